@@ -1,0 +1,69 @@
+import { z } from "zod";
+import { tool } from "../runtime/index.ts";
+import { findOrder } from "./orders.ts";
+
+const orderId = z.string().min(1).describe("The order id, for example A1001.");
+
+export const lookupOrder = tool({
+  name: "lookup_order",
+  description: "Fetch an order by id: item, amount, status, charges and shipping address.",
+  parameters: z.object({ orderId }),
+  execute: ({ orderId }) => {
+    const order = findOrder(orderId);
+    if (!order) throw new Error(`No order '${orderId}'.`);
+    return order;
+  },
+});
+
+export const refund = tool({
+  name: "refund",
+  description: "Refund an order, fully or in part. A person must approve every refund.",
+  parameters: z.object({ orderId, amountUsd: z.number().positive().describe("Amount to refund in US dollars.") }),
+  needsApproval: true,
+  execute: ({ orderId, amountUsd }) => {
+    const order = findOrder(orderId);
+    if (!order) throw new Error(`No order '${orderId}'.`);
+    if (amountUsd > order.amountUsd) throw new Error(`Cannot refund ${amountUsd} USD: order ${order.orderId} was ${order.amountUsd} USD.`);
+    return { orderId: order.orderId, refundedUsd: amountUsd, status: "refunded" };
+  },
+});
+
+export const changeAddress = tool({
+  name: "change_address",
+  description: "Change the shipping address of an order that has not been delivered yet.",
+  parameters: z.object({ orderId, address: z.string().min(5).describe("The new full address.") }),
+  execute: ({ orderId, address }) => {
+    const order = findOrder(orderId);
+    if (!order) throw new Error(`No order '${orderId}'.`);
+    if (order.status === "delivered") throw new Error(`Order ${order.orderId} was already delivered.`);
+    return { orderId: order.orderId, previousAddress: order.shippingAddress, newAddress: address };
+  },
+});
+
+const pair = z.object({ a: z.number(), b: z.number() });
+
+/** The calculator tools of seed 000. */
+export const calculatorTools = [
+  tool({ name: "sum_numbers", description: "Return a + b.", parameters: pair, execute: ({ a, b }) => a + b }),
+  tool({ name: "multiply_numbers", description: "Return a * b.", parameters: pair, execute: ({ a, b }) => a * b }),
+  tool({ name: "subtract_numbers", description: "Return a - b.", parameters: pair, execute: ({ a, b }) => a - b }),
+  tool({
+    name: "divide_numbers",
+    description: "Return a / b.",
+    parameters: pair,
+    execute: ({ a, b }) => {
+      if (b === 0) throw new Error("Division by zero.");
+      return a / b;
+    },
+  }),
+  tool({ name: "power", description: "Return a raised to the power b.", parameters: pair, execute: ({ a, b }) => a ** b }),
+  tool({
+    name: "square_root",
+    description: "Return the square root of a.",
+    parameters: z.object({ a: z.number() }),
+    execute: ({ a }) => {
+      if (a < 0) throw new Error(`The square root of a negative number (${a}) is not real.`);
+      return Math.sqrt(a);
+    },
+  }),
+];

@@ -1,0 +1,13 @@
+import type { Conversation } from "./session/conversation.ts";
+
+/** The Worker's bindings and variables (wrangler.toml, secrets, `--var`). */
+export interface Env {
+  CONVERSATIONS: DurableObjectNamespace<Conversation>;
+  OPENAI_API_KEY?: string;
+  OPENAI_BASE_URL?: string;
+  OPENAI_MODEL?: string;
+  OPENAI_MAX_RETRIES?: string;
+  DEMO_DELAY_MS?: string;
+  MAX_STEPS?: string;
+  MAX_HANDOFFS_PER_TURN?: string;
+}

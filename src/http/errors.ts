@@ -1,0 +1,35 @@
+import type { Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+/** Every error code the HTTP API answers with, and its status: the one place codes meet statuses. */
+const STATUS = {
+  bad_json: 400,
+  invalid_request: 400,
+  invalid_conversation_id: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conversation_not_found: 404,
+  method_not_allowed: 405,
+  run_in_progress: 409,
+  approval_pending: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  internal_error: 500,
+} as const satisfies Record<string, ContentfulStatusCode>;
+
+export type HttpErrorCode = keyof typeof STATUS;
+
+export interface ErrorBody {
+  error: { code: string; message: string; details?: Record<string, unknown> };
+}
+
+export function errorResponse(
+  c: Context,
+  code: HttpErrorCode,
+  message: string,
+  details?: Record<string, unknown>,
+): Response {
+  const body: ErrorBody = { error: details ? { code, message, details } : { code, message } };
+  return c.json(body, STATUS[code]);
+}

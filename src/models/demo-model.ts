@@ -1,0 +1,157 @@
+import type { Message, Model, ModelEvent, ModelRequest, ToolCall, ToolMessage } from "../runtime/index.ts";
+
+type Intent = "billing" | "shipping" | "calculator";
+
+const INTENTS: ReadonlyArray<[Intent, RegExp]> = [
+  ["calculator", /\b(solve|calculate|compute|sqrt|square root)\b|\d\s*[-+*/^x]\s*\d|x\^2/i],
+  ["billing", /\b(refund|charge[sd]?|invoice|bill(ing|ed)?|payment|paid|money back)\b/i],
+  ["shipping", /\b(ship(ping|ped)?|deliver(y|ed)?|track(ing)?|address|package|parcel|where is)\b/i],
+];
+
+/**
+ * The offline demo model: deterministic, routes by keywords and calls the network's real tools,
+ * so the whole runtime can be tried with no account. It reads only the request, like a real model.
+ */
+export class DemoModel implements Model {
+  readonly label = "offline-demo-model (deterministic, keyword-routed; set OPENAI_API_KEY for a real model)";
+  readonly #delayMs: number;
+
+  constructor(options: { delayMs?: number } = {}) {
+    this.#delayMs = options.delayMs ?? 0;
+  }
+
+  async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
+    const decision = decide(request);
+    if (typeof decision === "string") {
+      for (const word of decision.split(/(?<= )/)) {
+        if (this.#delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.#delayMs));
+        request.signal.throwIfAborted();
+        yield { type: "text-delta", delta: word };
+      }
+      yield { type: "finish", finishReason: "stop", usage: { inputTokens: 0, outputTokens: 0 } };
+      return;
+    }
+    for (const [i, call] of decision.entries()) {
+      yield { type: "tool-call", call: { id: `call_demo_${request.messages.length}_${i}`, ...call } };
+    }
+    yield { type: "finish", finishReason: "tool_calls", usage: { inputTokens: 0, outputTokens: 0 } };
+  }
+}
+
+type Decision = string | Array<Omit<ToolCall, "id">>;
+
+function decide(request: ModelRequest): Decision {
+  const lastUser = [...request.messages].reverse().find((m) => m.role === "user");
+  const text = lastUser?.content ?? "";
+  const results = resultsSinceLastUser(request.messages);
+  const has = (name: string) => request.tools.some((t) => t.name === name);
+  const intent = INTENTS.find(([, pattern]) => pattern.test(text))?.[0];
+
+  if (intent && intent !== request.agent && has(`transfer_to_${intent}`) && !results.some((r) => r.name === `transfer_to_${intent}`)) {
+    return [call(`transfer_to_${intent}`, { reason: reasonFor(intent, text) })];
+  }
+  switch (request.agent) {
+    case "billing":
+      return billing(text, results);
+    case "shipping":
+      return shipping(text, results);
+    case "calculator":
+      return calculator(text, results);
+    default:
+      return "This is the offline demo model. Ask about a charge (\"I was charged twice for order A1001\"), a delivery (\"Where is order A1002?\") or a sum (\"Solve x^2 - 5x + 6 = 0\") and I will hand you to the right specialist.";
+  }
+}
+
+function billing(text: string, results: ToolMessage[]): Decision {
+  const orderId = findOrderId(text);
+  if (!orderId) return "I can help with that charge. Which order is it? Please give the order id, for example A1001.";
+  const lookup = results.find((r) => r.name === "lookup_order");
+  if (!lookup) return [call("lookup_order", { orderId })];
+  if (lookup.isError) return `I could not find order ${orderId}: ${lookup.content}`;
+  const order = JSON.parse(lookup.content) as { orderId: string; amountUsd: number; charges: number; item: string };
+  const refund = results.find((r) => r.name === "refund");
+  if (/\b(refund|twice|double|money back)\b/i.test(text) && !refund) {
+    return [call("refund", { orderId: order.orderId, amountUsd: order.amountUsd })];
+  }
+  if (refund) {
+    return refund.isError
+      ? `The refund for order ${order.orderId} did not go through: ${refund.content}`
+      : `Done: ${order.amountUsd} USD for order ${order.orderId} (${order.item}) is refunded to your card.`;
+  }
+  return `Order ${order.orderId} (${order.item}) was charged ${order.charges} time(s), ${order.amountUsd} USD each.`;
+}
+
+function shipping(text: string, results: ToolMessage[]): Decision {
+  const orderId = findOrderId(text);
+  if (!orderId) return "Which order should I check? Please give the order id, for example A1002.";
+  const lookup = results.find((r) => r.name === "lookup_order");
+  if (!lookup) return [call("lookup_order", { orderId })];
+  if (lookup.isError) return `I could not find order ${orderId}: ${lookup.content}`;
+  const order = JSON.parse(lookup.content) as { orderId: string; status: string; shippingAddress: string };
+  const address = /\baddress to (.+)$/i.exec(text)?.[1]?.trim();
+  const change = results.find((r) => r.name === "change_address");
+  if (address && !change) return [call("change_address", { orderId: order.orderId, address })];
+  if (change) return change.isError ? `I could not change the address: ${change.content}` : `The address of order ${order.orderId} is now ${address}.`;
+  return `Order ${order.orderId} is ${order.status}, going to ${order.shippingAddress}.`;
+}
+
+/** Solves `ax^2 + bx + c = 0` the way seed 000's trace does, with parallel calls where steps are independent. */
+function calculator(text: string, results: ToolMessage[]): Decision {
+  const values = results.filter((r) => !r.name.startsWith("transfer_to_")).map((r) => (r.isError ? Number.NaN : Number(r.content)));
+  const quadratic = parseQuadratic(text);
+  if (quadratic) {
+    const { a, b, c } = quadratic;
+    const plan: Array<() => Decision> = [
+      () => [call("power", { a: b, b: 2 }), call("multiply_numbers", { a: 4 * a, b: c })],
+      () => [call("subtract_numbers", { a: values[0]!, b: values[1]! })],
+      () => [call("square_root", { a: values[2]! })],
+      () => [call("sum_numbers", { a: -b, b: values[3]! }), call("subtract_numbers", { a: -b, b: values[3]! })],
+      () => [call("divide_numbers", { a: values[4]!, b: 2 * a }), call("divide_numbers", { a: values[5]!, b: 2 * a })],
+    ];
+    const done = [2, 3, 4, 6, 8].indexOf(values.length) + 1;
+    if (values.some(Number.isNaN)) return `That equation has no real solution: ${results.find((r) => r.isError)?.content}`;
+    if (values.length === 0) return plan[0]!();
+    if (done > 0 && done < plan.length) return plan[done]!();
+    const [x1, x2] = [values[6]!, values[7]!].sort((p, q) => p - q);
+    return `The solutions are x = ${x1} and x = ${x2}.`;
+  }
+  const binary = /(-?\d+(?:\.\d+)?)\s*([-+*/^x])\s*(-?\d+(?:\.\d+)?)/.exec(text);
+  const root = /(?:sqrt|square root of)\s*\(?\s*(-?\d+(?:\.\d+)?)/i.exec(text);
+  const last = results.at(-1);
+  if (last && !last.name.startsWith("transfer_to_")) return last.isError ? `I could not compute that: ${last.content}` : `The answer is ${last.content}.`;
+  if (root) return [call("square_root", { a: Number(root[1]) })];
+  if (binary) {
+    const tools: Record<string, string> = { "+": "sum_numbers", "-": "subtract_numbers", "*": "multiply_numbers", x: "multiply_numbers", "/": "divide_numbers", "^": "power" };
+    return [call(tools[binary[2]!]!, { a: Number(binary[1]), b: Number(binary[3]) })];
+  }
+  return "Give me numbers to work with, for example \"12 * 7\", \"sqrt 81\" or \"Solve x^2 - 5x + 6 = 0\".";
+}
+
+function parseQuadratic(text: string): { a: number; b: number; c: number } | null {
+  const match = /(-?\d*)\s*x\^2\s*([+-]\s*\d*)\s*x\s*([+-]\s*\d+)\s*=\s*0/i.exec(text);
+  if (!match) return null;
+  const coefficient = (raw: string) => {
+    const compact = raw.replace(/\s+/g, "");
+    return compact === "" || compact === "+" ? 1 : compact === "-" ? -1 : Number(compact);
+  };
+  return { a: coefficient(match[1]!), b: coefficient(match[2]!), c: Number(match[3]!.replace(/\s+/g, "")) };
+}
+
+function resultsSinceLastUser(messages: readonly Message[]): ToolMessage[] {
+  const start = messages.findLastIndex((m) => m.role === "user");
+  return messages.slice(start + 1).filter((m): m is ToolMessage => m.role === "tool");
+}
+
+function findOrderId(text: string): string | undefined {
+  return /\b([A-Z]\d{4})\b/i.exec(text)?.[1]?.toUpperCase();
+}
+
+function reasonFor(intent: Intent, text: string): string {
+  const topics: Record<Intent, string> = { billing: "billing question", shipping: "delivery question", calculator: "calculation" };
+  if (/\b(twice|double)\b/i.test(text)) return "double charge";
+  return topics[intent];
+}
+
+function call(name: string, args: Record<string, unknown>): Omit<ToolCall, "id"> {
+  return { name, arguments: JSON.stringify(args) };
+}

@@ -1,0 +1,35 @@
+/** Errors are values with a stable code; only the HTTP layer maps codes to statuses. */
+
+export type RuntimeErrorCode =
+  | "max_steps"
+  | "too_many_tool_errors"
+  | "model_error"
+  | "model_rate_limited"
+  | "model_unavailable"
+  | "model_bad_request"
+  | "model_auth_failed"
+  | "model_stream_interrupted"
+  | "model_timeout"
+  | "hook_failed"
+  | "run_aborted"
+  | "internal_error";
+
+export class RuntimeError extends Error {
+  override readonly name = "RuntimeError";
+  constructor(
+    readonly code: RuntimeErrorCode,
+    message: string,
+    options?: { cause?: unknown; status?: number },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.status = options?.status;
+  }
+  readonly status: number | undefined;
+}
+
+/** Turns anything thrown into a RuntimeError without leaking a stack to the caller. */
+export function toRuntimeError(error: unknown): RuntimeError {
+  if (error instanceof RuntimeError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new RuntimeError("internal_error", message, { cause: error });
+}

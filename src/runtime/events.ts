@@ -1,0 +1,42 @@
+/** The events of a turn: one flat union keyed on `type`, plain JSON so they cross any wire. */
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface HandoffRecord {
+  from: string;
+  to: string;
+  toolCallId: string;
+  reason?: string;
+  stepIndex: number;
+}
+
+export type TurnStatus = "completed" | "awaiting_approval";
+
+export type RunEvent =
+  | { type: "run-start"; conversationId: string; agent: string; model: string; demo?: boolean }
+  | { type: "step-start"; stepIndex: number; agent: string }
+  | { type: "text-delta"; delta: string }
+  | { type: "tool-call"; toolCallId: string; name: string; args: unknown }
+  | { type: "tool-result"; toolCallId: string; name: string; result: unknown; isError: boolean }
+  | ({ type: "handoff" } & HandoffRecord)
+  | { type: "approval-required"; toolCallId: string; name: string; args: unknown; agent: string }
+  | { type: "step-finish"; stepIndex: number; finishReason: string; usage?: Usage }
+  | {
+      type: "done";
+      status: TurnStatus;
+      text: string;
+      agent: string;
+      handoffs: HandoffRecord[];
+      handoffCount: number;
+    }
+  | { type: "error"; code: string; message: string };
+
+export type RunEventType = RunEvent["type"];
+
+/** The events that end a turn's stream: exactly one of them is its last event. */
+export function isTerminal(event: RunEvent): event is Extract<RunEvent, { type: "done" | "error" }> {
+  return event.type === "done" || event.type === "error";
+}

@@ -1,0 +1,15 @@
+/**
+ * @module
+ * The handoff run loop: agents, transfer tools, the step loop and its events. Pure TypeScript with
+ * no Cloudflare, Hono or OpenAI imports; hosts plug in through the ports (Model, TurnStore).
+ */
+export { Agent, type AgentConfig } from "./agent.ts";
+export { RuntimeError, toRuntimeError, type RuntimeErrorCode } from "./errors.ts";
+export { isTerminal, type HandoffRecord, type RunEvent, type RunEventType, type TurnStatus, type Usage } from "./events.ts";
+export { DEFAULT_LIMITS, type Limits } from "./limits.ts";
+export { findHistoryProblem, type AssistantMessage, type Message, type ToolCall, type ToolMessage, type UserMessage } from "./messages.ts";
+export { Network, type AgentToolset, type NetworkOptions } from "./network.ts";
+export type { Model, ModelEvent, ModelRequest, StepCommit, TurnStore } from "./ports.ts";
+export { runTurn, type RunTurnOptions } from "./run-loop.ts";
+export { tool, type Tool, type ToolContext, type ToolSpec } from "./tool.ts";
+export { sanitizeAgentName, transferToolNames, TRANSFER_PREFIX } from "./transfer-names.ts";

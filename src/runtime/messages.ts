@@ -1,0 +1,52 @@
+/** The conversation history as the runtime stores it and sends it to models. */
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** The raw JSON text the model produced; parsed only when the call runs. */
+  arguments: string;
+}
+
+export interface UserMessage {
+  role: "user";
+  content: string;
+}
+
+export interface AssistantMessage {
+  role: "assistant";
+  /** The agent that produced this message: the history records who held the conversation. */
+  agent: string;
+  content: string | null;
+  toolCalls?: ToolCall[];
+}
+
+export interface ToolMessage {
+  role: "tool";
+  toolCallId: string;
+  name: string;
+  content: string;
+  isError: boolean;
+}
+
+export type Message = UserMessage | AssistantMessage | ToolMessage;
+
+/**
+ * A history is valid for the model APIs when every assistant tool call is answered by
+ * exactly one tool message, in call order, right after it, and no tool message is orphaned.
+ * Returns the first problem found, or null.
+ */
+export function findHistoryProblem(messages: readonly Message[]): string | null {
+  let open: string[] = [];
+  for (const [i, message] of messages.entries()) {
+    if (message.role === "tool") {
+      if (open[0] !== message.toolCallId) {
+        return `message ${i}: tool result ${message.toolCallId} does not answer the next open call (${open[0] ?? "none"})`;
+      }
+      open = open.slice(1);
+      continue;
+    }
+    if (open.length > 0) return `message ${i}: calls left unanswered: ${open.join(", ")}`;
+    if (message.role === "assistant") open = (message.toolCalls ?? []).map((call) => call.id);
+  }
+  return open.length > 0 ? `calls left unanswered at the end: ${open.join(", ")}` : null;
+}

@@ -1,0 +1,42 @@
+import type { RunEvent, Usage } from "./events.ts";
+import type { ToolCall } from "./messages.ts";
+import type { Model, ModelRequest } from "./ports.ts";
+
+export interface ModelStepResult {
+  text: string;
+  toolCalls: ToolCall[];
+  finishReason: string;
+  usage?: Usage;
+}
+
+/** Streams one model call: text deltas are yielded as they arrive; tool calls come back whole. */
+export async function* streamModelCall(model: Model, request: ModelRequest): AsyncGenerator<RunEvent, ModelStepResult> {
+  let text = "";
+  const toolCalls: ToolCall[] = [];
+  let finishReason = "stop";
+  let usage: Usage | undefined;
+  for await (const event of model.stream(request)) {
+    switch (event.type) {
+      case "text-delta":
+        if (!event.delta) break;
+        text += event.delta;
+        yield { type: "text-delta", delta: event.delta };
+        break;
+      case "tool-call":
+        // Providers pad names with whitespace now and then; the trimmed name is the one stored.
+        toolCalls.push({ ...event.call, name: event.call.name.trim() });
+        break;
+      case "finish":
+        finishReason = event.finishReason;
+        usage = event.usage;
+        break;
+      default: {
+        const exhaustive: never = event;
+        throw new Error(`unknown model event ${JSON.stringify(exhaustive)}`);
+      }
+    }
+  }
+  // A provider that says "stop" after sending tool calls still asked for them.
+  if (toolCalls.length > 0 && finishReason === "stop") finishReason = "tool_calls";
+  return usage ? { text, toolCalls, finishReason, usage } : { text, toolCalls, finishReason };
+}

@@ -1,0 +1,42 @@
+import { z } from "zod";
+
+/** What a tool's execute function can see about the call it answers. */
+export interface ToolContext {
+  conversationId: string;
+  agent: string;
+  toolCallId: string;
+  signal: AbortSignal;
+}
+
+export interface Tool<Schema extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  parameters: Schema;
+  /** A person must approve the call before it runs (issue 3); a function decides per call. */
+  needsApproval?: boolean | ((args: z.infer<Schema>) => boolean | Promise<boolean>);
+  execute(args: z.infer<Schema>, ctx: ToolContext): unknown;
+}
+
+/** Identity helper that infers the argument type of execute from the zod schema. */
+export function tool<Schema extends z.ZodType>(definition: Tool<Schema>): Tool {
+  return definition as unknown as Tool;
+}
+
+/** A function tool as the model APIs describe it: JSON Schema parameters. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+const specCache = new WeakMap<Tool, ToolSpec>();
+
+export function toolSpec(t: Tool): ToolSpec {
+  let spec = specCache.get(t);
+  if (!spec) {
+    const { $schema: _ignored, ...parameters } = z.toJSONSchema(t.parameters) as Record<string, unknown>;
+    spec = { name: t.name, description: t.description, parameters };
+    specCache.set(t, spec);
+  }
+  return spec;
+}

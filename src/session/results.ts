@@ -1,0 +1,18 @@
+/** What the Durable Object answers over RPC: a value or an error with a stable code (no HTTP here). */
+export type SessionErrorCode = "run_in_progress" | "conversation_not_found" | "approval_pending";
+
+export interface SessionError {
+  code: SessionErrorCode;
+  message: string;
+  details?: Record<string, string | number | string[]>;
+}
+
+export type SessionResult<T> = { ok: true; value: T } | { ok: false; error: SessionError };
+
+export function ok<T>(value: T): SessionResult<T> {
+  return { ok: true, value };
+}
+
+export function fail<T>(code: SessionErrorCode, message: string, details?: SessionError["details"]): SessionResult<T> {
+  return { ok: false, error: details ? { code, message, details } : { code, message } };
+}

@@ -1,0 +1,22 @@
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  plugins: [
+    cloudflareTest(({ inject }) => ({
+      wrangler: { configPath: "./wrangler.toml" },
+      miniflare: {
+        // The Worker under test talks to the fake OpenAI-compatible server with the real `openai` client.
+        bindings: {
+          OPENAI_BASE_URL: `${inject("fakeOpenAIUrl")}/v1`,
+          OPENAI_API_KEY: "sk-test-secret-key-never-shown",
+          OPENAI_MAX_RETRIES: "0",
+        },
+      },
+    })),
+  ],
+  test: {
+    include: ["test/**/*.test.ts"],
+    globalSetup: ["test/node/global-setup.ts"],
+  },
+});
