@@ -1,5 +1,3 @@
-import type { Env } from "../src/env.ts";
-
 declare module "vitest" {
   export interface ProvidedContext {
     fakeOpenAIUrl: string;
@@ -8,8 +6,11 @@ declare module "vitest" {
 
 declare global {
   namespace Cloudflare {
+    interface GlobalProps {
+      mainModule: typeof import("../src/index.ts");
+    }
     interface Env extends import("../src/env.ts").Env {}
   }
 }
 
-export type { Env };
+export {};

@@ -13,13 +13,22 @@ export interface ScriptedToolCall {
 }
 
 export type ScriptedAnswer =
-  | { text?: string; toolCalls?: ScriptedToolCall[]; finishReason?: string; delayMs?: number }
+  | {
+      text?: string;
+      toolCalls?: ScriptedToolCall[];
+      finishReason?: string;
+      delayMs?: number;
+      /** Stops after this many chunks until the test posts to /__scenarios/<id>/release. */
+      holdAfter?: number;
+    }
   | { raw: string }
   | { status: number; error: { message: string; type?: string }; headers?: Record<string, string> };
 
 interface Scenario {
   answers: ScriptedAnswer[];
   requests: unknown[];
+  release: () => void;
+  released: Promise<void>;
 }
 
 export interface FakeOpenAI {
@@ -50,7 +59,13 @@ async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, re
   const url = new URL(req.url ?? "/", "http://fake");
   if (req.method === "POST" && url.pathname === "/__scenarios") {
     const { id, answers } = JSON.parse(body) as { id: string; answers: ScriptedAnswer[] };
-    scenarios.set(id, { answers, requests: [] });
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    scenarios.set(id, { answers, requests: [], release, released });
+    return json(res, 200, { ok: true });
+  }
+  if (req.method === "POST" && url.pathname.startsWith("/__scenarios/") && url.pathname.endsWith("/release")) {
+    scenarios.get(decodeURIComponent(url.pathname.split("/")[2]!))?.release();
     return json(res, 200, { ok: true });
   }
   if (req.method === "GET" && url.pathname.startsWith("/__scenarios/")) {
@@ -72,7 +87,8 @@ async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, re
       res.end(answer.raw);
       return;
     }
-    for (const chunk of chatChunks(answer, request.model)) {
+    for (const [n, chunk] of chatChunks(answer, request.model).entries()) {
+      if (n === answer.holdAfter) await scenario.released;
       res.write(`data: ${JSON.stringify(chunk)}\n\n`);
       if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
     }

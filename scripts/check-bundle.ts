@@ -1,0 +1,39 @@
+/**
+ * Bundles the Worker exactly as it would be deployed and fails on any sign of Node: wrangler
+ * only warns about a Node built-in, and the test pool enables nodejs_compat by itself, so this
+ * is the check that the production configuration runs on web standards alone.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+
+const outdir = mkdtempSync(join(tmpdir(), "handoff-bundle-"));
+try {
+  const config = readFileSync("wrangler.toml", "utf8");
+  const problems: string[] = [];
+  if (/nodejs_compat/.test(config)) problems.push("wrangler.toml enables nodejs_compat");
+
+  const run = spawnSync("npx", ["wrangler", "deploy", "--dry-run", "--outdir", outdir], { encoding: "utf8", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+  const output = `${run.stdout}\n${run.stderr}`;
+  if (run.status !== 0) problems.push(`wrangler deploy --dry-run exited with ${run.status}:\n${output}`);
+  for (const line of output.split("\n")) {
+    if (/\[WARNING\]|node:|Node\.js built-?in|nodejs_compat/i.test(line)) problems.push(`wrangler: ${line.trim()}`);
+  }
+
+  const bundle = readFileSync(join(outdir, "index.js"), "utf8");
+  // esbuild writes module specifiers in double quotes; single-quoted ones are prose in error messages.
+  const nodeImports = bundle.match(/(?:from\s*|import\(|require\()\s*"node:[a-z_/]+"/g) ?? [];
+  if (nodeImports.length) problems.push(`the bundle imports Node built-ins: ${[...new Set(nodeImports)].join(", ")}`);
+
+  const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+  console.log(`bundle: ${kib(Buffer.byteLength(bundle))}, gzip ${kib(gzipSync(bundle).length)}`);
+  if (problems.length) {
+    console.error(`bundle check failed:\n- ${problems.join("\n- ")}`);
+    process.exit(1);
+  }
+  console.log("bundle check: no Node built-ins, no nodejs_compat, no wrangler warnings");
+} finally {
+  rmSync(outdir, { recursive: true, force: true });
+}

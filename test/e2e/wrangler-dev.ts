@@ -1,0 +1,88 @@
+/** Starts the real `wrangler dev` with the project's wrangler.toml, for end-to-end tests. */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
+
+export interface WranglerDev {
+  url: string;
+  /** Output so far, for failure messages. */
+  log(): string;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (address && typeof address !== "string" ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+export async function startWranglerDev(options: { persistTo: string; vars?: Record<string, string>; port?: number }): Promise<WranglerDev> {
+  const port = options.port ?? (await freePort());
+  const vars = Object.entries({ ALLOW_ANONYMOUS: "true", ...options.vars }).flatMap(([key, value]) => ["--var", `${key}:${value}`]);
+  const child: ChildProcess = spawn(
+    "npx",
+    ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()), "--persist-to", options.persistTo, "--show-interactive-dev-session=false", ...vars],
+    { env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" }, stdio: ["ignore", "pipe", "pipe"], detached: true },
+  );
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}:\n${output}`);
+    try {
+      const res = await fetch(`${url}/v1/agents`);
+      if (res.ok) break;
+    } catch {
+      // Not listening yet.
+    }
+    if (Date.now() > deadline) {
+      process.kill(-child.pid!, "SIGKILL");
+      throw new Error(`wrangler dev did not start within 60 s:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return {
+    url,
+    log: () => output,
+    stop: (signal = "SIGTERM") =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        // The whole process group: npx, wrangler and workerd.
+        process.kill(-child.pid!, signal);
+      }),
+  };
+}
+
+export interface SseEvent {
+  id: number;
+  type: string;
+  [key: string]: unknown;
+}
+
+export async function chat(url: string, conversationId: string, message: string): Promise<SseEvent[]> {
+  const res = await fetch(`${url}/v1/conversations/${conversationId}/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ message }),
+  });
+  if (res.status !== 200) throw new Error(`POST messages answered ${res.status}: ${await res.text()}`);
+  return parseSse(await res.text());
+}
+
+export function parseSse(text: string): SseEvent[] {
+  return text
+    .split("\n\n")
+    .filter((frame) => frame.includes("data:"))
+    .map((frame) => {
+      const id = Number(/^id: (\d+)$/m.exec(frame)?.[1]);
+      const data = JSON.parse(/^data: (.*)$/m.exec(frame)![1]!) as { type: string };
+      return { id, ...data };
+    });
+}

@@ -1,0 +1,74 @@
+import { exports } from "cloudflare:workers";
+import { expect, inject } from "vitest";
+import { findHistoryProblem, type Message } from "../../src/runtime/index.ts";
+import type { ScriptedAnswer } from "../node/fake-openai-server.ts";
+import { parseSse, type ReceivedEvent } from "./sse.ts";
+
+const fakeUrl = () => inject("fakeOpenAIUrl");
+
+export interface SentRequest {
+  model: string;
+  messages: Array<{ role: string; content: string | null; tool_calls?: Array<{ id: string; function: { name: string } }>; tool_call_id?: string }>;
+  tools?: Array<{ type: string; function: { name: string; description: string; parameters: unknown } }>;
+  stream: boolean;
+}
+
+/** A script on the fake OpenAI server; its id must appear in the conversation (see `tag`). */
+export async function scenario(answers: ScriptedAnswer[]) {
+  const id = `scn${crypto.randomUUID().replaceAll("-", "")}`;
+  const res = await fetch(`${fakeUrl()}/__scenarios`, { method: "POST", body: JSON.stringify({ id, answers }) });
+  expect(res.ok).toBe(true);
+  return {
+    id,
+    conversationId: `conv-${id}`,
+    /** Tags a user message so the fake server finds this scenario's script. */
+    tag: (message: string) => `${message} [${id}]`,
+    async sent(): Promise<{ requests: SentRequest[]; remaining: number }> {
+      return (await (await fetch(`${fakeUrl()}/__scenarios/${id}`)).json()) as { requests: SentRequest[]; remaining: number };
+    },
+    release: () => fetch(`${fakeUrl()}/__scenarios/${id}/release`, { method: "POST" }),
+  };
+}
+
+export function call(path: string, init?: RequestInit): Promise<Response> {
+  return exports.default.fetch(new Request(`https://chat.test${path}`, init));
+}
+
+export function postMessage(conversationId: string, message: unknown): Promise<Response> {
+  return call(`/v1/conversations/${conversationId}/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ message }),
+  });
+}
+
+/** Sends a message, reads the whole SSE stream, and checks the stream's framing. */
+export async function chat(conversationId: string, message: string): Promise<ReceivedEvent[]> {
+  const res = await postMessage(conversationId, message);
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+  const events = parseSse(await res.text());
+  for (const [i, event] of events.entries()) {
+    expect(event.sseEvent).toBe(event.type);
+    if (i > 0) expect(event.id).toBe(events[i - 1]!.id + 1);
+  }
+  expect(events.filter((e) => e.type === "done" || e.type === "error")).toHaveLength(1);
+  return events;
+}
+
+export interface ConversationJson {
+  id: string;
+  activeAgent: string;
+  handoffCount: number;
+  messages: Message[];
+  handoffs: Array<{ from: string; to: string; turn: number; stepIndex: number; reason?: string }>;
+}
+
+/** The stored conversation, checked to be a valid history for the model APIs. */
+export async function stored(conversationId: string): Promise<ConversationJson> {
+  const res = await call(`/v1/conversations/${conversationId}`);
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as ConversationJson;
+  expect(findHistoryProblem(body.messages)).toBeNull();
+  return body;
+}
