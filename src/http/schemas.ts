@@ -9,3 +9,20 @@ export const MessageBody = z.strictObject({
     .refine((text) => text.trim().length > 0, "`message` must not be empty."),
 });
 export type MessageBody = z.infer<typeof MessageBody>;
+
+export const ApprovalsBody = z.strictObject({
+  decisions: z
+    .array(
+      z.strictObject({
+        toolCallId: z.string().min(1).max(256),
+        approved: z.boolean({ error: "`approved` must be true or false." }),
+        reason: z.string().max(2000).optional(),
+      }),
+    )
+    .min(1, "Give at least one decision.")
+    .refine((decisions) => new Set(decisions.map((d) => d.toolCallId)).size === decisions.length, "Each toolCallId may be decided once."),
+});
+export type ApprovalsBody = z.infer<typeof ApprovalsBody>;
+
+/** A resume position: the SSE `Last-Event-ID` header or `?after=`. */
+export const EventCursor = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);

@@ -16,7 +16,7 @@ export interface HandoffRecord {
 export type TurnStatus = "completed" | "awaiting_approval";
 
 export type RunEvent =
-  | { type: "run-start"; conversationId: string; agent: string; model: string; demo?: boolean }
+  | { type: "run-start"; conversationId: string; agent: string; model: string; demo?: boolean; resumed?: boolean }
   | { type: "step-start"; stepIndex: number; agent: string }
   | { type: "text-delta"; delta: string }
   | { type: "tool-call"; toolCallId: string; name: string; args: unknown }

@@ -10,6 +10,7 @@ export { DEFAULT_LIMITS, type Limits } from "./limits.ts";
 export { findHistoryProblem, type AssistantMessage, type Message, type ToolCall, type ToolMessage, type UserMessage } from "./messages.ts";
 export { Network, type AgentToolset, type NetworkOptions } from "./network.ts";
 export type { Model, ModelEvent, ModelRequest, StepCommit, TurnStore } from "./ports.ts";
-export { runTurn, type RunTurnOptions } from "./run-loop.ts";
+export { runTurn, type RunTurnOptions, type TurnInput } from "./run-loop.ts";
+export { denialMessage, type ApprovalDecision, type PendingApproval, type Suspension } from "./suspension.ts";
 export { tool, type Tool, type ToolContext, type ToolSpec } from "./tool.ts";
 export { sanitizeAgentName, transferToolNames, TRANSFER_PREFIX } from "./transfer-names.ts";

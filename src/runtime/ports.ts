@@ -1,6 +1,7 @@
 /** The ports through which the loop talks to its host: the model and the store. */
 import type { HandoffRecord, Usage } from "./events.ts";
 import type { Message, ToolCall } from "./messages.ts";
+import type { Suspension } from "./suspension.ts";
 import type { ToolSpec } from "./tool.ts";
 
 export interface ModelRequest {
@@ -31,6 +32,8 @@ export interface StepCommit {
   messages: Message[];
   activeAgent: string;
   handoff?: HandoffRecord;
+  /** A suspension to store (the step waits for approvals), or null to clear the stored one. */
+  suspension?: Suspension | null;
 }
 
 /** Store ports may be synchronous so the Durable Object's SQLite fits without awaiting. */

@@ -1,191 +1,286 @@
 import type { Agent } from "./agent.ts";
+import { requiresApproval } from "./approval-gate.ts";
 import { RuntimeError, toRuntimeError } from "./errors.ts";
 import type { HandoffRecord, RunEvent } from "./events.ts";
 import { errorOutcome, executeToolCall, parseArguments, type ToolOutcome } from "./execute-tool-call.ts";
 import { DEFAULT_LIMITS, type Limits } from "./limits.ts";
-import type { Message, ToolMessage } from "./messages.ts";
+import type { AssistantMessage, Message, ToolCall, ToolMessage } from "./messages.ts";
 import type { Network } from "./network.ts";
 import { decideNextStep } from "./next-step.ts";
 import { type PlannedCall, planToolCalls } from "./plan-tool-calls.ts";
 import type { Model, TurnStore } from "./ports.ts";
 import { streamModelCall } from "./stream-model-call.ts";
+import { type ApprovalDecision, denialMessage, type PendingApproval, type Suspension } from "./suspension.ts";
+
+/** A turn starts with a user message, or resumes a suspended one with people's decisions. */
+export type TurnInput =
+  | { kind: "message"; text: string }
+  | { kind: "resume"; suspension: Suspension; decisions: readonly ApprovalDecision[] };
 
 export interface RunTurnOptions {
   conversationId: string;
   network: Network;
   model: Model;
   store: TurnStore;
-  /** The committed history before this turn. */
+  /** The committed history before this leg. */
   history: readonly Message[];
   /** The agent holding the conversation; an unknown name falls back to the entry agent. */
   activeAgent: string;
-  /** Accepted transfers over the conversation's life before this turn. */
+  /** Accepted transfers over the conversation's life before this leg. */
   handoffCount: number;
-  userMessage: string;
+  input: TurnInput;
   limits?: Partial<Limits>;
   signal?: AbortSignal;
 }
 
 /**
- * Runs one user turn as an async generator of events; it ends with exactly one `done` or `error`.
- * Each step is committed through the store as a whole before its results are announced.
+ * Runs one user turn (or its resumed leg) as an async generator of events; it ends with exactly
+ * one `done` or `error`. Each step is committed through the store as a whole before its results
+ * are announced, so the stored history is valid whatever fails.
  */
 export async function* runTurn(options: RunTurnOptions): AsyncGenerator<RunEvent, void> {
   try {
-    yield* runSteps(options);
+    yield* runLeg(options);
   } catch (error) {
-    const failure = options.signal?.aborted
-      ? new RuntimeError("run_aborted", "The run was cancelled.")
-      : toRuntimeError(error);
+    const failure = options.signal?.aborted ? new RuntimeError("run_aborted", "The run was cancelled.") : toRuntimeError(error);
     yield { type: "error", code: failure.code, message: failure.message };
   }
 }
 
-async function* runSteps(options: RunTurnOptions): AsyncGenerator<RunEvent, void> {
-  const { network, model, store, conversationId } = options;
-  const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
-  const signal = options.signal ?? new AbortController().signal;
-  let agent: Agent = network.get(options.activeAgent) ?? network.entry;
-  const history: Message[] = [...options.history];
-  const handoffs: HandoffRecord[] = [];
-  let handoffCount = options.handoffCount;
+/** What the loop carries from step to step. */
+interface Loop {
+  agent: Agent;
+  history: Message[];
+  /** Accepted transfers of this turn. */
+  handoffs: HandoffRecord[];
+  handoffCount: number;
+  agentSteps: number;
+  errorSteps: number;
+  stepIndex: number;
+}
+
+interface Context {
+  options: RunTurnOptions;
+  limits: Limits;
+  signal: AbortSignal;
+}
+
+/** Why a call's result does or does not count toward the runaway-error guard. */
+type Answered = { outcome: ToolOutcome; counts: boolean };
+
+async function* runLeg(options: RunTurnOptions): AsyncGenerator<RunEvent, void> {
+  const { network, model, input } = options;
+  const ctx: Context = { options, limits: { ...DEFAULT_LIMITS, ...options.limits }, signal: options.signal ?? new AbortController().signal };
+  const agent = network.get(options.activeAgent) ?? network.entry;
+  const resumed = input.kind === "resume" ? input.suspension : undefined;
+  const loop: Loop = {
+    agent,
+    history: [...options.history],
+    handoffs: [...(resumed?.turnHandoffs ?? [])],
+    handoffCount: options.handoffCount,
+    agentSteps: resumed?.agentSteps ?? 0,
+    errorSteps: resumed?.errorSteps ?? 0,
+    stepIndex: resumed ? resumed.stepIndex + 1 : 0,
+  };
 
   yield {
     type: "run-start",
-    conversationId,
+    conversationId: options.conversationId,
     agent: agent.name,
     model: model.label ?? network.modelFor(agent),
     ...(model.label ? { demo: true } : {}),
+    ...(resumed ? { resumed: true } : {}),
   };
 
-  const userMessage: Message = { role: "user", content: options.userMessage };
-  await store.commitStep({ messages: [userMessage], activeAgent: agent.name });
-  history.push(userMessage);
+  if (input.kind === "message") {
+    const user: Message = { role: "user", content: input.text };
+    await options.store.commitStep({ messages: [user], activeAgent: agent.name });
+    loop.history.push(user);
+  } else {
+    yield* settleApprovals(ctx, loop, input.suspension, input.decisions);
+  }
+  while (!(yield* runStep(ctx, loop)));
+}
 
-  let agentSteps = 0;
-  let errorSteps = 0;
-  for (let stepIndex = 0; ; stepIndex++) {
-    if (agentSteps >= limits.maxSteps) {
-      throw new RuntimeError("max_steps", `Agent '${agent.name}' reached maxSteps (${limits.maxSteps}) in this turn.`);
-    }
-    yield { type: "step-start", stepIndex, agent: agent.name };
-    const toolset = network.toolset(agent.name);
-    const step = yield* streamModelCall(model, {
-      agent: agent.name,
-      model: network.modelFor(agent),
-      instructions: agent.instructions,
-      messages: history,
-      tools: toolset.specs,
-      signal,
-    });
-    agentSteps++;
-    signal.throwIfAborted();
+/** Answers the suspended step's awaited calls, commits the whole step, and announces the results. */
+async function* settleApprovals(
+  ctx: Context,
+  loop: Loop,
+  suspension: Suspension,
+  decisions: readonly ApprovalDecision[],
+): AsyncGenerator<RunEvent, void> {
+  const { network, conversationId } = ctx.options;
+  const settled = await Promise.all(
+    suspension.pending.map(async (pending): Promise<[PendingApproval, Answered]> => {
+      const decision = decisions.find((d) => d.toolCallId === pending.toolCallId);
+      if (!decision?.approved) return [pending, { outcome: errorOutcome(denialMessage(decision ?? { toolCallId: pending.toolCallId, approved: false })), counts: false }];
+      const owner = network.get(pending.agent);
+      const call = suspension.assistant.toolCalls!.find((c) => c.id === pending.toolCallId)!;
+      const tools = owner ? network.toolset(owner.name).tools : new Map();
+      const outcome = await executeToolCall(call, tools.get(call.name), { conversationId, agent: pending.agent, signal: ctx.signal }, [...tools.keys()]);
+      return [pending, { outcome, counts: true }];
+    }),
+  );
+  ctx.signal.throwIfAborted();
+  const results = suspension.results.map((result, i): ToolMessage => {
+    if (result) return result;
+    const call = suspension.assistant.toolCalls![i]!;
+    const [, answered] = settled.find(([pending]) => pending.toolCallId === call.id)!;
+    return toolMessage(call, answered.outcome);
+  });
+  await ctx.options.store.commitStep({ messages: [suspension.assistant, ...results], activeAgent: loop.agent.name, suspension: null });
+  loop.history.push(suspension.assistant, ...results);
+  for (const [pending, answered] of settled) {
+    yield { type: "tool-result", toolCallId: pending.toolCallId, name: pending.name, result: answered.outcome.result, isError: answered.outcome.isError };
+  }
+  loop.errorSteps = countErrorSteps(loop.errorSteps, settled.map(([, answered]) => answered));
+  if (loop.errorSteps >= ctx.limits.maxToolErrorSteps) throw tooManyErrors(ctx.limits);
+}
 
-    const assistant: Message = {
-      role: "assistant",
-      agent: agent.name,
-      content: step.text || null,
-      ...(step.toolCalls.length ? { toolCalls: step.toolCalls } : {}),
-    };
-    for (const call of step.toolCalls) {
-      const args = parseArguments(call.arguments);
-      yield { type: "tool-call", toolCallId: call.id, name: call.name, args: args.ok ? args.value : call.arguments };
-    }
+/** One model call and its tools. Returns true when the turn has ended. */
+async function* runStep(ctx: Context, loop: Loop): AsyncGenerator<RunEvent, boolean> {
+  const { network, model, store, conversationId } = ctx.options;
+  const { limits, signal } = ctx;
+  const agent = loop.agent;
+  const stepIndex = loop.stepIndex++;
+  if (loop.agentSteps >= limits.maxSteps) {
+    throw new RuntimeError("max_steps", `Agent '${agent.name}' reached maxSteps (${limits.maxSteps}) in this turn.`);
+  }
+  yield { type: "step-start", stepIndex, agent: agent.name };
+  const toolset = network.toolset(agent.name);
+  const step = yield* streamModelCall(model, {
+    agent: agent.name,
+    model: network.modelFor(agent),
+    instructions: agent.instructions,
+    messages: loop.history,
+    tools: toolset.specs,
+    signal,
+  });
+  loop.agentSteps++;
+  signal.throwIfAborted();
 
-    const plan = planToolCalls({ calls: step.toolCalls, toolset, handoffsThisTurn: handoffs.length, limits });
-    const outcomes = await runPlan(plan, { conversationId, agent: agent.name, signal }, [...toolset.tools.keys()]);
-    signal.throwIfAborted();
-    const results: ToolMessage[] = plan.map((planned, i) => {
-      const outcome = outcomes[i]!;
-      return { role: "tool", toolCallId: planned.call.id, name: planned.call.name, content: outcome.content, isError: outcome.isError };
-    });
+  const assistant: AssistantMessage = {
+    role: "assistant",
+    agent: agent.name,
+    content: step.text || null,
+    ...(step.toolCalls.length ? { toolCalls: step.toolCalls } : {}),
+  };
+  for (const call of step.toolCalls) {
+    yield { type: "tool-call", toolCallId: call.id, name: call.name, args: argsOf(call) };
+  }
 
-    const transfer = plan.find((p) => p.kind === "transfer");
-    const target = transfer ? network.get(transfer.to) : undefined;
-    const handoff: HandoffRecord | undefined =
-      transfer && target
-        ? { from: agent.name, to: target.name, toolCallId: transfer.call.id, ...(transfer.reason ? { reason: transfer.reason } : {}), stepIndex }
-        : undefined;
+  // Order within a step: transfer interception, then the approval gate, then execution.
+  const plan = planToolCalls({ calls: step.toolCalls, toolset, handoffsThisTurn: loop.handoffs.length, limits });
+  const gated = await Promise.all(plan.map((p) => (p.kind === "tool" ? requiresApproval(p.call, p.tool) : false)));
+  const answered = await Promise.all(
+    plan.map((planned, i) => (gated[i] ? null : answer(planned, { conversationId, agent: agent.name, signal }, [...toolset.tools.keys()]))),
+  );
+  signal.throwIfAborted();
 
+  const transfer = plan.find((p) => p.kind === "transfer");
+  const target = transfer ? network.get(transfer.to) : undefined;
+  const handoff: HandoffRecord | undefined =
+    transfer && target
+      ? { from: agent.name, to: target.name, toolCallId: transfer.call.id, ...(transfer.reason ? { reason: transfer.reason } : {}), stepIndex }
+      : undefined;
+  const results = plan.map((planned, i) => (answered[i] ? toolMessage(planned.call, answered[i].outcome) : null));
+  const pending: PendingApproval[] = plan.flatMap((planned, i) =>
+    gated[i] ? [{ toolCallId: planned.call.id, name: planned.call.name, args: argsOf(planned.call), agent: agent.name }] : [],
+  );
+  const handoffs = handoff ? [...loop.handoffs, handoff] : loop.handoffs;
+  const errorSteps = countErrorSteps(loop.errorSteps, answered.filter((a): a is Answered => a !== null));
+  const activeAgent = target ?? agent;
+  const agentSteps = target ? 0 : loop.agentSteps;
+
+  if (pending.length > 0) {
+    // The transfer is committed before the suspension: the resumed leg runs as the target.
     await store.commitStep({
-      messages: [assistant, ...results],
-      activeAgent: target?.name ?? agent.name,
+      messages: [],
+      activeAgent: activeAgent.name,
       ...(handoff ? { handoff } : {}),
+      suspension: { stepIndex, assistant, results, pending, turnHandoffs: handoffs, agentSteps, errorSteps },
     });
-    history.push(assistant, ...results);
+  } else {
+    const complete = results.filter((r): r is ToolMessage => r !== null);
+    await store.commitStep({ messages: [assistant, ...complete], activeAgent: activeAgent.name, ...(handoff ? { handoff } : {}) });
+    loop.history.push(assistant, ...complete);
+  }
 
-    for (const [i, planned] of plan.entries()) {
-      const outcome = outcomes[i]!;
-      yield { type: "tool-result", toolCallId: planned.call.id, name: planned.call.name, result: outcome.result, isError: outcome.isError };
-    }
-    if (handoff && target) {
-      handoffs.push(handoff);
-      handoffCount++;
-      yield { type: "handoff", ...handoff };
-      agent = target;
-      agentSteps = 0;
-    }
-    yield {
-      type: "step-finish",
-      stepIndex,
-      finishReason: step.finishReason,
-      ...(step.usage ? { usage: step.usage } : {}),
-    };
+  for (const [i, planned] of plan.entries()) {
+    const done = answered[i];
+    if (done) yield { type: "tool-result", toolCallId: planned.call.id, name: planned.call.name, result: done.outcome.result, isError: done.outcome.isError };
+  }
+  for (const p of pending) yield { type: "approval-required", toolCallId: p.toolCallId, name: p.name, args: p.args, agent: p.agent };
+  if (handoff) {
+    loop.handoffCount++;
+    yield { type: "handoff", ...handoff };
+  }
+  Object.assign(loop, { agent: activeAgent, handoffs, agentSteps, errorSteps });
+  yield { type: "step-finish", stepIndex, finishReason: step.finishReason, ...(step.usage ? { usage: step.usage } : {}) };
 
-    errorSteps = countErrorSteps(errorSteps, plan, outcomes);
-    const next = decideNextStep({ toolCalls: step.toolCalls.length, handoff: handoff !== undefined, errorSteps, limits });
-    switch (next.kind) {
-      case "final":
-        yield { type: "done", status: "completed", text: step.text, agent: agent.name, handoffs, handoffCount };
-        return;
-      case "too-many-errors":
-        throw new RuntimeError(
-          "too_many_tool_errors",
-          `${limits.maxToolErrorSteps} steps in a row ended with only failed tool calls; the turn was stopped.`,
-        );
-      case "handoff":
-      case "run-again":
-        break;
-      default: {
-        const exhaustive: never = next;
-        throw new Error(`unknown decision ${JSON.stringify(exhaustive)}`);
-      }
+  if (pending.length > 0) {
+    yield { type: "done", status: "awaiting_approval", text: step.text, agent: activeAgent.name, handoffs, handoffCount: loop.handoffCount };
+    return true;
+  }
+  const next = decideNextStep({ toolCalls: step.toolCalls.length, handoff: handoff !== undefined, errorSteps, limits });
+  switch (next.kind) {
+    case "final":
+      yield { type: "done", status: "completed", text: step.text, agent: activeAgent.name, handoffs, handoffCount: loop.handoffCount };
+      return true;
+    case "too-many-errors":
+      throw tooManyErrors(limits);
+    case "handoff":
+    case "run-again":
+      return false;
+    default: {
+      const exhaustive: never = next;
+      throw new Error(`unknown decision ${JSON.stringify(exhaustive)}`);
     }
   }
 }
 
-/** Runs a step's regular tools concurrently; transfers are answered without running anything. */
-function runPlan(
-  plan: readonly PlannedCall[],
+/** Answers one planned call; transfers are answered without running anything. */
+async function answer(
+  planned: PlannedCall,
   ctx: { conversationId: string; agent: string; signal: AbortSignal },
   availableTools: string[],
-): Promise<ToolOutcome[]> {
-  return Promise.all(
-    plan.map(async (planned): Promise<ToolOutcome> => {
-      switch (planned.kind) {
-        case "tool":
-          return executeToolCall(planned.call, planned.tool, ctx, availableTools);
-        case "refused-transfer":
-          return errorOutcome(planned.message);
-        case "transfer": {
-          const text = `Transferred to '${planned.to}'.${planned.reason ? ` ${planned.reason}` : ""}`;
-          return { result: text, content: text, isError: false };
-        }
-        default: {
-          const exhaustive: never = planned;
-          throw new Error(`unknown plan ${JSON.stringify(exhaustive)}`);
-        }
-      }
-    }),
-  );
+): Promise<Answered> {
+  switch (planned.kind) {
+    case "tool":
+      return { outcome: await executeToolCall(planned.call, planned.tool, ctx, availableTools), counts: true };
+    case "refused-transfer":
+      // A policy verdict, not a tool failure.
+      return { outcome: errorOutcome(planned.message), counts: false };
+    case "transfer": {
+      const text = `Transferred to '${planned.to}'.${planned.reason ? ` ${planned.reason}` : ""}`;
+      return { outcome: { result: text, content: text, isError: false }, counts: false };
+    }
+    default: {
+      const exhaustive: never = planned;
+      throw new Error(`unknown plan ${JSON.stringify(exhaustive)}`);
+    }
+  }
 }
 
 /**
- * The runaway-error guard counts steps whose tool results are all errors. Refused transfers
- * are policy verdicts, not failures: a step of only refused transfers neither counts nor resets.
+ * The runaway-error guard counts steps whose counted results are all errors. Refused transfers and
+ * denials are verdicts, not failures: a step with only those neither counts nor resets.
  */
-function countErrorSteps(previous: number, plan: readonly PlannedCall[], outcomes: readonly ToolOutcome[]): number {
-  const toolOutcomes = outcomes.filter((_, i) => plan[i]!.kind === "tool");
-  if (toolOutcomes.length === 0) return previous;
-  return toolOutcomes.every((o) => o.isError) ? previous + 1 : 0;
+function countErrorSteps(previous: number, answered: readonly Answered[]): number {
+  const counted = answered.filter((a) => a.counts);
+  if (counted.length === 0) return previous;
+  return counted.every((a) => a.outcome.isError) ? previous + 1 : 0;
+}
+
+function tooManyErrors(limits: Limits): RuntimeError {
+  return new RuntimeError("too_many_tool_errors", `${limits.maxToolErrorSteps} steps in a row ended with only failed tool calls; the turn was stopped.`);
+}
+
+function toolMessage(call: ToolCall, outcome: ToolOutcome): ToolMessage {
+  return { role: "tool", toolCallId: call.id, name: call.name, content: outcome.content, isError: outcome.isError };
+}
+
+function argsOf(call: ToolCall): unknown {
+  const parsed = parseArguments(call.arguments);
+  return parsed.ok ? parsed.value : call.arguments;
 }

@@ -1,4 +1,5 @@
-import type { HandoffRecord, Message, StepCommit } from "../runtime/index.ts";
+import type { ApprovalDecision, HandoffRecord, Message, StepCommit, Suspension } from "../runtime/index.ts";
+import { capEvent, capMessage } from "./caps.ts";
 import { migrate } from "./schema.ts";
 import type { StoredEvent } from "./sse.ts";
 
@@ -10,36 +11,44 @@ export interface ConversationState {
   lastEventId: number;
   /** The number of the latest turn; 0 before the first message. */
   turn: number;
+  /** The suspended step of the latest turn, while it waits for approvals. */
+  suspension: Suspension | null;
+  /** Decisions taken so far on the suspension's pending calls. */
+  decisions: ApprovalDecision[];
 }
 
-export type TurnOutcome = "completed" | "failed" | "awaiting_approval";
+export type TurnStatus = "running" | "completed" | "failed" | "awaiting_approval";
 
 export interface StoredHandoff extends HandoffRecord {
   turn: number;
 }
 
-/** Stored values above this are cut before they are written, far below the 2 MB row limit. */
-export const MAX_STORED_CONTENT = 256 * 1024;
+export interface TurnRecord {
+  turn: number;
+  status: TurnStatus;
+  error: string | null;
+  rowsWritten: number;
+  bytesWritten: number;
+}
 
 /**
  * The conversation's SQLite storage. History is appended one row per message and kept in memory
  * after the first read, so a turn writes only what it adds and reads the history once per start.
+ * Every write counts its rows and bytes into the turn, for the storage figures.
  */
 export class ConversationStore {
   readonly #storage: DurableObjectStorage;
   readonly #sql: SqlStorage;
   #state: ConversationState | null = null;
   #messages: Message[] | null = null;
+  #written = { rows: 0, bytes: 0 };
 
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
     this.#sql = storage.sql;
     migrate(this.#sql);
     // A turn still marked running belongs to an instance that died mid-run: it failed.
-    this.#sql.exec(
-      `UPDATE turns SET status = 'failed', ended_at = ?, error = 'interrupted' WHERE status = 'running'`,
-      Date.now(),
-    );
+    this.#sql.exec(`UPDATE turns SET status = 'failed', ended_at = ?, error = 'interrupted' WHERE status = 'running'`, Date.now());
   }
 
   state(): ConversationState | null {
@@ -67,13 +76,35 @@ export class ConversationStore {
       .map((row) => ({ turn: row.turn, ...(JSON.parse(row.data) as HandoffRecord) }));
   }
 
-  beginTurn(initial: Omit<ConversationState, "turn" | "lastEventId" | "handoffCount">): ConversationState {
+  turn(turn: number): TurnRecord | undefined {
+    const row = this.#sql
+      .exec<{ turn: number; status: string; error: string | null; rows_written: number; bytes_written: number }>(
+        `SELECT turn, status, error, rows_written, bytes_written FROM turns WHERE turn = ?`,
+        turn,
+      )
+      .toArray()[0];
+    return row && { turn: row.turn, status: row.status as TurnStatus, error: row.error, rowsWritten: row.rows_written, bytesWritten: row.bytes_written };
+  }
+
+  /** Opens a new turn for a user message. */
+  beginTurn(conversationId: string, entryAgent: string): ConversationState {
     const previous = this.state();
     const next: ConversationState = previous
       ? { ...previous, turn: previous.turn + 1 }
-      : { ...initial, handoffCount: 0, lastEventId: 0, turn: 1 };
-    this.#storage.transactionSync(() => {
-      this.#sql.exec(`INSERT INTO turns (turn, status, started_at) VALUES (?, 'running', ?)`, next.turn, Date.now());
+      : { conversationId, activeAgent: entryAgent, handoffCount: 0, lastEventId: 0, turn: 1, suspension: null, decisions: [] };
+    this.#transaction(() => {
+      this.#exec(`INSERT INTO turns (turn, status, started_at) VALUES (?, 'running', ?)`, next.turn, Date.now());
+      this.#writeState(next);
+    });
+    return next;
+  }
+
+  /** Records decisions on the suspension; the turn is marked running again when `resume` is set. */
+  recordDecisions(decisions: readonly ApprovalDecision[], resume: boolean): ConversationState {
+    const state = this.#requireState();
+    const next: ConversationState = { ...state, decisions: [...state.decisions, ...decisions] };
+    this.#transaction(() => {
+      if (resume) this.#exec(`UPDATE turns SET status = 'running', ended_at = NULL WHERE turn = ?`, state.turn);
       this.#writeState(next);
     });
     return next;
@@ -88,14 +119,11 @@ export class ConversationStore {
       activeAgent: commit.activeAgent,
       handoffCount: state.handoffCount + (commit.handoff ? 1 : 0),
       lastEventId: events.at(-1)?.id ?? state.lastEventId,
+      ...(commit.suspension === undefined ? {} : { suspension: commit.suspension, decisions: [] }),
     };
-    this.#storage.transactionSync(() => {
-      for (const message of messages) {
-        this.#sql.exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(message));
-      }
-      if (commit.handoff) {
-        this.#sql.exec(`INSERT INTO handoffs (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(commit.handoff));
-      }
+    this.#transaction(() => {
+      for (const message of messages) this.#exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(message));
+      if (commit.handoff) this.#exec(`INSERT INTO handoffs (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(commit.handoff));
       this.#insertEvents(state.turn, events);
       this.#writeState(next);
     });
@@ -103,21 +131,25 @@ export class ConversationStore {
     this.#messages!.push(...messages);
   }
 
-  /** Ends the turn: its remaining events and its outcome. */
-  endTurn(outcome: TurnOutcome, events: readonly StoredEvent[], error?: string): void {
+  /** Ends the turn's leg: its remaining events and its status. */
+  endTurn(status: Exclude<TurnStatus, "running">, events: readonly StoredEvent[], error?: string): void {
     const state = this.#requireState();
     const next: ConversationState = { ...state, lastEventId: events.at(-1)?.id ?? state.lastEventId };
-    this.#storage.transactionSync(() => {
+    this.#transaction(() => {
       this.#insertEvents(state.turn, events);
-      this.#sql.exec(
-        `UPDATE turns SET status = ?, ended_at = ?, error = ? WHERE turn = ?`,
-        outcome,
+      this.#writeState(next);
+      // Counted before this last write, which is the turn's own bookkeeping.
+      this.#exec(
+        `UPDATE turns SET status = ?, ended_at = ?, error = ?, rows_written = rows_written + ?, bytes_written = bytes_written + ? WHERE turn = ?`,
+        status,
         Date.now(),
         error ?? null,
+        this.#written.rows + 1,
+        this.#written.bytes,
         state.turn,
       );
-      this.#writeState(next);
     });
+    this.#written = { rows: 0, bytes: 0 };
   }
 
   /** The events of one turn with an id above `afterId`, in order. */
@@ -129,10 +161,6 @@ export class ConversationStore {
       .filter((event) => event.id > afterId);
   }
 
-  turnStatus(turn: number): string | undefined {
-    return this.#sql.exec<{ status: string }>(`SELECT status FROM turns WHERE turn = ?`, turn).toArray()[0]?.status;
-  }
-
   async erase(): Promise<void> {
     await this.#storage.deleteAll();
     this.#state = null;
@@ -142,18 +170,35 @@ export class ConversationStore {
 
   #insertEvents(turn: number, events: readonly StoredEvent[]): void {
     if (events.length === 0) return;
-    this.#sql.exec(
+    this.#exec(
       `INSERT INTO events (first_id, last_id, turn, data) VALUES (?, ?, ?, ?)`,
       events[0]!.id,
       events.at(-1)!.id,
       turn,
-      JSON.stringify(events),
+      JSON.stringify(events.map(capEvent)),
     );
   }
 
   #writeState(state: ConversationState): void {
-    this.#sql.exec(`INSERT OR REPLACE INTO state (id, data) VALUES (1, ?)`, JSON.stringify(state));
+    this.#exec(`INSERT OR REPLACE INTO state (id, data) VALUES (1, ?)`, JSON.stringify(state));
     this.#state = state;
+  }
+
+  /** Runs writes atomically; the cached state is restored if the transaction fails. */
+  #transaction(writes: () => void): void {
+    const before = this.#state;
+    try {
+      this.#storage.transactionSync(writes);
+    } catch (error) {
+      this.#state = before;
+      throw error;
+    }
+  }
+
+  #exec(query: string, ...bindings: Array<string | number | null>): void {
+    const cursor = this.#sql.exec(query, ...bindings);
+    this.#written.rows += cursor.rowsWritten;
+    for (const value of bindings) this.#written.bytes += typeof value === "string" ? value.length : 8;
   }
 
   #requireState(): ConversationState {
@@ -161,11 +206,4 @@ export class ConversationStore {
     if (!state) throw new Error("No turn has begun in this conversation.");
     return state;
   }
-}
-
-/** Cuts an oversized message's content with a visible marker, so a huge tool output never fails a commit. */
-function capMessage(message: Message): Message {
-  if (typeof message.content !== "string" || message.content.length <= MAX_STORED_CONTENT) return message;
-  const cut = message.content.length - MAX_STORED_CONTENT;
-  return { ...message, content: `${message.content.slice(0, MAX_STORED_CONTENT)}\n[truncated: ${cut} more characters]` };
 }

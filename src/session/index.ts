@@ -2,6 +2,6 @@
  * @module
  * The Durable Object that holds one conversation: storage, the single running turn, event fan-out.
  */
-export { Conversation, type ConversationView } from "./conversation.ts";
+export { Conversation, type ConversationView, type DecisionOutcome } from "./conversation.ts";
 export type { SessionError, SessionErrorCode, SessionResult } from "./results.ts";
 export { SSE_HEADERS } from "./sse.ts";

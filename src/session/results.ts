@@ -1,5 +1,11 @@
 /** What the Durable Object answers over RPC: a value or an error with a stable code (no HTTP here). */
-export type SessionErrorCode = "run_in_progress" | "conversation_not_found" | "approval_pending";
+export type SessionErrorCode =
+  | "run_in_progress"
+  | "conversation_not_found"
+  | "approval_pending"
+  | "no_pending_approval"
+  | "approval_not_found"
+  | "approval_already_decided";
 
 export interface SessionError {
   code: SessionErrorCode;

@@ -7,7 +7,8 @@ export const MIGRATIONS: readonly string[][] = [
     `CREATE TABLE state (id INTEGER PRIMARY KEY CHECK (id = 1), data TEXT NOT NULL)`,
     `CREATE TABLE messages (seq INTEGER PRIMARY KEY, turn INTEGER NOT NULL, data TEXT NOT NULL)`,
     `CREATE TABLE handoffs (seq INTEGER PRIMARY KEY, turn INTEGER NOT NULL, data TEXT NOT NULL)`,
-    `CREATE TABLE turns (turn INTEGER PRIMARY KEY, status TEXT NOT NULL, started_at INTEGER NOT NULL, ended_at INTEGER, error TEXT)`,
+    `CREATE TABLE turns (turn INTEGER PRIMARY KEY, status TEXT NOT NULL, started_at INTEGER NOT NULL, ended_at INTEGER, error TEXT,
+       rows_written INTEGER NOT NULL DEFAULT 0, bytes_written INTEGER NOT NULL DEFAULT 0)`,
     // Stream events, packed several to a row: rows written are what storage is billed by.
     `CREATE TABLE events (first_id INTEGER PRIMARY KEY, last_id INTEGER NOT NULL, turn INTEGER NOT NULL, data TEXT NOT NULL)`,
   ],

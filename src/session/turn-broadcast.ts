@@ -55,3 +55,10 @@ export class TurnBroadcast {
     });
   }
 }
+
+/** A finished turn's stored events as an SSE stream. */
+export function replayStream(events: readonly StoredEvent[]): ReadableStream<Uint8Array> {
+  const finished = new TurnBroadcast();
+  finished.close();
+  return finished.subscribe(0, events);
+}

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import { findHistoryProblem, type Limits, type Network, type RunEvent, runTurn } from "../../src/runtime/index.ts";
+import { findHistoryProblem, type Limits, type Network, type RunEvent, runTurn, type TurnInput } from "../../src/runtime/index.ts";
 import { MemoryStore, type ScriptStep, ScriptedModel } from "./scripted-model.ts";
 
 export interface TurnResult {
@@ -11,7 +11,7 @@ export interface TurnResult {
 /** Runs one turn of `network` against a script and checks what must hold after any turn. */
 export async function playTurn(
   network: Network,
-  message: string,
+  message: string | TurnInput,
   script: ScriptStep[],
   options: { store?: MemoryStore; limits?: Partial<Limits> } = {},
 ): Promise<TurnResult> {
@@ -26,7 +26,7 @@ export async function playTurn(
     history: store.history,
     activeAgent: store.activeAgent,
     handoffCount: store.handoffCount,
-    userMessage: message,
+    input: typeof message === "string" ? { kind: "message", text: message } : message,
     ...(options.limits ? { limits: options.limits } : {}),
   })) {
     events.push(event);

@@ -1,4 +1,4 @@
-import type { Message, Model, ModelEvent, ModelRequest, StepCommit, ToolSpec, TurnStore } from "../../src/runtime/index.ts";
+import type { Message, Model, ModelEvent, ModelRequest, StepCommit, Suspension, ToolSpec, TurnStore } from "../../src/runtime/index.ts";
 
 export interface ScriptedCall {
   id?: string;
@@ -67,6 +67,7 @@ export class MemoryStore implements TurnStore {
   history: Message[] = [];
   activeAgent: string;
   handoffCount = 0;
+  suspension: Suspension | null = null;
 
   constructor(activeAgent: string) {
     this.activeAgent = activeAgent;
@@ -77,5 +78,6 @@ export class MemoryStore implements TurnStore {
     this.history.push(...structuredClone(commit.messages));
     this.activeAgent = commit.activeAgent;
     if (commit.handoff) this.handoffCount++;
+    if (commit.suspension !== undefined) this.suspension = structuredClone(commit.suspension);
   }
 }
