@@ -1,3 +1,5 @@
+import type { Env as WorkerEnv } from "../src/env.ts";
+
 declare module "vitest" {
   export interface ProvidedContext {
     fakeOpenAIUrl: string;
@@ -9,8 +11,6 @@ declare global {
     interface GlobalProps {
       mainModule: typeof import("../src/index.ts");
     }
-    interface Env extends import("../src/env.ts").Env {}
+    interface Env extends WorkerEnv {}
   }
 }
-
-export {};

@@ -10,7 +10,10 @@ export function checkDecisions(
 ): SessionResult<{ complete: boolean }> {
   const suspension = state?.suspension;
   for (const { toolCallId } of decisions) {
-    const decided = state?.decisions.some((d) => d.toolCallId === toolCallId) || history.some((m) => m.role === "tool" && m.toolCallId === toolCallId);
+    const decided =
+      state?.decisions.some((d) => d.toolCallId === toolCallId) ||
+      suspension?.results.some((r) => r?.toolCallId === toolCallId) ||
+      history.some((m) => m.role === "tool" && m.toolCallId === toolCallId);
     if (decided) return fail("approval_already_decided", `Tool call '${toolCallId}' was already decided.`, { toolCallId });
     if (!suspension?.pending.some((p) => p.toolCallId === toolCallId)) {
       return suspension

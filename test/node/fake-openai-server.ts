@@ -106,7 +106,7 @@ export function chatChunks(answer: { text?: string; toolCalls?: ScriptedToolCall
   for (const piece of pieces(answer.text ?? "", 4)) chunks.push(chunk({ content: piece }));
   for (const [index, call] of (answer.toolCalls ?? []).entries()) {
     chunks.push(chunk({ tool_calls: [{ index, id: call.id ?? `call_fake_${index}_${Math.random().toString(36).slice(2, 10)}`, type: "function", function: { name: call.name, arguments: "" } }] }));
-    for (const piece of pieces(call.arguments, 7)) chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    for (const piece of pieces(call.arguments, Math.max(7, Math.ceil(call.arguments.length / 50)))) chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
   }
   chunks.push(chunk({}, answer.finishReason ?? (answer.toolCalls?.length ? "tool_calls" : "stop")));
   chunks.push({ ...base, choices: [], usage: { prompt_tokens: 42, completion_tokens: 7, total_tokens: 49 } });

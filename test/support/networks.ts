@@ -26,3 +26,27 @@ export function supportLike(): Network {
   shipping.addHandoff(triage);
   return new Network(triage, { defaultModel: "default-model" });
 }
+
+export const refunds: string[] = [];
+
+/** A tool a person must approve; amounts under 10 need no approval. */
+export const refund = tool({
+  name: "refund",
+  description: "Refund an amount.",
+  parameters: z.object({ amount: z.number() }),
+  needsApproval: ({ amount }) => amount >= 10,
+  execute: ({ amount }) => {
+    refunds.push(String(amount));
+    return { refunded: amount };
+  },
+});
+
+/** triage → billing (with the approval-gated refund) ⇄ shipping. */
+export function withApprovals(): Network {
+  const billing = new Agent({ name: "billing", instructions: "You are billing.", tools: [refund, echo] });
+  const shipping = new Agent({ name: "shipping", instructions: "You are shipping.", tools: [echo] });
+  const triage = new Agent({ name: "triage", instructions: "You are triage.", handoffs: [billing, shipping], tools: [refund, explode] });
+  billing.addHandoff(shipping);
+  shipping.addHandoff(billing);
+  return new Network(triage, { defaultModel: "m" });
+}

@@ -1,0 +1,270 @@
+import { env } from "cloudflare:workers";
+import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { createSupportNetwork } from "../../src/agents/network.ts";
+import { type RunEvent, runTurn } from "../../src/runtime/index.ts";
+import { ConversationStore } from "../../src/session/conversation-store.ts";
+import { ScriptedModel } from "../support/scripted-model.ts";
+import { parseSse, readSse, type ReceivedEvent } from "../support/sse.ts";
+import { call, chat, postMessage, scenario, stored } from "../support/worker.ts";
+
+const args = (value: unknown) => JSON.stringify(value);
+
+function approve(conversationId: string, decisions: unknown[]): Promise<Response> {
+  return call(`/v1/conversations/${conversationId}/approvals`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ decisions }),
+  });
+}
+
+async function errorCode(res: Response): Promise<[number, string]> {
+  return [res.status, ((await res.json()) as { error: { code: string } }).error.code];
+}
+
+/** Waits until the conversation's latest turn is no longer running. */
+async function settled(conversationId: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const res = await call(`/v1/conversations/${conversationId}`);
+    if (res.status === 200 && ((await res.json()) as { status: string }).status !== "running") return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error("the turn did not end");
+}
+
+/** A scenario whose first turn suspends in billing on a refund of order A1001. */
+async function suspendedRefund(extra: Array<{ text?: string }> = []) {
+  const s = await scenario([
+    { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: args({ reason: "double charge" }) }] },
+    { toolCalls: [{ id: "look", name: "lookup_order", arguments: args({ orderId: "A1001" }) }, { id: "ref", name: "refund", arguments: args({ orderId: "A1001", amountUsd: 129 }) }] },
+    ...extra,
+  ]);
+  const events = await chat(s.conversationId, s.tag("charged twice for A1001"));
+  return { s, events };
+}
+
+describe("approvals across requests", () => {
+  it("suspends on refund, stores the pending call, and resumes as the same agent when approved", async () => {
+    const { s, events } = await suspendedRefund([{ text: "Refunded 129 USD." }]);
+    expect(events.find((e) => e.type === "approval-required")).toMatchObject({ toolCallId: "ref", name: "refund", args: { orderId: "A1001", amountUsd: 129 }, agent: "billing" });
+    expect(events.at(-1)).toMatchObject({ type: "done", status: "awaiting_approval", agent: "billing" });
+    expect(events.filter((e) => e.type === "tool-result").map((e) => e.type === "tool-result" && e.name)).toEqual(["transfer_to_billing", "lookup_order"]);
+
+    const waiting = await stored(s.conversationId);
+    expect(waiting).toMatchObject({ status: "awaiting_approval", activeAgent: "billing", pendingApprovals: [{ toolCallId: "ref", agent: "billing" }] });
+    expect(waiting.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
+
+    const res = await approve(s.conversationId, [{ toolCallId: "ref", approved: true }]);
+    expect(res.status).toBe(200);
+    const resumed = parseSse(await res.text());
+    expect(resumed[0]).toMatchObject({ type: "run-start", agent: "billing", resumed: true });
+    expect(resumed[0]!.id).toBe(events.at(-1)!.id + 1);
+    expect(resumed.find((e) => e.type === "tool-result")).toMatchObject({ toolCallId: "ref", isError: false, result: { orderId: "A1001", refundedUsd: 129, status: "refunded" } });
+    expect(resumed.at(-1)).toMatchObject({ type: "done", status: "completed", text: "Refunded 129 USD.", handoffs: [{ to: "billing" }], handoffCount: 1 });
+
+    const { requests } = await s.sent();
+    expect(requests[2]!.messages[0]!.content).toMatch(/^You are the billing specialist/);
+    expect(requests[2]!.messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id)).toEqual(["t", "look", "ref"]);
+    const after = await stored(s.conversationId);
+    expect(after).toMatchObject({ status: "completed", pendingApprovals: [] });
+  });
+
+  it("answers a denial with an error result carrying the reason", async () => {
+    const { s } = await suspendedRefund([{ text: "Understood, no refund." }]);
+    const res = await approve(s.conversationId, [{ toolCallId: "ref", approved: false, reason: "already refunded by phone" }]);
+    const resumed = parseSse(await res.text());
+    expect(resumed.find((e) => e.type === "tool-result")).toMatchObject({ isError: true, result: "A person declined this call: already refunded by phone" });
+    const { requests } = await s.sent();
+    expect(requests[2]!.messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "ref", content: "A person declined this call: already refunded by phone" });
+  });
+
+  it("refuses a new message while approval is pending, and bad decisions, with clear codes", async () => {
+    const { s } = await suspendedRefund([{ text: "done" }]);
+    const blocked = await postMessage(s.conversationId, "hello?");
+    expect(blocked.status).toBe(409);
+    expect(await blocked.json()).toMatchObject({ error: { code: "approval_pending", details: { pending: ["ref"] } } });
+    expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "nope", approved: true }]))).toEqual([404, "approval_not_found"]);
+    expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "look", approved: true }]))).toEqual([409, "approval_already_decided"]);
+    expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "ref", approved: "yes" }]))).toEqual([400, "invalid_request"]);
+    expect(await errorCode(await approve(s.conversationId, []))).toEqual([400, "invalid_request"]);
+
+    await (await approve(s.conversationId, [{ toolCallId: "ref", approved: true }])).text();
+    expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "ref", approved: true }]))).toEqual([409, "approval_already_decided"]);
+    expect(await errorCode(await approve("never-started", [{ toolCallId: "ref", approved: true }]))).toEqual([409, "no_pending_approval"]);
+    expect((await stored(s.conversationId)).messages.filter((m) => m.role === "tool")).toHaveLength(3);
+  });
+});
+
+describe("one run at a time", () => {
+  it("answers 409 run_in_progress at once to a message or approval while a run is going, and loses nothing", async () => {
+    const s = await scenario([{ text: "a long answer that takes its time", holdAfter: 2 }, { text: "second turn" }]);
+    const first = await postMessage(s.conversationId, s.tag("first"));
+    const reader = readSse(first.body!);
+    expect((await reader.next()).value).toMatchObject({ type: "run-start" });
+
+    expect(await errorCode(await postMessage(s.conversationId, "second"))).toEqual([409, "run_in_progress"]);
+    expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "x", approved: true }]))).toEqual([409, "run_in_progress"]);
+    expect(await errorCode(await call(`/v1/conversations/${s.conversationId}`, { method: "DELETE" }))).toEqual([409, "run_in_progress"]);
+
+    await s.release();
+    const rest: ReceivedEvent[] = [];
+    for await (const event of reader) rest.push(event);
+    expect(rest.at(-1)).toMatchObject({ type: "done", text: "a long answer that takes its time" });
+    await chat(s.conversationId, "now the second");
+    expect((await stored(s.conversationId)).messages.map((m) => m.content)).toEqual([s.tag("first"), "a long answer that takes its time", "now the second", "second turn"]);
+  });
+});
+
+describe("a client that drops", () => {
+  it("does not stop the run; Last-Event-ID picks up exactly where it left off", async () => {
+    const s = await scenario([
+      { text: "Checking that order for you now.", holdAfter: 4, toolCalls: [{ id: "l", name: "lookup_order", arguments: args({ orderId: "A1002" }) }] },
+      { text: "Order A1002 is processing." },
+    ]);
+    const res = await postMessage(s.conversationId, s.tag("where is A1002"));
+    const seen: ReceivedEvent[] = [];
+    for await (const event of readSse(res.body!)) {
+      seen.push(event);
+      if (event.type === "text-delta") break; // the client goes away mid-answer
+    }
+    // A client that stays connected from the start, for comparison.
+    const connected = call(`/v1/conversations/${s.conversationId}/events?after=0`);
+    await s.release();
+    const full = parseSse(await (await connected).text());
+    await settled(s.conversationId);
+
+    const caughtUp = await call(`/v1/conversations/${s.conversationId}/events`, { headers: { "last-event-id": String(seen.at(-1)!.id) } });
+    const rest = parseSse(await caughtUp.text());
+    expect([...seen, ...rest]).toEqual(full);
+    expect(full.at(-1)).toMatchObject({ type: "done", text: "Order A1002 is processing." });
+    expect(rest[0]!.id).toBe(seen.at(-1)!.id + 1);
+    expect((await stored(s.conversationId)).messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+  });
+
+  it("replays a finished turn's events after ?after=, and rejects a bad cursor", async () => {
+    const s = await scenario([{ text: "hello there" }]);
+    const events = await chat(s.conversationId, s.tag("hi"));
+    const replay = parseSse(await (await call(`/v1/conversations/${s.conversationId}/events?after=${events[2]!.id}`)).text());
+    expect(replay).toEqual(events.slice(3));
+    expect(await errorCode(await call(`/v1/conversations/${s.conversationId}/events?after=-1`))).toEqual([400, "invalid_request"]);
+    expect(await errorCode(await call(`/v1/conversations/nobody-here/events`))).toEqual([404, "conversation_not_found"]);
+  });
+});
+
+describe("crash consistency", () => {
+  it("a failure between tool execution and commit leaves a valid history, and the next message works", async () => {
+    const s = await scenario([{ text: "Back in business." }]);
+    const stub = env.CONVERSATIONS.getByName(s.conversationId);
+    const events: RunEvent[] = [];
+    await runInDurableObject(stub, async (_instance, state) => {
+      const store = new ConversationStore(state.storage);
+      store.beginTurn(s.conversationId, "triage");
+      const model = new ScriptedModel([
+        { toolCalls: [{ id: "t", name: "transfer_to_billing" }] },
+        { toolCalls: [{ id: "l", name: "lookup_order", args: { orderId: "A1001" } }] },
+      ]);
+      for await (const event of runTurn({
+        conversationId: s.conversationId,
+        network: createSupportNetwork(),
+        model,
+        history: [],
+        activeAgent: "triage",
+        handoffCount: 0,
+        input: { kind: "message", text: s.tag("break it") },
+        store: {
+          commitStep: (commit) => {
+            if (commit.messages.some((m) => m.role === "tool" && m.name === "lookup_order")) throw new Error("storage went away");
+            store.commitStep(commit, []);
+          },
+        },
+      })) {
+        events.push(event);
+      }
+    });
+    expect(events.find((e) => e.type === "tool-call" && e.name === "lookup_order")).toBeDefined();
+    expect(events.at(-1)).toMatchObject({ type: "error", code: "internal_error" });
+    await evictDurableObject(stub);
+
+    const before = await stored(s.conversationId);
+    expect(before).toMatchObject({ activeAgent: "billing", status: "failed" });
+    expect(before.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
+    const next = await chat(s.conversationId, "are you there?");
+    expect(next[0]).toMatchObject({ type: "run-start", agent: "billing" });
+    const { requests } = await s.sent();
+    expect(requests[0]!.messages.slice(1).map((m) => m.role)).toEqual(["user", "assistant", "tool", "user"]);
+  });
+
+  it("a reset mid-run records the turn as failed and the next message works from the last committed step", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_shipping", arguments: "{}" }] },
+      { text: "This answer never finishes", holdAfter: 2 },
+      { text: "Shipping, after the restart." },
+    ]);
+    const res = await postMessage(s.conversationId, s.tag("where is my parcel"));
+    const seen: string[] = [];
+    try {
+      for await (const event of readSse(res.body!)) {
+        seen.push(event.type);
+        // The target is mid-answer (the provider holds the rest): reset every Durable Object.
+        if (event.type === "text-delta") await abortAllDurableObjects();
+      }
+    } catch {
+      // The stream breaks with the object; a client would reconnect with Last-Event-ID.
+    }
+    expect(seen).toContain("handoff");
+    expect(seen.at(-1)).toBe("text-delta");
+    await s.release();
+
+    const after = await stored(s.conversationId);
+    expect(after).toMatchObject({ activeAgent: "shipping", status: "failed" });
+    expect(after.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
+    const next = await chat(s.conversationId, "hello again");
+    expect(next.at(-1)).toMatchObject({ type: "done", agent: "shipping", text: "Shipping, after the restart." });
+  });
+
+  it("an eviction between turns loses nothing: the next start reads the stored state back", async () => {
+    const s = await scenario([{ toolCalls: [{ id: "t", name: "transfer_to_calculator", arguments: "{}" }] }, { text: "calc" }, { text: "calc again" }]);
+    const first = await chat(s.conversationId, s.tag("2 + 2"));
+    await evictDurableObject(env.CONVERSATIONS.getByName(s.conversationId));
+    const second = await chat(s.conversationId, "and 3 + 3?");
+    expect(second[0]).toMatchObject({ type: "run-start", agent: "calculator", id: first.at(-1)!.id + 1 });
+    expect((await stored(s.conversationId)).messages).toHaveLength(6);
+  });
+});
+
+describe("DELETE /v1/conversations/:id", () => {
+  it("erases the conversation entirely", async () => {
+    const s = await scenario([{ toolCalls: [{ name: "transfer_to_billing", arguments: "{}" }] }, { text: "billing" }, { text: "fresh start" }]);
+    await chat(s.conversationId, s.tag("bill"));
+    const res = await call(`/v1/conversations/${s.conversationId}`, { method: "DELETE" });
+    expect(res.status).toBe(204);
+    expect(await errorCode(await call(`/v1/conversations/${s.conversationId}`))).toEqual([404, "conversation_not_found"]);
+    expect(await errorCode(await call(`/v1/conversations/${s.conversationId}`, { method: "DELETE" }))).toEqual([404, "conversation_not_found"]);
+    const events = await chat(s.conversationId, s.tag("hello"));
+    expect(events[0]).toMatchObject({ type: "run-start", agent: "triage", id: 1 });
+    expect((await stored(s.conversationId)).messages).toHaveLength(2);
+  });
+});
+
+describe("storage", () => {
+  it("writes the same rows for a turn late in a conversation as early on", async () => {
+    const s = await scenario(Array.from({ length: 8 }, (_, i) => ({ text: `answer ${i}` })));
+    const rows: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      await chat(s.conversationId, i === 0 ? s.tag("start") : `message ${i}`);
+      rows.push((await stored(s.conversationId) as unknown as { lastTurnStorage: { rowsWritten: number } }).lastTurnStorage.rowsWritten);
+    }
+    expect(new Set(rows.slice(1)).size).toBe(1);
+    expect(rows[7]).toBeLessThanOrEqual(12);
+  });
+
+  it("cuts an oversized tool output with a marker instead of failing the commit", async () => {
+    const huge = "x".repeat(3 * 1024 * 1024);
+    const s = await scenario([{ toolCalls: [{ id: "big", name: "transfer_to_billing", arguments: args({ reason: huge }) }] }, { text: "ok" }]);
+    const events = await chat(s.conversationId, s.tag("huge"));
+    expect(events.at(-1)).toMatchObject({ type: "done" });
+    const tool = (await stored(s.conversationId)).messages.find((m) => m.role === "tool")!;
+    expect(tool.content.length).toBeLessThan(300 * 1024);
+    expect(tool.content).toMatch(/\[truncated: \d+ more characters\]$/);
+  });
+});
