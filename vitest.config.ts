@@ -11,6 +11,7 @@ export default defineConfig({
           OPENAI_BASE_URL: `${inject("fakeOpenAIUrl")}/v1`,
           OPENAI_API_KEY: "sk-test-secret-key-never-shown",
           OPENAI_MAX_RETRIES: "0",
+          ALLOW_ANONYMOUS: "true",
         },
       },
     })),

@@ -9,15 +9,29 @@ const ConfigSchema = z.object({
   DEMO_DELAY_MS: z.coerce.number().int().min(0).max(2000).default(0),
   MAX_STEPS: z.coerce.number().int().min(1).max(100).optional(),
   MAX_HANDOFFS_PER_TURN: z.coerce.number().int().min(0).max(100).optional(),
+  /** Master key for /v1/*; without it the API answers 503 unless ALLOW_ANONYMOUS is "true". */
+  API_KEY: z.string().min(16, "API_KEY must be at least 16 characters").optional(),
+  /** Signs conversation tokens; API_KEY signs them when it is not set. */
+  SESSION_SECRET: z.string().min(16, "SESSION_SECRET must be at least 16 characters").optional(),
+  ALLOW_ANONYMOUS: z.enum(["true", "false"]).default("false").transform((value) => value === "true"),
+  /** Comma-separated origins allowed by CORS; none by default. */
+  ALLOWED_ORIGINS: z.string().default("").transform((value) => value.split(",").map((o) => o.trim()).filter(Boolean)),
+  MAX_MESSAGE_CHARS: z.coerce.number().int().min(1).max(60_000).default(8_000),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
 
+const cache = new WeakMap<object, Config>();
+
+/** Reads and validates the configuration; the result is kept per environment object. */
 export function readConfig(env: object): Config {
+  const cached = cache.get(env);
+  if (cached) return cached;
   const strings = Object.fromEntries(
     Object.entries(env).filter(([key, value]) => key in ConfigSchema.shape && typeof value === "string" && value !== ""),
   );
   const parsed = ConfigSchema.safeParse(strings);
   if (!parsed.success) throw new TypeError(`Invalid Worker configuration: ${z.prettifyError(parsed.error)}`);
+  cache.set(env, parsed.data);
   return parsed.data;
 }

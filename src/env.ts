@@ -3,6 +3,13 @@ import type { Conversation } from "./session/conversation.ts";
 /** The Worker's bindings and variables (wrangler.toml, secrets, `--var`). */
 export interface Env {
   CONVERSATIONS: DurableObjectNamespace<Conversation>;
+  /** The chat page and its scripts (static assets). */
+  ASSETS?: Fetcher;
+  API_KEY?: string;
+  SESSION_SECRET?: string;
+  ALLOW_ANONYMOUS?: string;
+  ALLOWED_ORIGINS?: string;
+  MAX_MESSAGE_CHARS?: string;
   OPENAI_API_KEY?: string;
   OPENAI_BASE_URL?: string;
   OPENAI_MODEL?: string;

@@ -1,17 +1,47 @@
 import { type Context, Hono } from "hono";
-import { z } from "zod";
+import { bodyLimit } from "hono/body-limit";
+import { cors } from "hono/cors";
+import { secureHeaders } from "hono/secure-headers";
+import { readConfig } from "../config.ts";
 import type { Env } from "../env.ts";
 import type { Network } from "../runtime/index.ts";
 import { SSE_HEADERS, type SessionError } from "../session/index.ts";
+import { type Access, requireAccess } from "./auth.ts";
 import { errorResponse } from "./errors.ts";
-import { ApprovalsBody, ConversationId, EventCursor, MessageBody } from "./schemas.ts";
+import { openApiDocument } from "./openapi.ts";
+import { conversationId, readJson, sse } from "./request.ts";
+import { ApprovalsBody, CreateConversationBody, EventCursor, MessageBody } from "./schemas.ts";
 import { sessionClient } from "./session-client.ts";
+import { mintToken } from "./tokens.ts";
 
-type AppEnv = { Bindings: Env };
+type AppEnv = { Bindings: Env; Variables: { access: Access } };
 
-/** The Worker's HTTP API. The network is passed in so /v1/agents describes what the sessions run. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/** The Worker's HTTP API and chat page. The network is passed in so /v1/agents describes what the sessions run. */
 export function createApp(network: Network): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+
+  app.use(
+    secureHeaders({
+      contentSecurityPolicy: { defaultSrc: ["'self'"], connectSrc: ["'self'"], imgSrc: ["'self'", "data:"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'self'"] },
+      referrerPolicy: "no-referrer",
+      strictTransportSecurity: "max-age=31536000; includeSubDomains",
+    }),
+  );
+  app.use("/v1/*", (c, next) => {
+    const allowed = readConfig(c.env).ALLOWED_ORIGINS;
+    return cors({
+      origin: (origin) => (allowed.includes(origin) ? origin : null),
+      allowHeaders: ["authorization", "content-type", "last-event-id"],
+      allowMethods: ["GET", "POST", "DELETE"],
+      maxAge: 600,
+    })(c, next);
+  });
+  app.use("/v1/*", requireAccess());
+  app.use("/v1/*", bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => errorResponse(c, "payload_too_large", `The body is over ${MAX_BODY_BYTES} bytes.`) }));
+
+  app.get("/v1/openapi.json", (c) => c.json(openApiDocument()));
 
   app.get("/v1/agents", (c) =>
     c.json({
@@ -30,13 +60,29 @@ export function createApp(network: Network): Hono<AppEnv> {
     }),
   );
 
+  app.post("/v1/conversations", async (c) => {
+    if (c.get("access").kind === "conversation") return errorResponse(c, "forbidden", "Creating a conversation needs the API key, not a conversation token.");
+    if (c.req.header("content-length") !== "0" && c.req.raw.body) {
+      const body = await readJson(c, CreateConversationBody);
+      if (body instanceof Response) return body;
+    }
+    const id = crypto.randomUUID();
+    const config = readConfig(c.env);
+    const secret = config.SESSION_SECRET ?? config.API_KEY;
+    const created = await sessionClient(c.env, id).create();
+    if (!created.ok) return sessionError(c, created.error);
+    return c.json({ id, token: secret ? await mintToken(secret, id) : null, activeAgent: created.value.activeAgent }, 201);
+  });
+
   app.post("/v1/conversations/:id/messages", async (c) => {
     const id = conversationId(c);
     if (id instanceof Response) return id;
     const body = await readJson(c, MessageBody);
     if (body instanceof Response) return body;
+    const max = readConfig(c.env).MAX_MESSAGE_CHARS;
+    if (body.message.length > max) return errorResponse(c, "message_too_long", `The message is ${body.message.length} characters; the limit is ${max}.`);
     const result = await sessionClient(c.env, id).sendMessage(body.message);
-    return result.ok ? sse(result.value) : sessionError(c, result.error);
+    return result.ok ? sse(result.value, SSE_HEADERS) : sessionError(c, result.error);
   });
 
   app.post("/v1/conversations/:id/approvals", async (c) => {
@@ -46,7 +92,7 @@ export function createApp(network: Network): Hono<AppEnv> {
     if (body instanceof Response) return body;
     const result = await sessionClient(c.env, id).decide(body.decisions);
     if (!result.ok) return sessionError(c, result.error);
-    return result.value.kind === "stream" ? sse(result.value.stream) : c.json({ status: "awaiting_approval", pending: result.value.pending }, 202);
+    return result.value.kind === "stream" ? sse(result.value.stream, SSE_HEADERS) : c.json({ status: "awaiting_approval", pending: result.value.pending }, 202);
   });
 
   app.get("/v1/conversations/:id/events", async (c) => {
@@ -55,7 +101,7 @@ export function createApp(network: Network): Hono<AppEnv> {
     const cursor = EventCursor.safeParse(c.req.header("last-event-id") ?? c.req.query("after") ?? 0);
     if (!cursor.success) return errorResponse(c, "invalid_request", "Last-Event-ID (or ?after=) must be a non-negative integer event id.");
     const result = await sessionClient(c.env, id).events(cursor.data);
-    return result.ok ? sse(result.value) : sessionError(c, result.error);
+    return result.ok ? sse(result.value, SSE_HEADERS) : sessionError(c, result.error);
   });
 
   app.get("/v1/conversations/:id", async (c) => {
@@ -72,10 +118,15 @@ export function createApp(network: Network): Hono<AppEnv> {
     return result.ok ? c.body(null, 204) : sessionError(c, result.error);
   });
 
-  for (const path of ["/v1/agents", "/v1/conversations/:id", "/v1/conversations/:id/messages", "/v1/conversations/:id/approvals", "/v1/conversations/:id/events"]) {
-    app.all(path, (c) => errorResponse(c, "method_not_allowed", `${c.req.method} is not allowed on ${new URL(c.req.url).pathname}.`));
+  const routes = ["/v1/openapi.json", "/v1/agents", "/v1/conversations", "/v1/conversations/:id", "/v1/conversations/:id/messages", "/v1/conversations/:id/approvals", "/v1/conversations/:id/events"];
+  for (const path of routes) {
+    app.all(path, (c) => errorResponse(c, "method_not_allowed", `${c.req.method} is not allowed on ${c.req.path}.`));
   }
-  app.notFound((c) => errorResponse(c, "not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}.`));
+  app.all("/v1/*", (c) => errorResponse(c, "not_found", `No route for ${c.req.method} ${c.req.path}.`));
+  // Everything else is the chat page and its files.
+  app.get("*", async (c) => (c.env.ASSETS ? withHeaders(c, await c.env.ASSETS.fetch(c.req.raw)) : c.notFound()));
+
+  app.notFound((c) => errorResponse(c, "not_found", `No route for ${c.req.method} ${c.req.path}.`));
   app.onError((error, c) => {
     console.error("request failed:", error.message);
     return errorResponse(c, "internal_error", "The request failed inside the Worker.");
@@ -83,30 +134,12 @@ export function createApp(network: Network): Hono<AppEnv> {
   return app;
 }
 
-function sse(stream: ReadableStream<Uint8Array>): Response {
-  return new Response(stream, { headers: SSE_HEADERS });
-}
-
-function conversationId(c: Context): string | Response {
-  const id = c.req.param("id") ?? "";
-  return ConversationId.safeParse(id).success
-    ? id
-    : errorResponse(c, "invalid_conversation_id", "Conversation ids are 1-128 characters of A-Z, a-z, 0-9, _ and -.");
+/** Asset responses are immutable; copy them so the security headers can be set on them. */
+function withHeaders(c: Context, res: Response): Response {
+  if (res.status === 404) return errorResponse(c, "not_found", `No route for ${c.req.method} ${c.req.path}.`);
+  return new Response(res.body, res);
 }
 
 function sessionError(c: Context, error: SessionError): Response {
   return errorResponse(c, error.code, error.message, error.details);
-}
-
-/** Parses a JSON body against a schema; a Response is the error to send back. */
-async function readJson<T>(c: Context, schema: z.ZodType<T>): Promise<T | Response> {
-  let raw: unknown;
-  try {
-    raw = await c.req.json();
-  } catch {
-    return errorResponse(c, "bad_json", "The request body is not valid JSON.");
-  }
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) return errorResponse(c, "invalid_request", z.prettifyError(parsed.error));
-  return parsed.data;
 }

@@ -17,8 +17,10 @@ const STATUS = {
   approval_already_decided: 409,
   approval_not_found: 404,
   payload_too_large: 413,
+  message_too_long: 413,
   unsupported_media_type: 415,
   internal_error: 500,
+  auth_not_configured: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type HttpErrorCode = keyof typeof STATUS;

@@ -26,3 +26,6 @@ export type ApprovalsBody = z.infer<typeof ApprovalsBody>;
 
 /** A resume position: the SSE `Last-Event-ID` header or `?after=`. */
 export const EventCursor = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+/** POST /v1/conversations takes no fields today; unknown ones are refused so typos surface. */
+export const CreateConversationBody = z.strictObject({});

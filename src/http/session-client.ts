@@ -12,6 +12,7 @@ type Result<K extends keyof Conversation> = Conversation[K] extends (...args: ne
 export function sessionClient(env: Env, conversationId: string) {
   const stub = env.CONVERSATIONS.getByName(conversationId) as unknown as Conversation;
   return {
+    create: (): Promise<Result<"create">> => stub.create(conversationId),
     sendMessage: (message: string): Promise<Result<"sendMessage">> => stub.sendMessage(conversationId, message),
     decide: (decisions: ApprovalDecision[]): Promise<Result<"decide">> => stub.decide(conversationId, decisions),
     events: (afterId: number): Promise<Result<"events">> => stub.events(conversationId, afterId),

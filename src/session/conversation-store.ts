@@ -86,12 +86,19 @@ export class ConversationStore {
     return row && { turn: row.turn, status: row.status as TurnStatus, error: row.error, rowsWritten: row.rows_written, bytesWritten: row.bytes_written };
   }
 
+  /** Stores an empty conversation held by the entry agent, unless one exists. */
+  create(conversationId: string, entryAgent: string): ConversationState {
+    const existing = this.state();
+    if (existing) return existing;
+    const state: ConversationState = { conversationId, activeAgent: entryAgent, handoffCount: 0, lastEventId: 0, turn: 0, suspension: null, decisions: [] };
+    this.#transaction(() => this.#writeState(state));
+    return state;
+  }
+
   /** Opens a new turn for a user message. */
   beginTurn(conversationId: string, entryAgent: string): ConversationState {
-    const previous = this.state();
-    const next: ConversationState = previous
-      ? { ...previous, turn: previous.turn + 1 }
-      : { conversationId, activeAgent: entryAgent, handoffCount: 0, lastEventId: 0, turn: 1, suspension: null, decisions: [] };
+    const previous = this.state() ?? this.create(conversationId, entryAgent);
+    const next: ConversationState = { ...previous, turn: previous.turn + 1 };
     this.#transaction(() => {
       this.#exec(`INSERT INTO turns (turn, status, started_at) VALUES (?, 'running', ?)`, next.turn, Date.now());
       this.#writeState(next);

@@ -19,6 +19,8 @@ export interface ConversationView {
   messages: readonly Message[];
   handoffs: StoredHandoff[];
   pendingApprovals: PendingApproval[];
+  /** The id of the last stored event: where GET /events picks up. */
+  lastEventId: number;
   /** Storage written by the latest turn: rows (what Durable Object storage bills) and bytes. */
   lastTurnStorage: { rowsWritten: number; bytesWritten: number } | null;
 }
@@ -42,6 +44,11 @@ export class Conversation extends DurableObject<Env> {
     this.#store = new ConversationStore(ctx.storage);
     this.#network = createSupportNetwork(this.#config.OPENAI_MODEL);
     this.#model = createModel(this.#config);
+  }
+
+  /** Creates the conversation, held by the entry agent, without a turn. */
+  async create(conversationId: string): Promise<SessionResult<{ activeAgent: string }>> {
+    return ok({ activeAgent: this.#store.create(conversationId, this.#network.entry.name).activeAgent });
   }
 
   /** Starts a turn and returns its SSE stream. The run goes on if the stream's reader leaves. */
@@ -92,6 +99,7 @@ export class Conversation extends DurableObject<Env> {
       messages: this.#store.messages(),
       handoffs: this.#store.handoffs(),
       pendingApprovals: state.suspension?.pending ?? [],
+      lastEventId: state.lastEventId,
       lastTurnStorage: turn && turn.status !== "running" ? { rowsWritten: turn.rowsWritten, bytesWritten: turn.bytesWritten } : null,
     });
   }

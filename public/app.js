@@ -1,0 +1,289 @@
+// The chat page: plain browser JavaScript, no build step. It keeps the conversation id (and
+// token, when the Worker issues one) in localStorage, streams turns over fetch, and reconnects
+// to GET /events with Last-Event-ID when a stream drops, skipping events it has already drawn.
+
+const STORAGE_KEY = "handoff-chat";
+const log = document.querySelector("#log");
+const statusLine = document.querySelector("#status");
+const agentBadge = document.querySelector("#agent");
+const modelBadge = document.querySelector("#model");
+const form = document.querySelector("#composer");
+const input = document.querySelector("#message");
+const sendButton = document.querySelector("#send");
+
+let conversation = null; // { id, token }
+let lastEventId = 0;
+let bubble = null; // the assistant bubble text deltas go into
+const toolNodes = new Map(); // toolCallId → <details>
+
+function headers(extra = {}) {
+  return { ...(conversation?.token ? { authorization: `Bearer ${conversation.token}` } : {}), ...extra };
+}
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  log.append(node);
+  node.scrollIntoView({ block: "end" });
+  return node;
+}
+
+function setAgent(name) {
+  agentBadge.textContent = name;
+}
+
+function setBusy(busy, text = "") {
+  sendButton.disabled = busy;
+  statusLine.textContent = text;
+}
+
+function userBubble(text) {
+  el("div", "bubble user", text);
+  bubble = null;
+}
+
+function assistantBubble(agent) {
+  const node = el("div", "bubble assistant");
+  const who = document.createElement("span");
+  who.className = "who";
+  who.textContent = agent;
+  const text = document.createElement("span");
+  text.className = "text";
+  node.append(who, text);
+  return text;
+}
+
+function divider(from, to, reason) {
+  el("div", "divider", `${from} → ${to}${reason ? `: ${reason}` : ""}`).dataset.testid = "handoff";
+}
+
+function toolCall(id, name, args) {
+  if (name.startsWith("transfer_to_")) return;
+  const details = el("details", "tool");
+  const summary = document.createElement("summary");
+  summary.textContent = `🔧 ${name}`;
+  const pre = document.createElement("pre");
+  pre.textContent = `args: ${JSON.stringify(args, null, 2)}`;
+  details.append(summary, pre);
+  toolNodes.set(id, details);
+}
+
+function toolResult(id, name, result, isError) {
+  const details = toolNodes.get(id);
+  if (!details) return;
+  const pre = document.createElement("pre");
+  pre.textContent = `${isError ? "error" : "result"}: ${typeof result === "string" ? result : JSON.stringify(result, null, 2)}`;
+  details.append(pre);
+  details.querySelector("summary").textContent = `${isError ? "⚠️" : "✅"} ${name}`;
+  if (isError) details.classList.add("error");
+}
+
+function approvalCard(call) {
+  const card = el("div", "approval");
+  card.dataset.testid = "approval";
+  const text = document.createElement("p");
+  text.textContent = `${call.agent} wants to run ${call.name}(${JSON.stringify(call.args)}). Approve?`;
+  const approve = document.createElement("button");
+  approve.textContent = "Approve";
+  const deny = document.createElement("button");
+  deny.textContent = "Deny";
+  const decide = (approved) => {
+    approve.disabled = deny.disabled = true;
+    text.textContent += approved ? " Approved." : " Denied.";
+    runStream(`/v1/conversations/${conversation.id}/approvals`, {
+      method: "POST",
+      headers: headers({ "content-type": "application/json" }),
+      body: JSON.stringify({ decisions: [{ toolCallId: call.toolCallId, approved, ...(approved ? {} : { reason: "Declined in the chat page" }) }] }),
+    });
+  };
+  approve.addEventListener("click", () => decide(true));
+  deny.addEventListener("click", () => decide(false));
+  card.append(text, approve, deny);
+}
+
+/** Draws one event; returns true when it ends the turn. */
+function draw(event) {
+  switch (event.type) {
+    case "run-start":
+      setAgent(event.agent);
+      modelBadge.textContent = event.demo ? "(offline demo model)" : `(${event.model})`;
+      return false;
+    case "step-start":
+      bubble = null;
+      return false;
+    case "text-delta":
+      bubble ??= assistantBubble(agentBadge.textContent);
+      bubble.textContent += event.delta;
+      bubble.parentElement.scrollIntoView({ block: "end" });
+      return false;
+    case "tool-call":
+      toolCall(event.toolCallId, event.name, event.args);
+      return false;
+    case "tool-result":
+      toolResult(event.toolCallId, event.name, event.result, event.isError);
+      return false;
+    case "handoff":
+      divider(event.from, event.to, event.reason);
+      setAgent(event.to);
+      bubble = null;
+      return false;
+    case "approval-required":
+      approvalCard(event);
+      return false;
+    case "step-finish":
+      return false;
+    case "done":
+      setAgent(event.agent);
+      setBusy(false, event.status === "awaiting_approval" ? "Waiting for your approval." : "");
+      return true;
+    case "error":
+      el("div", "error-line", `Error (${event.code}): ${event.message}`);
+      setBusy(false);
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** Reads an SSE body, drawing each new event; returns true if the turn ended on this stream. */
+async function consume(body) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return false;
+    buffer += value;
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const frame = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const id = Number(/^id: (\d+)$/m.exec(frame)?.[1] ?? 0);
+      const data = /^data: (.*)$/m.exec(frame)?.[1];
+      if (!data || id <= lastEventId) continue; // already drawn before a reconnect
+      lastEventId = id;
+      if (draw(JSON.parse(data))) return true;
+    }
+  }
+}
+
+/** Runs a request that answers with a turn's stream; reconnects with Last-Event-ID if it drops. */
+async function runStream(url, init) {
+  setBusy(true, "…");
+  let response;
+  try {
+    response = await fetch(url, init);
+  } catch {
+    return reconnect();
+  }
+  if (!response.ok) {
+    const body = await response.json().catch(() => ({}));
+    el("div", "error-line", `Error (${body.error?.code ?? response.status}): ${body.error?.message ?? response.statusText}`);
+    setBusy(false);
+    return;
+  }
+  try {
+    if (await consume(response.body)) return;
+  } catch {
+    // The connection dropped mid-turn: fall through to reconnect.
+  }
+  return reconnect();
+}
+
+async function reconnect() {
+  for (let attempt = 1; attempt <= 8; attempt++) {
+    setBusy(true, `Reconnecting (attempt ${attempt})…`);
+    await new Promise((resolve) => setTimeout(resolve, Math.min(4000, 250 * 2 ** attempt)));
+    try {
+      const response = await fetch(`/v1/conversations/${conversation.id}/events`, { headers: headers({ "last-event-id": String(lastEventId) }) });
+      if (response.ok && (await consume(response.body))) return;
+      if (response.ok) {
+        setBusy(false);
+        return;
+      }
+    } catch {
+      // Try again.
+    }
+  }
+  setBusy(false, "Connection lost. Reload the page to continue.");
+}
+
+/** Draws the stored conversation, so a reload shows everything said so far. */
+function drawHistory(view) {
+  const handoffs = new Map(view.handoffs.map((h) => [h.toolCallId, h]));
+  for (const message of view.messages) {
+    if (message.role === "user") userBubble(message.content);
+    else if (message.role === "assistant") {
+      if (message.content) assistantBubble(message.agent).textContent = message.content;
+      for (const call of message.toolCalls ?? []) {
+        let args;
+        try {
+          args = JSON.parse(call.arguments || "{}");
+        } catch {
+          args = call.arguments;
+        }
+        toolCall(call.id, call.name, args);
+      }
+    } else {
+      let result = message.content;
+      try {
+        result = JSON.parse(message.content);
+      } catch {
+        // Plain text result.
+      }
+      toolResult(message.toolCallId, message.name, result, message.isError);
+      const handoff = handoffs.get(message.toolCallId);
+      if (handoff) divider(handoff.from, handoff.to, handoff.reason);
+    }
+  }
+  for (const call of view.pendingApprovals) approvalCard(call);
+  setAgent(view.activeAgent);
+  lastEventId = view.lastEventId;
+}
+
+async function createConversation() {
+  const response = await fetch("/v1/conversations", { method: "POST" });
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.error?.message ?? `HTTP ${response.status}`);
+  conversation = { id: body.id, token: body.token };
+  localStorage.setItem(STORAGE_KEY, JSON.stringify(conversation));
+  setAgent(body.activeAgent);
+}
+
+async function start() {
+  conversation = JSON.parse(localStorage.getItem(STORAGE_KEY) ?? "null");
+  if (conversation) {
+    const response = await fetch(`/v1/conversations/${conversation.id}`, { headers: headers() });
+    if (response.ok) {
+      const view = await response.json();
+      drawHistory(view);
+      if (view.status === "running") return reconnect();
+      setBusy(false, view.pendingApprovals.length ? "Waiting for your approval." : "");
+      return;
+    }
+  }
+  await createConversation();
+  setBusy(false);
+}
+
+form.addEventListener("submit", (event) => {
+  event.preventDefault();
+  const text = input.value.trim();
+  if (!text || sendButton.disabled) return;
+  input.value = "";
+  userBubble(text);
+  runStream(`/v1/conversations/${conversation.id}/messages`, {
+    method: "POST",
+    headers: headers({ "content-type": "application/json" }),
+    body: JSON.stringify({ message: text }),
+  });
+});
+
+document.querySelector("#new-conversation").addEventListener("click", async () => {
+  localStorage.removeItem(STORAGE_KEY);
+  log.replaceChildren();
+  lastEventId = 0;
+  await createConversation();
+});
+
+start().catch((error) => el("div", "error-line", `Could not start: ${error.message}`));

@@ -1,0 +1,43 @@
+import { z } from "zod";
+import { ApprovalsBody, ConversationId, MessageBody } from "./schemas.ts";
+
+const json = (schema: z.ZodType) => ({ "application/json": { schema: z.toJSONSchema(schema, { io: "input" }) } });
+const error = { description: "An error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
+const idParam = { name: "id", in: "path", required: true, schema: z.toJSONSchema(ConversationId) };
+const stream = { description: "Server-Sent Events: run-start, step-start, text-delta, tool-call, tool-result, handoff, approval-required, step-finish, then done or error", content: { "text/event-stream": {} } };
+
+/** The OpenAPI document, generated from the same zod schemas that validate the requests. */
+export function openApiDocument(): Record<string, unknown> {
+  return {
+    openapi: "3.1.0",
+    info: { title: "handoff-runtime", version: "1.0.0", description: "Multi-agent chat with handoffs, one Durable Object per conversation." },
+    components: {
+      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "The API key, or a conversation token for its own conversation." } },
+      schemas: {
+        Error: { type: "object", required: ["error"], properties: { error: { type: "object", required: ["code", "message"], properties: { code: { type: "string" }, message: { type: "string" }, details: { type: "object" } } } } },
+      },
+    },
+    security: [{ bearer: [] }],
+    paths: {
+      "/v1/agents": { get: { summary: "The agent network", responses: { "200": { description: "Agents, tools and handoff targets" } } } },
+      "/v1/conversations": { post: { summary: "Create a conversation; returns its id and a token for it", responses: { "201": { description: "Created" }, "403": error } } },
+      "/v1/conversations/{id}": {
+        parameters: [idParam],
+        get: { summary: "The stored conversation", responses: { "200": { description: "State, messages, handoffs, pending approvals" }, "404": error } },
+        delete: { summary: "Erase the conversation", responses: { "204": { description: "Erased" }, "404": error, "409": error } },
+      },
+      "/v1/conversations/{id}/messages": {
+        parameters: [idParam],
+        post: { summary: "Send a message; streams the turn", requestBody: { required: true, content: json(MessageBody) }, responses: { "200": stream, "400": error, "409": error, "413": error, "415": error } },
+      },
+      "/v1/conversations/{id}/approvals": {
+        parameters: [idParam],
+        post: { summary: "Decide pending tool calls; streams the resumed turn", requestBody: { required: true, content: json(ApprovalsBody) }, responses: { "200": stream, "202": { description: "Decisions recorded; calls still pending" }, "404": error, "409": error } },
+      },
+      "/v1/conversations/{id}/events": {
+        parameters: [idParam, { name: "after", in: "query", schema: { type: "integer", minimum: 0 } }, { name: "Last-Event-ID", in: "header", schema: { type: "integer", minimum: 0 } }],
+        get: { summary: "The current or last turn's events after an id, then the live run", responses: { "200": stream, "404": error } },
+      },
+    },
+  };
+}

@@ -1,0 +1,31 @@
+import type { Context } from "hono";
+import { z } from "zod";
+import { errorResponse } from "./errors.ts";
+import { ConversationId } from "./schemas.ts";
+
+/** Parses a JSON body against a schema; a Response is the error to send back. */
+export async function readJson<T>(c: Context, schema: z.ZodType<T>): Promise<T | Response> {
+  if (!/^application\/json\s*(;|$)/i.test(c.req.header("content-type") ?? "")) {
+    return errorResponse(c, "unsupported_media_type", "Send the body as JSON with Content-Type: application/json.");
+  }
+  let raw: unknown;
+  try {
+    raw = await c.req.json();
+  } catch {
+    return errorResponse(c, "bad_json", "The request body is not valid JSON.");
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) return errorResponse(c, "invalid_request", z.prettifyError(parsed.error));
+  return parsed.data;
+}
+
+export function conversationId(c: Context): string | Response {
+  const id = c.req.param("id") ?? "";
+  return ConversationId.safeParse(id).success
+    ? id
+    : errorResponse(c, "invalid_conversation_id", "Conversation ids are 1-128 characters of A-Z, a-z, 0-9, _ and -.");
+}
+
+export function sse(stream: ReadableStream<Uint8Array>, headers: Record<string, string>): Response {
+  return new Response(stream, { headers });
+}
