@@ -62,7 +62,7 @@ function toolCall(id, name, args) {
   if (name.startsWith("transfer_to_")) return;
   const details = el("details", "tool");
   const summary = document.createElement("summary");
-  summary.textContent = `🔧 ${name}`;
+  summary.textContent = `tool ${name}`;
   const pre = document.createElement("pre");
   pre.textContent = `args: ${JSON.stringify(args, null, 2)}`;
   details.append(summary, pre);
@@ -75,7 +75,7 @@ function toolResult(id, name, result, isError) {
   const pre = document.createElement("pre");
   pre.textContent = `${isError ? "error" : "result"}: ${typeof result === "string" ? result : JSON.stringify(result, null, 2)}`;
   details.append(pre);
-  details.querySelector("summary").textContent = `${isError ? "⚠️" : "✅"} ${name}`;
+  details.querySelector("summary").textContent = `tool ${name}: ${isError ? "failed" : "done"}`;
   if (isError) details.classList.add("error");
 }
 

@@ -1,0 +1,89 @@
+/**
+ * The chat page in headless Debian Chromium (playwright-core, never a downloaded browser) against
+ * wrangler dev with the offline demo model: a billing question, the handoff divider, an approved
+ * refund, a reload that shows the same conversation, and a dropped stream resumed without
+ * duplicated text. The screenshot is kept in test-artifacts/.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { type Browser, chromium } from "playwright-core";
+import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const persistTo = mkdtempSync(join(tmpdir(), "handoff-page-"));
+let dev: WranglerDev;
+let browser: Browser;
+
+before(async () => {
+  assert.ok(existsSync(CHROMIUM), `Debian's chromium is needed at ${CHROMIUM}: apt-get install -y chromium (.ci/run does it)`);
+  dev = await startWranglerDev({ persistTo });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await dev?.stop();
+  rmSync(persistTo, { recursive: true, force: true });
+});
+
+describe("the chat page", () => {
+  it("shows a handoff, takes an approval, and survives a reload", async () => {
+    const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
+    await page.goto(dev.url);
+    await page.getByTestId("active-agent").filter({ hasText: "triage" }).waitFor();
+
+    await page.getByLabel("Message").fill("I was charged twice for order A1001");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.getByTestId("handoff").filter({ hasText: "triage → billing: double charge" }).waitFor();
+    const approval = page.getByTestId("approval");
+    await approval.filter({ hasText: "billing wants to run refund" }).waitFor();
+    assert.equal(await page.getByTestId("active-agent").textContent(), "billing");
+
+    await approval.getByRole("button", { name: "Approve" }).click();
+    const answer = page.locator(".assistant").filter({ hasText: "is refunded to your card" });
+    await answer.waitFor();
+    mkdirSync("test-artifacts", { recursive: true });
+    await page.screenshot({ path: "test-artifacts/chat-page.png", fullPage: true });
+
+    await page.reload();
+    await page.getByTestId("handoff").filter({ hasText: "triage → billing: double charge" }).waitFor();
+    await answer.waitFor();
+    assert.equal(await page.locator(".user").count(), 1);
+    assert.equal(await page.getByTestId("active-agent").textContent(), "billing");
+    assert.match((await page.locator("details.tool summary").allTextContents()).join(" "), /lookup_order.*refund/);
+    await page.close();
+  });
+
+  it("reconnects a dropped stream with Last-Event-ID and draws no text twice", async () => {
+    const page = await browser.newPage();
+    await page.goto(dev.url);
+    await page.getByTestId("active-agent").filter({ hasText: "triage" }).waitFor();
+    const resumes: string[] = [];
+    page.on("request", (request) => {
+      if (request.url().includes("/events")) resumes.push(request.headers()["last-event-id"] ?? "");
+    });
+    // Cut the answer after its first few events, as a dropped connection would.
+    await page.route("**/messages", async (route) => {
+      const response = await route.fetch();
+      const frames = (await response.text()).split("\n\n");
+      await route.fulfill({ response, body: `${frames.slice(0, 6).join("\n\n")}\n\n` });
+    });
+    await page.getByLabel("Message").fill("hello");
+    await page.getByRole("button", { name: "Send" }).click();
+    const bubble = page.locator(".assistant .text").last();
+    await page.waitForFunction(() => document.querySelector("#send:not([disabled])") !== null && document.querySelector(".assistant") !== null);
+    const text = await bubble.textContent();
+    assert.ok(text?.startsWith("This is the offline demo model."), `unexpected text: ${text}`);
+    assert.equal(text?.split("This is the offline demo model.").length, 2, "the text is drawn once");
+    assert.match(text ?? "", /right specialist\.$/);
+    assert.equal(resumes.length, 1);
+    assert.ok(Number(resumes[0]) > 0, "the page resumed after the last event it had drawn");
+    await page.close();
+  });
+});

@@ -1,0 +1,164 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import worker from "../../src/index.ts";
+import { parseSse } from "../support/sse.ts";
+import { call, chat, scenario, stored } from "../support/worker.ts";
+
+const API_KEY = "test-master-key-0123456789";
+const keyed = { ...env, API_KEY, ALLOW_ANONYMOUS: "false" };
+const closed = { ...env, API_KEY: undefined, ALLOW_ANONYMOUS: "false" };
+
+function request(path: string, init: RequestInit = {}, bindings: object = keyed): Promise<Response> {
+  return Promise.resolve(worker.request(`https://chat.test${path}`, init, bindings));
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const json = { "content-type": "application/json" };
+
+async function code(res: Response): Promise<string> {
+  return ((await res.json()) as { error: { code: string } }).error.code;
+}
+
+describe("access", () => {
+  it("fails closed: no API_KEY and no ALLOW_ANONYMOUS answers 503 on /v1/*", async () => {
+    const res = await request("/v1/agents", {}, closed);
+    expect(res.status).toBe(503);
+    expect(await code(res)).toBe("auth_not_configured");
+  });
+
+  it("needs the bearer key when API_KEY is set, compared exactly", async () => {
+    const missing = await request("/v1/agents");
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get("www-authenticate")).toMatch(/^Bearer/);
+    expect(await code(missing)).toBe("unauthorized");
+    expect((await request("/v1/agents", { headers: bearer(`${API_KEY}x`) })).status).toBe(401);
+    expect((await request("/v1/agents", { headers: bearer(API_KEY.slice(0, -1)) })).status).toBe(401);
+    expect((await request("/v1/agents", { headers: bearer(API_KEY) })).status).toBe(200);
+  });
+
+  it("issues a conversation token that opens that conversation and no other", async () => {
+    const created = await request("/v1/conversations", { method: "POST", headers: bearer(API_KEY) });
+    expect(created.status).toBe(201);
+    const { id, token, activeAgent } = (await created.json()) as { id: string; token: string; activeAgent: string };
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(activeAgent).toBe("triage");
+    expect(token).not.toContain(API_KEY);
+
+    const view = await request(`/v1/conversations/${id}`, { headers: bearer(token) });
+    expect(view.status).toBe(200);
+    expect(await view.json()).toMatchObject({ id, activeAgent: "triage", messages: [], status: "idle" });
+    const other = await request(`/v1/conversations/someone-else`, { headers: bearer(token) });
+    expect(other.status).toBe(403);
+    expect(await code(other)).toBe("forbidden");
+    expect((await request("/v1/conversations", { method: "POST", headers: bearer(token) })).status).toBe(403);
+    expect((await request(`/v1/conversations/${id}`, { headers: bearer(`${token.slice(0, -2)}xx`) })).status).toBe(401);
+  });
+
+  it("lets a token holder talk in its conversation", async () => {
+    const s = await scenario([{ text: "Hello from triage." }]);
+    const { id, token } = (await (await request("/v1/conversations", { method: "POST", headers: bearer(API_KEY) })).json()) as { id: string; token: string };
+    const res = await request(`/v1/conversations/${id}/messages`, { method: "POST", headers: { ...json, ...bearer(token) }, body: JSON.stringify({ message: s.tag("hi") }) });
+    expect(res.status).toBe(200);
+    const events = parseSse(await res.text());
+    expect(events.at(-1)).toMatchObject({ type: "done", text: "Hello from triage." });
+    expect(JSON.stringify(events)).not.toContain("sk-test-secret");
+  });
+});
+
+describe("hostile and broken input", () => {
+  const post = (path: string, body: BodyInit, headers: Record<string, string> = json) => call(path, { method: "POST", headers, body });
+
+  it.each([
+    ["wrong content type", () => post("/v1/conversations/c-x/messages", JSON.stringify({ message: "hi" }), { "content-type": "text/plain" }), 415, "unsupported_media_type"],
+    ["body over 64 KiB", () => post("/v1/conversations/c-x/messages", JSON.stringify({ message: "x".repeat(70_000) })), 413, "payload_too_large"],
+    [
+      "body over 64 KiB without a length, cut while reading",
+      () => {
+        const chunk = new TextEncoder().encode("x".repeat(16_384));
+        let sent = 0;
+        const body = new ReadableStream<Uint8Array>({
+          pull(controller) {
+            if (sent++ < 100) controller.enqueue(chunk);
+            else controller.close();
+          },
+        });
+        return post("/v1/conversations/c-x/messages", body);
+      },
+      413,
+      "payload_too_large",
+    ],
+    ["message over the length limit", () => post("/v1/conversations/c-x/messages", JSON.stringify({ message: "y".repeat(8_001) })), 413, "message_too_long"],
+    ["wrong method", () => call("/v1/conversations/c-x/messages", { method: "PUT" }), 405, "method_not_allowed"],
+    ["wrong method on the collection", () => call("/v1/conversations"), 405, "method_not_allowed"],
+    ["unknown /v1 route", () => call("/v1/conversations/c-x/nothing"), 404, "not_found"],
+    ["unknown fields on create", () => post("/v1/conversations", JSON.stringify({ id: "mine" })), 400, "invalid_request"],
+  ])("%s gets a JSON error", async (_name, send, status, errorCode) => {
+    const res = await send();
+    expect(res.status).toBe(status);
+    expect(await code(res)).toBe(errorCode);
+  });
+
+  it("leaves a stored conversation untouched", async () => {
+    const s = await scenario([{ text: "kept" }]);
+    await chat(s.conversationId, s.tag("keep me"));
+    const before = await stored(s.conversationId);
+    const path = `/v1/conversations/${s.conversationId}/messages`;
+    await post(path, "{bad");
+    await post(path, JSON.stringify({ message: "" }));
+    await post(path, JSON.stringify({ message: "z".repeat(9_000) }));
+    await post(path, JSON.stringify({ message: "ok" }), { "content-type": "text/plain" });
+    await post(`/v1/conversations/${s.conversationId}/approvals`, JSON.stringify({ decisions: [{ toolCallId: "x", approved: true, extra: 1 }] }));
+    expect(await stored(s.conversationId)).toEqual(before);
+  });
+});
+
+describe("CORS, headers, OpenAPI", () => {
+  const withOrigins = { ...env, ALLOWED_ORIGINS: "https://app.example, https://other.example" };
+
+  it("answers preflight for allowed origins only; none are allowed by default", async () => {
+    const preflight = (origin: string, bindings: object) =>
+      request("/v1/agents", { method: "OPTIONS", headers: { origin, "access-control-request-method": "POST" } }, bindings);
+    const allowed = await preflight("https://app.example", withOrigins);
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers.get("access-control-allow-origin")).toBe("https://app.example");
+    expect(allowed.headers.get("access-control-allow-headers")).toMatch(/authorization/);
+    expect((await preflight("https://evil.example", withOrigins)).headers.get("access-control-allow-origin")).toBeNull();
+    expect((await preflight("https://app.example", env)).headers.get("access-control-allow-origin")).toBeNull();
+  });
+
+  it("sets security headers on JSON, stream and page responses", async () => {
+    const s = await scenario([{ text: "hi" }]);
+    const responses = [
+      await call("/v1/agents"),
+      await call(`/v1/conversations/${s.conversationId}/messages`, { method: "POST", headers: json, body: JSON.stringify({ message: s.tag("x") }) }),
+      await call("/"),
+      await call("/v1/nope"),
+    ];
+    for (const res of responses) {
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(res.headers.get("x-frame-options")).toBe("SAMEORIGIN");
+      expect(res.headers.get("content-security-policy")).toMatch(/default-src 'self'/);
+      expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+      await res.body?.cancel();
+    }
+  });
+
+  it("serves the chat page at /", async () => {
+    const res = await call("/");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/text\/html/);
+    expect(await res.text()).toContain('<script type="module" src="/app.js">');
+  });
+
+  it("publishes an OpenAPI document generated from the request schemas", async () => {
+    const doc = (await (await call("/v1/openapi.json")).json()) as { openapi: string; paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>> };
+    expect(doc.openapi).toBe("3.1.0");
+    expect(doc.paths["/v1/conversations/{id}/messages"]!.post!.requestBody!.content["application/json"]!.schema).toMatchObject({
+      type: "object",
+      properties: { message: { type: "string" } },
+      required: ["message"],
+      additionalProperties: false,
+    });
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v1/conversations/{id}/approvals", "/v1/conversations/{id}/events"]));
+  });
+});
