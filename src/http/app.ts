@@ -12,6 +12,7 @@ import { openApiDocument } from "./openapi.ts";
 import { conversationId, readJson, sse } from "./request.ts";
 import { ApprovalsBody, CreateConversationBody, EventCursor, MessageBody } from "./schemas.ts";
 import { sessionClient } from "./session-client.ts";
+import { registerUIChatRoutes } from "./ui-chat-routes.ts";
 import { mintToken } from "./tokens.ts";
 
 type AppEnv = { Bindings: Env; Variables: { access: Access } };
@@ -118,7 +119,9 @@ export function createApp(network: Network): Hono<AppEnv> {
     return result.ok ? c.body(null, 204) : sessionError(c, result.error);
   });
 
-  const routes = ["/v1/openapi.json", "/v1/agents", "/v1/conversations", "/v1/conversations/:id", "/v1/conversations/:id/messages", "/v1/conversations/:id/approvals", "/v1/conversations/:id/events"];
+  registerUIChatRoutes(app);
+
+  const routes = ["/v1/conversations/:id/chat", "/v1/conversations/:id/chat/stream", "/v1/openapi.json", "/v1/agents", "/v1/conversations", "/v1/conversations/:id", "/v1/conversations/:id/messages", "/v1/conversations/:id/approvals", "/v1/conversations/:id/events"];
   for (const path of routes) {
     app.all(path, (c) => errorResponse(c, "method_not_allowed", `${c.req.method} is not allowed on ${c.req.path}.`));
   }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ApprovalsBody, ConversationId, MessageBody } from "./schemas.ts";
+import { ApprovalsBody, ConversationId, MessageBody, UIChatBody } from "./schemas.ts";
 
 const json = (schema: z.ZodType) => ({ "application/json": { schema: z.toJSONSchema(schema, { io: "input" }) } });
 const error = { description: "An error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
@@ -33,6 +33,14 @@ export function openApiDocument(): Record<string, unknown> {
       "/v1/conversations/{id}/approvals": {
         parameters: [idParam],
         post: { summary: "Decide pending tool calls; streams the resumed turn", requestBody: { required: true, content: json(ApprovalsBody) }, responses: { "200": stream, "202": { description: "Decisions recorded; calls still pending" }, "404": error, "409": error } },
+      },
+      "/v1/conversations/{id}/chat": {
+        parameters: [idParam],
+        post: { summary: "The AI SDK UI message stream protocol (useChat with DefaultChatTransport); only the newest message is read", requestBody: { required: true, content: json(UIChatBody) }, responses: { "200": { description: "UI message stream (x-vercel-ai-ui-message-stream: v1)", content: { "text/event-stream": {} } } } },
+      },
+      "/v1/conversations/{id}/chat/stream": {
+        parameters: [idParam],
+        get: { summary: "Resume the running turn as a UI message stream", responses: { "200": { description: "UI message stream" }, "204": { description: "Nothing is running" } } },
       },
       "/v1/conversations/{id}/events": {
         parameters: [idParam, { name: "after", in: "query", schema: { type: "integer", minimum: 0 } }, { name: "Last-Event-ID", in: "header", schema: { type: "integer", minimum: 0 } }],

@@ -29,3 +29,28 @@ export const EventCursor = z.coerce.number().int().min(0).max(Number.MAX_SAFE_IN
 
 /** POST /v1/conversations takes no fields today; unknown ones are refused so typos surface. */
 export const CreateConversationBody = z.strictObject({});
+
+/**
+ * The body `useChat` sends through `DefaultChatTransport`. Loose on purpose: AI SDK versions add
+ * fields, and only the newest message is read (the Durable Object holds the history).
+ */
+export const UIChatBody = z.looseObject({
+  id: z.string().optional(),
+  trigger: z.enum(["submit-message", "regenerate-message"]).optional(),
+  messages: z
+    .array(
+      z.looseObject({
+        role: z.enum(["system", "user", "assistant"]),
+        parts: z.array(
+          z.looseObject({
+            type: z.string(),
+            text: z.string().optional(),
+            state: z.string().optional(),
+            approval: z.looseObject({ id: z.string(), approved: z.boolean().optional(), reason: z.string().optional() }).optional(),
+          }),
+        ),
+      }),
+    )
+    .min(1, "Send at least one message."),
+});
+export type UIChatBody = z.infer<typeof UIChatBody>;

@@ -4,4 +4,4 @@
  */
 export { Conversation, type ConversationView, type DecisionOutcome } from "./conversation.ts";
 export type { SessionError, SessionErrorCode, SessionResult } from "./results.ts";
-export { SSE_HEADERS } from "./sse.ts";
+export { decodeSse, SSE_HEADERS, type StoredEvent } from "./sse.ts";

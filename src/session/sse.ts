@@ -16,3 +16,22 @@ export const SSE_HEADERS = {
   "cache-control": "no-cache, no-transform",
   "x-accel-buffering": "no",
 } as const;
+
+/** Reads SSE frames of this runtime's own encoding back into events. */
+export function decodeSse(): TransformStream<Uint8Array, StoredEvent> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  return new TransformStream({
+    transform(bytes, controller) {
+      buffer += decoder.decode(bytes, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const frame = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const id = /^id: (\d+)$/m.exec(frame)?.[1];
+        const data = /^data: (.*)$/m.exec(frame)?.[1];
+        if (id && data) controller.enqueue({ id: Number(id), ...(JSON.parse(data) as RunEvent) });
+      }
+    },
+  });
+}

@@ -1,0 +1,89 @@
+import type { StoredEvent } from "../session/index.ts";
+import { decodeSse } from "../session/index.ts";
+
+/** The AI SDK UI message stream protocol's response headers (v1). */
+export const UI_MESSAGE_STREAM_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache, no-transform",
+  "x-vercel-ai-ui-message-stream": "v1",
+  "x-accel-buffering": "no",
+} as const;
+
+type Chunk = Record<string, unknown> & { type: string };
+
+/**
+ * Re-encodes a turn's events as the AI SDK UI message stream, so `useChat` talks to a conversation
+ * directly. Only the base fields of each chunk are sent, which clients from AI SDK 5 to 7 accept.
+ */
+export function toUIMessageStream(events: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let openText: string | null = null;
+  const closeText = (out: Chunk[]) => {
+    if (openText) out.push({ type: "text-end", id: openText });
+    openText = null;
+  };
+  const toChunks = (event: StoredEvent): Chunk[] => {
+    const out: Chunk[] = [];
+    switch (event.type) {
+      case "run-start":
+        out.push({ type: "start" });
+        break;
+      case "step-start":
+        out.push({ type: "start-step" });
+        break;
+      case "text-delta":
+        if (!openText) {
+          openText = `text-${event.id}`;
+          out.push({ type: "text-start", id: openText });
+        }
+        out.push({ type: "text-delta", id: openText, delta: event.delta });
+        break;
+      case "tool-call":
+        closeText(out);
+        out.push({ type: "tool-input-available", toolCallId: event.toolCallId, toolName: event.name, input: event.args });
+        break;
+      case "tool-result":
+        out.push(
+          event.isError
+            ? { type: "tool-output-error", toolCallId: event.toolCallId, errorText: typeof event.result === "string" ? event.result : JSON.stringify(event.result) }
+            : { type: "tool-output-available", toolCallId: event.toolCallId, output: event.result },
+        );
+        break;
+      case "approval-required":
+        out.push({ type: "tool-approval-request", approvalId: event.toolCallId, toolCallId: event.toolCallId });
+        break;
+      case "handoff": {
+        const { type: _type, id: _id, ...handoff } = event;
+        out.push({ type: "data-handoff", id: event.toolCallId, data: handoff });
+        break;
+      }
+      case "step-finish":
+        closeText(out);
+        out.push({ type: "finish-step" });
+        break;
+      case "done":
+        closeText(out);
+        out.push({ type: "finish" });
+        break;
+      case "error":
+        closeText(out);
+        out.push({ type: "error", errorText: `${event.code}: ${event.message}` });
+        break;
+      default: {
+        const exhaustive: never = event;
+        throw new Error(`unknown event ${JSON.stringify(exhaustive)}`);
+      }
+    }
+    return out;
+  };
+  return events.pipeThrough(decodeSse()).pipeThrough(
+    new TransformStream<StoredEvent, Uint8Array>({
+      transform(event, controller) {
+        for (const chunk of toChunks(event)) controller.enqueue(encoder.encode(`data: ${JSON.stringify(chunk)}\n\n`));
+      },
+      flush(controller) {
+        controller.enqueue(encoder.encode("data: [DONE]\n\n"));
+      },
+    }),
+  );
+}
