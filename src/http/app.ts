@@ -54,8 +54,8 @@ export function createApp(network: Network): Hono<AppEnv> {
           description: agent.description,
           model: agent.model ?? null,
           tools: [...toolset.tools.keys()],
-          handoffs: [...toolset.transfers.values()],
-          transferTools: [...toolset.transfers.keys()],
+          handoffs: [...toolset.transfers.keys()],
+          transferTools: toolset.specs.map((s) => s.name).filter((name) => !toolset.tools.has(name)),
         };
       }),
     }),

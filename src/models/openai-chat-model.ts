@@ -78,6 +78,9 @@ export function toChatMessages(instructions: string, messages: readonly Message[
       case "tool":
         out.push({ role: "tool", tool_call_id: message.toolCallId, content: message.content });
         break;
+      case "system":
+        out.push({ role: "system", content: message.content });
+        break;
       default: {
         const exhaustive: never = message;
         throw new Error(`unknown message ${JSON.stringify(exhaustive)}`);

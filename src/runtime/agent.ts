@@ -1,28 +1,73 @@
+import { z } from "zod";
+import type { Message } from "./messages.ts";
 import type { Tool } from "./tool.ts";
+
+/** What an agent's instructions and tools can read: the context handoffs have carried so far. */
+export interface AgentContext {
+  context: Readonly<Record<string, unknown>>;
+}
+
+/** What a handoff's `isEnabled` sees of the conversation. */
+export interface HandoffState {
+  activeAgent: string;
+  /** Accepted transfers over the conversation's life. */
+  handoffCount: number;
+  /** Accepted transfers in this turn. */
+  turnHandoffs: number;
+  context: Readonly<Record<string, unknown>>;
+}
+
+export interface HandoffOptions {
+  /**
+   * Typed input the model must give with the transfer (for example `{ orderId }`). It is validated
+   * like a tool's arguments, recorded on the handoff, and merged into the context the target reads.
+   */
+  inputSchema?: z.ZodObject;
+  /** Hides the transfer for a turn when false (or when the function returns false). */
+  isEnabled?: boolean | ((state: HandoffState) => boolean);
+  /** Trims what the target sees after this transfer; what is stored does not change. */
+  historyFilter?: (messages: readonly Message[]) => Message[];
+}
+
+/** A handoff target with options: `handoff(billing, { inputSchema })`. */
+export interface Handoff extends HandoffOptions {
+  agent: Agent;
+}
+
+export function handoff(agent: Agent, options: HandoffOptions = {}): Handoff {
+  return { agent, ...options };
+}
 
 export interface AgentConfig {
   name: string;
   /** One sentence for routers: it is added to the description of every transfer tool that targets this agent. */
   description?: string;
-  /** The system prompt while this agent holds the conversation. */
-  instructions: string;
+  /** The system prompt while this agent holds the conversation; a function reads the handoff context. */
+  instructions: string | ((ctx: AgentContext) => string);
   /** Model name; the network's default applies when absent. */
   model?: string;
   tools?: Tool[];
-  handoffs?: Agent[];
+  handoffs?: Array<Agent | Handoff>;
+  /** Tree form (seed 003): children are targets, and so are the parent and siblings unless disallowed. */
+  subAgents?: Agent[];
+  disallowTransferToParent?: boolean;
+  disallowTransferToPeers?: boolean;
 }
 
 /**
- * An agent is a value: name, instructions, model, tools and handoff targets.
- * It is a class only so that cyclic links can be made after construction (`addHandoff`).
+ * An agent is a value: name, instructions, model, tools and handoff targets. It is a class only
+ * so that cyclic links can be made after construction (`addHandoff`).
  */
 export class Agent {
   readonly name: string;
   readonly description: string;
-  readonly instructions: string;
+  readonly instructions: string | ((ctx: AgentContext) => string);
   readonly model: string | undefined;
   readonly tools: readonly Tool[];
-  readonly #handoffs: Agent[];
+  readonly subAgents: readonly Agent[];
+  readonly disallowTransferToParent: boolean;
+  readonly disallowTransferToPeers: boolean;
+  readonly #handoffs: Handoff[];
 
   constructor(config: AgentConfig) {
     this.name = config.name;
@@ -30,16 +75,38 @@ export class Agent {
     this.instructions = config.instructions;
     this.model = config.model;
     this.tools = [...(config.tools ?? [])];
-    this.#handoffs = [...(config.handoffs ?? [])];
+    this.subAgents = [...(config.subAgents ?? [])];
+    this.disallowTransferToParent = config.disallowTransferToParent ?? false;
+    this.disallowTransferToPeers = config.disallowTransferToPeers ?? false;
+    this.#handoffs = (config.handoffs ?? []).map((h) => (h instanceof Agent ? { agent: h } : h));
   }
 
-  get handoffs(): readonly Agent[] {
+  get handoffs(): readonly Handoff[] {
     return this.#handoffs;
   }
 
   /** Adds a target; used for links back to an agent defined earlier (cycles). */
-  addHandoff(target: Agent): this {
-    if (!this.#handoffs.includes(target)) this.#handoffs.push(target);
+  addHandoff(target: Agent | Handoff): this {
+    const h = target instanceof Agent ? { agent: target } : target;
+    if (!this.#handoffs.some((existing) => existing.agent === h.agent)) this.#handoffs.push(h);
     return this;
+  }
+
+  instructionsFor(ctx: AgentContext): string {
+    return typeof this.instructions === "string" ? this.instructions : this.instructions(ctx);
+  }
+
+  /**
+   * Delegation, not a transfer (seed 002): a tool that runs this agent on a fresh context with the
+   * given request and returns its answer. The conversation stays with the agent that called it.
+   */
+  asTool(options: { name?: string; description?: string } = {}): Tool {
+    const agent = this;
+    return {
+      name: options.name ?? `ask_${agent.name.toLowerCase().replace(/[^a-z0-9_]/g, "_")}`,
+      description: options.description ?? `Ask '${agent.name}' and get its answer back. ${agent.description}`.trim(),
+      parameters: z.object({ request: z.string().min(1).describe("What to ask, with everything the agent needs: it sees nothing else.") }),
+      execute: (args, ctx) => ctx.delegate(agent, (args as { request: string }).request),
+    };
   }
 }

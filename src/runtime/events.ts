@@ -10,6 +10,8 @@ export interface HandoffRecord {
   to: string;
   toolCallId: string;
   reason?: string;
+  /** The typed handoff input, when the handoff has an inputSchema. */
+  input?: Record<string, unknown>;
   stepIndex: number;
 }
 

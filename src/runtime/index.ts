@@ -3,12 +3,13 @@
  * The handoff run loop: agents, transfer tools, the step loop and its events. Pure TypeScript with
  * no Cloudflare, Hono or OpenAI imports; hosts plug in through the ports (Model, TurnStore).
  */
-export { Agent, type AgentConfig } from "./agent.ts";
+export { Agent, handoff, type AgentConfig, type AgentContext, type Handoff, type HandoffOptions, type HandoffState } from "./agent.ts";
 export { RuntimeError, toRuntimeError, type RuntimeErrorCode } from "./errors.ts";
 export { isTerminal, type HandoffRecord, type RunEvent, type RunEventType, type TurnStatus, type Usage } from "./events.ts";
 export { DEFAULT_LIMITS, type Limits } from "./limits.ts";
-export { findHistoryProblem, type AssistantMessage, type Message, type ToolCall, type ToolMessage, type UserMessage } from "./messages.ts";
-export { Network, type AgentToolset, type NetworkOptions } from "./network.ts";
+export { findHistoryProblem, type AssistantMessage, type Message, type SystemMessage, type ToolCall, type ToolMessage, type UserMessage } from "./messages.ts";
+export { Network, type AgentToolset, type HandoffInfo, type NetworkOptions, type TransferEdge } from "./network.ts";
+export { NAMED_TRANSFER_TOOL, SINGLE_TRANSFER_TOOL, type TransferStyle } from "./transfer-tools.ts";
 export type { Model, ModelEvent, ModelRequest, StepCommit, TurnStore } from "./ports.ts";
 export { runTurn, type RunTurnOptions, type TurnInput } from "./run-loop.ts";
 export { denialMessage, type ApprovalDecision, type PendingApproval, type Suspension } from "./suspension.ts";

@@ -28,7 +28,14 @@ export interface ToolMessage {
   isError: boolean;
 }
 
-export type Message = UserMessage | AssistantMessage | ToolMessage;
+/** A system message in the history: the `append` system-prompt mode adds one at each transfer (seed 001). */
+export interface SystemMessage {
+  role: "system";
+  agent: string;
+  content: string;
+}
+
+export type Message = UserMessage | AssistantMessage | ToolMessage | SystemMessage;
 
 /**
  * A history is valid for the model APIs when every assistant tool call is answered by

@@ -1,60 +1,92 @@
-import type { Agent } from "./agent.ts";
+import type { Agent, Handoff, HandoffState } from "./agent.ts";
 import { type Tool, type ToolSpec, toolSpec } from "./tool.ts";
+import { type TransferStyle, transferSpecs } from "./transfer-tools.ts";
 import { transferToolNames } from "./transfer-names.ts";
+
+export interface HandoffInfo {
+  from: string;
+  to: string;
+  reason?: string;
+  input?: Record<string, unknown>;
+}
 
 export interface NetworkOptions {
   /** Model name for agents that do not name their own. */
   defaultModel?: string;
-  /** Agents linked later that traversal from the entry agent cannot reach (seed 004's explicit registration). */
+  /** Agents that traversal from the entry agent cannot reach (seed 004's explicit registration). */
   register?: Agent[];
   /**
-   * Which transfers an agent is offered. `network` (default, seed 002): every transfer tool of the
-   * network except the one to itself. `declared`: only the agent's own `handoffs`.
+   * A closed network: exactly these agents (plus the entry agent). A handoff to any other agent
+   * is rejected when the network is built.
+   */
+  agents?: Agent[];
+  /**
+   * Which transfers an agent is offered. `network` (seed 002): every agent of the network except
+   * itself. `declared`: only its own handoffs and, in tree form, its children, parent and peers.
+   * Defaults to `declared` when any agent has subAgents, else `network`.
    */
   transferScope?: "network" | "declared";
+  /** `per-target` (default): transfer_to_<name>; `single`: transfer_to_agent; `named`: one `handoff` tool. */
+  toolStyle?: TransferStyle;
+  /** Extra transfer calls in one step: `answer` each with an error (default) or `drop` them from the history. */
+  extraTransfers?: "answer" | "drop";
+  /** At a transfer the target's instructions `replace` the system prompt (default) or are `append`ed. */
+  systemPrompt?: "replace" | "append";
+  /** Accepted transfers over a conversation's life (default unlimited). */
+  maxHandoffs?: number;
+  /** false refuses a transfer to an agent already active in this turn (seed 001's visited set). */
+  allowRevisit?: boolean;
+  /** Replaces the sentence added to each transfer tool's description (seed 002). */
+  describe?: (agentName: string) => string;
+  /** Runs once per accepted transfer; a throw ends the turn with an error (it is not swallowed). */
+  onHandoff?: (info: HandoffInfo) => void | Promise<void>;
 }
 
-/** The tools one agent is offered: its own tools plus its transfers, with the specs sent to the model. */
+/** One transfer an agent may make, with the options of the edge. */
+export interface TransferEdge extends Omit<Handoff, "agent"> {
+  target: Agent;
+  toolName: string;
+}
+
+/** The tools one agent is offered in a turn: its own tools plus its enabled transfers. */
 export interface AgentToolset {
   tools: ReadonlyMap<string, Tool>;
-  /** Transfer tool name → target agent name. */
-  transfers: ReadonlyMap<string, string>;
+  /** Enabled transfers by target name. */
+  transfers: ReadonlyMap<string, TransferEdge>;
   specs: readonly ToolSpec[];
 }
 
-/** A validated agent network: a registry by name and each agent's tool set, built once. */
+/** A validated agent network: a registry by name and each agent's transfer edges, built once. */
 export class Network {
   readonly entry: Agent;
-  readonly agents: ReadonlyMap<string, Agent>;
   readonly defaultModel: string | undefined;
-  readonly #toolNames: Map<string, string>;
-  readonly #toolsets = new Map<string, AgentToolset>();
+  readonly options: Readonly<NetworkOptions> & { toolStyle: TransferStyle; systemPrompt: "replace" | "append"; extraTransfers: "answer" | "drop"; allowRevisit: boolean };
+  #agents: Map<string, Agent>;
+  #toolNames: Map<string, string>;
+  #edges = new Map<string, TransferEdge[]>();
+  #parents = new Map<Agent, Agent>();
 
   constructor(entry: Agent, options: NetworkOptions = {}) {
     this.entry = entry;
     this.defaultModel = options.defaultModel;
-    this.agents = collectAgents([entry, ...(options.register ?? [])]);
-    this.#toolNames = transferToolNames([...this.agents.keys()]);
-    for (const agent of this.agents.values()) {
-      if (!agent.model && !options.defaultModel) {
-        throw new TypeError(`Agent '${agent.name}' has no model and the network has no defaultModel: set one of them.`);
-      }
-      const targets =
-        options.transferScope === "declared"
-          ? agent.handoffs.map((target) => target.name)
-          : [...this.agents.keys()];
-      this.#toolsets.set(agent.name, this.#buildToolset(agent, targets));
-    }
+    this.options = { toolStyle: "per-target", systemPrompt: "replace", extraTransfers: "answer", allowRevisit: true, ...options };
+    this.#agents = new Map();
+    this.#toolNames = new Map();
+    this.#build([entry, ...(options.agents ?? []), ...(options.register ?? [])]);
+  }
+
+  get agents(): ReadonlyMap<string, Agent> {
+    return this.#agents;
+  }
+
+  /** Registers agents linked after the network was built; earlier tool names do not change. */
+  register(...agents: Agent[]): this {
+    this.#build([...this.#agents.values(), ...agents]);
+    return this;
   }
 
   get(name: string): Agent | undefined {
-    return this.agents.get(name);
-  }
-
-  toolset(agentName: string): AgentToolset {
-    const toolset = this.#toolsets.get(agentName);
-    if (!toolset) throw new TypeError(`Agent '${agentName}' is not part of this network.`);
-    return toolset;
+    return this.#agents.get(name);
   }
 
   transferToolName(agentName: string): string | undefined {
@@ -65,44 +97,71 @@ export class Network {
     return agent.model ?? this.defaultModel ?? "";
   }
 
-  #buildToolset(agent: Agent, targets: readonly string[]): AgentToolset {
-    const transfers = new Map<string, string>();
-    const transferSpecs: ToolSpec[] = [];
-    for (const targetName of targets) {
-      const target = this.agents.get(targetName);
-      const toolName = this.#toolNames.get(targetName);
-      if (!target || !toolName || targetName === agent.name) continue;
-      transfers.set(toolName, targetName);
-      transferSpecs.push(transferToolSpec(toolName, target));
-    }
-    const tools = new Map<string, Tool>();
-    for (const t of agent.tools) {
-      if (tools.has(t.name)) throw new TypeError(`Agent '${agent.name}' has two tools named '${t.name}': rename one.`);
-      tools.set(t.name, t);
+  /** Every transfer the agent may make, enabled or not. */
+  edges(agentName: string): readonly TransferEdge[] {
+    const edges = this.#edges.get(agentName);
+    if (!edges) throw new TypeError(`Agent '${agentName}' is not part of this network.`);
+    return edges;
+  }
+
+  /** The agent's tools and the transfers enabled for this state, with the specs sent to the model. */
+  toolset(agentName: string, state?: HandoffState): AgentToolset {
+    const agent = this.#agents.get(agentName);
+    if (!agent) throw new TypeError(`Agent '${agentName}' is not part of this network.`);
+    const tools = new Map(agent.tools.map((t) => [t.name, t] as const));
+    const transfers = new Map<string, TransferEdge>();
+    for (const edge of this.edges(agentName)) {
+      const enabled = typeof edge.isEnabled === "function" ? (state ? edge.isEnabled(state) : true) : edge.isEnabled !== false;
       // An agent's own tool wins over a transfer of the same name on its own turf (seed 002).
-      if (transfers.delete(t.name)) transferSpecs.splice(transferSpecs.findIndex((s) => s.name === t.name), 1);
+      if (enabled && !tools.has(edge.toolName)) transfers.set(edge.target.name, edge);
     }
-    return { tools, transfers, specs: [...[...tools.values()].map(toolSpec), ...transferSpecs] };
+    const specs = [...[...tools.values()].map(toolSpec), ...transferSpecs(this.options, [...transfers.values()]).filter((s) => !tools.has(s.name))];
+    return { tools, transfers, specs };
+  }
+
+  #build(roots: readonly Agent[]): void {
+    const agents = collectAgents(roots, this.#parents);
+    if (this.options.agents) {
+      const closed = new Set([this.entry, ...this.options.agents, ...(this.options.register ?? [])]);
+      for (const agent of agents.values()) {
+        for (const target of [...agent.handoffs.map((h) => h.agent), ...agent.subAgents]) {
+          if (!closed.has(target)) {
+            throw new TypeError(`Agent '${agent.name}' hands off to '${target.name}', which is not part of this network: add it to the network's agents.`);
+          }
+        }
+      }
+    }
+    const names = transferToolNames([...this.#toolNames.keys(), ...[...agents.keys()].filter((n) => !this.#toolNames.has(n))]);
+    const declared = this.options.transferScope === "declared" || (this.options.transferScope === undefined && [...agents.values()].some((a) => a.subAgents.length > 0));
+    const edges = new Map<string, TransferEdge[]>();
+    for (const agent of agents.values()) {
+      if (!agent.model && !this.defaultModel) {
+        throw new TypeError(`Agent '${agent.name}' has no model and the network has no defaultModel: set one of them.`);
+      }
+      const own = new Map<Agent, Handoff>(agent.handoffs.map((h) => [h.agent, h]));
+      for (const target of this.#treeTargets(agent)) if (!own.has(target)) own.set(target, { agent: target });
+      if (!declared) for (const other of agents.values()) if (!own.has(other)) own.set(other, { agent: other });
+      own.delete(agent);
+      edges.set(
+        agent.name,
+        [...own.values()].map(({ agent: target, ...options }) => ({ ...options, target, toolName: names.get(target.name)! })),
+      );
+    }
+    this.#agents = agents;
+    this.#toolNames = names;
+    this.#edges = edges;
+  }
+
+  /** Tree form: children, the parent and siblings, less what the agent disallows. */
+  #treeTargets(agent: Agent): Agent[] {
+    const parent = this.#parents.get(agent);
+    const peers = parent && !agent.disallowTransferToPeers ? parent.subAgents.filter((a) => a !== agent) : [];
+    return [...agent.subAgents, ...(parent && !agent.disallowTransferToParent ? [parent] : []), ...peers];
   }
 }
 
-function transferToolSpec(toolName: string, target: Agent): ToolSpec {
-  const sentence = `Transfer the conversation to '${target.name}'.`;
-  return {
-    name: toolName,
-    description: target.description ? `${sentence} ${target.description}` : sentence,
-    parameters: {
-      type: "object",
-      properties: {
-        reason: { type: "string", description: "Why this agent should take over, in one sentence." },
-      },
-      additionalProperties: false,
-    },
-  };
-}
-
-/** Every agent reachable from the roots, by name; rejects empty and duplicate names. */
-function collectAgents(roots: readonly Agent[]): Map<string, Agent> {
+/** Every agent reachable from the roots, by name; rejects empty and duplicate names and second parents. */
+function collectAgents(roots: readonly Agent[], parents: Map<Agent, Agent>): Map<string, Agent> {
   const byName = new Map<string, Agent>();
   const pending = [...roots];
   for (let agent = pending.shift(); agent; agent = pending.shift()) {
@@ -111,7 +170,14 @@ function collectAgents(roots: readonly Agent[]): Map<string, Agent> {
     if (known === agent) continue;
     if (known) throw new TypeError(`Two different agents are named '${agent.name}': agent names must be unique in a network.`);
     byName.set(agent.name, agent);
-    pending.push(...agent.handoffs);
+    for (const child of agent.subAgents) {
+      const parent = parents.get(child);
+      if (parent && parent !== agent) {
+        throw new TypeError(`Agent '${child.name}' has two parents ('${parent.name}' and '${agent.name}'): an agent belongs to one parent in a tree.`);
+      }
+      parents.set(child, agent);
+    }
+    pending.push(...agent.handoffs.map((h) => h.agent), ...agent.subAgents);
   }
   return byName;
 }

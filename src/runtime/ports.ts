@@ -34,6 +34,8 @@ export interface StepCommit {
   handoff?: HandoffRecord;
   /** A suspension to store (the step waits for approvals), or null to clear the stored one. */
   suspension?: Suspension | null;
+  /** The conversation's context after a handoff that carried input. */
+  context?: Record<string, unknown>;
 }
 
 /** Store ports may be synchronous so the Durable Object's SQLite fits without awaiting. */

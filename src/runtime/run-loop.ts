@@ -5,12 +5,13 @@ import type { HandoffRecord, RunEvent } from "./events.ts";
 import { errorOutcome, executeToolCall, parseArguments, type ToolOutcome } from "./execute-tool-call.ts";
 import { DEFAULT_LIMITS, type Limits } from "./limits.ts";
 import type { AssistantMessage, Message, ToolCall, ToolMessage } from "./messages.ts";
-import type { Network } from "./network.ts";
+import { Network } from "./network.ts";
 import { decideNextStep } from "./next-step.ts";
 import { type PlannedCall, planToolCalls } from "./plan-tool-calls.ts";
 import type { Model, TurnStore } from "./ports.ts";
 import { streamModelCall } from "./stream-model-call.ts";
 import { type ApprovalDecision, denialMessage, type PendingApproval, type Suspension } from "./suspension.ts";
+import type { ToolContext } from "./tool.ts";
 
 /** A turn starts with a user message, or resumes a suspended one with people's decisions. */
 export type TurnInput =
@@ -28,6 +29,10 @@ export interface RunTurnOptions {
   activeAgent: string;
   /** Accepted transfers over the conversation's life before this leg. */
   handoffCount: number;
+  /** The transfer that brought the active agent, if any: its historyFilter still applies. */
+  lastHandoff?: HandoffRecord;
+  /** What handoffs have carried so far (typed handoff input). */
+  context?: Record<string, unknown>;
   input: TurnInput;
   limits?: Partial<Limits>;
   signal?: AbortSignal;
@@ -57,6 +62,8 @@ interface Loop {
   agentSteps: number;
   errorSteps: number;
   stepIndex: number;
+  lastHandoff: HandoffRecord | undefined;
+  context: Record<string, unknown>;
 }
 
 interface Context {
@@ -65,7 +72,7 @@ interface Context {
   signal: AbortSignal;
 }
 
-/** Why a call's result does or does not count toward the runaway-error guard. */
+/** A call's answer, and whether it counts toward the runaway-error guard. */
 type Answered = { outcome: ToolOutcome; counts: boolean };
 
 async function* runLeg(options: RunTurnOptions): AsyncGenerator<RunEvent, void> {
@@ -81,6 +88,8 @@ async function* runLeg(options: RunTurnOptions): AsyncGenerator<RunEvent, void> 
     agentSteps: resumed?.agentSteps ?? 0,
     errorSteps: resumed?.errorSteps ?? 0,
     stepIndex: resumed ? resumed.stepIndex + 1 : 0,
+    lastHandoff: options.lastHandoff,
+    context: { ...options.context },
   };
 
   yield {
@@ -103,21 +112,17 @@ async function* runLeg(options: RunTurnOptions): AsyncGenerator<RunEvent, void> 
 }
 
 /** Answers the suspended step's awaited calls, commits the whole step, and announces the results. */
-async function* settleApprovals(
-  ctx: Context,
-  loop: Loop,
-  suspension: Suspension,
-  decisions: readonly ApprovalDecision[],
-): AsyncGenerator<RunEvent, void> {
-  const { network, conversationId } = ctx.options;
+async function* settleApprovals(ctx: Context, loop: Loop, suspension: Suspension, decisions: readonly ApprovalDecision[]): AsyncGenerator<RunEvent, void> {
+  const { network } = ctx.options;
   const settled = await Promise.all(
     suspension.pending.map(async (pending): Promise<[PendingApproval, Answered]> => {
-      const decision = decisions.find((d) => d.toolCallId === pending.toolCallId);
-      if (!decision?.approved) return [pending, { outcome: errorOutcome(denialMessage(decision ?? { toolCallId: pending.toolCallId, approved: false })), counts: false }];
+      const decision = decisions.find((d) => d.toolCallId === pending.toolCallId) ?? { toolCallId: pending.toolCallId, approved: false };
+      if (!decision.approved) return [pending, { outcome: errorOutcome(denialMessage(decision)), counts: false }];
+      // The gate belongs to the run: the call runs with its own agent's tool, even after a transfer.
       const owner = network.get(pending.agent);
       const call = suspension.assistant.toolCalls!.find((c) => c.id === pending.toolCallId)!;
-      const tools = owner ? network.toolset(owner.name).tools : new Map();
-      const outcome = await executeToolCall(call, tools.get(call.name), { conversationId, agent: pending.agent, signal: ctx.signal }, [...tools.keys()]);
+      const tools = owner?.tools ?? [];
+      const outcome = await executeToolCall(call, tools.find((t) => t.name === call.name), toolContext(ctx, loop, pending.agent), tools.map((t) => t.name));
       return [pending, { outcome, counts: true }];
     }),
   );
@@ -125,8 +130,7 @@ async function* settleApprovals(
   const results = suspension.results.map((result, i): ToolMessage => {
     if (result) return result;
     const call = suspension.assistant.toolCalls![i]!;
-    const [, answered] = settled.find(([pending]) => pending.toolCallId === call.id)!;
-    return toolMessage(call, answered.outcome);
+    return toolMessage(call, settled.find(([pending]) => pending.toolCallId === call.id)![1].outcome);
   });
   await ctx.options.store.commitStep({ messages: [suspension.assistant, ...results], activeAgent: loop.agent.name, suspension: null });
   loop.history.push(suspension.assistant, ...results);
@@ -139,7 +143,7 @@ async function* settleApprovals(
 
 /** One model call and its tools. Returns true when the turn has ended. */
 async function* runStep(ctx: Context, loop: Loop): AsyncGenerator<RunEvent, boolean> {
-  const { network, model, store, conversationId } = ctx.options;
+  const { network, model, store } = ctx.options;
   const { limits, signal } = ctx;
   const agent = loop.agent;
   const stepIndex = loop.stepIndex++;
@@ -147,43 +151,45 @@ async function* runStep(ctx: Context, loop: Loop): AsyncGenerator<RunEvent, bool
     throw new RuntimeError("max_steps", `Agent '${agent.name}' reached maxSteps (${limits.maxSteps}) in this turn.`);
   }
   yield { type: "step-start", stepIndex, agent: agent.name };
-  const toolset = network.toolset(agent.name);
+  const toolset = network.toolset(agent.name, { activeAgent: agent.name, handoffCount: loop.handoffCount, turnHandoffs: loop.handoffs.length, context: loop.context });
   const step = yield* streamModelCall(model, {
     agent: agent.name,
     model: network.modelFor(agent),
-    instructions: agent.instructions,
-    messages: loop.history,
+    instructions: (network.options.systemPrompt === "append" ? network.entry : agent).instructionsFor({ context: loop.context }),
+    messages: visibleHistory(network, loop),
     tools: toolset.specs,
     signal,
   });
   loop.agentSteps++;
   signal.throwIfAborted();
-
-  const assistant: AssistantMessage = {
-    role: "assistant",
-    agent: agent.name,
-    content: step.text || null,
-    ...(step.toolCalls.length ? { toolCalls: step.toolCalls } : {}),
-  };
-  for (const call of step.toolCalls) {
-    yield { type: "tool-call", toolCallId: call.id, name: call.name, args: argsOf(call) };
-  }
+  for (const call of step.toolCalls) yield { type: "tool-call", toolCallId: call.id, name: call.name, args: argsOf(call) };
 
   // Order within a step: transfer interception, then the approval gate, then execution.
-  const plan = planToolCalls({ calls: step.toolCalls, toolset, handoffsThisTurn: loop.handoffs.length, limits });
+  const plan = planToolCalls({
+    calls: step.toolCalls,
+    self: [agent.name, network.transferToolName(agent.name) ?? agent.name],
+    toolset,
+    style: network.options.toolStyle,
+    limits,
+    handoffsThisTurn: loop.handoffs.length,
+    handoffCount: loop.handoffCount,
+    maxHandoffs: network.options.maxHandoffs,
+    visited: network.options.allowRevisit ? undefined : new Set([loop.handoffs[0]?.from ?? agent.name, ...loop.handoffs.map((h) => h.to)]),
+  });
   const gated = await Promise.all(plan.map((p) => (p.kind === "tool" ? requiresApproval(p.call, p.tool) : false)));
-  const answered = await Promise.all(
-    plan.map((planned, i) => (gated[i] ? null : answer(planned, { conversationId, agent: agent.name, signal }, [...toolset.tools.keys()]))),
-  );
+  const answered = await Promise.all(plan.map((planned, i) => (gated[i] ? null : answer(planned, toolContext(ctx, loop, agent.name), [...toolset.tools.keys()]))));
   signal.throwIfAborted();
 
+  // The `drop` policy keeps extra transfers out of the history, so the model never sees them refused.
+  const kept = plan.map((p) => !(p.kind === "refused-transfer" && p.extra && network.options.extraTransfers === "drop"));
+  const keptCalls = step.toolCalls.filter((_, i) => kept[i]);
+  const assistant: AssistantMessage = { role: "assistant", agent: agent.name, content: step.text || null, ...(keptCalls.length ? { toolCalls: keptCalls } : {}) };
   const transfer = plan.find((p) => p.kind === "transfer");
-  const target = transfer ? network.get(transfer.to) : undefined;
-  const handoff: HandoffRecord | undefined =
-    transfer && target
-      ? { from: agent.name, to: target.name, toolCallId: transfer.call.id, ...(transfer.reason ? { reason: transfer.reason } : {}), stepIndex }
-      : undefined;
-  const results = plan.map((planned, i) => (answered[i] ? toolMessage(planned.call, answered[i].outcome) : null));
+  const target = transfer?.edge.target;
+  const handoff: HandoffRecord | undefined = transfer && target
+    ? { from: agent.name, to: target.name, toolCallId: transfer.call.id, ...(transfer.reason ? { reason: transfer.reason } : {}), ...(transfer.input ? { input: transfer.input } : {}), stepIndex }
+    : undefined;
+  const results = plan.flatMap((planned, i) => (kept[i] ? [answered[i] ? toolMessage(planned.call, answered[i].outcome) : null] : []));
   const pending: PendingApproval[] = plan.flatMap((planned, i) =>
     gated[i] ? [{ toolCallId: planned.call.id, name: planned.call.name, args: argsOf(planned.call), agent: agent.name }] : [],
   );
@@ -191,20 +197,21 @@ async function* runStep(ctx: Context, loop: Loop): AsyncGenerator<RunEvent, bool
   const errorSteps = countErrorSteps(loop.errorSteps, answered.filter((a): a is Answered => a !== null));
   const activeAgent = target ?? agent;
   const agentSteps = target ? 0 : loop.agentSteps;
+  const context = transfer?.input ? { ...loop.context, ...transfer.input } : undefined;
+  // The append system-prompt mode records the target's instructions in the history at the transfer.
+  const appended: Message[] =
+    target && network.options.systemPrompt === "append" ? [{ role: "system", agent: target.name, content: target.instructionsFor({ context: context ?? loop.context }) }] : [];
 
+  const shared = { activeAgent: activeAgent.name, ...(handoff ? { handoff } : {}), ...(context ? { context } : {}) };
   if (pending.length > 0) {
     // The transfer is committed before the suspension: the resumed leg runs as the target.
-    await store.commitStep({
-      messages: [],
-      activeAgent: activeAgent.name,
-      ...(handoff ? { handoff } : {}),
-      suspension: { stepIndex, assistant, results, pending, turnHandoffs: handoffs, agentSteps, errorSteps },
-    });
+    await store.commitStep({ messages: appended, ...shared, suspension: { stepIndex, assistant, results, pending, turnHandoffs: handoffs, agentSteps, errorSteps } });
   } else {
     const complete = results.filter((r): r is ToolMessage => r !== null);
-    await store.commitStep({ messages: [assistant, ...complete], activeAgent: activeAgent.name, ...(handoff ? { handoff } : {}) });
+    await store.commitStep({ messages: [assistant, ...complete, ...appended], ...shared });
     loop.history.push(assistant, ...complete);
   }
+  loop.history.push(...appended);
 
   for (const [i, planned] of plan.entries()) {
     const done = answered[i];
@@ -214,8 +221,9 @@ async function* runStep(ctx: Context, loop: Loop): AsyncGenerator<RunEvent, bool
   if (handoff) {
     loop.handoffCount++;
     yield { type: "handoff", ...handoff };
+    await runHook(network, handoff);
   }
-  Object.assign(loop, { agent: activeAgent, handoffs, agentSteps, errorSteps });
+  Object.assign(loop, { agent: activeAgent, handoffs, agentSteps, errorSteps, lastHandoff: handoff ?? loop.lastHandoff, context: context ?? loop.context });
   yield { type: "step-finish", stepIndex, finishReason: step.finishReason, ...(step.usage ? { usage: step.usage } : {}) };
 
   if (pending.length > 0) {
@@ -239,12 +247,58 @@ async function* runStep(ctx: Context, loop: Loop): AsyncGenerator<RunEvent, bool
   }
 }
 
+/** The history the active agent's model is sent: the filter of the transfer that brought it, if any. */
+function visibleHistory(network: Network, loop: Loop): readonly Message[] {
+  const arrival = loop.lastHandoff;
+  if (!arrival || arrival.to !== loop.agent.name || !network.get(arrival.from)) return loop.history;
+  const filter = network.edges(arrival.from).find((e) => e.target.name === arrival.to)?.historyFilter;
+  return filter ? filter(loop.history) : loop.history;
+}
+
+/** onHandoff is caller code: a throw ends the turn (the transfer is already committed, the history valid). */
+async function runHook(network: Network, handoff: HandoffRecord): Promise<void> {
+  if (!network.options.onHandoff) return;
+  try {
+    await network.options.onHandoff({ from: handoff.from, to: handoff.to, ...(handoff.reason ? { reason: handoff.reason } : {}), ...(handoff.input ? { input: handoff.input } : {}) });
+  } catch (error) {
+    throw new RuntimeError("hook_failed", `onHandoff failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+}
+
+function toolContext(ctx: Context, loop: Loop, agent: string): Omit<ToolContext, "toolCallId"> {
+  return {
+    conversationId: ctx.options.conversationId,
+    agent,
+    signal: ctx.signal,
+    context: loop.context,
+    delegate: (delegate, request) => delegateTo(ctx, delegate, request),
+  };
+}
+
+/** Agent-as-tool: the agent runs on a fresh context with only the request; its answer comes back. */
+async function delegateTo(ctx: Context, agent: Agent, request: string): Promise<string> {
+  const network = new Network(agent, { defaultModel: ctx.options.network.defaultModel, transferScope: "declared" });
+  let text = "";
+  for await (const event of runTurn({
+    conversationId: `${ctx.options.conversationId}/${agent.name}`,
+    network,
+    model: ctx.options.model,
+    store: { commitStep: () => {} },
+    history: [],
+    activeAgent: agent.name,
+    handoffCount: 0,
+    input: { kind: "message", text: request },
+    limits: ctx.limits,
+    signal: ctx.signal,
+  })) {
+    if (event.type === "error") throw new Error(`'${agent.name}' failed: ${event.message}`);
+    if (event.type === "done") text = event.status === "completed" ? event.text : `'${agent.name}' is waiting for an approval it cannot get here.`;
+  }
+  return text;
+}
+
 /** Answers one planned call; transfers are answered without running anything. */
-async function answer(
-  planned: PlannedCall,
-  ctx: { conversationId: string; agent: string; signal: AbortSignal },
-  availableTools: string[],
-): Promise<Answered> {
+async function answer(planned: PlannedCall, ctx: Omit<ToolContext, "toolCallId">, availableTools: string[]): Promise<Answered> {
   switch (planned.kind) {
     case "tool":
       return { outcome: await executeToolCall(planned.call, planned.tool, ctx, availableTools), counts: true };
@@ -252,7 +306,7 @@ async function answer(
       // A policy verdict, not a tool failure.
       return { outcome: errorOutcome(planned.message), counts: false };
     case "transfer": {
-      const text = `Transferred to '${planned.to}'.${planned.reason ? ` ${planned.reason}` : ""}`;
+      const text = `Transferred to '${planned.edge.target.name}'.${planned.reason ? ` ${planned.reason}` : ""}`;
       return { outcome: { result: text, content: text, isError: false }, counts: false };
     }
     default: {

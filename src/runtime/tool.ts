@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { Agent } from "./agent.ts";
 
 /** What a tool's execute function can see about the call it answers. */
 export interface ToolContext {
@@ -6,6 +7,10 @@ export interface ToolContext {
   agent: string;
   toolCallId: string;
   signal: AbortSignal;
+  /** What handoffs have carried into the conversation (typed handoff input). */
+  context: Readonly<Record<string, unknown>>;
+  /** Runs another agent on a fresh context and resolves to its final text (agent-as-tool). */
+  delegate(agent: Agent, request: string): Promise<string>;
 }
 
 export interface Tool<Schema extends z.ZodType = z.ZodType> {

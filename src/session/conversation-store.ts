@@ -15,6 +15,8 @@ export interface ConversationState {
   suspension: Suspension | null;
   /** Decisions taken so far on the suspension's pending calls. */
   decisions: ApprovalDecision[];
+  /** What handoffs have carried (typed handoff input). */
+  context: Record<string, unknown>;
 }
 
 export type TurnStatus = "running" | "completed" | "failed" | "awaiting_approval";
@@ -76,6 +78,11 @@ export class ConversationStore {
       .map((row) => ({ turn: row.turn, ...(JSON.parse(row.data) as HandoffRecord) }));
   }
 
+  lastHandoff(): HandoffRecord | undefined {
+    const row = this.#sql.exec<{ data: string }>(`SELECT data FROM handoffs ORDER BY seq DESC LIMIT 1`).toArray()[0];
+    return row && (JSON.parse(row.data) as HandoffRecord);
+  }
+
   turn(turn: number): TurnRecord | undefined {
     const row = this.#sql
       .exec<{ turn: number; status: string; error: string | null; rows_written: number; bytes_written: number }>(
@@ -90,7 +97,7 @@ export class ConversationStore {
   create(conversationId: string, entryAgent: string): ConversationState {
     const existing = this.state();
     if (existing) return existing;
-    const state: ConversationState = { conversationId, activeAgent: entryAgent, handoffCount: 0, lastEventId: 0, turn: 0, suspension: null, decisions: [] };
+    const state: ConversationState = { conversationId, activeAgent: entryAgent, handoffCount: 0, lastEventId: 0, turn: 0, suspension: null, decisions: [], context: {} };
     this.#transaction(() => this.#writeState(state));
     return state;
   }
@@ -127,6 +134,7 @@ export class ConversationStore {
       handoffCount: state.handoffCount + (commit.handoff ? 1 : 0),
       lastEventId: events.at(-1)?.id ?? state.lastEventId,
       ...(commit.suspension === undefined ? {} : { suspension: commit.suspension, decisions: [] }),
+      ...(commit.context ? { context: commit.context } : {}),
     };
     this.#transaction(() => {
       for (const message of messages) this.#exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(message));

@@ -126,6 +126,7 @@ export class Conversation extends DurableObject<Env> {
     let nextId = state.lastEventId + 1;
     let pending: StoredEvent[] = [];
     let last: StoredEvent | undefined;
+    const lastHandoff = this.#store.lastHandoff();
     try {
       const events = runTurn({
         conversationId,
@@ -134,6 +135,8 @@ export class Conversation extends DurableObject<Env> {
         history: this.#store.messages(),
         activeAgent: state.activeAgent,
         handoffCount: state.handoffCount,
+        ...(lastHandoff ? { lastHandoff } : {}),
+        context: state.context ?? {},
         input,
         limits: {
           ...(this.#config.MAX_STEPS ? { maxSteps: this.#config.MAX_STEPS } : {}),

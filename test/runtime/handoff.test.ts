@@ -133,7 +133,7 @@ describe("a transfer", () => {
     const a = new Agent({ name: "a", instructions: "a", handoffs: [b, c] });
     b.addHandoff(a);
     const network = new Network(a, { defaultModel: "m", transferScope: "declared" });
-    expect([...network.toolset("b").transfers.keys()]).toEqual(["transfer_to_a"]);
-    expect([...new Network(a, { defaultModel: "m" }).toolset("b").transfers.keys()]).toEqual(["transfer_to_a", "transfer_to_c"]);
+    expect([...network.toolset("b").transfers.keys()]).toEqual(["a"]);
+    expect([...new Network(a, { defaultModel: "m" }).toolset("b").transfers.keys()]).toEqual(["a", "c"]);
   });
 });
