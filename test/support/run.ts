@@ -26,6 +26,8 @@ export async function playTurn(
     history: store.history,
     activeAgent: store.activeAgent,
     handoffCount: store.handoffCount,
+    ...(store.lastHandoff ? { lastHandoff: store.lastHandoff } : {}),
+    context: store.context,
     input: typeof message === "string" ? { kind: "message", text: message } : message,
     ...(options.limits ? { limits: options.limits } : {}),
   })) {

@@ -1,4 +1,4 @@
-import type { Message, Model, ModelEvent, ModelRequest, StepCommit, Suspension, ToolSpec, TurnStore } from "../../src/runtime/index.ts";
+import type { HandoffRecord, Message, Model, ModelEvent, ModelRequest, StepCommit, Suspension, ToolSpec, TurnStore } from "../../src/runtime/index.ts";
 
 export interface ScriptedCall {
   id?: string;
@@ -68,6 +68,8 @@ export class MemoryStore implements TurnStore {
   activeAgent: string;
   handoffCount = 0;
   suspension: Suspension | null = null;
+  lastHandoff: HandoffRecord | undefined;
+  context: Record<string, unknown> = {};
 
   constructor(activeAgent: string) {
     this.activeAgent = activeAgent;
@@ -77,7 +79,11 @@ export class MemoryStore implements TurnStore {
     this.commits.push(structuredClone(commit));
     this.history.push(...structuredClone(commit.messages));
     this.activeAgent = commit.activeAgent;
-    if (commit.handoff) this.handoffCount++;
+    if (commit.handoff) {
+      this.handoffCount++;
+      this.lastHandoff = structuredClone(commit.handoff);
+    }
+    if (commit.context) this.context = structuredClone(commit.context);
     if (commit.suspension !== undefined) this.suspension = structuredClone(commit.suspension);
   }
 }
