@@ -14,6 +14,12 @@ export interface Env {
   OPENAI_BASE_URL?: string;
   OPENAI_MODEL?: string;
   OPENAI_MAX_RETRIES?: string;
+  OPENAI_API?: string;
+  OPENAI_TEMPERATURE?: string;
+  OPENAI_REASONING_EFFORT?: string;
+  OPENAI_MAX_OUTPUT_TOKENS?: string;
+  OPENAI_PARALLEL_TOOL_CALLS?: string;
+  OPENAI_IDLE_TIMEOUT_MS?: string;
   DEMO_DELAY_MS?: string;
   MAX_STEPS?: string;
   MAX_HANDOFFS_PER_TURN?: string;

@@ -51,6 +51,11 @@ export class ChatStreamAssembler {
     return typeof choice.delta?.content === "string" ? choice.delta.content : "";
   }
 
+  /** Whether a finish reason arrived: a stream without one was cut short. */
+  get finished(): boolean {
+    return this.#finishReason !== undefined;
+  }
+
   result(): { toolCalls: ToolCall[]; finishReason: string; usage?: Usage } {
     const toolCalls = this.#slots
       .filter((slot) => slot.name.trim() !== "")

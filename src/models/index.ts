@@ -1,16 +1,20 @@
 /**
  * @module
- * Model adapters: the OpenAI-compatible Chat Completions adapter and the offline demo model.
+ * Model adapters: OpenAI-compatible Chat Completions and Responses through the `openai` package,
+ * their stream assemblers and error mapping, and the offline demo model.
  */
 import OpenAI from "openai";
 import type { Config } from "../config.ts";
 import type { Model } from "../runtime/index.ts";
 import { DemoModel } from "./demo-model.ts";
-import { OpenAIChatModel } from "./openai-chat-model.ts";
+import { OpenAIModel } from "./openai-model.ts";
 
-export { DemoModel } from "./demo-model.ts";
-export { OpenAIChatModel, toChatMessages } from "./openai-chat-model.ts";
 export { ChatStreamAssembler, type ChatChunk } from "./chat-stream-assembler.ts";
+export { DemoModel } from "./demo-model.ts";
+export { toChatMessages } from "./openai-chat-model.ts";
+export { OpenAIModel } from "./openai-model.ts";
+export { toResponsesInput } from "./openai-responses-model.ts";
+export { ResponsesStreamAssembler, type ResponsesEvent } from "./responses-stream-assembler.ts";
 
 /** The demo model answers when neither a key nor a base URL is configured. */
 export function createModel(config: Config): Model {
@@ -18,7 +22,15 @@ export function createModel(config: Config): Model {
   const client = new OpenAI({
     apiKey: config.OPENAI_API_KEY ?? "not-needed",
     ...(config.OPENAI_BASE_URL ? { baseURL: config.OPENAI_BASE_URL } : {}),
+    // Retries 429, 5xx and connection failures before the first byte, with backoff, jitter and Retry-After.
     maxRetries: config.OPENAI_MAX_RETRIES,
   });
-  return new OpenAIChatModel(client);
+  return new OpenAIModel(client, {
+    idleTimeoutMs: config.OPENAI_IDLE_TIMEOUT_MS,
+    ...(config.OPENAI_API ? { api: config.OPENAI_API } : {}),
+    ...(config.OPENAI_TEMPERATURE !== undefined ? { temperature: config.OPENAI_TEMPERATURE } : {}),
+    ...(config.OPENAI_REASONING_EFFORT ? { reasoningEffort: config.OPENAI_REASONING_EFFORT } : {}),
+    ...(config.OPENAI_MAX_OUTPUT_TOKENS !== undefined ? { maxOutputTokens: config.OPENAI_MAX_OUTPUT_TOKENS } : {}),
+    ...(config.OPENAI_PARALLEL_TOOL_CALLS !== undefined ? { parallelToolCalls: config.OPENAI_PARALLEL_TOOL_CALLS } : {}),
+  });
 }

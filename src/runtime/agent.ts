@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Message } from "./messages.ts";
+import type { ModelSettings } from "./ports.ts";
 import type { Tool } from "./tool.ts";
 
 /** What an agent's instructions and tools can read: the context handoffs have carried so far. */
@@ -46,6 +47,8 @@ export interface AgentConfig {
   instructions: string | ((ctx: AgentContext) => string);
   /** Model name; the network's default applies when absent. */
   model?: string;
+  /** API, temperature, reasoning effort, output tokens, parallel tool calls. */
+  modelSettings?: ModelSettings;
   tools?: Tool[];
   handoffs?: Array<Agent | Handoff>;
   /** Tree form (seed 003): children are targets, and so are the parent and siblings unless disallowed. */
@@ -63,6 +66,7 @@ export class Agent {
   readonly description: string;
   readonly instructions: string | ((ctx: AgentContext) => string);
   readonly model: string | undefined;
+  readonly modelSettings: ModelSettings;
   readonly tools: readonly Tool[];
   readonly subAgents: readonly Agent[];
   readonly disallowTransferToParent: boolean;
@@ -74,6 +78,7 @@ export class Agent {
     this.description = config.description ?? "";
     this.instructions = config.instructions;
     this.model = config.model;
+    this.modelSettings = { ...config.modelSettings };
     this.tools = [...(config.tools ?? [])];
     this.subAgents = [...(config.subAgents ?? [])];
     this.disallowTransferToParent = config.disallowTransferToParent ?? false;

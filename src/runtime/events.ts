@@ -34,7 +34,8 @@ export type RunEvent =
       handoffs: HandoffRecord[];
       handoffCount: number;
     }
-  | { type: "error"; code: string; message: string };
+  /** `status`: the provider's HTTP status, when a model call failed with one. */
+  | { type: "error"; code: string; message: string; status?: number };
 
 export type RunEventType = RunEvent["type"];
 

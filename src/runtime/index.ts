@@ -10,7 +10,7 @@ export { DEFAULT_LIMITS, type Limits } from "./limits.ts";
 export { findHistoryProblem, type AssistantMessage, type Message, type SystemMessage, type ToolCall, type ToolMessage, type UserMessage } from "./messages.ts";
 export { Network, type AgentToolset, type HandoffInfo, type NetworkOptions, type TransferEdge } from "./network.ts";
 export { NAMED_TRANSFER_TOOL, SINGLE_TRANSFER_TOOL, type TransferStyle } from "./transfer-tools.ts";
-export type { Model, ModelEvent, ModelRequest, StepCommit, TurnStore } from "./ports.ts";
+export type { Model, ModelEvent, ModelRequest, ModelSettings, StepCommit, TurnStore } from "./ports.ts";
 export { runTurn, type RunTurnOptions, type TurnInput } from "./run-loop.ts";
 export { denialMessage, type ApprovalDecision, type PendingApproval, type Suspension } from "./suspension.ts";
 export { tool, type Tool, type ToolContext, type ToolSpec } from "./tool.ts";

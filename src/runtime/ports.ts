@@ -4,6 +4,16 @@ import type { Message, ToolCall } from "./messages.ts";
 import type { Suspension } from "./suspension.ts";
 import type { ToolSpec } from "./tool.ts";
 
+/** Per-agent model options; unset fields fall back to the Worker's environment. */
+export interface ModelSettings {
+  /** Which OpenAI API to call: Chat Completions (default) or Responses. */
+  api?: "chat" | "responses";
+  temperature?: number;
+  reasoningEffort?: "minimal" | "low" | "medium" | "high";
+  maxOutputTokens?: number;
+  parallelToolCalls?: boolean;
+}
+
 export interface ModelRequest {
   /** The agent making the call; for logs and for models that route by agent. */
   agent: string;
@@ -12,6 +22,7 @@ export interface ModelRequest {
   instructions: string;
   messages: readonly Message[];
   tools: readonly ToolSpec[];
+  settings: ModelSettings;
   signal: AbortSignal;
 }
 

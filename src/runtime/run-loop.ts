@@ -48,7 +48,7 @@ export async function* runTurn(options: RunTurnOptions): AsyncGenerator<RunEvent
     yield* runLeg(options);
   } catch (error) {
     const failure = options.signal?.aborted ? new RuntimeError("run_aborted", "The run was cancelled.") : toRuntimeError(error);
-    yield { type: "error", code: failure.code, message: failure.message };
+    yield { type: "error", code: failure.code, message: failure.message, ...(failure.status ? { status: failure.status } : {}) };
   }
 }
 
@@ -158,6 +158,7 @@ async function* runStep(ctx: Context, loop: Loop): AsyncGenerator<RunEvent, bool
     instructions: (network.options.systemPrompt === "append" ? network.entry : agent).instructionsFor({ context: loop.context }),
     messages: visibleHistory(network, loop),
     tools: toolset.specs,
+    settings: agent.modelSettings,
     signal,
   });
   loop.agentSteps++;

@@ -1,8 +1,10 @@
 /**
- * A fake OpenAI-compatible server for tests, speaking the real Chat Completions streaming wire
- * format over HTTP on 127.0.0.1. Answers are scripted per scenario: a request belongs to the
- * scenario whose id appears anywhere in its body (tests put it in the first user message), so
- * test files running in parallel never share a script. Every request is recorded.
+ * A fake OpenAI-compatible server for tests, speaking the real streaming wire formats of Chat
+ * Completions and the Responses API over HTTP on 127.0.0.1. Answers are scripted per scenario:
+ * a request belongs to the scenario whose id appears anywhere in its body (tests put it in the
+ * first user message), so test files running in parallel never share a script. Every request is
+ * recorded, and faults can be injected: error statuses with Retry-After, streams cut short,
+ * connections dropped, streams that stall.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 
@@ -20,6 +22,12 @@ export type ScriptedAnswer =
       delayMs?: number;
       /** Stops after this many chunks until the test posts to /__scenarios/<id>/release. */
       holdAfter?: number;
+      /** Sends this many chunks, then ends the body cleanly without the terminating event. */
+      endAfter?: number;
+      /** Sends this many chunks, then destroys the connection. */
+      dropAfter?: number;
+      /** Sends this many chunks, then sends nothing more (the client's idle timeout must fire). */
+      stallAfter?: number;
     }
   | { raw: string }
   | { status: number; error: { message: string; type?: string }; headers?: Record<string, string> };
@@ -27,6 +35,8 @@ export type ScriptedAnswer =
 interface Scenario {
   answers: ScriptedAnswer[];
   requests: unknown[];
+  /** Requests whose client went away before the answer was complete. */
+  aborted: number;
   release: () => void;
   released: Promise<void>;
 }
@@ -40,7 +50,7 @@ export async function startFakeOpenAI(port = 0): Promise<FakeOpenAI> {
   const scenarios = new Map<string, Scenario>();
   const server = createServer((req, res) => {
     handle(scenarios, req, res).catch((error: unknown) => {
-      res.writeHead(500, { "content-type": "application/json" });
+      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { message: String(error) } }));
     });
   });
@@ -50,7 +60,11 @@ export async function startFakeOpenAI(port = 0): Promise<FakeOpenAI> {
   if (!address || typeof address === "string") throw new Error("no address");
   return {
     url: `http://127.0.0.1:${address.port}`,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -61,7 +75,7 @@ async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, re
     const { id, answers } = JSON.parse(body) as { id: string; answers: ScriptedAnswer[] };
     let release = () => {};
     const released = new Promise<void>((resolve) => (release = resolve));
-    scenarios.set(id, { answers, requests: [], release, released });
+    scenarios.set(id, { answers, requests: [], aborted: 0, release, released });
     return json(res, 200, { ok: true });
   }
   if (req.method === "POST" && url.pathname.startsWith("/__scenarios/") && url.pathname.endsWith("/release")) {
@@ -71,31 +85,46 @@ async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, re
   if (req.method === "GET" && url.pathname.startsWith("/__scenarios/")) {
     const scenario = scenarios.get(decodeURIComponent(url.pathname.slice("/__scenarios/".length)));
     if (!scenario) return json(res, 404, { error: "no such scenario" });
-    return json(res, 200, { requests: scenario.requests, remaining: scenario.answers.length });
+    return json(res, 200, { requests: scenario.requests, remaining: scenario.answers.length, aborted: scenario.aborted });
   }
-  if (req.method === "POST" && url.pathname.endsWith("/chat/completions")) {
-    const match = [...scenarios].find(([id]) => body.includes(id));
-    if (!match) return json(res, 500, { error: { message: "fake server: no scenario id in this request" } });
-    const [, scenario] = match;
-    const request = JSON.parse(body) as { model: string };
-    scenario.requests.push(request);
-    const answer = scenario.answers.shift();
-    if (!answer) return json(res, 500, { error: { message: "fake server: the scenario has no answer left for this request" } });
-    if ("status" in answer) return json(res, answer.status, { error: answer.error }, answer.headers);
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-    if ("raw" in answer) {
-      res.end(answer.raw);
-      return;
-    }
-    for (const [n, chunk] of chatChunks(answer, request.model).entries()) {
-      if (n === answer.holdAfter) await scenario.released;
-      res.write(`data: ${JSON.stringify(chunk)}\n\n`);
-      if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
-    }
-    res.end("data: [DONE]\n\n");
+  const api = url.pathname.endsWith("/chat/completions") ? "chat" : url.pathname.endsWith("/responses") ? "responses" : null;
+  if (req.method !== "POST" || !api) return json(res, 404, { error: { message: `fake server: no route ${req.method} ${url.pathname}` } });
+
+  const match = [...scenarios].find(([id]) => body.includes(id));
+  if (!match) return json(res, 500, { error: { message: "fake server: no scenario id in this request" } });
+  const [, scenario] = match;
+  const request = JSON.parse(body) as { model: string };
+  scenario.requests.push({ api, ...request, authorization: req.headers.authorization ?? null });
+  const answer = scenario.answers.shift();
+  if (!answer) return json(res, 500, { error: { message: "fake server: the scenario has no answer left for this request" } });
+  if ("status" in answer) return json(res, answer.status, { error: answer.error }, answer.headers);
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  if ("raw" in answer) {
+    res.end(answer.raw);
     return;
   }
-  json(res, 404, { error: { message: `fake server: no route ${req.method} ${url.pathname}` } });
+  let finished = false;
+  res.on("close", () => {
+    if (!finished) scenario.aborted++;
+  });
+  const frames = api === "chat" ? chatChunks(answer, request.model).map((c) => `data: ${JSON.stringify(c)}\n\n`) : responsesFrames(answer, request.model);
+  for (const [n, frame] of frames.entries()) {
+    if (n === answer.holdAfter) await scenario.released;
+    if (n === answer.endAfter) {
+      finished = true;
+      res.end();
+      return;
+    }
+    if (n === answer.dropAfter) {
+      res.socket?.destroy();
+      return;
+    }
+    if (n === answer.stallAfter) return;
+    res.write(frame);
+    if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
+  }
+  finished = true;
+  res.end(api === "chat" ? "data: [DONE]\n\n" : "");
 }
 
 /** The chunks OpenAI sends: role first, content in small deltas, each tool call opened then its arguments in pieces. */
@@ -105,12 +134,42 @@ export function chatChunks(answer: { text?: string; toolCalls?: ScriptedToolCall
   const chunks: unknown[] = [chunk({ role: "assistant", content: answer.toolCalls?.length && !answer.text ? null : "" })];
   for (const piece of pieces(answer.text ?? "", 4)) chunks.push(chunk({ content: piece }));
   for (const [index, call] of (answer.toolCalls ?? []).entries()) {
-    chunks.push(chunk({ tool_calls: [{ index, id: call.id ?? `call_fake_${index}_${Math.random().toString(36).slice(2, 10)}`, type: "function", function: { name: call.name, arguments: "" } }] }));
+    chunks.push(chunk({ tool_calls: [{ index, id: call.id ?? fakeId("call"), type: "function", function: { name: call.name, arguments: "" } }] }));
     for (const piece of pieces(call.arguments, Math.max(7, Math.ceil(call.arguments.length / 50)))) chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
   }
   chunks.push(chunk({}, answer.finishReason ?? (answer.toolCalls?.length ? "tool_calls" : "stop")));
   chunks.push({ ...base, choices: [], usage: { prompt_tokens: 42, completion_tokens: 7, total_tokens: 49 } });
   return chunks;
+}
+
+/** The Responses API's event stream: a message item with text deltas, then function_call items. */
+export function responsesFrames(answer: { text?: string; toolCalls?: ScriptedToolCall[] }, model: string): string[] {
+  let sequence = 0;
+  const frame = (type: string, fields: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...fields, sequence_number: sequence++ })}\n\n`;
+  const response = { id: "resp_fake", object: "response", model, status: "in_progress", output: [] };
+  const frames = [frame("response.created", { response }), frame("response.in_progress", { response })];
+  let outputIndex = 0;
+  if (answer.text) {
+    const item = { id: "msg_fake", type: "message", role: "assistant", status: "in_progress", content: [] };
+    frames.push(frame("response.output_item.added", { output_index: outputIndex, item }));
+    for (const delta of pieces(answer.text, 4)) frames.push(frame("response.output_text.delta", { item_id: item.id, output_index: outputIndex, content_index: 0, delta }));
+    frames.push(frame("response.output_item.done", { output_index: outputIndex, item: { ...item, status: "completed", content: [{ type: "output_text", text: answer.text }] } }));
+    outputIndex++;
+  }
+  for (const call of answer.toolCalls ?? []) {
+    const item = { id: fakeId("fc"), type: "function_call", status: "in_progress", call_id: call.id ?? fakeId("call"), name: call.name, arguments: "" };
+    frames.push(frame("response.output_item.added", { output_index: outputIndex, item }));
+    for (const delta of pieces(call.arguments, 7)) frames.push(frame("response.function_call_arguments.delta", { item_id: item.id, output_index: outputIndex, delta }));
+    frames.push(frame("response.function_call_arguments.done", { item_id: item.id, output_index: outputIndex, arguments: call.arguments }));
+    frames.push(frame("response.output_item.done", { output_index: outputIndex, item: { ...item, status: "completed", arguments: call.arguments } }));
+    outputIndex++;
+  }
+  frames.push(frame("response.completed", { response: { ...response, status: "completed", usage: { input_tokens: 40, output_tokens: 9, total_tokens: 49 } } }));
+  return frames;
+}
+
+function fakeId(prefix: string): string {
+  return `${prefix}_fake_${Math.random().toString(36).slice(2, 10)}`;
 }
 
 function pieces(text: string, size: number): string[] {

@@ -1,0 +1,15 @@
+import type { ModelSettings } from "../runtime/index.ts";
+
+/** Model options from the Worker's environment; an agent's own modelSettings win. */
+export interface ProviderDefaults extends ModelSettings {
+  /** A stream that sends nothing for this long fails with model_timeout. */
+  idleTimeoutMs: number;
+}
+
+/** A signal that aborts with the run's signal or on its own (idle timeout). */
+export function linkedAbort(signal: AbortSignal): AbortController {
+  const controller = new AbortController();
+  if (signal.aborted) controller.abort(signal.reason);
+  else signal.addEventListener("abort", () => controller.abort(signal.reason), { once: true });
+  return controller;
+}
