@@ -3,6 +3,7 @@ import type { Env as WorkerEnv } from "../src/env.ts";
 declare module "vitest" {
   export interface ProvidedContext {
     fakeOpenAIUrl: string;
+    providerFixtures: Record<string, { sse: string; expected: unknown }>;
   }
 }
 

@@ -4,7 +4,7 @@ import { type Message, type ModelEvent, type ModelRequest, RuntimeError, type To
 import { type ChatChunk, ChatStreamAssembler } from "./chat-stream-assembler.ts";
 import { toModelError } from "./model-errors.ts";
 import { linkedAbort, type ProviderDefaults } from "./provider-defaults.ts";
-import { guardIdle, interrupted } from "./stream-guard.ts";
+import { assertComplete, guardIdle, interrupted } from "./stream-guard.ts";
 
 /** One step through Chat Completions with `stream: true`, for any OpenAI-compatible server. */
 export async function* streamChatCompletion(client: OpenAI, defaults: ProviderDefaults, request: ModelRequest): AsyncGenerator<ModelEvent> {
@@ -40,7 +40,7 @@ export async function* streamChatCompletion(client: OpenAI, defaults: ProviderDe
     throw failedMidStream(error, request.signal);
   }
   // No finish reason: the stream was cut, and its half-assembled tool calls must not run.
-  if (!assembler.finished) throw interrupted("no finish reason arrived");
+  assertComplete(assembler.finished, request.signal, "no finish reason arrived");
   const { toolCalls, finishReason, usage } = assembler.result();
   for (const call of toolCalls) yield { type: "tool-call", call };
   yield usage ? { type: "finish", finishReason, usage } : { type: "finish", finishReason };

@@ -5,7 +5,7 @@ import { toModelError } from "./model-errors.ts";
 import { failedMidStream } from "./openai-chat-model.ts";
 import { linkedAbort, type ProviderDefaults } from "./provider-defaults.ts";
 import { type ResponsesEvent, ResponsesStreamAssembler } from "./responses-stream-assembler.ts";
-import { guardIdle, interrupted } from "./stream-guard.ts";
+import { assertComplete, guardIdle, interrupted } from "./stream-guard.ts";
 
 /**
  * One step through the Responses API (seed 000): the instructions lead the input as a developer
@@ -45,7 +45,7 @@ export async function* streamResponse(client: OpenAI, defaults: ProviderDefaults
     throw failedMidStream(error, request.signal);
   }
   if (assembler.failure) throw interrupted(`the provider reported: ${assembler.failure}`);
-  if (!assembler.finished) throw interrupted("no response.completed event arrived");
+  assertComplete(assembler.finished, request.signal, "no response.completed event arrived");
   const { toolCalls, finishReason, usage } = assembler.result();
   for (const call of toolCalls) yield { type: "tool-call", call };
   yield usage ? { type: "finish", finishReason, usage } : { type: "finish", finishReason };

@@ -116,6 +116,8 @@ async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, re
       return;
     }
     if (n === answer.dropAfter) {
+      // Let what was written reach the client first, then cut the connection.
+      if (n > 0) await new Promise((resolve) => setTimeout(resolve, 50));
       res.socket?.destroy();
       return;
     }

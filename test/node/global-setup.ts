@@ -1,15 +1,31 @@
+import { readdirSync, readFileSync } from "node:fs";
 import type { TestProject } from "vitest/node";
 import { startFakeOpenAI } from "./fake-openai-server.ts";
+
+const FIXTURES = "../shared/fixtures/openai-streams";
+
+/** The recorded provider streams, handed to the workerd tests (which cannot read files). */
+function readFixtures(): Record<string, { sse: string; expected: unknown }> {
+  const names = readdirSync(FIXTURES).filter((name) => name.endsWith(".sse"));
+  return Object.fromEntries(
+    names.map((name) => {
+      const base = name.slice(0, -".sse".length);
+      return [base, { sse: readFileSync(`${FIXTURES}/${name}`, "utf8"), expected: JSON.parse(readFileSync(`${FIXTURES}/${base}.expected.json`, "utf8")) }];
+    }),
+  );
+}
 
 /** Starts the fake OpenAI-compatible server in Node; workerd reaches it over loopback. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const fake = await startFakeOpenAI();
   project.provide("fakeOpenAIUrl", fake.url);
+  project.provide("providerFixtures", readFixtures());
   return () => fake.close();
 }
 
 declare module "vitest" {
   export interface ProvidedContext {
     fakeOpenAIUrl: string;
+    providerFixtures: Record<string, { sse: string; expected: unknown }>;
   }
 }

@@ -23,8 +23,8 @@ export async function scenario(answers: ScriptedAnswer[]) {
     conversationId: `conv-${id}`,
     /** Tags a user message so the fake server finds this scenario's script. */
     tag: (message: string) => `${message} [${id}]`,
-    async sent(): Promise<{ requests: SentRequest[]; remaining: number }> {
-      return (await (await fetch(`${fakeUrl()}/__scenarios/${id}`)).json()) as { requests: SentRequest[]; remaining: number };
+    async sent(): Promise<{ requests: SentRequest[]; remaining: number; aborted: number }> {
+      return (await (await fetch(`${fakeUrl()}/__scenarios/${id}`)).json()) as { requests: SentRequest[]; remaining: number; aborted: number };
     },
     release: () => fetch(`${fakeUrl()}/__scenarios/${id}/release`, { method: "POST" }),
   };

@@ -1,0 +1,90 @@
+import { describe, expect, it } from "vitest";
+import { providerModel, step } from "../support/model-step.ts";
+import { chat, scenario, stored } from "../support/worker.ts";
+
+describe("provider faults", () => {
+  it("retries a 429 honouring Retry-After, then succeeds", async () => {
+    const s = await scenario([{ status: 429, error: { message: "slow down" }, headers: { "retry-after-ms": "20" } }, { text: "ok" }]);
+    const r = await step(providerModel({ maxRetries: 2 }), s.tag("x"));
+    expect(r.text).toBe("ok");
+    expect((await s.sent()).requests).toHaveLength(2);
+  });
+
+  it("gives up on 5xx after the bounded number of attempts with model_unavailable and the status", async () => {
+    const fail = { status: 503, error: { message: "overloaded" }, headers: { "retry-after-ms": "5" } };
+    const s = await scenario([fail, fail, fail, { text: "never" }]);
+    const r = await step(providerModel({ maxRetries: 2 }), s.tag("x"));
+    expect(r.error).toMatchObject({ code: "model_unavailable", status: 503 });
+    expect(r.error!.message).toContain("overloaded");
+    expect((await s.sent()).requests).toHaveLength(3);
+  });
+
+  it.each([
+    [400, "model_bad_request"],
+    [404, "model_bad_request"],
+    [401, "model_auth_failed"],
+    [403, "model_auth_failed"],
+  ] as const)("does not retry a %i: %s", async (status, code) => {
+    const s = await scenario([{ status, error: { message: "Incorrect API key provided: sk-test-secret-key-never-shown" } }, { text: "never" }]);
+    const r = await step(providerModel({ maxRetries: 2 }), s.tag("x"));
+    expect(r.error).toMatchObject({ code, status });
+    expect(r.error!.message).not.toContain("sk-test-secret");
+    expect((await s.sent()).requests).toHaveLength(1);
+  });
+
+  it("retries a connection dropped before the first byte", async () => {
+    const s = await scenario([{ text: "lost", dropAfter: 0 }, { text: "second try" }]);
+    const r = await step(providerModel({ maxRetries: 2 }), s.tag("x"));
+    expect(r.text).toBe("second try");
+  });
+
+  it("does not retry once the step has streamed: a dropped connection is model_stream_interrupted", async () => {
+    const s = await scenario([{ text: "partial answer here", dropAfter: 3 }, { text: "never" }]);
+    const r = await step(providerModel({ maxRetries: 2 }), s.tag("x"));
+    expect(r.error?.code).toBe("model_stream_interrupted");
+    expect(r.deltas).toBeGreaterThan(0);
+    expect((await s.sent()).requests).toHaveLength(1);
+  });
+
+  it("fails a stream that ends without its terminating event, for both APIs", async () => {
+    for (const api of ["chat", "responses"] as const) {
+      const s = await scenario([{ toolCalls: [{ name: "weather", arguments: '{"location":"Half"}' }], endAfter: 3 }]);
+      const r = await step(providerModel(), s.tag("x"), { settings: { api } });
+      expect(r.error?.code).toBe("model_stream_interrupted");
+      expect(r.toolCalls).toEqual([]);
+    }
+  });
+
+  it("fails a stalled stream with model_timeout and aborts the request", async () => {
+    const s = await scenario([{ text: "stalling now", stallAfter: 2 }]);
+    const r = await step(providerModel({ idleTimeoutMs: 300 }), s.tag("x"));
+    expect(r.error?.code).toBe("model_timeout");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await s.sent()).aborted).toBe(1);
+  });
+
+  it("aborts the model call when the runtime cancels it", async () => {
+    const s = await scenario([{ text: "a long answer", holdAfter: 2 }]);
+    const controller = new AbortController();
+    const pending = step(providerModel(), s.tag("x"), { signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    controller.abort();
+    const r = await pending;
+    expect(r.error?.code).toBe("run_aborted");
+    await s.release();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await s.sent()).aborted).toBe(1);
+  });
+
+  it("reaches the client as an error event with the code and the provider's status, and runs no partial tool call", async () => {
+    const s = await scenario([{ toolCalls: [{ name: "lookup_order", arguments: '{"orderId":"A1001"}' }], endAfter: 3 }]);
+    const events = await chat(s.conversationId, s.tag("where is A1001"));
+    expect(events.filter((e) => e.type === "tool-call" || e.type === "tool-result")).toEqual([]);
+    expect(events.at(-1)).toMatchObject({ type: "error", code: "model_stream_interrupted" });
+    expect((await stored(s.conversationId)).messages.map((m) => m.role)).toEqual(["user"]);
+
+    const limited = await scenario([{ status: 429, error: { message: "rate limited" } }]);
+    const rateEvents = await chat(limited.conversationId, limited.tag("hi"));
+    expect(rateEvents.at(-1)).toMatchObject({ type: "error", code: "model_rate_limited", status: 429 });
+  });
+});
