@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** The Worker's configuration, read from its environment and validated once per use. */
 const ConfigSchema = z.object({

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { tool } from "../runtime/index.ts";
 import { findOrder } from "./orders.ts";
 

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { errorResponse } from "./errors.ts";
 import { ConversationId } from "./schemas.ts";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** Conversation ids: 1-128 characters of [A-Za-z0-9_-]. */
 export const ConversationId = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "Conversation ids are 1-128 characters of A-Z, a-z, 0-9, _ and -.");

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Message } from "./messages.ts";
 import type { ModelSettings } from "./ports.ts";
 import type { Tool } from "./tool.ts";

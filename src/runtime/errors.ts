@@ -16,15 +16,15 @@ export type RuntimeErrorCode =
 
 export class RuntimeError extends Error {
   override readonly name = "RuntimeError";
-  constructor(
-    readonly code: RuntimeErrorCode,
-    message: string,
-    options?: { cause?: unknown; status?: number },
-  ) {
+  readonly code: RuntimeErrorCode;
+  /** The provider's HTTP status, when a model call failed with one. */
+  readonly status: number | undefined;
+
+  constructor(code: RuntimeErrorCode, message: string, options?: { cause?: unknown; status?: number }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
     this.status = options?.status;
   }
-  readonly status: number | undefined;
 }
 
 /** Turns anything thrown into a RuntimeError without leaking a stack to the caller. */

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { ToolCall } from "./messages.ts";
 import type { Tool, ToolContext } from "./tool.ts";
 

@@ -65,6 +65,8 @@ export class Network {
   #toolNames: Map<string, string>;
   #edges = new Map<string, TransferEdge[]>();
   #parents = new Map<Agent, Agent>();
+  /** Tool sets of agents whose transfers do not depend on the state, built once. */
+  #staticToolsets = new Map<string, AgentToolset>();
 
   constructor(entry: Agent, options: NetworkOptions = {}) {
     this.entry = entry;
@@ -106,6 +108,8 @@ export class Network {
 
   /** The agent's tools and the transfers enabled for this state, with the specs sent to the model. */
   toolset(agentName: string, state?: HandoffState): AgentToolset {
+    const cached = this.#staticToolsets.get(agentName);
+    if (cached) return cached;
     const agent = this.#agents.get(agentName);
     if (!agent) throw new TypeError(`Agent '${agentName}' is not part of this network.`);
     const tools = new Map(agent.tools.map((t) => [t.name, t] as const));
@@ -116,7 +120,9 @@ export class Network {
       if (enabled && !tools.has(edge.toolName)) transfers.set(edge.target.name, edge);
     }
     const specs = [...[...tools.values()].map(toolSpec), ...transferSpecs(this.options, [...transfers.values()]).filter((s) => !tools.has(s.name))];
-    return { tools, transfers, specs };
+    const toolset = { tools, transfers, specs };
+    if (this.edges(agentName).every((edge) => typeof edge.isEnabled !== "function")) this.#staticToolsets.set(agentName, toolset);
+    return toolset;
   }
 
   #build(roots: readonly Agent[]): void {
@@ -150,6 +156,7 @@ export class Network {
     this.#agents = agents;
     this.#toolNames = names;
     this.#edges = edges;
+    this.#staticToolsets.clear();
   }
 
   /** Tree form: children, the parent and siblings, less what the agent disallows. */

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Limits } from "./limits.ts";
 import type { ToolCall } from "./messages.ts";
 import type { AgentToolset, TransferEdge } from "./network.ts";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Agent } from "./agent.ts";
 
 /** What a tool's execute function can see about the call it answers. */

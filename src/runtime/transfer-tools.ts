@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { ToolCall } from "./messages.ts";
 import type { TransferEdge } from "./network.ts";
 import type { ToolSpec } from "./tool.ts";
