@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chat, startWranglerDev } from "../test/e2e/wrangler-dev.ts";
 
-const turns = Number(process.argv[process.argv.indexOf("--turns") + 1]) || 500;
+export async function storageRows(turns: number): Promise<string[]> {
 const persistTo = mkdtempSync(join(tmpdir(), "handoff-bench-storage-"));
 // Three kinds of turn, in a cycle: a transfer plus a tool call, a transfer plus a calculator call, plain text.
 const MESSAGES = ["Where is order A1002?", "What is 12 * 7?", "hello"] as const;
@@ -59,10 +59,17 @@ try {
   rmSync(persistTo, { recursive: true, force: true });
 }
 
-console.log(`storage per turn, one conversation of ${turns} turns through wrangler dev (demo model)\n`);
-console.log("| turn | kind | messages added | rows written | bytes written | turn ms |");
-console.log("|---:|---|---:|---:|---:|---:|");
-for (const r of rows) console.log(`| ${r.turn} | ${r.kind} | ${r.messages} | ${r.rows} | ${r.bytes} | ${r.ms.toFixed(1)} |`);
-console.log(
-  `\nDurable Object start at ${startCost.messages} messages: first request ${startCost.firstMs.toFixed(1)} ms, then ${startCost.warmMs.toFixed(1)} ms (median of 3)`,
-);
+return [
+  `Storage per turn, one conversation of ${turns} turns through wrangler dev (demo model; rows from the SQL cursors' rowsWritten)`,
+  "",
+  "| turn | kind | messages added | rows written | bytes written | turn ms |",
+  "|---:|---|---:|---:|---:|---:|",
+  ...rows.map((r) => `| ${r.turn} | ${r.kind} | ${r.messages} | ${r.rows} | ${r.bytes} | ${r.ms.toFixed(1)} |`),
+  "",
+  `Durable Object start at ${startCost.messages} messages: first request after a restart ${startCost.firstMs.toFixed(1)} ms, then ${startCost.warmMs.toFixed(1)} ms (median of 3).`,
+];
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  console.log((await storageRows(Number(process.argv[process.argv.indexOf("--turns") + 1]) || 500)).join("\n"));
+}

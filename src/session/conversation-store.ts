@@ -3,14 +3,12 @@ import { capEvent, capMessage } from "./caps.ts";
 import { migrate } from "./schema.ts";
 import type { StoredEvent } from "./sse.ts";
 
-export interface ConversationState {
+/** What the state row holds; it is written only when one of these changes. */
+interface StoredState {
   conversationId: string;
   activeAgent: string;
   /** Accepted transfers over the conversation's life. */
   handoffCount: number;
-  lastEventId: number;
-  /** The number of the latest turn; 0 before the first message. */
-  turn: number;
   /** The suspended step of the latest turn, while it waits for approvals. */
   suspension: Suspension | null;
   /** Decisions taken so far on the suspension's pending calls. */
@@ -18,6 +16,24 @@ export interface ConversationState {
   /** What handoffs have carried (typed handoff input). */
   context: Record<string, unknown>;
 }
+
+/**
+ * The conversation's state. The latest turn and event id are read back from the turns and events
+ * tables rather than written on every step: a step writes its messages and events, and the state
+ * row only when the active agent, the counters, a suspension or the context change.
+ */
+export interface ConversationState extends StoredState {
+  lastEventId: number;
+  /** The number of the latest turn; 0 before the first message. */
+  turn: number;
+}
+
+/**
+ * Event ids skipped after a crash. Events of the step in flight were streamed but never stored;
+ * the next ids start past any of them, so a reconnecting client cannot mistake new events for
+ * ones it already has.
+ */
+const CRASH_ID_GAP = 100_000;
 
 export type TurnStatus = "running" | "completed" | "failed" | "awaiting_approval";
 
@@ -49,14 +65,17 @@ export class ConversationStore {
     this.#storage = storage;
     this.#sql = storage.sql;
     migrate(this.#sql);
-    // A turn still marked running belongs to an instance that died mid-run: it failed.
-    this.#sql.exec(`UPDATE turns SET status = 'failed', ended_at = ?, error = 'interrupted' WHERE status = 'running'`, Date.now());
+    this.#recoverInterruptedTurn();
   }
 
   state(): ConversationState | null {
     if (this.#state === null) {
       const row = this.#sql.exec<{ data: string }>(`SELECT data FROM state WHERE id = 1`).toArray()[0];
-      this.#state = row ? (JSON.parse(row.data) as ConversationState) : null;
+      if (row) {
+        const { lastEventId: _stale, turn: _staleTurn, ...stored } = JSON.parse(row.data) as StoredState & { lastEventId?: number; turn?: number };
+        const turn = this.#sql.exec<{ turn: number | null }>(`SELECT max(turn) AS turn FROM turns`).one().turn ?? 0;
+        this.#state = { ...stored, turn, lastEventId: this.#maxEventId() };
+      }
     }
     return this.#state;
   }
@@ -99,6 +118,7 @@ export class ConversationStore {
     if (existing) return existing;
     const state: ConversationState = { conversationId, activeAgent: entryAgent, handoffCount: 0, lastEventId: 0, turn: 0, suspension: null, decisions: [], context: {} };
     this.#transaction(() => this.#writeState(state));
+    this.#state = state;
     return state;
   }
 
@@ -106,10 +126,8 @@ export class ConversationStore {
   beginTurn(conversationId: string, entryAgent: string): ConversationState {
     const previous = this.state() ?? this.create(conversationId, entryAgent);
     const next: ConversationState = { ...previous, turn: previous.turn + 1 };
-    this.#transaction(() => {
-      this.#exec(`INSERT INTO turns (turn, status, started_at) VALUES (?, 'running', ?)`, next.turn, Date.now());
-      this.#writeState(next);
-    });
+    this.#exec(`INSERT INTO turns (turn, status, started_at) VALUES (?, 'running', ?)`, next.turn, Date.now());
+    this.#state = next;
     return next;
   }
 
@@ -121,6 +139,7 @@ export class ConversationStore {
       if (resume) this.#exec(`UPDATE turns SET status = 'running', ended_at = NULL WHERE turn = ?`, state.turn);
       this.#writeState(next);
     });
+    this.#state = next;
     return next;
   }
 
@@ -136,12 +155,14 @@ export class ConversationStore {
       ...(commit.suspension === undefined ? {} : { suspension: commit.suspension, decisions: [] }),
       ...(commit.context ? { context: commit.context } : {}),
     };
+    const stateChanged = next.activeAgent !== state.activeAgent || commit.handoff !== undefined || commit.suspension !== undefined || commit.context !== undefined;
     this.#transaction(() => {
       for (const message of messages) this.#exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(message));
       if (commit.handoff) this.#exec(`INSERT INTO handoffs (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(commit.handoff));
       this.#insertEvents(state.turn, events);
-      this.#writeState(next);
+      if (stateChanged) this.#writeState(next);
     });
+    this.#state = next;
     this.messages();
     this.#messages!.push(...messages);
   }
@@ -152,7 +173,6 @@ export class ConversationStore {
     const next: ConversationState = { ...state, lastEventId: events.at(-1)?.id ?? state.lastEventId };
     this.#transaction(() => {
       this.#insertEvents(state.turn, events);
-      this.#writeState(next);
       // Counted before this last write, which is the turn's own bookkeeping.
       this.#exec(
         `UPDATE turns SET status = ?, ended_at = ?, error = ?, rows_written = rows_written + ?, bytes_written = bytes_written + ? WHERE turn = ?`,
@@ -164,6 +184,7 @@ export class ConversationStore {
         state.turn,
       );
     });
+    this.#state = next;
     this.#written = { rows: 0, bytes: 0 };
   }
 
@@ -195,8 +216,27 @@ export class ConversationStore {
   }
 
   #writeState(state: ConversationState): void {
-    this.#exec(`INSERT OR REPLACE INTO state (id, data) VALUES (1, ?)`, JSON.stringify(state));
-    this.#state = state;
+    const { lastEventId: _derived, turn: _derivedTurn, ...stored } = state;
+    this.#exec(`INSERT OR REPLACE INTO state (id, data) VALUES (1, ?)`, JSON.stringify(stored satisfies StoredState));
+  }
+
+  #maxEventId(): number {
+    return this.#sql.exec<{ id: number | null }>(`SELECT max(last_id) AS id FROM events`).one().id ?? 0;
+  }
+
+  /**
+   * A turn still marked running belongs to an instance that died mid-run: it failed. Its stream
+   * gets a terminal error event, past the ids that may have been streamed but not stored.
+   */
+  #recoverInterruptedTurn(): void {
+    const running = this.#sql.exec<{ turn: number }>(`SELECT turn FROM turns WHERE status = 'running'`).toArray();
+    if (running.length === 0) return;
+    const id = this.#maxEventId() + CRASH_ID_GAP;
+    const event: StoredEvent = { id, type: "error", code: "interrupted", message: "The run was interrupted (the conversation's process restarted); send the message again." };
+    this.#storage.transactionSync(() => {
+      this.#sql.exec(`UPDATE turns SET status = 'failed', ended_at = ?, error = 'interrupted' WHERE status = 'running'`, Date.now());
+      for (const { turn } of running) this.#insertEvents(turn, [{ ...event }]);
+    });
   }
 
   /** Runs writes atomically; the cached state is restored if the transaction fails. */

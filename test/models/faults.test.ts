@@ -2,6 +2,15 @@ import { describe, expect, it } from "vitest";
 import { providerModel, step } from "../support/model-step.ts";
 import { chat, scenario, stored } from "../support/worker.ts";
 
+/** Polls until `check` holds; the fake server sees a client's disconnect a moment after it happens. */
+async function eventually(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error("the condition never held");
+}
+
 describe("provider faults", () => {
   it("retries a 429 honouring Retry-After, then succeeds", async () => {
     const s = await scenario([{ status: 429, error: { message: "slow down" }, headers: { "retry-after-ms": "20" } }, { text: "ok" }]);
@@ -59,21 +68,19 @@ describe("provider faults", () => {
     const s = await scenario([{ text: "stalling now", stallAfter: 2 }]);
     const r = await step(providerModel({ idleTimeoutMs: 300 }), s.tag("x"));
     expect(r.error?.code).toBe("model_timeout");
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect((await s.sent()).aborted).toBe(1);
+    await eventually(async () => (await s.sent()).aborted === 1);
   });
 
   it("aborts the model call when the runtime cancels it", async () => {
     const s = await scenario([{ text: "a long answer", holdAfter: 2 }]);
     const controller = new AbortController();
     const pending = step(providerModel(), s.tag("x"), { signal: controller.signal });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await eventually(async () => (await s.sent()).requests.length === 1);
     controller.abort();
     const r = await pending;
     expect(r.error?.code).toBe("run_aborted");
+    await eventually(async () => (await s.sent()).aborted === 1);
     await s.release();
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect((await s.sent()).aborted).toBe(1);
   });
 
   it("reaches the client as an error event with the code and the provider's status, and runs no partial tool call", async () => {

@@ -218,6 +218,10 @@ describe("crash consistency", () => {
     const after = await stored(s.conversationId);
     expect(after).toMatchObject({ activeAgent: "shipping", status: "failed" });
     expect(after.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
+    // A client reconnecting to the cut turn gets its end: one terminal error, past any lost id.
+    const replay = parseSse(await (await call(`/v1/conversations/${s.conversationId}/events?after=0`)).text());
+    expect(replay.filter((e) => e.type === "error" || e.type === "done")).toEqual([expect.objectContaining({ type: "error", code: "interrupted" })]);
+    expect(replay.at(-1)!.id).toBeGreaterThan(100_000);
     const next = await chat(s.conversationId, "hello again");
     expect(next.at(-1)).toMatchObject({ type: "done", agent: "shipping", text: "Shipping, after the restart." });
   });
