@@ -61,6 +61,13 @@ export function toUIMessageStream(events: ReadableStream<Uint8Array>): ReadableS
         closeText(out);
         out.push({ type: "finish-step" });
         break;
+      case "guardrail":
+      case "compaction":
+      case "warning": {
+        const { type, id: _id, ...data } = event;
+        out.push({ type: `data-${type}`, data, transient: type !== "guardrail" });
+        break;
+      }
       case "done":
         closeText(out);
         out.push({ type: "finish" });

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import type { Guardrail } from "./guardrails.ts";
 import type { Message } from "./messages.ts";
 import type { ModelSettings } from "./ports.ts";
 import type { Tool } from "./tool.ts";
@@ -55,6 +56,12 @@ export interface AgentConfig {
   subAgents?: Agent[];
   disallowTransferToParent?: boolean;
   disallowTransferToPeers?: boolean;
+  /** Run on the user's message before the first model call of a turn this agent starts. */
+  inputGuardrails?: Guardrail[];
+  /** Run on this agent's final text before it is stored. */
+  outputGuardrails?: Guardrail[];
+  /** Token budget of a request while this agent holds the conversation; over it, older turns are summarized. */
+  contextBudget?: number;
 }
 
 /**
@@ -71,6 +78,9 @@ export class Agent {
   readonly subAgents: readonly Agent[];
   readonly disallowTransferToParent: boolean;
   readonly disallowTransferToPeers: boolean;
+  readonly inputGuardrails: readonly Guardrail[];
+  readonly outputGuardrails: readonly Guardrail[];
+  readonly contextBudget: number | undefined;
   readonly #handoffs: Handoff[];
 
   constructor(config: AgentConfig) {
@@ -83,6 +93,9 @@ export class Agent {
     this.subAgents = [...(config.subAgents ?? [])];
     this.disallowTransferToParent = config.disallowTransferToParent ?? false;
     this.disallowTransferToPeers = config.disallowTransferToPeers ?? false;
+    this.inputGuardrails = [...(config.inputGuardrails ?? [])];
+    this.outputGuardrails = [...(config.outputGuardrails ?? [])];
+    this.contextBudget = config.contextBudget;
     this.#handoffs = (config.handoffs ?? []).map((h) => (h instanceof Agent ? { agent: h } : h));
   }
 

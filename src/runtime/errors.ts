@@ -11,6 +11,8 @@ export type RuntimeErrorCode =
   | "model_stream_interrupted"
   | "model_timeout"
   | "hook_failed"
+  | "budget_exceeded"
+  | "guardrail_blocked"
   | "run_aborted"
   | "internal_error";
 

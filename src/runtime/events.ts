@@ -26,6 +26,11 @@ export type RunEvent =
   | ({ type: "handoff" } & HandoffRecord)
   | { type: "approval-required"; toolCallId: string; name: string; args: unknown; agent: string }
   | { type: "step-finish"; stepIndex: number; finishReason: string; usage?: Usage }
+  /** A guardrail blocked the turn's input, its final text, or one tool call (`toolCallId`). */
+  | { type: "guardrail"; kind: "input" | "output" | "tool"; agent: string; reason: string; toolCallId?: string }
+  /** Older turns were replaced by a summary in what the model is sent (the stored history keeps them). */
+  | { type: "compaction"; agent: string; replaced: number; kept: number; summaryChars: number }
+  | { type: "warning"; code: string; message: string }
   | {
       type: "done";
       status: TurnStatus;
@@ -33,6 +38,8 @@ export type RunEvent =
       agent: string;
       handoffs: HandoffRecord[];
       handoffCount: number;
+      /** What this turn spent so far (model calls, tokens, tool calls). */
+      usage?: { modelCalls: number; inputTokens: number; outputTokens: number; toolCalls: number };
     }
   /** `status`: the provider's HTTP status, when a model call failed with one. */
   | { type: "error"; code: string; message: string; status?: number };

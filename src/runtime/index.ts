@@ -15,3 +15,6 @@ export { runTurn, type RunTurnOptions, type TurnInput } from "./run-loop.ts";
 export { denialMessage, type ApprovalDecision, type PendingApproval, type Suspension } from "./suspension.ts";
 export { tool, type Tool, type ToolContext, type ToolSpec } from "./tool.ts";
 export { sanitizeAgentName, transferToolNames, TRANSFER_PREFIX } from "./transfer-names.ts";
+export { addUsage, NO_USAGE, type BudgetLimits, type Budgets, type UsageTotals } from "./budgets.ts";
+export { compactedView, estimateTokens, type Compaction, type CompactionOptions } from "./compaction.ts";
+export type { Guardrail, GuardrailInput, GuardrailVerdict, ToolCallInput, ToolGuardrail } from "./guardrails.ts";

@@ -1,4 +1,7 @@
 import type { Agent, Handoff, HandoffState } from "./agent.ts";
+import type { Budgets } from "./budgets.ts";
+import type { CompactionOptions } from "./compaction.ts";
+import type { ToolGuardrail } from "./guardrails.ts";
 import { type Tool, type ToolSpec, toolSpec } from "./tool.ts";
 import { type TransferStyle, transferSpecs } from "./transfer-tools.ts";
 import { transferToolNames } from "./transfer-names.ts";
@@ -40,6 +43,12 @@ export interface NetworkOptions {
   describe?: (agentName: string) => string;
   /** Runs once per accepted transfer; a throw ends the turn with an error (it is not swallowed). */
   onHandoff?: (info: HandoffInfo) => void | Promise<void>;
+  /** Spending limits per turn and per conversation: model calls, tokens, tool calls. */
+  budgets?: Budgets;
+  /** Checks every regular tool call before the approval gate; a block answers the call with an error. */
+  toolGuardrails?: ToolGuardrail[];
+  /** Context compaction: the default token budget, turns kept verbatim, the summarizing model. */
+  compaction?: CompactionOptions;
 }
 
 /** One transfer an agent may make, with the options of the edge. */

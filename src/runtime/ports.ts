@@ -1,6 +1,8 @@
 /** The ports through which the loop talks to its host: the model and the store. */
 import type { HandoffRecord, Usage } from "./events.ts";
 import type { Message, ToolCall } from "./messages.ts";
+import type { UsageTotals } from "./budgets.ts";
+import type { Compaction } from "./compaction.ts";
 import type { Suspension } from "./suspension.ts";
 import type { ToolSpec } from "./tool.ts";
 
@@ -47,6 +49,10 @@ export interface StepCommit {
   suspension?: Suspension | null;
   /** The conversation's context after a handoff that carried input. */
   context?: Record<string, unknown>;
+  /** What this step spent: its model calls (summaries included), tokens and tool calls. */
+  usage?: Partial<UsageTotals>;
+  /** A new compaction of the history (what the model is sent; the stored history is unchanged). */
+  compaction?: Compaction;
 }
 
 /** Store ports may be synchronous so the Durable Object's SQLite fits without awaiting. */

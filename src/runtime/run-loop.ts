@@ -1,5 +1,8 @@
 import type { Agent } from "./agent.ts";
 import { requiresApproval } from "./approval-gate.ts";
+import { addUsage, checkBudgets, modelCallUsage, NO_USAGE, type UsageTotals } from "./budgets.ts";
+import { chooseCut, type Compaction, compactedView, estimateTokens, summarize } from "./compaction.ts";
+import { firstBlock } from "./guardrails.ts";
 import { RuntimeError, toRuntimeError } from "./errors.ts";
 import type { HandoffRecord, RunEvent } from "./events.ts";
 import { errorOutcome, executeToolCall, parseArguments, type ToolOutcome } from "./execute-tool-call.ts";
@@ -11,7 +14,7 @@ import { type PlannedCall, planToolCalls } from "./plan-tool-calls.ts";
 import type { Model, TurnStore } from "./ports.ts";
 import { streamModelCall } from "./stream-model-call.ts";
 import { type ApprovalDecision, denialMessage, type PendingApproval, type Suspension } from "./suspension.ts";
-import type { ToolContext } from "./tool.ts";
+import type { ToolContext, ToolSpec } from "./tool.ts";
 
 /** A turn starts with a user message, or resumes a suspended one with people's decisions. */
 export type TurnInput =
@@ -33,6 +36,10 @@ export interface RunTurnOptions {
   lastHandoff?: HandoffRecord;
   /** What handoffs have carried so far (typed handoff input). */
   context?: Record<string, unknown>;
+  /** What the conversation has spent before this leg, for its budgets. */
+  usage?: UsageTotals;
+  /** The latest compaction of the stored history. */
+  compaction?: Compaction;
   input: TurnInput;
   limits?: Partial<Limits>;
   signal?: AbortSignal;
@@ -64,6 +71,11 @@ interface Loop {
   stepIndex: number;
   lastHandoff: HandoffRecord | undefined;
   context: Record<string, unknown>;
+  turnUsage: UsageTotals;
+  conversationUsage: UsageTotals;
+  compaction: Compaction | undefined;
+  /** Reported input tokens over estimated ones, from the last call: corrects the estimator. */
+  calibration: number;
 }
 
 interface Context {
@@ -90,7 +102,12 @@ async function* runLeg(options: RunTurnOptions): AsyncGenerator<RunEvent, void> 
     stepIndex: resumed ? resumed.stepIndex + 1 : 0,
     lastHandoff: options.lastHandoff,
     context: { ...options.context },
+    turnUsage: resumed?.turnUsage ?? NO_USAGE,
+    conversationUsage: options.usage ?? NO_USAGE,
+    compaction: options.compaction,
+    calibration: 1,
   };
+  const missing = network.get(options.activeAgent) ? undefined : options.activeAgent;
 
   yield {
     type: "run-start",
@@ -101,10 +118,22 @@ async function* runLeg(options: RunTurnOptions): AsyncGenerator<RunEvent, void> 
     ...(resumed ? { resumed: true } : {}),
   };
 
+  // A deploy removed the agent that held the conversation: the entry agent takes over (seed 002).
+  const note: Message[] = missing
+    ? [{ role: "system", agent: agent.name, content: `Note: the agent '${missing}' that held this conversation no longer exists; '${agent.name}' took over.` }]
+    : [];
+  if (missing) yield { type: "warning", code: "agent_missing", message: `Agent '${missing}' no longer exists; '${agent.name}' took over the conversation.` };
+
   if (input.kind === "message") {
+    const blocked = await firstBlock(agent.inputGuardrails, { text: input.text, agent: agent.name, context: loop.context });
+    if (blocked !== null) {
+      // Nothing of a blocked input is stored or sent to a model.
+      yield { type: "guardrail", kind: "input", agent: agent.name, reason: blocked };
+      throw new RuntimeError("guardrail_blocked", `The message was blocked: ${blocked}`);
+    }
     const user: Message = { role: "user", content: input.text };
-    await options.store.commitStep({ messages: [user], activeAgent: agent.name });
-    loop.history.push(user);
+    await options.store.commitStep({ messages: [...note, user], activeAgent: agent.name });
+    loop.history.push(...note, user);
   } else {
     yield* settleApprovals(ctx, loop, input.suspension, input.decisions);
   }
@@ -150,12 +179,15 @@ async function* runStep(ctx: Context, loop: Loop): AsyncGenerator<RunEvent, bool
   if (loop.agentSteps >= limits.maxSteps) {
     throw new RuntimeError("max_steps", `Agent '${agent.name}' reached maxSteps (${limits.maxSteps}) in this turn.`);
   }
+  checkBudgets(network.options.budgets, loop.turnUsage, loop.conversationUsage, { modelCalls: 1 });
   yield { type: "step-start", stepIndex, agent: agent.name };
   const toolset = network.toolset(agent.name, { activeAgent: agent.name, handoffCount: loop.handoffCount, turnHandoffs: loop.handoffs.length, context: loop.context });
+  const instructions = (network.options.systemPrompt === "append" ? network.entry : agent).instructionsFor({ context: loop.context });
+  const compaction = yield* compactIfNeeded(ctx, loop, instructions, toolset.specs);
   const step = yield* streamModelCall(model, {
     agent: agent.name,
     model: network.modelFor(agent),
-    instructions: (network.options.systemPrompt === "append" ? network.entry : agent).instructionsFor({ context: loop.context }),
+    instructions,
     messages: visibleHistory(network, loop),
     tools: toolset.specs,
     settings: agent.modelSettings,
@@ -163,6 +195,10 @@ async function* runStep(ctx: Context, loop: Loop): AsyncGenerator<RunEvent, bool
   });
   loop.agentSteps++;
   signal.throwIfAborted();
+  if (step.usage?.inputTokens) {
+    loop.calibration = step.usage.inputTokens / Math.max(1, estimateTokens(instructions, visibleHistory(network, loop), toolset.specs));
+  }
+  const stepUsage = addUsage(compaction?.usage ?? NO_USAGE, modelCallUsage(step.usage));
   for (const call of step.toolCalls) yield { type: "tool-call", toolCallId: call.id, name: call.name, args: argsOf(call) };
 
   // Order within a step: transfer interception, then the approval gate, then execution.
@@ -177,9 +213,32 @@ async function* runStep(ctx: Context, loop: Loop): AsyncGenerator<RunEvent, bool
     maxHandoffs: network.options.maxHandoffs,
     visited: network.options.allowRevisit ? undefined : new Set([loop.handoffs[0]?.from ?? agent.name, ...loop.handoffs.map((h) => h.to)]),
   });
-  const gated = await Promise.all(plan.map((p) => (p.kind === "tool" ? requiresApproval(p.call, p.tool) : false)));
-  const answered = await Promise.all(plan.map((planned, i) => (gated[i] ? null : answer(planned, toolContext(ctx, loop, agent.name), [...toolset.tools.keys()]))));
+  const regular = plan.filter((p) => p.kind === "tool").length;
+  checkBudgets(network.options.budgets, addUsage(loop.turnUsage, stepUsage), addUsage(loop.conversationUsage, stepUsage), { toolCalls: regular });
+  const blocked = await Promise.all(
+    plan.map((p) => (p.kind === "tool" ? firstBlock(network.options.toolGuardrails ?? [], { name: p.call.name, args: argsOf(p.call), agent: agent.name }) : null)),
+  );
+  const gated = await Promise.all(plan.map((p, i) => (p.kind === "tool" && blocked[i] === null ? requiresApproval(p.call, p.tool) : false)));
+  const answered = await Promise.all(
+    plan.map((planned, i): Promise<Answered> | null => {
+      const reason = blocked[i];
+      if (reason !== null && reason !== undefined) return Promise.resolve({ outcome: errorOutcome(`Blocked by a guardrail: ${reason}`), counts: false });
+      return gated[i] ? null : answer(planned, toolContext(ctx, loop, agent.name), [...toolset.tools.keys()]);
+    }),
+  );
   signal.throwIfAborted();
+  for (const [i, reason] of blocked.entries()) {
+    if (reason !== null && reason !== undefined) yield { type: "guardrail", kind: "tool", agent: agent.name, reason, toolCallId: plan[i]!.call.id };
+  }
+  if (step.toolCalls.length === 0) {
+    const outputBlocked = await firstBlock(agent.outputGuardrails, { text: step.text, agent: agent.name, context: loop.context });
+    if (outputBlocked !== null) {
+      // The blocked answer is not stored: the history ends where it was before this step.
+      yield { type: "guardrail", kind: "output", agent: agent.name, reason: outputBlocked };
+      throw new RuntimeError("guardrail_blocked", `The answer was blocked: ${outputBlocked}`);
+    }
+  }
+  const turnUsage = addUsage(loop.turnUsage, { ...stepUsage, toolCalls: answered.filter((a, i) => a !== null && plan[i]!.kind === "tool" && !blocked[i]).length + gated.filter(Boolean).length });
 
   // The `drop` policy keeps extra transfers out of the history, so the model never sees them refused.
   const kept = plan.map((p) => !(p.kind === "refused-transfer" && p.extra && network.options.extraTransfers === "drop"));
@@ -203,10 +262,11 @@ async function* runStep(ctx: Context, loop: Loop): AsyncGenerator<RunEvent, bool
   const appended: Message[] =
     target && network.options.systemPrompt === "append" ? [{ role: "system", agent: target.name, content: target.instructionsFor({ context: context ?? loop.context }) }] : [];
 
-  const shared = { activeAgent: activeAgent.name, ...(handoff ? { handoff } : {}), ...(context ? { context } : {}) };
+  const spent = { ...stepUsage, toolCalls: turnUsage.toolCalls - loop.turnUsage.toolCalls };
+  const shared = { activeAgent: activeAgent.name, usage: spent, ...(handoff ? { handoff } : {}), ...(context ? { context } : {}), ...(compaction ? { compaction: compaction.compaction } : {}) };
   if (pending.length > 0) {
     // The transfer is committed before the suspension: the resumed leg runs as the target.
-    await store.commitStep({ messages: appended, ...shared, suspension: { stepIndex, assistant, results, pending, turnHandoffs: handoffs, agentSteps, errorSteps } });
+    await store.commitStep({ messages: appended, ...shared, suspension: { stepIndex, assistant, results, pending, turnHandoffs: handoffs, agentSteps, errorSteps, turnUsage } });
   } else {
     const complete = results.filter((r): r is ToolMessage => r !== null);
     await store.commitStep({ messages: [assistant, ...complete, ...appended], ...shared });
@@ -224,17 +284,26 @@ async function* runStep(ctx: Context, loop: Loop): AsyncGenerator<RunEvent, bool
     yield { type: "handoff", ...handoff };
     await runHook(network, handoff);
   }
-  Object.assign(loop, { agent: activeAgent, handoffs, agentSteps, errorSteps, lastHandoff: handoff ?? loop.lastHandoff, context: context ?? loop.context });
+  Object.assign(loop, {
+    agent: activeAgent,
+    handoffs,
+    agentSteps,
+    errorSteps,
+    lastHandoff: handoff ?? loop.lastHandoff,
+    context: context ?? loop.context,
+    turnUsage,
+    conversationUsage: addUsage(loop.conversationUsage, spent),
+  });
   yield { type: "step-finish", stepIndex, finishReason: step.finishReason, ...(step.usage ? { usage: step.usage } : {}) };
 
   if (pending.length > 0) {
-    yield { type: "done", status: "awaiting_approval", text: step.text, agent: activeAgent.name, handoffs, handoffCount: loop.handoffCount };
+    yield { type: "done", status: "awaiting_approval", text: step.text, agent: activeAgent.name, handoffs, handoffCount: loop.handoffCount, usage: turnUsage };
     return true;
   }
   const next = decideNextStep({ toolCalls: step.toolCalls.length, handoff: handoff !== undefined, errorSteps, limits });
   switch (next.kind) {
     case "final":
-      yield { type: "done", status: "completed", text: step.text, agent: activeAgent.name, handoffs, handoffCount: loop.handoffCount };
+      yield { type: "done", status: "completed", text: step.text, agent: activeAgent.name, handoffs, handoffCount: loop.handoffCount, usage: turnUsage };
       return true;
     case "too-many-errors":
       throw tooManyErrors(limits);
@@ -250,10 +319,43 @@ async function* runStep(ctx: Context, loop: Loop): AsyncGenerator<RunEvent, bool
 
 /** The history the active agent's model is sent: the filter of the transfer that brought it, if any. */
 function visibleHistory(network: Network, loop: Loop): readonly Message[] {
+  const view = compactedView(loop.history, loop.compaction);
   const arrival = loop.lastHandoff;
-  if (!arrival || arrival.to !== loop.agent.name || !network.get(arrival.from)) return loop.history;
+  if (!arrival || arrival.to !== loop.agent.name || !network.get(arrival.from)) return view;
   const filter = network.edges(arrival.from).find((e) => e.target.name === arrival.to)?.historyFilter;
-  return filter ? filter(loop.history) : loop.history;
+  return filter ? filter(view) : view;
+}
+
+/**
+ * Compacts when the request would pass the active agent's context budget (seed 002: compaction
+ * follows the active agent): turns before the kept ones are summarized, never cutting between a
+ * call and its result. Returns the new compaction and what its summary calls spent.
+ */
+async function* compactIfNeeded(
+  ctx: Context,
+  loop: Loop,
+  instructions: string,
+  tools: ToolSpec[] | readonly ToolSpec[],
+): AsyncGenerator<RunEvent, { compaction: Compaction; usage: UsageTotals } | undefined> {
+  const { network, model } = ctx.options;
+  const budget = loop.agent.contextBudget ?? network.options.compaction?.contextBudget;
+  if (!budget) return undefined;
+  const size = (cut: number) => estimateTokens(instructions, compactedView(loop.history, { replaces: cut, summary: "x".repeat(400) }), tools) * loop.calibration;
+  if (estimateTokens(instructions, visibleHistory(network, loop), tools) * loop.calibration <= budget) return undefined;
+  const cut = chooseCut(loop.history, network.options.compaction?.keepTurns ?? 4, (c) => size(c) <= budget);
+  const from = loop.compaction?.replaces ?? 0;
+  if (cut <= from) return undefined;
+  const result = await summarize(
+    model,
+    { agent: loop.agent.name, model: network.options.compaction?.summarizeModel ?? network.modelFor(loop.agent), settings: loop.agent.modelSettings, signal: ctx.signal },
+    loop.compaction?.summary,
+    loop.history.slice(from, cut),
+    Math.floor(budget / 2),
+  );
+  ctx.signal.throwIfAborted();
+  loop.compaction = { replaces: cut, summary: result.summary };
+  yield { type: "compaction", agent: loop.agent.name, replaced: cut, kept: loop.history.length - cut, summaryChars: result.summary.length };
+  return { compaction: loop.compaction, usage: { modelCalls: result.calls, inputTokens: result.inputTokens, outputTokens: result.outputTokens, toolCalls: 0 } };
 }
 
 /** onHandoff is caller code: a throw ends the turn (the transfer is already committed, the history valid). */

@@ -1,4 +1,5 @@
 import type { HandoffRecord } from "./events.ts";
+import type { UsageTotals } from "./budgets.ts";
 import type { AssistantMessage, ToolMessage } from "./messages.ts";
 
 /** A tool call waiting for a person's decision. */
@@ -32,6 +33,8 @@ export interface Suspension {
   /** Model calls made by the agent now active, in this turn. */
   agentSteps: number;
   errorSteps: number;
+  /** What the turn spent before it was suspended. */
+  turnUsage?: UsageTotals;
 }
 
 export function denialMessage(decision: ApprovalDecision): string {
