@@ -21,7 +21,7 @@ interface View {
   lastTurnStorage: { rowsWritten: number; bytesWritten: number };
 }
 
-const dev = await startWranglerDev({ persistTo });
+const dev = await startWranglerDev({ persistTo, vars: { TURNS_PER_MINUTE: "100000" } });
 const view = async (url: string) => (await (await fetch(`${url}/v1/conversations/bench-storage`)).json()) as View;
 const rows: Array<{ turn: number; kind: string; rows: number; bytes: number; messages: number; ms: number }> = [];
 try {
@@ -43,7 +43,7 @@ try {
 }
 
 // A Durable Object start with the whole history on disk: the first request after a restart reads it once.
-const restarted = await startWranglerDev({ persistTo });
+const restarted = await startWranglerDev({ persistTo, vars: { TURNS_PER_MINUTE: "100000" } });
 let startCost: { firstMs: number; warmMs: number; messages: number };
 try {
   const time = async () => {

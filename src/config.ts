@@ -1,6 +1,18 @@
 import * as z from "zod";
 
 /** The Worker's configuration, read from its environment and validated once per use. */
+const Budget = z
+  .string()
+  .transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: "custom", message: "must be JSON" });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.strictObject({ modelCalls: z.number().int().min(1), inputTokens: z.number().int().min(1), outputTokens: z.number().int().min(1), toolCalls: z.number().int().min(0) }).partial());
+
 const ConfigSchema = z.object({
   OPENAI_API_KEY: z.string().optional(),
   OPENAI_BASE_URL: z.url().optional(),
@@ -24,6 +36,14 @@ const ConfigSchema = z.object({
   /** Comma-separated origins allowed by CORS; none by default. */
   ALLOWED_ORIGINS: z.string().default("").transform((value) => value.split(",").map((o) => o.trim()).filter(Boolean)),
   MAX_MESSAGE_CHARS: z.coerce.number().int().min(1).max(60_000).default(8_000),
+  /** Spending limits, as JSON: {"modelCalls":20,"inputTokens":200000,"outputTokens":20000,"toolCalls":50}. */
+  TURN_BUDGET: Budget.optional(),
+  CONVERSATION_BUDGET: Budget.optional(),
+  /** Token budget of a model request; over it, older turns are summarized. */
+  CONTEXT_BUDGET: z.coerce.number().int().min(500).optional(),
+  COMPACTION_KEEP_TURNS: z.coerce.number().int().min(1).max(100).default(4),
+  /** New turns per conversation per minute. */
+  TURNS_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(30),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

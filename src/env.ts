@@ -10,6 +10,13 @@ export interface Env {
   ALLOW_ANONYMOUS?: string;
   ALLOWED_ORIGINS?: string;
   MAX_MESSAGE_CHARS?: string;
+  TURN_BUDGET?: string;
+  CONVERSATION_BUDGET?: string;
+  CONTEXT_BUDGET?: string;
+  COMPACTION_KEEP_TURNS?: string;
+  TURNS_PER_MINUTE?: string;
+  /** The Workers rate-limiting binding: new turns per client. */
+  CLIENT_LIMITER?: { limit(options: { key: string }): Promise<{ success: boolean }> };
   OPENAI_API_KEY?: string;
   OPENAI_BASE_URL?: string;
   OPENAI_MODEL?: string;

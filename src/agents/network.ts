@@ -1,10 +1,10 @@
-import { Agent, Network } from "../runtime/index.ts";
+import { Agent, Network, type NetworkOptions } from "../runtime/index.ts";
 import { calculatorTools, changeAddress, lookupOrder, refund } from "./tools.ts";
 
 export const DEFAULT_MODEL = "gpt-4o-mini";
 
 /** Builds the support network this Worker serves: a router and three specialists that can route back. */
-export function createSupportNetwork(defaultModel = DEFAULT_MODEL): Network {
+export function createSupportNetwork(defaultModel = DEFAULT_MODEL, options: Omit<NetworkOptions, "defaultModel"> = {}): Network {
   const billing = new Agent({
     name: "billing",
     description: "Handles charges, invoices, double charges and refunds.",
@@ -34,5 +34,5 @@ export function createSupportNetwork(defaultModel = DEFAULT_MODEL): Network {
     handoffs: [billing, shipping, calculator],
   });
   for (const specialist of [billing, shipping, calculator]) specialist.addHandoff(triage);
-  return new Network(triage, { defaultModel });
+  return new Network(triage, { ...options, defaultModel });
 }

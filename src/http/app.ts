@@ -3,19 +3,18 @@ import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { secureHeaders } from "hono/secure-headers";
 import { readConfig } from "../config.ts";
-import type { Env } from "../env.ts";
 import type { Network } from "../runtime/index.ts";
 import { SSE_HEADERS, type SessionError } from "../session/index.ts";
-import { type Access, requireAccess } from "./auth.ts";
+import { requireAccess } from "./auth.ts";
+import type { AppEnv } from "./app-env.ts";
 import { errorResponse } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
-import { conversationId, readJson, sse } from "./request.ts";
+import { conversationId, limitClient, readJson, sse } from "./request.ts";
 import { ApprovalsBody, CreateConversationBody, EventCursor, MessageBody } from "./schemas.ts";
 import { sessionClient } from "./session-client.ts";
 import { registerUIChatRoutes } from "./ui-chat-routes.ts";
 import { mintToken } from "./tokens.ts";
 
-type AppEnv = { Bindings: Env; Variables: { access: Access } };
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -82,6 +81,8 @@ export function createApp(network: Network): Hono<AppEnv> {
     if (body instanceof Response) return body;
     const max = readConfig(c.env).MAX_MESSAGE_CHARS;
     if (body.message.length > max) return errorResponse(c, "message_too_long", `The message is ${body.message.length} characters; the limit is ${max}.`);
+    const limited = await limitClient(c);
+    if (limited) return limited;
     const result = await sessionClient(c.env, id).sendMessage(body.message);
     return result.ok ? sse(result.value, SSE_HEADERS) : sessionError(c, result.error);
   });

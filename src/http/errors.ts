@@ -19,6 +19,7 @@ const STATUS = {
   payload_too_large: 413,
   message_too_long: 413,
   unsupported_media_type: 415,
+  rate_limited: 429,
   internal_error: 500,
   auth_not_configured: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
@@ -36,5 +37,7 @@ export function errorResponse(
   details?: Record<string, unknown>,
 ): Response {
   const body: ErrorBody = { error: details ? { code, message, details } : { code, message } };
-  return c.json(body, STATUS[code]);
+  const res = c.json(body, STATUS[code]);
+  if (typeof details?.retryAfter === "number") res.headers.set("retry-after", String(details.retryAfter));
+  return res;
 }

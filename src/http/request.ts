@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import * as z from "zod";
+import type { AppEnv } from "./app-env.ts";
 import { errorResponse } from "./errors.ts";
 import { ConversationId } from "./schemas.ts";
 
@@ -28,4 +29,12 @@ export function conversationId(c: Context): string | Response {
 
 export function sse(stream: ReadableStream<Uint8Array>, headers: Record<string, string>): Response {
   return new Response(stream, { headers });
+}
+
+/** New turns per client (by address), through the Workers rate-limiting binding when it is bound. */
+export async function limitClient(c: Context<AppEnv>): Promise<Response | null> {
+  if (!c.env.CLIENT_LIMITER) return null;
+  const key = c.req.header("cf-connecting-ip") ?? "local";
+  const { success } = await c.env.CLIENT_LIMITER.limit({ key });
+  return success ? null : errorResponse(c, "rate_limited", "Too many new turns from this client; try again in a minute.", { retryAfter: 60 });
 }

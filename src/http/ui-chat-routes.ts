@@ -1,16 +1,14 @@
 import type { Context, Hono } from "hono";
 import { readConfig } from "../config.ts";
-import type { Env } from "../env.ts";
 import type { ApprovalDecision } from "../runtime/index.ts";
 import type { SessionError } from "../session/index.ts";
-import type { Access } from "./auth.ts";
+import type { AppEnv } from "./app-env.ts";
 import { errorResponse } from "./errors.ts";
-import { conversationId, readJson } from "./request.ts";
+import { conversationId, limitClient, readJson } from "./request.ts";
 import { UIChatBody } from "./schemas.ts";
 import { sessionClient } from "./session-client.ts";
 import { toUIMessageStream, UI_MESSAGE_STREAM_HEADERS } from "./ui-message-stream.ts";
 
-type AppEnv = { Bindings: Env; Variables: { access: Access } };
 
 /** The AI SDK's chat protocol over a conversation: what `useChat` with `DefaultChatTransport` speaks. */
 export function registerUIChatRoutes(app: Hono<AppEnv>): void {
@@ -35,6 +33,8 @@ export function registerUIChatRoutes(app: Hono<AppEnv>): void {
     if (!text.trim()) return errorResponse(c, "invalid_request", "The newest user message has no text.");
     const max = readConfig(c.env).MAX_MESSAGE_CHARS;
     if (text.length > max) return errorResponse(c, "message_too_long", `The message is ${text.length} characters; the limit is ${max}.`);
+    const limited = await limitClient(c);
+    if (limited) return limited;
     const result = await client.sendMessage(text);
     return result.ok ? uiStream(result.value) : sessionError(c, result.error);
   });

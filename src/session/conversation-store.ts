@@ -1,4 +1,4 @@
-import type { ApprovalDecision, HandoffRecord, Message, StepCommit, Suspension } from "../runtime/index.ts";
+import { addUsage, type ApprovalDecision, type Compaction, type HandoffRecord, type Message, NO_USAGE, type StepCommit, type Suspension, type UsageTotals } from "../runtime/index.ts";
 import { capEvent, capMessage } from "./caps.ts";
 import { migrate } from "./schema.ts";
 import type { StoredEvent } from "./sse.ts";
@@ -60,6 +60,9 @@ export class ConversationStore {
   #state: ConversationState | null = null;
   #messages: Message[] | null = null;
   #written = { rows: 0, bytes: 0 };
+  /** What the current turn spent so far; written with the turn's end. */
+  #turnUsage: UsageTotals = NO_USAGE;
+  #conversationUsage: UsageTotals | null = null;
 
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
@@ -95,6 +98,28 @@ export class ConversationStore {
       .exec<{ turn: number; data: string }>(`SELECT turn, data FROM handoffs ORDER BY seq`)
       .toArray()
       .map((row) => ({ turn: row.turn, ...(JSON.parse(row.data) as HandoffRecord) }));
+  }
+
+  /** What the conversation has spent, its current turn included. */
+  usage(): UsageTotals {
+    if (this.#conversationUsage === null) {
+      const row = this.#sql
+        .exec<{ m: number | null; i: number | null; o: number | null; t: number | null }>(
+          `SELECT sum(model_calls) AS m, sum(input_tokens) AS i, sum(output_tokens) AS o, sum(tool_calls) AS t FROM turns`,
+        )
+        .one();
+      this.#conversationUsage = { modelCalls: row.m ?? 0, inputTokens: row.i ?? 0, outputTokens: row.o ?? 0, toolCalls: row.t ?? 0 };
+    }
+    return addUsage(this.#conversationUsage, this.#turnUsage);
+  }
+
+  compactions(): Array<Compaction & { turn: number; agent: string }> {
+    return this.#sql.exec<{ turn: number; replaces: number; summary: string; agent: string }>(`SELECT turn, replaces, summary, agent FROM compactions ORDER BY seq`).toArray();
+  }
+
+  latestCompaction(): Compaction | undefined {
+    const row = this.#sql.exec<{ replaces: number; summary: string }>(`SELECT replaces, summary FROM compactions ORDER BY seq DESC LIMIT 1`).toArray()[0];
+    return row && { replaces: row.replaces, summary: row.summary };
   }
 
   lastHandoff(): HandoffRecord | undefined {
@@ -159,10 +184,14 @@ export class ConversationStore {
     this.#transaction(() => {
       for (const message of messages) this.#exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(message));
       if (commit.handoff) this.#exec(`INSERT INTO handoffs (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(commit.handoff));
+      if (commit.compaction) {
+        this.#exec(`INSERT INTO compactions (turn, replaces, summary, agent) VALUES (?, ?, ?, ?)`, state.turn, commit.compaction.replaces, commit.compaction.summary, next.activeAgent);
+      }
       this.#insertEvents(state.turn, events);
       if (stateChanged) this.#writeState(next);
     });
     this.#state = next;
+    if (commit.usage) this.#turnUsage = addUsage(this.#turnUsage, commit.usage);
     this.messages();
     this.#messages!.push(...messages);
   }
@@ -175,17 +204,24 @@ export class ConversationStore {
       this.#insertEvents(state.turn, events);
       // Counted before this last write, which is the turn's own bookkeeping.
       this.#exec(
-        `UPDATE turns SET status = ?, ended_at = ?, error = ?, rows_written = rows_written + ?, bytes_written = bytes_written + ? WHERE turn = ?`,
+        `UPDATE turns SET status = ?, ended_at = ?, error = ?, rows_written = rows_written + ?, bytes_written = bytes_written + ?,
+           model_calls = model_calls + ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, tool_calls = tool_calls + ? WHERE turn = ?`,
         status,
         Date.now(),
         error ?? null,
         this.#written.rows + 1,
         this.#written.bytes,
+        this.#turnUsage.modelCalls,
+        this.#turnUsage.inputTokens,
+        this.#turnUsage.outputTokens,
+        this.#turnUsage.toolCalls,
         state.turn,
       );
     });
     this.#state = next;
     this.#written = { rows: 0, bytes: 0 };
+    if (this.#conversationUsage) this.#conversationUsage = addUsage(this.#conversationUsage, this.#turnUsage);
+    this.#turnUsage = NO_USAGE;
   }
 
   /** The events of one turn with an id above `afterId`, in order. */
@@ -201,6 +237,8 @@ export class ConversationStore {
     await this.#storage.deleteAll();
     this.#state = null;
     this.#messages = null;
+    this.#conversationUsage = null;
+    this.#turnUsage = NO_USAGE;
     migrate(this.#sql);
   }
 

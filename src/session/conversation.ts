@@ -1,9 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
-import { createSupportNetwork } from "../agents/network.ts";
+import { configuredNetwork } from "../agents/index.ts";
 import { type Config, readConfig } from "../config.ts";
 import type { Env } from "../env.ts";
 import { createModel } from "../models/index.ts";
-import { type ApprovalDecision, type Message, type Model, type Network, type PendingApproval, runTurn, type TurnInput } from "../runtime/index.ts";
+import { type ApprovalDecision, type Compaction, type Message, type Model, type Network, type PendingApproval, runTurn, type TurnInput, type UsageTotals } from "../runtime/index.ts";
 import { checkDecisions } from "./approvals.ts";
 import { ConversationStore, type StoredHandoff, type TurnStatus } from "./conversation-store.ts";
 import { fail, ok, type SessionResult } from "./results.ts";
@@ -23,6 +23,10 @@ export interface ConversationView {
   lastEventId: number;
   /** Storage written by the latest turn: rows (what Durable Object storage bills) and bytes. */
   lastTurnStorage: { rowsWritten: number; bytesWritten: number } | null;
+  /** What the conversation has spent: model calls, tokens, tool calls. */
+  usage: UsageTotals;
+  /** Summaries the model is sent in place of older messages; `messages` keeps every original. */
+  compactions: Array<Compaction & { turn: number; agent: string }>;
 }
 
 export type DecisionOutcome = { kind: "stream"; stream: ReadableStream<Uint8Array> } | { kind: "awaiting"; pending: string[] };
@@ -37,12 +41,14 @@ export class Conversation extends DurableObject<Env> {
   readonly #network: Network;
   readonly #model: Model;
   #running: TurnBroadcast | null = null;
+  /** Start times of recent turns, for the per-conversation rate limit. */
+  #recentTurns: number[] = [];
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#config = readConfig(env);
     this.#store = new ConversationStore(ctx.storage);
-    this.#network = createSupportNetwork(this.#config.OPENAI_MODEL);
+    this.#network = configuredNetwork(this.#config);
     this.#model = createModel(this.#config);
   }
 
@@ -60,6 +66,13 @@ export class Conversation extends DurableObject<Env> {
         pending: suspension.pending.map((p) => p.toolCallId),
       });
     }
+    const now = Date.now();
+    this.#recentTurns = this.#recentTurns.filter((t) => t > now - 60_000);
+    if (this.#recentTurns.length >= this.#config.TURNS_PER_MINUTE) {
+      const retryAfter = Math.max(1, Math.ceil((this.#recentTurns[0]! + 60_000 - now) / 1000));
+      return fail("rate_limited", `This conversation takes ${this.#config.TURNS_PER_MINUTE} new turns a minute; try again in ${retryAfter} s.`, { retryAfter });
+    }
+    this.#recentTurns.push(now);
     this.#store.beginTurn(conversationId, this.#network.entry.name);
     return ok(this.#startLeg(conversationId, { kind: "message", text: message }));
   }
@@ -101,6 +114,8 @@ export class Conversation extends DurableObject<Env> {
       pendingApprovals: state.suspension?.pending ?? [],
       lastEventId: state.lastEventId,
       lastTurnStorage: turn && turn.status !== "running" ? { rowsWritten: turn.rowsWritten, bytesWritten: turn.bytesWritten } : null,
+      usage: this.#store.usage(),
+      compactions: this.#store.compactions(),
     });
   }
 
@@ -127,6 +142,7 @@ export class Conversation extends DurableObject<Env> {
     let pending: StoredEvent[] = [];
     let last: StoredEvent | undefined;
     const lastHandoff = this.#store.lastHandoff();
+    const compaction = this.#store.latestCompaction();
     try {
       const events = runTurn({
         conversationId,
@@ -136,7 +152,9 @@ export class Conversation extends DurableObject<Env> {
         activeAgent: state.activeAgent,
         handoffCount: state.handoffCount,
         ...(lastHandoff ? { lastHandoff } : {}),
+        ...(compaction ? { compaction } : {}),
         context: state.context ?? {},
+        usage: this.#store.usage(),
         input,
         limits: {
           ...(this.#config.MAX_STEPS ? { maxSteps: this.#config.MAX_STEPS } : {}),

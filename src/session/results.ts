@@ -5,7 +5,8 @@ export type SessionErrorCode =
   | "approval_pending"
   | "no_pending_approval"
   | "approval_not_found"
-  | "approval_already_decided";
+  | "approval_already_decided"
+  | "rate_limited";
 
 export interface SessionError {
   code: SessionErrorCode;

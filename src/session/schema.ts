@@ -12,16 +12,25 @@ export const MIGRATIONS: readonly string[][] = [
     // Stream events, packed several to a row: rows written are what storage is billed by.
     `CREATE TABLE events (first_id INTEGER PRIMARY KEY, last_id INTEGER NOT NULL, turn INTEGER NOT NULL, data TEXT NOT NULL)`,
   ],
+  // 2: what each turn spent (for budgets), and compaction markers.
+  [
+    `ALTER TABLE turns ADD COLUMN model_calls INTEGER NOT NULL DEFAULT 0`,
+    `ALTER TABLE turns ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0`,
+    `ALTER TABLE turns ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0`,
+    `ALTER TABLE turns ADD COLUMN tool_calls INTEGER NOT NULL DEFAULT 0`,
+    `CREATE TABLE compactions (seq INTEGER PRIMARY KEY, turn INTEGER NOT NULL, replaces INTEGER NOT NULL, summary TEXT NOT NULL, agent TEXT NOT NULL)`,
+  ],
 ];
 
-export function migrate(sql: SqlStorage): void {
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Applies the migrations after the stored version, in order; `upTo` stops early (tests of old versions). */
+export function migrate(sql: SqlStorage, upTo = MIGRATIONS.length): void {
   sql.exec(`CREATE TABLE IF NOT EXISTS schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`);
   const row = sql.exec<{ version: number }>(`SELECT version FROM schema_version WHERE id = 1`).toArray()[0];
   const current = row?.version ?? 0;
-  for (let version = current; version < MIGRATIONS.length; version++) {
+  for (let version = current; version < upTo; version++) {
     for (const statement of MIGRATIONS[version]!) sql.exec(statement);
   }
-  if (current < MIGRATIONS.length) {
-    sql.exec(`INSERT OR REPLACE INTO schema_version (id, version) VALUES (1, ?)`, MIGRATIONS.length);
-  }
+  if (current < upTo) sql.exec(`INSERT OR REPLACE INTO schema_version (id, version) VALUES (1, ?)`, upTo);
 }
