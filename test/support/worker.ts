@@ -60,6 +60,11 @@ export interface ConversationJson {
   id: string;
   activeAgent: string;
   handoffCount: number;
+  turn: number;
+  status: string;
+  lastEventId: number;
+  usage: { modelCalls: number; inputTokens: number; outputTokens: number; toolCalls: number };
+  compactions: Array<{ replaces: number; summary: string; turn: number; agent: string }>;
   messages: Message[];
   handoffs: Array<{ from: string; to: string; turn: number; stepIndex: number; reason?: string }>;
 }

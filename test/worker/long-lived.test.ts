@@ -1,0 +1,122 @@
+import { env } from "cloudflare:workers";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { migrate, SCHEMA_VERSION } from "../../src/session/schema.ts";
+import { call, chat, postMessage, scenario, stored } from "../support/worker.ts";
+
+/** Replaces a conversation's storage with what an earlier deploy wrote, then restarts the object. */
+async function writeAsVersion1(conversationId: string, activeAgent: string, history: unknown[]): Promise<void> {
+  const stub = env.CONVERSATIONS.getByName(conversationId);
+  await runInDurableObject(stub, async (_instance, state) => {
+    await state.storage.deleteAll();
+    const sql = state.storage.sql;
+    migrate(sql, 1);
+    // Version 1 wrote the turn number and the last event id into the state row.
+    sql.exec(`INSERT INTO state (id, data) VALUES (1, ?)`, JSON.stringify({ conversationId, activeAgent, handoffCount: 1, lastEventId: 9, turn: 1, suspension: null, decisions: [] }));
+    for (const message of history) sql.exec(`INSERT INTO messages (turn, data) VALUES (1, ?)`, JSON.stringify(message));
+    sql.exec(`INSERT INTO turns (turn, status, started_at, ended_at) VALUES (1, 'completed', 1, 2)`);
+    sql.exec(`INSERT INTO events (first_id, last_id, turn, data) VALUES (1, 9, 1, '[]')`);
+    sql.exec(`INSERT INTO handoffs (turn, data) VALUES (1, ?)`, JSON.stringify({ from: "triage", to: activeAgent, toolCallId: "t0", stepIndex: 0 }));
+  });
+  await evictDurableObject(stub);
+}
+
+describe("deploys that change the schema and the network", () => {
+  it("migrates a conversation written by schema version 1 on first access, losing nothing", async () => {
+    const s = await scenario([{ text: "Billing, after the upgrade." }]);
+    const history = [
+      { role: "user", content: s.tag("charged twice") },
+      { role: "assistant", agent: "triage", content: null, toolCalls: [{ id: "t0", name: "transfer_to_billing", arguments: "{}" }] },
+      { role: "tool", toolCallId: "t0", name: "transfer_to_billing", content: "Transferred to 'billing'.", isError: false },
+      { role: "assistant", agent: "billing", content: "Which order?" },
+    ];
+    await writeAsVersion1(s.conversationId, "billing", history);
+
+    const before = await stored(s.conversationId);
+    expect(before).toMatchObject({ activeAgent: "billing", handoffCount: 1, turn: 1, lastEventId: 9, usage: { modelCalls: 0 }, compactions: [] });
+    expect(before.messages).toEqual(history);
+    const events = await chat(s.conversationId, "order A1001");
+    expect(events[0]).toMatchObject({ type: "run-start", agent: "billing", id: 10 });
+    const after = await stored(s.conversationId);
+    expect(after.messages).toHaveLength(6);
+    expect(after).toMatchObject({ turn: 2, usage: { modelCalls: 1, inputTokens: 42, outputTokens: 7 } });
+    await runInDurableObject(env.CONVERSATIONS.getByName(s.conversationId), (_i, state) => {
+      expect(state.storage.sql.exec<{ version: number }>(`SELECT version FROM schema_version`).one().version).toBe(SCHEMA_VERSION);
+    });
+  });
+
+  it("hands a conversation whose agent was removed to the entry agent, with a warning and a note; old tool calls stay valid", async () => {
+    const s = await scenario([{ text: "Triage here, how can I help?" }]);
+    await writeAsVersion1(s.conversationId, "loyalty_desk", [
+      { role: "user", content: s.tag("points please") },
+      { role: "assistant", agent: "loyalty_desk", content: null, toolCalls: [{ id: "p1", name: "award_points", arguments: '{"points":50}' }] },
+      { role: "tool", toolCallId: "p1", name: "award_points", content: '{"awarded":50}', isError: false },
+      { role: "assistant", agent: "loyalty_desk", content: "Done." },
+    ]);
+    const events = await chat(s.conversationId, "and now?");
+    expect(events.slice(0, 2).map((e) => e.type)).toEqual(["run-start", "warning"]);
+    expect(events[1]).toMatchObject({ code: "agent_missing", message: "Agent 'loyalty_desk' no longer exists; 'triage' took over the conversation." });
+    const { requests } = await s.sent();
+    expect(requests[0]!.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant", "system", "user"]);
+    expect(requests[0]!.messages[2]).toMatchObject({ tool_calls: [{ id: "p1", function: { name: "award_points" } }] });
+    expect(await stored(s.conversationId)).toMatchObject({ activeAgent: "triage" });
+  });
+});
+
+describe("rate limits and usage", () => {
+  it("answers 429 with Retry-After past the per-conversation turn rate, and keeps usage totals", async () => {
+    const s = await scenario(Array.from({ length: 31 }, (_, i) => ({ text: `answer ${i}` })));
+    for (let i = 0; i < 30; i++) {
+      const res = await postMessage(s.conversationId, i === 0 ? s.tag("start") : `message ${i}`);
+      expect(res.status).toBe(200);
+      await res.text();
+    }
+    const limited = await postMessage(s.conversationId, "one too many");
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await limited.json()).toMatchObject({ error: { code: "rate_limited" } });
+    const view = await stored(s.conversationId);
+    expect(view.messages).toHaveLength(60);
+    expect(view).toMatchObject({ usage: { modelCalls: 30, inputTokens: 30 * 42, outputTokens: 30 * 7, toolCalls: 0 } });
+    expect((await call(`/v1/conversations/${s.conversationId}`)).status).toBe(200);
+  });
+});
+
+describe("compaction in storage", () => {
+  it("stores a marker row: GET shows every original message and the summary the model is sent", async () => {
+    const { Agent, Network, runTurn } = await import("../../src/runtime/index.ts");
+    const { ConversationStore } = await import("../../src/session/conversation-store.ts");
+    const id = `compaction-${crypto.randomUUID()}`;
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+      const store = new ConversationStore(state.storage);
+      const network = new Network(new Agent({ name: "triage", instructions: "t", contextBudget: 600 }), { defaultModel: "m", compaction: { keepTurns: 1 } });
+      const model = {
+        async *stream(request: { instructions: string }) {
+          yield { type: "text-delta" as const, delta: request.instructions.startsWith("Summarize") ? "the user asked many things" : "a fairly long answer ".repeat(8) };
+          yield { type: "finish" as const, finishReason: "stop" };
+        },
+      };
+      for (let turn = 0; turn < 12; turn++) {
+        store.beginTurn(id, "triage");
+        const pending: never[] = [];
+        for await (const _event of runTurn({
+          conversationId: id,
+          network,
+          model,
+          store: { commitStep: (commit) => store.commitStep(commit, pending) },
+          history: store.messages(),
+          activeAgent: "triage",
+          handoffCount: 0,
+          ...(store.latestCompaction() ? { compaction: store.latestCompaction()! } : {}),
+          input: { kind: "message", text: `question number ${turn}` },
+        }));
+        store.endTurn("completed", []);
+      }
+    });
+    const view = await stored(id);
+    expect(view.messages).toHaveLength(24);
+    expect(view.compactions.length).toBeGreaterThan(0);
+    expect(view.compactions.at(-1)).toMatchObject({ summary: "the user asked many things", agent: "triage" });
+    expect(view.messages[view.compactions.at(-1)!.replaces]).toMatchObject({ role: "user" });
+  });
+});
