@@ -4,6 +4,8 @@ declare module "vitest" {
   export interface ProvidedContext {
     fakeOpenAIUrl: string;
     providerFixtures: Record<string, { sse: string; expected: unknown }>;
+    propertyRuns: number;
+    propertySeed: number;
   }
 }
 

@@ -20,6 +20,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const fake = await startFakeOpenAI();
   project.provide("fakeOpenAIUrl", fake.url);
   project.provide("providerFixtures", readFixtures());
+  // npm test runs a fixed-seed, bounded subset; npm run test:deep sets PROPERTY_RUNS and PROPERTY_SEED.
+  project.provide("propertyRuns", Number(process.env.PROPERTY_RUNS ?? 150));
+  project.provide("propertySeed", Number(process.env.PROPERTY_SEED ?? 20261129));
   return () => fake.close();
 }
 
@@ -27,5 +30,7 @@ declare module "vitest" {
   export interface ProvidedContext {
     fakeOpenAIUrl: string;
     providerFixtures: Record<string, { sse: string; expected: unknown }>;
+    propertyRuns: number;
+    propertySeed: number;
   }
 }
