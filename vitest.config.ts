@@ -19,7 +19,7 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     // Node-side end-to-end tests against wrangler dev; run by node --test.
-    exclude: ["test/e2e/**", "node_modules/**"],
+    exclude: ["test/e2e/**", "test/deep/**", "node_modules/**"],
     // The first request of a file loads the Worker's modules into workerd: seconds on a shared machine.
     testTimeout: 20_000,
     globalSetup: ["test/node/global-setup.ts"],

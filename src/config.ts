@@ -43,10 +43,15 @@ const ConfigSchema = z.object({
   CONTEXT_BUDGET: z.coerce.number().int().min(500).optional(),
   COMPACTION_KEEP_TURNS: z.coerce.number().int().min(1).max(100).default(4),
   /** New turns per conversation per minute. */
-  TURNS_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(30),
+  TURNS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
+
+/** A variable of the Worker's environment is invalid: an operator's error, named in the message. */
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
 
 const cache = new WeakMap<object, Config>();
 
@@ -58,7 +63,7 @@ export function readConfig(env: object): Config {
     Object.entries(env).filter(([key, value]) => key in ConfigSchema.shape && typeof value === "string" && value !== ""),
   );
   const parsed = ConfigSchema.safeParse(strings);
-  if (!parsed.success) throw new TypeError(`Invalid Worker configuration: ${z.prettifyError(parsed.error)}`);
+  if (!parsed.success) throw new ConfigError(`Invalid Worker configuration: ${z.prettifyError(parsed.error)}`);
   cache.set(env, parsed.data);
   return parsed.data;
 }

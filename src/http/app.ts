@@ -2,7 +2,7 @@ import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { secureHeaders } from "hono/secure-headers";
-import { readConfig } from "../config.ts";
+import { ConfigError, readConfig } from "../config.ts";
 import type { Network } from "../runtime/index.ts";
 import { SSE_HEADERS, type SessionError } from "../session/index.ts";
 import { requireAccess } from "./auth.ts";
@@ -133,6 +133,7 @@ export function createApp(network: Network): Hono<AppEnv> {
   app.notFound((c) => errorResponse(c, "not_found", `No route for ${c.req.method} ${c.req.path}.`));
   app.onError((error, c) => {
     console.error("request failed:", error.message);
+    if (error instanceof ConfigError) return errorResponse(c, "invalid_configuration", error.message);
     return errorResponse(c, "internal_error", "The request failed inside the Worker.");
   });
   return app;

@@ -21,6 +21,7 @@ const STATUS = {
   unsupported_media_type: 415,
   rate_limited: 429,
   internal_error: 500,
+  invalid_configuration: 500,
   auth_not_configured: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
