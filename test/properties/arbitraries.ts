@@ -13,6 +13,8 @@ export const TOOLS: Record<string, Tool> = {
 export const AGENTS = ["alpha", "beta", "gamma"] as const;
 
 export interface NetworkSpec {
+  /** Tree form (seed 003): alpha is the parent of beta and gamma, with optional restrictions. */
+  tree: { disallowParent: boolean; disallowPeers: boolean } | undefined;
   tools: Array<Array<keyof typeof TOOLS>>;
   edges: Array<[number, number, boolean]>;
   style: TransferStyle;
@@ -26,6 +28,7 @@ export interface NetworkSpec {
 }
 
 export const networkSpec: fc.Arbitrary<NetworkSpec> = fc.record({
+  tree: fc.option(fc.record({ disallowParent: fc.boolean(), disallowPeers: fc.boolean() }), { nil: undefined }),
   tools: fc.array(fc.subarray(Object.keys(TOOLS) as Array<keyof typeof TOOLS>), { minLength: 3, maxLength: 3 }),
   // [from, to, enabled]: cycles, self-links (ignored) and disabled handoffs included.
   edges: fc.array(fc.tuple(fc.nat({ max: 2 }), fc.nat({ max: 2 }), fc.boolean()), { maxLength: 6 }),
@@ -40,7 +43,18 @@ export const networkSpec: fc.Arbitrary<NetworkSpec> = fc.record({
 });
 
 export function buildNetwork(spec: NetworkSpec): Network {
-  const agents = AGENTS.map((name, i) => new Agent({ name, instructions: `You are ${name}.`, tools: spec.tools[i]!.map((t) => TOOLS[t]!) }));
+  const children = AGENTS.slice(1).map(
+    (name, i) =>
+      new Agent({
+        name,
+        instructions: `You are ${name}.`,
+        tools: spec.tools[i + 1]!.map((t) => TOOLS[t]!),
+        disallowTransferToParent: spec.tree?.disallowParent ?? false,
+        disallowTransferToPeers: spec.tree?.disallowPeers ?? false,
+      }),
+  );
+  const root = new Agent({ name: AGENTS[0], instructions: `You are ${AGENTS[0]}.`, tools: spec.tools[0]!.map((t) => TOOLS[t]!), ...(spec.tree ? { subAgents: children } : {}) });
+  const agents = [root, ...children];
   for (const [from, to, enabled] of spec.edges) {
     if (from !== to) agents[from]!.addHandoff(handoff(agents[to]!, { isEnabled: enabled }));
   }
