@@ -1,56 +1,34 @@
 import type OpenAI from "openai";
 import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
-import { type Message, type ModelEvent, type ModelRequest, RuntimeError, type ToolSpec } from "../runtime/index.ts";
-import { type ChatChunk, ChatStreamAssembler } from "./chat-stream-assembler.ts";
-import { toModelError } from "./model-errors.ts";
-import { linkedAbort, type ProviderDefaults } from "./provider-defaults.ts";
-import { assertComplete, guardIdle, interrupted } from "./stream-guard.ts";
+import type { Message, ModelEvent, ModelRequest, ToolSpec } from "../runtime/index.ts";
+import { ChatStreamAssembler } from "./chat-stream-assembler.ts";
+import type { ProviderDefaults } from "./provider-defaults.ts";
+import { streamProviderStep } from "./provider-stream.ts";
 
 /** One step through Chat Completions with `stream: true`, for any OpenAI-compatible server. */
-export async function* streamChatCompletion(client: OpenAI, defaults: ProviderDefaults, request: ModelRequest): AsyncGenerator<ModelEvent> {
+export function streamChatCompletion(client: OpenAI, defaults: ProviderDefaults, request: ModelRequest): AsyncGenerator<ModelEvent> {
   const settings = { ...defaults, ...request.settings };
-  const controller = linkedAbort(request.signal);
-  let stream: AsyncIterable<unknown>;
-  try {
-    stream = await client.chat.completions.create(
-      {
-        model: request.model,
-        messages: toChatMessages(request.instructions, request.messages),
-        ...(request.tools.length
-          ? { tools: request.tools.map(toChatTool), ...(settings.parallelToolCalls === undefined ? {} : { parallel_tool_calls: settings.parallelToolCalls }) }
-          : {}),
-        ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
-        ...(settings.maxOutputTokens === undefined ? {} : { max_completion_tokens: settings.maxOutputTokens }),
-        ...(settings.reasoningEffort === undefined ? {} : { reasoning_effort: settings.reasoningEffort }),
-        stream: true,
-        stream_options: { include_usage: true },
-      },
-      { signal: controller.signal },
-    );
-  } catch (error) {
-    throw toModelError(error);
-  }
-  const assembler = new ChatStreamAssembler();
-  try {
-    for await (const chunk of guardIdle(stream, settings.idleTimeoutMs, () => controller.abort())) {
-      const delta = assembler.push(chunk as ChatChunk);
-      if (delta) yield { type: "text-delta", delta };
-    }
-  } catch (error) {
-    throw failedMidStream(error, request.signal);
-  }
-  // No finish reason: the stream was cut, and its half-assembled tool calls must not run.
-  assertComplete(assembler.finished, request.signal, "no finish reason arrived");
-  const { toolCalls, finishReason, usage } = assembler.result();
-  for (const call of toolCalls) yield { type: "tool-call", call };
-  yield usage ? { type: "finish", finishReason, usage } : { type: "finish", finishReason };
-}
-
-/** After the first byte nothing is retried: a failure is an interruption, a timeout, or a cancellation. */
-export function failedMidStream(error: unknown, signal: AbortSignal): RuntimeError {
-  if (error instanceof RuntimeError) return error;
-  if (signal.aborted) return new RuntimeError("run_aborted", "The model call was cancelled.", { cause: error });
-  return interrupted(error instanceof Error ? error.message : String(error));
+  return streamProviderStep(
+    (signal) =>
+      client.chat.completions.create(
+        {
+          model: request.model,
+          messages: toChatMessages(request.instructions, request.messages),
+          ...(request.tools.length
+            ? { tools: request.tools.map(toChatTool), ...(settings.parallelToolCalls === undefined ? {} : { parallel_tool_calls: settings.parallelToolCalls }) }
+            : {}),
+          ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
+          ...(settings.maxOutputTokens === undefined ? {} : { max_completion_tokens: settings.maxOutputTokens }),
+          ...(settings.reasoningEffort === undefined ? {} : { reasoning_effort: settings.reasoningEffort }),
+          stream: true,
+          stream_options: { include_usage: true },
+        },
+        { signal },
+      ),
+    // No finish reason means the stream was cut: its half-assembled tool calls must not run.
+    new ChatStreamAssembler(),
+    { signal: request.signal, idleTimeoutMs: settings.idleTimeoutMs, missing: "no finish reason arrived" },
+  );
 }
 
 export function toChatMessages(instructions: string, messages: readonly Message[]): ChatCompletionMessageParam[] {

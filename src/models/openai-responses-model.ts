@@ -1,54 +1,37 @@
 import type OpenAI from "openai";
 import type { FunctionTool, ResponseInputItem } from "openai/resources/responses/responses";
 import type { Message, ModelEvent, ModelRequest, ToolSpec } from "../runtime/index.ts";
-import { toModelError } from "./model-errors.ts";
-import { failedMidStream } from "./openai-chat-model.ts";
-import { linkedAbort, type ProviderDefaults } from "./provider-defaults.ts";
-import { type ResponsesEvent, ResponsesStreamAssembler } from "./responses-stream-assembler.ts";
-import { assertComplete, guardIdle, interrupted } from "./stream-guard.ts";
+import type { ProviderDefaults } from "./provider-defaults.ts";
+import { streamProviderStep } from "./provider-stream.ts";
+import { ResponsesStreamAssembler } from "./responses-stream-assembler.ts";
 
 /**
  * One step through the Responses API (seed 000): the instructions lead the input as a developer
  * message, function calls and outputs keep their call_id pairing, and nothing is stored
  * server-side (`store: false`), so the Durable Object's history is the only history.
  */
-export async function* streamResponse(client: OpenAI, defaults: ProviderDefaults, request: ModelRequest): AsyncGenerator<ModelEvent> {
+export function streamResponse(client: OpenAI, defaults: ProviderDefaults, request: ModelRequest): AsyncGenerator<ModelEvent> {
   const settings = { ...defaults, ...request.settings };
-  const controller = linkedAbort(request.signal);
-  let stream: AsyncIterable<unknown>;
-  try {
-    stream = await client.responses.create(
-      {
-        model: request.model,
-        input: toResponsesInput(request.instructions, request.messages),
-        ...(request.tools.length
-          ? { tools: request.tools.map(toFunctionTool), ...(settings.parallelToolCalls === undefined ? {} : { parallel_tool_calls: settings.parallelToolCalls }) }
-          : {}),
-        ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
-        ...(settings.maxOutputTokens === undefined ? {} : { max_output_tokens: settings.maxOutputTokens }),
-        ...(settings.reasoningEffort === undefined ? {} : { reasoning: { effort: settings.reasoningEffort } }),
-        store: false,
-        stream: true,
-      },
-      { signal: controller.signal },
-    );
-  } catch (error) {
-    throw toModelError(error);
-  }
-  const assembler = new ResponsesStreamAssembler();
-  try {
-    for await (const event of guardIdle(stream, settings.idleTimeoutMs, () => controller.abort())) {
-      const delta = assembler.push(event as ResponsesEvent);
-      if (delta) yield { type: "text-delta", delta };
-    }
-  } catch (error) {
-    throw failedMidStream(error, request.signal);
-  }
-  if (assembler.failure) throw interrupted(`the provider reported: ${assembler.failure}`);
-  assertComplete(assembler.finished, request.signal, "no response.completed event arrived");
-  const { toolCalls, finishReason, usage } = assembler.result();
-  for (const call of toolCalls) yield { type: "tool-call", call };
-  yield usage ? { type: "finish", finishReason, usage } : { type: "finish", finishReason };
+  return streamProviderStep(
+    (signal) =>
+      client.responses.create(
+        {
+          model: request.model,
+          input: toResponsesInput(request.instructions, request.messages),
+          ...(request.tools.length
+            ? { tools: request.tools.map(toFunctionTool), ...(settings.parallelToolCalls === undefined ? {} : { parallel_tool_calls: settings.parallelToolCalls }) }
+            : {}),
+          ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
+          ...(settings.maxOutputTokens === undefined ? {} : { max_output_tokens: settings.maxOutputTokens }),
+          ...(settings.reasoningEffort === undefined ? {} : { reasoning: { effort: settings.reasoningEffort } }),
+          store: false,
+          stream: true,
+        },
+        { signal },
+      ),
+    new ResponsesStreamAssembler(),
+    { signal: request.signal, idleTimeoutMs: settings.idleTimeoutMs, missing: "no response.completed event arrived" },
+  );
 }
 
 export function toResponsesInput(instructions: string, messages: readonly Message[]): ResponseInputItem[] {

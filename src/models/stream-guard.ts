@@ -31,15 +31,6 @@ export async function* guardIdle<T>(source: AsyncIterable<T>, idleMs: number, ab
   }
 }
 
-/**
- * Checks a stream that has ended. The client ends an aborted stream quietly, so a cancellation
- * is told apart from a provider that stopped before its terminating event.
- */
-export function assertComplete(finished: boolean, signal: AbortSignal, detail: string): void {
-  if (signal.aborted) throw new RuntimeError("run_aborted", "The model call was cancelled.");
-  if (!finished) throw interrupted(detail);
-}
-
 /** The error for a stream that ended without its terminating event. */
 export function interrupted(detail: string): RuntimeError {
   return new RuntimeError("model_stream_interrupted", `The model stream ended early: ${detail}. Nothing of this step was kept.`);

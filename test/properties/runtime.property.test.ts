@@ -16,6 +16,7 @@ import {
   RuntimeError,
   runTurn,
 } from "../../src/runtime/index.ts";
+import { storedState } from "../support/run.ts";
 import { MemoryStore } from "../support/scripted-model.ts";
 import { buildNetwork, networkSpec, type Operation, operations, type StepSpec, stepSpec, transferCall } from "./arbitraries.ts";
 
@@ -83,11 +84,7 @@ describe("run loop invariants (fast-check)", () => {
             network,
             model,
             store,
-            history: store.history,
-            activeAgent: store.activeAgent,
-            handoffCount: store.handoffCount,
-            ...(store.lastHandoff ? { lastHandoff: store.lastHandoff } : {}),
-            context: store.context,
+            ...storedState(store),
             input,
             limits,
           })) {

@@ -23,11 +23,7 @@ export async function playTurn(
     network,
     model,
     store,
-    history: store.history,
-    activeAgent: store.activeAgent,
-    handoffCount: store.handoffCount,
-    ...(store.lastHandoff ? { lastHandoff: store.lastHandoff } : {}),
-    context: store.context,
+    ...storedState(store),
     input: typeof message === "string" ? { kind: "message", text: message } : message,
     ...(options.limits ? { limits: options.limits } : {}),
   })) {
@@ -38,6 +34,17 @@ export async function playTurn(
   expect(events.filter((e) => e.type === "done" || e.type === "error")).toHaveLength(1);
   expect(["done", "error"]).toContain(events.at(-1)?.type);
   return { events, model, store };
+}
+
+/** What a host passes the loop from its store: the history, the active agent and the counters. */
+export function storedState(store: MemoryStore) {
+  return {
+    history: store.history,
+    activeAgent: store.activeAgent,
+    handoffCount: store.handoffCount,
+    ...(store.lastHandoff ? { lastHandoff: store.lastHandoff } : {}),
+    context: store.context,
+  };
 }
 
 export function ofType<T extends RunEvent["type"]>(events: RunEvent[], type: T): Extract<RunEvent, { type: T }>[] {
