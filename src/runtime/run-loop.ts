@@ -1,20 +1,23 @@
-import type { Agent } from "./agent.ts";
 import { requiresApproval } from "./approval-gate.ts";
 import { addUsage, checkBudgets, modelCallUsage, NO_USAGE, type UsageTotals } from "./budgets.ts";
-import { chooseCut, type Compaction, compactedView, estimateTokens, summarize } from "./compaction.ts";
-import { firstBlock } from "./guardrails.ts";
+import type { Compaction } from "./compaction.ts";
+import { estimateTokens } from "./compaction.ts";
+import { compactIfNeeded, visibleHistory } from "./context-window.ts";
 import { RuntimeError, toRuntimeError } from "./errors.ts";
 import type { HandoffRecord, RunEvent } from "./events.ts";
-import { errorOutcome, executeToolCall, parseArguments, type ToolOutcome } from "./execute-tool-call.ts";
+import { errorOutcome } from "./execute-tool-call.ts";
+import { firstBlock } from "./guardrails.ts";
 import { DEFAULT_LIMITS, type Limits } from "./limits.ts";
-import type { AssistantMessage, Message, ToolCall, ToolMessage } from "./messages.ts";
-import { Network } from "./network.ts";
+import { type Answered, answer, argsOf, type Context, countErrorSteps, type Loop, tooManyErrors, toolMessage } from "./loop-state.ts";
+import type { AssistantMessage, Message, ToolMessage } from "./messages.ts";
+import type { Network } from "./network.ts";
 import { decideNextStep } from "./next-step.ts";
-import { type PlannedCall, planToolCalls } from "./plan-tool-calls.ts";
+import { planToolCalls } from "./plan-tool-calls.ts";
 import type { Model, TurnStore } from "./ports.ts";
+import { settleApprovals } from "./settle-approvals.ts";
 import { streamModelCall } from "./stream-model-call.ts";
-import { type ApprovalDecision, denialMessage, type PendingApproval, type Suspension } from "./suspension.ts";
-import type { ToolContext, ToolSpec } from "./tool.ts";
+import type { ApprovalDecision, PendingApproval, Suspension } from "./suspension.ts";
+import { toolContext } from "./tool-context.ts";
 
 /** A turn starts with a user message, or resumes a suspended one with people's decisions. */
 export type TurnInput =
@@ -58,34 +61,6 @@ export async function* runTurn(options: RunTurnOptions): AsyncGenerator<RunEvent
     yield { type: "error", code: failure.code, message: failure.message, ...(failure.status ? { status: failure.status } : {}) };
   }
 }
-
-/** What the loop carries from step to step. */
-interface Loop {
-  agent: Agent;
-  history: Message[];
-  /** Accepted transfers of this turn. */
-  handoffs: HandoffRecord[];
-  handoffCount: number;
-  agentSteps: number;
-  errorSteps: number;
-  stepIndex: number;
-  lastHandoff: HandoffRecord | undefined;
-  context: Record<string, unknown>;
-  turnUsage: UsageTotals;
-  conversationUsage: UsageTotals;
-  compaction: Compaction | undefined;
-  /** Reported input tokens over estimated ones, from the last call: corrects the estimator. */
-  calibration: number;
-}
-
-interface Context {
-  options: RunTurnOptions;
-  limits: Limits;
-  signal: AbortSignal;
-}
-
-/** A call's answer, and whether it counts toward the runaway-error guard. */
-type Answered = { outcome: ToolOutcome; counts: boolean };
 
 async function* runLeg(options: RunTurnOptions): AsyncGenerator<RunEvent, void> {
   const { network, model, input } = options;
@@ -138,36 +113,6 @@ async function* runLeg(options: RunTurnOptions): AsyncGenerator<RunEvent, void> 
     yield* settleApprovals(ctx, loop, input.suspension, input.decisions);
   }
   while (!(yield* runStep(ctx, loop)));
-}
-
-/** Answers the suspended step's awaited calls, commits the whole step, and announces the results. */
-async function* settleApprovals(ctx: Context, loop: Loop, suspension: Suspension, decisions: readonly ApprovalDecision[]): AsyncGenerator<RunEvent, void> {
-  const { network } = ctx.options;
-  const settled = await Promise.all(
-    suspension.pending.map(async (pending): Promise<[PendingApproval, Answered]> => {
-      const decision = decisions.find((d) => d.toolCallId === pending.toolCallId) ?? { toolCallId: pending.toolCallId, approved: false };
-      if (!decision.approved) return [pending, { outcome: errorOutcome(denialMessage(decision)), counts: false }];
-      // The gate belongs to the run: the call runs with its own agent's tool, even after a transfer.
-      const owner = network.get(pending.agent);
-      const call = suspension.assistant.toolCalls!.find((c) => c.id === pending.toolCallId)!;
-      const tools = owner?.tools ?? [];
-      const outcome = await executeToolCall(call, tools.find((t) => t.name === call.name), toolContext(ctx, loop, pending.agent), tools.map((t) => t.name));
-      return [pending, { outcome, counts: true }];
-    }),
-  );
-  ctx.signal.throwIfAborted();
-  const results = suspension.results.map((result, i): ToolMessage => {
-    if (result) return result;
-    const call = suspension.assistant.toolCalls![i]!;
-    return toolMessage(call, settled.find(([pending]) => pending.toolCallId === call.id)![1].outcome);
-  });
-  await ctx.options.store.commitStep({ messages: [suspension.assistant, ...results], activeAgent: loop.agent.name, suspension: null });
-  loop.history.push(suspension.assistant, ...results);
-  for (const [pending, answered] of settled) {
-    yield { type: "tool-result", toolCallId: pending.toolCallId, name: pending.name, result: answered.outcome.result, isError: answered.outcome.isError };
-  }
-  loop.errorSteps = countErrorSteps(loop.errorSteps, settled.map(([, answered]) => answered));
-  if (loop.errorSteps >= ctx.limits.maxToolErrorSteps) throw tooManyErrors(ctx.limits);
 }
 
 /** One model call and its tools. Returns true when the turn has ended. */
@@ -317,47 +262,6 @@ async function* runStep(ctx: Context, loop: Loop): AsyncGenerator<RunEvent, bool
   }
 }
 
-/** The history the active agent's model is sent: the filter of the transfer that brought it, if any. */
-function visibleHistory(network: Network, loop: Loop): readonly Message[] {
-  const view = compactedView(loop.history, loop.compaction);
-  const arrival = loop.lastHandoff;
-  if (!arrival || arrival.to !== loop.agent.name || !network.get(arrival.from)) return view;
-  const filter = network.edges(arrival.from).find((e) => e.target.name === arrival.to)?.historyFilter;
-  return filter ? filter(view) : view;
-}
-
-/**
- * Compacts when the request would pass the active agent's context budget (seed 002: compaction
- * follows the active agent): turns before the kept ones are summarized, never cutting between a
- * call and its result. Returns the new compaction and what its summary calls spent.
- */
-async function* compactIfNeeded(
-  ctx: Context,
-  loop: Loop,
-  instructions: string,
-  tools: ToolSpec[] | readonly ToolSpec[],
-): AsyncGenerator<RunEvent, { compaction: Compaction; usage: UsageTotals } | undefined> {
-  const { network, model } = ctx.options;
-  const budget = loop.agent.contextBudget ?? network.options.compaction?.contextBudget;
-  if (!budget) return undefined;
-  const size = (cut: number) => estimateTokens(instructions, compactedView(loop.history, { replaces: cut, summary: "x".repeat(400) }), tools) * loop.calibration;
-  if (estimateTokens(instructions, visibleHistory(network, loop), tools) * loop.calibration <= budget) return undefined;
-  const cut = chooseCut(loop.history, network.options.compaction?.keepTurns ?? 4, (c) => size(c) <= budget);
-  const from = loop.compaction?.replaces ?? 0;
-  if (cut <= from) return undefined;
-  const result = await summarize(
-    model,
-    { agent: loop.agent.name, model: network.options.compaction?.summarizeModel ?? network.modelFor(loop.agent), settings: loop.agent.modelSettings, signal: ctx.signal },
-    loop.compaction?.summary,
-    loop.history.slice(from, cut),
-    Math.floor(budget / 2),
-  );
-  ctx.signal.throwIfAborted();
-  loop.compaction = { replaces: cut, summary: result.summary };
-  yield { type: "compaction", agent: loop.agent.name, replaced: cut, kept: loop.history.length - cut, summaryChars: result.summary.length };
-  return { compaction: loop.compaction, usage: { modelCalls: result.calls, inputTokens: result.inputTokens, outputTokens: result.outputTokens, toolCalls: 0 } };
-}
-
 /** onHandoff is caller code: a throw ends the turn (the transfer is already committed, the history valid). */
 async function runHook(network: Network, handoff: HandoffRecord): Promise<void> {
   if (!network.options.onHandoff) return;
@@ -368,76 +272,3 @@ async function runHook(network: Network, handoff: HandoffRecord): Promise<void> 
   }
 }
 
-function toolContext(ctx: Context, loop: Loop, agent: string): Omit<ToolContext, "toolCallId"> {
-  return {
-    conversationId: ctx.options.conversationId,
-    agent,
-    signal: ctx.signal,
-    context: loop.context,
-    delegate: (delegate, request) => delegateTo(ctx, delegate, request),
-  };
-}
-
-/** Agent-as-tool: the agent runs on a fresh context with only the request; its answer comes back. */
-async function delegateTo(ctx: Context, agent: Agent, request: string): Promise<string> {
-  const network = new Network(agent, { defaultModel: ctx.options.network.defaultModel, transferScope: "declared" });
-  let text = "";
-  for await (const event of runTurn({
-    conversationId: `${ctx.options.conversationId}/${agent.name}`,
-    network,
-    model: ctx.options.model,
-    store: { commitStep: () => {} },
-    history: [],
-    activeAgent: agent.name,
-    handoffCount: 0,
-    input: { kind: "message", text: request },
-    limits: ctx.limits,
-    signal: ctx.signal,
-  })) {
-    if (event.type === "error") throw new Error(`'${agent.name}' failed: ${event.message}`);
-    if (event.type === "done") text = event.status === "completed" ? event.text : `'${agent.name}' is waiting for an approval it cannot get here.`;
-  }
-  return text;
-}
-
-/** Answers one planned call; transfers are answered without running anything. */
-async function answer(planned: PlannedCall, ctx: Omit<ToolContext, "toolCallId">, availableTools: string[]): Promise<Answered> {
-  switch (planned.kind) {
-    case "tool":
-      return { outcome: await executeToolCall(planned.call, planned.tool, ctx, availableTools), counts: true };
-    case "refused-transfer":
-      // A policy verdict, not a tool failure.
-      return { outcome: errorOutcome(planned.message), counts: false };
-    case "transfer": {
-      const text = `Transferred to '${planned.edge.target.name}'.${planned.reason ? ` ${planned.reason}` : ""}`;
-      return { outcome: { result: text, content: text, isError: false }, counts: false };
-    }
-    default: {
-      const exhaustive: never = planned;
-      throw new Error(`unknown plan ${JSON.stringify(exhaustive)}`);
-    }
-  }
-}
-
-/**
- * The runaway-error guard counts steps whose counted results are all errors. Refused transfers and
- * denials are verdicts, not failures: a step with only those neither counts nor resets.
- */
-function countErrorSteps(previous: number, answered: readonly Answered[]): number {
-  const counted = answered.filter((a) => a.counts);
-  if (counted.length === 0) return previous;
-  return counted.every((a) => a.outcome.isError) ? previous + 1 : 0;
-}
-
-function tooManyErrors(limits: Limits): RuntimeError {
-  return new RuntimeError("too_many_tool_errors", `${limits.maxToolErrorSteps} steps in a row ended with only failed tool calls; the turn was stopped.`);
-}
-
-function toolMessage(call: ToolCall, outcome: ToolOutcome): ToolMessage {
-  return { role: "tool", toolCallId: call.id, name: call.name, content: outcome.content, isError: outcome.isError };
-}
-
-function argsOf(call: ToolCall): unknown {
-  const parsed = parseArguments(call.arguments);
-  return parsed.ok ? parsed.value : call.arguments;
-}

@@ -18,7 +18,7 @@ import {
 } from "../../src/runtime/index.ts";
 import { storedState } from "../support/run.ts";
 import { MemoryStore } from "../support/scripted-model.ts";
-import { buildNetwork, networkSpec, type Operation, operations, type StepSpec, stepSpec, transferCall } from "./arbitraries.ts";
+import { buildNetwork, networkSpec, operations, type StepSpec, stepSpec, transferCall } from "./arbitraries.ts";
 
 /** Plays random steps in order, then answers with text so every turn can end. */
 class RandomModel implements Model {
