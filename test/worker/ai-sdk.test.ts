@@ -82,3 +82,30 @@ describe("the AI SDK UI message stream protocol", () => {
     expect(b.parts.find((p) => p.type === "text")).toMatchObject({ text: "a slow answer arriving" });
   });
 });
+
+describe("older AI SDK clients", () => {
+  it("AI SDK 5's transport and readUIMessageStream accept the same stream (no approval in it: v5 has no approval chunk)", async () => {
+    const { DefaultChatTransport: Transport5, readUIMessageStream: read5 } = await import("ai5");
+    const s = await scenario([
+      { text: "Routing.", toolCalls: [{ id: "t5", name: "transfer_to_shipping", arguments: JSON.stringify({ reason: "parcel" }) }] },
+      { toolCalls: [{ id: "l5", name: "lookup_order", arguments: JSON.stringify({ orderId: "A1002" }) }] },
+      { text: "It is processing." },
+    ]);
+    const transport5 = new Transport5({
+      api: `https://chat.test/v1/conversations/${s.conversationId}/chat`,
+      fetch: (input, init) => exports.default.fetch(new Request(input as RequestInfo, init)),
+    });
+    const stream = await transport5.sendMessages({
+      chatId: s.conversationId,
+      messages: [{ id: "u", role: "user", parts: [{ type: "text", text: s.tag("where is A1002") }] }],
+      trigger: "submit-message",
+      messageId: undefined,
+      abortSignal: undefined,
+    });
+    let last: { parts: Array<Record<string, unknown>> } | undefined;
+    for await (const message of read5({ stream, terminateOnError: true })) last = message as unknown as { parts: Array<Record<string, unknown>> };
+    expect(last!.parts.filter((p) => p.type === "text").map((p) => p.text)).toEqual(["Routing.", "It is processing."]);
+    expect(last!.parts.find((p) => p.type === "data-handoff")).toMatchObject({ data: { from: "triage", to: "shipping", reason: "parcel" } });
+    expect(last!.parts.find((p) => p.toolCallId === "l5")).toMatchObject({ state: "output-available", output: { orderId: "A1002" } });
+  });
+});
