@@ -140,7 +140,8 @@ async function* runStep(ctx: Context, loop: Loop): AsyncGenerator<RunEvent, bool
   });
   loop.agentSteps++;
   signal.throwIfAborted();
-  if (step.usage?.inputTokens) {
+  // Only a context budget needs the estimator, and only then is it worth correcting.
+  if (step.usage?.inputTokens && (agent.contextBudget ?? network.options.compaction?.contextBudget)) {
     loop.calibration = step.usage.inputTokens / Math.max(1, estimateTokens(instructions, visibleHistory(network, loop), toolset.specs));
   }
   const stepUsage = addUsage(compaction?.usage ?? NO_USAGE, modelCallUsage(step.usage));
@@ -160,9 +161,10 @@ async function* runStep(ctx: Context, loop: Loop): AsyncGenerator<RunEvent, bool
   });
   const regular = plan.filter((p) => p.kind === "tool").length;
   checkBudgets(network.options.budgets, addUsage(loop.turnUsage, stepUsage), addUsage(loop.conversationUsage, stepUsage), { toolCalls: regular });
-  const blocked = await Promise.all(
-    plan.map((p) => (p.kind === "tool" ? firstBlock(network.options.toolGuardrails ?? [], { name: p.call.name, args: argsOf(p.call), agent: agent.name }) : null)),
-  );
+  const guardrails = network.options.toolGuardrails ?? [];
+  const blocked = guardrails.length
+    ? await Promise.all(plan.map((p) => (p.kind === "tool" ? firstBlock(guardrails, { name: p.call.name, args: argsOf(p.call), agent: agent.name }) : null)))
+    : plan.map(() => null);
   const gated = await Promise.all(plan.map((p, i) => (p.kind === "tool" && blocked[i] === null ? requiresApproval(p.call, p.tool) : false)));
   const answered = await Promise.all(
     plan.map((planned, i): Promise<Answered> | null => {
