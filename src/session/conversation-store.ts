@@ -63,6 +63,8 @@ export class ConversationStore {
   /** What the current turn spent so far; written with the turn's end. */
   #turnUsage: UsageTotals = NO_USAGE;
   #conversationUsage: UsageTotals | null = null;
+  /** A turn begun but not yet written: its row goes in with the turn's first write. */
+  #unwrittenTurn: { turn: number; startedAt: number } | null = null;
 
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
@@ -147,11 +149,15 @@ export class ConversationStore {
     return state;
   }
 
-  /** Opens a new turn for a user message. */
+  /**
+   * Opens a new turn for a user message. Its row is written with the turn's first commit, not
+   * here: a Durable Object holds its answers until its writes are durable, so a write now would
+   * delay the stream's first byte by a storage flush while the model has not even been asked.
+   */
   beginTurn(conversationId: string, entryAgent: string): ConversationState {
     const previous = this.state() ?? this.create(conversationId, entryAgent);
     const next: ConversationState = { ...previous, turn: previous.turn + 1 };
-    this.#exec(`INSERT INTO turns (turn, status, started_at) VALUES (?, 'running', ?)`, next.turn, Date.now());
+    this.#unwrittenTurn = { turn: next.turn, startedAt: Date.now() };
     this.#state = next;
     return next;
   }
@@ -277,11 +283,16 @@ export class ConversationStore {
     });
   }
 
-  /** Runs writes atomically; the cached state is restored if the transaction fails. */
+  /** Runs writes atomically, with the row of a turn begun since; the cached state is restored if it fails. */
   #transaction(writes: () => void): void {
     const before = this.#state;
+    const unwritten = this.#unwrittenTurn;
     try {
-      this.#storage.transactionSync(writes);
+      this.#storage.transactionSync(() => {
+        if (unwritten) this.#exec(`INSERT INTO turns (turn, status, started_at) VALUES (?, 'running', ?)`, unwritten.turn, unwritten.startedAt);
+        writes();
+      });
+      this.#unwrittenTurn = null;
     } catch (error) {
       this.#state = before;
       throw error;

@@ -108,7 +108,7 @@ export class Conversation extends DurableObject<Env> {
       activeAgent: state.activeAgent,
       handoffCount: state.handoffCount,
       turn: state.turn,
-      status: turn?.status ?? "idle",
+      status: this.#running ? "running" : (turn?.status ?? "idle"),
       messages: this.#store.messages(),
       handoffs: this.#store.handoffs(),
       pendingApprovals: state.suspension?.pending ?? [],
