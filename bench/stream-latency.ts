@@ -45,14 +45,18 @@ export async function streamLatencyRows(persistTo: string, runs = 8): Promise<st
       await (await fetch(`${dev.url}/v1/agents`)).text();
       if (i > 0) floor.push(performance.now() - start);
     }
+    // One conversation answered from one script; the direct reads each get a script of their own.
+    const workerScript = "scnlatencyworker";
+    await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id: workerScript, answers: Array.from({ length: runs }, () => ({ text, delayMs: PACE_MS })) }) });
     for (let run = 0; run < runs; run++) {
-      const id = `scnlatency${run}`;
-      await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id, answers: [{ text, delayMs: PACE_MS }, { text, delayMs: PACE_MS }] }) });
+      const id = `scnlatencydirect${run}`;
+      await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id, answers: [{ text, delayMs: PACE_MS }] }) });
       let start = performance.now();
       const straight = await fetch(`${fake.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: id }] }) });
       direct.push(await time(start, straight, (frame) => frame.includes('"content":"t')));
       start = performance.now();
-      const through = await fetch(`${dev.url}/v1/conversations/latency-${run}/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ message: id }) });
+      const message = run === 0 ? `hello [${workerScript}]` : `message ${run}`;
+      const through = await fetch(`${dev.url}/v1/conversations/latency/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ message }) });
       worker.push(await time(start, through, (frame) => frame.includes("event: text-delta")));
     }
   } finally {
@@ -65,7 +69,7 @@ export async function streamLatencyRows(persistTo: string, runs = 8): Promise<st
   const gapsOf = (timings: Timing[]) => timings.flatMap((t) => t.gaps);
   const warm = (timings: Timing[]) => timings.slice(1); // the first run pays the Durable Object's cold start
   return [
-    `Streaming latency: ${TOKENS} tokens at ${PACE_MS} ms each, ${runs} runs per path, alternating (first run left out as the cold start; medians, min–max)`,
+    `Streaming latency: ${TOKENS} tokens at ${PACE_MS} ms each, ${runs} runs per path, alternating (one conversation: the first run, which starts its Durable Object, is left out; medians, min–max)`,
     "",
     "| | read directly from the fake server | through wrangler dev's chat endpoint | added |",
     "|---|---:|---:|---:|",
