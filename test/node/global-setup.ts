@@ -25,12 +25,3 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("propertySeed", Number(process.env.PROPERTY_SEED ?? 20261129));
   return () => fake.close();
 }
-
-declare module "vitest" {
-  export interface ProvidedContext {
-    fakeOpenAIUrl: string;
-    providerFixtures: Record<string, { sse: string; expected: unknown }>;
-    propertyRuns: number;
-    propertySeed: number;
-  }
-}
