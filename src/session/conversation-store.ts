@@ -35,6 +35,9 @@ export interface ConversationState extends StoredState {
  */
 const CRASH_ID_GAP = 100_000;
 
+/** An events row stays well under SQLite's 2 MB row limit however much a step streamed. */
+const EVENT_ROW_CHARS = 512 * 1024;
+
 export type TurnStatus = "running" | "completed" | "failed" | "awaiting_approval";
 
 export interface StoredHandoff extends HandoffRecord {
@@ -248,15 +251,25 @@ export class ConversationStore {
     migrate(this.#sql);
   }
 
+  /** Packs events several to a row, starting a new row before one would pass EVENT_ROW_CHARS. */
   #insertEvents(turn: number, events: readonly StoredEvent[]): void {
-    if (events.length === 0) return;
-    this.#exec(
-      `INSERT INTO events (first_id, last_id, turn, data) VALUES (?, ?, ?, ?)`,
-      events[0]!.id,
-      events.at(-1)!.id,
-      turn,
-      JSON.stringify(events.map(capEvent)),
-    );
+    let row: string[] = [];
+    let size = 0;
+    let first = 0;
+    const flush = (last: number) => {
+      if (row.length === 0) return;
+      this.#exec(`INSERT INTO events (first_id, last_id, turn, data) VALUES (?, ?, ?, ?)`, first, last, turn, `[${row.join(",")}]`);
+      row = [];
+      size = 0;
+    };
+    for (const [i, event] of events.entries()) {
+      const json = JSON.stringify(capEvent(event));
+      if (size + json.length > EVENT_ROW_CHARS) flush(events[i - 1]!.id);
+      if (row.length === 0) first = event.id;
+      row.push(json);
+      size += json.length + 1;
+    }
+    flush(events.at(-1)?.id ?? 0);
   }
 
   #writeState(state: ConversationState): void {

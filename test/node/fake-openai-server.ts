@@ -28,6 +28,8 @@ export type ScriptedAnswer =
       dropAfter?: number;
       /** Sends this many chunks, then sends nothing more (the client's idle timeout must fire). */
       stallAfter?: number;
+      /** Characters of text a chunk carries (default 4). */
+      chunkChars?: number;
     }
   | { raw: string }
   | { status: number; error: { message: string; type?: string }; headers?: Record<string, string> };
@@ -130,11 +132,11 @@ async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, re
 }
 
 /** The chunks OpenAI sends: role first, content in small deltas, each tool call opened then its arguments in pieces. */
-export function chatChunks(answer: { text?: string; toolCalls?: ScriptedToolCall[]; finishReason?: string }, model: string): unknown[] {
+export function chatChunks(answer: { text?: string; toolCalls?: ScriptedToolCall[]; finishReason?: string; chunkChars?: number }, model: string): unknown[] {
   const base = { id: "chatcmpl-fake", object: "chat.completion.chunk", created: 1767225600, model, system_fingerprint: null };
   const chunk = (delta: unknown, finish: string | null = null) => ({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
   const chunks: unknown[] = [chunk({ role: "assistant", content: answer.toolCalls?.length && !answer.text ? null : "" })];
-  for (const piece of pieces(answer.text ?? "", 4)) chunks.push(chunk({ content: piece }));
+  for (const piece of pieces(answer.text ?? "", answer.chunkChars ?? 4)) chunks.push(chunk({ content: piece }));
   for (const [index, call] of (answer.toolCalls ?? []).entries()) {
     chunks.push(chunk({ tool_calls: [{ index, id: call.id ?? fakeId("call"), type: "function", function: { name: call.name, arguments: "" } }] }));
     for (const piece of pieces(call.arguments, Math.max(7, Math.ceil(call.arguments.length / 50)))) chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));

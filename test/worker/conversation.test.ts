@@ -272,3 +272,20 @@ describe("storage", () => {
     expect(tool.content).toMatch(/\[truncated: \d+ more characters\]$/);
   });
 });
+
+describe("events of a step that streamed more than a row holds", () => {
+  it("are split across rows and replayed whole", async () => {
+    const long = "0123456789abcdef".repeat(50_000); // 800 KB of text in 13 deltas of 64 KB
+    const s = await scenario([{ text: long, chunkChars: 64 * 1024 }]);
+    const events = await chat(s.conversationId, s.tag("talk a lot"));
+    expect(events.at(-1)).toMatchObject({ type: "done" });
+    const replay = parseSse(await (await call(`/v1/conversations/${s.conversationId}/events?after=0`)).text());
+    expect(replay.map((e) => e.id)).toEqual(events.map((e) => e.id));
+    expect(replay.filter((e) => e.type === "text-delta").map((e) => (e.type === "text-delta" ? e.delta : "")).join("")).toBe(long);
+    await runInDurableObject(env.CONVERSATIONS.getByName(s.conversationId), (_instance, state) => {
+      const rows = state.storage.sql.exec<{ size: number }>(`SELECT length(data) AS size FROM events`).toArray();
+      expect(rows.length).toBeGreaterThan(2);
+      expect(Math.max(...rows.map((r) => r.size))).toBeLessThan(1024 * 1024);
+    });
+  });
+});
