@@ -147,7 +147,7 @@ async function* runStep(ctx: Context, loop: Loop): AsyncGenerator<RunEvent, bool
   const stepUsage = addUsage(compaction?.usage ?? NO_USAGE, modelCallUsage(step.usage));
   for (const call of step.toolCalls) yield { type: "tool-call", toolCallId: call.id, name: call.name, args: argsOf(call) };
 
-  // Order within a step: transfer interception, then the approval gate, then execution.
+  // Order within a step (seed 002): transfer interception, tool guardrails, the approval gate, execution.
   const plan = planToolCalls({
     calls: step.toolCalls,
     self: [agent.name, network.transferToolName(agent.name) ?? agent.name],
@@ -213,13 +213,13 @@ async function* runStep(ctx: Context, loop: Loop): AsyncGenerator<RunEvent, bool
   const shared = { activeAgent: activeAgent.name, usage: spent, ...(handoff ? { handoff } : {}), ...(context ? { context } : {}), ...(compaction ? { compaction: compaction.compaction } : {}) };
   if (pending.length > 0) {
     // The transfer is committed before the suspension: the resumed leg runs as the target.
-    await store.commitStep({ messages: appended, ...shared, suspension: { stepIndex, assistant, results, pending, turnHandoffs: handoffs, agentSteps, errorSteps, turnUsage } });
+    // An appended system message waits with the step, so it follows the step's results in the history.
+    await store.commitStep({ messages: [], ...shared, suspension: { stepIndex, assistant, results, pending, turnHandoffs: handoffs, agentSteps, errorSteps, turnUsage, trailing: appended } });
   } else {
     const complete = results.filter((r): r is ToolMessage => r !== null);
     await store.commitStep({ messages: [assistant, ...complete, ...appended], ...shared });
-    loop.history.push(assistant, ...complete);
+    loop.history.push(assistant, ...complete, ...appended);
   }
-  loop.history.push(...appended);
 
   for (const [i, planned] of plan.entries()) {
     const done = answered[i];

@@ -26,8 +26,9 @@ export async function* settleApprovals(ctx: Context, loop: Loop, suspension: Sus
     const call = suspension.assistant.toolCalls![i]!;
     return toolMessage(call, settled.find(([pending]) => pending.toolCallId === call.id)![1].outcome);
   });
-  await ctx.options.store.commitStep({ messages: [suspension.assistant, ...results], activeAgent: loop.agent.name, suspension: null });
-  loop.history.push(suspension.assistant, ...results);
+  const trailing = suspension.trailing ?? [];
+  await ctx.options.store.commitStep({ messages: [suspension.assistant, ...results, ...trailing], activeAgent: loop.agent.name, suspension: null });
+  loop.history.push(suspension.assistant, ...results, ...trailing);
   for (const [pending, answered] of settled) {
     yield { type: "tool-result", toolCallId: pending.toolCallId, name: pending.name, result: answered.outcome.result, isError: answered.outcome.isError };
   }

@@ -1,6 +1,6 @@
 import type { HandoffRecord } from "./events.ts";
 import type { UsageTotals } from "./budgets.ts";
-import type { AssistantMessage, ToolMessage } from "./messages.ts";
+import type { AssistantMessage, Message, ToolMessage } from "./messages.ts";
 
 /** A tool call waiting for a person's decision. */
 export interface PendingApproval {
@@ -35,6 +35,8 @@ export interface Suspension {
   errorSteps: number;
   /** What the turn spent before it was suspended. */
   turnUsage?: UsageTotals;
+  /** Messages that follow the step's results once it is complete (the append prompt mode's system message). */
+  trailing?: Message[];
 }
 
 export function denialMessage(decision: ApprovalDecision): string {

@@ -253,3 +253,17 @@ describe("agent-as-tool delegation", () => {
     expect(ofType(events, "done")[0]).toMatchObject({ agent: "lead", text: "Here is the summary: three things." });
   });
 });
+
+describe("append mode with an approval in the transfer's step", () => {
+  it("stores the appended system message after the step's results, once the step is complete", async () => {
+    const { refund } = await import("../support/networks.ts");
+    const billing = new Agent({ name: "billing", instructions: "You are billing." });
+    const triage = new Agent({ name: "triage", instructions: "You are triage.", tools: [refund], handoffs: [billing] });
+    const net = new Network(triage, { defaultModel: "m", systemPrompt: "append" });
+    const first = await playTurn(net, "refund and transfer", [{ toolCalls: [{ id: "r", name: "refund", args: { amount: 50 } }, { id: "t", name: "transfer_to_billing" }] }]);
+    expect(first.store.history.map((m) => m.role)).toEqual(["user"]);
+    await playTurn(net, { kind: "resume", suspension: first.store.suspension!, decisions: [{ toolCallId: "r", approved: true }] }, [{ text: "done" }], { store: first.store });
+    expect(first.store.history.map((m) => m.role)).toEqual(["user", "assistant", "tool", "tool", "system", "assistant"]);
+    expect(first.store.history[4]).toMatchObject({ role: "system", content: "You are billing." });
+  });
+});
