@@ -1,3 +1,5 @@
+import type { UsageTotals } from "./budgets.ts";
+
 /** The events of a turn: one flat union keyed on `type`, plain JSON so they cross any wire. */
 
 export interface Usage {
@@ -39,14 +41,7 @@ export type RunEvent =
       handoffs: HandoffRecord[];
       handoffCount: number;
       /** What this turn spent so far (model calls, tokens, tool calls). */
-      usage?: { modelCalls: number; inputTokens: number; outputTokens: number; toolCalls: number };
+      usage?: UsageTotals;
     }
   /** `status`: the provider's HTTP status, when a model call failed with one. */
   | { type: "error"; code: string; message: string; status?: number };
-
-export type RunEventType = RunEvent["type"];
-
-/** The events that end a turn's stream: exactly one of them is its last event. */
-export function isTerminal(event: RunEvent): event is Extract<RunEvent, { type: "done" | "error" }> {
-  return event.type === "done" || event.type === "error";
-}

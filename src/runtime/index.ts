@@ -5,7 +5,7 @@
  */
 export { Agent, handoff, type AgentConfig, type AgentContext, type Handoff, type HandoffOptions, type HandoffState } from "./agent.ts";
 export { RuntimeError, toRuntimeError, type RuntimeErrorCode } from "./errors.ts";
-export { isTerminal, type HandoffRecord, type RunEvent, type RunEventType, type TurnStatus, type Usage } from "./events.ts";
+export type { HandoffRecord, RunEvent, TurnStatus, Usage } from "./events.ts";
 export { DEFAULT_LIMITS, type Limits } from "./limits.ts";
 export { findHistoryProblem, type AssistantMessage, type Message, type SystemMessage, type ToolCall, type ToolMessage, type UserMessage } from "./messages.ts";
 export { Network, type AgentToolset, type HandoffInfo, type NetworkOptions, type TransferEdge } from "./network.ts";

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { z } from "zod";
-import { Agent, handoff, type Message, Network, type NetworkOptions, type Tool, tool, type TransferStyle } from "../../src/runtime/index.ts";
+import { Agent, handoff, Network, type NetworkOptions, type Tool, tool, type TransferStyle } from "../../src/runtime/index.ts";
 
 /** The tools random agents draw from: valid, failing, schema-checked, approval-gated. */
 export const TOOLS: Record<string, Tool> = {
@@ -109,8 +109,4 @@ export function transferCall(network: Network, target: string): { name: string; 
     default:
       return { name: network.transferToolName(target) ?? `transfer_to_${target}`, arguments: "{}" };
   }
-}
-
-export function toolNamesSent(messages: readonly Message[]): string[] {
-  return messages.flatMap((m) => (m.role === "assistant" ? (m.toolCalls ?? []).map((c) => c.id) : []));
 }
