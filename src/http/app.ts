@@ -4,12 +4,11 @@ import { cors } from "hono/cors";
 import { secureHeaders } from "hono/secure-headers";
 import { ConfigError, readConfig } from "../config.ts";
 import type { Network } from "../runtime/index.ts";
-import { SSE_HEADERS, type SessionError } from "../session/index.ts";
 import { requireAccess } from "./auth.ts";
 import type { AppEnv } from "./app-env.ts";
 import { errorResponse } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
-import { conversationId, limitClient, readJson, sse } from "./request.ts";
+import { conversationId, limitClient, readJson, sessionError, sse } from "./request.ts";
 import { ApprovalsBody, CreateConversationBody, EventCursor, MessageBody } from "./schemas.ts";
 import { sessionClient } from "./session-client.ts";
 import { registerUIChatRoutes } from "./ui-chat-routes.ts";
@@ -84,7 +83,7 @@ export function createApp(network: Network): Hono<AppEnv> {
     const limited = await limitClient(c);
     if (limited) return limited;
     const result = await sessionClient(c.env, id).sendMessage(body.message);
-    return result.ok ? sse(result.value, SSE_HEADERS) : sessionError(c, result.error);
+    return result.ok ? sse(result.value) : sessionError(c, result.error);
   });
 
   app.post("/v1/conversations/:id/approvals", async (c) => {
@@ -94,7 +93,7 @@ export function createApp(network: Network): Hono<AppEnv> {
     if (body instanceof Response) return body;
     const result = await sessionClient(c.env, id).decide(body.decisions);
     if (!result.ok) return sessionError(c, result.error);
-    return result.value.kind === "stream" ? sse(result.value.stream, SSE_HEADERS) : c.json({ status: "awaiting_approval", pending: result.value.pending }, 202);
+    return result.value.kind === "stream" ? sse(result.value.stream) : c.json({ status: "awaiting_approval", pending: result.value.pending }, 202);
   });
 
   app.get("/v1/conversations/:id/events", async (c) => {
@@ -103,7 +102,7 @@ export function createApp(network: Network): Hono<AppEnv> {
     const cursor = EventCursor.safeParse(c.req.header("last-event-id") ?? c.req.query("after") ?? 0);
     if (!cursor.success) return errorResponse(c, "invalid_request", "Last-Event-ID (or ?after=) must be a non-negative integer event id.");
     const result = await sessionClient(c.env, id).events(cursor.data);
-    return result.ok ? sse(result.value, SSE_HEADERS) : sessionError(c, result.error);
+    return result.ok ? sse(result.value) : sessionError(c, result.error);
   });
 
   app.get("/v1/conversations/:id", async (c) => {
@@ -145,6 +144,3 @@ function withHeaders(c: Context, res: Response): Response {
   return new Response(res.body, res);
 }
 
-function sessionError(c: Context, error: SessionError): Response {
-  return errorResponse(c, error.code, error.message, error.details);
-}

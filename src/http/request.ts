@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import * as z from "zod";
+import { SSE_HEADERS, type SessionError } from "../session/index.ts";
 import type { AppEnv } from "./app-env.ts";
 import { errorResponse } from "./errors.ts";
 import { ConversationId } from "./schemas.ts";
@@ -27,8 +28,13 @@ export function conversationId(c: Context): string | Response {
     : errorResponse(c, "invalid_conversation_id", "Conversation ids are 1-128 characters of A-Z, a-z, 0-9, _ and -.");
 }
 
-export function sse(stream: ReadableStream<Uint8Array>, headers: Record<string, string>): Response {
-  return new Response(stream, { headers });
+export function sse(stream: ReadableStream<Uint8Array>): Response {
+  return new Response(stream, { headers: SSE_HEADERS });
+}
+
+/** A Durable Object's refusal as the HTTP error for its code. */
+export function sessionError(c: Context, error: SessionError): Response {
+  return errorResponse(c, error.code, error.message, error.details);
 }
 
 /** New turns per client (by address), through the Workers rate-limiting binding when it is bound. */

@@ -1,10 +1,9 @@
-import type { Context, Hono } from "hono";
+import type { Hono } from "hono";
 import { readConfig } from "../config.ts";
 import type { ApprovalDecision } from "../runtime/index.ts";
-import type { SessionError } from "../session/index.ts";
 import type { AppEnv } from "./app-env.ts";
 import { errorResponse } from "./errors.ts";
-import { conversationId, limitClient, readJson } from "./request.ts";
+import { conversationId, limitClient, readJson, sessionError } from "./request.ts";
 import { UIChatBody } from "./schemas.ts";
 import { sessionClient } from "./session-client.ts";
 import { toUIMessageStream, UI_MESSAGE_STREAM_HEADERS } from "./ui-message-stream.ts";
@@ -63,6 +62,3 @@ function uiStream(stream: ReadableStream<Uint8Array>): Response {
   return new Response(toUIMessageStream(stream), { headers: UI_MESSAGE_STREAM_HEADERS });
 }
 
-function sessionError(c: Context, error: SessionError): Response {
-  return errorResponse(c, error.code, error.message, error.details);
-}
