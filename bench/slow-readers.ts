@@ -1,0 +1,98 @@
+/**
+ * Clients that never read: how much workerd's memory grows when 200 clients subscribe to a turn's
+ * stream and read nothing while it streams ~6 MB, and when 30 clients ask for the replay of that
+ * finished turn and read nothing. Measured through `wrangler dev` against the fake provider.
+ *
+ *   npm run bench:slow-readers
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { connect, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startFakeOpenAI } from "../test/node/fake-openai-server.ts";
+import { startWranglerDev } from "../test/e2e/wrangler-dev.ts";
+
+const LIVE_READERS = 200;
+const REPLAY_READERS = 30;
+const TURN_BYTES = 6 * 1024 * 1024;
+
+/** Resident memory of the workerd processes under the dev server, in MiB. */
+function workerdRssMiB(): number {
+  const out = execFileSync("ps", ["-eo", "rss=,comm="], { encoding: "utf8" });
+  return out.split("\n").filter((line) => line.includes("workerd")).reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[0]), 0) / 1024;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Sends a GET and never reads the answer: the socket is paused from the start. */
+function nonReader(url: string, path: string): Promise<{ socket: Socket; status: number | null }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => {
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\nAccept: text/event-stream\r\n\r\n`);
+      // Read only the status line, then stop reading for good.
+      socket.once("data", (chunk: Buffer) => {
+        socket.pause();
+        resolve({ socket, status: Number(/^HTTP\/1\.1 (\d+)/.exec(chunk.toString("latin1"))?.[1] ?? 0) || null });
+      });
+    });
+    socket.on("error", reject);
+  });
+}
+
+export async function slowReaderRows(): Promise<string[]> {
+  const persistTo = mkdtempSync(join(tmpdir(), "handoff-bench-slow-"));
+  const fake = await startFakeOpenAI();
+  const dev = await startWranglerDev({ persistTo, vars: { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "1000" } });
+  const sockets: Socket[] = [];
+  try {
+    const id = "benchslow";
+    const text = "x".repeat(TURN_BYTES);
+    const answer = { text, chunkChars: 6000, delayMs: 1 };
+    await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id, answers: [answer, { ...answer, holdAfter: 2 }] }) });
+    const send = (message: string) =>
+      fetch(`${dev.url}/v1/conversations/${id}/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ message }) });
+    await (await send(`stream a lot [${id}]`)).text();
+    await sleep(1000);
+
+    const beforeReplay = workerdRssMiB();
+    const replayStatuses = new Map<string, number>();
+    for (let i = 0; i < REPLAY_READERS; i++) {
+      const { socket, status } = await nonReader(dev.url, `/v1/conversations/${id}/events?after=0`);
+      sockets.push(socket);
+      replayStatuses.set(String(status), (replayStatuses.get(String(status)) ?? 0) + 1);
+    }
+    await sleep(2000);
+    const replay = workerdRssMiB();
+    for (const socket of sockets.splice(0)) socket.destroy();
+    await sleep(2000);
+
+    const base = workerdRssMiB();
+    const turn = await send("and again");
+    const statuses = new Map<string, number>();
+    for (let i = 0; i < LIVE_READERS; i++) {
+      const { socket, status } = await nonReader(dev.url, `/v1/conversations/${id}/events`);
+      sockets.push(socket);
+      statuses.set(String(status), (statuses.get(String(status)) ?? 0) + 1);
+    }
+    await fetch(`${fake.url}/__scenarios/${id}/release`, { method: "POST" });
+    await turn.text();
+    await sleep(1000);
+    const live = workerdRssMiB();
+    const fmt = (m: Map<string, number>) => [...m].map(([s, n]) => `${n}× ${s}`).join(", ");
+    return [
+      "| clients that never read | answers | workerd RSS growth |",
+      "|---|---:|---:|",
+      `| ${LIVE_READERS} subscribers to a live turn streaming ${(TURN_BYTES / 2 ** 20).toFixed(0)} MiB | ${fmt(statuses)} | ${(live - base).toFixed(1)} MiB |`,
+      `| ${REPLAY_READERS} replays of that finished turn | ${fmt(replayStatuses)} | ${(replay - beforeReplay).toFixed(1)} MiB |`,
+    ];
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    await dev.stop();
+    await fake.close();
+    rmSync(persistTo, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) console.log((await slowReaderRows()).join("\n"));
