@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { startFakeOpenAI } from "../test/node/fake-openai-server.ts";
 import { startWranglerDev } from "../test/e2e/wrangler-dev.ts";
 
-const LIVE_READERS = 200;
+const LIVE_READERS = Number(process.env.LIVE_READERS ?? 200);
 const REPLAY_READERS = 30;
 const TURN_BYTES = 6 * 1024 * 1024;
 

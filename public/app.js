@@ -146,6 +146,20 @@ function draw(event) {
   }
 }
 
+/**
+ * One SSE frame's fields. Lines end only at "\n" (the server never sends "\r"); a regular
+ * expression's "." would also stop at U+2028 and U+2029, which JSON leaves unescaped in text.
+ */
+function parseFrame(frame) {
+  let id = 0;
+  let data;
+  for (const line of frame.split("\n")) {
+    if (line.startsWith("id: ")) id = Number(line.slice(4));
+    else if (line.startsWith("data: ")) data = line.slice(6);
+  }
+  return { id, data };
+}
+
 /** Reads an SSE body, drawing each new event; returns true if the turn ended on this stream. */
 async function consume(body) {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
@@ -158,8 +172,7 @@ async function consume(body) {
     while ((end = buffer.indexOf("\n\n")) >= 0) {
       const frame = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
-      const id = Number(/^id: (\d+)$/m.exec(frame)?.[1] ?? 0);
-      const data = /^data: (.*)$/m.exec(frame)?.[1];
+      const { id, data } = parseFrame(frame);
       if (!data || id <= lastEventId) continue; // already drawn before a reconnect
       lastEventId = id;
       if (draw(JSON.parse(data))) return true;
@@ -196,6 +209,11 @@ async function reconnect() {
     await new Promise((resolve) => setTimeout(resolve, Math.min(4000, 250 * 2 ** attempt)));
     try {
       const response = await fetch(`/v1/conversations/${conversation.id}/events`, { headers: headers({ "last-event-id": String(lastEventId) }) });
+      if (response.status === 204) {
+        // Nothing more to send: the turn ended before the reconnect.
+        setBusy(false);
+        return;
+      }
       if (response.ok && (await consume(response.body))) return;
       if (response.ok) {
         setBusy(false);

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { Redactor } from "./runtime/index.ts";
 
 /** The Worker's configuration, read from its environment and validated once per use. */
 const Budget = z
@@ -66,4 +67,51 @@ export function readConfig(env: object): Config {
   if (!parsed.success) throw new ConfigError(`Invalid Worker configuration: ${z.prettifyError(parsed.error)}`);
   cache.set(env, parsed.data);
   return parsed.data;
+}
+
+/**
+ * Variables whose values are secrets: the provider key, API_KEY, SESSION_SECRET, and any other
+ * `*_KEY`, `*_SECRET`, `*_TOKEN`, `*_PASSWORD` or `*_HEADERS` a deploy sets for a provider or tool server.
+ */
+const SECRET_NAME = /(^|_)(KEY|SECRET|TOKEN|PASSWORD|HEADERS?|AUTHORIZATION|CREDENTIALS?)$/;
+
+/** The configured secret values, and the header values inside a headers variable (JSON or `k=v,k=v`). */
+export function secretValues(env: object): string[] {
+  const values: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (typeof value !== "string" || !SECRET_NAME.test(name)) continue;
+    values.push(value, ...headerValues(value));
+  }
+  return values.flatMap((value) => [value, value.replace(/^(Bearer|Basic|Token)\s+/i, "")]);
+}
+
+function headerValues(value: string): string[] {
+  try {
+    const parsed = JSON.parse(value) as unknown;
+    if (parsed && typeof parsed === "object") return Object.values(parsed).filter((v): v is string => typeof v === "string");
+  } catch {
+    // Not JSON: the OpenTelemetry form, `name=value,name=value`.
+  }
+  if (!value.includes("=")) return [];
+  return value.split(",").flatMap((pair) => {
+    const raw = pair.slice(pair.indexOf("=") + 1).trim();
+    if (!pair.includes("=")) return [];
+    try {
+      return [raw, decodeURIComponent(raw)];
+    } catch {
+      return [raw];
+    }
+  });
+}
+
+const redactors = new WeakMap<object, Redactor>();
+
+/** The redactor of this environment's secrets, kept per environment object. */
+export function redactorFor(env: object): Redactor {
+  let redactor = redactors.get(env);
+  if (!redactor) {
+    redactor = new Redactor(secretValues(env));
+    redactors.set(env, redactor);
+  }
+  return redactor;
 }

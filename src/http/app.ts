@@ -2,18 +2,17 @@ import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { secureHeaders } from "hono/secure-headers";
-import { ConfigError, readConfig } from "../config.ts";
+import { ConfigError, readConfig, redactorFor } from "../config.ts";
 import type { Network } from "../runtime/index.ts";
 import { requireAccess } from "./auth.ts";
 import type { AppEnv } from "./app-env.ts";
 import { errorResponse } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
-import { conversationId, limitClient, readJson, sessionError, sse } from "./request.ts";
-import { ApprovalsBody, CreateConversationBody, EventCursor, MessageBody } from "./schemas.ts";
+import { conversationId, limitClient, readJson, sessionError, streamResponse } from "./request.ts";
+import { ApprovalsBody, CreateConversationBody, EventCursor, MessageBody, TokenBody } from "./schemas.ts";
 import { sessionClient } from "./session-client.ts";
 import { registerUIChatRoutes } from "./ui-chat-routes.ts";
 import { mintToken } from "./tokens.ts";
-
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -66,11 +65,25 @@ export function createApp(network: Network): Hono<AppEnv> {
       if (body instanceof Response) return body;
     }
     const id = crypto.randomUUID();
-    const config = readConfig(c.env);
-    const secret = config.SESSION_SECRET ?? config.API_KEY;
-    const created = await sessionClient(c.env, id).create();
+    const created = await sessionClient(c.env, id, c.get("access")).create();
     if (!created.ok) return sessionError(c, created.error);
-    return c.json({ id, token: secret ? await mintToken(secret, id) : null, activeAgent: created.value.activeAgent }, 201);
+    return c.json({ id, token: await tokenFor(c, id, created.value.grant), activeAgent: created.value.activeAgent }, 201);
+  });
+
+  // A new token for an existing conversation (a user coming back); `rotate` revokes the old ones.
+  app.post("/v1/conversations/:id/tokens", async (c) => {
+    const id = conversationId(c);
+    if (id instanceof Response) return id;
+    if (c.get("access").kind === "conversation") return errorResponse(c, "forbidden", "Issuing tokens needs the API key, not a conversation token.");
+    let rotate = false;
+    if (c.req.header("content-length") !== "0" && c.req.raw.body) {
+      const body = await readJson(c, TokenBody);
+      if (body instanceof Response) return body;
+      rotate = body.rotate ?? false;
+    }
+    const issued = await sessionClient(c.env, id, c.get("access")).issueGrant(rotate);
+    if (!issued.ok) return sessionError(c, issued.error);
+    return c.json({ id, token: await tokenFor(c, id, issued.value.grant) }, 201);
   });
 
   app.post("/v1/conversations/:id/messages", async (c) => {
@@ -82,8 +95,8 @@ export function createApp(network: Network): Hono<AppEnv> {
     if (body.message.length > max) return errorResponse(c, "message_too_long", `The message is ${body.message.length} characters; the limit is ${max}.`);
     const limited = await limitClient(c);
     if (limited) return limited;
-    const result = await sessionClient(c.env, id).sendMessage(body.message);
-    return result.ok ? sse(result.value) : sessionError(c, result.error);
+    const result = await sessionClient(c.env, id, c.get("access")).sendMessage(body.message, "sse");
+    return result.ok ? streamResponse(result.value) : sessionError(c, result.error);
   });
 
   app.post("/v1/conversations/:id/approvals", async (c) => {
@@ -91,37 +104,39 @@ export function createApp(network: Network): Hono<AppEnv> {
     if (id instanceof Response) return id;
     const body = await readJson(c, ApprovalsBody);
     if (body instanceof Response) return body;
-    const result = await sessionClient(c.env, id).decide(body.decisions);
+    const result = await sessionClient(c.env, id, c.get("access")).decide(body.decisions, "sse");
     if (!result.ok) return sessionError(c, result.error);
-    return result.value.kind === "stream" ? sse(result.value.stream) : c.json({ status: "awaiting_approval", pending: result.value.pending }, 202);
+    return result.value.kind === "stream" ? streamResponse(result.value.stream) : c.json({ status: "awaiting_approval", pending: result.value.pending }, 202);
   });
 
+  // 204 when there is nothing to send and nothing running: the SSE rule that stops EventSource reconnecting.
   app.get("/v1/conversations/:id/events", async (c) => {
     const id = conversationId(c);
     if (id instanceof Response) return id;
-    const cursor = EventCursor.safeParse(c.req.header("last-event-id") ?? c.req.query("after") ?? 0);
-    if (!cursor.success) return errorResponse(c, "invalid_request", "Last-Event-ID (or ?after=) must be a non-negative integer event id.");
-    const result = await sessionClient(c.env, id).events(cursor.data);
-    return result.ok ? sse(result.value) : sessionError(c, result.error);
+    const cursor = EventCursor.safeParse(c.req.header("last-event-id") ?? c.req.query("after") ?? "0");
+    if (!cursor.success) return errorResponse(c, "invalid_request", "Last-Event-ID (or ?after=) must be an event id in decimal digits, such as 42.");
+    const result = await sessionClient(c.env, id, c.get("access")).events(cursor.data, "sse");
+    if (!result.ok) return sessionError(c, result.error);
+    return result.value.kind === "stream" ? streamResponse(result.value.stream) : c.body(null, 204);
   });
 
   app.get("/v1/conversations/:id", async (c) => {
     const id = conversationId(c);
     if (id instanceof Response) return id;
-    const result = await sessionClient(c.env, id).view();
+    const result = await sessionClient(c.env, id, c.get("access")).view();
     return result.ok ? c.json(result.value) : sessionError(c, result.error);
   });
 
   app.delete("/v1/conversations/:id", async (c) => {
     const id = conversationId(c);
     if (id instanceof Response) return id;
-    const result = await sessionClient(c.env, id).erase();
+    const result = await sessionClient(c.env, id, c.get("access")).erase();
     return result.ok ? c.body(null, 204) : sessionError(c, result.error);
   });
 
   registerUIChatRoutes(app);
 
-  const routes = ["/v1/conversations/:id/chat", "/v1/conversations/:id/chat/stream", "/v1/openapi.json", "/v1/agents", "/v1/conversations", "/v1/conversations/:id", "/v1/conversations/:id/messages", "/v1/conversations/:id/approvals", "/v1/conversations/:id/events"];
+  const routes = ["/v1/conversations/:id/tokens", "/v1/conversations/:id/chat", "/v1/conversations/:id/chat/stream", "/v1/openapi.json", "/v1/agents", "/v1/conversations", "/v1/conversations/:id", "/v1/conversations/:id/messages", "/v1/conversations/:id/approvals", "/v1/conversations/:id/events"];
   for (const path of routes) {
     app.all(path, (c) => errorResponse(c, "method_not_allowed", `${c.req.method} is not allowed on ${c.req.path}.`));
   }
@@ -131,11 +146,18 @@ export function createApp(network: Network): Hono<AppEnv> {
 
   app.notFound((c) => errorResponse(c, "not_found", `No route for ${c.req.method} ${c.req.path}.`));
   app.onError((error, c) => {
-    console.error("request failed:", error.message);
+    console.error(redactorFor(c.env ?? {}).text(`request failed: ${error.message}`));
     if (error instanceof ConfigError) return errorResponse(c, "invalid_configuration", error.message);
     return errorResponse(c, "internal_error", "The request failed inside the Worker.");
   });
   return app;
+}
+
+/** A conversation token, when tokens are signed here (null in anonymous use). */
+async function tokenFor(c: Context<AppEnv>, id: string, grant: string): Promise<string | null> {
+  const config = readConfig(c.env);
+  const secret = config.SESSION_SECRET ?? config.API_KEY;
+  return secret ? mintToken(secret, id, grant) : null;
 }
 
 /** Asset responses are immutable; copy them so the security headers can be set on them. */

@@ -2,9 +2,10 @@ import type { MiddlewareHandler } from "hono";
 import { readConfig } from "../config.ts";
 import type { Env } from "../env.ts";
 import { errorResponse } from "./errors.ts";
+import { CONVERSATION_ID_RULE, ConversationId } from "./schemas.ts";
 import { safeEqual, verifyToken } from "./tokens.ts";
 
-export type Access = { kind: "master" } | { kind: "conversation"; conversationId: string } | { kind: "anonymous" };
+export type Access = { kind: "master" } | { kind: "conversation"; conversationId: string; grant: string } | { kind: "anonymous" };
 
 type AuthEnv = { Bindings: Env; Variables: { access: Access } };
 
@@ -33,12 +34,14 @@ export function requireAccess(): MiddlewareHandler<AuthEnv> {
     }
     const granted = await verifyToken(config.SESSION_SECRET ?? config.API_KEY, bearer);
     if (!granted) return unauthorized(c, "The bearer token is not valid.");
+    // Conversation ids need no decoding (A-Z, a-z, 0-9, _ and -): an escape in one is a malformed id.
     const requested = CONVERSATION_PATH.exec(c.req.path)?.[1];
+    if (requested !== undefined && !ConversationId.safeParse(requested).success) return errorResponse(c, "invalid_conversation_id", CONVERSATION_ID_RULE);
     const conversationScoped = requested !== undefined || c.req.path === "/v1/agents" || c.req.path === "/v1/openapi.json";
-    if (!conversationScoped || (requested !== undefined && decodeURIComponent(requested) !== granted)) {
+    if (!conversationScoped || (requested !== undefined && requested !== granted.conversationId)) {
       return errorResponse(c, "forbidden", "This conversation token does not grant access to this resource.");
     }
-    c.set("access", { kind: "conversation", conversationId: granted });
+    c.set("access", { kind: "conversation", ...granted });
     return next();
   };
 }

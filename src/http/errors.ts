@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { redactorFor } from "../config.ts";
 
 /** Every error code the HTTP API answers with, and its status: the one place codes meet statuses. */
 const STATUS = {
@@ -7,6 +8,7 @@ const STATUS = {
   invalid_request: 400,
   invalid_conversation_id: 400,
   unauthorized: 401,
+  token_revoked: 401,
   forbidden: 403,
   not_found: 404,
   conversation_not_found: 404,
@@ -15,11 +17,13 @@ const STATUS = {
   approval_pending: 409,
   no_pending_approval: 409,
   approval_already_decided: 409,
+  event_id_unknown: 409,
   approval_not_found: 404,
   payload_too_large: 413,
   message_too_long: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  too_many_streams: 429,
   internal_error: 500,
   invalid_configuration: 500,
   auth_not_configured: 503,
@@ -31,13 +35,15 @@ export interface ErrorBody {
   error: { code: string; message: string; details?: Record<string, unknown> };
 }
 
+/** An error body; its message and details are redacted of the configured secrets, like everything sent. */
 export function errorResponse(
   c: Context,
   code: HttpErrorCode,
   message: string,
   details?: Record<string, unknown>,
 ): Response {
-  const body: ErrorBody = { error: details ? { code, message, details } : { code, message } };
+  const redactor = redactorFor((c.env as object | undefined) ?? {});
+  const body: ErrorBody = redactor.value({ error: details ? { code, message, details } : { code, message } });
   const res = c.json(body, STATUS[code]);
   if (typeof details?.retryAfter === "number") res.headers.set("retry-after", String(details.retryAfter));
   return res;

@@ -1,9 +1,15 @@
 import type { Context } from "hono";
 import * as z from "zod";
-import { SSE_HEADERS, type SessionError } from "../session/index.ts";
+import type { SessionError } from "../session/index.ts";
+import { headersFor, type StreamFormat } from "../wire/index.ts";
 import type { AppEnv } from "./app-env.ts";
 import { errorResponse } from "./errors.ts";
-import { ConversationId } from "./schemas.ts";
+import { CONVERSATION_ID_RULE, ConversationId } from "./schemas.ts";
+
+/** An error lists at most this many problems, and says how many more there were. */
+const MAX_PROBLEMS = 10;
+/** No error message is longer than this, whatever the body held. */
+const MAX_ERROR_CHARS = 2000;
 
 /** Parses a JSON body against a schema; a Response is the error to send back. */
 export async function readJson<T>(c: Context, schema: z.ZodType<T>): Promise<T | Response> {
@@ -17,24 +23,35 @@ export async function readJson<T>(c: Context, schema: z.ZodType<T>): Promise<T |
     return errorResponse(c, "bad_json", "The request body is not valid JSON.");
   }
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) return errorResponse(c, "invalid_request", z.prettifyError(parsed.error));
+  if (!parsed.success) return errorResponse(c, "invalid_request", describeProblems(parsed.error));
   return parsed.data;
+}
+
+/** The first problems of a body, bounded in number and length, and a count of the rest. */
+export function describeProblems(error: z.ZodError): string {
+  const { issues } = error;
+  const listed = z.prettifyError(new z.ZodError(issues.slice(0, MAX_PROBLEMS)));
+  const more = issues.length > MAX_PROBLEMS ? `\n…and ${issues.length - MAX_PROBLEMS} more problems.` : "";
+  const text = `${listed}${more}`;
+  return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}… (cut: fix the problems above first)` : text;
 }
 
 export function conversationId(c: Context): string | Response {
   const id = c.req.param("id") ?? "";
   return ConversationId.safeParse(id).success
     ? id
-    : errorResponse(c, "invalid_conversation_id", "Conversation ids are 1-128 characters of A-Z, a-z, 0-9, _ and -.");
+    : errorResponse(c, "invalid_conversation_id", CONVERSATION_ID_RULE);
 }
 
-export function sse(stream: ReadableStream<Uint8Array>): Response {
-  return new Response(stream, { headers: SSE_HEADERS });
+export function streamResponse(stream: ReadableStream<Uint8Array>, format: StreamFormat = "sse"): Response {
+  return new Response(stream, { headers: headersFor(format) });
 }
 
 /** A Durable Object's refusal as the HTTP error for its code. */
 export function sessionError(c: Context, error: SessionError): Response {
-  return errorResponse(c, error.code, error.message, error.details);
+  const res = errorResponse(c, error.code, error.message, error.details);
+  if (error.code === "token_revoked") res.headers.set("www-authenticate", 'Bearer realm="handoff-runtime", error="invalid_token"');
+  return res;
 }
 
 /** New turns per client (by address), through the Workers rate-limiting binding when it is bound. */

@@ -1,7 +1,9 @@
 import * as z from "zod";
 
+export const CONVERSATION_ID_RULE = "Conversation ids are 1-128 characters of A-Z, a-z, 0-9, _ and -.";
+
 /** Conversation ids: 1-128 characters of [A-Za-z0-9_-]. */
-export const ConversationId = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "Conversation ids are 1-128 characters of A-Z, a-z, 0-9, _ and -.");
+export const ConversationId = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, CONVERSATION_ID_RULE);
 
 export const MessageBody = z.strictObject({
   message: z
@@ -24,8 +26,14 @@ export const ApprovalsBody = z.strictObject({
 });
 export type ApprovalsBody = z.infer<typeof ApprovalsBody>;
 
-/** A resume position: the SSE `Last-Event-ID` header or `?after=`. */
-export const EventCursor = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+/** A resume position: the SSE `Last-Event-ID` header or `?after=`, in plain decimal digits only. */
+export const EventCursor = z
+  .string()
+  .regex(/^\d{1,15}$/)
+  .transform(Number);
+
+/** POST /v1/conversations/:id/tokens: `rotate` revokes every token issued before. */
+export const TokenBody = z.strictObject({ rotate: z.boolean().optional() });
 
 /** POST /v1/conversations takes no fields today; unknown ones are refused so typos surface. */
 export const CreateConversationBody = z.strictObject({});

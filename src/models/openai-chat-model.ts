@@ -27,7 +27,7 @@ export function streamChatCompletion(client: OpenAI, defaults: ProviderDefaults,
       ),
     // No finish reason means the stream was cut: its half-assembled tool calls must not run.
     new ChatStreamAssembler(),
-    { signal: request.signal, idleTimeoutMs: settings.idleTimeoutMs, missing: "no finish reason arrived" },
+    { signal: request.signal, idleTimeoutMs: settings.idleTimeoutMs, missing: "no finish reason arrived", log: defaults.log },
   );
 }
 

@@ -30,7 +30,7 @@ export function streamResponse(client: OpenAI, defaults: ProviderDefaults, reque
         { signal },
       ),
     new ResponsesStreamAssembler(),
-    { signal: request.signal, idleTimeoutMs: settings.idleTimeoutMs, missing: "no response.completed event arrived" },
+    { signal: request.signal, idleTimeoutMs: settings.idleTimeoutMs, missing: "no response.completed event arrived", log: defaults.log },
   );
 }
 

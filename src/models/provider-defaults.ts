@@ -1,9 +1,12 @@
 import type { ModelSettings } from "../runtime/index.ts";
+import type { ProviderLog } from "./model-errors.ts";
 
 /** Model options from the Worker's environment; an agent's own modelSettings win. */
 export interface ProviderDefaults extends ModelSettings {
   /** A stream that sends nothing for this long fails with model_timeout. */
   idleTimeoutMs: number;
+  /** Where the provider's own error messages go (the operator's log); clients get a message of ours. */
+  log?: ProviderLog;
 }
 
 /** A signal that aborts with the run's signal or on its own (idle timeout). */

@@ -1,13 +1,15 @@
 import { type ModelEvent, RuntimeError, type ToolCall, type Usage } from "../runtime/index.ts";
-import { toModelError } from "./model-errors.ts";
+import { APIError } from "openai";
+import { type ProviderLog, providerCode, toModelError } from "./model-errors.ts";
 import { linkedAbort } from "./provider-defaults.ts";
+import type { ProviderFailure } from "./responses-stream-assembler.ts";
 import { guardIdle, interrupted } from "./stream-guard.ts";
 
 /** What both APIs' assemblers offer: text from each event, then the whole step. */
 export interface StreamAssembler {
   push(event: never): string;
   readonly finished: boolean;
-  readonly failure?: string | undefined;
+  readonly failure?: ProviderFailure | undefined;
   result(): { toolCalls: ToolCall[]; finishReason: string; usage?: Usage };
 }
 
@@ -19,14 +21,14 @@ export interface StreamAssembler {
 export async function* streamProviderStep(
   open: (signal: AbortSignal) => Promise<AsyncIterable<unknown>>,
   assembler: StreamAssembler,
-  options: { signal: AbortSignal; idleTimeoutMs: number; missing: string },
+  options: { signal: AbortSignal; idleTimeoutMs: number; missing: string; log?: ProviderLog | undefined },
 ): AsyncGenerator<ModelEvent> {
   const controller = linkedAbort(options.signal);
   let stream: AsyncIterable<unknown>;
   try {
     stream = await open(controller.signal);
   } catch (error) {
-    throw toModelError(error);
+    throw toModelError(error, options.log);
   }
   try {
     for await (const event of guardIdle(stream, options.idleTimeoutMs, () => controller.abort())) {
@@ -34,9 +36,13 @@ export async function* streamProviderStep(
       if (delta) yield { type: "text-delta", delta };
     }
   } catch (error) {
-    throw failedMidStream(error, options.signal);
+    throw failedMidStream(error, options);
   }
-  if (assembler.failure) throw interrupted(`the provider reported: ${assembler.failure}`);
+  if (assembler.failure) {
+    const code = providerCode(assembler.failure);
+    options.log?.(`model provider failed the response${code ? ` (${code})` : ""}: ${assembler.failure.message.slice(0, 500)}`);
+    throw interrupted(`the provider reported a failure${code ? ` (${code})` : ""}`);
+  }
   // The client ends an aborted stream quietly: tell a cancellation apart from a cut stream.
   if (options.signal.aborted) throw new RuntimeError("run_aborted", "The model call was cancelled.");
   if (!assembler.finished) throw interrupted(options.missing);
@@ -45,9 +51,14 @@ export async function* streamProviderStep(
   yield usage ? { type: "finish", finishReason, usage } : { type: "finish", finishReason };
 }
 
-/** After the first byte nothing is retried: a failure is an interruption, a timeout, or a cancellation. */
-function failedMidStream(error: unknown, signal: AbortSignal): RuntimeError {
+/**
+ * After the first byte nothing is retried: a failure is an interruption, a timeout, or a
+ * cancellation. What the provider or the connection said goes to the log, never to the client.
+ */
+function failedMidStream(error: unknown, options: { signal: AbortSignal; log?: ProviderLog | undefined }): RuntimeError {
   if (error instanceof RuntimeError) return error;
-  if (signal.aborted) return new RuntimeError("run_aborted", "The model call was cancelled.", { cause: error });
-  return interrupted(error instanceof Error ? error.message : String(error));
+  if (options.signal.aborted) return new RuntimeError("run_aborted", "The model call was cancelled.", { cause: error });
+  if (error instanceof APIError) return toModelError(error, options.log);
+  options.log?.(`model stream failed: ${error instanceof Error ? error.message : String(error)}`);
+  return interrupted("the connection to the provider was lost");
 }

@@ -8,8 +8,15 @@ export interface ResponsesEvent {
   output_index?: number;
   arguments?: string;
   item?: { id?: string; type?: string; call_id?: string; name?: string; arguments?: string };
-  response?: { status?: string; usage?: { input_tokens?: number; output_tokens?: number } | null; error?: { message?: string } | null };
+  response?: { status?: string; usage?: { input_tokens?: number; output_tokens?: number } | null; error?: { message?: string; code?: string } | null };
   message?: string;
+  code?: string;
+}
+
+/** A failure the provider reported inside the stream: its words are for the log, its code for the client. */
+export interface ProviderFailure {
+  message: string;
+  code?: string | undefined;
 }
 
 interface Slot {
@@ -29,7 +36,7 @@ export class ResponsesStreamAssembler {
   readonly #slots: Slot[] = [];
   #status: string | undefined;
   #usage: Usage | undefined;
-  #failure: string | undefined;
+  #failure: ProviderFailure | undefined;
 
   push(event: ResponsesEvent): string {
     switch (event.type) {
@@ -59,7 +66,7 @@ export class ResponsesStreamAssembler {
         return "";
       case "response.failed":
       case "error":
-        this.#failure = event.response?.error?.message ?? event.message ?? "the provider reported a failure";
+        this.#failure = { message: event.response?.error?.message ?? event.message ?? "", code: event.response?.error?.code ?? event.code };
         return "";
       default:
         return "";
@@ -67,7 +74,7 @@ export class ResponsesStreamAssembler {
   }
 
   /** The provider's own failure report, if the stream carried one. */
-  get failure(): string | undefined {
+  get failure(): ProviderFailure | undefined {
     return this.#failure;
   }
 

@@ -28,7 +28,7 @@ export function parseArguments(raw: string): ParsedArguments {
 export async function executeToolCall(
   call: ToolCall,
   tool: Tool | undefined,
-  ctx: Omit<ToolContext, "toolCallId">,
+  ctx: Omit<ToolContext, "toolCallId" | "idempotencyKey">,
   availableTools: readonly string[],
 ): Promise<ToolOutcome> {
   if (!tool) {
@@ -41,7 +41,7 @@ export async function executeToolCall(
     return errorOutcome(`Invalid arguments for '${tool.name}': ${z.prettifyError(validated.error)}`);
   }
   try {
-    const result: unknown = await tool.execute(validated.data, { ...ctx, toolCallId: call.id });
+    const result: unknown = await tool.execute(validated.data, { ...ctx, toolCallId: call.id, idempotencyKey: `${ctx.conversationId}:${call.id}` });
     return { result: result ?? null, content: typeof result === "string" ? result : JSON.stringify(result ?? null), isError: false };
   } catch (error) {
     return errorOutcome(`Tool '${tool.name}' failed: ${error instanceof Error ? error.message : String(error)}`);

@@ -12,9 +12,10 @@ export { Network, type AgentToolset, type HandoffInfo, type NetworkOptions, type
 export { NAMED_TRANSFER_TOOL, SINGLE_TRANSFER_TOOL, type TransferStyle } from "./transfer-tools.ts";
 export type { Model, ModelEvent, ModelRequest, ModelSettings, StepCommit, TurnStore } from "./ports.ts";
 export { runTurn, type RunTurnOptions, type TurnInput } from "./run-loop.ts";
-export { denialMessage, type ApprovalDecision, type PendingApproval, type Suspension } from "./suspension.ts";
+export { denialMessage, INTERRUPTED_CALL, settleInterrupted, type ApprovalDecision, type PendingApproval, type Suspension } from "./suspension.ts";
 export { tool, type Tool, type ToolContext, type ToolSpec } from "./tool.ts";
 export { sanitizeAgentName, transferToolNames, TRANSFER_PREFIX } from "./transfer-names.ts";
 export { addUsage, NO_USAGE, type BudgetLimits, type Budgets, type UsageTotals } from "./budgets.ts";
 export { compactedView, estimateTokens, type Compaction, type CompactionOptions } from "./compaction.ts";
 export type { Guardrail, GuardrailInput, GuardrailVerdict, ToolCallInput, ToolGuardrail } from "./guardrails.ts";
+export { MIN_SECRET_LENGTH, REDACTED, Redactor, StreamingRedaction } from "./redact.ts";

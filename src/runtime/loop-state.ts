@@ -39,7 +39,7 @@ export interface Context {
 export type Answered = { outcome: ToolOutcome; counts: boolean };
 
 /** Answers one planned call; transfers are answered without running anything. */
-export async function answer(planned: PlannedCall, ctx: Omit<ToolContext, "toolCallId">, availableTools: string[]): Promise<Answered> {
+export async function answer(planned: PlannedCall, ctx: Omit<ToolContext, "toolCallId" | "idempotencyKey">, availableTools: string[]): Promise<Answered> {
   switch (planned.kind) {
     case "tool":
       return { outcome: await executeToolCall(planned.call, planned.tool, ctx, availableTools), counts: true };

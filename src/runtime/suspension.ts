@@ -43,3 +43,33 @@ export function denialMessage(decision: ApprovalDecision): string {
   const reason = decision.reason?.trim();
   return `A person declined this call${reason ? `: ${reason}` : "."}`;
 }
+
+/** The answer of an approved call whose run was cut off before its result was stored. */
+export const INTERRUPTED_CALL =
+  "This call was interrupted before its result was recorded (the conversation's process restarted): it may or may not have taken effect. Check before trying it again.";
+
+/**
+ * Settles a suspension whose resumed leg died while approved calls ran. Each decided call is
+ * answered (a denial as usual; an approved call with INTERRUPTED_CALL, as an error), and calls
+ * still undecided keep waiting. Once every call has an answer the step is complete: its messages
+ * go to the history and the suspension is gone.
+ */
+export function settleInterrupted(
+  suspension: Suspension,
+  decisions: readonly ApprovalDecision[],
+): { answered: ToolMessage[]; complete: Message[] | null; suspension: Suspension | null } {
+  const answered: ToolMessage[] = [];
+  const results = suspension.results.map((result, i): ToolMessage | null => {
+    if (result) return result;
+    const call = suspension.assistant.toolCalls![i]!;
+    const decision = decisions.find((d) => d.toolCallId === call.id);
+    if (!decision) return null;
+    const content = decision.approved ? INTERRUPTED_CALL : denialMessage(decision);
+    const message: ToolMessage = { role: "tool", toolCallId: call.id, name: call.name, content, isError: true };
+    answered.push(message);
+    return message;
+  });
+  const pending = suspension.pending.filter((p) => !decisions.some((d) => d.toolCallId === p.toolCallId));
+  if (pending.length > 0) return { answered, complete: null, suspension: { ...suspension, results, pending } };
+  return { answered, complete: [suspension.assistant, ...(results as ToolMessage[]), ...(suspension.trailing ?? [])], suspension: null };
+}

@@ -4,7 +4,7 @@ import { Network } from "./network.ts";
 import { runTurn } from "./run-loop.ts";
 import type { ToolContext } from "./tool.ts";
 
-export function toolContext(ctx: Context, loop: Loop, agent: string): Omit<ToolContext, "toolCallId"> {
+export function toolContext(ctx: Context, loop: Loop, agent: string): Omit<ToolContext, "toolCallId" | "idempotencyKey"> {
   return {
     conversationId: ctx.options.conversationId,
     agent,

@@ -6,6 +6,11 @@ export interface ToolContext {
   conversationId: string;
   agent: string;
   toolCallId: string;
+  /**
+   * Stable for this call however often it runs (`<conversationId>:<toolCallId>`): a tool with side
+   * effects passes it to the system it changes, so a retry after an interruption is safe.
+   */
+  idempotencyKey: string;
   signal: AbortSignal;
   /** What handoffs have carried into the conversation (typed handoff input). */
   context: Readonly<Record<string, unknown>>;

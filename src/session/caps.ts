@@ -1,5 +1,5 @@
 import type { Message } from "../runtime/index.ts";
-import type { StoredEvent } from "./sse.ts";
+import type { StoredEvent } from "../wire/index.ts";
 
 /**
  * Values are cut before they are written, far below SQLite's 2 MB row limit, so a huge tool

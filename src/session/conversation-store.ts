@@ -1,7 +1,7 @@
-import { addUsage, type ApprovalDecision, type Compaction, type HandoffRecord, type Message, NO_USAGE, type StepCommit, type Suspension, type UsageTotals } from "../runtime/index.ts";
+import { addUsage, settleInterrupted, type ApprovalDecision, type Compaction, type HandoffRecord, type Message, NO_USAGE, type StepCommit, type Suspension, type UsageTotals } from "../runtime/index.ts";
 import { capEvent, capMessage } from "./caps.ts";
 import { migrate } from "./schema.ts";
-import type { StoredEvent } from "./sse.ts";
+import type { StoredEvent } from "../wire/index.ts";
 
 /** What the state row holds; it is written only when one of these changes. */
 interface StoredState {
@@ -15,6 +15,12 @@ interface StoredState {
   decisions: ApprovalDecision[];
   /** What handoffs have carried (typed handoff input). */
   context: Record<string, unknown>;
+  /**
+   * Bound into every conversation token's signature: a token passes only while it matches, so
+   * deleting the conversation (or rotating it) revokes every token issued before. Absent on
+   * conversations stored before tokens carried it, until the master key issues one.
+   */
+  grant?: string;
 }
 
 /**
@@ -143,10 +149,10 @@ export class ConversationStore {
   }
 
   /** Stores an empty conversation held by the entry agent, unless one exists. */
-  create(conversationId: string, entryAgent: string): ConversationState {
+  create(conversationId: string, entryAgent: string, grant: string): ConversationState {
     const existing = this.state();
     if (existing) return existing;
-    const state: ConversationState = { conversationId, activeAgent: entryAgent, handoffCount: 0, lastEventId: 0, turn: 0, suspension: null, decisions: [], context: {} };
+    const state: ConversationState = { conversationId, activeAgent: entryAgent, handoffCount: 0, lastEventId: 0, turn: 0, suspension: null, decisions: [], context: {}, grant };
     this.#transaction(() => this.#writeState(state));
     this.#state = state;
     return state;
@@ -157,8 +163,8 @@ export class ConversationStore {
    * here: a Durable Object holds its answers until its writes are durable, so a write now would
    * delay the stream's first byte by a storage flush while the model has not even been asked.
    */
-  beginTurn(conversationId: string, entryAgent: string): ConversationState {
-    const previous = this.state() ?? this.create(conversationId, entryAgent);
+  beginTurn(conversationId: string, entryAgent: string, grant: string): ConversationState {
+    const previous = this.state() ?? this.create(conversationId, entryAgent, grant);
     const next: ConversationState = { ...previous, turn: previous.turn + 1 };
     this.#unwrittenTurn = { turn: next.turn, startedAt: Date.now() };
     this.#state = next;
@@ -233,13 +239,30 @@ export class ConversationStore {
     this.#turnUsage = NO_USAGE;
   }
 
-  /** The events of one turn with an id above `afterId`, in order. */
-  eventsAfter(turn: number, afterId: number): StoredEvent[] {
-    return this.#sql
-      .exec<{ data: string }>(`SELECT data FROM events WHERE turn = ? AND last_id > ? ORDER BY first_id`, turn, afterId)
-      .toArray()
-      .flatMap((row) => JSON.parse(row.data) as StoredEvent[])
-      .filter((event) => event.id > afterId);
+  /**
+   * Reads one turn's stored events with an id above `afterId` (and below `beforeId`), a row per
+   * call, so a replay holds one row in memory however large the turn; null after the last.
+   */
+  storedEvents(turn: number, afterId: number, beforeId = Number.POSITIVE_INFINITY): () => StoredEvent[] | null {
+    type Row = { first_id: number; turn: number; data: string };
+    let cursor: number | null = null;
+    return () => {
+      const row =
+        cursor === null
+          ? this.#sql.exec<Row>(`SELECT first_id, turn, data FROM events WHERE turn = ? AND last_id > ? ORDER BY first_id LIMIT 1`, turn, afterId).toArray()[0]
+          : this.#sql.exec<Row>(`SELECT first_id, turn, data FROM events WHERE first_id > ? ORDER BY first_id LIMIT 1`, cursor).toArray()[0];
+      if (!row || row.turn !== turn || row.first_id >= beforeId) return null;
+      cursor = row.first_id;
+      return (JSON.parse(row.data) as StoredEvent[]).filter((event) => event.id > afterId && event.id < beforeId);
+    };
+  }
+
+  /** Sets the token grant (a new one revokes the tokens issued under the old). */
+  setGrant(grant: string): ConversationState {
+    const next: ConversationState = { ...this.#requireState(), grant };
+    this.#transaction(() => this.#writeState(next));
+    this.#state = next;
+    return next;
   }
 
   async erase(): Promise<void> {
@@ -283,17 +306,29 @@ export class ConversationStore {
 
   /**
    * A turn still marked running belongs to an instance that died mid-run: it failed. Its stream
-   * gets a terminal error event, past the ids that may have been streamed but not stored.
+   * gets a terminal error event, past the ids that may have been streamed but not stored. If it
+   * died while approved calls ran, their step is settled so the conversation is not left waiting
+   * on decisions already taken: see settleInterrupted.
    */
   #recoverInterruptedTurn(): void {
     const running = this.#sql.exec<{ turn: number }>(`SELECT turn FROM turns WHERE status = 'running'`).toArray();
     if (running.length === 0) return;
-    const id = this.#maxEventId() + CRASH_ID_GAP;
+    let id = this.#maxEventId() + CRASH_ID_GAP;
+    const state = this.state();
+    const settled = state?.suspension && state.decisions.length > 0 ? settleInterrupted(state.suspension, state.decisions) : null;
+    const results: StoredEvent[] = (settled?.answered ?? []).map((m) => ({ id: id++, type: "tool-result", toolCallId: m.toolCallId, name: m.name, result: m.content, isError: true }));
     const event: StoredEvent = { id, type: "error", code: "interrupted", message: "The run was interrupted (the conversation's process restarted); send the message again." };
     this.#storage.transactionSync(() => {
       this.#sql.exec(`UPDATE turns SET status = 'failed', ended_at = ?, error = 'interrupted' WHERE status = 'running'`, Date.now());
-      for (const { turn } of running) this.#insertEvents(turn, [{ ...event }]);
+      for (const { turn } of running) this.#insertEvents(turn, [...(turn === state?.turn ? results : []), { ...event }]);
+      if (state && settled) {
+        for (const message of settled.complete ?? []) this.#sql.exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(message));
+        this.#writeState({ ...state, suspension: settled.suspension, decisions: [] });
+      }
     });
+    this.#written = { rows: 0, bytes: 0 };
+    this.#state = null;
+    this.#messages = null;
   }
 
   /** Runs writes atomically, with the row of a turn begun since; the cached state is restored if it fails. */

@@ -1,14 +1,27 @@
 import { DurableObject } from "cloudflare:workers";
 import { configuredNetwork } from "../agents/index.ts";
-import { type Config, readConfig } from "../config.ts";
+import { type Config, readConfig, redactorFor } from "../config.ts";
 import type { Env } from "../env.ts";
 import { createModel } from "../models/index.ts";
-import { type ApprovalDecision, type Compaction, type Message, type Model, type Network, type PendingApproval, runTurn, type TurnInput, type UsageTotals } from "../runtime/index.ts";
+import {
+  type ApprovalDecision,
+  type Compaction,
+  type Message,
+  type Model,
+  type Network,
+  type PendingApproval,
+  type Redactor,
+  runTurn,
+  type TurnInput,
+  type UsageTotals,
+} from "../runtime/index.ts";
+import { encoderFor, type StoredEvent, type StreamFormat } from "../wire/index.ts";
 import { checkDecisions } from "./approvals.ts";
-import { ConversationStore, type StoredHandoff, type TurnStatus } from "./conversation-store.ts";
+import { type ConversationState, ConversationStore, type StoredHandoff, type TurnStatus } from "./conversation-store.ts";
+import { type EventBatches, eventStream } from "./event-stream.ts";
+import { redactEvents } from "./redact-events.ts";
 import { fail, ok, type SessionResult } from "./results.ts";
-import type { StoredEvent } from "./sse.ts";
-import { replayStream, TurnBroadcast } from "./turn-broadcast.ts";
+import { TurnBroadcast } from "./turn-broadcast.ts";
 
 export interface ConversationView {
   id: string;
@@ -31,106 +44,220 @@ export interface ConversationView {
 
 export type DecisionOutcome = { kind: "stream"; stream: ReadableStream<Uint8Array> } | { kind: "awaiting"; pending: string[] };
 
+/** `idle`: nothing after the cursor, and no run that could add to it. */
+export type EventsOutcome = { kind: "stream"; stream: ReadableStream<Uint8Array> } | { kind: "idle" };
+
+/**
+ * Who is asking: the conversation, and the grant of the conversation token used (absent for the
+ * master key and anonymous use). A token whose grant is not the conversation's is revoked.
+ */
+export interface Caller {
+  conversationId: string;
+  grant?: string | undefined;
+}
+
+/**
+ * Streams open at once on one conversation (live readers and replays); more are refused with 429.
+ * A conversation is one person's, in a few tabs: 16 is plenty, and bounds what clients that never
+ * read can make the runtime hold for them (workerd buffers a stream it carries over RPC).
+ */
+export const MAX_STREAMS = 16;
+
 /**
  * One conversation: its active agent, history and counters in SQLite, and at most one run.
  * Thin glue: the loop is in src/runtime, storage in ConversationStore, fan-out in TurnBroadcast.
+ * Everything it stores or streams passes the redactor of the configured secrets first.
  */
 export class Conversation extends DurableObject<Env> {
   readonly #store: ConversationStore;
   readonly #config: Config;
   readonly #network: Network;
   readonly #model: Model;
+  readonly #redactor: Redactor;
   #running: TurnBroadcast | null = null;
+  #openStreams = 0;
   /** Start times of recent turns, for the per-conversation rate limit. */
   #recentTurns: number[] = [];
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#config = readConfig(env);
+    this.#redactor = redactorFor(env);
     this.#store = new ConversationStore(ctx.storage);
     this.#network = configuredNetwork(this.#config);
-    this.#model = createModel(this.#config);
+    this.#model = createModel(this.#config, this.#redactor);
   }
 
-  /** Creates the conversation, held by the entry agent, without a turn. */
-  async create(conversationId: string): Promise<SessionResult<{ activeAgent: string }>> {
-    return ok({ activeAgent: this.#store.create(conversationId, this.#network.entry.name).activeAgent });
+  /** Creates the conversation, held by the entry agent, without a turn; the grant signs its tokens. */
+  async create(caller: Caller): Promise<SessionResult<{ activeAgent: string; grant: string }>> {
+    const state = this.#store.create(caller.conversationId, this.#network.entry.name, newGrant());
+    return ok({ activeAgent: state.activeAgent, grant: state.grant ?? this.#store.setGrant(newGrant()).grant! });
   }
 
-  /** Starts a turn and returns its SSE stream. The run goes on if the stream's reader leaves. */
-  async sendMessage(conversationId: string, message: string): Promise<SessionResult<ReadableStream<Uint8Array>>> {
+  /** The grant for new tokens of an existing conversation; `rotate` revokes every token issued before. */
+  async issueGrant(caller: Caller, rotate: boolean): Promise<SessionResult<{ grant: string }>> {
+    const state = this.#store.state();
+    if (!state) return notFound(caller.conversationId);
+    return ok({ grant: !rotate && state.grant ? state.grant : this.#store.setGrant(newGrant()).grant! });
+  }
+
+  /** Starts a turn and returns its stream. The run goes on if the stream's reader leaves. */
+  async sendMessage(caller: Caller, message: string, format: StreamFormat = "sse"): Promise<SessionResult<ReadableStream<Uint8Array>>> {
+    const admitted = this.#admit(caller);
+    if (!admitted.ok) return admitted;
     if (this.#running) return fail("run_in_progress", "A run is in progress for this conversation; wait for it to end.");
-    const suspension = this.#store.state()?.suspension;
+    const suspension = admitted.value?.suspension;
     if (suspension) {
       return fail("approval_pending", "Tool calls are waiting for approval: decide them at POST /v1/conversations/:id/approvals first.", {
         pending: suspension.pending.map((p) => p.toolCallId),
       });
     }
-    const now = Date.now();
-    this.#recentTurns = this.#recentTurns.filter((t) => t > now - 60_000);
-    if (this.#recentTurns.length >= this.#config.TURNS_PER_MINUTE) {
-      const retryAfter = Math.max(1, Math.ceil((this.#recentTurns[0]! + 60_000 - now) / 1000));
-      return fail("rate_limited", `This conversation takes ${this.#config.TURNS_PER_MINUTE} new turns a minute; try again in ${retryAfter} s.`, { retryAfter });
-    }
-    this.#recentTurns.push(now);
-    this.#store.beginTurn(conversationId, this.#network.entry.name);
-    return ok(this.#startLeg(conversationId, { kind: "message", text: message }));
+    const limited = this.#limitTurns() ?? this.#limitStreams();
+    if (limited) return limited;
+    this.#recentTurns.push(Date.now());
+    this.#store.beginTurn(caller.conversationId, this.#network.entry.name, newGrant());
+    return ok(this.#startLeg(caller.conversationId, { kind: "message", text: message }, format));
   }
 
   /** Records decisions; once every pending call is decided, resumes the turn as the same agent. */
-  async decide(conversationId: string, decisions: ApprovalDecision[]): Promise<SessionResult<DecisionOutcome>> {
+  async decide(caller: Caller, decisions: ApprovalDecision[], format: StreamFormat = "sse"): Promise<SessionResult<DecisionOutcome>> {
+    const admitted = this.#admit(caller);
+    if (!admitted.ok) return admitted;
+    if (!admitted.value) return notFound(caller.conversationId);
     if (this.#running) return fail("run_in_progress", "A run is in progress for this conversation; wait for it to end.");
-    const checked = checkDecisions(this.#store.state(), this.#store.messages(), decisions);
+    const checked = checkDecisions(admitted.value, this.#store.messages(), decisions);
     if (!checked.ok) return checked;
+    const limited = checked.value.complete ? this.#limitStreams() : null;
+    if (limited) return limited;
     const state = this.#store.recordDecisions(decisions, checked.value.complete);
     const suspension = state.suspension!;
     if (!checked.value.complete) {
       const decided = new Set(state.decisions.map((d) => d.toolCallId));
       return ok({ kind: "awaiting", pending: suspension.pending.filter((p) => !decided.has(p.toolCallId)).map((p) => p.toolCallId) });
     }
-    return ok({ kind: "stream", stream: this.#startLeg(conversationId, { kind: "resume", suspension, decisions: state.decisions }) });
+    const stream = this.#startLeg(caller.conversationId, { kind: "resume", suspension, decisions: state.decisions }, format);
+    return ok({ kind: "stream", stream });
   }
 
-  /** The current or last turn's events after `afterId`, then the live run until it ends. */
-  async events(conversationId: string, afterId: number): Promise<SessionResult<ReadableStream<Uint8Array>>> {
-    const state = this.#store.state();
-    if (!state) return notFound(conversationId);
-    const stored = this.#store.eventsAfter(state.turn, afterId);
-    return ok(this.#running ? this.#running.subscribe(afterId, stored) : replayStream(stored));
+  /**
+   * The current or last turn's events after `afterId`, then the live run until it ends. A cursor
+   * past the last event of a finished turn is refused: it belongs to a conversation deleted since.
+   */
+  async events(caller: Caller, afterId: number, format: StreamFormat = "sse"): Promise<SessionResult<EventsOutcome>> {
+    const admitted = this.#admit(caller);
+    if (!admitted.ok) return admitted;
+    const state = admitted.value;
+    if (!state) return notFound(caller.conversationId);
+    if (!this.#running) {
+      if (afterId > state.lastEventId) {
+        return fail("event_id_unknown", `Event ${afterId} is past this conversation's last event (${state.lastEventId}); it may belong to a deleted conversation of the same id. Reconnect without Last-Event-ID.`, {
+          lastEventId: state.lastEventId,
+        });
+      }
+      if (afterId === state.lastEventId) return ok({ kind: "idle" });
+    }
+    const limited = this.#limitStreams();
+    if (limited) return limited;
+    return ok({ kind: "stream", stream: this.#openStream(this.#readEvents(state, afterId), format) });
   }
 
-  async getView(conversationId: string): Promise<SessionResult<ConversationView>> {
-    const state = this.#store.state();
-    if (!state) return notFound(conversationId);
+  async getView(caller: Caller): Promise<SessionResult<ConversationView>> {
+    const admitted = this.#admit(caller);
+    if (!admitted.ok) return admitted;
+    const state = admitted.value;
+    if (!state) return notFound(caller.conversationId);
     const turn = this.#store.turn(state.turn);
-    return ok({
-      id: state.conversationId,
-      activeAgent: state.activeAgent,
-      handoffCount: state.handoffCount,
-      turn: state.turn,
-      status: this.#running ? "running" : (turn?.status ?? "idle"),
-      messages: this.#store.messages(),
-      handoffs: this.#store.handoffs(),
-      pendingApprovals: state.suspension?.pending ?? [],
-      lastEventId: state.lastEventId,
-      lastTurnStorage: turn && turn.status !== "running" ? { rowsWritten: turn.rowsWritten, bytesWritten: turn.bytesWritten } : null,
-      usage: this.#store.usage(),
-      compactions: this.#store.compactions(),
-    });
+    return ok(
+      this.#redactor.value({
+        id: state.conversationId,
+        activeAgent: state.activeAgent,
+        handoffCount: state.handoffCount,
+        turn: state.turn,
+        status: this.#running ? "running" : (turn?.status ?? "idle"),
+        messages: this.#store.messages(),
+        handoffs: this.#store.handoffs(),
+        pendingApprovals: state.suspension?.pending ?? [],
+        lastEventId: state.lastEventId,
+        lastTurnStorage: turn && turn.status !== "running" ? { rowsWritten: turn.rowsWritten, bytesWritten: turn.bytesWritten } : null,
+        usage: this.#store.usage(),
+        compactions: this.#store.compactions(),
+      }),
+    );
   }
 
-  /** Erases the conversation entirely. */
-  async erase(conversationId: string): Promise<SessionResult<null>> {
+  /** Erases the conversation entirely: its tokens are revoked with it. */
+  async erase(caller: Caller): Promise<SessionResult<null>> {
+    const admitted = this.#admit(caller);
+    if (!admitted.ok) return admitted;
     if (this.#running) return fail("run_in_progress", "A run is in progress for this conversation; delete it when the run has ended.");
-    if (!this.#store.state()) return notFound(conversationId);
+    if (!admitted.value) return notFound(caller.conversationId);
     await this.#store.erase();
     return ok(null);
   }
 
-  #startLeg(conversationId: string, input: TurnInput): ReadableStream<Uint8Array> {
+  /** A token passes while its grant is the conversation's; it never reaches a conversation that does not exist. */
+  #admit(caller: Caller): SessionResult<ConversationState | null> {
+    const state = this.#store.state();
+    if (caller.grant === undefined || (state?.grant !== undefined && state.grant === caller.grant)) return ok(state);
+    return fail("token_revoked", "This conversation token was revoked: the conversation was deleted or its tokens were rotated. Ask for a new token.");
+  }
+
+  #limitTurns(): SessionResult<never> | null {
+    const now = Date.now();
+    this.#recentTurns = this.#recentTurns.filter((t) => t > now - 60_000);
+    if (this.#recentTurns.length < this.#config.TURNS_PER_MINUTE) return null;
+    const retryAfter = Math.max(1, Math.ceil((this.#recentTurns[0]! + 60_000 - now) / 1000));
+    return fail("rate_limited", `This conversation takes ${this.#config.TURNS_PER_MINUTE} new turns a minute; try again in ${retryAfter} s.`, { retryAfter });
+  }
+
+  #limitStreams(): SessionResult<never> | null {
+    if (this.#openStreams < MAX_STREAMS) return null;
+    return fail("too_many_streams", `This conversation already has ${MAX_STREAMS} open streams; close one, or try again later.`, { retryAfter: 5 });
+  }
+
+  #openStream(batches: EventBatches, format: StreamFormat): ReadableStream<Uint8Array> {
+    this.#openStreams++;
+    return eventStream(batches, encoderFor(format), () => this.#openStreams--);
+  }
+
+  /**
+   * A reader's events: the turn's stored rows after `afterId`, one at a time, then (while a run
+   * goes on) the live run's events. Stored rows pass the redactor again: rows written before
+   * redaction by value existed are cleaned on the way out.
+   */
+  #readEvents(state: ConversationState, afterId: number): EventBatches {
+    return (disconnect) => {
+      const live = this.#running;
+      const tracked = live?.track(disconnect);
+      const firstLive = live?.firstId ?? Number.POSITIVE_INFINITY;
+      let stored = afterId < state.lastEventId && afterId + 1 < firstLive ? this.#store.storedEvents(state.turn, afterId, firstLive) : null;
+      let last = afterId;
+      let sawEnd = false;
+      const take = (batch: StoredEvent[]) => {
+        last = batch.at(-1)!.id;
+        sawEnd ||= batch.some((event) => event.type === "done" || event.type === "error");
+        return batch;
+      };
+      return {
+        next: async () => {
+          while (stored) {
+            const batch = stored();
+            if (batch === null) stored = null;
+            else if (batch.length > 0) return take(this.#redactor.value(batch));
+          }
+          if (!live || !tracked) return null;
+          const batch = await live.next(last, tracked.reader, sawEnd);
+          return batch && take(batch);
+        },
+        close: () => tracked?.untrack(),
+      };
+    };
+  }
+
+  #startLeg(conversationId: string, input: TurnInput, format: StreamFormat): ReadableStream<Uint8Array> {
     const broadcast = new TurnBroadcast();
     this.#running = broadcast;
-    const stream = broadcast.subscribe(this.#store.state()!.lastEventId);
+    const stream = this.#openStream(this.#readEvents(this.#store.state()!, this.#store.state()!.lastEventId), format);
     // The run is driven here, not by the response stream: a client that drops does not stop it.
     this.ctx.waitUntil(this.#drive(broadcast, conversationId, input));
     return stream;
@@ -162,12 +289,12 @@ export class Conversation extends DurableObject<Env> {
         },
         store: {
           commitStep: (commit) => {
-            this.#store.commitStep(commit, pending);
+            this.#store.commitStep(this.#redactor.value(commit), pending);
             pending = [];
           },
         },
       });
-      for await (const event of events) {
+      for await (const event of redactEvents(events, this.#redactor)) {
         last = { id: nextId++, ...event };
         pending.push(last);
         broadcast.publish(last);
@@ -176,7 +303,7 @@ export class Conversation extends DurableObject<Env> {
       this.#store.endTurn(status, pending, last?.type === "error" ? last.code : undefined);
     } catch (error) {
       // Only storage can fail here: the loop turns every other failure into an error event.
-      console.error("conversation turn failed:", error instanceof Error ? error.message : String(error));
+      console.error(this.#redactor.text(`conversation turn failed: ${error instanceof Error ? error.message : String(error)}`));
       if (last?.type !== "error" && last?.type !== "done") {
         broadcast.publish({ id: nextId++, type: "error", code: "internal_error", message: "The turn could not be stored." });
       }
@@ -192,6 +319,12 @@ export class Conversation extends DurableObject<Env> {
   }
 }
 
+/** A random grant: 128 bits, base64url. */
+function newGrant(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
 function notFound<T>(conversationId: string): SessionResult<T> {
-  return fail("conversation_not_found", `No conversation '${conversationId}'; send a message to start one.`);
+  return fail("conversation_not_found", `No conversation '${conversationId}'; create it with POST /v1/conversations, or send a message to it with the API key.`);
 }

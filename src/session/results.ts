@@ -6,7 +6,10 @@ export type SessionErrorCode =
   | "no_pending_approval"
   | "approval_not_found"
   | "approval_already_decided"
-  | "rate_limited";
+  | "rate_limited"
+  | "token_revoked"
+  | "too_many_streams"
+  | "event_id_unknown";
 
 export interface SessionError {
   code: SessionErrorCode;

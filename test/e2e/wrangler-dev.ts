@@ -76,13 +76,15 @@ export async function chat(url: string, conversationId: string, message: string)
   return parseSse(await res.text());
 }
 
+/** Splits frames at blank lines and fields at "\n" only (never a regular expression's ".", which stops at U+2028). */
 export function parseSse(text: string): SseEvent[] {
   return text
     .split("\n\n")
     .filter((frame) => frame.includes("data:"))
     .map((frame) => {
-      const id = Number(/^id: (\d+)$/m.exec(frame)?.[1]);
-      const data = JSON.parse(/^data: (.*)$/m.exec(frame)![1]!) as { type: string };
+      const lines = frame.split("\n");
+      const id = Number(lines.find((line) => line.startsWith("id: "))?.slice(4));
+      const data = JSON.parse(lines.find((line) => line.startsWith("data: "))!.slice(6)) as { type: string };
       return { id, ...data };
     });
 }

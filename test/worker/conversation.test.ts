@@ -90,7 +90,8 @@ describe("approvals across requests", () => {
 
     await (await approve(s.conversationId, [{ toolCallId: "ref", approved: true }])).text();
     expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "ref", approved: true }]))).toEqual([409, "approval_already_decided"]);
-    expect(await errorCode(await approve("never-started", [{ toolCallId: "ref", approved: true }]))).toEqual([409, "no_pending_approval"]);
+    expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "other", approved: true }]))).toEqual([409, "no_pending_approval"]);
+    expect(await errorCode(await approve("never-started", [{ toolCallId: "ref", approved: true }]))).toEqual([404, "conversation_not_found"]);
     expect((await stored(s.conversationId)).messages.filter((m) => m.role === "tool")).toHaveLength(3);
   });
 });
@@ -158,7 +159,7 @@ describe("crash consistency", () => {
     const events: RunEvent[] = [];
     await runInDurableObject(stub, async (_instance, state) => {
       const store = new ConversationStore(state.storage);
-      store.beginTurn(s.conversationId, "triage");
+      store.beginTurn(s.conversationId, "triage", "grant");
       const model = new ScriptedModel([
         { toolCalls: [{ id: "t", name: "transfer_to_billing" }] },
         { toolCalls: [{ id: "l", name: "lookup_order", args: { orderId: "A1001" } }] },

@@ -97,7 +97,7 @@ describe("compaction in storage", () => {
         },
       };
       for (let turn = 0; turn < 12; turn++) {
-        store.beginTurn(id, "triage");
+        store.beginTurn(id, "triage", "grant");
         const pending: never[] = [];
         for await (const _event of runTurn({
           conversationId: id,

@@ -1,5 +1,4 @@
-import type { StoredEvent } from "../session/index.ts";
-import { decodeSse } from "../session/index.ts";
+import type { StoredEvent } from "./sse.ts";
 
 /** The AI SDK UI message stream protocol's response headers (v1). */
 export const UI_MESSAGE_STREAM_HEADERS = {
@@ -12,17 +11,29 @@ export const UI_MESSAGE_STREAM_HEADERS = {
 type Chunk = Record<string, unknown> & { type: string };
 
 /**
- * Re-encodes a turn's events as the AI SDK UI message stream, so `useChat` talks to a conversation
- * directly. Only the base fields of each chunk are sent, which clients from AI SDK 5 to 7 accept.
+ * Encodes a turn's events as the AI SDK UI message stream, so `useChat` talks to a conversation
+ * directly. Only the base fields of each chunk are sent. The `tool-approval-request` chunk exists
+ * from AI SDK 6 on: a client on AI SDK 5 reads every other chunk but rejects that one.
  */
-export function toUIMessageStream(events: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
-  let openText: string | null = null;
-  const closeText = (out: Chunk[]) => {
-    if (openText) out.push({ type: "text-end", id: openText });
-    openText = null;
-  };
-  const toChunks = (event: StoredEvent): Chunk[] => {
+export class UIMessageEncoder {
+  #openText: string | null = null;
+
+  encode(event: StoredEvent): string {
+    return this.#chunks(event)
+      .map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`)
+      .join("");
+  }
+
+  end(): string {
+    return "data: [DONE]\n\n";
+  }
+
+  #closeText(out: Chunk[]): void {
+    if (this.#openText) out.push({ type: "text-end", id: this.#openText });
+    this.#openText = null;
+  }
+
+  #chunks(event: StoredEvent): Chunk[] {
     const out: Chunk[] = [];
     switch (event.type) {
       case "run-start":
@@ -32,14 +43,14 @@ export function toUIMessageStream(events: ReadableStream<Uint8Array>): ReadableS
         out.push({ type: "start-step" });
         break;
       case "text-delta":
-        if (!openText) {
-          openText = `text-${event.id}`;
-          out.push({ type: "text-start", id: openText });
+        if (!this.#openText) {
+          this.#openText = `text-${event.id}`;
+          out.push({ type: "text-start", id: this.#openText });
         }
-        out.push({ type: "text-delta", id: openText, delta: event.delta });
+        out.push({ type: "text-delta", id: this.#openText, delta: event.delta });
         break;
       case "tool-call":
-        closeText(out);
+        this.#closeText(out);
         out.push({ type: "tool-input-available", toolCallId: event.toolCallId, toolName: event.name, input: event.args });
         break;
       case "tool-result":
@@ -58,7 +69,7 @@ export function toUIMessageStream(events: ReadableStream<Uint8Array>): ReadableS
         break;
       }
       case "step-finish":
-        closeText(out);
+        this.#closeText(out);
         out.push({ type: "finish-step" });
         break;
       case "guardrail":
@@ -69,11 +80,11 @@ export function toUIMessageStream(events: ReadableStream<Uint8Array>): ReadableS
         break;
       }
       case "done":
-        closeText(out);
+        this.#closeText(out);
         out.push({ type: "finish" });
         break;
       case "error":
-        closeText(out);
+        this.#closeText(out);
         out.push({ type: "error", errorText: `${event.code}: ${event.message}` });
         break;
       default: {
@@ -82,15 +93,5 @@ export function toUIMessageStream(events: ReadableStream<Uint8Array>): ReadableS
       }
     }
     return out;
-  };
-  return events.pipeThrough(decodeSse()).pipeThrough(
-    new TransformStream<StoredEvent, Uint8Array>({
-      transform(event, controller) {
-        for (const chunk of toChunks(event)) controller.enqueue(encoder.encode(`data: ${JSON.stringify(chunk)}\n\n`));
-      },
-      flush(controller) {
-        controller.enqueue(encoder.encode("data: [DONE]\n\n"));
-      },
-    }),
-  );
+  }
 }
