@@ -9,7 +9,10 @@ export default defineConfig({
         // The Worker under test talks to the fake OpenAI-compatible server with the real `openai` client.
         bindings: {
           OPENAI_BASE_URL: `${inject("fakeOpenAIUrl")}/v1`,
-          OPENAI_API_KEY: "sk-test-secret-key-never-shown",
+          // Secrets of shapes no pattern would guess: only redaction by value catches them.
+          OPENAI_API_KEY: "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+          SESSION_SECRET: "c2Vzc2lvbi1zZWNyZXQ+Lz0=/live",
+          ORDERS_API_TOKEN: "tok 7f3a/9c2e%41 \"quoted\"",
           OPENAI_MAX_RETRIES: "0",
           ALLOW_ANONYMOUS: "true",
         },

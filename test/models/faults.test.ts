@@ -24,7 +24,7 @@ describe("provider faults", () => {
     const s = await scenario([fail, fail, fail, { text: "never" }]);
     const r = await step(providerModel({ maxRetries: 2 }), s.tag("x"));
     expect(r.error).toMatchObject({ code: "model_unavailable", status: 503 });
-    expect(r.error!.message).toContain("overloaded");
+    expect(r.error!.message).toBe("The model provider answered 503: it failed or is overloaded.");
     expect((await s.sent()).requests).toHaveLength(3);
   });
 

@@ -4,7 +4,8 @@
  * a request belongs to the scenario whose id appears anywhere in its body (tests put it in the
  * first user message), so test files running in parallel never share a script. Every request is
  * recorded, and faults can be injected: error statuses with Retry-After, streams cut short,
- * connections dropped, streams that stall.
+ * connections dropped, streams that stall. `{{key}}` in an error message or a raw body is replaced
+ * by the key the request carried, as providers that echo a rejected key do.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 
@@ -32,7 +33,9 @@ export type ScriptedAnswer =
       chunkChars?: number;
     }
   | { raw: string }
-  | { status: number; error: { message: string; type?: string }; headers?: Record<string, string> };
+  | { status: number; error: { message: string; type?: string; code?: string }; headers?: Record<string, string> }
+  /** An error answered with a body that is not JSON, such as a proxy's HTML error page. */
+  | { status: number; body: string; headers?: Record<string, string> };
 
 interface Scenario {
   answers: ScriptedAnswer[];
@@ -99,10 +102,17 @@ async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, re
   scenario.requests.push({ api, ...request, authorization: req.headers.authorization ?? null });
   const answer = scenario.answers.shift();
   if (!answer) return json(res, 500, { error: { message: "fake server: the scenario has no answer left for this request" } });
-  if ("status" in answer) return json(res, answer.status, { error: answer.error }, answer.headers);
+  const key = (req.headers.authorization ?? "").replace(/^Bearer /, "");
+  const echo = (text: string) => text.replaceAll("{{key}}", key);
+  if ("body" in answer) {
+    res.writeHead(answer.status, { "content-type": "text/html", ...answer.headers });
+    res.end(echo(answer.body));
+    return;
+  }
+  if ("status" in answer) return json(res, answer.status, { error: { ...answer.error, message: echo(answer.error.message) } }, answer.headers);
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
   if ("raw" in answer) {
-    res.end(answer.raw);
+    res.end(echo(answer.raw));
     return;
   }
   let finished = false;

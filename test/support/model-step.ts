@@ -12,9 +12,15 @@ export interface StepResult {
 }
 
 /** The real `openai` client against the fake server, wrapped in this runtime's adapter. */
-export function providerModel(options: { maxRetries?: number; idleTimeoutMs?: number; defaults?: ModelSettings } = {}): OpenAIModel {
-  const client = new OpenAI({ apiKey: "sk-test-secret-key-never-shown", baseURL: `${inject("fakeOpenAIUrl")}/v1`, maxRetries: options.maxRetries ?? 0 });
-  return new OpenAIModel(client, { idleTimeoutMs: options.idleTimeoutMs ?? 10_000, ...options.defaults });
+export function providerModel(
+  options: { maxRetries?: number; idleTimeoutMs?: number; defaults?: ModelSettings; apiKey?: string; baseURL?: string; log?: (line: string) => void } = {},
+): OpenAIModel {
+  const client = new OpenAI({
+    apiKey: options.apiKey ?? "sk-test-secret-key-never-shown",
+    baseURL: options.baseURL ?? `${inject("fakeOpenAIUrl")}/v1`,
+    maxRetries: options.maxRetries ?? 0,
+  });
+  return new OpenAIModel(client, { idleTimeoutMs: options.idleTimeoutMs ?? 10_000, ...options.defaults, ...(options.log ? { log: options.log } : {}) });
 }
 
 /** Plays one model step and collects what the adapter yielded, or the error it threw. */

@@ -83,6 +83,23 @@ describe("the AI SDK UI message stream protocol", () => {
   });
 });
 
+describe("any Unicode text arrives whole", () => {
+  const TEXT = "Line\u2028separator, paragraph\u2029separator, \u0085next line, emoji 🧾 and \r\n breaks.";
+
+  it("through /messages and /chat, line and paragraph separators included", async () => {
+    const s = await scenario([{ text: TEXT, chunkChars: 7 }, { text: TEXT, chunkChars: 5 }]);
+    const events = await (await import("../support/worker.ts")).chat(s.conversationId, s.tag("first"));
+    expect(events.filter((e) => e.type === "text-delta").map((e) => e.delta).join("")).toBe(TEXT);
+    expect(events.at(-1)).toMatchObject({ type: "done", text: TEXT });
+
+    const message = await finalMessage(
+      await transport(s.conversationId).sendMessages({ chatId: s.conversationId, messages: [user("second")], trigger: "submit-message", messageId: undefined, abortSignal: undefined }),
+    );
+    expect(message.parts.find((p) => p.type === "text")).toMatchObject({ text: TEXT, state: "done" });
+    expect(message.parts.at(-1)).toMatchObject({ type: "text" });
+  });
+});
+
 describe("older AI SDK clients", () => {
   it("AI SDK 5's transport and readUIMessageStream accept the same stream (no approval in it: v5 has no approval chunk)", async () => {
     const { DefaultChatTransport: Transport5, readUIMessageStream: read5 } = await import("ai5");
