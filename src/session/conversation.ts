@@ -84,8 +84,13 @@ export class Conversation extends DurableObject<Env> {
     this.#config = readConfig(env);
     this.#redactor = redactorFor(env);
     this.#store = new ConversationStore(ctx.storage);
-    this.#network = configuredNetwork(this.#config);
+    this.#network = this.createNetwork(this.#config);
     this.#model = createModel(this.#config, this.#redactor);
+  }
+
+  /** The network this conversation runs: a subclass serves another (a Worker of its own, a test's). */
+  protected createNetwork(config: Config): Network {
+    return configuredNetwork(config);
   }
 
   /** Creates the conversation, held by the entry agent, without a turn; the grant signs its tokens. */
