@@ -86,4 +86,29 @@ describe("the chat page", () => {
     assert.ok(Number(resumes[0]) > 0, "the page resumed after the last event it had drawn");
     await page.close();
   });
+
+  it("draws text holding line and paragraph separators whole", async () => {
+    const page = await browser.newPage();
+    await page.goto(dev.url);
+    await page.getByTestId("active-agent").filter({ hasText: "triage" }).waitFor();
+    const odd = "first\u2028second\u2029third";
+    // The demo model never says such text: put it in the first text delta of a real stream.
+    await page.route("**/messages", async (route) => {
+      const response = await route.fetch();
+      let replaced = false;
+      const frames = (await response.text()).split("\n\n").map((frame) => {
+        if (replaced || !frame.includes("event: text-delta")) return frame;
+        replaced = true;
+        return frame.replace(/^data: .*$/m, `data: ${JSON.stringify({ type: "text-delta", delta: `${odd} ` })}`);
+      });
+      await route.fulfill({ response, body: frames.join("\n\n") });
+    });
+    await page.getByLabel("Message").fill("hello");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.waitForFunction(() => document.querySelector("#send:not([disabled])") !== null && document.querySelector(".assistant") !== null);
+    const text = await page.locator(".assistant .text").last().textContent();
+    assert.ok(text?.startsWith(`${odd} `), `the separators' chunk was lost: ${JSON.stringify(text)}`);
+    assert.match(text ?? "", /right specialist\.$/);
+    await page.close();
+  });
 });
