@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { bundleRows } from "./bundle.ts";
 import { concurrencyRows } from "./concurrency.ts";
 import { loopOverheadRows } from "./loop-overhead.ts";
+import { slowReaderRows } from "./slow-readers.ts";
 import { storageRows } from "./storage.ts";
 import { streamLatencyRows } from "./stream-latency.ts";
 
@@ -25,6 +26,7 @@ try {
   section("3. Storage cost per turn", await storageRows(quick ? 30 : 500));
   section("4. Concurrency", await concurrencyRows(join(scratch, "concurrency")));
   section("5. Bundle", bundleRows());
+  section("6. Clients that never read", await slowReaderRows());
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { ApprovalsBody, ConversationId, MessageBody, UIChatBody } from "./schemas.ts";
+import { ApprovalsBody, ConversationId, MessageBody, TokenBody, UIChatBody } from "./schemas.ts";
 
 const json = (schema: z.ZodType) => ({ "application/json": { schema: z.toJSONSchema(schema, { io: "input" }) } });
 const error = { description: "An error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
@@ -26,6 +26,14 @@ export function openApiDocument(): Record<string, unknown> {
         get: { summary: "The stored conversation", responses: { "200": { description: "State, messages, handoffs, pending approvals" }, "404": error } },
         delete: { summary: "Erase the conversation", responses: { "204": { description: "Erased" }, "404": error, "409": error } },
       },
+      "/v1/conversations/{id}/tokens": {
+        parameters: [idParam],
+        post: {
+          summary: "Issue a token for an existing conversation (API key only); rotate revokes every earlier token",
+          requestBody: { required: false, content: json(TokenBody) },
+          responses: { "201": { description: "{ id, token }" }, "403": error, "404": error },
+        },
+      },
       "/v1/conversations/{id}/messages": {
         parameters: [idParam],
         post: { summary: "Send a message; streams the turn", requestBody: { required: true, content: json(MessageBody) }, responses: { "200": stream, "400": error, "409": error, "413": error, "415": error } },
@@ -43,8 +51,11 @@ export function openApiDocument(): Record<string, unknown> {
         get: { summary: "Resume the running turn as a UI message stream", responses: { "200": { description: "UI message stream" }, "204": { description: "Nothing is running" } } },
       },
       "/v1/conversations/{id}/events": {
-        parameters: [idParam, { name: "after", in: "query", schema: { type: "integer", minimum: 0 } }, { name: "Last-Event-ID", in: "header", schema: { type: "integer", minimum: 0 } }],
-        get: { summary: "The current or last turn's events after an id, then the live run", responses: { "200": stream, "404": error } },
+        parameters: [idParam, { name: "after", in: "query", schema: { type: "string", pattern: "^\\d{1,15}$" } }, { name: "Last-Event-ID", in: "header", schema: { type: "string", pattern: "^\\d{1,15}$" } }],
+        get: {
+          summary: "The current or last turn's events after an id, then the live run",
+          responses: { "200": stream, "204": { description: "Nothing after the cursor and nothing running" }, "404": error, "409": error, "429": error },
+        },
       },
     },
   };
