@@ -75,8 +75,8 @@ describe("the Chat Completions parser accepts streams as providers send them", (
     expect(r.text).toBe("first");
   });
 
-  it("tool names padded with whitespace are matched after trimming (by the run loop)", async () => {
+  it("tool names padded with whitespace are passed on as sent: the run loop trims them (test/runtime/rules-that-hold.test.ts)", async () => {
     const r = await parse(sse(chunk(call({ index: 0, id: "w", function: { name: " weather\n", arguments: "{}" } })), chunk({}, "tool_calls")));
-    expect(r.toolCalls[0]!.name.trim()).toBe("weather");
+    expect(r.toolCalls[0]!.name).toBe(" weather\n");
   });
 });

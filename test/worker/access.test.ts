@@ -139,6 +139,7 @@ describe("CORS, headers, OpenAPI", () => {
       expect(res.headers.get("x-frame-options")).toBe("SAMEORIGIN");
       expect(res.headers.get("content-security-policy")).toMatch(/default-src 'self'/);
       expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+      expect(res.headers.get("strict-transport-security")).toBe("max-age=31536000; includeSubDomains");
       await res.body?.cancel();
     }
   });

@@ -142,6 +142,21 @@ describe("bad input gets bounded errors", () => {
   });
 });
 
+describe("durability order", () => {
+  it("stores the user's message before the model is asked", async () => {
+    const s = await scenario([{ text: "an answer held at the provider", holdAfter: 1 }]);
+    const res = await postMessage(s.conversationId, s.tag("remember me"));
+    const reader = readSse(res.body!);
+    for await (const event of reader) if (event.type === "step-start") break;
+    for (let i = 0; i < 50 && (await s.sent()).requests.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    const during = await stored(s.conversationId);
+    expect(during.status).toBe("running");
+    expect(during.messages).toEqual([{ role: "user", content: s.tag("remember me") }]);
+    await s.release();
+    for await (const _ of reader);
+  });
+});
+
 describe("a crash while an approved tool runs", () => {
   it("settles the approved call as interrupted on the next start, keeps the step whole, and takes messages again", async () => {
     const s = await scenario([
