@@ -3,7 +3,7 @@
  * stream and read nothing while it streams ~6 MB, and when 30 clients ask for the replay of that
  * finished turn and read nothing. Measured through `wrangler dev` against the fake provider.
  *
- *   npm run bench:slow-readers
+ *   npm run bench:slow-readers        (LIVE_READERS=20 for a smaller run)
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
