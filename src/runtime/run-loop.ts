@@ -115,7 +115,10 @@ async function* runLeg(options: RunTurnOptions): AsyncGenerator<RunEvent, void> 
   while (!(yield* runStep(ctx, loop)));
 }
 
-/** One model call and its tools. Returns true when the turn has ended. */
+/**
+ * One model call and its tools. Returns true when the turn has ended. Longer than it should be:
+ * splitting it into named stages is the restructuring issue's first item (issue 14).
+ */
 async function* runStep(ctx: Context, loop: Loop): AsyncGenerator<RunEvent, boolean> {
   const { network, model, store } = ctx.options;
   const { limits, signal } = ctx;

@@ -54,11 +54,7 @@ export class UIMessageEncoder {
         out.push({ type: "tool-input-available", toolCallId: event.toolCallId, toolName: event.name, input: event.args });
         break;
       case "tool-result":
-        out.push(
-          event.isError
-            ? { type: "tool-output-error", toolCallId: event.toolCallId, errorText: typeof event.result === "string" ? event.result : JSON.stringify(event.result) }
-            : { type: "tool-output-available", toolCallId: event.toolCallId, output: event.result },
-        );
+        out.push(toolResultChunk(event));
         break;
       case "approval-required":
         out.push({ type: "tool-approval-request", approvalId: event.toolCallId, toolCallId: event.toolCallId });
@@ -94,4 +90,9 @@ export class UIMessageEncoder {
     }
     return out;
   }
+}
+
+function toolResultChunk(event: Extract<StoredEvent, { type: "tool-result" }>): Chunk {
+  if (!event.isError) return { type: "tool-output-available", toolCallId: event.toolCallId, output: event.result };
+  return { type: "tool-output-error", toolCallId: event.toolCallId, errorText: typeof event.result === "string" ? event.result : JSON.stringify(event.result) };
 }
