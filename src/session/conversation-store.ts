@@ -163,8 +163,8 @@ export class ConversationStore {
    * here: a Durable Object holds its answers until its writes are durable, so a write now would
    * delay the stream's first byte by a storage flush while the model has not even been asked.
    */
-  beginTurn(conversationId: string, entryAgent: string, grant: string): ConversationState {
-    const previous = this.state() ?? this.create(conversationId, entryAgent, grant);
+  beginTurn(): ConversationState {
+    const previous = this.#requireState();
     const next: ConversationState = { ...previous, turn: previous.turn + 1 };
     this.#unwrittenTurn = { turn: next.turn, startedAt: Date.now() };
     this.#state = next;

@@ -120,7 +120,9 @@ export class Conversation extends DurableObject<Env> {
     const limited = this.#limitTurns() ?? this.#limitStreams();
     if (limited) return limited;
     this.#recentTurns.push(Date.now());
-    this.#store.beginTurn(caller.conversationId, this.#network.entry.name, newGrant());
+    // The master key (or anonymous use) may start a conversation with its first message.
+    if (!admitted.value) this.#store.create(caller.conversationId, this.#network.entry.name, newGrant());
+    this.#store.beginTurn();
     return ok(this.#startLeg(caller.conversationId, { kind: "message", text: message }, format));
   }
 

@@ -36,10 +36,6 @@ export class TurnBroadcast {
     return this.#events[0]?.id;
   }
 
-  get closed(): boolean {
-    return this.#closed;
-  }
-
   publish(event: StoredEvent): void {
     for (const reader of this.#readers) if (this.#bytes - reader.position > MAX_LAG_BYTES) reader.disconnect();
     this.#events.push(event);

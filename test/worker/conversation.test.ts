@@ -159,7 +159,8 @@ describe("crash consistency", () => {
     const events: RunEvent[] = [];
     await runInDurableObject(stub, async (_instance, state) => {
       const store = new ConversationStore(state.storage);
-      store.beginTurn(s.conversationId, "triage", "grant");
+      store.create(s.conversationId, "triage", "grant");
+      store.beginTurn();
       const model = new ScriptedModel([
         { toolCalls: [{ id: "t", name: "transfer_to_billing" }] },
         { toolCalls: [{ id: "l", name: "lookup_order", args: { orderId: "A1001" } }] },

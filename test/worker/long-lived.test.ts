@@ -97,7 +97,8 @@ describe("compaction in storage", () => {
         },
       };
       for (let turn = 0; turn < 12; turn++) {
-        store.beginTurn(id, "triage", "grant");
+        store.create(id, "triage", "grant");
+        store.beginTurn();
         const pending: never[] = [];
         for await (const _event of runTurn({
           conversationId: id,
