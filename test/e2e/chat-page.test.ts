@@ -111,4 +111,30 @@ describe("the chat page", () => {
     assert.match(text ?? "", /right specialist\.$/);
     await page.close();
   });
+
+  it("a browser EventSource on a finished turn gets 204 and stops reconnecting", async () => {
+    const page = await browser.newPage();
+    await page.goto(dev.url);
+    await page.getByTestId("active-agent").filter({ hasText: "triage" }).waitFor();
+    await page.getByLabel("Message").fill("hello");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.waitForFunction(() => document.querySelector("#send:not([disabled])") !== null && document.querySelector(".assistant") !== null);
+    const asked: number[] = [];
+    page.on("response", (response) => {
+      if (response.url().includes("/events")) asked.push(response.status());
+    });
+    // Read the whole last turn, then stay connected as an EventSource would, past its 3 s retry.
+    const seen = await page.evaluate(async () => {
+      const id = (JSON.parse(localStorage.getItem("handoff-chat") ?? "{}") as { id?: string }).id;
+      const source = new EventSource(`/v1/conversations/${id}/events`);
+      const types: string[] = [];
+      for (const type of ["run-start", "text-delta", "done"]) source.addEventListener(type, () => types.push(type));
+      await new Promise((resolve) => setTimeout(resolve, 4_500));
+      source.close();
+      return types;
+    });
+    assert.equal(seen.at(-1), "done");
+    assert.deepEqual(asked, [200, 204], "one replay, then 204, then no more reconnects");
+    await page.close();
+  });
 });
