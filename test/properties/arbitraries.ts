@@ -8,7 +8,12 @@ export const TOOLS: Record<string, Tool> = {
   explode: tool({ name: "explode", description: "Throws.", parameters: z.object({}), execute: () => { throw new Error("boom"); } }),
   strict: tool({ name: "strict", description: "Needs a number.", parameters: z.object({ n: z.number() }), execute: ({ n }) => n * 2 }),
   gated: tool({ name: "gated", description: "Needs approval.", parameters: z.object({}), needsApproval: true, execute: () => "approved work" }),
+  /** Approval decided by a function of the arguments: `n` over 2 waits for a person. */
+  costly: tool({ name: "costly", description: "Needs approval when n > 2.", parameters: z.object({ n: z.number() }), needsApproval: ({ n }) => n > 2, execute: ({ n }) => n }),
 };
+
+/** Arguments each tool succeeds with: a call that runs and answers without error. */
+export const GOOD_ARGS: Record<string, string> = { echo: '{"text":"hi"}', explode: "{}", strict: '{"n":3}', gated: "{}", costly: '{"n":5}' };
 
 export const AGENTS = ["alpha", "beta", "gamma"] as const;
 
@@ -29,7 +34,8 @@ export interface NetworkSpec {
 
 export const networkSpec: fc.Arbitrary<NetworkSpec> = fc.record({
   tree: fc.option(fc.record({ disallowParent: fc.boolean(), disallowPeers: fc.boolean() }), { nil: undefined }),
-  tools: fc.array(fc.subarray(Object.keys(TOOLS) as Array<keyof typeof TOOLS>), { minLength: 3, maxLength: 3 }),
+  // Every agent can echo and has calls that wait for a person; failing and strict tools vary.
+  tools: fc.array(fc.subarray(["explode", "strict"]).map((more) => ["echo", "gated", "costly", ...more]), { minLength: 3, maxLength: 3 }),
   // [from, to, enabled]: cycles, self-links (ignored) and disabled handoffs included.
   edges: fc.array(fc.tuple(fc.nat({ max: 2 }), fc.nat({ max: 2 }), fc.boolean()), { maxLength: 6 }),
   style: fc.constantFrom<TransferStyle>("per-target", "single", "named"),
@@ -77,25 +83,50 @@ export type CallSpec =
   | { kind: "unknown-tool" }
   | { kind: "transfer"; target: string };
 
+const toolName = fc.constantFrom(...(Object.keys(TOOLS) as Array<keyof typeof TOOLS>));
+
 export const callSpec: fc.Arbitrary<CallSpec> = fc.oneof(
-  fc.record({ kind: fc.constant("tool" as const), name: fc.constantFrom(...(Object.keys(TOOLS) as Array<keyof typeof TOOLS>)), args: fc.constantFrom('{"text":"hi"}', '{"n":3}', '{"n":"three"}', "{not json", "{}", "") }),
-  fc.constant({ kind: "unknown-tool" as const }),
-  fc.record({ kind: fc.constant("transfer" as const), target: fc.constantFrom(...AGENTS, "nobody") }),
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("tool" as const), name: toolName, args: fc.constantFrom('{"text":"hi"}', '{"n":3}', '{"n":1}', '{"n":"three"}', "{not json", "{}", "") }) },
+  // A call with arguments its tool accepts, so steps where a tool succeeds are common.
+  { weight: 2, arbitrary: toolName.map((name) => ({ kind: "tool" as const, name, args: GOOD_ARGS[name]! })) },
+  { weight: 1, arbitrary: fc.constant({ kind: "unknown-tool" as const }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("transfer" as const), target: fc.constantFrom(...AGENTS, "nobody") }) },
 );
 
-/** One model step: text, calls, or a fault before or after the first byte. */
-export type StepSpec = { text: string; calls: CallSpec[] } | { fault: "before" | "after" };
+/**
+ * One model step: text, calls, or a fault before the first byte, after some text, or after a
+ * tool call was streamed (the call must never run).
+ */
+export type StepSpec = { text: string; calls: CallSpec[] } | { fault: "before" | "after" | "after-call" };
+
+const transferTo = fc.constantFrom(...AGENTS).map((target) => ({ kind: "transfer" as const, target }));
 
 export const stepSpec: fc.Arbitrary<StepSpec> = fc.oneof(
   { weight: 8, arbitrary: fc.record({ text: fc.constantFrom("", "ok", "thinking about it"), calls: fc.array(callSpec, { maxLength: 4 }) }) },
-  { weight: 1, arbitrary: fc.record({ fault: fc.constantFrom("before" as const, "after" as const) }) },
+  // The cases that matter most, made common: a transfer beside a tool that succeeds, two transfers.
+  { weight: 4, arbitrary: transferTo.map((transfer) => ({ text: "", calls: [{ kind: "tool" as const, name: "echo", args: GOOD_ARGS.echo! }, transfer] })) },
+  { weight: 2, arbitrary: fc.tuple(transferTo, transferTo).map(([a, b]) => ({ text: "", calls: [a, b] })) },
+  // Two calls that wait for a person (one by a flag, one by a function), maybe beside a transfer.
+  {
+    weight: 3,
+    arbitrary: fc.option(transferTo, { nil: undefined }).map((transfer) => ({
+      text: "",
+      calls: [{ kind: "tool" as const, name: "gated", args: "{}" }, { kind: "tool" as const, name: "costly", args: '{"n":5}' }, ...(transfer ? [transfer] : [])],
+    })),
+  },
+  { weight: 2, arbitrary: fc.record({ fault: fc.constantFrom("before" as const, "after" as const) }) },
+  { weight: 2, arbitrary: fc.constant({ fault: "after-call" as const }) },
 );
 
-/** What the client does between turns. */
-export type Operation = { kind: "message" } | { kind: "decide"; approve: boolean } | { kind: "decide-unknown" };
+/** What the client does between turns; `approve` holds a decision per pending call, in order. */
+export type Operation = { kind: "message" } | { kind: "decide"; approve: boolean[] } | { kind: "decide-unknown" };
 
 export const operations: fc.Arbitrary<Operation[]> = fc.array(
-  fc.oneof({ weight: 4, arbitrary: fc.constant({ kind: "message" as const }) }, { weight: 2, arbitrary: fc.record({ kind: fc.constant("decide" as const), approve: fc.boolean() }) }, { weight: 1, arbitrary: fc.constant({ kind: "decide-unknown" as const }) }),
+  fc.oneof(
+    { weight: 4, arbitrary: fc.constant({ kind: "message" as const }) },
+    { weight: 4, arbitrary: fc.record({ kind: fc.constant("decide" as const), approve: fc.array(fc.boolean(), { minLength: 4, maxLength: 4 }) }) },
+    { weight: 1, arbitrary: fc.constant({ kind: "decide-unknown" as const }) },
+  ),
   { minLength: 1, maxLength: 6 },
 );
 

@@ -1,13 +1,15 @@
 /**
  * Invariants of the run loop under random networks, random models (text, valid and broken tool
  * calls, transfers in every style, approval-gated calls, faults) and random sequences of messages
- * and decisions. A failure shrinks to a minimal case; keep it as a regular test.
+ * and decisions. Every commit is held to a reference model of the handoff rules
+ * (handoff-reference.ts). A failure shrinks to a minimal case; keep it as a regular test.
  */
 import fc from "fast-check";
 import { describe, expect, inject, it } from "vitest";
 import {
   type ApprovalDecision,
   findHistoryProblem,
+  type Message,
   type Model,
   type ModelEvent,
   type ModelRequest,
@@ -15,15 +17,23 @@ import {
   type RunEvent,
   RuntimeError,
   runTurn,
+  type StepCommit,
+  type ToolMessage,
 } from "../../src/runtime/index.ts";
 import { storedState } from "../support/run.ts";
 import { MemoryStore } from "../support/scripted-model.ts";
-import { buildNetwork, networkSpec, operations, type StepSpec, stepSpec, transferCall } from "./arbitraries.ts";
+import { buildNetwork, type CallSpec, type NetworkSpec, networkSpec, operations, type StepSpec, stepSpec, transferCall } from "./arbitraries.ts";
+import { REFUSAL_TEXT, type ReferenceRules, type ReferenceState, referenceStep, startTurn } from "./handoff-reference.ts";
 
-/** Plays random steps in order, then answers with text so every turn can end. */
+/** Plays random steps in order, then answers with text so every turn can end. Remembers what each call id was. */
 class RandomModel implements Model {
   readonly requests: ModelRequest[] = [];
-  #calls = 0;
+  readonly calls = new Map<string, CallSpec>();
+  /** Completed model calls, and the calls other than transfers they made: what usage must add up to. */
+  completed = 0;
+  toolCalls = 0;
+  faultAfterCall = false;
+  #n = 0;
   constructor(
     readonly network: Network,
     readonly steps: StepSpec[],
@@ -31,89 +41,177 @@ class RandomModel implements Model {
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
     this.requests.push(request);
-    const step = this.steps[this.#calls];
-    const n = this.#calls++;
-    if (!step) {
-      yield { type: "text-delta", delta: "done" };
-      yield { type: "finish", finishReason: "stop" };
-      return;
-    }
-    if ("fault" in step) {
+    const step = this.steps[this.#n];
+    const n = this.#n++;
+    if (step && "fault" in step) {
       if (step.fault === "after") yield { type: "text-delta", delta: "partial" };
+      if (step.fault === "after-call") {
+        this.faultAfterCall = true;
+        yield { type: "tool-call", call: { id: `c${n}_cut`, name: "echo", arguments: '{"text":"never run"}' } };
+      }
       throw new RuntimeError("model_stream_interrupted", "cut");
     }
-    if (step.text) yield { type: "text-delta", delta: step.text };
-    for (const [i, call] of step.calls.entries()) {
+    const { text, calls } = step ?? { text: "done", calls: [] };
+    if (text) yield { type: "text-delta", delta: text };
+    for (const [i, call] of calls.entries()) {
       const id = `c${n}_${i}`;
+      this.calls.set(id, call);
       if (call.kind === "tool") yield { type: "tool-call", call: { id, name: call.name, arguments: call.args } };
       else if (call.kind === "unknown-tool") yield { type: "tool-call", call: { id, name: "no_such_tool", arguments: "{}" } };
       else yield { type: "tool-call", call: { id, ...transferCall(this.network, call.target) } };
     }
-    yield { type: "finish", finishReason: step.calls.length ? "tool_calls" : "stop", usage: { inputTokens: 1, outputTokens: 1 } };
+    this.completed++;
+    this.toolCalls += calls.filter((c) => c.kind !== "transfer").length;
+    yield { type: "finish", finishReason: calls.length ? "tool_calls" : "stop", usage: { inputTokens: 1, outputTokens: 1 } };
+  }
+}
+
+/** The cases the generators must make often enough to matter; each run counts once per case it hit. */
+const CASES = ["transfer beside a succeeding tool", "two transfers in a step", "mixed decisions", "function needsApproval", "fault after a tool call", "resume"] as const;
+type Case = (typeof CASES)[number];
+
+/**
+ * The store port as the Durable Object would be, holding every commit to the reference model:
+ * who holds the conversation, which transfer was taken, the refusals' reasons, results in call order.
+ */
+class CheckingStore extends MemoryStore {
+  reference: ReferenceState;
+  readonly hit = new Set<Case>();
+
+  constructor(
+    readonly network: Network,
+    readonly model: RandomModel,
+    readonly rules: ReferenceRules,
+  ) {
+    super(network.entry.name);
+    this.reference = { holder: network.entry.name, handoffCount: 0, turnStart: network.entry.name, turnHandoffs: [] };
+  }
+
+  override commitStep(commit: StepCommit): void {
+    if (commit.suspension === null) this.#checkSettled(commit);
+    else if (commit.suspension || commit.messages.some((m) => m.role === "assistant")) this.#checkStep(commit);
+    else expect(commit.activeAgent).toBe(this.reference.holder);
+    super.commitStep(commit);
+  }
+
+  #checkStep(commit: StepCommit): void {
+    const assistant = commit.suspension?.assistant ?? commit.messages.find((m) => m.role === "assistant")!;
+    if (assistant.role !== "assistant") throw new Error("no assistant message in a step commit");
+    const calls = (assistant.toolCalls ?? []).map((c) => {
+      const spec = this.model.calls.get(c.id);
+      return { id: c.id, target: spec?.kind === "transfer" ? spec.target : undefined };
+    });
+    const { verdicts, next } = referenceStep(this.reference, calls, this.rules);
+    expect(commit.activeAgent).toBe(next.holder);
+    expect(commit.handoff ? { from: commit.handoff.from, to: commit.handoff.to } : undefined).toEqual(next.turnHandoffs.length > this.reference.turnHandoffs.length ? next.turnHandoffs.at(-1) : undefined);
+    // Results in the model's call order, a gated call's place kept open while it waits.
+    const results: Array<ToolMessage | null> = commit.suspension?.results ?? commit.messages.filter((m): m is ToolMessage => m.role === "tool");
+    expect(results.map((r, i) => r?.toolCallId ?? calls[i]!.id)).toEqual(calls.map((c) => c.id));
+    for (const result of results) {
+      const verdict = result && verdicts.get(result.toolCallId);
+      if (!verdict) continue;
+      if (verdict.kind === "accepted") expect(result.content).toMatch(/^Transferred to/);
+      else expect(result.content, `refused as ${verdict.why}`).toMatch(REFUSAL_TEXT[verdict.why]);
+    }
+    const succeeded = results.some((r) => r && !r.isError && verdicts.get(r.toolCallId) === undefined);
+    if (next.holder !== this.reference.holder && succeeded) this.hit.add("transfer beside a succeeding tool");
+    if (calls.filter((c) => c.target !== undefined).length >= 2) this.hit.add("two transfers in a step");
+    if (commit.suspension?.pending.some((p) => p.name === "costly")) this.hit.add("function needsApproval");
+    this.reference = next;
+  }
+
+  #checkSettled(commit: StepCommit): void {
+    expect(commit.activeAgent).toBe(this.reference.holder);
+    const [assistant, ...rest] = commit.messages as [Message, ...Message[]];
+    const ids = assistant.role === "assistant" ? (assistant.toolCalls ?? []).map((c) => c.id) : [];
+    expect(rest.filter((m) => m.role === "tool").map((m) => (m as ToolMessage).toolCallId)).toEqual(ids);
   }
 }
 
 const runs = inject("propertyRuns");
 const seed = inject("propertySeed");
+const counts = new Map<Case, number>(CASES.map((c) => [c, 0]));
+
+async function playTurn(network: Network, model: RandomModel, store: CheckingStore, input: Parameters<typeof runTurn>[0]["input"], spec: NetworkSpec): Promise<RunEvent[]> {
+  const events: RunEvent[] = [];
+  for await (const event of runTurn({ conversationId: "p", network, model, store, ...storedState(store), input, limits: { maxSteps: spec.maxSteps, maxHandoffsPerTurn: spec.maxHandoffsPerTurn } })) {
+    events.push(event);
+  }
+  return events;
+}
 
 describe("run loop invariants (fast-check)", () => {
-  it(`hold for random networks, models and operations (${runs} runs, seed ${seed})`, async () => {
+  it(`hold for random networks, models and operations, every commit against the reference model (${runs} runs, seed ${seed})`, async () => {
     await fc.assert(
       fc.asyncProperty(networkSpec, fc.array(stepSpec, { maxLength: 14 }), operations, async (spec, steps, ops) => {
         const network = buildNetwork(spec);
         const model = new RandomModel(network, steps);
-        const store = new MemoryStore(network.entry.name);
-        const limits = { maxSteps: spec.maxSteps, maxHandoffsPerTurn: spec.maxHandoffsPerTurn };
+        const rules: ReferenceRules = {
+          offered: (holder) => new Set(network.toolset(holder).transfers.keys()),
+          maxHandoffsPerTurn: spec.maxHandoffsPerTurn,
+          maxHandoffs: spec.maxHandoffs,
+          allowRevisit: spec.allowRevisit,
+        };
+        const store = new CheckingStore(network, model, rules);
         let handoffEvents = 0;
+        let turnStart = { completed: 0, toolCalls: 0 };
         for (const op of ops) {
           const requestsBefore = model.requests.length;
           let input: Parameters<typeof runTurn>[0]["input"];
           if (op.kind === "message") {
             if (store.suspension) continue; // the session answers 409 approval_pending
             input = { kind: "message", text: "hello" };
+            store.reference = startTurn(store.reference);
+            turnStart = { completed: model.completed, toolCalls: model.toolCalls };
           } else if (op.kind === "decide-unknown") {
             continue; // the session answers 404/409 before the loop runs
           } else {
             if (!store.suspension) continue;
-            const decisions: ApprovalDecision[] = store.suspension.pending.map((p) => ({ toolCallId: p.toolCallId, approved: op.approve }));
+            const decisions: ApprovalDecision[] = store.suspension.pending.map((p, i) => ({ toolCallId: p.toolCallId, approved: op.approve[i % op.approve.length]! }));
+            if (new Set(decisions.map((d) => d.approved)).size > 1) store.hit.add("mixed decisions");
+            store.hit.add("resume");
             input = { kind: "resume", suspension: store.suspension, decisions };
           }
-          const events: RunEvent[] = [];
-          for await (const event of runTurn({
-            conversationId: "p",
-            network,
-            model,
-            store,
-            ...storedState(store),
-            input,
-            limits,
-          })) {
-            events.push(event);
-          }
-          // 2. Exactly one terminal event, and it is the last.
+          const atStart = structuredClone(store.reference);
+          const events = await playTurn(network, model, store, input, spec);
+          // Exactly one terminal event, and it is the last.
           expect(events.filter((e) => e.type === "done" || e.type === "error")).toHaveLength(1);
           expect(["done", "error"]).toContain(events.at(-1)!.type);
-          // 1. The stored history is valid for the model APIs, and no call id is stored twice.
+          // The stored history is valid for the model APIs, and no call id is stored twice.
           expect(findHistoryProblem(store.history)).toBeNull();
           const ids = store.history.flatMap((m) => (m.role === "assistant" ? (m.toolCalls ?? []).map((c) => c.id) : []));
           expect(new Set(ids).size).toBe(ids.length);
-          // 3. Handoff counters stay within their limits and equal the handoff events sent.
-          const turnHandoffs = events.filter((e) => e.type === "handoff").length;
-          handoffEvents += turnHandoffs;
+          // A call streamed before a fault never runs and is never stored.
+          expect(ids.some((id) => id.endsWith("_cut"))).toBe(false);
+          // The leg starts as whoever holds the conversation: a resume carries on from the suspension.
+          expect(events[0]).toMatchObject({ type: "run-start", agent: atStart.holder });
+          // Handoff counters equal the handoff events sent and the reference's count.
+          handoffEvents += events.filter((e) => e.type === "handoff").length;
           expect(store.handoffCount).toBe(handoffEvents);
+          expect(store.handoffCount).toBe(store.reference.handoffCount);
+          expect(store.activeAgent).toBe(store.reference.holder);
           const done = events.at(-1)!;
-          if (done.type === "done") expect(done.handoffs.length).toBeLessThanOrEqual(spec.maxHandoffsPerTurn);
-          if (spec.maxHandoffs !== undefined) expect(store.handoffCount).toBeLessThanOrEqual(spec.maxHandoffs);
-          // 4. Model calls per leg stay within what the limits imply.
+          if (done.type === "done") {
+            // The turn's handoffs, the suspended leg's included, and usage that adds up to what the model reported.
+            expect(done.handoffs.map((h) => ({ from: h.from, to: h.to }))).toEqual(store.reference.turnHandoffs);
+            expect(done.handoffCount).toBe(store.reference.handoffCount);
+            const completed = model.completed - turnStart.completed;
+            expect(done.usage).toEqual({ modelCalls: completed, inputTokens: completed, outputTokens: completed, toolCalls: model.toolCalls - turnStart.toolCalls });
+          }
+          // Model calls per leg stay within what the limits imply.
           expect(model.requests.length - requestsBefore).toBeLessThanOrEqual(spec.maxSteps * (spec.maxHandoffsPerTurn + 1));
-          // 6. The active agent belongs to the network; each request offered exactly its tools and permitted transfers.
-          expect(network.get(store.activeAgent)).toBeDefined();
+          // Each request offered exactly the agent's tools and permitted transfers.
           for (const request of model.requests.slice(requestsBefore)) {
             expect(request.tools.map((t) => t.name)).toEqual(network.toolset(request.agent).specs.map((s) => s.name));
           }
         }
+        if (model.faultAfterCall) store.hit.add("fault after a tool call");
+        for (const hit of store.hit) counts.set(hit, counts.get(hit)! + 1);
       }),
       { numRuns: runs, seed },
     );
+    // The generators make each interesting case in at least 5% of runs.
+    console.log(`run loop property cases over ${runs} runs: ${CASES.map((c) => `${c} ${counts.get(c)}`).join(", ")}`);
+    for (const c of CASES) expect(counts.get(c)!, c).toBeGreaterThanOrEqual(Math.ceil(runs * 0.05));
   });
 });
