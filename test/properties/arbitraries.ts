@@ -108,7 +108,7 @@ export const stepSpec: fc.Arbitrary<StepSpec> = fc.oneof(
   { weight: 2, arbitrary: fc.tuple(transferTo, transferTo).map(([a, b]) => ({ text: "", calls: [a, b] })) },
   // Two calls that wait for a person (one by a flag, one by a function), maybe beside a transfer.
   {
-    weight: 3,
+    weight: 4,
     arbitrary: fc.option(transferTo, { nil: undefined }).map((transfer) => ({
       text: "",
       calls: [{ kind: "tool" as const, name: "gated", args: "{}" }, { kind: "tool" as const, name: "costly", args: '{"n":5}' }, ...(transfer ? [transfer] : [])],
@@ -124,7 +124,7 @@ export type Operation = { kind: "message" } | { kind: "decide"; approve: boolean
 export const operations: fc.Arbitrary<Operation[]> = fc.array(
   fc.oneof(
     { weight: 4, arbitrary: fc.constant({ kind: "message" as const }) },
-    { weight: 4, arbitrary: fc.record({ kind: fc.constant("decide" as const), approve: fc.array(fc.boolean(), { minLength: 4, maxLength: 4 }) }) },
+    { weight: 3, arbitrary: fc.record({ kind: fc.constant("decide" as const), approve: fc.array(fc.boolean(), { minLength: 4, maxLength: 4 }) }) },
     { weight: 1, arbitrary: fc.constant({ kind: "decide-unknown" as const }) },
   ),
   { minLength: 1, maxLength: 6 },
