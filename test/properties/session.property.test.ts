@@ -1,48 +1,54 @@
 /**
  * Invariants of the whole service under random request sequences: messages answered by a fake
  * provider scripted at random (text, valid and broken tool calls, approval-gated refunds,
- * transfers to real and invented agents, provider errors, cut and dropped streams), approvals,
- * unknown approvals, reconnects, deletes and evictions, all through the Worker's fetch handler.
+ * transfers to real and invented agents, provider errors, cut and dropped streams, slow streams),
+ * approvals with mixed decisions, unknown approvals, reconnects (after a turn and during one),
+ * deletes and evictions, all through the Worker's fetch handler. Every request's status is
+ * predicted from what the test knows of the conversation, so no assertion is conditional.
  */
 import { env } from "cloudflare:workers";
 import { evictDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, inject, it } from "vitest";
 import type { ScriptedAnswer } from "../node/fake-openai-server.ts";
-import { parseSse, type ReceivedEvent } from "../support/sse.ts";
-import { call, postMessage, scenario, stored } from "../support/worker.ts";
+import { parseSse, type ReceivedEvent, readSse } from "../support/sse.ts";
+import { call, type ConversationJson, postMessage, scenario, stored } from "../support/worker.ts";
 
 const args = (value: unknown) => JSON.stringify(value);
+const json = { "content-type": "application/json" };
+
+const toolCall = fc.constantFrom(
+  { name: "lookup_order", arguments: args({ orderId: "A1001" }) },
+  { name: "lookup_order", arguments: "{broken" },
+  { name: "refund", arguments: args({ orderId: "A1002", amountUsd: 10 }) },
+  { name: "refund", arguments: args({ orderId: "A1001", amountUsd: 20 }) },
+  { name: "sum_numbers", arguments: args({ a: "one", b: 2 }) },
+  { name: "transfer_to_billing", arguments: args({ reason: "money" }) },
+  { name: "transfer_to_shipping", arguments: "{}" },
+  { name: "transfer_to_calculator", arguments: "{}" },
+  { name: "transfer_to_triage", arguments: "{}" },
+  { name: "transfer_to_nobody", arguments: "{}" },
+);
 
 const answer: fc.Arbitrary<ScriptedAnswer> = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom<ScriptedAnswer>({ text: "All sorted." }, { text: "" }) },
-  {
-    weight: 6,
-    arbitrary: fc
-      .array(
-        fc.constantFrom(
-          { name: "lookup_order", arguments: args({ orderId: "A1001" }) },
-          { name: "lookup_order", arguments: "{broken" },
-          { name: "refund", arguments: args({ orderId: "A1002", amountUsd: 10 }) },
-          { name: "sum_numbers", arguments: args({ a: "one", b: 2 }) },
-          { name: "transfer_to_billing", arguments: args({ reason: "money" }) },
-          { name: "transfer_to_shipping", arguments: "{}" },
-          { name: "transfer_to_calculator", arguments: "{}" },
-          { name: "transfer_to_triage", arguments: "{}" },
-          { name: "transfer_to_nobody", arguments: "{}" },
-        ),
-        { minLength: 1, maxLength: 3 },
-      )
-      .map((toolCalls) => ({ text: "Working on it.", toolCalls })),
-  },
+  { weight: 3, arbitrary: fc.constantFrom<ScriptedAnswer>({ text: "All sorted." }, { text: "" }, { text: "A slower answer, streamed over a while.", delayMs: 15 }) },
+  { weight: 6, arbitrary: fc.array(toolCall, { minLength: 1, maxLength: 3 }).map((toolCalls) => ({ text: "Working on it.", toolCalls })) },
+  // Two refunds at once, so decisions can differ between them.
+  { weight: 4, arbitrary: fc.constant<ScriptedAnswer>({ toolCalls: [{ name: "refund", arguments: args({ orderId: "A1001", amountUsd: 10 }) }, { name: "refund", arguments: args({ orderId: "A1002", amountUsd: 5 }) }] }) },
   { weight: 1, arbitrary: fc.constantFrom<ScriptedAnswer>({ status: 500, error: { message: "down" } }, { status: 429, error: { message: "slow" } }, { text: "cut short here", endAfter: 2 }, { text: "dropped here", dropAfter: 2 }) },
 );
 
-type Op = { kind: "message" } | { kind: "approve"; approved: boolean } | { kind: "unknown-approval" } | { kind: "reconnect"; back: number } | { kind: "delete" } | { kind: "evict" };
+type Op =
+  | { kind: "message"; reconnectDuring: boolean }
+  | { kind: "approve"; approved: boolean[] }
+  | { kind: "unknown-approval" }
+  | { kind: "reconnect"; back: number }
+  | { kind: "delete" }
+  | { kind: "evict" };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 5, arbitrary: fc.constant({ kind: "message" as const }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("approve" as const), approved: fc.boolean() }) },
+  { weight: 5, arbitrary: fc.record({ kind: fc.constant("message" as const), reconnectDuring: fc.boolean() }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant("approve" as const), approved: fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }) }) },
   { weight: 1, arbitrary: fc.constant({ kind: "unknown-approval" as const }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("reconnect" as const), back: fc.nat({ max: 12 }) }) },
   { weight: 1, arbitrary: fc.constant({ kind: "delete" as const }) },
@@ -56,77 +62,138 @@ function checkStream(events: ReceivedEvent[]): void {
   for (let i = 1; i < events.length; i++) expect(events[i]!.id).toBe(events[i - 1]!.id + 1);
 }
 
+/** What the test knows of the conversation between operations: enough to predict every status. */
+interface Known {
+  view: ConversationJson | null;
+}
+
+async function look(id: string): Promise<Known> {
+  const res = await call(`/v1/conversations/${id}`);
+  expect([200, 404]).toContain(res.status);
+  if (res.status === 404) {
+    await res.body?.cancel();
+    return { view: null };
+  }
+  await res.body?.cancel();
+  return { view: await stored(id) };
+}
+
+const runs = Math.max(4, Math.round(inject("propertyRuns") / 10));
+/** Counted over the whole property, so a run of it shows its operations really happen. */
+const tally = { approvalsDecided: 0, mixedDecisions: 0, reconnectsDuringRun: 0 };
+
 describe("service invariants (fast-check, through the Worker)", () => {
-  const runs = Math.max(4, Math.round(inject("propertyRuns") / 10));
-  it(`hold under random request sequences (${runs} runs, seed ${inject("propertySeed")})`, async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(answer, { minLength: 20, maxLength: 20 }), fc.array(op, { minLength: 1, maxLength: 8 }), async (answers, ops) => {
-        const s = await scenario(answers);
-        const id = s.conversationId;
-        const seen = new Map<number, ReceivedEvent>();
-        let handoffs = 0;
-        let first = true;
-        for (const operation of ops) {
-          let res: Response | undefined;
-          if (operation.kind === "message") {
-            res = await postMessage(id, first ? s.tag("help me") : "more");
-            first = false;
-          } else if (operation.kind === "approve" || operation.kind === "unknown-approval") {
-            const view = await call(`/v1/conversations/${id}`);
-            const pending = view.status === 200 ? ((await view.json()) as { pendingApprovals: Array<{ toolCallId: string }> }).pendingApprovals : [];
-            const decisions = operation.kind === "approve" ? pending.map((p) => ({ toolCallId: p.toolCallId, approved: operation.approved })) : [{ toolCallId: "no-such-call", approved: true }];
-            if (decisions.length === 0) continue;
-            res = await call(`/v1/conversations/${id}/approvals`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ decisions }) });
-            if (operation.kind === "unknown-approval") expect([404, 409]).toContain(res.status);
-          } else if (operation.kind === "reconnect") {
-            const last = Math.max(0, ...seen.keys());
-            const after = Math.max(0, last - operation.back);
-            const replay = await call(`/v1/conversations/${id}/events`, { headers: { "last-event-id": String(after) } });
-            if (replay.status === 200) {
-              const events = parseSse(await replay.text());
+  it(
+    `hold under random request sequences (${runs} runs, seed ${inject("propertySeed")})`,
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(answer, { minLength: 20, maxLength: 20 }), fc.array(op, { minLength: 2, maxLength: 8 }), async (answers, ops) => {
+          // The first answer hands the conversation to billing, whose refunds wait for approval.
+          const s = await scenario([{ toolCalls: [{ name: "transfer_to_billing", arguments: args({ reason: "money" }) }] }, ...answers]);
+          const id = s.conversationId;
+          const seen = new Map<number, ReceivedEvent>();
+          let handoffs = 0;
+          let first = true;
+          for (const operation of ops) {
+            const known = await look(id);
+            const pending = known.view?.pendingApprovals.map((p) => p.toolCallId) ?? [];
+            let events: ReceivedEvent[] | undefined;
+            if (operation.kind === "message") {
+              const res = await postMessage(id, first ? s.tag("help me") : "more");
+              if (pending.length > 0) {
+                expect((await res.json()) as unknown).toMatchObject({ error: { code: "approval_pending" } });
+                expect(res.status).toBe(409);
+                continue;
+              }
+              expect(res.status).toBe(200);
+              first = false;
+              events = operation.reconnectDuring ? await readWithReconnect(id, res) : parseSse(await res.text());
+            } else if (operation.kind === "approve") {
+              if (pending.length === 0) continue;
+              const decisions = pending.map((toolCallId, i) => ({ toolCallId, approved: operation.approved[i % 3]! }));
+              tally.approvalsDecided++;
+              if (new Set(decisions.map((d) => d.approved)).size > 1) tally.mixedDecisions++;
+              const res = await call(`/v1/conversations/${id}/approvals`, { method: "POST", headers: json, body: JSON.stringify({ decisions }) });
+              expect(res.status).toBe(200);
+              events = parseSse(await res.text());
+            } else if (operation.kind === "unknown-approval") {
+              const res = await call(`/v1/conversations/${id}/approvals`, { method: "POST", headers: json, body: JSON.stringify({ decisions: [{ toolCallId: "no-such-call", approved: true }] }) });
+              const expected = known.view === null ? [404, "conversation_not_found"] : pending.length > 0 ? [404, "approval_not_found"] : [409, "no_pending_approval"];
+              expect([res.status, ((await res.json()) as { error: { code: string } }).error.code]).toEqual(expected);
+              continue;
+            } else if (operation.kind === "reconnect") {
+              const last = Math.max(0, ...seen.keys());
+              const after = Math.max(0, last - operation.back);
+              const replay = await call(`/v1/conversations/${id}/events`, { headers: { "last-event-id": String(after) } });
+              const lastEventId = known.view?.lastEventId ?? 0;
+              const expected = known.view === null ? 404 : after === lastEventId ? 204 : after > lastEventId ? 409 : 200;
+              expect(replay.status).toBe(expected);
+              const text = await replay.text();
+              const replayedEvents = expected === 200 ? parseSse(text) : [];
               // A reconnect picks up after the id given, in order, agreeing with what was streamed.
-              for (const [i, event] of events.entries()) {
-                expect(event.id).toBeGreaterThan(after);
-                if (i > 0) expect(event.id).toBeGreaterThan(events[i - 1]!.id);
+              for (const [i, event] of replayedEvents.entries()) {
+                expect(event.id).toBeGreaterThan(i > 0 ? replayedEvents[i - 1]!.id : after);
                 if (seen.has(event.id)) expect(event).toEqual(seen.get(event.id));
               }
-            }
-            continue;
-          } else if (operation.kind === "delete") {
-            const deleted = await call(`/v1/conversations/${id}`, { method: "DELETE" });
-            expect([204, 404]).toContain(deleted.status);
-            if (deleted.status === 204) {
+              continue;
+            } else if (operation.kind === "delete") {
+              const deleted = await call(`/v1/conversations/${id}`, { method: "DELETE" });
+              expect(deleted.status).toBe(known.view === null ? 404 : 204);
               seen.clear();
               handoffs = 0;
+              first = true;
+              continue;
+            } else {
+              // Refused while the object still winds a turn down; the next operation finds it either way.
+              await evictDurableObject(env.CONVERSATIONS.getByName(id)).catch(() => {});
+              continue;
             }
-            continue;
-          } else {
-            await evictDurableObject(env.CONVERSATIONS.getByName(id)).catch(() => {});
-            continue;
-          }
-          expect(res.status).not.toBe(500);
-          if (res.status === 200) {
-            const events = parseSse(await res.text());
             checkStream(events);
             for (const event of events) seen.set(event.id, event);
             handoffs += events.filter((e) => e.type === "handoff").length;
-          } else {
-            const body = (await res.json()) as { error?: { code: string } };
-            expect(body.error?.code).toBeTruthy();
+            const state = await stored(id);
+            // Handoff counters equal the handoff events ever sent; nothing is stored twice or unseen.
+            expect(state.handoffCount).toBe(handoffs);
+            const storedResults = state.messages.flatMap((m) => (m.role === "tool" ? [m.toolCallId] : []));
+            expect(new Set(storedResults).size).toBe(storedResults.length);
+            const streamedResults = new Set([...seen.values()].flatMap((e) => (e.type === "tool-result" ? [e.toolCallId] : [])));
+            for (const toolCallId of storedResults) expect(streamedResults.has(toolCallId)).toBe(true);
+            expect(["billing", "shipping", "calculator", "triage"]).toContain(state.activeAgent);
           }
-          const view = await call(`/v1/conversations/${id}`);
-          if (view.status !== 200) continue;
-          const state = await stored(id);
-          // Handoff counters equal the handoff events ever sent; nothing is stored twice or unseen.
-          expect(state.handoffCount).toBe(handoffs);
-          const storedResults = state.messages.flatMap((m) => (m.role === "tool" ? [m.toolCallId] : []));
-          expect(new Set(storedResults).size).toBe(storedResults.length);
-          const streamedResults = new Set([...seen.values()].flatMap((e) => (e.type === "tool-result" ? [e.toolCallId] : [])));
-          for (const toolCallId of storedResults) expect(streamedResults.has(toolCallId)).toBe(true);
-          expect(["billing", "shipping", "calculator", "triage"]).toContain(state.activeAgent);
-        }
-      }),
-      { numRuns: runs, seed: inject("propertySeed") },
-    );
-  });
+        }),
+        { numRuns: runs, seed: inject("propertySeed") },
+      );
+      console.log(`session property over ${runs} runs: ${tally.approvalsDecided} approvals decided (${tally.mixedDecisions} mixed), ${tally.reconnectsDuringRun} reconnects during a run`);
+      expect(tally.approvalsDecided).toBeGreaterThan(0);
+      expect(tally.reconnectsDuringRun).toBeGreaterThan(0);
+    },
+    // Each run is a few turns through the Worker: the bound grows with the number of runs.
+    Math.max(20_000, runs * 2_000),
+  );
 });
+
+/**
+ * Reads a turn's stream to its first event, reconnects with that id while the turn may still be
+ * running, and reads both to the end: the reconnect continues exactly where the first left off.
+ */
+async function readWithReconnect(id: string, res: Response): Promise<ReceivedEvent[]> {
+  const original = readSse(res.body!);
+  const head = (await original.next()).value as ReceivedEvent;
+  const again = await call(`/v1/conversations/${id}/events`, { headers: { "last-event-id": String(head.id) } });
+  const rest: ReceivedEvent[] = [];
+  for await (const event of original) rest.push(event);
+  const all = [head, ...rest];
+  const terminal = all.at(-1)!;
+  if (again.status === 204) {
+    // The turn had ended before the reconnect, with nothing after the cursor: only possible when the stream was one event long.
+    expect(all).toHaveLength(1);
+    return all;
+  }
+  expect(again.status).toBe(200);
+  const resumed = parseSse(await again.text());
+  const wasLive = resumed.length > 0 && rest.length > 0;
+  if (wasLive) tally.reconnectsDuringRun++;
+  expect(resumed).toEqual(rest);
+  expect(resumed.at(-1)).toEqual(terminal);
+  return all;
+}

@@ -67,6 +67,7 @@ export interface ConversationJson {
   compactions: Array<{ replaces: number; summary: string; turn: number; agent: string }>;
   messages: Message[];
   handoffs: Array<{ from: string; to: string; turn: number; stepIndex: number; reason?: string }>;
+  pendingApprovals: Array<{ toolCallId: string; name: string; agent: string }>;
 }
 
 /** The stored conversation, checked to be a valid history for the model APIs. */
