@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { providerModel, step } from "../support/model-step.ts";
-import { scenario } from "../support/worker.ts";
+import { scenario } from "../support/scenario.ts";
 
 type Delta = Record<string, unknown>;
 const base = { id: "chatcmpl-q", object: "chat.completion.chunk", created: 1, model: "m" };

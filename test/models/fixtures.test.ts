@@ -1,6 +1,6 @@
 import { describe, expect, inject, it } from "vitest";
 import { providerModel, step } from "../support/model-step.ts";
-import { scenario } from "../support/worker.ts";
+import { scenario } from "../support/scenario.ts";
 
 interface Expected {
   api: "chat.completions" | "responses";

@@ -3,7 +3,7 @@ import { Agent, findHistoryProblem, Network, type RunEvent, runTurn } from "../.
 import { echo } from "../support/networks.ts";
 import { providerModel } from "../support/model-step.ts";
 import { MemoryStore } from "../support/scripted-model.ts";
-import { scenario, type SentRequest } from "../support/worker.ts";
+import { scenario, type SentRequest } from "../support/scenario.ts";
 
 type ResponsesRequest = SentRequest & { api: string; input: Array<Record<string, unknown>>; store?: boolean; reasoning?: { effort: string }; temperature?: number; max_output_tokens?: number; parallel_tool_calls?: boolean; tools?: Array<Record<string, unknown>> };
 

@@ -3,7 +3,7 @@ import { readConfig } from "../../src/config.ts";
 import { createModel } from "../../src/models/index.ts";
 import { type Model, Redactor } from "../../src/runtime/index.ts";
 import { providerModel, step } from "../support/model-step.ts";
-import { scenario } from "../support/worker.ts";
+import { scenario } from "../support/scenario.ts";
 import { inject } from "vitest";
 
 const SHAPES = ["sk-proj-4Jq9XvZ2LmN8pQ7rS6tU5wY3", "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY", "c2Vzc2lvbi1zZWNyZXQ+Lz0=", "3f2b9c4e-1a7d-4e8b-9c2f-6d5a4b3c2e1f"];

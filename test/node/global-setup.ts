@@ -1,11 +1,20 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import type { TestProject } from "vitest/node";
 import { startFakeOpenAI } from "./fake-openai-server.ts";
 
-const FIXTURES = "../shared/fixtures/openai-streams";
+/** shared/ sits beside the checkout; found by walking up, so a copy of the project (Stryker's sandbox) finds it too. */
+function fixturesDir(): string {
+  for (let dir = resolve(".."); ; dir = dirname(dir)) {
+    const candidate = join(dir, "shared/fixtures/openai-streams");
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) throw new Error("shared/fixtures/openai-streams not found beside the project");
+  }
+}
 
 /** The recorded provider streams, handed to the workerd tests (which cannot read files). */
 function readFixtures(): Record<string, { sse: string; expected: unknown }> {
+  const FIXTURES = fixturesDir();
   const names = readdirSync(FIXTURES).filter((name) => name.endsWith(".sse"));
   return Object.fromEntries(
     names.map((name) => {
@@ -20,8 +29,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const fake = await startFakeOpenAI();
   project.provide("fakeOpenAIUrl", fake.url);
   project.provide("providerFixtures", readFixtures());
-  // npm test runs a fixed-seed, bounded subset; npm run test:deep sets PROPERTY_RUNS and PROPERTY_SEED.
+  provideProperties(project);
+  return () => fake.close();
+}
+
+/** npm test runs a fixed-seed, bounded subset; npm run test:deep sets PROPERTY_RUNS and PROPERTY_SEED. */
+function provideProperties(project: TestProject): void {
   project.provide("propertyRuns", Number(process.env.PROPERTY_RUNS ?? 150));
   project.provide("propertySeed", Number(process.env.PROPERTY_SEED ?? 20261129));
-  return () => fake.close();
 }

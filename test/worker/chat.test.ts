@@ -191,3 +191,17 @@ describe("GET /v1/agents", () => {
     ]);
   });
 });
+
+describe("provider faults through the Worker", () => {
+  it("reaches the client as an error event with the code and the provider's status, and runs no partial tool call", async () => {
+    const s = await scenario([{ toolCalls: [{ name: "lookup_order", arguments: '{"orderId":"A1001"}' }], endAfter: 3 }]);
+    const events = await chat(s.conversationId, s.tag("where is A1001"));
+    expect(events.filter((e) => e.type === "tool-call" || e.type === "tool-result")).toEqual([]);
+    expect(events.at(-1)).toMatchObject({ type: "error", code: "model_stream_interrupted" });
+    expect((await stored(s.conversationId)).messages.map((m) => m.role)).toEqual(["user"]);
+
+    const limited = await scenario([{ status: 429, error: { message: "rate limited" } }]);
+    const rateEvents = await chat(limited.conversationId, limited.tag("hi"));
+    expect(rateEvents.at(-1)).toMatchObject({ type: "error", code: "model_rate_limited", status: 429 });
+  });
+});

@@ -1,0 +1,28 @@
+import { expect, inject } from "vitest";
+import type { ScriptedAnswer } from "../node/fake-openai-server.ts";
+
+const fakeUrl = () => inject("fakeOpenAIUrl");
+
+export interface SentRequest {
+  model: string;
+  messages: Array<{ role: string; content: string | null; tool_calls?: Array<{ id: string; function: { name: string } }>; tool_call_id?: string }>;
+  tools?: Array<{ type: string; function: { name: string; description: string; parameters: unknown } }>;
+  stream: boolean;
+}
+
+/** A script on the fake OpenAI server; its id must appear in the conversation (see `tag`). */
+export async function scenario(answers: ScriptedAnswer[]) {
+  const id = `scn${crypto.randomUUID().replaceAll("-", "")}`;
+  const res = await fetch(`${fakeUrl()}/__scenarios`, { method: "POST", body: JSON.stringify({ id, answers }) });
+  expect(res.ok).toBe(true);
+  return {
+    id,
+    conversationId: `conv-${id}`,
+    /** Tags a user message so the fake server finds this scenario's script. */
+    tag: (message: string) => `${message} [${id}]`,
+    async sent(): Promise<{ requests: SentRequest[]; remaining: number; aborted: number }> {
+      return (await (await fetch(`${fakeUrl()}/__scenarios/${id}`)).json()) as { requests: SentRequest[]; remaining: number; aborted: number };
+    },
+    release: () => fetch(`${fakeUrl()}/__scenarios/${id}/release`, { method: "POST" }),
+  };
+}

@@ -1,0 +1,14 @@
+import { defineConfig } from "vitest/config";
+
+/**
+ * The tests of the pure run loop and of the model adapters under plain Node: neither imports
+ * anything from Cloudflare, so they need no workerd (the adapters talk to the fake provider over
+ * loopback with the real `openai` client). StrykerJS drives this config (`npm run test:mutation`).
+ */
+export default defineConfig({
+  test: {
+    include: ["test/runtime/**/*.test.ts", "test/properties/runtime.property.test.ts", "test/models/**/*.test.ts"],
+    globalSetup: ["test/node/global-setup.ts"],
+    testTimeout: 20_000,
+  },
+});
