@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Agent, Network, transferToolNames } from "../../src/runtime/index.ts";
+import { Agent, handoff, Network, transferToolNames } from "../../src/runtime/index.ts";
 
 describe("transfer tool names", () => {
   it("lower-case the name and turn other characters into _", () => {
@@ -34,5 +34,20 @@ describe("building a network", () => {
     );
     expect(() => new Network(new Agent({ name: " ", instructions: "" }), { defaultModel: "m" })).toThrow(TypeError);
     expect(() => new Network(new Agent({ name: "nomodel", instructions: "" }))).toThrow(/Agent 'nomodel' has no model/);
+  });
+});
+
+describe("network lookups", () => {
+  it("re-evaluates a function isEnabled for each state; static toolsets are built once", () => {
+    const billing = new Agent({ name: "billing", instructions: "b" });
+    const triage = new Agent({ name: "triage", instructions: "t", handoffs: [handoff(billing, { isEnabled: (s) => s.handoffCount < 1 })] });
+    const net = new Network(triage, { defaultModel: "m", transferScope: "declared" });
+    const state = (handoffCount: number) => ({ activeAgent: "triage", handoffCount, turnHandoffs: 0, context: {} });
+    expect([...net.toolset("triage", state(0)).transfers.keys()]).toEqual(["billing"]);
+    expect([...net.toolset("triage", state(1)).transfers.keys()]).toEqual([]);
+    expect(net.toolset("billing")).toBe(net.toolset("billing"));
+    expect(() => net.toolset("nobody")).toThrow("Agent 'nobody' is not part of this network.");
+    expect(() => net.edges("nobody")).toThrow("Agent 'nobody' is not part of this network.");
+    expect(net.options).toMatchObject({ toolStyle: "per-target", systemPrompt: "replace", extraTransfers: "answer" });
   });
 });

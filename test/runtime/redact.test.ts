@@ -57,3 +57,30 @@ describe("redaction by configured value", () => {
     expect(values).not.toContain("gpt-4o-mini-not-a-secret");
   });
 });
+
+describe("redaction edges", () => {
+  it("redacts a secret of exactly the minimum length, and a longer secret before one it contains", () => {
+    expect(new Redactor(["12345678"]).text("pin 12345678")).toBe(`pin ${REDACTED}`);
+    expect(new Redactor(["1234567"]).text("pin 1234567")).toBe("pin 1234567");
+    expect(new Redactor(["abcdefgh", "abcdefgh-long"]).text("x abcdefgh-long y")).toBe(`x ${REDACTED} y`);
+  });
+
+  it("walks nulls, numbers and nested arrays, keeping untouched values as they are", () => {
+    const redactor = new Redactor(["secret-value-1"]);
+    const nested = [null, 3, ["a", { b: null }]];
+    expect(redactor.value(nested)).toBe(nested);
+    expect(redactor.value(null)).toBeNull();
+    expect(redactor.value([["secret-value-1"]])).toEqual([[REDACTED]]);
+  });
+
+  it("holds back only the longest tail that could start a secret, and nothing after a flush", () => {
+    const stream = new StreamingRedaction(new Redactor(["secret-value-1"]));
+    expect(stream.push("a secr")).toBe("a ");
+    expect(stream.push("x")).toBe("secrx");
+    expect(stream.push(" sec")).toBe(" ");
+    expect(stream.flush()).toBe("sec");
+    expect(stream.flush()).toBe("");
+    expect(stream.push("done")).toBe("done");
+    expect(new StreamingRedaction(new Redactor([])).push("secr")).toBe("secr");
+  });
+});
