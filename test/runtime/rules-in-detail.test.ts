@@ -230,3 +230,78 @@ describe("transfer tool names", () => {
     expect(names.get("日本")).toBe("transfer_to_u121d7e35a6d3ce91");
   });
 });
+
+describe("more of the details", () => {
+  it("errors: anything thrown becomes an internal_error keeping its message and cause; a RuntimeError passes through", async () => {
+    const { RuntimeError, toRuntimeError } = await import("../../src/runtime/index.ts");
+    const cause = new TypeError("bad thing");
+    const wrapped = toRuntimeError(cause);
+    expect(wrapped).toMatchObject({ name: "RuntimeError", code: "internal_error", message: "bad thing", cause });
+    expect(toRuntimeError("plain")).toMatchObject({ code: "internal_error", message: "plain" });
+    const own = new RuntimeError("max_steps", "m", { status: 429 });
+    expect(toRuntimeError(own)).toBe(own);
+    expect(own.status).toBe(429);
+    expect("cause" in own).toBe(false);
+  });
+
+  it("a tool's answer: a string as it is, anything else as JSON, nothing as null; empty arguments are no arguments", async () => {
+    const answers = [tool({ name: "say", description: "s", parameters: z.object({}), execute: () => "plain words" }), tool({ name: "nothing", description: "n", parameters: z.object({}), execute: () => undefined })];
+    const net = new Network(new Agent({ name: "solo", instructions: "x", tools: answers }), { defaultModel: "m" });
+    const { events, model } = await playTurn(net, "x", [{ toolCalls: [{ id: "s", name: "say", rawArgs: "  " }, { id: "n", name: "nothing", rawArgs: "" }] }, { text: "ok" }]);
+    expect(ofType(events, "tool-result").map((r) => [r.result, r.isError])).toEqual([["plain words", false], [null, false]]);
+    expect(model.requests[1]!.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual(["plain words", "null"]);
+    const { events: unknown } = await playTurn(new Network(new Agent({ name: "bare", instructions: "x" }), { defaultModel: "m" }), "x", [{ toolCalls: [{ id: "u", name: "ghost" }] }, { text: "ok" }]);
+    expect(ofType(unknown, "tool-result")[0]!.result).toBe("Unknown tool 'ghost'. Available tools: none.");
+  });
+
+  it("a transfer's arguments that are JSON but not an object read as no arguments; a non-object input is no input", async () => {
+    for (const raw of ["null", "5", '"text"', "[]"]) {
+      const { events } = await playTurn(supportLike(), "x", [{ toolCalls: [{ id: "t", name: "transfer_to_billing", rawArgs: raw }] }, { text: "ok" }]);
+      expect(ofType(events, "handoff")[0]).toMatchObject({ to: "billing" });
+      expect(ofType(events, "handoff")[0]).not.toHaveProperty("reason");
+    }
+    const single = new Network(new Agent({ name: "triage", instructions: "t", handoffs: [new Agent({ name: "billing", instructions: "b" })] }), { defaultModel: "m", toolStyle: "single" });
+    for (const input of ["text", 5, null]) {
+      const { events } = await playTurn(single, "x", [{ toolCalls: [{ id: "t", name: "transfer_to_agent", args: { agent_name: "billing", input } }] }, { text: "ok" }]);
+      expect(ofType(events, "handoff")[0]).not.toHaveProperty("input");
+    }
+  });
+
+  it("a resumed call whose agent a deploy removed is answered as an unknown tool; a call left undecided is declined", async () => {
+    const { withApprovals } = await import("../support/networks.ts");
+    const first = await playTurn(withApprovals(), "refund", [{ toolCalls: [{ id: "r", name: "refund", args: { amount: 50 } }, { id: "s", name: "refund", args: { amount: 60 } }] }]);
+    const renamed = { ...first.store.suspension!, pending: first.store.suspension!.pending.map((p) => (p.toolCallId === "r" ? { ...p, agent: "retired" } : p)) };
+    const second = await playTurn(withApprovals(), { kind: "resume", suspension: renamed, decisions: [{ toolCallId: "r", approved: true }] }, [{ text: "ok" }], { store: first.store });
+    expect(ofType(second.events, "tool-result").map((r) => [r.toolCallId, r.isError, r.result])).toEqual([
+      ["r", true, "Unknown tool 'refund'. Available tools: none."],
+      ["s", true, "A person declined this call."],
+    ]);
+  });
+
+  it("an approved call that fails counts toward the runaway-error guard like any failed tool", async () => {
+    const failing = tool({ name: "risky", description: "r", parameters: z.object({}), needsApproval: true, execute: () => { throw new Error("no"); } });
+    const { explode } = await import("../support/networks.ts");
+    const net = new Network(new Agent({ name: "solo", instructions: "x", tools: [failing, explode] }), { defaultModel: "m" });
+    const fail = (id: string) => ({ toolCalls: [{ id, name: "explode" }] });
+    const first = await playTurn(net, "x", [fail("e1"), fail("e2"), { toolCalls: [{ id: "k", name: "risky" }] }], { limits: { maxToolErrorSteps: 3 } });
+    const second = await playTurn(net, { kind: "resume", suspension: first.store.suspension!, decisions: [{ toolCallId: "k", approved: true }] }, [], { store: first.store, limits: { maxToolErrorSteps: 3 } });
+    expect(ofType(second.events, "tool-result")[0]).toMatchObject({ isError: true, result: "Tool 'risky' failed: no" });
+    expect(second.events.at(-1)).toMatchObject({ type: "error", code: "too_many_tool_errors", message: "3 steps in a row ended with only failed tool calls; the turn was stopped." });
+  });
+
+  it("a denial's reason is trimmed; a blank one reads as none", () => {
+    expect(settleInterrupted(suspension(), [{ toolCallId: "b", approved: false, reason: "  no thanks  " }, { toolCallId: "c", approved: false, reason: "   " }]).answered.map((m) => m.content)).toEqual([
+      "A person declined this call: no thanks",
+      "A person declined this call.",
+    ]);
+  });
+
+  it("delegation answers with the delegate's final text, or says it waits for an approval it cannot get", async () => {
+    const gated = tool({ name: "gated", description: "g", parameters: z.object({}), needsApproval: true, execute: () => "never" });
+    const helper = new Agent({ name: "helper", instructions: "h", tools: [gated] });
+    const lead = new Network(new Agent({ name: "lead", instructions: "l", tools: [helper.asTool()] }), { defaultModel: "m" });
+    const { events, model } = await playTurn(lead, "x", [{ toolCalls: [{ id: "d", name: "ask_helper", args: { request: "do it" } }] }, { toolCalls: [{ id: "g", name: "gated" }] }, { text: "done" }]);
+    expect(ofType(events, "tool-result")[0]).toMatchObject({ isError: false, result: "'helper' is waiting for an approval it cannot get here." });
+    expect(model.requests[1]).toMatchObject({ agent: "helper", model: "m" });
+  });
+});
