@@ -11,7 +11,15 @@ import { ofType } from "../support/run.ts";
 
 const history: Message[] = [
   { role: "user", content: "refund A1" },
-  { role: "assistant", agent: "billing", content: "Looking.", toolCalls: [{ id: "l", name: "lookup", arguments: '{"id":"A1"}' }] },
+  {
+    role: "assistant",
+    agent: "billing",
+    content: "Looking.",
+    toolCalls: [
+      { id: "l", name: "lookup", arguments: '{"id":"A1"}' },
+      { id: "x", name: "refund", arguments: "{}" },
+    ],
+  },
   { role: "tool", toolCallId: "l", name: "lookup", content: "charged twice", isError: false },
   { role: "tool", toolCallId: "x", name: "refund", content: "declined", isError: true },
   { role: "system", agent: "billing", content: "appended prompt" },
@@ -40,6 +48,7 @@ describe("the size estimate", () => {
     const calls = JSON.stringify(history[1]!.role === "assistant" ? history[1]!.toolCalls : []).length;
     const chars = 5 + JSON.stringify(tools).length + (9 + 16) + (8 + calls + 16) + (13 + 16);
     expect(estimateTokens("abcde", history.slice(0, 3), tools)).toBe(Math.ceil(chars / 4));
+    expect(estimateTokens("", [], [])).toBe(1);
     expect(estimateTokens("", [{ role: "assistant", agent: "a", content: null }], [])).toBe(Math.ceil((2 + 2 + 16) / 4));
   });
 });
@@ -57,7 +66,7 @@ describe("summarizing", () => {
         content: [
           "Conversation to summarize:",
           "User: refund A1",
-          'billing: Looking. [called lookup({"id":"A1"})]',
+          'billing: Looking. [called lookup({"id":"A1"}), refund({})]',
           "Result of lookup: charged twice",
           "Result of refund (error): declined",
           "Note: appended prompt",
@@ -79,6 +88,14 @@ describe("summarizing", () => {
       { role: "system", agent: "compaction", content: "Summary so far: first part" },
     ]);
     expect(model.requests.map((r) => r.messages[1]!.content!.split("\n").length)).toEqual([3, 3, 3]);
+  });
+});
+
+describe("summarizing nothing", () => {
+  it("makes no call and keeps no summary", async () => {
+    const model = summarizer([]);
+    expect(await summarize(model, base, undefined, [], 100)).toEqual({ summary: "", calls: 0, inputTokens: 0, outputTokens: 0 });
+    expect(model.requests).toEqual([]);
   });
 });
 

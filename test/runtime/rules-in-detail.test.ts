@@ -305,3 +305,25 @@ describe("more of the details", () => {
     expect(model.requests[1]).toMatchObject({ agent: "helper", model: "m" });
   });
 });
+
+describe("small contracts", () => {
+  it("a plain answer keeps finish 'stop'; a model that never says why it stopped reads as 'stop'", async () => {
+    const plain = await collect(streaming([{ type: "text-delta", delta: "hi" }, { type: "finish", finishReason: "stop" }]));
+    expect(ofType(plain, "step-finish")[0]).toEqual({ type: "step-finish", stepIndex: 0, finishReason: "stop" });
+    const silent = await collect(streaming([{ type: "text-delta", delta: "hi" }]));
+    expect(ofType(silent, "step-finish")[0]).toEqual({ type: "step-finish", stepIndex: 0, finishReason: "stop" });
+  });
+
+  it("asTool tells the model what its one parameter is for", () => {
+    const schema = z.toJSONSchema(new Agent({ name: "r", instructions: "r" }).asTool().parameters) as unknown as { properties: { request: { description: string; minLength: number } } };
+    expect(schema.properties.request).toMatchObject({ description: "What to ask, with everything the agent needs: it sees nothing else.", minLength: 1 });
+  });
+
+  it("lists every available tool and every unanswered call, comma-separated", async () => {
+    const net = new Network(new Agent({ name: "solo", instructions: "x", tools: [echo, tool({ name: "other", description: "o", parameters: z.object({}), execute: () => 1 })] }), { defaultModel: "m" });
+    const { events } = await playTurn(net, "x", [{ toolCalls: [{ id: "g", name: "ghost" }] }, { text: "ok" }]);
+    expect(ofType(events, "tool-result")[0]!.result).toBe("Unknown tool 'ghost'. Available tools: echo, other.");
+    const two: Message[] = [{ role: "assistant", agent: "a", content: null, toolCalls: [call("x"), call("y")] }, { role: "user", content: "hi" }];
+    expect(findHistoryProblem(two)).toBe("message 1: calls left unanswered: x, y");
+  });
+});
