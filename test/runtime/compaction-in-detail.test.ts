@@ -91,6 +91,21 @@ describe("summarizing", () => {
   });
 });
 
+describe("chunk boundaries", () => {
+  const user: Message = { role: "user", content: "y".repeat(40) };
+  const reply: Message = { role: "assistant", agent: "a", content: "x".repeat(40) };
+  const size = (m: Message) => estimateTokens("", [m], []);
+
+  it("cut only at a turn start, only once something is gathered, and only past the chunk's size", async () => {
+    const exactly = size(user) + size(reply) + size(user);
+    expect((await summarize(summarizer(["s"]), base, undefined, [user, reply, user, reply], exactly)).calls).toBe(1);
+    expect((await summarize(summarizer(["s", "t"]), base, undefined, [user, reply, user, reply], exactly - 1)).calls).toBe(2);
+    const long: Message = { role: "assistant", agent: "a", content: "x".repeat(400) };
+    expect((await summarize(summarizer(["s"]), base, undefined, [user, long], size(user))).calls).toBe(1);
+    expect((await summarize(summarizer(["s"]), base, undefined, [{ role: "user", content: "y".repeat(400) }, reply], 5)).calls).toBe(1);
+  });
+});
+
 describe("summarizing nothing", () => {
   it("makes no call and keeps no summary", async () => {
     const model = summarizer([]);

@@ -30,6 +30,33 @@ describe("the history filter of a transfer", () => {
     const { model } = await playTurn(net, "now", [{ text: "ok" }], { store });
     expect(model.requests[0]!.messages).toHaveLength(3);
   });
+
+  it("is the filter of the transfer to the agent that arrived, not of another transfer of the same agent", async () => {
+    const b = new Agent({ name: "b", instructions: "b" });
+    const x = new Agent({ name: "x", instructions: "x" });
+    const a = new Agent({ name: "a", instructions: "a", handoffs: [handoff(x, { historyFilter: usersOnly }), b] });
+    const net = new Network(a, { defaultModel: "m", transferScope: "declared" });
+    const store = new MemoryStore("b");
+    store.history = [{ role: "user", content: "earlier" }, { role: "assistant", agent: "a", content: "to b" }];
+    store.lastHandoff = { from: "a", to: "b", toolCallId: "t", stepIndex: 0 };
+    const { model } = await playTurn(net, "now", [{ text: "ok" }], { store });
+    expect(model.requests[0]!.messages).toHaveLength(3);
+  });
+
+  it("is not applied once the transfer's edge is gone from the network, nor to an agent the transfer did not bring", async () => {
+    const b = new Agent({ name: "b", instructions: "b" });
+    const c = new Agent({ name: "c", instructions: "c" });
+    const history: Message[] = [{ role: "user", content: "earlier" }, { role: "assistant", agent: "a", content: "to b" }];
+    const arrival = { from: "a", to: "b", toolCallId: "t", stepIndex: 0 };
+    const gone = new Network(new Agent({ name: "a", instructions: "a" }), { defaultModel: "m", transferScope: "declared", register: [b] });
+    const withoutEdge = new MemoryStore("b");
+    Object.assign(withoutEdge, { history: [...history], lastHandoff: arrival });
+    expect((await playTurn(gone, "now", [{ text: "ok" }], { store: withoutEdge })).model.requests[0]!.messages).toHaveLength(3);
+    const filtered = new Network(new Agent({ name: "a", instructions: "a", handoffs: [handoff(b, { historyFilter: usersOnly }), c] }), { defaultModel: "m", transferScope: "declared" });
+    const otherHolder = new MemoryStore("c");
+    Object.assign(otherHolder, { history: [...history], lastHandoff: arrival });
+    expect((await playTurn(filtered, "now", [{ text: "ok" }], { store: otherHolder })).model.requests[0]!.messages).toHaveLength(3);
+  });
 });
 
 /** A model that reports no usage (so the estimate is not recalibrated) and records its requests. */
@@ -65,7 +92,6 @@ describe("compaction against the context budget", () => {
     const over = await play(new Network(new Agent({ name: "solo", instructions: "x", contextBudget: size - 1 }), { defaultModel: "m" }), [...history]);
     expect(ofType(over.events, "compaction")).toHaveLength(1);
   });
-
 });
 
 /** The estimate of a request that keeps everything from `cut` on, with the allowance made for a summary. */
@@ -79,6 +105,15 @@ describe("compaction defaults and later compactions", () => {
     // Four turns kept: three stored ones and "next".
     expect(ofType(events, "compaction")[0]).toMatchObject({ replaced: 10, kept: 7 });
     expect(model.requests[0]).toMatchObject({ model: "own", instructions: expect.stringMatching(/^Summarize/) });
+  });
+
+  it("keeps fewer turns when keepTurns do not fit, sizing each candidate with room for a 400-character summary", async () => {
+    const history = turns(8);
+    // Turns start at even indexes; with "next", index 12 keeps three turns and 14 keeps two.
+    const tightFit = new Network(new Agent({ name: "solo", instructions: "x", contextBudget: keptSize(history, 12) }), { defaultModel: "m", compaction: { keepTurns: 6 } });
+    expect(ofType((await play(tightFit, [...history])).events, "compaction")[0]).toMatchObject({ replaced: 12 });
+    const oneShort = new Network(new Agent({ name: "solo", instructions: "x", contextBudget: keptSize(history, 12) - 1 }), { defaultModel: "m", compaction: { keepTurns: 6 } });
+    expect(ofType((await play(oneShort, [...history])).events, "compaction")[0]).toMatchObject({ replaced: 14 });
   });
 
   it("a later compaction starts where the last one ended, on top of its summary; none when the cut would not move", async () => {
