@@ -42,7 +42,7 @@ export const changeAddress = tool({
 
 const pair = z.object({ a: z.number(), b: z.number() });
 
-/** The calculator tools of seed 000. */
+/** Calculator tools, for the demo's maths agent. */
 export const calculatorTools = [
   tool({ name: "sum_numbers", description: "Return a + b.", parameters: pair, execute: ({ a, b }) => a + b }),
   tool({ name: "multiply_numbers", description: "Return a * b.", parameters: pair, execute: ({ a, b }) => a * b }),

@@ -95,7 +95,7 @@ function shipping(text: string, results: ToolMessage[]): Decision {
   return `Order ${order.orderId} is ${order.status}, going to ${order.shippingAddress}.`;
 }
 
-/** Solves `ax^2 + bx + c = 0` the way seed 000's trace does, with parallel calls where steps are independent. */
+/** Solves `ax^2 + bx + c = 0` step by step with the calculator tools, in parallel where steps are independent. */
 function calculator(text: string, results: ToolMessage[]): Decision {
   const values = results.filter((r) => !r.name.startsWith("transfer_to_")).map((r) => (r.isError ? Number.NaN : Number(r.content)));
   const quadratic = parseQuadratic(text);

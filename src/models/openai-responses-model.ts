@@ -6,7 +6,7 @@ import { streamProviderStep } from "./provider-stream.ts";
 import { ResponsesStreamAssembler } from "./responses-stream-assembler.ts";
 
 /**
- * One step through the Responses API (seed 000): the instructions lead the input as a developer
+ * One step through the Responses API: the instructions lead the input as a developer
  * message, function calls and outputs keep their call_id pairing, and nothing is stored
  * server-side (`store: false`), so the Durable Object's history is the only history.
  */

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import type { Guardrail } from "./guardrails.ts";
-import type { Message } from "./messages.ts";
-import type { ModelSettings } from "./ports.ts";
+import type { HandoffOptions } from "./handoff/types.ts";
+import type { ModelSettings } from "./model-port.ts";
 import type { Tool } from "./tool.ts";
 
 /** What an agent's instructions and tools can read: the context handoffs have carried so far. */
@@ -9,35 +9,9 @@ export interface AgentContext {
   context: Readonly<Record<string, unknown>>;
 }
 
-/** What a handoff's `isEnabled` sees of the conversation. */
-export interface HandoffState {
-  activeAgent: string;
-  /** Accepted transfers over the conversation's life. */
-  handoffCount: number;
-  /** Accepted transfers in this turn. */
-  turnHandoffs: number;
-  context: Readonly<Record<string, unknown>>;
-}
-
-export interface HandoffOptions {
-  /**
-   * Typed input the model must give with the transfer (for example `{ orderId }`). It is validated
-   * like a tool's arguments, recorded on the handoff, and merged into the context the target reads.
-   */
-  inputSchema?: z.ZodObject;
-  /** Hides the transfer for a turn when false (or when the function returns false). */
-  isEnabled?: boolean | ((state: HandoffState) => boolean);
-  /** Trims what the target sees after this transfer; what is stored does not change. */
-  historyFilter?: (messages: readonly Message[]) => Message[];
-}
-
-/** A handoff target with options: `handoff(billing, { inputSchema })`. */
+/** A handoff target with its options; `handoff(billing, { inputSchema })` makes one. */
 export interface Handoff extends HandoffOptions {
   agent: Agent;
-}
-
-export function handoff(agent: Agent, options: HandoffOptions = {}): Handoff {
-  return { agent, ...options };
 }
 
 export interface AgentConfig {
@@ -52,7 +26,7 @@ export interface AgentConfig {
   modelSettings?: ModelSettings;
   tools?: Tool[];
   handoffs?: Array<Agent | Handoff>;
-  /** Tree form (seed 003): children are targets, and so are the parent and siblings unless disallowed. */
+  /** Tree form: children are targets, and so are the parent and siblings unless disallowed. */
   subAgents?: Agent[];
   disallowTransferToParent?: boolean;
   disallowTransferToPeers?: boolean;
@@ -115,7 +89,7 @@ export class Agent {
   }
 
   /**
-   * Delegation, not a transfer (seed 002): a tool that runs this agent on a fresh context with the
+   * Delegation, not a handoff: a tool that runs this agent on a fresh context with the
    * given request and returns its answer. The conversation stays with the agent that called it.
    */
   asTool(options: { name?: string; description?: string } = {}): Tool {

@@ -1,13 +1,5 @@
 import { RuntimeError } from "./errors.ts";
-import type { Usage } from "./events.ts";
-
-/** What a turn or a conversation has spent. */
-export interface UsageTotals {
-  modelCalls: number;
-  inputTokens: number;
-  outputTokens: number;
-  toolCalls: number;
-}
+import type { UsageTotals } from "./usage.ts";
 
 export type BudgetLimits = Partial<UsageTotals>;
 
@@ -15,21 +7,6 @@ export type BudgetLimits = Partial<UsageTotals>;
 export interface Budgets {
   perTurn?: BudgetLimits;
   perConversation?: BudgetLimits;
-}
-
-export const NO_USAGE: UsageTotals = { modelCalls: 0, inputTokens: 0, outputTokens: 0, toolCalls: 0 };
-
-export function addUsage(totals: UsageTotals, step: Partial<UsageTotals>): UsageTotals {
-  return {
-    modelCalls: totals.modelCalls + (step.modelCalls ?? 0),
-    inputTokens: totals.inputTokens + (step.inputTokens ?? 0),
-    outputTokens: totals.outputTokens + (step.outputTokens ?? 0),
-    toolCalls: totals.toolCalls + (step.toolCalls ?? 0),
-  };
-}
-
-export function modelCallUsage(usage: Usage | undefined): Partial<UsageTotals> {
-  return { modelCalls: 1, inputTokens: usage?.inputTokens ?? 0, outputTokens: usage?.outputTokens ?? 0 };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Message } from "./messages.ts";
-import type { Model, ModelRequest } from "./ports.ts";
+import type { Model, ModelRequest } from "./model-port.ts";
 import type { ToolSpec } from "./tool.ts";
 
 /** A compaction: the first `replaces` stored messages are sent to the model as `summary`. */
@@ -13,7 +13,7 @@ export interface CompactionOptions {
   contextBudget?: number;
   /** Turns kept verbatim after a compaction (default 4). */
   keepTurns?: number;
-  /** The model that writes summaries; the active agent's model when unset (seed 002). */
+  /** The model that writes summaries; the active agent's model when unset. */
   summarizeModel?: string;
 }
 

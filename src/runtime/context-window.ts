@@ -1,49 +1,53 @@
-import type { UsageTotals } from "./budgets.ts";
+/** What the active agent's model is sent: the compacted history, through the filter of the handoff that brought it. */
 import { chooseCut, type Compaction, compactedView, estimateTokens, summarize } from "./compaction.ts";
 import type { RunEvent } from "./events.ts";
-import type { Context, Loop } from "./loop-state.ts";
+import { arrivalFilter } from "./handoff/history-filter.ts";
 import type { Message } from "./messages.ts";
 import type { Network } from "./network.ts";
 import type { ToolSpec } from "./tool.ts";
+import type { RunContext, TurnState } from "./turn-state.ts";
+import type { UsageTotals } from "./usage.ts";
 
-/** The history the active agent's model is sent: the filter of the transfer that brought it, if any. */
-export function visibleHistory(network: Network, loop: Loop): readonly Message[] {
-  const view = compactedView(loop.history, loop.compaction);
-  const arrival = loop.lastHandoff;
-  if (!arrival || arrival.to !== loop.agent.name || !network.get(arrival.from)) return view;
-  const filter = network.edges(arrival.from).find((e) => e.target.name === arrival.to)?.historyFilter;
+export function visibleHistory(network: Network, state: Pick<TurnState, "agent" | "history" | "lastHandoff" | "compaction">): readonly Message[] {
+  const view = compactedView(state.history, state.compaction);
+  const filter = arrivalFilter(network, state.agent, state.lastHandoff);
   return filter ? filter(view) : view;
 }
 
+/** A new compaction, and what its summary calls spent. */
+export interface CompactionResult {
+  compaction: Compaction;
+  usage: UsageTotals;
+}
+
 /**
- * Compacts when the request would pass the active agent's context budget (seed 002: compaction
- * follows the active agent): turns before the kept ones are summarized, never cutting between a
- * call and its result. Returns the new compaction and what its summary calls spent.
+ * Compacts when the request would pass the active agent's context budget (compaction follows the
+ * active agent): turns before the kept ones are summarized, never cutting between a call and its
+ * result. Undefined when the request fits or nothing more can be cut.
  */
 export async function* compactIfNeeded(
-  ctx: Context,
-  loop: Loop,
+  run: RunContext,
+  state: TurnState,
   instructions: string,
-  tools: ToolSpec[] | readonly ToolSpec[],
-): AsyncGenerator<RunEvent, { compaction: Compaction; usage: UsageTotals } | undefined> {
-  const { network, model } = ctx.options;
-  const budget = loop.agent.contextBudget ?? network.options.compaction?.contextBudget;
+  tools: readonly ToolSpec[],
+): AsyncGenerator<RunEvent, CompactionResult | undefined> {
+  const { network, model } = run.options;
+  const budget = state.agent.contextBudget ?? network.options.compaction?.contextBudget;
   if (!budget) return undefined;
-  const size = (cut: number) => estimateTokens(instructions, compactedView(loop.history, { replaces: cut, summary: "x".repeat(400) }), tools) * loop.calibration;
-  if (estimateTokens(instructions, visibleHistory(network, loop), tools) * loop.calibration <= budget) return undefined;
-  const cut = chooseCut(loop.history, network.options.compaction?.keepTurns ?? 4, (c) => size(c) <= budget);
-  const from = loop.compaction?.replaces ?? 0;
+  const size = (cut: number) => estimateTokens(instructions, compactedView(state.history, { replaces: cut, summary: "x".repeat(400) }), tools) * state.calibration;
+  if (estimateTokens(instructions, visibleHistory(network, state), tools) * state.calibration <= budget) return undefined;
+  const cut = chooseCut(state.history, network.options.compaction?.keepTurns ?? 4, (c) => size(c) <= budget);
+  const from = state.compaction?.replaces ?? 0;
   if (cut <= from) return undefined;
   const result = await summarize(
     model,
-    { agent: loop.agent.name, model: network.options.compaction?.summarizeModel ?? network.modelFor(loop.agent), settings: loop.agent.modelSettings, signal: ctx.signal },
-    loop.compaction?.summary,
-    loop.history.slice(from, cut),
+    { agent: state.agent.name, model: network.options.compaction?.summarizeModel ?? network.modelFor(state.agent), settings: state.agent.modelSettings, signal: run.signal },
+    state.compaction?.summary,
+    state.history.slice(from, cut),
     Math.floor(budget / 2),
   );
-  ctx.signal.throwIfAborted();
-  loop.compaction = { replaces: cut, summary: result.summary };
-  yield { type: "compaction", agent: loop.agent.name, replaced: cut, kept: loop.history.length - cut, summaryChars: result.summary.length };
-  return { compaction: loop.compaction, usage: { modelCalls: result.calls, inputTokens: result.inputTokens, outputTokens: result.outputTokens, toolCalls: 0 } };
+  run.signal.throwIfAborted();
+  const compaction = { replaces: cut, summary: result.summary };
+  yield { type: "compaction", agent: state.agent.name, replaced: cut, kept: state.history.length - cut, summaryChars: result.summary.length };
+  return { compaction, usage: { modelCalls: result.calls, inputTokens: result.inputTokens, outputTokens: result.outputTokens, toolCalls: 0 } };
 }
-

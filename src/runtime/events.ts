@@ -1,21 +1,7 @@
-import type { UsageTotals } from "./budgets.ts";
+import type { HandoffRecord } from "./handoff/types.ts";
+import type { Usage, UsageTotals } from "./usage.ts";
 
 /** The events of a turn: one flat union keyed on `type`, plain JSON so they cross any wire. */
-
-export interface Usage {
-  inputTokens: number;
-  outputTokens: number;
-}
-
-export interface HandoffRecord {
-  from: string;
-  to: string;
-  toolCallId: string;
-  reason?: string;
-  /** The typed handoff input, when the handoff has an inputSchema. */
-  input?: Record<string, unknown>;
-  stepIndex: number;
-}
 
 export type TurnStatus = "completed" | "awaiting_approval";
 

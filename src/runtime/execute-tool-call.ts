@@ -1,5 +1,5 @@
 import * as z from "zod";
-import type { ToolCall } from "./messages.ts";
+import type { ToolCall, ToolMessage } from "./messages.ts";
 import type { Tool, ToolContext } from "./tool.ts";
 
 /** A tool call's answer: `result` goes on the event, `content` to the model. */
@@ -46,4 +46,15 @@ export async function executeToolCall(
   } catch (error) {
     return errorOutcome(`Tool '${tool.name}' failed: ${error instanceof Error ? error.message : String(error)}`);
   }
+}
+
+/** The history's record of a call's answer. */
+export function toolMessage(call: ToolCall, outcome: ToolOutcome): ToolMessage {
+  return { role: "tool", toolCallId: call.id, name: call.name, content: outcome.content, isError: outcome.isError };
+}
+
+/** A call's arguments as events show them: parsed when they parse, else the raw text. */
+export function argsOf(call: ToolCall): unknown {
+  const parsed = parseArguments(call.arguments);
+  return parsed.ok ? parsed.value : call.arguments;
 }

@@ -1,7 +1,7 @@
 export interface Limits {
-  /** Model calls per agent in one turn; fresh after each accepted transfer (seed 001). */
+  /** Model calls per agent in one turn; fresh after each accepted handoff. */
   maxSteps: number;
-  /** Accepted transfers in one user turn (seed 004). */
+  /** Accepted handoffs in one user turn. */
   maxHandoffsPerTurn: number;
   /** Consecutive steps whose tool results are all errors before the turn is ended. */
   maxToolErrorSteps: number;

@@ -28,7 +28,7 @@ export interface ToolMessage {
   isError: boolean;
 }
 
-/** A system message in the history: the `append` system-prompt mode adds one at each transfer (seed 001). */
+/** A system message in the history: the `append` system-prompt mode adds one at each handoff. */
 export interface SystemMessage {
   role: "system";
   agent: string;

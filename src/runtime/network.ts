@@ -1,22 +1,17 @@
-import type { Agent, Handoff, HandoffState } from "./agent.ts";
+import type { Agent } from "./agent.ts";
 import type { Budgets } from "./budgets.ts";
 import type { CompactionOptions } from "./compaction.ts";
 import type { ToolGuardrail } from "./guardrails.ts";
+import { buildEdges, defaultScope, type HandoffEdge, type HandoffScope, isEnabled } from "./handoff/handoff.ts";
+import { transferToolNames } from "./handoff/tool-names.ts";
+import { type TransferStyle, transferSpecs } from "./handoff/transfer-tools.ts";
+import type { HandoffInfo, HandoffState } from "./handoff/types.ts";
 import { type Tool, type ToolSpec, toolSpec } from "./tool.ts";
-import { type TransferStyle, transferSpecs } from "./transfer-tools.ts";
-import { transferToolNames } from "./transfer-names.ts";
-
-export interface HandoffInfo {
-  from: string;
-  to: string;
-  reason?: string;
-  input?: Record<string, unknown>;
-}
 
 export interface NetworkOptions {
   /** Model name for agents that do not name their own. */
   defaultModel?: string;
-  /** Agents that traversal from the entry agent cannot reach (seed 004's explicit registration). */
+  /** Agents that traversal from the entry agent cannot reach. */
   register?: Agent[];
   /**
    * A closed network: exactly these agents (plus the entry agent). A handoff to any other agent
@@ -24,11 +19,11 @@ export interface NetworkOptions {
    */
   agents?: Agent[];
   /**
-   * Which transfers an agent is offered. `network` (seed 002): every agent of the network except
-   * itself. `declared`: only its own handoffs and, in tree form, its children, parent and peers.
+   * Which handoffs an agent is offered. `network`: every agent of the network except itself.
+   * `declared`: only its own handoffs and, in tree form, its children, parent and peers.
    * Defaults to `declared` when any agent has subAgents, else `network`.
    */
-  transferScope?: "network" | "declared";
+  transferScope?: HandoffScope;
   /** `per-target` (default): transfer_to_<name>; `single`: transfer_to_agent; `named`: one `handoff` tool. */
   toolStyle?: TransferStyle;
   /** Extra transfer calls in one step: `answer` each with an error (default) or `drop` them from the history. */
@@ -37,9 +32,9 @@ export interface NetworkOptions {
   systemPrompt?: "replace" | "append";
   /** Accepted transfers over a conversation's life (default unlimited). */
   maxHandoffs?: number;
-  /** false refuses a transfer to an agent already active in this turn (seed 001's visited set). */
+  /** false refuses a handoff to an agent already active in this turn (a visited set). */
   allowRevisit?: boolean;
-  /** Replaces the sentence added to each transfer tool's description (seed 002). */
+  /** Replaces the sentence added to each transfer tool's description. */
   describe?: (agentName: string) => string;
   /** Runs once per accepted transfer; a throw ends the turn with an error (it is not swallowed). */
   onHandoff?: (info: HandoffInfo) => void | Promise<void>;
@@ -51,17 +46,11 @@ export interface NetworkOptions {
   compaction?: CompactionOptions;
 }
 
-/** One transfer an agent may make, with the options of the edge. */
-export interface TransferEdge extends Omit<Handoff, "agent"> {
-  target: Agent;
-  toolName: string;
-}
-
 /** The tools one agent is offered in a turn: its own tools plus its enabled transfers. */
 export interface AgentToolset {
   tools: ReadonlyMap<string, Tool>;
   /** Enabled transfers by target name. */
-  transfers: ReadonlyMap<string, TransferEdge>;
+  transfers: ReadonlyMap<string, HandoffEdge>;
   specs: readonly ToolSpec[];
 }
 
@@ -72,7 +61,7 @@ export class Network {
   readonly options: Readonly<NetworkOptions> & { toolStyle: TransferStyle; systemPrompt: "replace" | "append"; extraTransfers: "answer" | "drop"; allowRevisit: boolean };
   #agents: Map<string, Agent>;
   #toolNames: Map<string, string>;
-  #edges = new Map<string, TransferEdge[]>();
+  #edges = new Map<string, HandoffEdge[]>();
   #parents = new Map<Agent, Agent>();
   /** Tool sets of agents whose transfers do not depend on the state, built once. */
   #staticToolsets = new Map<string, AgentToolset>();
@@ -108,8 +97,8 @@ export class Network {
     return agent.model ?? this.defaultModel ?? "";
   }
 
-  /** Every transfer the agent may make, enabled or not. */
-  edges(agentName: string): readonly TransferEdge[] {
+  /** Every handoff the agent may make, enabled or not. */
+  edges(agentName: string): readonly HandoffEdge[] {
     const edges = this.#edges.get(agentName);
     if (!edges) throw new TypeError(`Agent '${agentName}' is not part of this network.`);
     return edges;
@@ -122,11 +111,10 @@ export class Network {
     const agent = this.#agents.get(agentName);
     if (!agent) throw new TypeError(`Agent '${agentName}' is not part of this network.`);
     const tools = new Map(agent.tools.map((t) => [t.name, t] as const));
-    const transfers = new Map<string, TransferEdge>();
+    const transfers = new Map<string, HandoffEdge>();
     for (const edge of this.edges(agentName)) {
-      const enabled = typeof edge.isEnabled === "function" ? (state ? edge.isEnabled(state) : true) : edge.isEnabled !== false;
-      // An agent's own tool wins over a transfer of the same name on its own turf (seed 002).
-      if (enabled && !tools.has(edge.toolName)) transfers.set(edge.target.name, edge);
+      // An agent's own tool wins over a transfer tool of the same name.
+      if (isEnabled(edge, state) && !tools.has(edge.toolName)) transfers.set(edge.target.name, edge);
     }
     const specs = [...[...tools.values()].map(toolSpec), ...transferSpecs(this.options, [...transfers.values()]).filter((s) => !tools.has(s.name))];
     const toolset = { tools, transfers, specs };
@@ -147,32 +135,16 @@ export class Network {
       }
     }
     const names = transferToolNames([...this.#toolNames.keys(), ...[...agents.keys()].filter((n) => !this.#toolNames.has(n))]);
-    const declared = this.options.transferScope === "declared" || (this.options.transferScope === undefined && [...agents.values()].some((a) => a.subAgents.length > 0));
-    const edges = new Map<string, TransferEdge[]>();
     for (const agent of agents.values()) {
       if (!agent.model && !this.defaultModel) {
         throw new TypeError(`Agent '${agent.name}' has no model and the network has no defaultModel: set one of them.`);
       }
-      const own = new Map<Agent, Handoff>(agent.handoffs.map((h) => [h.agent, h]));
-      for (const target of this.#treeTargets(agent)) if (!own.has(target)) own.set(target, { agent: target });
-      if (!declared) for (const other of agents.values()) if (!own.has(other)) own.set(other, { agent: other });
-      own.delete(agent);
-      edges.set(
-        agent.name,
-        [...own.values()].map(({ agent: target, ...options }) => ({ ...options, target, toolName: names.get(target.name)! })),
-      );
     }
+    const edges = buildEdges(agents, this.#parents, this.options.transferScope ?? defaultScope(agents.values()), names);
     this.#agents = agents;
     this.#toolNames = names;
     this.#edges = edges;
     this.#staticToolsets.clear();
-  }
-
-  /** Tree form: children, the parent and siblings, less what the agent disallows. */
-  #treeTargets(agent: Agent): Agent[] {
-    const parent = this.#parents.get(agent);
-    const peers = parent && !agent.disallowTransferToPeers ? parent.subAgents.filter((a) => a !== agent) : [];
-    return [...agent.subAgents, ...(parent && !agent.disallowTransferToParent ? [parent] : []), ...peers];
   }
 }
 

@@ -1,5 +1,5 @@
-import type { HandoffRecord } from "./events.ts";
-import type { UsageTotals } from "./budgets.ts";
+import type { HandoffRecord } from "./handoff/types.ts";
+import type { UsageTotals } from "./usage.ts";
 import type { AssistantMessage, Message, ToolMessage } from "./messages.ts";
 
 /** A tool call waiting for a person's decision. */
@@ -28,7 +28,7 @@ export interface Suspension {
   /** In call order; null where a decision is awaited. */
   results: Array<ToolMessage | null>;
   pending: PendingApproval[];
-  /** Accepted transfers of this turn so far: the per-turn budget carries over into the resume. */
+  /** Accepted handoffs of this turn so far: the per-turn limit carries over into the resume. */
   turnHandoffs: HandoffRecord[];
   /** Model calls made by the agent now active, in this turn. */
   agentSteps: number;

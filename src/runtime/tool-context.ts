@@ -1,38 +1,38 @@
-import type { Agent } from "./agent.ts";
-import type { Context, Loop } from "./loop-state.ts";
+/** What a tool sees of the run, and delegation: another agent run on a fresh context. */
+import { Agent } from "./agent.ts";
 import { Network } from "./network.ts";
-import { runTurn } from "./run-loop.ts";
-import type { ToolContext } from "./tool.ts";
+import type { DelegateAgent, ToolContext } from "./tool.ts";
+import type { RunContext, TurnState } from "./turn-state.ts";
 
-export function toolContext(ctx: Context, loop: Loop, agent: string): Omit<ToolContext, "toolCallId" | "idempotencyKey"> {
+export function toolContext(run: RunContext, state: TurnState, agent: string): Omit<ToolContext, "toolCallId" | "idempotencyKey"> {
   return {
-    conversationId: ctx.options.conversationId,
+    conversationId: run.options.conversationId,
     agent,
-    signal: ctx.signal,
-    context: loop.context,
-    delegate: (delegate, request) => delegateTo(ctx, delegate, request),
+    signal: run.signal,
+    context: state.context,
+    delegate: (delegate, request) => delegateTo(run, delegate, request),
   };
 }
 
-/** Agent-as-tool: the agent runs on a fresh context with only the request; its answer comes back. */
-async function delegateTo(ctx: Context, agent: Agent, request: string): Promise<string> {
-  const network = new Network(agent, { defaultModel: ctx.options.network.defaultModel, transferScope: "declared" });
+/** The agent runs on a fresh context with only the request; its final text comes back. */
+async function delegateTo(run: RunContext, delegate: DelegateAgent, request: string): Promise<string> {
+  if (!(delegate instanceof Agent)) throw new TypeError("delegate() takes an Agent.");
+  const network = new Network(delegate, { defaultModel: run.options.network.defaultModel, transferScope: "declared" });
   let text = "";
-  for await (const event of runTurn({
-    conversationId: `${ctx.options.conversationId}/${agent.name}`,
+  for await (const event of run.runTurn({
+    conversationId: `${run.options.conversationId}/${delegate.name}`,
     network,
-    model: ctx.options.model,
+    model: run.options.model,
     store: { commitStep: () => {} },
     history: [],
-    activeAgent: agent.name,
+    activeAgent: delegate.name,
     handoffCount: 0,
     input: { kind: "message", text: request },
-    limits: ctx.limits,
-    signal: ctx.signal,
+    limits: run.limits,
+    signal: run.signal,
   })) {
-    if (event.type === "error") throw new Error(`'${agent.name}' failed: ${event.message}`);
-    if (event.type === "done") text = event.status === "completed" ? event.text : `'${agent.name}' is waiting for an approval it cannot get here.`;
+    if (event.type === "error") throw new Error(`'${delegate.name}' failed: ${event.message}`);
+    if (event.type === "done") text = event.status === "completed" ? event.text : `'${delegate.name}' is waiting for an approval it cannot get here.`;
   }
   return text;
 }
-

@@ -1,5 +1,9 @@
 import * as z from "zod";
-import type { Agent } from "./agent.ts";
+
+/** An `Agent`, as a tool sees it; declared here so that tools and agents do not import each other. */
+export interface DelegateAgent {
+  readonly name: string;
+}
 
 /** What a tool's execute function can see about the call it answers. */
 export interface ToolContext {
@@ -14,15 +18,15 @@ export interface ToolContext {
   signal: AbortSignal;
   /** What handoffs have carried into the conversation (typed handoff input). */
   context: Readonly<Record<string, unknown>>;
-  /** Runs another agent on a fresh context and resolves to its final text (agent-as-tool). */
-  delegate(agent: Agent, request: string): Promise<string>;
+  /** Runs another agent (an `Agent`) on a fresh context and resolves to its final text (agent-as-tool). */
+  delegate(agent: DelegateAgent, request: string): Promise<string>;
 }
 
 export interface Tool<Schema extends z.ZodType = z.ZodType> {
   name: string;
   description: string;
   parameters: Schema;
-  /** A person must approve the call before it runs (issue 3); a function decides per call. */
+  /** A person must approve the call before it runs; a function decides per call. */
   needsApproval?: boolean | ((args: z.infer<Schema>) => boolean | Promise<boolean>);
   execute(args: z.infer<Schema>, ctx: ToolContext): unknown;
 }

@@ -1,6 +1,8 @@
-import type { RunEvent, Usage } from "./events.ts";
-import type { ToolCall } from "./messages.ts";
-import type { Model, ModelRequest } from "./ports.ts";
+/** The second stage of a step: one model call, streamed. */
+import type { RunEvent } from "../events.ts";
+import type { ToolCall } from "../messages.ts";
+import type { Model, ModelRequest } from "../model-port.ts";
+import type { Usage } from "../usage.ts";
 
 export interface ModelStepResult {
   text: string;

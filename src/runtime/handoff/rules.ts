@@ -1,13 +1,15 @@
+/** The rules that accept or refuse the handoffs a model asks for in one step. */
 import * as z from "zod";
-import type { Limits } from "./limits.ts";
-import type { ToolCall } from "./messages.ts";
-import type { AgentToolset, TransferEdge } from "./network.ts";
-import type { Tool } from "./tool.ts";
+import type { Limits } from "../limits.ts";
+import type { ToolCall } from "../messages.ts";
+import type { AgentToolset } from "../network.ts";
+import type { Tool } from "../tool.ts";
+import type { HandoffEdge } from "./handoff.ts";
 import { readTransfer, type TransferStyle, validTargets } from "./transfer-tools.ts";
 
 /** What the loop will do with each call of a step, decided before any tool runs. */
 export type PlannedCall =
-  | { kind: "transfer"; call: ToolCall; edge: TransferEdge; reason?: string; input?: Record<string, unknown> }
+  | { kind: "transfer"; call: ToolCall; edge: HandoffEdge; reason?: string; input?: Record<string, unknown> }
   /** `extra`: a second transfer in the step, which the `drop` policy removes from the history. */
   | { kind: "refused-transfer"; call: ToolCall; message: string; extra: boolean }
   | { kind: "tool"; call: ToolCall; tool: Tool | undefined };

@@ -1,5 +1,5 @@
 /**
- * Tool names for transfers, from agent names (seed 004's rules): NFKD folded to ASCII,
+ * Transfer tool names, from agent names: NFKD folded to ASCII,
  * lower-cased, other characters to `_`; a name with nothing left gets a deterministic
  * hash; collisions get `_2`, `_3`; the whole name is capped at 60 characters.
  * Stored history refers to these names, so the mapping depends only on the names and

@@ -1,13 +1,14 @@
+/** What the model sees of handoffs: the transfer tools' specs, and reading its calls of them back. */
 import * as z from "zod";
-import type { ToolCall } from "./messages.ts";
-import type { TransferEdge } from "./network.ts";
-import type { ToolSpec } from "./tool.ts";
-import { TRANSFER_PREFIX } from "./transfer-names.ts";
+import type { ToolCall } from "../messages.ts";
+import type { ToolSpec } from "../tool.ts";
+import type { HandoffEdge } from "./handoff.ts";
+import { TRANSFER_PREFIX } from "./tool-names.ts";
 
 /**
- * How transfers look to the model. `per-target` (seeds 001, 002, 004): one `transfer_to_<name>`
- * tool per target. `single` (seed 003): one `transfer_to_agent` tool whose `agent_name` is an enum
- * of the valid targets. `named` (seed 000): one `handoff` tool with `name` and `reason`.
+ * How handoffs look to the model. `per-target`: one `transfer_to_<name>` tool per target.
+ * `single`: one `transfer_to_agent` tool whose `agent_name` is an enum of the valid targets.
+ * `named`: one `handoff` tool with `name` and `reason`.
  */
 export type TransferStyle = "per-target" | "single" | "named";
 
@@ -22,9 +23,9 @@ interface StyleOptions {
 }
 
 /** The transfer tools an agent is offered for its enabled edges. */
-export function transferSpecs(options: StyleOptions, edges: readonly TransferEdge[]): ToolSpec[] {
+export function transferSpecs(options: StyleOptions, edges: readonly HandoffEdge[]): ToolSpec[] {
   if (edges.length === 0) return [];
-  const about = (edge: TransferEdge) => (options.describe ? options.describe(edge.target.name) : edge.target.description);
+  const about = (edge: HandoffEdge) => (options.describe ? options.describe(edge.target.name) : edge.target.description);
   switch (options.toolStyle) {
     case "per-target":
       return edges.map((edge) => {
@@ -82,7 +83,7 @@ export function transferSpecs(options: StyleOptions, edges: readonly TransferEdg
 /** A call read as a transfer request, before the loop's rules decide whether it is taken. */
 export interface TransferRequest {
   /** The enabled edge it asks for, or undefined when it names no valid target. */
-  edge: TransferEdge | undefined;
+  edge: HandoffEdge | undefined;
   /** What the model asked for, for the refusal message. */
   asked: string;
   reason?: string;
@@ -90,7 +91,7 @@ export interface TransferRequest {
 }
 
 /** Reads a call as a transfer in the network's style; null when it is not a transfer call at all. */
-export function readTransfer(call: ToolCall, style: TransferStyle, transfers: ReadonlyMap<string, TransferEdge>): TransferRequest | null {
+export function readTransfer(call: ToolCall, style: TransferStyle, transfers: ReadonlyMap<string, HandoffEdge>): TransferRequest | null {
   const args = parseObject(call.arguments);
   const reason = typeof args.reason === "string" && args.reason.trim() ? args.reason.trim() : undefined;
   const withReason = (request: Omit<TransferRequest, "reason">): TransferRequest => (reason ? { ...request, reason } : request);
@@ -110,7 +111,7 @@ export function readTransfer(call: ToolCall, style: TransferStyle, transfers: Re
 }
 
 /** The valid targets, as the refusal lists them. */
-export function validTargets(style: TransferStyle, transfers: ReadonlyMap<string, TransferEdge>): string {
+export function validTargets(style: TransferStyle, transfers: ReadonlyMap<string, HandoffEdge>): string {
   const edges = [...transfers.values()];
   if (edges.length === 0) return "This agent has no transfers.";
   return style === "per-target"
@@ -118,16 +119,16 @@ export function validTargets(style: TransferStyle, transfers: ReadonlyMap<string
     : `Available agents: ${edges.map((e) => e.target.name).join(", ")}.`;
 }
 
-function describeTarget(edge: TransferEdge, about: string): string {
+function describeTarget(edge: HandoffEdge, about: string): string {
   const input = inputJsonSchema(edge);
   return `- ${edge.target.name}${about ? `: ${about}` : ""}${input ? ` (input: ${JSON.stringify(input)})` : ""}`;
 }
 
-function inputProperty(edges: readonly TransferEdge[]): Record<string, unknown> {
+function inputProperty(edges: readonly HandoffEdge[]): Record<string, unknown> {
   return edges.some((e) => e.inputSchema) ? { input: { type: "object", description: "The input the chosen agent requires, as listed for it." } } : {};
 }
 
-function inputJsonSchema(edge: TransferEdge): { properties?: Record<string, unknown>; required?: string[] } | undefined {
+function inputJsonSchema(edge: HandoffEdge): { properties?: Record<string, unknown>; required?: string[] } | undefined {
   if (!edge.inputSchema) return undefined;
   const { $schema: _ignored, ...schema } = z.toJSONSchema(edge.inputSchema) as { $schema?: string; properties?: Record<string, unknown>; required?: string[] };
   return schema;

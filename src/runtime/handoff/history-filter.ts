@@ -1,0 +1,14 @@
+/** What the agent a handoff brought sees: the history through that handoff's filter. */
+import type { Agent } from "../agent.ts";
+import type { Message } from "../messages.ts";
+import type { Network } from "../network.ts";
+import type { HandoffRecord } from "./types.ts";
+
+/**
+ * The filter of the handoff that brought the agent now holding the conversation, if it has one.
+ * None once that agent has handed on, or when the edge is gone from the network (a deploy removed it).
+ */
+export function arrivalFilter(network: Network, holder: Agent, arrival: HandoffRecord | undefined): ((messages: readonly Message[]) => Message[]) | undefined {
+  if (!arrival || arrival.to !== holder.name || !network.get(arrival.from)) return undefined;
+  return network.edges(arrival.from).find((e) => e.target.name === arrival.to)?.historyFilter;
+}

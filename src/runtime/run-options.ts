@@ -1,0 +1,39 @@
+/** What a host passes `runTurn`: the network, the ports, the stored state and the input. */
+import type { Compaction } from "./compaction.ts";
+import type { HandoffRecord } from "./handoff/types.ts";
+import type { Limits } from "./limits.ts";
+import type { Message } from "./messages.ts";
+import type { Model } from "./model-port.ts";
+import type { Network } from "./network.ts";
+import type { TurnStore } from "./store-port.ts";
+import type { ApprovalDecision, Suspension } from "./suspension.ts";
+import type { UsageTotals } from "./usage.ts";
+
+/** A turn starts with a user message, or resumes a suspended one with people's decisions. */
+export type TurnInput =
+  | { kind: "message"; text: string }
+  | { kind: "resume"; suspension: Suspension; decisions: readonly ApprovalDecision[] };
+
+export interface RunTurnOptions {
+  conversationId: string;
+  network: Network;
+  model: Model;
+  store: TurnStore;
+  /** The committed history before this leg. */
+  history: readonly Message[];
+  /** The agent holding the conversation; an unknown name falls back to the entry agent. */
+  activeAgent: string;
+  /** Accepted transfers over the conversation's life before this leg. */
+  handoffCount: number;
+  /** The transfer that brought the active agent, if any: its historyFilter still applies. */
+  lastHandoff?: HandoffRecord;
+  /** What handoffs have carried so far (typed handoff input). */
+  context?: Record<string, unknown>;
+  /** What the conversation has spent before this leg, for its budgets. */
+  usage?: UsageTotals;
+  /** The latest compaction of the stored history. */
+  compaction?: Compaction;
+  input: TurnInput;
+  limits?: Partial<Limits>;
+  signal?: AbortSignal;
+}

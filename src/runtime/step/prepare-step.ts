@@ -1,0 +1,35 @@
+/** The first stage of a step: the limits it must pass, the tools and instructions it is sent, compaction. */
+import type { Agent } from "../agent.ts";
+import { checkBudgets } from "../budgets.ts";
+import { type CompactionResult, compactIfNeeded, visibleHistory } from "../context-window.ts";
+import { RuntimeError } from "../errors.ts";
+import type { RunEvent } from "../events.ts";
+import type { Message } from "../messages.ts";
+import type { AgentToolset } from "../network.ts";
+import type { RunContext, TurnState } from "../turn-state.ts";
+
+export interface PreparedStep {
+  stepIndex: number;
+  agent: Agent;
+  toolset: AgentToolset;
+  instructions: string;
+  /** What the model is sent: the visible history, with a new compaction if one was made. */
+  messages: readonly Message[];
+  compaction: CompactionResult | undefined;
+}
+
+export async function* prepareStep(run: RunContext, state: TurnState): AsyncGenerator<RunEvent, PreparedStep> {
+  const { network } = run.options;
+  const { agent, stepIndex } = state;
+  if (state.agentSteps >= run.limits.maxSteps) {
+    throw new RuntimeError("max_steps", `Agent '${agent.name}' reached maxSteps (${run.limits.maxSteps}) in this turn.`);
+  }
+  checkBudgets(network.options.budgets, state.turnUsage, state.conversationUsage, { modelCalls: 1 });
+  yield { type: "step-start", stepIndex, agent: agent.name };
+  const toolset = network.toolset(agent.name, { activeAgent: agent.name, handoffCount: state.handoffCount, turnHandoffs: state.handoffs.length, context: state.context });
+  // In the append mode the system prompt stays the entry agent's; targets' instructions are in the history.
+  const instructions = (network.options.systemPrompt === "append" ? network.entry : agent).instructionsFor({ context: state.context });
+  const compaction = yield* compactIfNeeded(run, state, instructions, toolset.specs);
+  const messages = visibleHistory(network, compaction ? { ...state, compaction: compaction.compaction } : state);
+  return { stepIndex, agent, toolset, instructions, messages, compaction };
+}

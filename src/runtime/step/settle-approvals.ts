@@ -1,0 +1,39 @@
+/** A resumed leg's first stage: the suspended step's awaited calls answered, the whole step committed. */
+import type { RunEvent } from "../events.ts";
+import { errorOutcome, executeToolCall, toolMessage } from "../execute-tool-call.ts";
+import type { ToolMessage } from "../messages.ts";
+import { type ApprovalDecision, denialMessage, type PendingApproval, type Suspension } from "../suspension.ts";
+import { toolContext } from "../tool-context.ts";
+import { advance, type RunContext, type TurnState } from "../turn-state.ts";
+import { countErrorSteps, tooManyErrors } from "./next-step.ts";
+import type { Answered } from "./resolve-calls.ts";
+
+export async function* settleApprovals(run: RunContext, state: TurnState, suspension: Suspension, decisions: readonly ApprovalDecision[]): AsyncGenerator<RunEvent, TurnState> {
+  const { network } = run.options;
+  const settled = await Promise.all(
+    suspension.pending.map(async (pending): Promise<[PendingApproval, Answered]> => {
+      const decision = decisions.find((d) => d.toolCallId === pending.toolCallId) ?? { toolCallId: pending.toolCallId, approved: false };
+      if (!decision.approved) return [pending, { outcome: errorOutcome(denialMessage(decision)), counts: false }];
+      // The gate belongs to the run: the call runs with its own agent's tool, even after a handoff.
+      const owner = network.get(pending.agent);
+      const call = suspension.assistant.toolCalls!.find((c) => c.id === pending.toolCallId)!;
+      const tools = owner?.tools ?? [];
+      const outcome = await executeToolCall(call, tools.find((t) => t.name === call.name), toolContext(run, state, pending.agent), tools.map((t) => t.name));
+      return [pending, { outcome, counts: true }];
+    }),
+  );
+  run.signal.throwIfAborted();
+  const results = suspension.results.map((result, i): ToolMessage => {
+    if (result) return result;
+    const call = suspension.assistant.toolCalls![i]!;
+    return toolMessage(call, settled.find(([pending]) => pending.toolCallId === call.id)![1].outcome);
+  });
+  const messages = [suspension.assistant, ...results, ...(suspension.trailing ?? [])];
+  await run.options.store.commitStep({ messages, activeAgent: state.agent.name, suspension: null });
+  const next = advance(state, { messages, errorSteps: countErrorSteps(state.errorSteps, settled.map(([, answered]) => answered)) });
+  for (const [pending, answered] of settled) {
+    yield { type: "tool-result", toolCallId: pending.toolCallId, name: pending.name, result: answered.outcome.result, isError: answered.outcome.isError };
+  }
+  if (next.errorSteps >= run.limits.maxToolErrorSteps) throw tooManyErrors(run.limits);
+  return next;
+}

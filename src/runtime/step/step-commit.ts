@@ -1,0 +1,96 @@
+/**
+ * The fourth stage of a step, pure: from the model's answer and the records of its calls to what
+ * is committed, what is announced after the commit, and the turn's next state.
+ */
+import { estimateTokens } from "../compaction.ts";
+import type { RunEvent } from "../events.ts";
+import { argsOf, toolMessage } from "../execute-tool-call.ts";
+import type { PlannedCall } from "../handoff/rules.ts";
+import type { HandoffRecord } from "../handoff/types.ts";
+import type { AssistantMessage, Message, ToolMessage } from "../messages.ts";
+import type { NetworkOptions } from "../network.ts";
+import type { StepCommit } from "../store-port.ts";
+import type { PendingApproval } from "../suspension.ts";
+import { advance, type TurnChange, type TurnState } from "../turn-state.ts";
+import { addUsage, modelCallUsage, NO_USAGE, type UsageTotals } from "../usage.ts";
+import type { ModelStepResult } from "./call-model.ts";
+import type { PreparedStep } from "./prepare-step.ts";
+import type { CallRecord } from "./resolve-calls.ts";
+import { countErrorSteps } from "./next-step.ts";
+
+export interface StepOutcome {
+  commit: StepCommit;
+  /** Announced once the commit is stored, in call order: results, approvals asked for, the handoff. */
+  events: RunEvent[];
+  next: TurnState;
+  handoff: HandoffRecord | undefined;
+  pending: PendingApproval[];
+}
+
+type AcceptedHandoff = Extract<PlannedCall, { kind: "transfer" }>;
+
+/** What the step's model calls spent: its answer and any summary calls. */
+export function stepUsage(prepared: PreparedStep, step: ModelStepResult): UsageTotals {
+  return addUsage(prepared.compaction?.usage ?? NO_USAGE, modelCallUsage(step.usage));
+}
+
+export function buildStepCommit(input: {
+  state: TurnState;
+  prepared: PreparedStep;
+  step: ModelStepResult;
+  records: readonly CallRecord[];
+  options: Pick<NetworkOptions, "systemPrompt" | "compaction">;
+}): StepOutcome {
+  const { state, prepared, step, records, options } = input;
+  const { agent, stepIndex, compaction } = prepared;
+  const spent = { ...stepUsage(prepared, step), toolCalls: records.filter((r) => r.plan.kind === "tool" && r.blocked === null).length };
+  const kept = records.filter((r) => r.kept);
+  const assistant: AssistantMessage = { role: "assistant", agent: agent.name, content: step.text || null, ...(kept.length ? { toolCalls: kept.map((r) => r.call) } : {}) };
+  const accepted = records.map((r) => r.plan).find((p): p is AcceptedHandoff => p.kind === "transfer");
+  const target = accepted?.edge.target;
+  const handoff: HandoffRecord | undefined = accepted && {
+    from: agent.name,
+    to: accepted.edge.target.name,
+    toolCallId: accepted.call.id,
+    ...(accepted.reason ? { reason: accepted.reason } : {}),
+    ...(accepted.input ? { input: accepted.input } : {}),
+    stepIndex,
+  };
+  const results = kept.map((r) => (r.answer ? toolMessage(r.call, r.answer.outcome) : null));
+  const pending = records.filter((r) => r.awaitsApproval).map((r) => ({ toolCallId: r.call.id, name: r.call.name, args: argsOf(r.call), agent: agent.name }));
+  const context = accepted?.input ? { ...state.context, ...accepted.input } : undefined;
+  // The append mode records the target's instructions in the history at the handoff.
+  const appended: Message[] =
+    target && options.systemPrompt === "append" ? [{ role: "system", agent: target.name, content: target.instructionsFor({ context: context ?? state.context }) }] : [];
+  const complete = pending.length === 0 ? [assistant, ...results.filter((r): r is ToolMessage => r !== null), ...appended] : [];
+  const change: TurnChange = {
+    messages: complete,
+    modelCalled: true,
+    spent,
+    errorSteps: countErrorSteps(state.errorSteps, records.flatMap((r) => (r.answer ? [r.answer] : []))),
+    ...(handoff && target ? { handoff: { record: handoff, target } } : {}),
+    ...(context ? { context } : {}),
+    ...(compaction ? { compaction: compaction.compaction } : {}),
+    ...calibration(prepared, step, options),
+  };
+  const next = advance(state, change);
+  const shared = { activeAgent: next.agent.name, usage: spent, ...(handoff ? { handoff } : {}), ...(context ? { context } : {}), ...(compaction ? { compaction: compaction.compaction } : {}) };
+  // A handoff is committed before the suspension: the resumed leg runs as the target. An appended
+  // system message waits with the step, so it follows the step's results in the history.
+  const commit: StepCommit =
+    pending.length > 0
+      ? { messages: [], ...shared, suspension: { stepIndex, assistant, results, pending, turnHandoffs: [...next.handoffs], agentSteps: next.agentSteps, errorSteps: next.errorSteps, turnUsage: next.turnUsage, trailing: appended } }
+      : { messages: complete, ...shared };
+  const events: RunEvent[] = [
+    ...records.flatMap((r): RunEvent[] => (r.answer ? [{ type: "tool-result", toolCallId: r.call.id, name: r.call.name, result: r.answer.outcome.result, isError: r.answer.outcome.isError }] : [])),
+    ...pending.map((p): RunEvent => ({ type: "approval-required", ...p })),
+    ...(handoff ? [{ type: "handoff" as const, ...handoff }] : []),
+  ];
+  return { commit, events, next, handoff, pending };
+}
+
+/** Only a context budget needs the token estimate, and only then is it worth correcting by what the provider counted. */
+function calibration(prepared: PreparedStep, step: ModelStepResult, options: Pick<NetworkOptions, "compaction">): { calibration?: number } {
+  if (!step.usage?.inputTokens || !(prepared.agent.contextBudget ?? options.compaction?.contextBudget)) return {};
+  return { calibration: step.usage.inputTokens / Math.max(1, estimateTokens(prepared.instructions, prepared.messages, prepared.toolset.specs)) };
+}
