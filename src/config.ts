@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { Redactor } from "./runtime/index.ts";
+import { type Limits, type NetworkOptions, Redactor } from "./runtime/index.ts";
 
 /** The Worker's configuration, read from its environment and validated once per use. */
 const Budget = z
@@ -48,6 +48,30 @@ const ConfigSchema = z.object({
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
+
+/** What the configuration sets for runs, in one place: the network's budgets, compaction and model, the loop's limits. */
+export interface RunSettings {
+  network: Pick<NetworkOptions, "defaultModel" | "budgets" | "compaction">;
+  limits: Partial<Limits>;
+}
+
+export function runSettings(config: Config): RunSettings {
+  const budgets = {
+    ...(config.TURN_BUDGET ? { perTurn: config.TURN_BUDGET } : {}),
+    ...(config.CONVERSATION_BUDGET ? { perConversation: config.CONVERSATION_BUDGET } : {}),
+  };
+  return {
+    network: {
+      ...(config.OPENAI_MODEL ? { defaultModel: config.OPENAI_MODEL } : {}),
+      ...(Object.keys(budgets).length ? { budgets } : {}),
+      compaction: { keepTurns: config.COMPACTION_KEEP_TURNS, ...(config.CONTEXT_BUDGET ? { contextBudget: config.CONTEXT_BUDGET } : {}) },
+    },
+    limits: {
+      ...(config.MAX_STEPS ? { maxSteps: config.MAX_STEPS } : {}),
+      ...(config.MAX_HANDOFFS_PER_TURN !== undefined ? { maxHandoffsPerTurn: config.MAX_HANDOFFS_PER_TURN } : {}),
+    },
+  };
+}
 
 /** A variable of the Worker's environment is invalid: an operator's error, named in the message. */
 export class ConfigError extends Error {

@@ -48,3 +48,26 @@ export function errorResponse(
   if (typeof details?.retryAfter === "number") res.headers.set("retry-after", String(details.retryAfter));
   return res;
 }
+
+/**
+ * An HTTP error thrown from a route or middleware; the app's `onError` answers it with
+ * `errorResponse`, so a handler states the failure and returns only its success.
+ */
+export class HttpError extends Error {
+  override readonly name = "HttpError";
+  readonly code: HttpErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: HttpErrorCode, message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.code = code;
+    this.details = details;
+  }
+}
+
+/** The response for an HttpError: a revoked token also says so in WWW-Authenticate. */
+export function httpErrorResponse(c: Context, error: HttpError): Response {
+  const res = errorResponse(c, error.code, error.message, error.details);
+  if (error.code === "token_revoked") res.headers.set("www-authenticate", 'Bearer realm="handoff-runtime", error="invalid_token"');
+  return res;
+}

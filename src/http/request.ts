@@ -1,30 +1,37 @@
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import * as z from "zod";
-import type { SessionError } from "../session/index.ts";
+import type { SessionResult } from "../session/index.ts";
 import { headersFor, type StreamFormat } from "../wire/index.ts";
-import type { AppEnv } from "./app-env.ts";
-import { errorResponse } from "./errors.ts";
+import type { Env } from "../env.ts";
+import type { ConversationEnv } from "./app-env.ts";
+import { HttpError } from "./errors.ts";
 import { CONVERSATION_ID_RULE, ConversationId } from "./schemas.ts";
+import { sessionClient } from "./session-client.ts";
 
 /** An error lists at most this many problems, and says how many more there were. */
 const MAX_PROBLEMS = 10;
 /** No error message is longer than this, whatever the body held. */
 const MAX_ERROR_CHARS = 2000;
 
-/** Parses a JSON body against a schema; a Response is the error to send back. */
-export async function readJson<T>(c: Context, schema: z.ZodType<T>): Promise<T | Response> {
+/** Parses a JSON body against a schema, or throws the HttpError that says what to fix. */
+export async function readJson<T>(c: Context, schema: z.ZodType<T>): Promise<T> {
   if (!/^application\/json\s*(;|$)/i.test(c.req.header("content-type") ?? "")) {
-    return errorResponse(c, "unsupported_media_type", "Send the body as JSON with Content-Type: application/json.");
+    throw new HttpError("unsupported_media_type", "Send the body as JSON with Content-Type: application/json.");
   }
   let raw: unknown;
   try {
     raw = await c.req.json();
   } catch {
-    return errorResponse(c, "bad_json", "The request body is not valid JSON.");
+    throw new HttpError("bad_json", "The request body is not valid JSON.");
   }
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) return errorResponse(c, "invalid_request", describeProblems(parsed.error));
+  if (!parsed.success) throw new HttpError("invalid_request", describeProblems(parsed.error));
   return parsed.data;
+}
+
+/** A JSON body that may be left out: undefined when there is none. */
+export async function readOptionalJson<T>(c: Context, schema: z.ZodType<T>): Promise<T | undefined> {
+  return c.req.header("content-length") !== "0" && c.req.raw.body ? readJson(c, schema) : undefined;
 }
 
 /** The first problems of a body, bounded in number and length, and a count of the rest. */
@@ -36,28 +43,31 @@ export function describeProblems(error: z.ZodError): string {
   return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}… (cut: fix the problems above first)` : text;
 }
 
-export function conversationId(c: Context): string | Response {
-  const id = c.req.param("id") ?? "";
-  return ConversationId.safeParse(id).success
-    ? id
-    : errorResponse(c, "invalid_conversation_id", CONVERSATION_ID_RULE);
+/** Validates `:id` once for every conversation route, and gives the routes the conversation's client. */
+export function conversationScope(): MiddlewareHandler<ConversationEnv> {
+  return async (c, next) => {
+    const id = c.req.param("id") ?? "";
+    if (!ConversationId.safeParse(id).success) throw new HttpError("invalid_conversation_id", CONVERSATION_ID_RULE);
+    c.set("conversationId", id);
+    c.set("client", sessionClient(c.env, id, c.get("access")));
+    await next();
+  };
+}
+
+/** The value of a Durable Object's answer, or its refusal thrown as the HTTP error of the same code. */
+export async function expectOk<T>(result: Promise<SessionResult<T>>): Promise<T> {
+  const answer = await result;
+  if (!answer.ok) throw new HttpError(answer.error.code, answer.error.message, answer.error.details);
+  return answer.value;
 }
 
 export function streamResponse(stream: ReadableStream<Uint8Array>, format: StreamFormat = "sse"): Response {
   return new Response(stream, { headers: headersFor(format) });
 }
 
-/** A Durable Object's refusal as the HTTP error for its code. */
-export function sessionError(c: Context, error: SessionError): Response {
-  const res = errorResponse(c, error.code, error.message, error.details);
-  if (error.code === "token_revoked") res.headers.set("www-authenticate", 'Bearer realm="handoff-runtime", error="invalid_token"');
-  return res;
-}
-
 /** New turns per client (by address), through the Workers rate-limiting binding when it is bound. */
-export async function limitClient(c: Context<AppEnv>): Promise<Response | null> {
-  if (!c.env.CLIENT_LIMITER) return null;
-  const key = c.req.header("cf-connecting-ip") ?? "local";
-  const { success } = await c.env.CLIENT_LIMITER.limit({ key });
-  return success ? null : errorResponse(c, "rate_limited", "Too many new turns from this client; try again in a minute.", { retryAfter: 60 });
+export async function limitClient(env: Env, address: string | undefined): Promise<void> {
+  if (!env.CLIENT_LIMITER) return;
+  const { success } = await env.CLIENT_LIMITER.limit({ key: address ?? "local" });
+  if (!success) throw new HttpError("rate_limited", "Too many new turns from this client; try again in a minute.", { retryAfter: 60 });
 }

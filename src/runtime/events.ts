@@ -3,7 +3,11 @@ import type { Usage, UsageTotals } from "./usage.ts";
 
 /** The events of a turn: one flat union keyed on `type`, plain JSON so they cross any wire. */
 
+/** How a turn's leg ended without failing, as its `done` event says. */
 export type TurnStatus = "completed" | "awaiting_approval";
+
+/** How a turn's leg ended: what the host records for the turn. */
+export type TurnOutcome = { status: TurnStatus } | { status: "failed"; code: string };
 
 export type RunEvent =
   | { type: "run-start"; conversationId: string; agent: string; model: string; demo?: boolean; resumed?: boolean }

@@ -9,14 +9,14 @@ export type { HandoffInfo, HandoffOptions, HandoffRecord, HandoffState } from ".
 export { NAMED_TRANSFER_TOOL, SINGLE_TRANSFER_TOOL, type TransferStyle } from "./handoff/transfer-tools.ts";
 export { sanitizeAgentName, transferToolNames, TRANSFER_PREFIX } from "./handoff/tool-names.ts";
 export { RuntimeError, toRuntimeError, type RuntimeErrorCode } from "./errors.ts";
-export type { RunEvent, TurnStatus } from "./events.ts";
+export type { RunEvent, TurnOutcome, TurnStatus } from "./events.ts";
 export { DEFAULT_LIMITS, type Limits } from "./limits.ts";
 export { findHistoryProblem, type AssistantMessage, type Message, type SystemMessage, type ToolCall, type ToolMessage, type UserMessage } from "./messages.ts";
 export { Network, type AgentToolset, type NetworkOptions } from "./network.ts";
 export type { Model, ModelEvent, ModelRequest, ModelSettings } from "./model-port.ts";
 export { applyCommit, type CommittedState, type StepCommit, type TurnStore } from "./store-port.ts";
-export { runTurn } from "./run-loop.ts";
-export type { RunTurnOptions, TurnInput } from "./run-options.ts";
+export { runTurn, runTurnItems } from "./run-loop.ts";
+export type { RunItemsOptions, RunTurnOptions, TurnInput, TurnItem } from "./run-options.ts";
 export { denialMessage, INTERRUPTED_CALL, settleInterrupted, type ApprovalDecision, type PendingApproval, type Suspension } from "./suspension.ts";
 export { tool, type DelegateAgent, type Tool, type ToolContext, type ToolSpec } from "./tool.ts";
 export { addUsage, NO_USAGE, type Usage, type UsageTotals } from "./usage.ts";

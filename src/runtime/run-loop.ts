@@ -3,13 +3,13 @@
  * resolve the calls, build the commit, store it, announce it, decide what comes next.
  */
 import { RuntimeError, toRuntimeError } from "./errors.ts";
-import type { RunEvent } from "./events.ts";
+import type { RunEvent, TurnOutcome } from "./events.ts";
 import { argsOf } from "./execute-tool-call.ts";
 import { firstBlock } from "./guardrails.ts";
 import { runHandoffHook } from "./handoff/hook.ts";
 import { DEFAULT_LIMITS } from "./limits.ts";
 import type { Message } from "./messages.ts";
-import type { RunTurnOptions } from "./run-options.ts";
+import type { RunItemsOptions, RunTurnOptions, TurnItem } from "./run-options.ts";
 import { type ModelStepResult, streamModelCall } from "./step/call-model.ts";
 import { decideNextStep, tooManyErrors } from "./step/next-step.ts";
 import { type PreparedStep, prepareStep } from "./step/prepare-step.ts";
@@ -20,19 +20,47 @@ import { advance, initialTurnState, type RunContext, type TurnState } from "./tu
 
 /**
  * Runs one user turn (or its resumed leg) as an async generator of events; it ends with exactly
- * one `done` or `error`. Each step is committed through the store as a whole before its results
- * are announced, so the stored history is valid whatever fails.
+ * one `done` or `error`, and returns the outcome. Each step is committed through the store as a
+ * whole before its results are announced, so the stored history is valid whatever fails.
  */
-export async function* runTurn(options: RunTurnOptions): AsyncGenerator<RunEvent, void> {
+export async function* runTurn(options: RunTurnOptions): AsyncGenerator<RunEvent, TurnOutcome> {
+  const items = runTurnItems(options);
+  let next = await items.next();
+  while (!next.done) {
+    const item = next.value;
+    if (item.type !== "commit") {
+      yield item;
+      next = await items.next();
+      continue;
+    }
+    try {
+      await options.store.commitStep(item.commit);
+    } catch (error) {
+      // Thrown back into the loop, which ends the turn with an error event.
+      next = await items.throw(error);
+      continue;
+    }
+    next = await items.next();
+  }
+  return next.value;
+}
+
+/**
+ * The same run as one ordered stream of events and commits, for hosts that store each commit with
+ * the events before it. The consumer stores a commit before pulling the next item: results are
+ * announced only after their step is stored. A commit that fails is thrown back with `throw()`.
+ */
+export async function* runTurnItems(options: RunItemsOptions): AsyncGenerator<TurnItem, TurnOutcome> {
   try {
-    yield* runLeg(options);
+    return yield* runLeg(options);
   } catch (error) {
     const failure = options.signal?.aborted ? new RuntimeError("run_aborted", "The run was cancelled.") : toRuntimeError(error);
     yield { type: "error", code: failure.code, message: failure.message, ...(failure.status ? { status: failure.status } : {}) };
+    return { status: "failed", code: failure.code };
   }
 }
 
-async function* runLeg(options: RunTurnOptions): AsyncGenerator<RunEvent, void> {
+async function* runLeg(options: RunItemsOptions): AsyncGenerator<TurnItem, TurnOutcome> {
   const { network, model, input } = options;
   const run: RunContext = { options, limits: { ...DEFAULT_LIMITS, ...options.limits }, signal: options.signal ?? new AbortController().signal, runTurn };
   const agent = network.get(options.activeAgent) ?? network.entry;
@@ -49,15 +77,19 @@ async function* runLeg(options: RunTurnOptions): AsyncGenerator<RunEvent, void> 
   // A deploy removed the agent that held the conversation: the entry agent takes over, and says so.
   if (missing) yield { type: "warning", code: "agent_missing", message: `Agent '${missing}' no longer exists; '${agent.name}' took over the conversation.` };
   if (input.kind === "message") {
-    state = yield* acceptMessage(run, state, input.text, missing);
+    state = yield* acceptMessage(state, input.text, missing);
   } else {
     state = yield* settleApprovals(run, state, input.suspension, input.decisions);
   }
-  for (let ended = false; !ended; ) ({ state, ended } = yield* runStep(run, state));
+  for (;;) {
+    const step = yield* runStep(run, state);
+    if (step.ended) return step.ended;
+    state = step.state;
+  }
 }
 
 /** The user's message, past the input guardrails, is stored before the first model call (with a note when its holder is gone). */
-async function* acceptMessage(run: RunContext, state: TurnState, text: string, missing: string | undefined): AsyncGenerator<RunEvent, TurnState> {
+async function* acceptMessage(state: TurnState, text: string, missing: string | undefined): AsyncGenerator<TurnItem, TurnState> {
   const { agent } = state;
   const note: Message[] = missing
     ? [{ role: "system", agent: agent.name, content: `Note: the agent '${missing}' that held this conversation no longer exists; '${agent.name}' took over.` }]
@@ -69,13 +101,13 @@ async function* acceptMessage(run: RunContext, state: TurnState, text: string, m
     throw new RuntimeError("guardrail_blocked", `The message was blocked: ${blocked}`);
   }
   const messages: Message[] = [...note, { role: "user", content: text }];
-  await run.options.store.commitStep({ messages, activeAgent: agent.name });
+  yield { type: "commit", commit: { messages, activeAgent: agent.name } };
   return advance(state, { messages });
 }
 
 /** One model call and its tools, as named stages. */
-async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<RunEvent, { state: TurnState; ended: boolean }> {
-  const { network, store } = run.options;
+async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnItem, { state: TurnState; ended?: TurnOutcome }> {
+  const { network } = run.options;
   const prepared = yield* prepareStep(run, state);
   const step = yield* callModel(run, prepared);
   const records = await resolveCalls(run, state, prepared, step.toolCalls, stepUsage(prepared, step));
@@ -84,7 +116,7 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<RunEv
   }
   if (step.toolCalls.length === 0) yield* checkAnswer(state, prepared, step);
   const outcome = buildStepCommit({ state, prepared, step, records, options: network.options });
-  await store.commitStep(outcome.commit);
+  yield { type: "commit", commit: outcome.commit };
   yield* outcome.events;
   if (outcome.handoff) await runHandoffHook(network, outcome.handoff);
   const next = outcome.next;
@@ -94,15 +126,15 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<RunEv
   switch (decision.kind) {
     case "awaiting-approval":
       yield { type: "done", status: "awaiting_approval", ...done };
-      return { state: next, ended: true };
+      return { state: next, ended: { status: "awaiting_approval" } };
     case "final":
       yield { type: "done", status: "completed", ...done };
-      return { state: next, ended: true };
+      return { state: next, ended: { status: "completed" } };
     case "too-many-errors":
       throw tooManyErrors(run.limits);
     case "handoff":
     case "run-again":
-      return { state: next, ended: false };
+      return { state: next };
     default: {
       const exhaustive: never = decision;
       throw new Error(`unknown decision ${JSON.stringify(exhaustive)}`);

@@ -1,11 +1,12 @@
 /** What a host passes `runTurn`: the network, the ports, the stored state and the input. */
 import type { Compaction } from "./compaction.ts";
+import type { RunEvent } from "./events.ts";
 import type { HandoffRecord } from "./handoff/types.ts";
 import type { Limits } from "./limits.ts";
 import type { Message } from "./messages.ts";
 import type { Model } from "./model-port.ts";
 import type { Network } from "./network.ts";
-import type { TurnStore } from "./store-port.ts";
+import type { StepCommit, TurnStore } from "./store-port.ts";
 import type { ApprovalDecision, Suspension } from "./suspension.ts";
 import type { UsageTotals } from "./usage.ts";
 
@@ -37,3 +38,9 @@ export interface RunTurnOptions {
   limits?: Partial<Limits>;
   signal?: AbortSignal;
 }
+
+/** What `runTurnItems` yields: the run's events, and each step's commit after the events it stores. */
+export type TurnItem = RunEvent | { type: "commit"; commit: StepCommit };
+
+/** `runTurnItems` takes no store: its consumer stores the commits. */
+export type RunItemsOptions = Omit<RunTurnOptions, "store">;

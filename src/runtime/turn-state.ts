@@ -5,7 +5,7 @@ import type { HandoffRecord } from "./handoff/types.ts";
 import type { Limits } from "./limits.ts";
 import type { Message } from "./messages.ts";
 import type { RunEvent } from "./events.ts";
-import type { RunTurnOptions } from "./run-options.ts";
+import type { RunItemsOptions, RunTurnOptions } from "./run-options.ts";
 import { addUsage, NO_USAGE, type UsageTotals } from "./usage.ts";
 
 export interface TurnState {
@@ -35,7 +35,7 @@ export interface TurnState {
 
 /** What a turn's run needs besides its state: the host's options, the limits, the signal. */
 export interface RunContext {
-  readonly options: RunTurnOptions;
+  readonly options: RunItemsOptions;
   readonly limits: Limits;
   readonly signal: AbortSignal;
   /** Runs a nested turn, for delegation (passed in so tools need not import the loop). */
@@ -57,7 +57,7 @@ export interface TurnChange {
   calibration?: number;
 }
 
-export function initialTurnState(options: RunTurnOptions, agent: Agent): TurnState {
+export function initialTurnState(options: RunItemsOptions, agent: Agent): TurnState {
   const resumed = options.input.kind === "resume" ? options.input.suspension : undefined;
   return {
     agent,

@@ -1,4 +1,17 @@
-import { addUsage, settleInterrupted, type ApprovalDecision, type Compaction, type HandoffRecord, type Message, NO_USAGE, type StepCommit, type Suspension, type UsageTotals } from "../runtime/index.ts";
+import {
+  addUsage,
+  applyCommit,
+  type ApprovalDecision,
+  type Compaction,
+  type HandoffRecord,
+  type Message,
+  NO_USAGE,
+  settleInterrupted,
+  type StepCommit,
+  type Suspension,
+  type TurnOutcome,
+  type UsageTotals,
+} from "../runtime/index.ts";
 import { capEvent, capMessage } from "./caps.ts";
 import { migrate } from "./schema.ts";
 import type { StoredEvent } from "../wire/index.ts";
@@ -44,7 +57,8 @@ const CRASH_ID_GAP = 100_000;
 /** An events row stays well under SQLite's 2 MB row limit however much a step streamed. */
 const EVENT_ROW_CHARS = 512 * 1024;
 
-export type TurnStatus = "running" | "completed" | "failed" | "awaiting_approval";
+/** A stored turn: running, or ended with its outcome's status. */
+export type StoredTurnStatus = "running" | TurnOutcome["status"];
 
 export interface StoredHandoff extends HandoffRecord {
   turn: number;
@@ -52,7 +66,7 @@ export interface StoredHandoff extends HandoffRecord {
 
 export interface TurnRecord {
   turn: number;
-  status: TurnStatus;
+  status: StoredTurnStatus;
   error: string | null;
   rowsWritten: number;
   bytesWritten: number;
@@ -145,7 +159,7 @@ export class ConversationStore {
         turn,
       )
       .toArray()[0];
-    return row && { turn: row.turn, status: row.status as TurnStatus, error: row.error, rowsWritten: row.rows_written, bytesWritten: row.bytes_written };
+    return row && { turn: row.turn, status: row.status as StoredTurnStatus, error: row.error, rowsWritten: row.rows_written, bytesWritten: row.bytes_written };
   }
 
   /** Stores an empty conversation held by the entry agent, unless one exists. */
@@ -188,12 +202,10 @@ export class ConversationStore {
     const state = this.#requireState();
     const messages = commit.messages.map(capMessage);
     const next: ConversationState = {
-      ...state,
-      activeAgent: commit.activeAgent,
-      handoffCount: state.handoffCount + (commit.handoff ? 1 : 0),
+      ...applyCommit(state, commit),
       lastEventId: events.at(-1)?.id ?? state.lastEventId,
-      ...(commit.suspension === undefined ? {} : { suspension: commit.suspension, decisions: [] }),
-      ...(commit.context ? { context: commit.context } : {}),
+      // Decisions belong to the suspension they decide.
+      ...(commit.suspension === undefined ? {} : { decisions: [] }),
     };
     const stateChanged = next.activeAgent !== state.activeAgent || commit.handoff !== undefined || commit.suspension !== undefined || commit.context !== undefined;
     this.#transaction(() => {
@@ -211,8 +223,8 @@ export class ConversationStore {
     this.#messages!.push(...messages);
   }
 
-  /** Ends the turn's leg: its remaining events and its status. */
-  endTurn(status: Exclude<TurnStatus, "running">, events: readonly StoredEvent[], error?: string): void {
+  /** Ends the turn's leg with the outcome the run reported, and its remaining events. */
+  endTurn(outcome: TurnOutcome, events: readonly StoredEvent[]): void {
     const state = this.#requireState();
     const next: ConversationState = { ...state, lastEventId: events.at(-1)?.id ?? state.lastEventId };
     this.#transaction(() => {
@@ -221,9 +233,9 @@ export class ConversationStore {
       this.#exec(
         `UPDATE turns SET status = ?, ended_at = ?, error = ?, rows_written = rows_written + ?, bytes_written = bytes_written + ?,
            model_calls = model_calls + ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, tool_calls = tool_calls + ? WHERE turn = ?`,
-        status,
+        outcome.status,
         Date.now(),
-        error ?? null,
+        outcome.status === "failed" ? outcome.code : null,
         this.#written.rows + 1,
         this.#written.bytes,
         this.#turnUsage.modelCalls,

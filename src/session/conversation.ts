@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { configuredNetwork } from "../agents/index.ts";
-import { type Config, readConfig, redactorFor } from "../config.ts";
+import { type Config, readConfig, redactorFor, runSettings } from "../config.ts";
 import type { Env } from "../env.ts";
 import { createModel } from "../models/index.ts";
 import {
@@ -11,24 +11,25 @@ import {
   type Network,
   type PendingApproval,
   type Redactor,
-  runTurn,
+  type RunItemsOptions,
+  runTurnItems,
   type TurnInput,
   type UsageTotals,
 } from "../runtime/index.ts";
 import { encoderFor, type StoredEvent, type StreamFormat } from "../wire/index.ts";
 import { checkDecisions } from "./approvals.ts";
-import { type ConversationState, ConversationStore, type StoredHandoff, type TurnStatus } from "./conversation-store.ts";
+import { type ConversationState, ConversationStore, type StoredHandoff, type StoredTurnStatus } from "./conversation-store.ts";
 import { type EventBatches, eventStream } from "./event-stream.ts";
-import { redactEvents } from "./redact-events.ts";
 import { fail, ok, type SessionResult } from "./results.ts";
 import { TurnBroadcast } from "./turn-broadcast.ts";
+import { TurnRecorder } from "./turn-recorder.ts";
 
 export interface ConversationView {
   id: string;
   activeAgent: string;
   handoffCount: number;
   turn: number;
-  status: TurnStatus | "idle";
+  status: StoredTurnStatus | "idle";
   messages: readonly Message[];
   handoffs: StoredHandoff[];
   pendingApprovals: PendingApproval[];
@@ -272,57 +273,49 @@ export class Conversation extends DurableObject<Env> {
 
   async #drive(broadcast: TurnBroadcast, conversationId: string, input: TurnInput): Promise<void> {
     const state = this.#store.state()!;
-    let nextId = state.lastEventId + 1;
-    let pending: StoredEvent[] = [];
-    let last: StoredEvent | undefined;
-    const lastHandoff = this.#store.lastHandoff();
-    const compaction = this.#store.latestCompaction();
+    const recorder = new TurnRecorder(this.#store, this.#redactor, broadcast, state.lastEventId + 1);
     try {
-      const events = runTurn({
-        conversationId,
-        network: this.#network,
-        model: this.#model,
-        history: this.#store.messages(),
-        activeAgent: state.activeAgent,
-        handoffCount: state.handoffCount,
-        ...(lastHandoff ? { lastHandoff } : {}),
-        ...(compaction ? { compaction } : {}),
-        context: state.context ?? {},
-        usage: this.#store.usage(),
-        input,
-        limits: {
-          ...(this.#config.MAX_STEPS ? { maxSteps: this.#config.MAX_STEPS } : {}),
-          ...(this.#config.MAX_HANDOFFS_PER_TURN !== undefined ? { maxHandoffsPerTurn: this.#config.MAX_HANDOFFS_PER_TURN } : {}),
-        },
-        store: {
-          commitStep: (commit) => {
-            this.#store.commitStep(this.#redactor.value(commit), pending);
-            pending = [];
-          },
-        },
-      });
-      for await (const event of redactEvents(events, this.#redactor)) {
-        last = { id: nextId++, ...event };
-        pending.push(last);
-        broadcast.publish(last);
+      const items = runTurnItems(this.#runOptions(conversationId, state, input));
+      let next = await items.next();
+      while (!next.done) {
+        let stored = true;
+        try {
+          recorder.record(next.value);
+        } catch (error) {
+          stored = false;
+          next = await items.throw(error);
+        }
+        if (stored) next = await items.next();
       }
-      const status = last?.type === "error" ? "failed" : last?.type === "done" && last.status === "awaiting_approval" ? "awaiting_approval" : "completed";
-      this.#store.endTurn(status, pending, last?.type === "error" ? last.code : undefined);
+      recorder.end(next.value);
     } catch (error) {
       // Only storage can fail here: the loop turns every other failure into an error event.
       console.error(this.#redactor.text(`conversation turn failed: ${error instanceof Error ? error.message : String(error)}`));
-      if (last?.type !== "error" && last?.type !== "done") {
-        broadcast.publish({ id: nextId++, type: "error", code: "internal_error", message: "The turn could not be stored." });
-      }
-      try {
-        this.#store.endTurn("failed", [], "internal_error");
-      } catch {
-        // The constructor marks a turn left running as failed on the next start.
-      }
+      recorder.fail();
     } finally {
       this.#running = null;
       broadcast.close();
     }
+  }
+
+  /** What the loop is given: the stored conversation, and the limits the configuration sets. */
+  #runOptions(conversationId: string, state: ConversationState, input: TurnInput): RunItemsOptions {
+    const lastHandoff = this.#store.lastHandoff();
+    const compaction = this.#store.latestCompaction();
+    return {
+      conversationId,
+      network: this.#network,
+      model: this.#model,
+      history: this.#store.messages(),
+      activeAgent: state.activeAgent,
+      handoffCount: state.handoffCount,
+      ...(lastHandoff ? { lastHandoff } : {}),
+      ...(compaction ? { compaction } : {}),
+      context: state.context ?? {},
+      usage: this.#store.usage(),
+      input,
+      limits: runSettings(this.#config).limits,
+    };
   }
 }
 

@@ -1,4 +1,4 @@
-import type { HandoffRecord, Message, Model, ModelEvent, ModelRequest, StepCommit, Suspension, ToolSpec, TurnStore } from "../../src/runtime/index.ts";
+import { applyCommit, type HandoffRecord, type Message, type Model, type ModelEvent, type ModelRequest, type StepCommit, type Suspension, type ToolSpec, type TurnStore } from "../../src/runtime/index.ts";
 
 export interface ScriptedCall {
   id?: string;
@@ -61,7 +61,7 @@ export class ScriptedModel implements Model {
   }
 }
 
-/** An in-memory store that applies commits the way the Durable Object does. */
+/** An in-memory store that applies commits with the function the Durable Object uses. */
 export class MemoryStore implements TurnStore {
   readonly commits: StepCommit[] = [];
   history: Message[] = [];
@@ -78,12 +78,8 @@ export class MemoryStore implements TurnStore {
   commitStep(commit: StepCommit): void {
     this.commits.push(structuredClone(commit));
     this.history.push(...structuredClone(commit.messages));
-    this.activeAgent = commit.activeAgent;
-    if (commit.handoff) {
-      this.handoffCount++;
-      this.lastHandoff = structuredClone(commit.handoff);
-    }
-    if (commit.context) this.context = structuredClone(commit.context);
-    if (commit.suspension !== undefined) this.suspension = structuredClone(commit.suspension);
+    const { activeAgent, handoffCount, suspension, context } = applyCommit(this, structuredClone(commit));
+    Object.assign(this, { activeAgent, handoffCount, suspension, context });
+    if (commit.handoff) this.lastHandoff = structuredClone(commit.handoff);
   }
 }

@@ -111,7 +111,7 @@ describe("compaction in storage", () => {
           ...(store.latestCompaction() ? { compaction: store.latestCompaction()! } : {}),
           input: { kind: "message", text: `question number ${turn}` },
         }));
-        store.endTurn("completed", []);
+        store.endTurn({ status: "completed" }, []);
       }
     });
     const view = await stored(id);

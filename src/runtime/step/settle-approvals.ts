@@ -1,14 +1,14 @@
 /** A resumed leg's first stage: the suspended step's awaited calls answered, the whole step committed. */
-import type { RunEvent } from "../events.ts";
 import { errorOutcome, executeToolCall, toolMessage } from "../execute-tool-call.ts";
 import type { ToolMessage } from "../messages.ts";
+import type { TurnItem } from "../run-options.ts";
 import { type ApprovalDecision, denialMessage, type PendingApproval, type Suspension } from "../suspension.ts";
 import { toolContext } from "../tool-context.ts";
 import { advance, type RunContext, type TurnState } from "../turn-state.ts";
 import { countErrorSteps, tooManyErrors } from "./next-step.ts";
 import type { Answered } from "./resolve-calls.ts";
 
-export async function* settleApprovals(run: RunContext, state: TurnState, suspension: Suspension, decisions: readonly ApprovalDecision[]): AsyncGenerator<RunEvent, TurnState> {
+export async function* settleApprovals(run: RunContext, state: TurnState, suspension: Suspension, decisions: readonly ApprovalDecision[]): AsyncGenerator<TurnItem, TurnState> {
   const { network } = run.options;
   const settled = await Promise.all(
     suspension.pending.map(async (pending): Promise<[PendingApproval, Answered]> => {
@@ -29,7 +29,7 @@ export async function* settleApprovals(run: RunContext, state: TurnState, suspen
     return toolMessage(call, settled.find(([pending]) => pending.toolCallId === call.id)![1].outcome);
   });
   const messages = [suspension.assistant, ...results, ...(suspension.trailing ?? [])];
-  await run.options.store.commitStep({ messages, activeAgent: state.agent.name, suspension: null });
+  yield { type: "commit", commit: { messages, activeAgent: state.agent.name, suspension: null } };
   const next = advance(state, { messages, errorSteps: countErrorSteps(state.errorSteps, settled.map(([, answered]) => answered)) });
   for (const [pending, answered] of settled) {
     yield { type: "tool-result", toolCallId: pending.toolCallId, name: pending.name, result: answered.outcome.result, isError: answered.outcome.isError };

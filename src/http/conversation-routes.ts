@@ -1,0 +1,58 @@
+import { type Context, Hono } from "hono";
+import { readConfig } from "../config.ts";
+import type { DecisionOutcome } from "../session/index.ts";
+import type { StreamFormat } from "../wire/index.ts";
+import type { ConversationEnv } from "./app-env.ts";
+import { HttpError } from "./errors.ts";
+import { conversationScope, expectOk, limitClient, readJson, streamResponse } from "./request.ts";
+import { ApprovalsBody, EventCursor, MessageBody } from "./schemas.ts";
+import { registerTokenIssue } from "./token-routes.ts";
+import { registerUIChatRoutes } from "./ui-chat-routes.ts";
+
+/** Everything under /v1/conversations/:id: one middleware validates the id for all of it. */
+export function conversationRoutes(): Hono<ConversationEnv> {
+  const app = new Hono<ConversationEnv>();
+  app.use(conversationScope());
+
+  app.post("/messages", async (c) => {
+    const { message } = await readJson(c, MessageBody);
+    await admitMessage(c, message);
+    return streamResponse(await expectOk(c.var.client.sendMessage(message, "sse")));
+  });
+
+  app.post("/approvals", async (c) => {
+    const { decisions } = await readJson(c, ApprovalsBody);
+    return decisionReply(c, await expectOk(c.var.client.decide(decisions, "sse")), "sse");
+  });
+
+  // 204 when there is nothing to send and nothing running: the SSE rule that stops EventSource reconnecting.
+  app.get("/events", async (c) => {
+    const cursor = EventCursor.safeParse(c.req.header("last-event-id") ?? c.req.query("after") ?? "0");
+    if (!cursor.success) throw new HttpError("invalid_request", "Last-Event-ID (or ?after=) must be an event id in decimal digits, such as 42.");
+    const outcome = await expectOk(c.var.client.events(cursor.data, "sse"));
+    return outcome.kind === "stream" ? streamResponse(outcome.stream) : c.body(null, 204);
+  });
+
+  app.get("/", async (c) => c.json(await expectOk(c.var.client.view())));
+
+  app.delete("/", async (c) => {
+    await expectOk(c.var.client.erase());
+    return c.body(null, 204);
+  });
+
+  registerTokenIssue(app);
+  registerUIChatRoutes(app);
+  return app;
+}
+
+/** A new message passes the length limit and the per-client limit before it reaches the conversation. */
+export async function admitMessage(c: Context<ConversationEnv>, message: string): Promise<void> {
+  const max = readConfig(c.env).MAX_MESSAGE_CHARS;
+  if (message.length > max) throw new HttpError("message_too_long", `The message is ${message.length} characters; the limit is ${max}.`);
+  await limitClient(c.env, c.req.header("cf-connecting-ip"));
+}
+
+/** After decisions: the resumed turn's stream, or 202 with the calls still awaiting a decision. */
+export function decisionReply(c: Context<ConversationEnv>, outcome: DecisionOutcome, format: StreamFormat): Response {
+  return outcome.kind === "stream" ? streamResponse(outcome.stream, format) : c.json({ status: "awaiting_approval", pending: outcome.pending }, 202);
+}
