@@ -15,7 +15,10 @@ interface Metafile {
 export function bundleRows(): string[] {
   const outdir = mkdtempSync(join(tmpdir(), "handoff-bundle-"));
   try {
-    const run = spawnSync("npx", ["wrangler", "deploy", "--dry-run", "--outdir", outdir, "--metafile", join(outdir, "meta.json")], { encoding: "utf8", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+    const run = spawnSync("npx", ["wrangler", "deploy", "--dry-run", "--outdir", outdir, "--metafile", join(outdir, "meta.json")], {
+      encoding: "utf8",
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+    });
     if (run.status !== 0) throw new Error(`wrangler deploy --dry-run failed:\n${run.stderr}`);
     const bundle = readFileSync(join(outdir, "index.js"));
     const gzip = gzipSync(bundle).length;

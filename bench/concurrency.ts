@@ -18,11 +18,19 @@ export async function concurrencyRows(persistTo: string): Promise<string[]> {
   const text = "word ".repeat(TOKENS).slice(0, TOKENS * 4);
   // The provider's own time for one answer: its paced chunks, measured directly.
   const paceId = "scnpace";
-  await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id: paceId, answers: Array.from({ length: 5 }, () => ({ text, delayMs: PACE_MS })) }) });
+  await fetch(`${fake.url}/__scenarios`, {
+    method: "POST",
+    body: JSON.stringify({ id: paceId, answers: Array.from({ length: 5 }, () => ({ text, delayMs: PACE_MS })) }),
+  });
   const paces: number[] = [];
   for (let i = 0; i < 5; i++) {
     const start = performance.now();
-    await (await fetch(`${fake.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: paceId }] }) })).text();
+    await (
+      await fetch(`${fake.url}/v1/chat/completions`, {
+        method: "POST",
+        body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: paceId }] }),
+      })
+    ).text();
     paces.push(performance.now() - start);
   }
   const pace = median(paces);
@@ -31,7 +39,10 @@ export async function concurrencyRows(persistTo: string): Promise<string[]> {
   let elapsed = 0;
   try {
     for (let c = 0; c < CONVERSATIONS; c++) {
-      await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id: `scnconc${c}x`, answers: Array.from({ length: TURNS_EACH + 1 }, () => ({ text, delayMs: PACE_MS })) }) });
+      await fetch(`${fake.url}/__scenarios`, {
+        method: "POST",
+        body: JSON.stringify({ id: `scnconc${c}x`, answers: Array.from({ length: TURNS_EACH + 1 }, () => ({ text, delayMs: PACE_MS })) }),
+      });
     }
     // One warm-up turn per conversation starts each Durable Object; then all run at once.
     await Promise.all(Array.from({ length: CONVERSATIONS }, (_, c) => chat(dev.url, `conc-${c}`, `warm up [scnconc${c}x]`)));

@@ -25,9 +25,20 @@ const arg = (name: string, fallback: number) => {
 
 /** Runs one side in a fresh process and returns its figures. */
 export function measure(side: Sample["side"], turns: number): Sample {
-  const child = spawnSync(process.execPath, ["--expose-gc", "--max-semi-space-size=64", "--disable-warning=ExperimentalWarning", fileURLToPath(new URL("./loop-sides.ts", import.meta.url)), side, String(turns)], {
-    encoding: "utf8",
-  });
+  const child = spawnSync(
+    process.execPath,
+    [
+      "--expose-gc",
+      "--max-semi-space-size=64",
+      "--disable-warning=ExperimentalWarning",
+      fileURLToPath(new URL("./loop-sides.ts", import.meta.url)),
+      side,
+      String(turns),
+    ],
+    {
+      encoding: "utf8",
+    },
+  );
   if (child.status !== 0) throw new Error(`${side} failed:\n${child.stderr}`);
   return JSON.parse(child.stdout.trim().split("\n").at(-1)!) as Sample;
 }
@@ -44,7 +55,8 @@ export function loopOverheadRows(turns: number, rounds: number): string[] {
   const row = (label: string, pick: (s: Sample) => number, unit: string, digits: number) => {
     const ours = of("runtime").map(pick);
     const sdk = of("sdk").map(pick);
-    const fmt = (v: number[]) => `${median(v).toFixed(digits)} ${unit} (${Math.min(...v).toFixed(digits)}–${Math.max(...v).toFixed(digits)})`;
+    const fmt = (v: number[]) =>
+      `${median(v).toFixed(digits)} ${unit} (${Math.min(...v).toFixed(digits)}–${Math.max(...v).toFixed(digits)})`;
     return `| ${label} | ${fmt(ours)} | ${fmt(sdk)} | ${(median(ours) / median(sdk)).toFixed(2)} | ≤ 0.50 |`;
   };
   return [

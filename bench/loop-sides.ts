@@ -14,7 +14,12 @@ const ORDER = { orderId: "A1001", item: "Mechanical keyboard", amountUsd: 129, c
 
 /** This runtime: triage → billing; billing calls lookup_order twice in one step, then answers. */
 function runtimeTurn(): () => Promise<void> {
-  const lookup = tool({ name: "lookup_order", description: "Fetch an order.", parameters: z.object({ orderId: z.string() }), execute: () => ORDER });
+  const lookup = tool({
+    name: "lookup_order",
+    description: "Fetch an order.",
+    parameters: z.object({ orderId: z.string() }),
+    execute: () => ORDER,
+  });
   const billing = new Agent({ name: "billing", instructions: "You are billing.", tools: [lookup] });
   const shipping = new Agent({ name: "shipping", instructions: "You are shipping.", tools: [lookup] });
   const triage = new Agent({ name: "triage", instructions: "You route.", handoffs: [billing, shipping] });
@@ -36,7 +41,16 @@ function runtimeTurn(): () => Promise<void> {
     },
   };
   return async () => {
-    for await (const event of runTurn({ conversationId: "b", network, model, store: { commitStep: () => {} }, history: [], activeAgent: "triage", handoffCount: 0, input: { kind: "message", text: "charged twice" } })) {
+    for await (const event of runTurn({
+      conversationId: "b",
+      network,
+      model,
+      store: { commitStep: () => {} },
+      history: [],
+      activeAgent: "triage",
+      handoffCount: 0,
+      input: { kind: "message", text: "charged twice" },
+    })) {
       if (event.type === "error") throw new Error(event.message);
     }
   };
@@ -44,16 +58,30 @@ function runtimeTurn(): () => Promise<void> {
 
 /** The OpenAI Agents SDK: the same network and script through its Runner and an equivalent scripted Model. */
 function sdkTurn(): () => Promise<void> {
-  const lookup = sdk.tool({ name: "lookup_order", description: "Fetch an order.", parameters: z.object({ orderId: z.string() }), execute: async () => ORDER });
+  const lookup = sdk.tool({
+    name: "lookup_order",
+    description: "Fetch an order.",
+    parameters: z.object({ orderId: z.string() }),
+    execute: async () => ORDER,
+  });
   const response = (output: unknown[]) => ({ usage: new sdk.Usage(), output: output as sdk.ModelResponse["output"] });
-  const call = (callId: string, name: string, args: string) => ({ type: "function_call", callId, name, arguments: args, status: "completed", id: callId });
+  const call = (callId: string, name: string, args: string) => ({
+    type: "function_call",
+    callId,
+    name,
+    arguments: args,
+    status: "completed",
+    id: callId,
+  });
   const model: sdk.Model = {
     async getResponse(request) {
       const input = Array.isArray(request.input) ? request.input : [];
       const last = input.at(-1) as { type?: string; callId?: string } | undefined;
       if (request.systemInstructions === "You route.") return response([call("t", "transfer_to_billing", '{"reason":"double charge"}')]);
       if (last?.type === "function_call_result" && last.callId === "l2") {
-        return response([{ type: "message", role: "assistant", status: "completed", id: "m", content: [{ type: "output_text", text: "Refunded." }] }]);
+        return response([
+          { type: "message", role: "assistant", status: "completed", id: "m", content: [{ type: "output_text", text: "Refunded." }] },
+        ]);
       }
       return response([call("l1", "lookup_order", '{"orderId":"A1001"}'), call("l2", "lookup_order", '{"orderId":"A1002"}')]);
     },

@@ -33,6 +33,11 @@ try {
 
 if (process.argv.includes("--write")) {
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
-  const header = [`# Benchmark results`, "", `Measured ${new Date().toISOString().slice(0, 10)} on ${machine} with \`npm run bench\`. Shared, noisy machine: compare ratios within a run, not across runs.`, ""];
+  const header = [
+    `# Benchmark results`,
+    "",
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${machine} with \`npm run bench\`. Shared, noisy machine: compare ratios within a run, not across runs.`,
+    "",
+  ];
   writeFileSync(new URL("./RESULTS.md", import.meta.url), [...header, ...sections.flat()].join("\n"));
 }

@@ -20,7 +20,12 @@ const TURN_BYTES = 6 * 1024 * 1024;
 /** Resident memory of the workerd processes under the dev server, in MiB. */
 function workerdRssMiB(): number {
   const out = execFileSync("ps", ["-eo", "rss=,comm="], { encoding: "utf8" });
-  return out.split("\n").filter((line) => line.includes("workerd")).reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[0]), 0) / 1024;
+  return (
+    out
+      .split("\n")
+      .filter((line) => line.includes("workerd"))
+      .reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[0]), 0) / 1024
+  );
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -44,15 +49,25 @@ function nonReader(url: string, path: string): Promise<{ socket: Socket; status:
 export async function slowReaderRows(): Promise<string[]> {
   const persistTo = mkdtempSync(join(tmpdir(), "handoff-bench-slow-"));
   const fake = await startFakeOpenAI();
-  const dev = await startWranglerDev({ persistTo, vars: { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "1000" } });
+  const dev = await startWranglerDev({
+    persistTo,
+    vars: { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "1000" },
+  });
   const sockets: Socket[] = [];
   try {
     const id = "benchslow";
     const text = "x".repeat(TURN_BYTES);
     const answer = { text, chunkChars: 6000, delayMs: 1 };
-    await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id, answers: [answer, { ...answer, holdAfter: 2 }] }) });
+    await fetch(`${fake.url}/__scenarios`, {
+      method: "POST",
+      body: JSON.stringify({ id, answers: [answer, { ...answer, holdAfter: 2 }] }),
+    });
     const send = (message: string) =>
-      fetch(`${dev.url}/v1/conversations/${id}/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ message }) });
+      fetch(`${dev.url}/v1/conversations/${id}/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ message }),
+      });
     await (await send(`stream a lot [${id}]`)).text();
     await sleep(1000);
 

@@ -47,16 +47,26 @@ export async function streamLatencyRows(persistTo: string, runs = 8): Promise<st
     }
     // One conversation answered from one script; the direct reads each get a script of their own.
     const workerScript = "scnlatencyworker";
-    await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id: workerScript, answers: Array.from({ length: runs }, () => ({ text, delayMs: PACE_MS })) }) });
+    await fetch(`${fake.url}/__scenarios`, {
+      method: "POST",
+      body: JSON.stringify({ id: workerScript, answers: Array.from({ length: runs }, () => ({ text, delayMs: PACE_MS })) }),
+    });
     for (let run = 0; run < runs; run++) {
       const id = `scnlatencydirect${run}`;
       await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id, answers: [{ text, delayMs: PACE_MS }] }) });
       let start = performance.now();
-      const straight = await fetch(`${fake.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: id }] }) });
+      const straight = await fetch(`${fake.url}/v1/chat/completions`, {
+        method: "POST",
+        body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: id }] }),
+      });
       direct.push(await time(start, straight, (frame) => frame.includes('"content":"t')));
       start = performance.now();
       const message = run === 0 ? `hello [${workerScript}]` : `message ${run}`;
-      const through = await fetch(`${dev.url}/v1/conversations/latency/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ message }) });
+      const through = await fetch(`${dev.url}/v1/conversations/latency/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ message }),
+      });
       worker.push(await time(start, through, (frame) => frame.includes("event: text-delta")));
     }
   } finally {

@@ -94,7 +94,9 @@ function approvalCard(call) {
     runStream(`/v1/conversations/${conversation.id}/approvals`, {
       method: "POST",
       headers: headers({ "content-type": "application/json" }),
-      body: JSON.stringify({ decisions: [{ toolCallId: call.toolCallId, approved, ...(approved ? {} : { reason: "Declined in the chat page" }) }] }),
+      body: JSON.stringify({
+        decisions: [{ toolCallId: call.toolCallId, approved, ...(approved ? {} : { reason: "Declined in the chat page" }) }],
+      }),
     });
   };
   approve.addEventListener("click", () => decide(true));
@@ -208,7 +210,9 @@ async function reconnect() {
     setBusy(true, `Reconnecting (attempt ${attempt})…`);
     await new Promise((resolve) => setTimeout(resolve, Math.min(4000, 250 * 2 ** attempt)));
     try {
-      const response = await fetch(`/v1/conversations/${conversation.id}/events`, { headers: headers({ "last-event-id": String(lastEventId) }) });
+      const response = await fetch(`/v1/conversations/${conversation.id}/events`, {
+        headers: headers({ "last-event-id": String(lastEventId) }),
+      });
       if (response.status === 204) {
         // Nothing more to send: the turn ended before the reconnect.
         setBusy(false);

@@ -15,7 +15,10 @@ try {
   const problems: string[] = [];
   if (/nodejs_compat/.test(config)) problems.push("wrangler.toml enables nodejs_compat");
 
-  const run = spawnSync("npx", ["wrangler", "deploy", "--dry-run", "--outdir", outdir], { encoding: "utf8", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+  const run = spawnSync("npx", ["wrangler", "deploy", "--dry-run", "--outdir", outdir], {
+    encoding: "utf8",
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  });
   const output = `${run.stdout}\n${run.stderr}`;
   if (run.status !== 0) problems.push(`wrangler deploy --dry-run exited with ${run.status}:\n${output}`);
   for (const line of output.split("\n")) {

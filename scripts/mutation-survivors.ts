@@ -12,13 +12,17 @@ interface Mutant {
   location: { start: { line: number } };
 }
 
-const report = JSON.parse(readFileSync(process.argv[2] ?? "reports/mutation/mutation.json", "utf8")) as { files: Record<string, { source: string; mutants: Mutant[] }> };
+const report = JSON.parse(readFileSync(process.argv[2] ?? "reports/mutation/mutation.json", "utf8")) as {
+  files: Record<string, { source: string; mutants: Mutant[] }>;
+};
 for (const [file, { source, mutants }] of Object.entries(report.files).sort()) {
   const lines = source.split("\n");
   for (const m of mutants) {
     if (m.status !== "Survived" && m.status !== "NoCoverage") continue;
     const line = m.location.start.line;
     const changed = (m.replacement ?? "").replaceAll("\n", " ").slice(0, 60);
-    console.log(`- \`${file.replace(/^src\//, "")}:${line}\` ${m.status === "NoCoverage" ? "(not covered) " : ""}${m.mutatorName} → \`${changed}\` in \`${lines[line - 1]!.trim().slice(0, 80)}\``);
+    console.log(
+      `- \`${file.replace(/^src\//, "")}:${line}\` ${m.status === "NoCoverage" ? "(not covered) " : ""}${m.mutatorName} → \`${changed}\` in \`${lines[line - 1]!.trim().slice(0, 80)}\``,
+    );
   }
 }

@@ -12,7 +12,16 @@ const Budget = z
       return z.NEVER;
     }
   })
-  .pipe(z.strictObject({ modelCalls: z.number().int().min(1), inputTokens: z.number().int().min(1), outputTokens: z.number().int().min(1), toolCalls: z.number().int().min(0) }).partial());
+  .pipe(
+    z
+      .strictObject({
+        modelCalls: z.number().int().min(1),
+        inputTokens: z.number().int().min(1),
+        outputTokens: z.number().int().min(1),
+        toolCalls: z.number().int().min(0),
+      })
+      .partial(),
+  );
 
 const ConfigSchema = z.object({
   OPENAI_API_KEY: z.string().optional(),
@@ -24,7 +33,10 @@ const ConfigSchema = z.object({
   OPENAI_TEMPERATURE: z.coerce.number().min(0).max(2).optional(),
   OPENAI_REASONING_EFFORT: z.enum(["minimal", "low", "medium", "high"]).optional(),
   OPENAI_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(1).optional(),
-  OPENAI_PARALLEL_TOOL_CALLS: z.enum(["true", "false"]).transform((value) => value === "true").optional(),
+  OPENAI_PARALLEL_TOOL_CALLS: z
+    .enum(["true", "false"])
+    .transform((value) => value === "true")
+    .optional(),
   OPENAI_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
   DEMO_DELAY_MS: z.coerce.number().int().min(0).max(2000).default(0),
   MAX_STEPS: z.coerce.number().int().min(1).max(100).optional(),
@@ -33,9 +45,20 @@ const ConfigSchema = z.object({
   API_KEY: z.string().min(16, "API_KEY must be at least 16 characters").optional(),
   /** Signs conversation tokens; API_KEY signs them when it is not set. */
   SESSION_SECRET: z.string().min(16, "SESSION_SECRET must be at least 16 characters").optional(),
-  ALLOW_ANONYMOUS: z.enum(["true", "false"]).default("false").transform((value) => value === "true"),
+  ALLOW_ANONYMOUS: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((value) => value === "true"),
   /** Comma-separated origins allowed by CORS; none by default. */
-  ALLOWED_ORIGINS: z.string().default("").transform((value) => value.split(",").map((o) => o.trim()).filter(Boolean)),
+  ALLOWED_ORIGINS: z
+    .string()
+    .default("")
+    .transform((value) =>
+      value
+        .split(",")
+        .map((o) => o.trim())
+        .filter(Boolean),
+    ),
   MAX_MESSAGE_CHARS: z.coerce.number().int().min(1).max(60_000).default(8_000),
   /** Spending limits, as JSON: {"modelCalls":20,"inputTokens":200000,"outputTokens":20000,"toolCalls":50}. */
   TURN_BUDGET: Budget.optional(),

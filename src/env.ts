@@ -1,33 +1,11 @@
 import type { Conversation } from "./session/conversation.ts";
+import type { WorkerVars } from "./worker-vars.ts";
 
-/** The Worker's bindings and variables (wrangler.toml, secrets, `--var`). */
-export interface Env {
+/** The Worker's bindings, with its variables and secrets. */
+export interface Env extends WorkerVars {
   CONVERSATIONS: DurableObjectNamespace<Conversation>;
   /** The chat page and its scripts (static assets). */
   ASSETS?: Fetcher;
-  API_KEY?: string;
-  SESSION_SECRET?: string;
-  ALLOW_ANONYMOUS?: string;
-  ALLOWED_ORIGINS?: string;
-  MAX_MESSAGE_CHARS?: string;
-  TURN_BUDGET?: string;
-  CONVERSATION_BUDGET?: string;
-  CONTEXT_BUDGET?: string;
-  COMPACTION_KEEP_TURNS?: string;
-  TURNS_PER_MINUTE?: string;
   /** The Workers rate-limiting binding: new turns per client. */
   CLIENT_LIMITER?: { limit(options: { key: string }): Promise<{ success: boolean }> };
-  OPENAI_API_KEY?: string;
-  OPENAI_BASE_URL?: string;
-  OPENAI_MODEL?: string;
-  OPENAI_MAX_RETRIES?: string;
-  OPENAI_API?: string;
-  OPENAI_TEMPERATURE?: string;
-  OPENAI_REASONING_EFFORT?: string;
-  OPENAI_MAX_OUTPUT_TOKENS?: string;
-  OPENAI_PARALLEL_TOOL_CALLS?: string;
-  OPENAI_IDLE_TIMEOUT_MS?: string;
-  DEMO_DELAY_MS?: string;
-  MAX_STEPS?: string;
-  MAX_HANDOFFS_PER_TURN?: string;
 }

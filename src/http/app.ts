@@ -19,7 +19,13 @@ export function createApp(network: Network): Hono<AppEnv> {
   app.use(securityHeaders());
   app.use("/v1/*", corsForAllowedOrigins());
   app.use("/v1/*", requireAccess());
-  app.use("/v1/*", bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => errorResponse(c, "payload_too_large", `The body is over ${MAX_BODY_BYTES} bytes.`) }));
+  app.use(
+    "/v1/*",
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => errorResponse(c, "payload_too_large", `The body is over ${MAX_BODY_BYTES} bytes.`),
+    }),
+  );
 
   app.get("/v1/openapi.json", (c) => c.json(openApiDocument()));
   app.get("/v1/agents", (c) => c.json(describeAgents(network)));
@@ -42,7 +48,14 @@ export function createApp(network: Network): Hono<AppEnv> {
 
 function securityHeaders() {
   return secureHeaders({
-    contentSecurityPolicy: { defaultSrc: ["'self'"], connectSrc: ["'self'"], imgSrc: ["'self'", "data:"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'self'"] },
+    contentSecurityPolicy: {
+      defaultSrc: ["'self'"],
+      connectSrc: ["'self'"],
+      imgSrc: ["'self'", "data:"],
+      frameAncestors: ["'none'"],
+      baseUri: ["'none'"],
+      formAction: ["'self'"],
+    },
     referrerPolicy: "no-referrer",
     strictTransportSecurity: "max-age=31536000; includeSubDomains",
   });
@@ -82,7 +95,8 @@ function describeAgents(network: Network) {
 /** 405 for every path the API serves with another method: the paths come from the routes themselves. */
 function answerOtherMethods(app: Hono<AppEnv>): void {
   const paths = new Set(app.routes.filter((r) => r.method !== "ALL" && r.path.startsWith("/v1/")).map((r) => r.path.replace(/\/$/, "")));
-  for (const path of paths) app.all(path, (c) => errorResponse(c, "method_not_allowed", `${c.req.method} is not allowed on ${c.req.path}.`));
+  for (const path of paths)
+    app.all(path, (c) => errorResponse(c, "method_not_allowed", `${c.req.method} is not allowed on ${c.req.path}.`));
 }
 
 /** Asset responses are immutable; copy them so the security headers can be set on them. */

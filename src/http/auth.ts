@@ -20,7 +20,11 @@ export function requireAccess(): MiddlewareHandler<AuthEnv> {
     const config = readConfig(c.env);
     if (!config.API_KEY) {
       if (!config.ALLOW_ANONYMOUS) {
-        return errorResponse(c, "auth_not_configured", "This Worker has no API_KEY configured: set the API_KEY secret (or ALLOW_ANONYMOUS=true for local use).");
+        return errorResponse(
+          c,
+          "auth_not_configured",
+          "This Worker has no API_KEY configured: set the API_KEY secret (or ALLOW_ANONYMOUS=true for local use).",
+        );
       }
       c.set("access", { kind: "anonymous" });
       return next();
@@ -36,7 +40,8 @@ export function requireAccess(): MiddlewareHandler<AuthEnv> {
     if (!granted) return unauthorized(c, "The bearer token is not valid.");
     // Conversation ids need no decoding (A-Z, a-z, 0-9, _ and -): an escape in one is a malformed id.
     const requested = CONVERSATION_PATH.exec(c.req.path)?.[1];
-    if (requested !== undefined && !ConversationId.safeParse(requested).success) return errorResponse(c, "invalid_conversation_id", CONVERSATION_ID_RULE);
+    if (requested !== undefined && !ConversationId.safeParse(requested).success)
+      return errorResponse(c, "invalid_conversation_id", CONVERSATION_ID_RULE);
     const conversationScoped = requested !== undefined || c.req.path === "/v1/agents" || c.req.path === "/v1/openapi.json";
     if (!conversationScoped || (requested !== undefined && requested !== granted.conversationId)) {
       return errorResponse(c, "forbidden", "This conversation token does not grant access to this resource.");

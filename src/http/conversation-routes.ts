@@ -1,12 +1,10 @@
-import { type Context, Hono } from "hono";
-import { readConfig } from "../config.ts";
-import type { DecisionOutcome } from "../session/index.ts";
-import type { StreamFormat } from "../wire/index.ts";
+import { Hono } from "hono";
 import type { ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
-import { conversationScope, expectOk, limitClient, readJson, streamResponse } from "./request.ts";
+import { conversationScope, expectOk, readJson, streamResponse } from "./request.ts";
 import { ApprovalsBody, EventCursor, MessageBody } from "./schemas.ts";
 import { registerTokenIssue } from "./token-routes.ts";
+import { admitMessage, decisionReply } from "./turn-replies.ts";
 import { registerUIChatRoutes } from "./ui-chat-routes.ts";
 
 /** Everything under /v1/conversations/:id: one middleware validates the id for all of it. */
@@ -28,7 +26,8 @@ export function conversationRoutes(): Hono<ConversationEnv> {
   // 204 when there is nothing to send and nothing running: the SSE rule that stops EventSource reconnecting.
   app.get("/events", async (c) => {
     const cursor = EventCursor.safeParse(c.req.header("last-event-id") ?? c.req.query("after") ?? "0");
-    if (!cursor.success) throw new HttpError("invalid_request", "Last-Event-ID (or ?after=) must be an event id in decimal digits, such as 42.");
+    if (!cursor.success)
+      throw new HttpError("invalid_request", "Last-Event-ID (or ?after=) must be an event id in decimal digits, such as 42.");
     const outcome = await expectOk(c.var.client.events(cursor.data, "sse"));
     return outcome.kind === "stream" ? streamResponse(outcome.stream) : c.body(null, 204);
   });
@@ -43,16 +42,4 @@ export function conversationRoutes(): Hono<ConversationEnv> {
   registerTokenIssue(app);
   registerUIChatRoutes(app);
   return app;
-}
-
-/** A new message passes the length limit and the per-client limit before it reaches the conversation. */
-export async function admitMessage(c: Context<ConversationEnv>, message: string): Promise<void> {
-  const max = readConfig(c.env).MAX_MESSAGE_CHARS;
-  if (message.length > max) throw new HttpError("message_too_long", `The message is ${message.length} characters; the limit is ${max}.`);
-  await limitClient(c.env, c.req.header("cf-connecting-ip"));
-}
-
-/** After decisions: the resumed turn's stream, or 202 with the calls still awaiting a decision. */
-export function decisionReply(c: Context<ConversationEnv>, outcome: DecisionOutcome, format: StreamFormat): Response {
-  return outcome.kind === "stream" ? streamResponse(outcome.stream, format) : c.json({ status: "awaiting_approval", pending: outcome.pending }, 202);
 }

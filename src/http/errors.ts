@@ -36,12 +36,7 @@ export interface ErrorBody {
 }
 
 /** An error body; its message and details are redacted of the configured secrets, like everything sent. */
-export function errorResponse(
-  c: Context,
-  code: HttpErrorCode,
-  message: string,
-  details?: Record<string, unknown>,
-): Response {
+export function errorResponse(c: Context, code: HttpErrorCode, message: string, details?: Record<string, unknown>): Response {
   const redactor = redactorFor((c.env as object | undefined) ?? {});
   const body: ErrorBody = redactor.value({ error: details ? { code, message, details } : { code, message } });
   const res = c.json(body, STATUS[code]);

@@ -4,57 +4,124 @@ import { ApprovalsBody, ConversationId, MessageBody, TokenBody, UIChatBody } fro
 const json = (schema: z.ZodType) => ({ "application/json": { schema: z.toJSONSchema(schema, { io: "input" }) } });
 const error = { description: "An error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
 const idParam = { name: "id", in: "path", required: true, schema: z.toJSONSchema(ConversationId) };
-const stream = { description: "Server-Sent Events: run-start, step-start, text-delta, tool-call, tool-result, handoff, approval-required, step-finish, then done or error", content: { "text/event-stream": {} } };
+const stream = {
+  description:
+    "Server-Sent Events: run-start, step-start, text-delta, tool-call, tool-result, handoff, approval-required, step-finish, then done or error",
+  content: { "text/event-stream": {} },
+};
 
 /** The OpenAPI document, generated from the same zod schemas that validate the requests. */
 export function openApiDocument(): Record<string, unknown> {
   return {
     openapi: "3.1.0",
-    info: { title: "handoff-runtime", version: "1.0.0", description: "Multi-agent chat with handoffs, one Durable Object per conversation." },
+    info: {
+      title: "handoff-runtime",
+      version: "1.0.0",
+      description: "Multi-agent chat with handoffs, one Durable Object per conversation.",
+    },
     components: {
-      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "The API key, or a conversation token for its own conversation." } },
+      securitySchemes: {
+        bearer: { type: "http", scheme: "bearer", description: "The API key, or a conversation token for its own conversation." },
+      },
       schemas: {
-        Error: { type: "object", required: ["error"], properties: { error: { type: "object", required: ["code", "message"], properties: { code: { type: "string" }, message: { type: "string" }, details: { type: "object" } } } } },
+        Error: {
+          type: "object",
+          required: ["error"],
+          properties: {
+            error: {
+              type: "object",
+              required: ["code", "message"],
+              properties: { code: { type: "string" }, message: { type: "string" }, details: { type: "object" } },
+            },
+          },
+        },
       },
     },
     security: [{ bearer: [] }],
-    paths: {
-      "/v1/agents": { get: { summary: "The agent network", responses: { "200": { description: "Agents, tools and handoff targets" } } } },
-      "/v1/conversations": { post: { summary: "Create a conversation; returns its id and a token for it", responses: { "201": { description: "Created" }, "403": error } } },
-      "/v1/conversations/{id}": {
-        parameters: [idParam],
-        get: { summary: "The stored conversation", responses: { "200": { description: "State, messages, handoffs, pending approvals" }, "404": error } },
-        delete: { summary: "Erase the conversation", responses: { "204": { description: "Erased" }, "404": error, "409": error } },
+    paths: paths(),
+  };
+}
+
+/** One entry per route; the request bodies are the zod schemas the routes validate with. */
+function paths(): Record<string, unknown> {
+  return {
+    "/v1/agents": { get: { summary: "The agent network", responses: { "200": { description: "Agents, tools and handoff targets" } } } },
+    "/v1/conversations": {
+      post: {
+        summary: "Create a conversation; returns its id and a token for it",
+        responses: { "201": { description: "Created" }, "403": error },
       },
-      "/v1/conversations/{id}/tokens": {
-        parameters: [idParam],
-        post: {
-          summary: "Issue a token for an existing conversation (API key only); rotate revokes every earlier token",
-          requestBody: { required: false, content: json(TokenBody) },
-          responses: { "201": { description: "{ id, token }" }, "403": error, "404": error },
+    },
+    "/v1/conversations/{id}": {
+      parameters: [idParam],
+      get: {
+        summary: "The stored conversation",
+        responses: { "200": { description: "State, messages, handoffs, pending approvals" }, "404": error },
+      },
+      delete: { summary: "Erase the conversation", responses: { "204": { description: "Erased" }, "404": error, "409": error } },
+    },
+    "/v1/conversations/{id}/tokens": {
+      parameters: [idParam],
+      post: {
+        summary: "Issue a token for an existing conversation (API key only); rotate revokes every earlier token",
+        requestBody: { required: false, content: json(TokenBody) },
+        responses: { "201": { description: "{ id, token }" }, "403": error, "404": error },
+      },
+    },
+    ...turnPaths(),
+  };
+}
+
+/** The routes that start, resume or stream a turn. */
+function turnPaths(): Record<string, unknown> {
+  return {
+    "/v1/conversations/{id}/messages": {
+      parameters: [idParam],
+      post: {
+        summary: "Send a message; streams the turn",
+        requestBody: { required: true, content: json(MessageBody) },
+        responses: { "200": stream, "400": error, "409": error, "413": error, "415": error },
+      },
+    },
+    "/v1/conversations/{id}/approvals": {
+      parameters: [idParam],
+      post: {
+        summary: "Decide pending tool calls; streams the resumed turn",
+        requestBody: { required: true, content: json(ApprovalsBody) },
+        responses: { "200": stream, "202": { description: "Decisions recorded; calls still pending" }, "404": error, "409": error },
+      },
+    },
+    "/v1/conversations/{id}/chat": {
+      parameters: [idParam],
+      post: {
+        summary: "The AI SDK UI message stream protocol (useChat with DefaultChatTransport); only the newest message is read",
+        requestBody: { required: true, content: json(UIChatBody) },
+        responses: {
+          "200": { description: "UI message stream (x-vercel-ai-ui-message-stream: v1)", content: { "text/event-stream": {} } },
         },
       },
-      "/v1/conversations/{id}/messages": {
-        parameters: [idParam],
-        post: { summary: "Send a message; streams the turn", requestBody: { required: true, content: json(MessageBody) }, responses: { "200": stream, "400": error, "409": error, "413": error, "415": error } },
+    },
+    "/v1/conversations/{id}/chat/stream": {
+      parameters: [idParam],
+      get: {
+        summary: "Resume the running turn as a UI message stream",
+        responses: { "200": { description: "UI message stream" }, "204": { description: "Nothing is running" } },
       },
-      "/v1/conversations/{id}/approvals": {
-        parameters: [idParam],
-        post: { summary: "Decide pending tool calls; streams the resumed turn", requestBody: { required: true, content: json(ApprovalsBody) }, responses: { "200": stream, "202": { description: "Decisions recorded; calls still pending" }, "404": error, "409": error } },
-      },
-      "/v1/conversations/{id}/chat": {
-        parameters: [idParam],
-        post: { summary: "The AI SDK UI message stream protocol (useChat with DefaultChatTransport); only the newest message is read", requestBody: { required: true, content: json(UIChatBody) }, responses: { "200": { description: "UI message stream (x-vercel-ai-ui-message-stream: v1)", content: { "text/event-stream": {} } } } },
-      },
-      "/v1/conversations/{id}/chat/stream": {
-        parameters: [idParam],
-        get: { summary: "Resume the running turn as a UI message stream", responses: { "200": { description: "UI message stream" }, "204": { description: "Nothing is running" } } },
-      },
-      "/v1/conversations/{id}/events": {
-        parameters: [idParam, { name: "after", in: "query", schema: { type: "string", pattern: "^\\d{1,15}$" } }, { name: "Last-Event-ID", in: "header", schema: { type: "string", pattern: "^\\d{1,15}$" } }],
-        get: {
-          summary: "The current or last turn's events after an id, then the live run",
-          responses: { "200": stream, "204": { description: "Nothing after the cursor and nothing running" }, "404": error, "409": error, "429": error },
+    },
+    "/v1/conversations/{id}/events": {
+      parameters: [
+        idParam,
+        { name: "after", in: "query", schema: { type: "string", pattern: "^\\d{1,15}$" } },
+        { name: "Last-Event-ID", in: "header", schema: { type: "string", pattern: "^\\d{1,15}$" } },
+      ],
+      get: {
+        summary: "The current or last turn's events after an id, then the live run",
+        responses: {
+          "200": stream,
+          "204": { description: "Nothing after the cursor and nothing running" },
+          "404": error,
+          "409": error,
+          "429": error,
         },
       },
     },

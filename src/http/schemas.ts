@@ -6,9 +6,7 @@ export const CONVERSATION_ID_RULE = "Conversation ids are 1-128 characters of A-
 export const ConversationId = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, CONVERSATION_ID_RULE);
 
 export const MessageBody = z.strictObject({
-  message: z
-    .string({ error: "`message` must be a string." })
-    .refine((text) => text.trim().length > 0, "`message` must not be empty."),
+  message: z.string({ error: "`message` must be a string." }).refine((text) => text.trim().length > 0, "`message` must not be empty."),
 });
 export type MessageBody = z.infer<typeof MessageBody>;
 

@@ -10,7 +10,8 @@ import { mintToken } from "./tokens.ts";
 /** Creating conversations and issuing their tokens: the master key's business, never a token's. */
 export function registerConversationCreate(app: Hono<AppEnv>): void {
   app.post("/v1/conversations", async (c) => {
-    if (c.get("access").kind === "conversation") throw new HttpError("forbidden", "Creating a conversation needs the API key, not a conversation token.");
+    if (c.get("access").kind === "conversation")
+      throw new HttpError("forbidden", "Creating a conversation needs the API key, not a conversation token.");
     await readOptionalJson(c, CreateConversationBody);
     const id = crypto.randomUUID();
     const created = await expectOk(sessionClient(c.env, id, c.get("access")).create());
@@ -21,7 +22,8 @@ export function registerConversationCreate(app: Hono<AppEnv>): void {
 /** A new token for an existing conversation (a user coming back); `rotate` revokes the old ones. */
 export function registerTokenIssue(app: Hono<ConversationEnv>): void {
   app.post("/tokens", async (c) => {
-    if (c.get("access").kind === "conversation") throw new HttpError("forbidden", "Issuing tokens needs the API key, not a conversation token.");
+    if (c.get("access").kind === "conversation")
+      throw new HttpError("forbidden", "Issuing tokens needs the API key, not a conversation token.");
     const body = await readOptionalJson(c, TokenBody);
     const issued = await expectOk(c.var.client.issueGrant(body?.rotate ?? false));
     return c.json({ id: c.var.conversationId, token: await tokenFor(c, c.var.conversationId, issued.grant) }, 201);

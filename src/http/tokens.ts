@@ -8,7 +8,10 @@ const encoder = new TextEncoder();
 async function mac(secret: string, conversationId: string, grant: string): Promise<string> {
   const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   const signature = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(`conversation:${conversationId}:${grant}`)));
-  return btoa(String.fromCharCode(...signature)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  return btoa(String.fromCharCode(...signature))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replace(/=+$/, "");
 }
 
 export async function mintToken(secret: string, conversationId: string, grant: string): Promise<string> {

@@ -1,25 +1,34 @@
 import type { Hono } from "hono";
 import type { ApprovalDecision } from "../runtime/index.ts";
 import type { ConversationEnv } from "./app-env.ts";
-import { admitMessage, decisionReply } from "./conversation-routes.ts";
 import { HttpError } from "./errors.ts";
 import { expectOk, readJson, streamResponse } from "./request.ts";
 import { UIChatBody } from "./schemas.ts";
+import { admitMessage, decisionReply } from "./turn-replies.ts";
 
 /** The AI SDK's chat protocol over a conversation: what `useChat` with `DefaultChatTransport` speaks. */
 export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
   app.post("/chat", async (c) => {
     const body = await readJson(c, UIChatBody);
     if (body.trigger === "regenerate-message") {
-      throw new HttpError("invalid_request", "Regenerating is not supported: the conversation's history lives on the server; send a new message instead.");
+      throw new HttpError(
+        "invalid_request",
+        "Regenerating is not supported: the conversation's history lives on the server; send a new message instead.",
+      );
     }
     const last = body.messages.at(-1)!;
     if (last.role === "assistant") {
       const decisions = approvalResponses(last.parts);
-      if (decisions.length === 0) throw new HttpError("invalid_request", "The last message is the assistant's and carries no approval responses.");
+      if (decisions.length === 0)
+        throw new HttpError("invalid_request", "The last message is the assistant's and carries no approval responses.");
       return decisionReply(c, await expectOk(c.var.client.decide(decisions, "ui")), "ui");
     }
-    const text = [...body.messages].reverse().find((m) => m.role === "user")?.parts.flatMap((p) => (p.type === "text" && p.text ? [p.text] : [])).join("\n") ?? "";
+    const text =
+      [...body.messages]
+        .reverse()
+        .find((m) => m.role === "user")
+        ?.parts.flatMap((p) => (p.type === "text" && p.text ? [p.text] : []))
+        .join("\n") ?? "";
     if (!text.trim()) throw new HttpError("invalid_request", "The newest user message has no text.");
     await admitMessage(c, text);
     return streamResponse(await expectOk(c.var.client.sendMessage(text, "ui")), "ui");
@@ -38,7 +47,13 @@ export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
 function approvalResponses(parts: UIChatBody["messages"][number]["parts"]): ApprovalDecision[] {
   return parts.flatMap((part) =>
     part.state === "approval-responded" && part.approval?.approved !== undefined
-      ? [{ toolCallId: part.approval.id, approved: part.approval.approved, ...(part.approval.reason ? { reason: part.approval.reason } : {}) }]
+      ? [
+          {
+            toolCallId: part.approval.id,
+            approved: part.approval.approved,
+            ...(part.approval.reason ? { reason: part.approval.reason } : {}),
+          },
+        ]
       : [],
   );
 }

@@ -58,7 +58,7 @@ function decide(request: ModelRequest): Decision {
     case "calculator":
       return calculator(text, results);
     default:
-      return "This is the offline demo model. Ask about a charge (\"I was charged twice for order A1001\"), a delivery (\"Where is order A1002?\") or a sum (\"Solve x^2 - 5x + 6 = 0\") and I will hand you to the right specialist.";
+      return 'This is the offline demo model. Ask about a charge ("I was charged twice for order A1001"), a delivery ("Where is order A1002?") or a sum ("Solve x^2 - 5x + 6 = 0") and I will hand you to the right specialist.';
   }
 }
 
@@ -91,7 +91,10 @@ function shipping(text: string, results: ToolMessage[]): Decision {
   const address = /\baddress to (.+)$/i.exec(text)?.[1]?.trim();
   const change = results.find((r) => r.name === "change_address");
   if (address && !change) return [call("change_address", { orderId: order.orderId, address })];
-  if (change) return change.isError ? `I could not change the address: ${change.content}` : `The address of order ${order.orderId} is now ${address}.`;
+  if (change)
+    return change.isError
+      ? `I could not change the address: ${change.content}`
+      : `The address of order ${order.orderId} is now ${address}.`;
   return `Order ${order.orderId} is ${order.status}, going to ${order.shippingAddress}.`;
 }
 
@@ -118,13 +121,21 @@ function calculator(text: string, results: ToolMessage[]): Decision {
   const binary = /(-?\d+(?:\.\d+)?)\s*([-+*/^x])\s*(-?\d+(?:\.\d+)?)/.exec(text);
   const root = /(?:sqrt|square root of)\s*\(?\s*(-?\d+(?:\.\d+)?)/i.exec(text);
   const last = results.at(-1);
-  if (last && !last.name.startsWith("transfer_to_")) return last.isError ? `I could not compute that: ${last.content}` : `The answer is ${last.content}.`;
+  if (last && !last.name.startsWith("transfer_to_"))
+    return last.isError ? `I could not compute that: ${last.content}` : `The answer is ${last.content}.`;
   if (root) return [call("square_root", { a: Number(root[1]) })];
   if (binary) {
-    const tools: Record<string, string> = { "+": "sum_numbers", "-": "subtract_numbers", "*": "multiply_numbers", x: "multiply_numbers", "/": "divide_numbers", "^": "power" };
+    const tools: Record<string, string> = {
+      "+": "sum_numbers",
+      "-": "subtract_numbers",
+      "*": "multiply_numbers",
+      x: "multiply_numbers",
+      "/": "divide_numbers",
+      "^": "power",
+    };
     return [call(tools[binary[2]!]!, { a: Number(binary[1]), b: Number(binary[3]) })];
   }
-  return "Give me numbers to work with, for example \"12 * 7\", \"sqrt 81\" or \"Solve x^2 - 5x + 6 = 0\".";
+  return 'Give me numbers to work with, for example "12 * 7", "sqrt 81" or "Solve x^2 - 5x + 6 = 0".';
 }
 
 function parseQuadratic(text: string): { a: number; b: number; c: number } | null {

@@ -43,7 +43,10 @@ export function createModel(config: Config, redactor: Redactor): Model {
 
 /** The `openai` client's logger, with every argument redacted before it reaches the console. */
 function redactingLogger(redactor: Redactor) {
-  const clean = (args: unknown[]) => args.map((arg) => redactor.text(typeof arg === "string" ? arg : arg instanceof Error ? arg.message : JSON.stringify(arg) ?? String(arg)));
+  const clean = (args: unknown[]) =>
+    args.map((arg) =>
+      redactor.text(typeof arg === "string" ? arg : arg instanceof Error ? arg.message : (JSON.stringify(arg) ?? String(arg))),
+    );
   return {
     error: (...args: unknown[]) => console.error(...clean(args)),
     warn: (...args: unknown[]) => console.warn(...clean(args)),

@@ -24,11 +24,25 @@ export function toModelError(error: unknown, log?: ProviderLog): RuntimeError {
     const code = providerCode(error);
     log?.(`model provider error ${status ?? "in stream"}${code ? ` (${code})` : ""}: ${providerMessage(error)}`);
     const answered = `The model provider answered ${status}${code ? ` (${code})` : ""}`;
-    if (status === 401 || status === 403) return new RuntimeError("model_auth_failed", `${answered}: it refused the credentials; check OPENAI_API_KEY.`, { cause: error, status });
-    if (status === 429) return new RuntimeError("model_rate_limited", `${answered}: it is rate limiting this Worker; try again shortly.`, { cause: error, status });
-    if (status !== undefined && status >= 500) return new RuntimeError("model_unavailable", `${answered}: it failed or is overloaded.`, { cause: error, status });
-    if (status !== undefined) return new RuntimeError("model_bad_request", `${answered}: it refused the request.`, { cause: error, status });
-    return new RuntimeError("model_stream_interrupted", `The model provider reported an error inside the stream${code ? ` (${code})` : ""}.`, { cause: error });
+    if (status === 401 || status === 403)
+      return new RuntimeError("model_auth_failed", `${answered}: it refused the credentials; check OPENAI_API_KEY.`, {
+        cause: error,
+        status,
+      });
+    if (status === 429)
+      return new RuntimeError("model_rate_limited", `${answered}: it is rate limiting this Worker; try again shortly.`, {
+        cause: error,
+        status,
+      });
+    if (status !== undefined && status >= 500)
+      return new RuntimeError("model_unavailable", `${answered}: it failed or is overloaded.`, { cause: error, status });
+    if (status !== undefined)
+      return new RuntimeError("model_bad_request", `${answered}: it refused the request.`, { cause: error, status });
+    return new RuntimeError(
+      "model_stream_interrupted",
+      `The model provider reported an error inside the stream${code ? ` (${code})` : ""}.`,
+      { cause: error },
+    );
   }
   log?.(`model call failed: ${error instanceof Error ? error.message : String(error)}`);
   return new RuntimeError("model_error", "The model call failed inside the adapter.", { cause: error });

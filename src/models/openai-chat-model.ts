@@ -15,7 +15,10 @@ export function streamChatCompletion(client: OpenAI, defaults: ProviderDefaults,
           model: request.model,
           messages: toChatMessages(request.instructions, request.messages),
           ...(request.tools.length
-            ? { tools: request.tools.map(toChatTool), ...(settings.parallelToolCalls === undefined ? {} : { parallel_tool_calls: settings.parallelToolCalls }) }
+            ? {
+                tools: request.tools.map(toChatTool),
+                ...(settings.parallelToolCalls === undefined ? {} : { parallel_tool_calls: settings.parallelToolCalls }),
+              }
             : {}),
           ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
           ...(settings.maxOutputTokens === undefined ? {} : { max_completion_tokens: settings.maxOutputTokens }),
@@ -44,7 +47,13 @@ export function toChatMessages(instructions: string, messages: readonly Message[
           role: "assistant",
           content: message.content,
           ...(message.toolCalls?.length
-            ? { tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: "function" as const, function: { name: call.name, arguments: call.arguments } })) }
+            ? {
+                tool_calls: message.toolCalls.map((call) => ({
+                  id: call.id,
+                  type: "function" as const,
+                  function: { name: call.name, arguments: call.arguments },
+                })),
+              }
             : {}),
         });
         break;

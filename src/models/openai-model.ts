@@ -16,6 +16,8 @@ export class OpenAIModel implements Model {
 
   stream(request: ModelRequest): AsyncIterable<ModelEvent> {
     const api = request.settings.api ?? this.#defaults.api ?? "chat";
-    return api === "responses" ? streamResponse(this.#client, this.#defaults, request) : streamChatCompletion(this.#client, this.#defaults, request);
+    return api === "responses"
+      ? streamResponse(this.#client, this.#defaults, request)
+      : streamChatCompletion(this.#client, this.#defaults, request);
   }
 }

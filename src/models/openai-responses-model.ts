@@ -19,7 +19,10 @@ export function streamResponse(client: OpenAI, defaults: ProviderDefaults, reque
           model: request.model,
           input: toResponsesInput(request.instructions, request.messages),
           ...(request.tools.length
-            ? { tools: request.tools.map(toFunctionTool), ...(settings.parallelToolCalls === undefined ? {} : { parallel_tool_calls: settings.parallelToolCalls }) }
+            ? {
+                tools: request.tools.map(toFunctionTool),
+                ...(settings.parallelToolCalls === undefined ? {} : { parallel_tool_calls: settings.parallelToolCalls }),
+              }
             : {}),
           ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
           ...(settings.maxOutputTokens === undefined ? {} : { max_output_tokens: settings.maxOutputTokens }),
@@ -46,7 +49,8 @@ export function toResponsesInput(instructions: string, messages: readonly Messag
         break;
       case "assistant":
         if (message.content) input.push({ role: "assistant", content: message.content });
-        for (const call of message.toolCalls ?? []) input.push({ type: "function_call", call_id: call.id, name: call.name, arguments: call.arguments });
+        for (const call of message.toolCalls ?? [])
+          input.push({ type: "function_call", call_id: call.id, name: call.name, arguments: call.arguments });
         break;
       case "tool":
         input.push({ type: "function_call_output", call_id: message.toolCallId, output: message.content });

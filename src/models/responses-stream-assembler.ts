@@ -8,7 +8,11 @@ export interface ResponsesEvent {
   output_index?: number;
   arguments?: string;
   item?: { id?: string; type?: string; call_id?: string; name?: string; arguments?: string };
-  response?: { status?: string; usage?: { input_tokens?: number; output_tokens?: number } | null; error?: { message?: string; code?: string } | null };
+  response?: {
+    status?: string;
+    usage?: { input_tokens?: number; output_tokens?: number } | null;
+    error?: { message?: string; code?: string } | null;
+  };
   message?: string;
   code?: string;
 }

@@ -16,14 +16,20 @@ export interface Budgets {
  */
 export function checkBudgets(budgets: Budgets | undefined, turn: UsageTotals, conversation: UsageTotals, next: Partial<UsageTotals>): void {
   if (!budgets) return;
-  for (const [scope, limits, spent] of [["perTurn", budgets.perTurn, turn], ["perConversation", budgets.perConversation, conversation]] as const) {
+  for (const [scope, limits, spent] of [
+    ["perTurn", budgets.perTurn, turn],
+    ["perConversation", budgets.perConversation, conversation],
+  ] as const) {
     for (const key of ["modelCalls", "toolCalls", "inputTokens", "outputTokens"] as const) {
       const limit = limits?.[key];
       if (limit === undefined) continue;
       const after = spent[key] + (next[key] ?? 0);
       const over = key === "modelCalls" || key === "toolCalls" ? after > limit : spent[key] >= limit && (next.modelCalls ?? 0) > 0;
       if (over) {
-        throw new RuntimeError("budget_exceeded", `The ${scope}.${key} budget (${limit}) would be exceeded (${spent[key]} spent); the turn was stopped.`);
+        throw new RuntimeError(
+          "budget_exceeded",
+          `The ${scope}.${key} budget (${limit}) would be exceeded (${spent[key]} spent); the turn was stopped.`,
+        );
       }
     }
   }

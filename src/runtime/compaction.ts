@@ -23,14 +23,18 @@ const SUMMARY_INSTRUCTIONS =
 /** A cheap token estimate: about four characters a token, over what the request serializes to. */
 export function estimateTokens(instructions: string, messages: readonly Message[], tools: readonly ToolSpec[]): number {
   let chars = instructions.length + JSON.stringify(tools).length;
-  for (const message of messages) chars += (message.content?.length ?? 0) + (message.role === "assistant" ? JSON.stringify(message.toolCalls ?? []).length : 0) + 16;
+  for (const message of messages)
+    chars += (message.content?.length ?? 0) + (message.role === "assistant" ? JSON.stringify(message.toolCalls ?? []).length : 0) + 16;
   return Math.ceil(chars / 4);
 }
 
 /** What the model is sent: the summary in place of the messages it replaces. */
 export function compactedView(history: readonly Message[], compaction: Compaction | undefined): readonly Message[] {
   if (!compaction) return history;
-  return [{ role: "system", agent: "compaction", content: `Summary of the earlier conversation: ${compaction.summary}` }, ...history.slice(compaction.replaces)];
+  return [
+    { role: "system", agent: "compaction", content: `Summary of the earlier conversation: ${compaction.summary}` },
+    ...history.slice(compaction.replaces),
+  ];
 }
 
 /**
@@ -65,7 +69,10 @@ export async function summarize(
     const request: ModelRequest = {
       ...base,
       instructions: SUMMARY_INSTRUCTIONS,
-      messages: [...(summary ? [{ role: "system" as const, agent: "compaction", content: `Summary so far: ${summary}` }] : []), ...asTranscript(chunk)],
+      messages: [
+        ...(summary ? [{ role: "system" as const, agent: "compaction", content: `Summary so far: ${summary}` }] : []),
+        ...asTranscript(chunk),
+      ],
       tools: [],
     };
     let text = "";

@@ -8,7 +8,10 @@ import type { ToolSpec } from "./tool.ts";
 import type { RunContext, TurnState } from "./turn-state.ts";
 import type { UsageTotals } from "./usage.ts";
 
-export function visibleHistory(network: Network, state: Pick<TurnState, "agent" | "history" | "lastHandoff" | "compaction">): readonly Message[] {
+export function visibleHistory(
+  network: Network,
+  state: Pick<TurnState, "agent" | "history" | "lastHandoff" | "compaction">,
+): readonly Message[] {
   const view = compactedView(state.history, state.compaction);
   const filter = arrivalFilter(network, state.agent, state.lastHandoff);
   return filter ? filter(view) : view;
@@ -34,20 +37,35 @@ export async function* compactIfNeeded(
   const { network, model } = run.options;
   const budget = state.agent.contextBudget ?? network.options.compaction?.contextBudget;
   if (!budget) return undefined;
-  const size = (cut: number) => estimateTokens(instructions, compactedView(state.history, { replaces: cut, summary: "x".repeat(400) }), tools) * state.calibration;
+  const size = (cut: number) =>
+    estimateTokens(instructions, compactedView(state.history, { replaces: cut, summary: "x".repeat(400) }), tools) * state.calibration;
   if (estimateTokens(instructions, visibleHistory(network, state), tools) * state.calibration <= budget) return undefined;
   const cut = chooseCut(state.history, network.options.compaction?.keepTurns ?? 4, (c) => size(c) <= budget);
   const from = state.compaction?.replaces ?? 0;
   if (cut <= from) return undefined;
   const result = await summarize(
     model,
-    { agent: state.agent.name, model: network.options.compaction?.summarizeModel ?? network.modelFor(state.agent), settings: state.agent.modelSettings, signal: run.signal },
+    {
+      agent: state.agent.name,
+      model: network.options.compaction?.summarizeModel ?? network.modelFor(state.agent),
+      settings: state.agent.modelSettings,
+      signal: run.signal,
+    },
     state.compaction?.summary,
     state.history.slice(from, cut),
     Math.floor(budget / 2),
   );
   run.signal.throwIfAborted();
   const compaction = { replaces: cut, summary: result.summary };
-  yield { type: "compaction", agent: state.agent.name, replaced: cut, kept: state.history.length - cut, summaryChars: result.summary.length };
-  return { compaction, usage: { modelCalls: result.calls, inputTokens: result.inputTokens, outputTokens: result.outputTokens, toolCalls: 0 } };
+  yield {
+    type: "compaction",
+    agent: state.agent.name,
+    replaced: cut,
+    kept: state.history.length - cut,
+    summaryChars: result.summary.length,
+  };
+  return {
+    compaction,
+    usage: { modelCalls: result.calls, inputTokens: result.inputTokens, outputTokens: result.outputTokens, toolCalls: 0 },
+  };
 }

@@ -41,7 +41,11 @@ export async function executeToolCall(
     return errorOutcome(`Invalid arguments for '${tool.name}': ${z.prettifyError(validated.error)}`);
   }
   try {
-    const result: unknown = await tool.execute(validated.data, { ...ctx, toolCallId: call.id, idempotencyKey: `${ctx.conversationId}:${call.id}` });
+    const result: unknown = await tool.execute(validated.data, {
+      ...ctx,
+      toolCallId: call.id,
+      idempotencyKey: `${ctx.conversationId}:${call.id}`,
+    });
     return { result: result ?? null, content: typeof result === "string" ? result : JSON.stringify(result ?? null), isError: false };
   } catch (error) {
     return errorOutcome(`Tool '${tool.name}' failed: ${error instanceof Error ? error.message : String(error)}`);

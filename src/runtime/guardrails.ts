@@ -22,7 +22,10 @@ export type ToolGuardrail = (call: ToolCallInput) => GuardrailVerdict | Promise<
  * The first block among the guardrails, as its reason; null when all pass. A guardrail that
  * throws blocks: a check that could not run must not let the input through.
  */
-export async function firstBlock<T>(guardrails: ReadonlyArray<(input: T) => GuardrailVerdict | Promise<GuardrailVerdict>>, input: T): Promise<string | null> {
+export async function firstBlock<T>(
+  guardrails: ReadonlyArray<(input: T) => GuardrailVerdict | Promise<GuardrailVerdict>>,
+  input: T,
+): Promise<string | null> {
   for (const guardrail of guardrails) {
     try {
       const verdict = await guardrail(input);

@@ -11,13 +11,28 @@ export { sanitizeAgentName, transferToolNames, TRANSFER_PREFIX } from "./handoff
 export { RuntimeError, toRuntimeError, type RuntimeErrorCode } from "./errors.ts";
 export type { RunEvent, TurnOutcome, TurnStatus } from "./events.ts";
 export { DEFAULT_LIMITS, type Limits } from "./limits.ts";
-export { findHistoryProblem, type AssistantMessage, type Message, type SystemMessage, type ToolCall, type ToolMessage, type UserMessage } from "./messages.ts";
+export {
+  findHistoryProblem,
+  type AssistantMessage,
+  type Message,
+  type SystemMessage,
+  type ToolCall,
+  type ToolMessage,
+  type UserMessage,
+} from "./messages.ts";
 export { Network, type AgentToolset, type NetworkOptions } from "./network.ts";
 export type { Model, ModelEvent, ModelRequest, ModelSettings } from "./model-port.ts";
 export { applyCommit, type CommittedState, type StepCommit, type TurnStore } from "./store-port.ts";
 export { runTurn, runTurnItems } from "./run-loop.ts";
 export type { RunItemsOptions, RunTurnOptions, TurnInput, TurnItem } from "./run-options.ts";
-export { denialMessage, INTERRUPTED_CALL, settleInterrupted, type ApprovalDecision, type PendingApproval, type Suspension } from "./suspension.ts";
+export {
+  denialMessage,
+  INTERRUPTED_CALL,
+  settleInterrupted,
+  type ApprovalDecision,
+  type PendingApproval,
+  type Suspension,
+} from "./suspension.ts";
 export { tool, type DelegateAgent, type Tool, type ToolContext, type ToolSpec } from "./tool.ts";
 export { addUsage, NO_USAGE, type Usage, type UsageTotals } from "./usage.ts";
 export type { BudgetLimits, Budgets } from "./budgets.ts";

@@ -58,7 +58,12 @@ export interface AgentToolset {
 export class Network {
   readonly entry: Agent;
   readonly defaultModel: string | undefined;
-  readonly options: Readonly<NetworkOptions> & { toolStyle: TransferStyle; systemPrompt: "replace" | "append"; extraTransfers: "answer" | "drop"; allowRevisit: boolean };
+  readonly options: Readonly<NetworkOptions> & {
+    toolStyle: TransferStyle;
+    systemPrompt: "replace" | "append";
+    extraTransfers: "answer" | "drop";
+    allowRevisit: boolean;
+  };
   #agents: Map<string, Agent>;
   #toolNames: Map<string, string>;
   #edges = new Map<string, HandoffEdge[]>();
@@ -116,7 +121,10 @@ export class Network {
       // An agent's own tool wins over a transfer tool of the same name.
       if (isEnabled(edge, state) && !tools.has(edge.toolName)) transfers.set(edge.target.name, edge);
     }
-    const specs = [...[...tools.values()].map(toolSpec), ...transferSpecs(this.options, [...transfers.values()]).filter((s) => !tools.has(s.name))];
+    const specs = [
+      ...[...tools.values()].map(toolSpec),
+      ...transferSpecs(this.options, [...transfers.values()]).filter((s) => !tools.has(s.name)),
+    ];
     const toolset = { tools, transfers, specs };
     if (this.edges(agentName).every((edge) => typeof edge.isEnabled !== "function")) this.#staticToolsets.set(agentName, toolset);
     return toolset;
@@ -129,7 +137,9 @@ export class Network {
       for (const agent of agents.values()) {
         for (const target of [...agent.handoffs.map((h) => h.agent), ...agent.subAgents]) {
           if (!closed.has(target)) {
-            throw new TypeError(`Agent '${agent.name}' hands off to '${target.name}', which is not part of this network: add it to the network's agents.`);
+            throw new TypeError(
+              `Agent '${agent.name}' hands off to '${target.name}', which is not part of this network: add it to the network's agents.`,
+            );
           }
         }
       }
@@ -161,7 +171,9 @@ function collectAgents(roots: readonly Agent[], parents: Map<Agent, Agent>): Map
     for (const child of agent.subAgents) {
       const parent = parents.get(child);
       if (parent && parent !== agent) {
-        throw new TypeError(`Agent '${child.name}' has two parents ('${parent.name}' and '${agent.name}'): an agent belongs to one parent in a tree.`);
+        throw new TypeError(
+          `Agent '${child.name}' has two parents ('${parent.name}' and '${agent.name}'): an agent belongs to one parent in a tree.`,
+        );
       }
       parents.set(child, agent);
     }

@@ -62,7 +62,12 @@ export async function* runTurnItems(options: RunItemsOptions): AsyncGenerator<Tu
 
 async function* runLeg(options: RunItemsOptions): AsyncGenerator<TurnItem, TurnOutcome> {
   const { network, model, input } = options;
-  const run: RunContext = { options, limits: { ...DEFAULT_LIMITS, ...options.limits }, signal: options.signal ?? new AbortController().signal, runTurn };
+  const run: RunContext = {
+    options,
+    limits: { ...DEFAULT_LIMITS, ...options.limits },
+    signal: options.signal ?? new AbortController().signal,
+    runTurn,
+  };
   const agent = network.get(options.activeAgent) ?? network.entry;
   const missing = network.get(options.activeAgent) ? undefined : options.activeAgent;
   let state = initialTurnState(options, agent);
@@ -75,7 +80,12 @@ async function* runLeg(options: RunItemsOptions): AsyncGenerator<TurnItem, TurnO
     ...(input.kind === "resume" ? { resumed: true } : {}),
   };
   // A deploy removed the agent that held the conversation: the entry agent takes over, and says so.
-  if (missing) yield { type: "warning", code: "agent_missing", message: `Agent '${missing}' no longer exists; '${agent.name}' took over the conversation.` };
+  if (missing)
+    yield {
+      type: "warning",
+      code: "agent_missing",
+      message: `Agent '${missing}' no longer exists; '${agent.name}' took over the conversation.`,
+    };
   if (input.kind === "message") {
     state = yield* acceptMessage(state, input.text, missing);
   } else {
@@ -92,7 +102,13 @@ async function* runLeg(options: RunItemsOptions): AsyncGenerator<TurnItem, TurnO
 async function* acceptMessage(state: TurnState, text: string, missing: string | undefined): AsyncGenerator<TurnItem, TurnState> {
   const { agent } = state;
   const note: Message[] = missing
-    ? [{ role: "system", agent: agent.name, content: `Note: the agent '${missing}' that held this conversation no longer exists; '${agent.name}' took over.` }]
+    ? [
+        {
+          role: "system",
+          agent: agent.name,
+          content: `Note: the agent '${missing}' that held this conversation no longer exists; '${agent.name}' took over.`,
+        },
+      ]
     : [];
   const blocked = await firstBlock(agent.inputGuardrails, { text, agent: agent.name, context: state.context });
   if (blocked !== null) {
@@ -120,9 +136,26 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   yield* outcome.events;
   if (outcome.handoff) await runHandoffHook(network, outcome.handoff);
   const next = outcome.next;
-  yield { type: "step-finish", stepIndex: prepared.stepIndex, finishReason: step.finishReason, ...(step.usage ? { usage: step.usage } : {}) };
-  const done = { text: step.text, agent: next.agent.name, handoffs: [...next.handoffs], handoffCount: next.handoffCount, usage: next.turnUsage };
-  const decision = decideNextStep({ toolCalls: step.toolCalls.length, handoff: outcome.handoff !== undefined, pendingApprovals: outcome.pending.length, errorSteps: next.errorSteps, limits: run.limits });
+  yield {
+    type: "step-finish",
+    stepIndex: prepared.stepIndex,
+    finishReason: step.finishReason,
+    ...(step.usage ? { usage: step.usage } : {}),
+  };
+  const done = {
+    text: step.text,
+    agent: next.agent.name,
+    handoffs: [...next.handoffs],
+    handoffCount: next.handoffCount,
+    usage: next.turnUsage,
+  };
+  const decision = decideNextStep({
+    toolCalls: step.toolCalls.length,
+    handoff: outcome.handoff !== undefined,
+    pendingApprovals: outcome.pending.length,
+    errorSteps: next.errorSteps,
+    limits: run.limits,
+  });
   switch (decision.kind) {
     case "awaiting-approval":
       yield { type: "done", status: "awaiting_approval", ...done };
@@ -162,7 +195,11 @@ async function* callModel(run: RunContext, prepared: PreparedStep): AsyncGenerat
 
 /** The output guardrails judge a final answer; a blocked one is not stored, so the history ends before this step. */
 async function* checkAnswer(state: TurnState, prepared: PreparedStep, step: ModelStepResult): AsyncGenerator<RunEvent, void> {
-  const blocked = await firstBlock(prepared.agent.outputGuardrails, { text: step.text, agent: prepared.agent.name, context: state.context });
+  const blocked = await firstBlock(prepared.agent.outputGuardrails, {
+    text: step.text,
+    agent: prepared.agent.name,
+    context: state.context,
+  });
   if (blocked === null) return;
   yield { type: "guardrail", kind: "output", agent: prepared.agent.name, reason: blocked };
   throw new RuntimeError("guardrail_blocked", `The answer was blocked: ${blocked}`);

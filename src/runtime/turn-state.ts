@@ -85,7 +85,12 @@ export function advance(state: TurnState, change: TurnChange): TurnState {
     stepIndex: change.modelCalled ? state.stepIndex + 1 : state.stepIndex,
     agentSteps: handoff ? 0 : change.modelCalled ? state.agentSteps + 1 : state.agentSteps,
     ...(handoff
-      ? { agent: handoff.target, handoffs: [...state.handoffs, handoff.record], handoffCount: state.handoffCount + 1, lastHandoff: handoff.record }
+      ? {
+          agent: handoff.target,
+          handoffs: [...state.handoffs, handoff.record],
+          handoffCount: state.handoffCount + 1,
+          lastHandoff: handoff.record,
+        }
       : {}),
     context: change.context ?? state.context,
     turnUsage: change.spent ? addUsage(state.turnUsage, change.spent) : state.turnUsage,

@@ -17,7 +17,10 @@ export function checkDecisions(
     if (decided) return fail("approval_already_decided", `Tool call '${toolCallId}' was already decided.`, { toolCallId });
     if (!suspension?.pending.some((p) => p.toolCallId === toolCallId)) {
       return suspension
-        ? fail("approval_not_found", `No pending approval '${toolCallId}'.`, { toolCallId, pending: suspension.pending.map((p) => p.toolCallId) })
+        ? fail("approval_not_found", `No pending approval '${toolCallId}'.`, {
+            toolCallId,
+            pending: suspension.pending.map((p) => p.toolCallId),
+          })
         : fail("no_pending_approval", "Nothing in this conversation is waiting for an approval.");
     }
   }

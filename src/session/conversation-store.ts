@@ -100,7 +100,11 @@ export class ConversationStore {
     if (this.#state === null) {
       const row = this.#sql.exec<{ data: string }>(`SELECT data FROM state WHERE id = 1`).toArray()[0];
       if (row) {
-        const { lastEventId: _stale, turn: _staleTurn, ...stored } = JSON.parse(row.data) as StoredState & { lastEventId?: number; turn?: number };
+        const {
+          lastEventId: _stale,
+          turn: _staleTurn,
+          ...stored
+        } = JSON.parse(row.data) as StoredState & { lastEventId?: number; turn?: number };
         const turn = this.#sql.exec<{ turn: number | null }>(`SELECT max(turn) AS turn FROM turns`).one().turn ?? 0;
         this.#state = { ...stored, turn, lastEventId: this.#maxEventId() };
       }
@@ -139,11 +143,17 @@ export class ConversationStore {
   }
 
   compactions(): Array<Compaction & { turn: number; agent: string }> {
-    return this.#sql.exec<{ turn: number; replaces: number; summary: string; agent: string }>(`SELECT turn, replaces, summary, agent FROM compactions ORDER BY seq`).toArray();
+    return this.#sql
+      .exec<{ turn: number; replaces: number; summary: string; agent: string }>(
+        `SELECT turn, replaces, summary, agent FROM compactions ORDER BY seq`,
+      )
+      .toArray();
   }
 
   latestCompaction(): Compaction | undefined {
-    const row = this.#sql.exec<{ replaces: number; summary: string }>(`SELECT replaces, summary FROM compactions ORDER BY seq DESC LIMIT 1`).toArray()[0];
+    const row = this.#sql
+      .exec<{ replaces: number; summary: string }>(`SELECT replaces, summary FROM compactions ORDER BY seq DESC LIMIT 1`)
+      .toArray()[0];
     return row && { replaces: row.replaces, summary: row.summary };
   }
 
@@ -159,14 +169,32 @@ export class ConversationStore {
         turn,
       )
       .toArray()[0];
-    return row && { turn: row.turn, status: row.status as StoredTurnStatus, error: row.error, rowsWritten: row.rows_written, bytesWritten: row.bytes_written };
+    return (
+      row && {
+        turn: row.turn,
+        status: row.status as StoredTurnStatus,
+        error: row.error,
+        rowsWritten: row.rows_written,
+        bytesWritten: row.bytes_written,
+      }
+    );
   }
 
   /** Stores an empty conversation held by the entry agent, unless one exists. */
   create(conversationId: string, entryAgent: string, grant: string): ConversationState {
     const existing = this.state();
     if (existing) return existing;
-    const state: ConversationState = { conversationId, activeAgent: entryAgent, handoffCount: 0, lastEventId: 0, turn: 0, suspension: null, decisions: [], context: {}, grant };
+    const state: ConversationState = {
+      conversationId,
+      activeAgent: entryAgent,
+      handoffCount: 0,
+      lastEventId: 0,
+      turn: 0,
+      suspension: null,
+      decisions: [],
+      context: {},
+      grant,
+    };
     this.#transaction(() => this.#writeState(state));
     this.#state = state;
     return state;
@@ -207,12 +235,22 @@ export class ConversationStore {
       // Decisions belong to the suspension they decide.
       ...(commit.suspension === undefined ? {} : { decisions: [] }),
     };
-    const stateChanged = next.activeAgent !== state.activeAgent || commit.handoff !== undefined || commit.suspension !== undefined || commit.context !== undefined;
+    const stateChanged =
+      next.activeAgent !== state.activeAgent ||
+      commit.handoff !== undefined ||
+      commit.suspension !== undefined ||
+      commit.context !== undefined;
     this.#transaction(() => {
       for (const message of messages) this.#exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(message));
       if (commit.handoff) this.#exec(`INSERT INTO handoffs (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(commit.handoff));
       if (commit.compaction) {
-        this.#exec(`INSERT INTO compactions (turn, replaces, summary, agent) VALUES (?, ?, ?, ?)`, state.turn, commit.compaction.replaces, commit.compaction.summary, next.activeAgent);
+        this.#exec(
+          `INSERT INTO compactions (turn, replaces, summary, agent) VALUES (?, ?, ?, ?)`,
+          state.turn,
+          commit.compaction.replaces,
+          commit.compaction.summary,
+          next.activeAgent,
+        );
       }
       this.#insertEvents(state.turn, events);
       if (stateChanged) this.#writeState(next);
@@ -261,8 +299,12 @@ export class ConversationStore {
     return () => {
       const row =
         cursor === null
-          ? this.#sql.exec<Row>(`SELECT first_id, turn, data FROM events WHERE turn = ? AND last_id > ? ORDER BY first_id LIMIT 1`, turn, afterId).toArray()[0]
-          : this.#sql.exec<Row>(`SELECT first_id, turn, data FROM events WHERE first_id > ? ORDER BY first_id LIMIT 1`, cursor).toArray()[0];
+          ? this.#sql
+              .exec<Row>(`SELECT first_id, turn, data FROM events WHERE turn = ? AND last_id > ? ORDER BY first_id LIMIT 1`, turn, afterId)
+              .toArray()[0]
+          : this.#sql
+              .exec<Row>(`SELECT first_id, turn, data FROM events WHERE first_id > ? ORDER BY first_id LIMIT 1`, cursor)
+              .toArray()[0];
       if (!row || row.turn !== turn || row.first_id >= beforeId) return null;
       cursor = row.first_id;
       return (JSON.parse(row.data) as StoredEvent[]).filter((event) => event.id > afterId && event.id < beforeId);
@@ -328,13 +370,26 @@ export class ConversationStore {
     let id = this.#maxEventId() + CRASH_ID_GAP;
     const state = this.state();
     const settled = state?.suspension && state.decisions.length > 0 ? settleInterrupted(state.suspension, state.decisions) : null;
-    const results: StoredEvent[] = (settled?.answered ?? []).map((m) => ({ id: id++, type: "tool-result", toolCallId: m.toolCallId, name: m.name, result: m.content, isError: true }));
-    const event: StoredEvent = { id, type: "error", code: "interrupted", message: "The run was interrupted (the conversation's process restarted); send the message again." };
+    const results: StoredEvent[] = (settled?.answered ?? []).map((m) => ({
+      id: id++,
+      type: "tool-result",
+      toolCallId: m.toolCallId,
+      name: m.name,
+      result: m.content,
+      isError: true,
+    }));
+    const event: StoredEvent = {
+      id,
+      type: "error",
+      code: "interrupted",
+      message: "The run was interrupted (the conversation's process restarted); send the message again.",
+    };
     this.#storage.transactionSync(() => {
       this.#sql.exec(`UPDATE turns SET status = 'failed', ended_at = ?, error = 'interrupted' WHERE status = 'running'`, Date.now());
       for (const { turn } of running) this.#insertEvents(turn, [...(turn === state?.turn ? results : []), { ...event }]);
       if (state && settled) {
-        for (const message of settled.complete ?? []) this.#sql.exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(message));
+        for (const message of settled.complete ?? [])
+          this.#sql.exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(message));
         this.#writeState({ ...state, suspension: settled.suspension, decisions: [] });
       }
     });
@@ -349,7 +404,8 @@ export class ConversationStore {
     const unwritten = this.#unwrittenTurn;
     try {
       this.#storage.transactionSync(() => {
-        if (unwritten) this.#exec(`INSERT INTO turns (turn, status, started_at) VALUES (?, 'running', ?)`, unwritten.turn, unwritten.startedAt);
+        if (unwritten)
+          this.#exec(`INSERT INTO turns (turn, status, started_at) VALUES (?, 'running', ?)`, unwritten.turn, unwritten.startedAt);
         writes();
       });
       this.#unwrittenTurn = null;

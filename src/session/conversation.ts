@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { configuredNetwork } from "../agents/index.ts";
 import { type Config, readConfig, redactorFor, runSettings } from "../config.ts";
-import type { Env } from "../env.ts";
+import type { WorkerVars } from "../worker-vars.ts";
 import { createModel } from "../models/index.ts";
 import {
   type ApprovalDecision,
@@ -69,7 +69,7 @@ export const MAX_STREAMS = 16;
  * Thin glue: the loop is in src/runtime, storage in ConversationStore, fan-out in TurnBroadcast.
  * Everything it stores or streams passes the redactor of the configured secrets first.
  */
-export class Conversation extends DurableObject<Env> {
+export class Conversation extends DurableObject<WorkerVars> {
   readonly #store: ConversationStore;
   readonly #config: Config;
   readonly #network: Network;
@@ -80,7 +80,7 @@ export class Conversation extends DurableObject<Env> {
   /** Start times of recent turns, for the per-conversation rate limit. */
   #recentTurns: number[] = [];
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  constructor(ctx: DurableObjectState, env: WorkerVars) {
     super(ctx, env);
     this.#config = readConfig(env);
     this.#redactor = redactorFor(env);
@@ -158,9 +158,13 @@ export class Conversation extends DurableObject<Env> {
     if (!state) return notFound(caller.conversationId);
     if (!this.#running) {
       if (afterId > state.lastEventId) {
-        return fail("event_id_unknown", `Event ${afterId} is past this conversation's last event (${state.lastEventId}); it may belong to a deleted conversation of the same id. Reconnect without Last-Event-ID.`, {
-          lastEventId: state.lastEventId,
-        });
+        return fail(
+          "event_id_unknown",
+          `Event ${afterId} is past this conversation's last event (${state.lastEventId}); it may belong to a deleted conversation of the same id. Reconnect without Last-Event-ID.`,
+          {
+            lastEventId: state.lastEventId,
+          },
+        );
       }
       if (afterId === state.lastEventId) return ok({ kind: "idle" });
     }
@@ -207,7 +211,10 @@ export class Conversation extends DurableObject<Env> {
   #admit(caller: Caller): SessionResult<ConversationState | null> {
     const state = this.#store.state();
     if (caller.grant === undefined || (state?.grant !== undefined && state.grant === caller.grant)) return ok(state);
-    return fail("token_revoked", "This conversation token was revoked: the conversation was deleted or its tokens were rotated. Ask for a new token.");
+    return fail(
+      "token_revoked",
+      "This conversation token was revoked: the conversation was deleted or its tokens were rotated. Ask for a new token.",
+    );
   }
 
   #limitTurns(): SessionResult<never> | null {
@@ -215,12 +222,18 @@ export class Conversation extends DurableObject<Env> {
     this.#recentTurns = this.#recentTurns.filter((t) => t > now - 60_000);
     if (this.#recentTurns.length < this.#config.TURNS_PER_MINUTE) return null;
     const retryAfter = Math.max(1, Math.ceil((this.#recentTurns[0]! + 60_000 - now) / 1000));
-    return fail("rate_limited", `This conversation takes ${this.#config.TURNS_PER_MINUTE} new turns a minute; try again in ${retryAfter} s.`, { retryAfter });
+    return fail(
+      "rate_limited",
+      `This conversation takes ${this.#config.TURNS_PER_MINUTE} new turns a minute; try again in ${retryAfter} s.`,
+      { retryAfter },
+    );
   }
 
   #limitStreams(): SessionResult<never> | null {
     if (this.#openStreams < MAX_STREAMS) return null;
-    return fail("too_many_streams", `This conversation already has ${MAX_STREAMS} open streams; close one, or try again later.`, { retryAfter: 5 });
+    return fail("too_many_streams", `This conversation already has ${MAX_STREAMS} open streams; close one, or try again later.`, {
+      retryAfter: 5,
+    });
   }
 
   #openStream(batches: EventBatches, format: StreamFormat): ReadableStream<Uint8Array> {
@@ -322,9 +335,15 @@ export class Conversation extends DurableObject<Env> {
 /** A random grant: 128 bits, base64url. */
 function newGrant(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  return btoa(String.fromCharCode(...bytes))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replace(/=+$/, "");
 }
 
 function notFound<T>(conversationId: string): SessionResult<T> {
-  return fail("conversation_not_found", `No conversation '${conversationId}'; create it with POST /v1/conversations, or send a message to it with the API key.`);
+  return fail(
+    "conversation_not_found",
+    `No conversation '${conversationId}'; create it with POST /v1/conversations, or send a message to it with the API key.`,
+  );
 }

@@ -46,7 +46,8 @@ export class TurnRecorder {
 
   /** Storage failed outside a commit: the stream ends with an error, and the turn is marked failed if it still can be. */
   fail(): void {
-    if (!this.#ended) this.#broadcast.publish({ id: this.#nextId++, type: "error", code: "internal_error", message: "The turn could not be stored." });
+    if (!this.#ended)
+      this.#broadcast.publish({ id: this.#nextId++, type: "error", code: "internal_error", message: "The turn could not be stored." });
     try {
       this.#store.endTurn({ status: "failed", code: "internal_error" }, []);
     } catch {

@@ -94,5 +94,9 @@ export class UIMessageEncoder {
 
 function toolResultChunk(event: Extract<StoredEvent, { type: "tool-result" }>): Chunk {
   if (!event.isError) return { type: "tool-output-available", toolCallId: event.toolCallId, output: event.result };
-  return { type: "tool-output-error", toolCallId: event.toolCallId, errorText: typeof event.result === "string" ? event.result : JSON.stringify(event.result) };
+  return {
+    type: "tool-output-error",
+    toolCallId: event.toolCallId,
+    errorText: typeof event.result === "string" ? event.result : JSON.stringify(event.result),
+  };
 }

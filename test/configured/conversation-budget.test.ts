@@ -10,7 +10,11 @@ import { chat, scenario, stored } from "../support/worker.ts";
 
 describe("a per-conversation budget", () => {
   it("bites on the turn that would pass it, counting earlier turns, even after a restart", async () => {
-    const s = await scenario([{ toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: "{}" }] }, { text: "Billing here." }, { text: "Still billing." }]);
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: "{}" }] },
+      { text: "Billing here." },
+      { text: "Still billing." },
+    ]);
     expect((await chat(s.conversationId, s.tag("charged twice"))).at(-1)).toMatchObject({ type: "done", usage: { modelCalls: 2 } });
     await evictDurableObject(env.CONVERSATIONS.getByName(s.conversationId));
     expect((await chat(s.conversationId, "and?")).at(-1)).toMatchObject({ type: "done", usage: { modelCalls: 1 } });

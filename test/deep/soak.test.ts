@@ -21,7 +21,10 @@ const MESSAGES = ["How was I billed for order A1001?", "Where is order A1002?", 
 /** Resident memory of the workerd processes under the dev server, in KiB. */
 function workerdRss(): number {
   const out = execFileSync("ps", ["-eo", "rss=,comm="], { encoding: "utf8" });
-  return out.split("\n").filter((line) => line.includes("workerd")).reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[0]), 0);
+  return out
+    .split("\n")
+    .filter((line) => line.includes("workerd"))
+    .reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[0]), 0);
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -57,7 +60,11 @@ it(`keeps ${TURNS} turns of one conversation valid, with flat time and memory`, 
       handoffs += events.filter((e) => e.type === "handoff").length;
       if (turn === 200 || turn % 500 === 0 || turn === TURNS) rss.push(workerdRss());
       if (turn % 250 === 0 || turn === TURNS) {
-        const state = (await (await fetch(`${dev.url}/v1/conversations/soak`)).json()) as { messages: Message[]; handoffCount: number; activeAgent: string };
+        const state = (await (await fetch(`${dev.url}/v1/conversations/soak`)).json()) as {
+          messages: Message[];
+          handoffCount: number;
+          activeAgent: string;
+        };
         assert.equal(findHistoryProblem(state.messages), null);
         assert.equal(state.handoffCount, handoffs);
       }
@@ -72,7 +79,10 @@ it(`keeps ${TURNS} turns of one conversation valid, with flat time and memory`, 
     // Flat: the late turns within twice the early ones while the history grows tenfold.
     assert.ok(late < early * 2 + 5, `per-turn time grew: ${early.toFixed(1)} → ${late.toFixed(1)} ms`);
     // A turn (a POST, an SSE stream, a Durable Object call) may cost the dev server a few times a bare GET, not more.
-    assert.ok(perTurn < Math.max(perRequest, 1) * 4, `memory grows ${perTurn.toFixed(1)} KiB a turn, against ${perRequest.toFixed(1)} KiB a bare request`);
+    assert.ok(
+      perTurn < Math.max(perRequest, 1) * 4,
+      `memory grows ${perTurn.toFixed(1)} KiB a turn, against ${perRequest.toFixed(1)} KiB a bare request`,
+    );
   } finally {
     await dev.stop();
     rmSync(persistTo, { recursive: true, force: true });

@@ -22,7 +22,16 @@ before(async () => {
   dev = await startWranglerDev({ persistTo });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 });
 
@@ -77,7 +86,9 @@ describe("the chat page", () => {
     await page.getByLabel("Message").fill("hello");
     await page.getByRole("button", { name: "Send" }).click();
     const bubble = page.locator(".assistant .text").last();
-    await page.waitForFunction(() => document.querySelector("#send:not([disabled])") !== null && document.querySelector(".assistant") !== null);
+    await page.waitForFunction(
+      () => document.querySelector("#send:not([disabled])") !== null && document.querySelector(".assistant") !== null,
+    );
     const text = await bubble.textContent();
     assert.ok(text?.startsWith("This is the offline demo model."), `unexpected text: ${text}`);
     assert.equal(text?.split("This is the offline demo model.").length, 2, "the text is drawn once");
@@ -105,7 +116,9 @@ describe("the chat page", () => {
     });
     await page.getByLabel("Message").fill("hello");
     await page.getByRole("button", { name: "Send" }).click();
-    await page.waitForFunction(() => document.querySelector("#send:not([disabled])") !== null && document.querySelector(".assistant") !== null);
+    await page.waitForFunction(
+      () => document.querySelector("#send:not([disabled])") !== null && document.querySelector(".assistant") !== null,
+    );
     const text = await page.locator(".assistant .text").last().textContent();
     assert.ok(text?.startsWith(`${odd} `), `the separators' chunk was lost: ${JSON.stringify(text)}`);
     assert.match(text ?? "", /right specialist\.$/);
@@ -118,7 +131,9 @@ describe("the chat page", () => {
     await page.getByTestId("active-agent").filter({ hasText: "triage" }).waitFor();
     await page.getByLabel("Message").fill("hello");
     await page.getByRole("button", { name: "Send" }).click();
-    await page.waitForFunction(() => document.querySelector("#send:not([disabled])") !== null && document.querySelector(".assistant") !== null);
+    await page.waitForFunction(
+      () => document.querySelector("#send:not([disabled])") !== null && document.querySelector(".assistant") !== null,
+    );
     const asked: number[] = [];
     page.on("response", (response) => {
       if (response.url().includes("/events")) asked.push(response.status());

@@ -57,12 +57,23 @@ it("settles an approved call cut off by a crash and takes messages again", async
 
   const second = await startWranglerDev({ persistTo, vars, config });
   try {
-    const view = (await (await fetch(`${second.url}/v1/conversations/tool-crash`)).json()) as { status: string; activeAgent: string; pendingApprovals: unknown[]; messages: Message[] };
+    const view = (await (await fetch(`${second.url}/v1/conversations/tool-crash`)).json()) as {
+      status: string;
+      activeAgent: string;
+      pendingApprovals: unknown[];
+      messages: Message[];
+    };
     assert.equal(view.status, "failed");
     assert.equal(view.activeAgent, "billing");
     assert.deepEqual(view.pendingApprovals, []);
     assert.equal(findHistoryProblem(view.messages), null);
-    assert.deepEqual(view.messages.at(-1), { role: "tool", toolCallId: "r1", name: "slow_refund", content: INTERRUPTED_CALL, isError: true });
+    assert.deepEqual(view.messages.at(-1), {
+      role: "tool",
+      toolCallId: "r1",
+      name: "slow_refund",
+      content: INTERRUPTED_CALL,
+      isError: true,
+    });
 
     const again = await fetch(`${second.url}/v1/conversations/tool-crash/approvals`, {
       method: "POST",
@@ -72,8 +83,15 @@ it("settles an approved call cut off by a crash and takes messages again", async
     assert.equal(again.status, 409);
 
     const next = await chat(second.url, "tool-crash", "did the refund go through?");
-    assert.deepEqual(next.at(-1), { ...next.at(-1), type: "done", agent: "billing", text: "Let me check whether the refund went through." });
-    const sent = (await (await fetch(`${fake.url}/__scenarios/${id}`)).json()) as { requests: Array<{ messages: Array<{ role: string; tool_call_id?: string; content: string }> }> };
+    assert.deepEqual(next.at(-1), {
+      ...next.at(-1),
+      type: "done",
+      agent: "billing",
+      text: "Let me check whether the refund went through.",
+    });
+    const sent = (await (await fetch(`${fake.url}/__scenarios/${id}`)).json()) as {
+      requests: Array<{ messages: Array<{ role: string; tool_call_id?: string; content: string }> }>;
+    };
     assert.equal(sent.requests.at(-1)!.messages.find((m) => m.role === "tool" && m.tool_call_id === "r1")?.content, INTERRUPTED_CALL);
     const replay = parseSse(await (await fetch(`${second.url}/v1/conversations/tool-crash/events?after=0`)).text());
     assert.equal(replay.at(-1)?.type, "done");

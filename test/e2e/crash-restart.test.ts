@@ -82,7 +82,10 @@ it("keeps the conversation intact and answerable after SIGKILL mid-turn", async 
     assert.equal(turn3[0]?.agent, "billing");
     assert.deepEqual(turn3.at(-1), { ...turn3.at(-1), type: "done", text: "Billing again, after the restart." });
     const replay = parseSse(await (await fetch(`${second.url}/v1/conversations/crash-1/events?after=0`)).text());
-    assert.deepEqual(replay.map((e) => e.id), turn3.map((e) => e.id));
+    assert.deepEqual(
+      replay.map((e) => e.id),
+      turn3.map((e) => e.id),
+    );
   } finally {
     await second.stop();
   }

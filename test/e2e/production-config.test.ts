@@ -57,13 +57,19 @@ describe("wrangler dev with the production configuration", () => {
       }),
     });
     const first = await chat(provider.url, "e2e-provider", `What is 6 * 7? [${id}]`);
-    assert.deepEqual(first.map((e) => e.id), first.map((_, i) => first[0]!.id + i), "event ids increase by one");
+    assert.deepEqual(
+      first.map((e) => e.id),
+      first.map((_, i) => first[0]!.id + i),
+      "event ids increase by one",
+    );
     assert.equal(first.find((e) => e.type === "tool-result" && e.name === "multiply_numbers")?.result, 42);
     assert.equal(first.at(-1)?.type, "done");
     const second = await chat(provider.url, "e2e-provider", "thanks");
     assert.equal(second[0]?.agent, "calculator");
     assert.ok(second[0]!.id > first.at(-1)!.id, "ids keep increasing across turns");
-    const sent = (await (await fetch(`${fake.url}/__scenarios/${id}`)).json()) as { requests: Array<{ messages: Array<{ role: string; content: string }> }> };
+    const sent = (await (await fetch(`${fake.url}/__scenarios/${id}`)).json()) as {
+      requests: Array<{ messages: Array<{ role: string; content: string }> }>;
+    };
     assert.match(sent.requests[3]!.messages[0]!.content, /^You are a calculator assistant/);
   });
 });

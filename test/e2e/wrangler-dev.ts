@@ -21,12 +21,31 @@ export async function freePort(): Promise<number> {
 }
 
 /** `config`: another wrangler.toml than the project's (a test Worker's). */
-export async function startWranglerDev(options: { persistTo: string; vars?: Record<string, string>; port?: number; config?: string }): Promise<WranglerDev> {
+export async function startWranglerDev(options: {
+  persistTo: string;
+  vars?: Record<string, string>;
+  port?: number;
+  config?: string;
+}): Promise<WranglerDev> {
   const port = options.port ?? (await freePort());
   const vars = Object.entries({ ALLOW_ANONYMOUS: "true", ...options.vars }).flatMap(([key, value]) => ["--var", `${key}:${value}`]);
   const child: ChildProcess = spawn(
     "npx",
-    ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()), "--persist-to", options.persistTo, "--show-interactive-dev-session=false", ...(options.config ? ["--config", options.config] : []), ...vars],
+    [
+      "wrangler",
+      "dev",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(await freePort()),
+      "--persist-to",
+      options.persistTo,
+      "--show-interactive-dev-session=false",
+      ...(options.config ? ["--config", options.config] : []),
+      ...vars,
+    ],
     { env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" }, stdio: ["ignore", "pipe", "pipe"], detached: true },
   );
   let output = "";

@@ -4,7 +4,11 @@ import { scenario } from "../support/scenario.ts";
 
 type Delta = Record<string, unknown>;
 const base = { id: "chatcmpl-q", object: "chat.completion.chunk", created: 1, model: "m" };
-const chunk = (delta: Delta, finish: string | null = null, extra: Record<string, unknown> = {}) => ({ ...base, choices: [{ index: 0, delta, finish_reason: finish }], ...extra });
+const chunk = (delta: Delta, finish: string | null = null, extra: Record<string, unknown> = {}) => ({
+  ...base,
+  choices: [{ index: 0, delta, finish_reason: finish }],
+  ...extra,
+});
 const sse = (...chunks: unknown[]) => `${chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("")}data: [DONE]\n\n`;
 const call = (fields: Record<string, unknown>) => ({ tool_calls: [fields] });
 
@@ -19,35 +23,65 @@ async function parse(body: string) {
 describe("the Chat Completions parser accepts streams as providers send them", () => {
   it("arguments split over many chunks", async () => {
     const args = '{"location": "San Francisco, CA"}';
-    const r = await parse(sse(chunk(call({ index: 0, id: "c1", type: "function", function: { name: "weather", arguments: "" } })), ...[...args].map((ch) => chunk(call({ index: 0, function: { arguments: ch } }))), chunk({}, "tool_calls")));
+    const r = await parse(
+      sse(
+        chunk(call({ index: 0, id: "c1", type: "function", function: { name: "weather", arguments: "" } })),
+        ...[...args].map((ch) => chunk(call({ index: 0, function: { arguments: ch } }))),
+        chunk({}, "tool_calls"),
+      ),
+    );
     expect(r.toolCalls).toEqual([{ id: "c1", name: "weather", arguments: args }]);
   });
 
   it("a whole tool call in one chunk, and several tool calls in one chunk", async () => {
     const r = await parse(
       sse(
-        chunk({ tool_calls: [
-          { index: 0, id: "a", type: "function", function: { name: "weather", arguments: '{"location":"Paris"}' } },
-          { index: 1, id: "b", type: "function", function: { name: "weather", arguments: '{"location":"Rome"}' } },
-        ] }),
+        chunk({
+          tool_calls: [
+            { index: 0, id: "a", type: "function", function: { name: "weather", arguments: '{"location":"Paris"}' } },
+            { index: 1, id: "b", type: "function", function: { name: "weather", arguments: '{"location":"Rome"}' } },
+          ],
+        }),
         chunk({}, "tool_calls"),
       ),
     );
-    expect(r.toolCalls.map((c) => [c.id, c.arguments])).toEqual([["a", '{"location":"Paris"}'], ["b", '{"location":"Rome"}']]);
+    expect(r.toolCalls.map((c) => [c.id, c.arguments])).toEqual([
+      ["a", '{"location":"Paris"}'],
+      ["b", '{"location":"Rome"}'],
+    ]);
   });
 
   it("a tool call id only on its first chunk, or repeated as an empty string", async () => {
-    const r = await parse(sse(chunk(call({ index: 0, id: "first", function: { name: "weather", arguments: '{"loc' } })), chunk(call({ index: 0, id: "", function: { arguments: 'ation":"Oslo"}' } })), chunk({}, "tool_calls")));
+    const r = await parse(
+      sse(
+        chunk(call({ index: 0, id: "first", function: { name: "weather", arguments: '{"loc' } })),
+        chunk(call({ index: 0, id: "", function: { arguments: 'ation":"Oslo"}' } })),
+        chunk({}, "tool_calls"),
+      ),
+    );
     expect(r.toolCalls).toEqual([{ id: "first", name: "weather", arguments: '{"location":"Oslo"}' }]);
   });
 
   it("index missing where there is one tool call", async () => {
-    const r = await parse(sse(chunk(call({ id: "m1", function: { name: "weather", arguments: '{"loca' } })), chunk(call({ function: { arguments: 'tion":"Lima"}' } })), chunk({}, "tool_calls")));
+    const r = await parse(
+      sse(
+        chunk(call({ id: "m1", function: { name: "weather", arguments: '{"loca' } })),
+        chunk(call({ function: { arguments: 'tion":"Lima"}' } })),
+        chunk({}, "tool_calls"),
+      ),
+    );
     expect(r.toolCalls).toEqual([{ id: "m1", name: "weather", arguments: '{"location":"Lima"}' }]);
   });
 
-  it("content: null beside tool calls and content: \"\" chunks", async () => {
-    const r = await parse(sse(chunk({ role: "assistant", content: "" }), chunk({ content: null, ...call({ index: 0, id: "n", function: { name: "weather", arguments: "{}" } }) }), chunk({ content: "" }), chunk({}, "tool_calls")));
+  it('content: null beside tool calls and content: "" chunks', async () => {
+    const r = await parse(
+      sse(
+        chunk({ role: "assistant", content: "" }),
+        chunk({ content: null, ...call({ index: 0, id: "n", function: { name: "weather", arguments: "{}" } }) }),
+        chunk({ content: "" }),
+        chunk({}, "tool_calls"),
+      ),
+    );
     expect(r.text).toBe("");
     expect(r.deltas).toBe(0);
     expect(r.toolCalls).toHaveLength(1);
@@ -60,23 +94,40 @@ describe("the Chat Completions parser accepts streams as providers send them", (
   });
 
   it("a final usage chunk with an empty choices array", async () => {
-    const r = await parse(sse(chunk({ content: "hi" }), chunk({}, "stop"), { ...base, choices: [], usage: { prompt_tokens: 3, completion_tokens: 1 } }));
+    const r = await parse(
+      sse(chunk({ content: "hi" }), chunk({}, "stop"), { ...base, choices: [], usage: { prompt_tokens: 3, completion_tokens: 1 } }),
+    );
     expect(r.finish).toMatchObject({ finishReason: "stop", usage: { inputTokens: 3, outputTokens: 1 } });
   });
 
   it("reasoning_content and reasoning fields are ignored, not errors", async () => {
-    const r = await parse(sse(chunk({ reasoning_content: "thinking..." }), chunk({ reasoning: "more thinking" }), chunk({ content: "answer" }), chunk({}, "stop")));
+    const r = await parse(
+      sse(
+        chunk({ reasoning_content: "thinking..." }),
+        chunk({ reasoning: "more thinking" }),
+        chunk({ content: "answer" }),
+        chunk({}, "stop"),
+      ),
+    );
     expect(r.text).toBe("answer");
   });
 
   it("choices beyond the first are ignored", async () => {
-    const two = (a: Delta, b: Delta, finish: string | null = null) => ({ ...base, choices: [{ index: 0, delta: a, finish_reason: finish }, { index: 1, delta: b, finish_reason: finish }] });
+    const two = (a: Delta, b: Delta, finish: string | null = null) => ({
+      ...base,
+      choices: [
+        { index: 0, delta: a, finish_reason: finish },
+        { index: 1, delta: b, finish_reason: finish },
+      ],
+    });
     const r = await parse(sse(two({ content: "first" }, { content: "second" }), two({}, {}, "stop")));
     expect(r.text).toBe("first");
   });
 
   it("tool names padded with whitespace are passed on as sent: the run loop trims them (test/runtime/rules-that-hold.test.ts)", async () => {
-    const r = await parse(sse(chunk(call({ index: 0, id: "w", function: { name: " weather\n", arguments: "{}" } })), chunk({}, "tool_calls")));
+    const r = await parse(
+      sse(chunk(call({ index: 0, id: "w", function: { name: " weather\n", arguments: "{}" } })), chunk({}, "tool_calls")),
+    );
     expect(r.toolCalls[0]!.name).toBe(" weather\n");
   });
 });

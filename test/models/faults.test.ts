@@ -34,7 +34,10 @@ describe("provider faults", () => {
     [401, "model_auth_failed"],
     [403, "model_auth_failed"],
   ] as const)("does not retry a %i: %s", async (status, code) => {
-    const s = await scenario([{ status, error: { message: "Incorrect API key provided: sk-test-secret-key-never-shown" } }, { text: "never" }]);
+    const s = await scenario([
+      { status, error: { message: "Incorrect API key provided: sk-test-secret-key-never-shown" } },
+      { text: "never" },
+    ]);
     const r = await step(providerModel({ maxRetries: 2 }), s.tag("x"));
     expect(r.error).toMatchObject({ code, status });
     expect(r.error!.message).not.toContain("sk-test-secret");

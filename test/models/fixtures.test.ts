@@ -27,7 +27,10 @@ describe("recorded provider streams through the real openai client and this runt
     expect(result.toolCalls).toEqual(expected.tool_calls.map((c) => ({ id: c.call_id ?? c.id, name: c.name, arguments: c.arguments })));
     expect(result.finish).toMatchObject({
       finishReason: expected.finish_reason ?? (expected.tool_calls.length ? "tool_calls" : "stop"),
-      usage: { inputTokens: expected.usage.prompt_tokens ?? expected.usage.input_tokens, outputTokens: expected.usage.completion_tokens ?? expected.usage.output_tokens },
+      usage: {
+        inputTokens: expected.usage.prompt_tokens ?? expected.usage.input_tokens,
+        outputTokens: expected.usage.completion_tokens ?? expected.usage.output_tokens,
+      },
     });
   });
 });

@@ -5,12 +5,22 @@ import { providerModel } from "../support/model-step.ts";
 import { MemoryStore } from "../support/scripted-model.ts";
 import { scenario, type SentRequest } from "../support/scenario.ts";
 
-type ResponsesRequest = SentRequest & { api: string; input: Array<Record<string, unknown>>; store?: boolean; reasoning?: { effort: string }; temperature?: number; max_output_tokens?: number; parallel_tool_calls?: boolean; tools?: Array<Record<string, unknown>> };
+type ResponsesRequest = SentRequest & {
+  api: string;
+  input: Array<Record<string, unknown>>;
+  store?: boolean;
+  reasoning?: { effort: string };
+  temperature?: number;
+  max_output_tokens?: number;
+  parallel_tool_calls?: boolean;
+  tools?: Array<Record<string, unknown>>;
+};
 
 /** A Responses stream with an encrypted reasoning item before a function call, as reasoning models send. */
 function reasoningThenCall(name: string, callId: string, args: string): string {
   let n = 0;
-  const frame = (type: string, fields: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...fields, sequence_number: n++ })}\n\n`;
+  const frame = (type: string, fields: Record<string, unknown>) =>
+    `event: ${type}\ndata: ${JSON.stringify({ type, ...fields, sequence_number: n++ })}\n\n`;
   const reasoning = { id: "rs_1", type: "reasoning", summary: [], encrypted_content: "gAAAAB-opaque" };
   const fc = { id: "fc_1", type: "function_call", call_id: callId, name, arguments: "" };
   return [
@@ -47,16 +57,37 @@ async function play(network: Network, message: string, defaults = {}) {
 describe("the Responses API", () => {
   it("sends instructions as the leading developer input, keeps call_id pairing, and stores nothing server-side", async () => {
     const s = await scenario([
-      { text: "Checking both.", toolCalls: [{ id: "call_a", name: "echo", arguments: '{"text":"one"}' }, { id: "call_b", name: "echo", arguments: '{"text":"two"}' }] },
+      {
+        text: "Checking both.",
+        toolCalls: [
+          { id: "call_a", name: "echo", arguments: '{"text":"one"}' },
+          { id: "call_b", name: "echo", arguments: '{"text":"two"}' },
+        ],
+      },
       { text: "Both done." },
     ]);
-    const solo = new Agent({ name: "solo", instructions: "You are solo.", tools: [echo], modelSettings: { api: "responses", temperature: 0.2, maxOutputTokens: 300, parallelToolCalls: true } });
+    const solo = new Agent({
+      name: "solo",
+      instructions: "You are solo.",
+      tools: [echo],
+      modelSettings: { api: "responses", temperature: 0.2, maxOutputTokens: 300, parallelToolCalls: true },
+    });
     const { events } = await play(new Network(solo, { defaultModel: "gpt-5" }), s.tag("run both"));
-    expect(events.filter((e) => e.type === "tool-result").map((e) => e.type === "tool-result" && e.result)).toEqual([{ echoed: "one" }, { echoed: "two" }]);
+    expect(events.filter((e) => e.type === "tool-result").map((e) => e.type === "tool-result" && e.result)).toEqual([
+      { echoed: "one" },
+      { echoed: "two" },
+    ]);
     expect(events.at(-1)).toMatchObject({ type: "done", text: "Both done." });
 
     const [first, second] = (await s.sent()).requests as ResponsesRequest[];
-    expect(first).toMatchObject({ api: "responses", store: false, stream: true, temperature: 0.2, max_output_tokens: 300, parallel_tool_calls: true });
+    expect(first).toMatchObject({
+      api: "responses",
+      store: false,
+      stream: true,
+      temperature: 0.2,
+      max_output_tokens: 300,
+      parallel_tool_calls: true,
+    });
     expect(first!.input[0]).toEqual({ role: "developer", content: "You are solo." });
     expect(first!.tools![0]).toMatchObject({ type: "function", name: "echo", parameters: { type: "object" } });
     expect(second!.input.slice(1)).toEqual([
@@ -76,12 +107,21 @@ describe("the Responses API", () => {
       { raw: reasoningThenCall("echo", "call_e", '{"text":"hm"}') },
       { text: "Thought it through." },
     ]);
-    const thinker = new Agent({ name: "thinker", instructions: "Think.", model: "o-reasoner", tools: [echo], modelSettings: { api: "responses", reasoningEffort: "low" } });
+    const thinker = new Agent({
+      name: "thinker",
+      instructions: "Think.",
+      model: "o-reasoner",
+      tools: [echo],
+      modelSettings: { api: "responses", reasoningEffort: "low" },
+    });
     const writer = new Agent({ name: "writer", instructions: "Write.", model: "gpt-chat", modelSettings: { api: "chat" } });
     thinker.addHandoff(writer);
     writer.addHandoff(thinker);
     const { events } = await play(new Network(thinker, { transferScope: "declared" }), s.tag("go"));
-    expect(events.filter((e) => e.type === "handoff").map((e) => e.type === "handoff" && `${e.from}→${e.to}`)).toEqual(["thinker→writer", "writer→thinker"]);
+    expect(events.filter((e) => e.type === "handoff").map((e) => e.type === "handoff" && `${e.from}→${e.to}`)).toEqual([
+      "thinker→writer",
+      "writer→thinker",
+    ]);
     expect(events.at(-1)).toMatchObject({ type: "done", agent: "thinker", text: "Thought it through." });
 
     const requests = (await s.sent()).requests as ResponsesRequest[];
@@ -101,11 +141,25 @@ describe("the Responses API", () => {
   it("takes model options from the environment, with an agent's own settings winning", async () => {
     const s = await scenario([{ text: "a" }, { text: "b" }]);
     const plain = new Agent({ name: "plain", instructions: "x", tools: [echo] });
-    await play(new Network(plain, { defaultModel: "env-model" }), s.tag("one"), { temperature: 0.7, maxOutputTokens: 50, parallelToolCalls: false, reasoningEffort: "high" });
+    await play(new Network(plain, { defaultModel: "env-model" }), s.tag("one"), {
+      temperature: 0.7,
+      maxOutputTokens: 50,
+      parallelToolCalls: false,
+      reasoningEffort: "high",
+    });
     const tuned = new Agent({ name: "tuned", instructions: "x", tools: [echo], modelSettings: { temperature: 0, maxOutputTokens: 9 } });
     await play(new Network(tuned, { defaultModel: "env-model" }), s.tag("two"), { temperature: 0.7, maxOutputTokens: 50 });
-    const [envOnly, agentWins] = (await s.sent()).requests as Array<ResponsesRequest & { max_completion_tokens?: number; reasoning_effort?: string }>;
-    expect(envOnly).toMatchObject({ api: "chat", model: "env-model", temperature: 0.7, max_completion_tokens: 50, parallel_tool_calls: false, reasoning_effort: "high" });
+    const [envOnly, agentWins] = (await s.sent()).requests as Array<
+      ResponsesRequest & { max_completion_tokens?: number; reasoning_effort?: string }
+    >;
+    expect(envOnly).toMatchObject({
+      api: "chat",
+      model: "env-model",
+      temperature: 0.7,
+      max_completion_tokens: 50,
+      parallel_tool_calls: false,
+      reasoning_effort: "high",
+    });
     expect(agentWins).toMatchObject({ temperature: 0, max_completion_tokens: 9 });
   });
 });

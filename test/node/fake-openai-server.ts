@@ -109,7 +109,8 @@ async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, re
     res.end(echo(answer.body));
     return;
   }
-  if ("status" in answer) return json(res, answer.status, { error: { ...answer.error, message: echo(answer.error.message) } }, answer.headers);
+  if ("status" in answer)
+    return json(res, answer.status, { error: { ...answer.error, message: echo(answer.error.message) } }, answer.headers);
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
   if ("raw" in answer) {
     res.end(echo(answer.raw));
@@ -119,7 +120,10 @@ async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, re
   res.on("close", () => {
     if (!finished) scenario.aborted++;
   });
-  const frames = api === "chat" ? chatChunks(answer, request.model).map((c) => `data: ${JSON.stringify(c)}\n\n`) : responsesFrames(answer, request.model);
+  const frames =
+    api === "chat"
+      ? chatChunks(answer, request.model).map((c) => `data: ${JSON.stringify(c)}\n\n`)
+      : responsesFrames(answer, request.model);
   for (const [n, frame] of frames.entries()) {
     if (n === answer.holdAfter) await scenario.released;
     if (n === answer.endAfter) {
@@ -142,14 +146,23 @@ async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, re
 }
 
 /** The chunks OpenAI sends: role first, content in small deltas, each tool call opened then its arguments in pieces. */
-export function chatChunks(answer: { text?: string; toolCalls?: ScriptedToolCall[]; finishReason?: string; chunkChars?: number }, model: string): unknown[] {
+export function chatChunks(
+  answer: { text?: string; toolCalls?: ScriptedToolCall[]; finishReason?: string; chunkChars?: number },
+  model: string,
+): unknown[] {
   const base = { id: "chatcmpl-fake", object: "chat.completion.chunk", created: 1767225600, model, system_fingerprint: null };
-  const chunk = (delta: unknown, finish: string | null = null) => ({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+  const chunk = (delta: unknown, finish: string | null = null) => ({
+    ...base,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+  });
   const chunks: unknown[] = [chunk({ role: "assistant", content: answer.toolCalls?.length && !answer.text ? null : "" })];
   for (const piece of pieces(answer.text ?? "", answer.chunkChars ?? 4)) chunks.push(chunk({ content: piece }));
   for (const [index, call] of (answer.toolCalls ?? []).entries()) {
-    chunks.push(chunk({ tool_calls: [{ index, id: call.id ?? fakeId("call"), type: "function", function: { name: call.name, arguments: "" } }] }));
-    for (const piece of pieces(call.arguments, Math.max(7, Math.ceil(call.arguments.length / 50)))) chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    chunks.push(
+      chunk({ tool_calls: [{ index, id: call.id ?? fakeId("call"), type: "function", function: { name: call.name, arguments: "" } }] }),
+    );
+    for (const piece of pieces(call.arguments, Math.max(7, Math.ceil(call.arguments.length / 50))))
+      chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
   }
   chunks.push(chunk({}, answer.finishReason ?? (answer.toolCalls?.length ? "tool_calls" : "stop")));
   chunks.push({ ...base, choices: [], usage: { prompt_tokens: 42, completion_tokens: 7, total_tokens: 49 } });
@@ -159,26 +172,47 @@ export function chatChunks(answer: { text?: string; toolCalls?: ScriptedToolCall
 /** The Responses API's event stream: a message item with text deltas, then function_call items. */
 export function responsesFrames(answer: { text?: string; toolCalls?: ScriptedToolCall[] }, model: string): string[] {
   let sequence = 0;
-  const frame = (type: string, fields: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...fields, sequence_number: sequence++ })}\n\n`;
+  const frame = (type: string, fields: Record<string, unknown>) =>
+    `event: ${type}\ndata: ${JSON.stringify({ type, ...fields, sequence_number: sequence++ })}\n\n`;
   const response = { id: "resp_fake", object: "response", model, status: "in_progress", output: [] };
   const frames = [frame("response.created", { response }), frame("response.in_progress", { response })];
   let outputIndex = 0;
   if (answer.text) {
     const item = { id: "msg_fake", type: "message", role: "assistant", status: "in_progress", content: [] };
     frames.push(frame("response.output_item.added", { output_index: outputIndex, item }));
-    for (const delta of pieces(answer.text, 4)) frames.push(frame("response.output_text.delta", { item_id: item.id, output_index: outputIndex, content_index: 0, delta }));
-    frames.push(frame("response.output_item.done", { output_index: outputIndex, item: { ...item, status: "completed", content: [{ type: "output_text", text: answer.text }] } }));
+    for (const delta of pieces(answer.text, 4))
+      frames.push(frame("response.output_text.delta", { item_id: item.id, output_index: outputIndex, content_index: 0, delta }));
+    frames.push(
+      frame("response.output_item.done", {
+        output_index: outputIndex,
+        item: { ...item, status: "completed", content: [{ type: "output_text", text: answer.text }] },
+      }),
+    );
     outputIndex++;
   }
   for (const call of answer.toolCalls ?? []) {
-    const item = { id: fakeId("fc"), type: "function_call", status: "in_progress", call_id: call.id ?? fakeId("call"), name: call.name, arguments: "" };
+    const item = {
+      id: fakeId("fc"),
+      type: "function_call",
+      status: "in_progress",
+      call_id: call.id ?? fakeId("call"),
+      name: call.name,
+      arguments: "",
+    };
     frames.push(frame("response.output_item.added", { output_index: outputIndex, item }));
-    for (const delta of pieces(call.arguments, 7)) frames.push(frame("response.function_call_arguments.delta", { item_id: item.id, output_index: outputIndex, delta }));
+    for (const delta of pieces(call.arguments, 7))
+      frames.push(frame("response.function_call_arguments.delta", { item_id: item.id, output_index: outputIndex, delta }));
     frames.push(frame("response.function_call_arguments.done", { item_id: item.id, output_index: outputIndex, arguments: call.arguments }));
-    frames.push(frame("response.output_item.done", { output_index: outputIndex, item: { ...item, status: "completed", arguments: call.arguments } }));
+    frames.push(
+      frame("response.output_item.done", { output_index: outputIndex, item: { ...item, status: "completed", arguments: call.arguments } }),
+    );
     outputIndex++;
   }
-  frames.push(frame("response.completed", { response: { ...response, status: "completed", usage: { input_tokens: 40, output_tokens: 9, total_tokens: 49 } } }));
+  frames.push(
+    frame("response.completed", {
+      response: { ...response, status: "completed", usage: { input_tokens: 40, output_tokens: 9, total_tokens: 49 } },
+    }),
+  );
   return frames;
 }
 

@@ -19,7 +19,13 @@ function readFixtures(): Record<string, { sse: string; expected: unknown }> {
   return Object.fromEntries(
     names.map((name) => {
       const base = name.slice(0, -".sse".length);
-      return [base, { sse: readFileSync(`${FIXTURES}/${name}`, "utf8"), expected: JSON.parse(readFileSync(`${FIXTURES}/${base}.expected.json`, "utf8")) }];
+      return [
+        base,
+        {
+          sse: readFileSync(`${FIXTURES}/${name}`, "utf8"),
+          expected: JSON.parse(readFileSync(`${FIXTURES}/${base}.expected.json`, "utf8")),
+        },
+      ];
     }),
   );
 }

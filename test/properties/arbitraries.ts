@@ -5,15 +5,40 @@ import { Agent, handoff, Network, type NetworkOptions, type Tool, tool, type Tra
 /** The tools random agents draw from: valid, failing, schema-checked, approval-gated. */
 export const TOOLS: Record<string, Tool> = {
   echo: tool({ name: "echo", description: "Echo.", parameters: z.object({ text: z.string() }), execute: ({ text }) => text }),
-  explode: tool({ name: "explode", description: "Throws.", parameters: z.object({}), execute: () => { throw new Error("boom"); } }),
+  explode: tool({
+    name: "explode",
+    description: "Throws.",
+    parameters: z.object({}),
+    execute: () => {
+      throw new Error("boom");
+    },
+  }),
   strict: tool({ name: "strict", description: "Needs a number.", parameters: z.object({ n: z.number() }), execute: ({ n }) => n * 2 }),
-  gated: tool({ name: "gated", description: "Needs approval.", parameters: z.object({}), needsApproval: true, execute: () => "approved work" }),
+  gated: tool({
+    name: "gated",
+    description: "Needs approval.",
+    parameters: z.object({}),
+    needsApproval: true,
+    execute: () => "approved work",
+  }),
   /** Approval decided by a function of the arguments: `n` over 2 waits for a person. */
-  costly: tool({ name: "costly", description: "Needs approval when n > 2.", parameters: z.object({ n: z.number() }), needsApproval: ({ n }) => n > 2, execute: ({ n }) => n }),
+  costly: tool({
+    name: "costly",
+    description: "Needs approval when n > 2.",
+    parameters: z.object({ n: z.number() }),
+    needsApproval: ({ n }) => n > 2,
+    execute: ({ n }) => n,
+  }),
 };
 
 /** Arguments each tool succeeds with: a call that runs and answers without error. */
-export const GOOD_ARGS: Record<string, string> = { echo: '{"text":"hi"}', explode: "{}", strict: '{"n":3}', gated: "{}", costly: '{"n":5}' };
+export const GOOD_ARGS: Record<string, string> = {
+  echo: '{"text":"hi"}',
+  explode: "{}",
+  strict: '{"n":3}',
+  gated: "{}",
+  costly: '{"n":5}',
+};
 
 export const AGENTS = ["alpha", "beta", "gamma"] as const;
 
@@ -35,7 +60,10 @@ export interface NetworkSpec {
 export const networkSpec: fc.Arbitrary<NetworkSpec> = fc.record({
   tree: fc.option(fc.record({ disallowParent: fc.boolean(), disallowPeers: fc.boolean() }), { nil: undefined }),
   // Every agent can echo and has calls that wait for a person; failing and strict tools vary.
-  tools: fc.array(fc.subarray(["explode", "strict"]).map((more) => ["echo", "gated", "costly", ...more]), { minLength: 3, maxLength: 3 }),
+  tools: fc.array(
+    fc.subarray(["explode", "strict"]).map((more) => ["echo", "gated", "costly", ...more]),
+    { minLength: 3, maxLength: 3 },
+  ),
   // [from, to, enabled]: cycles, self-links (ignored) and disabled handoffs included.
   edges: fc.array(fc.tuple(fc.nat({ max: 2 }), fc.nat({ max: 2 }), fc.boolean()), { maxLength: 6 }),
   style: fc.constantFrom<TransferStyle>("per-target", "single", "named"),
@@ -59,7 +87,12 @@ export function buildNetwork(spec: NetworkSpec): Network {
         disallowTransferToPeers: spec.tree?.disallowPeers ?? false,
       }),
   );
-  const root = new Agent({ name: AGENTS[0], instructions: `You are ${AGENTS[0]}.`, tools: spec.tools[0]!.map((t) => TOOLS[t]!), ...(spec.tree ? { subAgents: children } : {}) });
+  const root = new Agent({
+    name: AGENTS[0],
+    instructions: `You are ${AGENTS[0]}.`,
+    tools: spec.tools[0]!.map((t) => TOOLS[t]!),
+    ...(spec.tree ? { subAgents: children } : {}),
+  });
   const agents = [root, ...children];
   for (const [from, to, enabled] of spec.edges) {
     if (from !== to) agents[from]!.addHandoff(handoff(agents[to]!, { isEnabled: enabled }));
@@ -86,7 +119,14 @@ export type CallSpec =
 const toolName = fc.constantFrom(...(Object.keys(TOOLS) as Array<keyof typeof TOOLS>));
 
 export const callSpec: fc.Arbitrary<CallSpec> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("tool" as const), name: toolName, args: fc.constantFrom('{"text":"hi"}', '{"n":3}', '{"n":1}', '{"n":"three"}', "{not json", "{}", "") }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("tool" as const),
+      name: toolName,
+      args: fc.constantFrom('{"text":"hi"}', '{"n":3}', '{"n":1}', '{"n":"three"}', "{not json", "{}", ""),
+    }),
+  },
   // A call with arguments its tool accepts, so steps where a tool succeeds are common.
   { weight: 2, arbitrary: toolName.map((name) => ({ kind: "tool" as const, name, args: GOOD_ARGS[name]! })) },
   { weight: 1, arbitrary: fc.constant({ kind: "unknown-tool" as const }) },
@@ -102,16 +142,29 @@ export type StepSpec = { text: string; calls: CallSpec[] } | { fault: "before" |
 const transferTo = fc.constantFrom(...AGENTS).map((target) => ({ kind: "transfer" as const, target }));
 
 export const stepSpec: fc.Arbitrary<StepSpec> = fc.oneof(
-  { weight: 8, arbitrary: fc.record({ text: fc.constantFrom("", "ok", "thinking about it"), calls: fc.array(callSpec, { maxLength: 4 }) }) },
+  {
+    weight: 8,
+    arbitrary: fc.record({ text: fc.constantFrom("", "ok", "thinking about it"), calls: fc.array(callSpec, { maxLength: 4 }) }),
+  },
   // The cases that matter most, made common: a transfer beside a tool that succeeds, two transfers.
-  { weight: 4, arbitrary: transferTo.map((transfer) => ({ text: "", calls: [{ kind: "tool" as const, name: "echo", args: GOOD_ARGS.echo! }, transfer] })) },
+  {
+    weight: 4,
+    arbitrary: transferTo.map((transfer) => ({
+      text: "",
+      calls: [{ kind: "tool" as const, name: "echo", args: GOOD_ARGS.echo! }, transfer],
+    })),
+  },
   { weight: 2, arbitrary: fc.tuple(transferTo, transferTo).map(([a, b]) => ({ text: "", calls: [a, b] })) },
   // Two calls that wait for a person (one by a flag, one by a function), maybe beside a transfer.
   {
     weight: 4,
     arbitrary: fc.option(transferTo, { nil: undefined }).map((transfer) => ({
       text: "",
-      calls: [{ kind: "tool" as const, name: "gated", args: "{}" }, { kind: "tool" as const, name: "costly", args: '{"n":5}' }, ...(transfer ? [transfer] : [])],
+      calls: [
+        { kind: "tool" as const, name: "gated", args: "{}" },
+        { kind: "tool" as const, name: "costly", args: '{"n":5}' },
+        ...(transfer ? [transfer] : []),
+      ],
     })),
   },
   { weight: 2, arbitrary: fc.record({ fault: fc.constantFrom("before" as const, "after" as const) }) },
@@ -124,7 +177,10 @@ export type Operation = { kind: "message" } | { kind: "decide"; approve: boolean
 export const operations: fc.Arbitrary<Operation[]> = fc.array(
   fc.oneof(
     { weight: 4, arbitrary: fc.constant({ kind: "message" as const }) },
-    { weight: 3, arbitrary: fc.record({ kind: fc.constant("decide" as const), approve: fc.array(fc.boolean(), { minLength: 4, maxLength: 4 }) }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({ kind: fc.constant("decide" as const), approve: fc.array(fc.boolean(), { minLength: 4, maxLength: 4 }) }),
+    },
     { weight: 1, arbitrary: fc.constant({ kind: "decide-unknown" as const }) },
   ),
   { minLength: 1, maxLength: 6 },

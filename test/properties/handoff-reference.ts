@@ -64,7 +64,12 @@ export function referenceStep(
   if (taken === undefined) return { verdicts, next: state };
   return {
     verdicts,
-    next: { ...state, holder: taken, handoffCount: state.handoffCount + 1, turnHandoffs: [...state.turnHandoffs, { from: state.holder, to: taken }] },
+    next: {
+      ...state,
+      holder: taken,
+      handoffCount: state.handoffCount + 1,
+      turnHandoffs: [...state.turnHandoffs, { from: state.holder, to: taken }],
+    },
   };
 
   function refusal(target: string): Refusal | undefined {

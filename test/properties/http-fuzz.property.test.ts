@@ -33,16 +33,27 @@ const SECRETS = [bindings.OPENAI_API_KEY!, bindings.SESSION_SECRET!, bindings.OR
 const escapes = fc.constantFrom("%ZZ", "%", "%E0%A4%A", "%%41", "a%2", "%C0%AF", "%FF%FE", "%u2028");
 
 /** Bodies near the size limit full of invalid items: the error must stay short. */
-const invalidMany = fc.nat({ max: 1_400 }).map((n) =>
-  JSON.stringify({ decisions: Array.from({ length: n }, (_, i) => ({ toolCallId: `c${i}`, approved: "maybe", extra: i })) }),
-);
+const invalidMany = fc
+  .nat({ max: 1_400 })
+  .map((n) => JSON.stringify({ decisions: Array.from({ length: n }, (_, i) => ({ toolCallId: `c${i}`, approved: "maybe", extra: i })) }));
 
 const body = fc.oneof(
   fc.constant(undefined),
   fc.string({ maxLength: 200 }),
   fc.json({ maxDepth: 3 }),
-  fc.record({ message: fc.oneof(fc.string({ maxLength: 50 }), fc.integer(), fc.constant(null)), extra: fc.option(fc.string(), { nil: undefined }) }).map((o) => JSON.stringify(o)),
-  fc.record({ decisions: fc.array(fc.record({ toolCallId: fc.string({ maxLength: 10 }), approved: fc.oneof(fc.boolean(), fc.string()) }), { maxLength: 3 }) }).map((o) => JSON.stringify(o)),
+  fc
+    .record({
+      message: fc.oneof(fc.string({ maxLength: 50 }), fc.integer(), fc.constant(null)),
+      extra: fc.option(fc.string(), { nil: undefined }),
+    })
+    .map((o) => JSON.stringify(o)),
+  fc
+    .record({
+      decisions: fc.array(fc.record({ toolCallId: fc.string({ maxLength: 10 }), approved: fc.oneof(fc.boolean(), fc.string()) }), {
+        maxLength: 3,
+      }),
+    })
+    .map((o) => JSON.stringify(o)),
   invalidMany,
   fc.nat({ max: 100_000 }).map((n) => "x".repeat(n)),
 );
@@ -53,7 +64,13 @@ describe("HTTP fuzz (fast-check)", () => {
     await chat(s.conversationId, s.tag("keep this"));
     const before = await stored(s.conversationId);
     const keyed = { ...env, API_KEY, ALLOW_ANONYMOUS: "false" };
-    const { token } = (await (await worker.request(`https://chat.test/v1/conversations/${s.conversationId}/tokens`, { method: "POST", headers: { authorization: `Bearer ${API_KEY}` } }, keyed)).json()) as { token: string };
+    const { token } = (await (
+      await worker.request(
+        `https://chat.test/v1/conversations/${s.conversationId}/tokens`,
+        { method: "POST", headers: { authorization: `Bearer ${API_KEY}` } },
+        keyed,
+      )
+    ).json()) as { token: string };
 
     const id = fc.oneof(
       fc.constant(s.conversationId),
@@ -68,8 +85,17 @@ describe("HTTP fuzz (fast-check)", () => {
       route: fc.constantFrom(...ROUTES),
       id,
       auth: fc.constantFrom("anonymous", "token", "master", "bad-token", "none"),
-      contentType: fc.constantFrom(undefined, "application/json", "text/plain", "application/json; charset=utf-8", "multipart/form-data", "garbage"),
-      lastEventId: fc.option(fc.oneof(fc.nat().map(String), fc.string({ maxLength: 10 }), fc.constantFrom("0x10", "1e1", " 5 ", "-1")), { nil: undefined }),
+      contentType: fc.constantFrom(
+        undefined,
+        "application/json",
+        "text/plain",
+        "application/json; charset=utf-8",
+        "multipart/form-data",
+        "garbage",
+      ),
+      lastEventId: fc.option(fc.oneof(fc.nat().map(String), fc.string({ maxLength: 10 }), fc.constantFrom("0x10", "1e1", " 5 ", "-1")), {
+        nil: undefined,
+      }),
       body,
     });
 

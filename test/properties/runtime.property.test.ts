@@ -22,7 +22,16 @@ import {
 } from "../../src/runtime/index.ts";
 import { storedState } from "../support/run.ts";
 import { MemoryStore } from "../support/scripted-model.ts";
-import { buildNetwork, type CallSpec, type NetworkSpec, networkSpec, operations, type StepSpec, stepSpec, transferCall } from "./arbitraries.ts";
+import {
+  buildNetwork,
+  type CallSpec,
+  type NetworkSpec,
+  networkSpec,
+  operations,
+  type StepSpec,
+  stepSpec,
+  transferCall,
+} from "./arbitraries.ts";
 import { REFUSAL_TEXT, type ReferenceRules, type ReferenceState, referenceStep, startTurn } from "./handoff-reference.ts";
 
 /** Plays random steps in order, then answers with text so every turn can end. Remembers what each call id was. */
@@ -67,7 +76,14 @@ class RandomModel implements Model {
 }
 
 /** The cases the generators must make often enough to matter; each run counts once per case it hit. */
-const CASES = ["transfer beside a succeeding tool", "two transfers in a step", "mixed decisions", "function needsApproval", "fault after a tool call", "resume"] as const;
+const CASES = [
+  "transfer beside a succeeding tool",
+  "two transfers in a step",
+  "mixed decisions",
+  "function needsApproval",
+  "fault after a tool call",
+  "resume",
+] as const;
 type Case = (typeof CASES)[number];
 
 /**
@@ -103,9 +119,12 @@ class CheckingStore extends MemoryStore {
     });
     const { verdicts, next } = referenceStep(this.reference, calls, this.rules);
     expect(commit.activeAgent).toBe(next.holder);
-    expect(commit.handoff ? { from: commit.handoff.from, to: commit.handoff.to } : undefined).toEqual(next.turnHandoffs.length > this.reference.turnHandoffs.length ? next.turnHandoffs.at(-1) : undefined);
+    expect(commit.handoff ? { from: commit.handoff.from, to: commit.handoff.to } : undefined).toEqual(
+      next.turnHandoffs.length > this.reference.turnHandoffs.length ? next.turnHandoffs.at(-1) : undefined,
+    );
     // Results in the model's call order, a gated call's place kept open while it waits.
-    const results: Array<ToolMessage | null> = commit.suspension?.results ?? commit.messages.filter((m): m is ToolMessage => m.role === "tool");
+    const results: Array<ToolMessage | null> =
+      commit.suspension?.results ?? commit.messages.filter((m): m is ToolMessage => m.role === "tool");
     expect(results.map((r, i) => r?.toolCallId ?? calls[i]!.id)).toEqual(calls.map((c) => c.id));
     for (const result of results) {
       const verdict = result && verdicts.get(result.toolCallId);
@@ -132,9 +151,23 @@ const runs = inject("propertyRuns");
 const seed = inject("propertySeed");
 const counts = new Map<Case, number>(CASES.map((c) => [c, 0]));
 
-async function playTurn(network: Network, model: RandomModel, store: CheckingStore, input: Parameters<typeof runTurn>[0]["input"], spec: NetworkSpec): Promise<RunEvent[]> {
+async function playTurn(
+  network: Network,
+  model: RandomModel,
+  store: CheckingStore,
+  input: Parameters<typeof runTurn>[0]["input"],
+  spec: NetworkSpec,
+): Promise<RunEvent[]> {
   const events: RunEvent[] = [];
-  for await (const event of runTurn({ conversationId: "p", network, model, store, ...storedState(store), input, limits: { maxSteps: spec.maxSteps, maxHandoffsPerTurn: spec.maxHandoffsPerTurn } })) {
+  for await (const event of runTurn({
+    conversationId: "p",
+    network,
+    model,
+    store,
+    ...storedState(store),
+    input,
+    limits: { maxSteps: spec.maxSteps, maxHandoffsPerTurn: spec.maxHandoffsPerTurn },
+  })) {
     events.push(event);
   }
   return events;
@@ -167,7 +200,10 @@ describe("run loop invariants (fast-check)", () => {
             continue; // the session answers 404/409 before the loop runs
           } else {
             if (!store.suspension) continue;
-            const decisions: ApprovalDecision[] = store.suspension.pending.map((p, i) => ({ toolCallId: p.toolCallId, approved: op.approve[i % op.approve.length]! }));
+            const decisions: ApprovalDecision[] = store.suspension.pending.map((p, i) => ({
+              toolCallId: p.toolCallId,
+              approved: op.approve[i % op.approve.length]!,
+            }));
             if (new Set(decisions.map((d) => d.approved)).size > 1) store.hit.add("mixed decisions");
             store.hit.add("resume");
             input = { kind: "resume", suspension: store.suspension, decisions };
@@ -196,7 +232,12 @@ describe("run loop invariants (fast-check)", () => {
             expect(done.handoffs.map((h) => ({ from: h.from, to: h.to }))).toEqual(store.reference.turnHandoffs);
             expect(done.handoffCount).toBe(store.reference.handoffCount);
             const completed = model.completed - turnStart.completed;
-            expect(done.usage).toEqual({ modelCalls: completed, inputTokens: completed, outputTokens: completed, toolCalls: model.toolCalls - turnStart.toolCalls });
+            expect(done.usage).toEqual({
+              modelCalls: completed,
+              inputTokens: completed,
+              outputTokens: completed,
+              toolCalls: model.toolCalls - turnStart.toolCalls,
+            });
           }
           // Model calls per leg stay within what the limits imply.
           expect(model.requests.length - requestsBefore).toBeLessThanOrEqual(spec.maxSteps * (spec.maxHandoffsPerTurn + 1));

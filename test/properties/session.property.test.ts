@@ -31,11 +31,34 @@ const toolCall = fc.constantFrom(
 );
 
 const answer: fc.Arbitrary<ScriptedAnswer> = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom<ScriptedAnswer>({ text: "All sorted." }, { text: "" }, { text: "A slower answer, streamed over a while.", delayMs: 15 }) },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom<ScriptedAnswer>(
+      { text: "All sorted." },
+      { text: "" },
+      { text: "A slower answer, streamed over a while.", delayMs: 15 },
+    ),
+  },
   { weight: 6, arbitrary: fc.array(toolCall, { minLength: 1, maxLength: 3 }).map((toolCalls) => ({ text: "Working on it.", toolCalls })) },
   // Two refunds at once, so decisions can differ between them.
-  { weight: 4, arbitrary: fc.constant<ScriptedAnswer>({ toolCalls: [{ name: "refund", arguments: args({ orderId: "A1001", amountUsd: 10 }) }, { name: "refund", arguments: args({ orderId: "A1002", amountUsd: 5 }) }] }) },
-  { weight: 1, arbitrary: fc.constantFrom<ScriptedAnswer>({ status: 500, error: { message: "down" } }, { status: 429, error: { message: "slow" } }, { text: "cut short here", endAfter: 2 }, { text: "dropped here", dropAfter: 2 }) },
+  {
+    weight: 4,
+    arbitrary: fc.constant<ScriptedAnswer>({
+      toolCalls: [
+        { name: "refund", arguments: args({ orderId: "A1001", amountUsd: 10 }) },
+        { name: "refund", arguments: args({ orderId: "A1002", amountUsd: 5 }) },
+      ],
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<ScriptedAnswer>(
+      { status: 500, error: { message: "down" } },
+      { status: 429, error: { message: "slow" } },
+      { text: "cut short here", endAfter: 2 },
+      { text: "dropped here", dropAfter: 2 },
+    ),
+  },
 );
 
 type Op =
@@ -48,7 +71,10 @@ type Op =
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ kind: fc.constant("message" as const), reconnectDuring: fc.boolean() }) },
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant("approve" as const), approved: fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({ kind: fc.constant("approve" as const), approved: fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }) }),
+  },
   { weight: 1, arbitrary: fc.constant({ kind: "unknown-approval" as const }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("reconnect" as const), back: fc.nat({ max: 12 }) }) },
   { weight: 1, arbitrary: fc.constant({ kind: "delete" as const }) },
@@ -87,83 +113,102 @@ describe("service invariants (fast-check, through the Worker)", () => {
     `hold under random request sequences (${runs} runs, seed ${inject("propertySeed")})`,
     async () => {
       await fc.assert(
-        fc.asyncProperty(fc.array(answer, { minLength: 20, maxLength: 20 }), fc.array(op, { minLength: 2, maxLength: 8 }), async (answers, ops) => {
-          // The first answer hands the conversation to billing, whose refunds wait for approval.
-          const s = await scenario([{ toolCalls: [{ name: "transfer_to_billing", arguments: args({ reason: "money" }) }] }, ...answers]);
-          const id = s.conversationId;
-          const seen = new Map<number, ReceivedEvent>();
-          let handoffs = 0;
-          let first = true;
-          for (const operation of ops) {
-            const known = await look(id);
-            const pending = known.view?.pendingApprovals.map((p) => p.toolCallId) ?? [];
-            let events: ReceivedEvent[] | undefined;
-            if (operation.kind === "message") {
-              const res = await postMessage(id, first ? s.tag("help me") : "more");
-              if (pending.length > 0) {
-                expect((await res.json()) as unknown).toMatchObject({ error: { code: "approval_pending" } });
-                expect(res.status).toBe(409);
+        fc.asyncProperty(
+          fc.array(answer, { minLength: 20, maxLength: 20 }),
+          fc.array(op, { minLength: 2, maxLength: 8 }),
+          async (answers, ops) => {
+            // The first answer hands the conversation to billing, whose refunds wait for approval.
+            const s = await scenario([{ toolCalls: [{ name: "transfer_to_billing", arguments: args({ reason: "money" }) }] }, ...answers]);
+            const id = s.conversationId;
+            const seen = new Map<number, ReceivedEvent>();
+            let handoffs = 0;
+            let first = true;
+            for (const operation of ops) {
+              const known = await look(id);
+              const pending = known.view?.pendingApprovals.map((p) => p.toolCallId) ?? [];
+              let events: ReceivedEvent[] | undefined;
+              if (operation.kind === "message") {
+                const res = await postMessage(id, first ? s.tag("help me") : "more");
+                if (pending.length > 0) {
+                  expect((await res.json()) as unknown).toMatchObject({ error: { code: "approval_pending" } });
+                  expect(res.status).toBe(409);
+                  continue;
+                }
+                expect(res.status).toBe(200);
+                first = false;
+                events = operation.reconnectDuring ? await readWithReconnect(id, res) : parseSse(await res.text());
+              } else if (operation.kind === "approve") {
+                if (pending.length === 0) continue;
+                const decisions = pending.map((toolCallId, i) => ({ toolCallId, approved: operation.approved[i % 3]! }));
+                tally.approvalsDecided++;
+                if (new Set(decisions.map((d) => d.approved)).size > 1) tally.mixedDecisions++;
+                const res = await call(`/v1/conversations/${id}/approvals`, {
+                  method: "POST",
+                  headers: json,
+                  body: JSON.stringify({ decisions }),
+                });
+                expect(res.status).toBe(200);
+                events = parseSse(await res.text());
+              } else if (operation.kind === "unknown-approval") {
+                const res = await call(`/v1/conversations/${id}/approvals`, {
+                  method: "POST",
+                  headers: json,
+                  body: JSON.stringify({ decisions: [{ toolCallId: "no-such-call", approved: true }] }),
+                });
+                const expected =
+                  known.view === null
+                    ? [404, "conversation_not_found"]
+                    : pending.length > 0
+                      ? [404, "approval_not_found"]
+                      : [409, "no_pending_approval"];
+                expect([res.status, ((await res.json()) as { error: { code: string } }).error.code]).toEqual(expected);
+                continue;
+              } else if (operation.kind === "reconnect") {
+                const last = Math.max(0, ...seen.keys());
+                const after = Math.max(0, last - operation.back);
+                const replay = await call(`/v1/conversations/${id}/events`, { headers: { "last-event-id": String(after) } });
+                const lastEventId = known.view?.lastEventId ?? 0;
+                const expected = known.view === null ? 404 : after === lastEventId ? 204 : after > lastEventId ? 409 : 200;
+                expect(replay.status).toBe(expected);
+                const text = await replay.text();
+                const replayedEvents = expected === 200 ? parseSse(text) : [];
+                // A reconnect picks up after the id given, in order, agreeing with what was streamed.
+                for (const [i, event] of replayedEvents.entries()) {
+                  expect(event.id).toBeGreaterThan(i > 0 ? replayedEvents[i - 1]!.id : after);
+                  if (seen.has(event.id)) expect(event).toEqual(seen.get(event.id));
+                }
+                continue;
+              } else if (operation.kind === "delete") {
+                const deleted = await call(`/v1/conversations/${id}`, { method: "DELETE" });
+                expect(deleted.status).toBe(known.view === null ? 404 : 204);
+                seen.clear();
+                handoffs = 0;
+                first = true;
+                continue;
+              } else {
+                // Refused while the object still winds a turn down; the next operation finds it either way.
+                await evictDurableObject(env.CONVERSATIONS.getByName(id)).catch(() => {});
                 continue;
               }
-              expect(res.status).toBe(200);
-              first = false;
-              events = operation.reconnectDuring ? await readWithReconnect(id, res) : parseSse(await res.text());
-            } else if (operation.kind === "approve") {
-              if (pending.length === 0) continue;
-              const decisions = pending.map((toolCallId, i) => ({ toolCallId, approved: operation.approved[i % 3]! }));
-              tally.approvalsDecided++;
-              if (new Set(decisions.map((d) => d.approved)).size > 1) tally.mixedDecisions++;
-              const res = await call(`/v1/conversations/${id}/approvals`, { method: "POST", headers: json, body: JSON.stringify({ decisions }) });
-              expect(res.status).toBe(200);
-              events = parseSse(await res.text());
-            } else if (operation.kind === "unknown-approval") {
-              const res = await call(`/v1/conversations/${id}/approvals`, { method: "POST", headers: json, body: JSON.stringify({ decisions: [{ toolCallId: "no-such-call", approved: true }] }) });
-              const expected = known.view === null ? [404, "conversation_not_found"] : pending.length > 0 ? [404, "approval_not_found"] : [409, "no_pending_approval"];
-              expect([res.status, ((await res.json()) as { error: { code: string } }).error.code]).toEqual(expected);
-              continue;
-            } else if (operation.kind === "reconnect") {
-              const last = Math.max(0, ...seen.keys());
-              const after = Math.max(0, last - operation.back);
-              const replay = await call(`/v1/conversations/${id}/events`, { headers: { "last-event-id": String(after) } });
-              const lastEventId = known.view?.lastEventId ?? 0;
-              const expected = known.view === null ? 404 : after === lastEventId ? 204 : after > lastEventId ? 409 : 200;
-              expect(replay.status).toBe(expected);
-              const text = await replay.text();
-              const replayedEvents = expected === 200 ? parseSse(text) : [];
-              // A reconnect picks up after the id given, in order, agreeing with what was streamed.
-              for (const [i, event] of replayedEvents.entries()) {
-                expect(event.id).toBeGreaterThan(i > 0 ? replayedEvents[i - 1]!.id : after);
-                if (seen.has(event.id)) expect(event).toEqual(seen.get(event.id));
-              }
-              continue;
-            } else if (operation.kind === "delete") {
-              const deleted = await call(`/v1/conversations/${id}`, { method: "DELETE" });
-              expect(deleted.status).toBe(known.view === null ? 404 : 204);
-              seen.clear();
-              handoffs = 0;
-              first = true;
-              continue;
-            } else {
-              // Refused while the object still winds a turn down; the next operation finds it either way.
-              await evictDurableObject(env.CONVERSATIONS.getByName(id)).catch(() => {});
-              continue;
+              checkStream(events);
+              for (const event of events) seen.set(event.id, event);
+              handoffs += events.filter((e) => e.type === "handoff").length;
+              const state = await stored(id);
+              // Handoff counters equal the handoff events ever sent; nothing is stored twice or unseen.
+              expect(state.handoffCount).toBe(handoffs);
+              const storedResults = state.messages.flatMap((m) => (m.role === "tool" ? [m.toolCallId] : []));
+              expect(new Set(storedResults).size).toBe(storedResults.length);
+              const streamedResults = new Set([...seen.values()].flatMap((e) => (e.type === "tool-result" ? [e.toolCallId] : [])));
+              for (const toolCallId of storedResults) expect(streamedResults.has(toolCallId)).toBe(true);
+              expect(["billing", "shipping", "calculator", "triage"]).toContain(state.activeAgent);
             }
-            checkStream(events);
-            for (const event of events) seen.set(event.id, event);
-            handoffs += events.filter((e) => e.type === "handoff").length;
-            const state = await stored(id);
-            // Handoff counters equal the handoff events ever sent; nothing is stored twice or unseen.
-            expect(state.handoffCount).toBe(handoffs);
-            const storedResults = state.messages.flatMap((m) => (m.role === "tool" ? [m.toolCallId] : []));
-            expect(new Set(storedResults).size).toBe(storedResults.length);
-            const streamedResults = new Set([...seen.values()].flatMap((e) => (e.type === "tool-result" ? [e.toolCallId] : [])));
-            for (const toolCallId of storedResults) expect(streamedResults.has(toolCallId)).toBe(true);
-            expect(["billing", "shipping", "calculator", "triage"]).toContain(state.activeAgent);
-          }
-        }),
+          },
+        ),
         { numRuns: runs, seed: inject("propertySeed") },
       );
-      console.log(`session property over ${runs} runs: ${tally.approvalsDecided} approvals decided (${tally.mixedDecisions} mixed), ${tally.reconnectsDuringRun} reconnects during a run`);
+      console.log(
+        `session property over ${runs} runs: ${tally.approvalsDecided} approvals decided (${tally.mixedDecisions} mixed), ${tally.reconnectsDuringRun} reconnects during a run`,
+      );
       expect(tally.approvalsDecided).toBeGreaterThan(0);
       expect(tally.reconnectsDuringRun).toBeGreaterThan(0);
     },

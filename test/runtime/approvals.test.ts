@@ -13,20 +13,33 @@ beforeEach(() => {
 describe("approval-gated tools", () => {
   it("suspend the run after the step; the other tools of the step run", async () => {
     const first = await playTurn(withApprovals(), "refund 50", [
-      { toolCalls: [{ id: "r", name: "refund", args: { amount: 50 } }, { id: "small", name: "refund", args: { amount: 5 } }] },
+      {
+        toolCalls: [
+          { id: "r", name: "refund", args: { amount: 50 } },
+          { id: "small", name: "refund", args: { amount: 5 } },
+        ],
+      },
     ]);
     expect(first.events.slice(-4).map((e) => e.type)).toEqual(["tool-result", "approval-required", "step-finish", "done"]);
-    expect(ofType(first.events, "approval-required")).toEqual([{ type: "approval-required", toolCallId: "r", name: "refund", args: { amount: 50 }, agent: "triage" }]);
+    expect(ofType(first.events, "approval-required")).toEqual([
+      { type: "approval-required", toolCallId: "r", name: "refund", args: { amount: 50 }, agent: "triage" },
+    ]);
     expect(ofType(first.events, "done")[0]).toMatchObject({ status: "awaiting_approval", agent: "triage" });
     expect(refunds).toEqual(["5"]);
     // Nothing half-answered enters the history: the step waits in the suspension.
     expect(first.store.history.map((m) => m.role)).toEqual(["user"]);
-    expect(first.store.suspension).toMatchObject({ stepIndex: 0, pending: [{ toolCallId: "r" }], results: [null, { toolCallId: "small" }] });
+    expect(first.store.suspension).toMatchObject({
+      stepIndex: 0,
+      pending: [{ toolCallId: "r" }],
+      results: [null, { toolCallId: "small" }],
+    });
   });
 
   it("resume when approved: the call runs and the same agent carries on", async () => {
     const first = await playTurn(withApprovals(), "refund 50", [{ toolCalls: [{ id: "r", name: "refund", args: { amount: 50 } }] }]);
-    const second = await playTurn(withApprovals(), resume(first, [{ toolCallId: "r", approved: true }]), [{ text: "Refunded." }], { store: first.store });
+    const second = await playTurn(withApprovals(), resume(first, [{ toolCallId: "r", approved: true }]), [{ text: "Refunded." }], {
+      store: first.store,
+    });
     expect(second.events.map((e) => e.type)).toEqual(["run-start", "tool-result", "step-start", "text-delta", "step-finish", "done"]);
     expect(second.events[0]).toMatchObject({ agent: "triage", resumed: true });
     expect(ofType(second.events, "tool-result")[0]).toMatchObject({ toolCallId: "r", isError: false, result: { refunded: 50 } });
@@ -38,9 +51,14 @@ describe("approval-gated tools", () => {
 
   it("answer a denied call with an error result naming the person's reason, without running it", async () => {
     const first = await playTurn(withApprovals(), "refund 50", [{ toolCalls: [{ id: "r", name: "refund", args: { amount: 50 } }] }]);
-    const second = await playTurn(withApprovals(), resume(first, [{ toolCallId: "r", approved: false, reason: "not eligible" }]), [{ text: "Sorry." }], {
-      store: first.store,
-    });
+    const second = await playTurn(
+      withApprovals(),
+      resume(first, [{ toolCallId: "r", approved: false, reason: "not eligible" }]),
+      [{ text: "Sorry." }],
+      {
+        store: first.store,
+      },
+    );
     expect(ofType(second.events, "tool-result")[0]).toMatchObject({ isError: true, result: "A person declined this call: not eligible" });
     expect(refunds).toEqual([]);
   });
@@ -48,20 +66,29 @@ describe("approval-gated tools", () => {
   it("do not count a denial toward the runaway-error guard", async () => {
     const boom = { toolCalls: [{ name: "explode" }] };
     const first = await playTurn(withApprovals(), "x", [boom, boom, { toolCalls: [{ id: "r", name: "refund", args: { amount: 99 } }] }]);
-    const second = await playTurn(withApprovals(), resume(first, [{ toolCallId: "r", approved: false }]), [{ text: "still here" }], { store: first.store });
+    const second = await playTurn(withApprovals(), resume(first, [{ toolCallId: "r", approved: false }]), [{ text: "still here" }], {
+      store: first.store,
+    });
     expect(second.events.at(-1)).toMatchObject({ type: "done", text: "still here" });
   });
 
   it("commit a transfer in the same step before suspending: the resumed leg runs as the target", async () => {
     const first = await playTurn(withApprovals(), "refund and go to billing", [
-      { toolCalls: [{ id: "r", name: "refund", args: { amount: 20 } }, { id: "t", name: "transfer_to_billing" }] },
+      {
+        toolCalls: [
+          { id: "r", name: "refund", args: { amount: 20 } },
+          { id: "t", name: "transfer_to_billing" },
+        ],
+      },
     ]);
     expect(ofType(first.events, "handoff")).toMatchObject([{ from: "triage", to: "billing" }]);
     expect(ofType(first.events, "tool-result").map((r) => r.toolCallId)).toEqual(["t"]);
     expect(first.store.activeAgent).toBe("billing");
     expect(first.store.handoffCount).toBe(1);
 
-    const second = await playTurn(withApprovals(), resume(first, [{ toolCallId: "r", approved: true }]), [{ text: "Billing here." }], { store: first.store });
+    const second = await playTurn(withApprovals(), resume(first, [{ toolCallId: "r", approved: true }]), [{ text: "Billing here." }], {
+      store: first.store,
+    });
     expect(second.events[0]).toMatchObject({ agent: "billing", resumed: true });
     expect(second.model.requests[0]).toMatchObject({ agent: "billing", instructions: "You are billing." });
     // The gate belongs to the run: triage's refund ran after the transfer, as approved.
@@ -74,14 +101,34 @@ describe("approval-gated tools", () => {
     const first = await playTurn(
       withApprovals(),
       "x",
-      [hop("1", "transfer_to_billing"), { toolCalls: [{ id: "r", name: "refund", args: { amount: 30 } }, { id: "2", name: "transfer_to_shipping" }] }],
+      [
+        hop("1", "transfer_to_billing"),
+        {
+          toolCalls: [
+            { id: "r", name: "refund", args: { amount: 30 } },
+            { id: "2", name: "transfer_to_shipping" },
+          ],
+        },
+      ],
       { limits: { maxHandoffsPerTurn: 2 } },
     );
-    const second = await playTurn(withApprovals(), resume(first, [{ toolCallId: "r", approved: true }]), [hop("3", "transfer_to_billing"), { text: "shipping stays" }], {
-      store: first.store,
-      limits: { maxHandoffsPerTurn: 2 },
+    const second = await playTurn(
+      withApprovals(),
+      resume(first, [{ toolCallId: "r", approved: true }]),
+      [hop("3", "transfer_to_billing"), { text: "shipping stays" }],
+      {
+        store: first.store,
+        limits: { maxHandoffsPerTurn: 2 },
+      },
+    );
+    expect(ofType(second.events, "tool-result").find((r) => r.toolCallId === "3")).toMatchObject({
+      isError: true,
+      result: "Handoff limit (2) reached; continue yourself.",
     });
-    expect(ofType(second.events, "tool-result").find((r) => r.toolCallId === "3")).toMatchObject({ isError: true, result: "Handoff limit (2) reached; continue yourself." });
-    expect(ofType(second.events, "done")[0]).toMatchObject({ agent: "shipping", handoffs: [{ to: "billing" }, { to: "shipping" }], handoffCount: 2 });
+    expect(ofType(second.events, "done")[0]).toMatchObject({
+      agent: "shipping",
+      handoffs: [{ to: "billing" }, { to: "shipping" }],
+      handoffCount: 2,
+    });
   });
 });

@@ -59,7 +59,12 @@ describe("summarizing", () => {
     const result = await summarize(model, base, undefined, history, 10_000);
     expect(result).toEqual({ summary: "the user wants A1 refunded", calls: 1, inputTokens: 7, outputTokens: 2 });
     expect(model.requests).toHaveLength(1);
-    expect(model.requests[0]).toMatchObject({ agent: "billing", model: "small", tools: [], instructions: expect.stringMatching(/^Summarize the conversation so far/) });
+    expect(model.requests[0]).toMatchObject({
+      agent: "billing",
+      model: "small",
+      tools: [],
+      instructions: expect.stringMatching(/^Summarize the conversation so far/),
+    });
     expect(model.requests[0]!.messages).toEqual([
       {
         role: "user",
@@ -79,7 +84,10 @@ describe("summarizing", () => {
 
   it("chunks at turn starts when a chunk would pass its size, carrying the summary so far; an empty answer keeps it", async () => {
     const model = summarizer(["first part", "", "third part"]);
-    const turns: Message[] = Array.from({ length: 6 }, (_, i): Message => (i % 2 ? { role: "assistant", agent: "a", content: "x".repeat(40) } : { role: "user", content: "y".repeat(40) }));
+    const turns: Message[] = Array.from(
+      { length: 6 },
+      (_, i): Message => (i % 2 ? { role: "assistant", agent: "a", content: "x".repeat(40) } : { role: "user", content: "y".repeat(40) }),
+    );
     const result = await summarize(model, base, "earlier", turns, 30);
     expect(result).toEqual({ summary: "third part", calls: 3, inputTokens: 21, outputTokens: 6 });
     expect(model.requests.map((r) => r.messages[0])).toEqual([
@@ -124,7 +132,10 @@ describe("where the cut falls", () => {
   });
 
   it("shows the summary in place of what it replaces", () => {
-    expect(compactedView(history, { replaces: 6, summary: "S" })).toEqual([{ role: "system", agent: "compaction", content: "Summary of the earlier conversation: S" }, history[6]]);
+    expect(compactedView(history, { replaces: 6, summary: "S" })).toEqual([
+      { role: "system", agent: "compaction", content: "Summary of the earlier conversation: S" },
+      history[6],
+    ]);
     expect(compactedView(history, undefined)).toBe(history);
   });
 });
@@ -139,24 +150,50 @@ describe("a turn that compacts", () => {
         yield { type: "finish", finishReason: "stop", usage: { inputTokens: 100, outputTokens: 10 } };
       },
     };
-    const long: Message[] = Array.from({ length: 30 }, (_, i): Message => (i % 2 ? { role: "assistant", agent: "solo", content: "a".repeat(200) } : { role: "user", content: "q".repeat(200) }));
-    const net = new Network(new Agent({ name: "solo", instructions: "x", contextBudget: 600 }), { defaultModel: "m", compaction: { keepTurns: 2, summarizeModel: "cheap" } });
+    const long: Message[] = Array.from(
+      { length: 30 },
+      (_, i): Message =>
+        i % 2 ? { role: "assistant", agent: "solo", content: "a".repeat(200) } : { role: "user", content: "q".repeat(200) },
+    );
+    const net = new Network(new Agent({ name: "solo", instructions: "x", contextBudget: 600 }), {
+      defaultModel: "m",
+      compaction: { keepTurns: 2, summarizeModel: "cheap" },
+    });
     const store = new MemoryStore("solo");
     store.history = long;
     const events: RunEvent[] = [];
-    for await (const event of runTurn({ conversationId: "c", network: net, model, store, history: long, activeAgent: "solo", handoffCount: 0, input: { kind: "message", text: "now" } })) events.push(event);
+    for await (const event of runTurn({
+      conversationId: "c",
+      network: net,
+      model,
+      store,
+      history: long,
+      activeAgent: "solo",
+      handoffCount: 0,
+      input: { kind: "message", text: "now" },
+    }))
+      events.push(event);
     const summaries = requests.filter((r) => r.instructions.startsWith("Summarize"));
     expect(summaries.length).toBeGreaterThan(0);
     expect(summaries.every((r) => r.model === "cheap" && r.tools.length === 0)).toBe(true);
     const answer = requests.at(-1)!;
     expect(answer.model).toBe("m");
-    expect(answer.messages[0]).toEqual({ role: "system", agent: "compaction", content: "Summary of the earlier conversation: what happened" });
+    expect(answer.messages[0]).toEqual({
+      role: "system",
+      agent: "compaction",
+      content: "Summary of the earlier conversation: what happened",
+    });
     const [compaction] = ofType(events, "compaction");
     // The last two turns are kept: the one before "now" (messages 28-29) and "now" itself.
     expect(compaction).toEqual({ type: "compaction", agent: "solo", replaced: 28, kept: 3, summaryChars: "what happened".length });
     expect(answer.messages.slice(1)).toEqual(store.history.slice(28, 31));
     const done = ofType(events, "done")[0]!;
-    expect(done.usage).toEqual({ modelCalls: summaries.length + 1, inputTokens: 100 * (summaries.length + 1), outputTokens: 10 * (summaries.length + 1), toolCalls: 0 });
+    expect(done.usage).toEqual({
+      modelCalls: summaries.length + 1,
+      inputTokens: 100 * (summaries.length + 1),
+      outputTokens: 10 * (summaries.length + 1),
+      toolCalls: 0,
+    });
     expect(store.commits.find((c) => c.compaction)?.compaction).toEqual({ replaces: 28, summary: "what happened" });
   });
 });

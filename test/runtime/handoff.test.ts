@@ -11,11 +11,30 @@ describe("a transfer", () => {
     ]);
 
     expect(events.map((e) => e.type)).toEqual([
-      "run-start", "step-start", "text-delta", "text-delta", "text-delta", "text-delta", "tool-call", "tool-result", "handoff", "step-finish",
-      "step-start", "text-delta", "text-delta", "step-finish", "done",
+      "run-start",
+      "step-start",
+      "text-delta",
+      "text-delta",
+      "text-delta",
+      "text-delta",
+      "tool-call",
+      "tool-result",
+      "handoff",
+      "step-finish",
+      "step-start",
+      "text-delta",
+      "text-delta",
+      "step-finish",
+      "done",
     ]);
-    expect(ofType(events, "handoff")).toEqual([{ type: "handoff", from: "triage", to: "billing", toolCallId: "t1", reason: "double charge", stepIndex: 0 }]);
-    expect(ofType(events, "tool-result")[0]).toMatchObject({ toolCallId: "t1", result: "Transferred to 'billing'. double charge", isError: false });
+    expect(ofType(events, "handoff")).toEqual([
+      { type: "handoff", from: "triage", to: "billing", toolCallId: "t1", reason: "double charge", stepIndex: 0 },
+    ]);
+    expect(ofType(events, "tool-result")[0]).toMatchObject({
+      toolCallId: "t1",
+      result: "Transferred to 'billing'. double charge",
+      isError: false,
+    });
     expect(ofType(events, "done")[0]).toMatchObject({ status: "completed", text: "Billing here.", agent: "billing", handoffCount: 1 });
 
     const [first, second] = model.requests;
@@ -55,12 +74,20 @@ describe("a transfer", () => {
 
   it("takes only the first of two transfers in a step and answers the other with an error", async () => {
     const { events, store, model } = await playTurn(supportLike(), "both", [
-      { toolCalls: [{ id: "a", name: "transfer_to_shipping" }, { id: "b", name: "transfer_to_billing" }] },
+      {
+        toolCalls: [
+          { id: "a", name: "transfer_to_shipping" },
+          { id: "b", name: "transfer_to_billing" },
+        ],
+      },
       { text: "Shipping here." },
     ]);
     expect(ofType(events, "handoff").map((h) => h.to)).toEqual(["shipping"]);
     const results = ofType(events, "tool-result");
-    expect(results.map((r) => [r.toolCallId, r.isError])).toEqual([["a", false], ["b", true]]);
+    expect(results.map((r) => [r.toolCallId, r.isError])).toEqual([
+      ["a", false],
+      ["b", true],
+    ]);
     expect(results[1]!.result).toMatch(/Only one transfer per step is taken/);
     expect(model.requests[1]!.agent).toBe("shipping");
     expect(store.history.filter((m) => m.role === "tool").map((m) => m.toolCallId)).toEqual(["a", "b"]);
@@ -68,7 +95,13 @@ describe("a transfer", () => {
 
   it("runs a regular tool called beside it and keeps the model's call order", async () => {
     const { events, store } = await playTurn(supportLike(), "echo then bill", [
-      { toolCalls: [{ id: "x", name: "echo", args: { text: "hi" } }, { id: "t", name: "transfer_to_billing" }, { id: "y", name: "echo", args: { text: "again" } }] },
+      {
+        toolCalls: [
+          { id: "x", name: "echo", args: { text: "hi" } },
+          { id: "t", name: "transfer_to_billing" },
+          { id: "y", name: "echo", args: { text: "again" } },
+        ],
+      },
       { text: "done" },
     ]);
     expect(ofType(events, "tool-result").map((r) => [r.toolCallId, r.isError, r.result])).toEqual([
@@ -86,7 +119,9 @@ describe("a transfer", () => {
     ]);
     const result = ofType(events, "tool-result")[0]!;
     expect(result.isError).toBe(true);
-    expect(result.result).toMatch(/'transfer_to_refunds' is not an available transfer.*transfer_to_billing \(billing\), transfer_to_shipping \(shipping\)/);
+    expect(result.result).toMatch(
+      /'transfer_to_refunds' is not an available transfer.*transfer_to_billing \(billing\), transfer_to_shipping \(shipping\)/,
+    );
     expect(ofType(events, "handoff")).toHaveLength(0);
     expect(model.requests[1]!.agent).toBe("triage");
     expect(ofType(events, "done")[0]!.agent).toBe("triage");
@@ -97,12 +132,7 @@ describe("a transfer", () => {
     const { events, model } = await playTurn(
       supportLike(),
       "loop",
-      [
-        ping("1", "transfer_to_billing"),
-        ping("2", "transfer_to_triage"),
-        ping("3", "transfer_to_billing"),
-        { text: "staying in billing" },
-      ],
+      [ping("1", "transfer_to_billing"), ping("2", "transfer_to_triage"), ping("3", "transfer_to_billing"), { text: "staying in billing" }],
       { limits: { maxHandoffsPerTurn: 2 } },
     );
     expect(ofType(events, "handoff").map((h) => h.to)).toEqual(["billing", "triage"]);
@@ -112,7 +142,9 @@ describe("a transfer", () => {
   });
 
   it("defaults to five transfers per turn, so a ping-pong network ends", async () => {
-    const steps = Array.from({ length: 6 }, (_, i) => ({ toolCalls: [{ id: `h${i}`, name: i % 2 ? "transfer_to_triage" : "transfer_to_billing" }] }));
+    const steps = Array.from({ length: 6 }, (_, i) => ({
+      toolCalls: [{ id: `h${i}`, name: i % 2 ? "transfer_to_triage" : "transfer_to_billing" }],
+    }));
     const { events } = await playTurn(supportLike(), "ping-pong", [...steps, { text: "enough" }]);
     expect(ofType(events, "handoff")).toHaveLength(5);
     expect(ofType(events, "tool-result").at(-1)!.result).toBe("Handoff limit (5) reached; continue yourself.");

@@ -20,21 +20,31 @@ import { MemoryStore } from "../support/scripted-model.ts";
 
 function budgeted(budgets: Budgets) {
   const billing = new Agent({ name: "billing", instructions: "billing", tools: [echo] });
-  return new Network(new Agent({ name: "triage", instructions: "triage", tools: [echo], handoffs: [billing] }), { defaultModel: "m", budgets });
+  return new Network(new Agent({ name: "triage", instructions: "triage", tools: [echo], handoffs: [billing] }), {
+    defaultModel: "m",
+    budgets,
+  });
 }
 
 describe("budgets", () => {
   it("stop the turn cleanly with budget_exceeded naming the budget, the history valid", async () => {
     const again = { toolCalls: [{ name: "echo", args: { text: "x" } }] };
     const { events, store } = await playTurn(budgeted({ perTurn: { modelCalls: 2 } }), "go", [again, again]);
-    expect(events.at(-1)).toMatchObject({ type: "error", code: "budget_exceeded", message: expect.stringContaining("perTurn.modelCalls budget (2)") });
+    expect(events.at(-1)).toMatchObject({
+      type: "error",
+      code: "budget_exceeded",
+      message: expect.stringContaining("perTurn.modelCalls budget (2)"),
+    });
     expect(store.history.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool"]);
   });
 
   it("count tool calls before they run", async () => {
     let ran = 0;
     const counted = tool({ name: "count", description: "c", parameters: z.object({}), execute: () => ++ran });
-    const net = new Network(new Agent({ name: "solo", instructions: "s", tools: [counted] }), { defaultModel: "m", budgets: { perTurn: { toolCalls: 2 } } });
+    const net = new Network(new Agent({ name: "solo", instructions: "s", tools: [counted] }), {
+      defaultModel: "m",
+      budgets: { perTurn: { toolCalls: 2 } },
+    });
     const { events } = await playTurn(net, "go", [{ toolCalls: [{ name: "count" }, { name: "count" }, { name: "count" }] }]);
     expect(events.at(-1)).toMatchObject({ type: "error", code: "budget_exceeded", message: expect.stringContaining("perTurn.toolCalls") });
     expect(ran).toBe(0);
@@ -46,22 +56,44 @@ describe("budgets", () => {
     const usage = { modelCalls: 0, inputTokens: 0, outputTokens: 0, toolCalls: 0 };
     const turn = async (text: string, script: Array<{ text: string }>) => {
       const events: RunEvent[] = [];
-      for await (const event of runTurn({ conversationId: "b", network: net, model: new (await import("../support/scripted-model.ts")).ScriptedModel(script), store, history: store.history, activeAgent: store.activeAgent, handoffCount: 0, usage, input: { kind: "message", text } })) {
+      for await (const event of runTurn({
+        conversationId: "b",
+        network: net,
+        model: new (await import("../support/scripted-model.ts")).ScriptedModel(script),
+        store,
+        history: store.history,
+        activeAgent: store.activeAgent,
+        handoffCount: 0,
+        usage,
+        input: { kind: "message", text },
+      })) {
         events.push(event);
       }
       const done = ofType(events, "done")[0];
-      if (done?.usage) Object.assign(usage, { modelCalls: usage.modelCalls + done.usage.modelCalls, inputTokens: usage.inputTokens + done.usage.inputTokens });
+      if (done?.usage)
+        Object.assign(usage, {
+          modelCalls: usage.modelCalls + done.usage.modelCalls,
+          inputTokens: usage.inputTokens + done.usage.inputTokens,
+        });
       return events;
     };
     expect((await turn("one", [{ text: "a" }])).at(-1)).toMatchObject({ type: "done", usage: { modelCalls: 1, inputTokens: 10 } });
     expect((await turn("two", [{ text: "b" }])).at(-1)).toMatchObject({ type: "done" });
-    expect((await turn("three", [])).at(-1)).toMatchObject({ type: "error", code: "budget_exceeded", message: expect.stringContaining("perConversation.inputTokens budget (20)") });
+    expect((await turn("three", [])).at(-1)).toMatchObject({
+      type: "error",
+      code: "budget_exceeded",
+      message: expect.stringContaining("perConversation.inputTokens budget (20)"),
+    });
   });
 });
 
 describe("guardrails", () => {
   it("block an input before any model call; nothing of it is stored", async () => {
-    const guarded = new Agent({ name: "front", instructions: "f", inputGuardrails: [({ text }) => (/password/i.test(text) ? { block: true, reason: "no credentials in chat" } : undefined)] });
+    const guarded = new Agent({
+      name: "front",
+      instructions: "f",
+      inputGuardrails: [({ text }) => (/password/i.test(text) ? { block: true, reason: "no credentials in chat" } : undefined)],
+    });
     const { events, store } = await playTurn(new Network(guarded, { defaultModel: "m" }), "my password is hunter2", []);
     expect(events.slice(-2)).toEqual([
       { type: "guardrail", kind: "input", agent: "front", reason: "no credentials in chat" },
@@ -71,8 +103,16 @@ describe("guardrails", () => {
   });
 
   it("block a final answer before it is stored", async () => {
-    const guarded = new Agent({ name: "front", instructions: "f", tools: [echo], outputGuardrails: [({ text }) => (text.includes("SECRET") ? { block: true, reason: "leaks a secret" } : undefined)] });
-    const { events, store } = await playTurn(new Network(guarded, { defaultModel: "m" }), "x", [{ toolCalls: [{ name: "echo", args: { text: "t" } }] }, { text: "the SECRET is 42" }]);
+    const guarded = new Agent({
+      name: "front",
+      instructions: "f",
+      tools: [echo],
+      outputGuardrails: [({ text }) => (text.includes("SECRET") ? { block: true, reason: "leaks a secret" } : undefined)],
+    });
+    const { events, store } = await playTurn(new Network(guarded, { defaultModel: "m" }), "x", [
+      { toolCalls: [{ name: "echo", args: { text: "t" } }] },
+      { text: "the SECRET is 42" },
+    ]);
     expect(ofType(events, "guardrail")).toEqual([{ type: "guardrail", kind: "output", agent: "front", reason: "leaks a secret" }]);
     expect(events.at(-1)).toMatchObject({ type: "error", code: "guardrail_blocked" });
     expect(store.history.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
@@ -87,19 +127,35 @@ describe("guardrails", () => {
       toolGuardrails: [
         ({ name, args }) => {
           seen.push(name);
-          return name === "refund" && (args as { amount: number }).amount > 100 ? { block: true, reason: "refunds over 100 need a supervisor" } : undefined;
+          return name === "refund" && (args as { amount: number }).amount > 100
+            ? { block: true, reason: "refunds over 100 need a supervisor" }
+            : undefined;
         },
       ],
     });
     const { events, store } = await playTurn(net, "x", [
-      { toolCalls: [{ id: "r", name: "refund", args: { amount: 500 } }, { id: "e", name: "echo", args: { text: "ok" } }, { id: "t", name: "transfer_to_billing" }] },
+      {
+        toolCalls: [
+          { id: "r", name: "refund", args: { amount: 500 } },
+          { id: "e", name: "echo", args: { text: "ok" } },
+          { id: "t", name: "transfer_to_billing" },
+        ],
+      },
       { text: "billing here" },
     ]);
     expect(seen).toEqual(["refund", "echo"]);
     expect(ofType(events, "approval-required")).toEqual([]);
-    expect(ofType(events, "guardrail")).toEqual([{ type: "guardrail", kind: "tool", agent: "triage", reason: "refunds over 100 need a supervisor", toolCallId: "r" }]);
-    expect(ofType(events, "tool-result").map((r) => [r.toolCallId, r.isError])).toEqual([["r", true], ["e", false], ["t", false]]);
-    expect(store.history.find((m) => m.role === "tool" && m.toolCallId === "r")).toMatchObject({ content: "Blocked by a guardrail: refunds over 100 need a supervisor" });
+    expect(ofType(events, "guardrail")).toEqual([
+      { type: "guardrail", kind: "tool", agent: "triage", reason: "refunds over 100 need a supervisor", toolCallId: "r" },
+    ]);
+    expect(ofType(events, "tool-result").map((r) => [r.toolCallId, r.isError])).toEqual([
+      ["r", true],
+      ["e", false],
+      ["t", false],
+    ]);
+    expect(store.history.find((m) => m.role === "tool" && m.toolCallId === "r")).toMatchObject({
+      content: "Blocked by a guardrail: refunds over 100 need a supervisor",
+    });
     expect(ofType(events, "done")[0]!.agent).toBe("billing");
   });
 });
@@ -117,20 +173,39 @@ class CountingModel implements Model {
 }
 
 function longHistory(count: number): Message[] {
-  return Array.from({ length: count }, (_, i): Message => (i % 2 === 0 ? { role: "user", content: `question ${i} about order A${1000 + (i % 7)}` } : { role: "assistant", agent: "triage", content: `answer ${i}: all fine with that order` }));
+  return Array.from(
+    { length: count },
+    (_, i): Message =>
+      i % 2 === 0
+        ? { role: "user", content: `question ${i} about order A${1000 + (i % 7)}` }
+        : { role: "assistant", agent: "triage", content: `answer ${i}: all fine with that order` },
+  );
 }
 
 describe("context compaction", () => {
   it("keeps a conversation of 5,000 messages answering with every request under the budget", async () => {
     const BUDGET = 2_000;
-    const net = new Network(new Agent({ name: "triage", instructions: "You route.", contextBudget: BUDGET }), { defaultModel: "m", compaction: { keepTurns: 3 } });
+    const net = new Network(new Agent({ name: "triage", instructions: "You route.", contextBudget: BUDGET }), {
+      defaultModel: "m",
+      compaction: { keepTurns: 3 },
+    });
     const store = new MemoryStore("triage");
     store.history = longHistory(5_000);
     const model = new CountingModel();
     const events: RunEvent[] = [];
     let compaction = undefined as undefined | { replaces: number; summary: string };
     for (const text of ["first new question", "second new question"]) {
-      for await (const event of runTurn({ conversationId: "long", network: net, model, store, history: store.history, activeAgent: "triage", handoffCount: 0, ...(compaction ? { compaction } : {}), input: { kind: "message", text } })) {
+      for await (const event of runTurn({
+        conversationId: "long",
+        network: net,
+        model,
+        store,
+        history: store.history,
+        activeAgent: "triage",
+        handoffCount: 0,
+        ...(compaction ? { compaction } : {}),
+        input: { kind: "message", text },
+      })) {
         events.push(event);
       }
       compaction = store.commits.findLast((c) => c.compaction)?.compaction ?? compaction;
@@ -163,10 +238,23 @@ describe("context compaction", () => {
       },
     };
     const events: RunEvent[] = [];
-    for await (const event of runTurn({ conversationId: "c", network: net, model, store, history: store.history, activeAgent: "triage", handoffCount: 0, input: { kind: "message", text: "now" } })) events.push(event);
+    for await (const event of runTurn({
+      conversationId: "c",
+      network: net,
+      model,
+      store,
+      history: store.history,
+      activeAgent: "triage",
+      handoffCount: 0,
+      input: { kind: "message", text: "now" },
+    }))
+      events.push(event);
     expect(ofType(events, "compaction")).toEqual([expect.objectContaining({ agent: "billing", replaced: 40 })]);
     const billingCall = requests.find((r) => r.agent === "billing" && !r.instructions.startsWith("Summarize"))!;
-    expect(billingCall.messages[0]).toMatchObject({ role: "system", content: "Summary of the earlier conversation: earlier: forty messages about orders" });
+    expect(billingCall.messages[0]).toMatchObject({
+      role: "system",
+      content: "Summary of the earlier conversation: earlier: forty messages about orders",
+    });
     expect(billingCall.messages.slice(1).map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool"]);
     expect(findHistoryProblem(billingCall.messages)).toBeNull();
   });
@@ -183,9 +271,16 @@ describe("a network that changed under a stored conversation", () => {
     const net = new Network(new Agent({ name: "triage", instructions: "t" }), { defaultModel: "m" });
     const { events, model } = await playTurn(net, "hello?", [{ text: "triage here" }], { store });
     expect(events[0]).toMatchObject({ type: "run-start", agent: "triage" });
-    expect(events[1]).toEqual({ type: "warning", code: "agent_missing", message: "Agent 'retired' no longer exists; 'triage' took over the conversation." });
+    expect(events[1]).toEqual({
+      type: "warning",
+      code: "agent_missing",
+      message: "Agent 'retired' no longer exists; 'triage' took over the conversation.",
+    });
     expect(model.requests[0]!.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "system", "user"]);
-    expect(store.history[3]).toMatchObject({ role: "system", content: expect.stringContaining("'retired' that held this conversation no longer exists") });
+    expect(store.history[3]).toMatchObject({
+      role: "system",
+      content: expect.stringContaining("'retired' that held this conversation no longer exists"),
+    });
     expect(store.activeAgent).toBe("triage");
   });
 });

@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import { Agent, handoff, type HandoffState, Network } from "../../src/runtime/index.ts";
 import { playTurn } from "../support/run.ts";
 
-const agent = (name: string, more: Partial<ConstructorParameters<typeof Agent>[0]> = {}) => new Agent({ name, instructions: name, ...more });
+const agent = (name: string, more: Partial<ConstructorParameters<typeof Agent>[0]> = {}) =>
+  new Agent({ name, instructions: name, ...more });
 const targets = (network: Network, name: string, state?: HandoffState) => [...network.toolset(name, state).transfers.keys()].sort();
 
 describe("the default transfer scope", () => {
@@ -51,7 +52,9 @@ describe("a tree's options", () => {
 
 describe("building and growing a network", () => {
   it("names an empty name as the fault", () => {
-    expect(() => new Network(agent(" "), { defaultModel: "m" })).toThrow(new TypeError("An agent has an empty name: give every agent a unique name."));
+    expect(() => new Network(agent(" "), { defaultModel: "m" })).toThrow(
+      new TypeError("An agent has an empty name: give every agent a unique name."),
+    );
   });
 
   it("builds a closed network from its listed and registered agents, and refuses a handoff outside it", () => {
@@ -81,7 +84,9 @@ describe("a function isEnabled", () => {
   it("counts as enabled when no state is given (the agents listing), and sees the turn's state in a run", async () => {
     const seen: HandoffState[] = [];
     const b = agent("b");
-    const a = agent("a", { handoffs: [handoff(b, { isEnabled: (state) => (seen.push(structuredClone(state)), state.handoffCount === 0) })] });
+    const a = agent("a", {
+      handoffs: [handoff(b, { isEnabled: (state) => (seen.push(structuredClone(state)), state.handoffCount === 0) })],
+    });
     const network = new Network(a, { defaultModel: "m", transferScope: "declared" });
     expect(targets(network, "a")).toEqual(["b"]);
     await playTurn(network, "hi", [{ text: "ok" }]);

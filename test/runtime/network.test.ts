@@ -3,7 +3,10 @@ import { Agent, handoff, Network, transferToolNames } from "../../src/runtime/in
 
 describe("transfer tool names", () => {
   it("lower-case the name and turn other characters into _", () => {
-    expect([...transferToolNames(["Billing-Agent", "triage agent"]).values()]).toEqual(["transfer_to_billing_agent", "transfer_to_triage_agent"]);
+    expect([...transferToolNames(["Billing-Agent", "triage agent"]).values()]).toEqual([
+      "transfer_to_billing_agent",
+      "transfer_to_triage_agent",
+    ]);
   });
 
   it("fold accents to ASCII, hash names with nothing left, number collisions and cap the length", () => {

@@ -53,7 +53,8 @@ describe("redaction by configured value", () => {
       OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=otel%20key%2099,other=plain-value-1",
       OPENAI_MODEL: "gpt-4o-mini-not-a-secret",
     });
-    for (const value of ["provider-key-123456", "session-secret-value", "mcp-token-abcdef", "otel key 99", "plain-value-1"]) expect(values).toContain(value);
+    for (const value of ["provider-key-123456", "session-secret-value", "mcp-token-abcdef", "otel key 99", "plain-value-1"])
+      expect(values).toContain(value);
     expect(values).not.toContain("gpt-4o-mini-not-a-secret");
   });
 });

@@ -53,7 +53,12 @@ describe("settling an approval interrupted by a crash", () => {
       { role: "tool", toolCallId: "b", name: "refund", content: INTERRUPTED_CALL, isError: true },
       { role: "tool", toolCallId: "c", name: "refund", content: "A person declined this call: too much", isError: true },
     ]);
-    expect(settled.complete).toEqual([suspension().assistant, suspension().results[0], ...settled.answered, { role: "system", agent: "billing", content: "appended" }]);
+    expect(settled.complete).toEqual([
+      suspension().assistant,
+      suspension().results[0],
+      ...settled.answered,
+      { role: "system", agent: "billing", content: "appended" },
+    ]);
     expect(findHistoryProblem(settled.complete!)).toBeNull();
   });
 
@@ -61,7 +66,10 @@ describe("settling an approval interrupted by a crash", () => {
     const settled = settleInterrupted(suspension(), [{ toolCallId: "c", approved: true }]);
     expect(settled.complete).toBeNull();
     expect(settled.answered.map((m) => m.toolCallId)).toEqual(["c"]);
-    expect(settled.suspension).toMatchObject({ pending: [{ toolCallId: "b" }], results: [{ toolCallId: "a" }, null, { toolCallId: "c", content: INTERRUPTED_CALL }] });
+    expect(settled.suspension).toMatchObject({
+      pending: [{ toolCallId: "b" }],
+      results: [{ toolCallId: "a" }, null, { toolCallId: "c", content: INTERRUPTED_CALL }],
+    });
   });
 });
 
@@ -89,8 +97,16 @@ describe("reading transfer calls", () => {
   };
 
   it("trims the reason, ignores a blank one, and reads malformed or non-object arguments as none", async () => {
-    for (const [args, reason] of [[{ reason: "  double charge  " }, "double charge"], [{ reason: "   " }, undefined], ["[1,2]", undefined], ["{oops", undefined]] as const) {
-      const { events } = await playTurn(supportLike(), "bill", [{ toolCalls: [{ id: "t", name: "transfer_to_billing", ...(typeof args === "string" ? { rawArgs: args } : { args }) }] }, { text: "ok" }]);
+    for (const [args, reason] of [
+      [{ reason: "  double charge  " }, "double charge"],
+      [{ reason: "   " }, undefined],
+      ["[1,2]", undefined],
+      ["{oops", undefined],
+    ] as const) {
+      const { events } = await playTurn(supportLike(), "bill", [
+        { toolCalls: [{ id: "t", name: "transfer_to_billing", ...(typeof args === "string" ? { rawArgs: args } : { args }) }] },
+        { text: "ok" },
+      ]);
       const handoff = ofType(events, "handoff")[0]!;
       expect(handoff.to).toBe("billing");
       expect(handoff.reason).toBe(reason);
@@ -98,28 +114,53 @@ describe("reading transfer calls", () => {
   });
 
   it("single and named styles read the target from their argument, trimmed; a missing one is named in the refusal", async () => {
-    const single = await playTurn(styled("single"), "x", [{ toolCalls: [{ id: "t", name: "transfer_to_agent", args: { agent_name: " billing ", reason: "r" } }] }, { text: "ok" }]);
+    const single = await playTurn(styled("single"), "x", [
+      { toolCalls: [{ id: "t", name: "transfer_to_agent", args: { agent_name: " billing ", reason: "r" } }] },
+      { text: "ok" },
+    ]);
     expect(ofType(single.events, "handoff")[0]).toMatchObject({ to: "billing", reason: "r" });
-    const named = await playTurn(styled("named"), "x", [{ toolCalls: [{ id: "t", name: "handoff", args: { reason: "r" } }] }, { text: "ok" }]);
-    expect(ofType(named.events, "tool-result")[0]!.result).toBe("Cannot hand off: '(no name)' is not an available transfer. Available agents: billing.");
+    const named = await playTurn(styled("named"), "x", [
+      { toolCalls: [{ id: "t", name: "handoff", args: { reason: "r" } }] },
+      { text: "ok" },
+    ]);
+    expect(ofType(named.events, "tool-result")[0]!.result).toBe(
+      "Cannot hand off: '(no name)' is not an available transfer. Available agents: billing.",
+    );
     const perTargetName = await playTurn(styled("named"), "x", [{ toolCalls: [{ id: "t", name: "transfer_to_billing" }] }, { text: "ok" }]);
-    expect(ofType(perTargetName.events, "tool-result")[0]!.result).toBe("Cannot hand off: 'transfer_to_billing' is not an available transfer. Available agents: billing.");
+    expect(ofType(perTargetName.events, "tool-result")[0]!.result).toBe(
+      "Cannot hand off: 'transfer_to_billing' is not an available transfer. Available agents: billing.",
+    );
   });
 
   it("an agent with no transfers says so when the model tries one, and the step runs on", async () => {
     const solo = new Network(new Agent({ name: "solo", instructions: "x" }), { defaultModel: "m" });
     const { events } = await playTurn(solo, "x", [{ toolCalls: [{ id: "t", name: "transfer_to_elsewhere" }] }, { text: "ok" }]);
-    expect(ofType(events, "tool-result")[0]).toMatchObject({ isError: true, result: "Cannot hand off: 'transfer_to_elsewhere' is not an available transfer. This agent has no transfers." });
+    expect(ofType(events, "tool-result")[0]).toMatchObject({
+      isError: true,
+      result: "Cannot hand off: 'transfer_to_elsewhere' is not an available transfer. This agent has no transfers.",
+    });
   });
 
   it("a typed input travels as an object; anything else is no input", async () => {
     const billing = new Agent({ name: "billing", instructions: "b" });
     const { handoff } = await import("../../src/runtime/index.ts");
-    const net = new Network(new Agent({ name: "triage", instructions: "t", handoffs: [handoff(billing, { inputSchema: z.object({ orderId: z.string() }) })] }), { defaultModel: "m", toolStyle: "single" });
-    const ok = await playTurn(net, "x", [{ toolCalls: [{ id: "t", name: "transfer_to_agent", args: { agent_name: "billing", input: { orderId: "A1" } } }] }, { text: "ok" }]);
+    const net = new Network(
+      new Agent({ name: "triage", instructions: "t", handoffs: [handoff(billing, { inputSchema: z.object({ orderId: z.string() }) })] }),
+      { defaultModel: "m", toolStyle: "single" },
+    );
+    const ok = await playTurn(net, "x", [
+      { toolCalls: [{ id: "t", name: "transfer_to_agent", args: { agent_name: "billing", input: { orderId: "A1" } } }] },
+      { text: "ok" },
+    ]);
     expect(ofType(ok.events, "handoff")[0]).toMatchObject({ input: { orderId: "A1" } });
-    const refused = await playTurn(net, "x", [{ toolCalls: [{ id: "t", name: "transfer_to_agent", args: { agent_name: "billing", input: ["A1"] } }] }, { text: "ok" }]);
-    expect(ofType(refused.events, "tool-result")[0]).toMatchObject({ isError: true, result: expect.stringMatching(/^Cannot hand off to 'billing': invalid input/) });
+    const refused = await playTurn(net, "x", [
+      { toolCalls: [{ id: "t", name: "transfer_to_agent", args: { agent_name: "billing", input: ["A1"] } }] },
+      { text: "ok" },
+    ]);
+    expect(ofType(refused.events, "tool-result")[0]).toMatchObject({
+      isError: true,
+      result: expect.stringMatching(/^Cannot hand off to 'billing': invalid input/),
+    });
   });
 });
 
@@ -135,7 +176,17 @@ function streaming(events: ModelEvent[]): Model {
 async function collect(model: Model): Promise<RunEvent[]> {
   const network = new Network(new Agent({ name: "solo", instructions: "x", tools: [echo] }), { defaultModel: "m" });
   const out: RunEvent[] = [];
-  for await (const event of runTurn({ conversationId: "c", network, model, store: new MemoryStore("solo"), history: [], activeAgent: "solo", handoffCount: 0, input: { kind: "message", text: "go" }, limits: { maxSteps: 1 } })) {
+  for await (const event of runTurn({
+    conversationId: "c",
+    network,
+    model,
+    store: new MemoryStore("solo"),
+    history: [],
+    activeAgent: "solo",
+    handoffCount: 0,
+    input: { kind: "message", text: "go" },
+    limits: { maxSteps: 1 },
+  })) {
     out.push(event);
   }
   return out;
@@ -157,18 +208,46 @@ describe("what a model's stream turns into", () => {
   });
 
   it("keeps a provider's finish reason and usage on step-finish", async () => {
-    const events = await collect(streaming([{ type: "text-delta", delta: "cut" }, { type: "finish", finishReason: "length", usage: { inputTokens: 3, outputTokens: 4 } }]));
-    expect(ofType(events, "step-finish")[0]).toEqual({ type: "step-finish", stepIndex: 0, finishReason: "length", usage: { inputTokens: 3, outputTokens: 4 } });
-    expect(events.at(-1)).toMatchObject({ type: "done", text: "cut", usage: { modelCalls: 1, inputTokens: 3, outputTokens: 4, toolCalls: 0 } });
+    const events = await collect(
+      streaming([
+        { type: "text-delta", delta: "cut" },
+        { type: "finish", finishReason: "length", usage: { inputTokens: 3, outputTokens: 4 } },
+      ]),
+    );
+    expect(ofType(events, "step-finish")[0]).toEqual({
+      type: "step-finish",
+      stepIndex: 0,
+      finishReason: "length",
+      usage: { inputTokens: 3, outputTokens: 4 },
+    });
+    expect(events.at(-1)).toMatchObject({
+      type: "done",
+      text: "cut",
+      usage: { modelCalls: 1, inputTokens: 3, outputTokens: 4, toolCalls: 0 },
+    });
   });
 });
 
 describe("approval gate details", () => {
   it("a call whose arguments do not parse or validate fails as a tool error without asking anyone", async () => {
     let asked = 0;
-    const costly = tool({ name: "costly", description: "c", parameters: z.object({ n: z.number() }), needsApproval: () => ++asked > 0, execute: ({ n }) => n });
+    const costly = tool({
+      name: "costly",
+      description: "c",
+      parameters: z.object({ n: z.number() }),
+      needsApproval: () => ++asked > 0,
+      execute: ({ n }) => n,
+    });
     const net = new Network(new Agent({ name: "solo", instructions: "x", tools: [costly] }), { defaultModel: "m" });
-    const { events } = await playTurn(net, "x", [{ toolCalls: [{ id: "a", name: "costly", rawArgs: "{bad" }, { id: "b", name: "costly", args: { n: "two" } }] }, { text: "ok" }]);
+    const { events } = await playTurn(net, "x", [
+      {
+        toolCalls: [
+          { id: "a", name: "costly", rawArgs: "{bad" },
+          { id: "b", name: "costly", args: { n: "two" } },
+        ],
+      },
+      { text: "ok" },
+    ]);
     expect(asked).toBe(0);
     expect(ofType(events, "approval-required")).toEqual([]);
     expect(ofType(events, "tool-result").map((r) => r.isError)).toEqual([true, true]);
@@ -190,7 +269,11 @@ describe("delegation and agents", () => {
     expect(ask.description).toBe("Ask 'Re Searcher' and get its answer back. Finds things.");
     expect(new Agent({ name: "quiet", instructions: "q" }).asTool().description).toBe("Ask 'quiet' and get its answer back.");
     const lead = new Network(new Agent({ name: "lead", instructions: "l", tools: [ask] }), { defaultModel: "m" });
-    const { events, model } = await playTurn(lead, "x", [{ toolCalls: [{ id: "d", name: "ask_re_searcher", args: { request: "find it" } }] }, { text: "Found: 42" }, { text: "It is 42." }]);
+    const { events, model } = await playTurn(lead, "x", [
+      { toolCalls: [{ id: "d", name: "ask_re_searcher", args: { request: "find it" } }] },
+      { text: "Found: 42" },
+      { text: "It is 42." },
+    ]);
     expect(ofType(events, "tool-result")[0]).toMatchObject({ result: "Found: 42", isError: false });
     expect(model.requests[1]).toMatchObject({ agent: "Re Searcher", messages: [{ role: "user", content: "find it" }] });
   });
@@ -198,7 +281,11 @@ describe("delegation and agents", () => {
   it("a delegate that fails is the calling tool's error", async () => {
     const flaky = new Agent({ name: "flaky", instructions: "f" });
     const lead = new Network(new Agent({ name: "lead", instructions: "l", tools: [flaky.asTool()] }), { defaultModel: "m" });
-    const { events } = await playTurn(lead, "x", [{ toolCalls: [{ id: "d", name: "ask_flaky", args: { request: "go" } }] }, { throws: new Error("down") }, { text: "sorry" }]);
+    const { events } = await playTurn(lead, "x", [
+      { toolCalls: [{ id: "d", name: "ask_flaky", args: { request: "go" } }] },
+      { throws: new Error("down") },
+      { text: "sorry" },
+    ]);
     expect(ofType(events, "tool-result")[0]).toMatchObject({ isError: true, result: expect.stringContaining("'flaky' failed:") });
   });
 
@@ -245,33 +332,74 @@ describe("more of the details", () => {
   });
 
   it("a tool's answer: a string as it is, anything else as JSON, nothing as null; empty arguments are no arguments", async () => {
-    const answers = [tool({ name: "say", description: "s", parameters: z.object({}), execute: () => "plain words" }), tool({ name: "nothing", description: "n", parameters: z.object({}), execute: () => undefined })];
+    const answers = [
+      tool({ name: "say", description: "s", parameters: z.object({}), execute: () => "plain words" }),
+      tool({ name: "nothing", description: "n", parameters: z.object({}), execute: () => undefined }),
+    ];
     const net = new Network(new Agent({ name: "solo", instructions: "x", tools: answers }), { defaultModel: "m" });
-    const { events, model } = await playTurn(net, "x", [{ toolCalls: [{ id: "s", name: "say", rawArgs: "  " }, { id: "n", name: "nothing", rawArgs: "" }] }, { text: "ok" }]);
-    expect(ofType(events, "tool-result").map((r) => [r.result, r.isError])).toEqual([["plain words", false], [null, false]]);
+    const { events, model } = await playTurn(net, "x", [
+      {
+        toolCalls: [
+          { id: "s", name: "say", rawArgs: "  " },
+          { id: "n", name: "nothing", rawArgs: "" },
+        ],
+      },
+      { text: "ok" },
+    ]);
+    expect(ofType(events, "tool-result").map((r) => [r.result, r.isError])).toEqual([
+      ["plain words", false],
+      [null, false],
+    ]);
     expect(model.requests[1]!.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual(["plain words", "null"]);
-    const { events: unknown } = await playTurn(new Network(new Agent({ name: "bare", instructions: "x" }), { defaultModel: "m" }), "x", [{ toolCalls: [{ id: "u", name: "ghost" }] }, { text: "ok" }]);
+    const { events: unknown } = await playTurn(new Network(new Agent({ name: "bare", instructions: "x" }), { defaultModel: "m" }), "x", [
+      { toolCalls: [{ id: "u", name: "ghost" }] },
+      { text: "ok" },
+    ]);
     expect(ofType(unknown, "tool-result")[0]!.result).toBe("Unknown tool 'ghost'. Available tools: none.");
   });
 
   it("a transfer's arguments that are JSON but not an object read as no arguments; a non-object input is no input", async () => {
     for (const raw of ["null", "5", '"text"', "[]"]) {
-      const { events } = await playTurn(supportLike(), "x", [{ toolCalls: [{ id: "t", name: "transfer_to_billing", rawArgs: raw }] }, { text: "ok" }]);
+      const { events } = await playTurn(supportLike(), "x", [
+        { toolCalls: [{ id: "t", name: "transfer_to_billing", rawArgs: raw }] },
+        { text: "ok" },
+      ]);
       expect(ofType(events, "handoff")[0]).toMatchObject({ to: "billing" });
       expect(ofType(events, "handoff")[0]).not.toHaveProperty("reason");
     }
-    const single = new Network(new Agent({ name: "triage", instructions: "t", handoffs: [new Agent({ name: "billing", instructions: "b" })] }), { defaultModel: "m", toolStyle: "single" });
+    const single = new Network(
+      new Agent({ name: "triage", instructions: "t", handoffs: [new Agent({ name: "billing", instructions: "b" })] }),
+      { defaultModel: "m", toolStyle: "single" },
+    );
     for (const input of ["text", 5, null]) {
-      const { events } = await playTurn(single, "x", [{ toolCalls: [{ id: "t", name: "transfer_to_agent", args: { agent_name: "billing", input } }] }, { text: "ok" }]);
+      const { events } = await playTurn(single, "x", [
+        { toolCalls: [{ id: "t", name: "transfer_to_agent", args: { agent_name: "billing", input } }] },
+        { text: "ok" },
+      ]);
       expect(ofType(events, "handoff")[0]).not.toHaveProperty("input");
     }
   });
 
   it("a resumed call whose agent a deploy removed is answered as an unknown tool; a call left undecided is declined", async () => {
     const { withApprovals } = await import("../support/networks.ts");
-    const first = await playTurn(withApprovals(), "refund", [{ toolCalls: [{ id: "r", name: "refund", args: { amount: 50 } }, { id: "s", name: "refund", args: { amount: 60 } }] }]);
-    const renamed = { ...first.store.suspension!, pending: first.store.suspension!.pending.map((p) => (p.toolCallId === "r" ? { ...p, agent: "retired" } : p)) };
-    const second = await playTurn(withApprovals(), { kind: "resume", suspension: renamed, decisions: [{ toolCallId: "r", approved: true }] }, [{ text: "ok" }], { store: first.store });
+    const first = await playTurn(withApprovals(), "refund", [
+      {
+        toolCalls: [
+          { id: "r", name: "refund", args: { amount: 50 } },
+          { id: "s", name: "refund", args: { amount: 60 } },
+        ],
+      },
+    ]);
+    const renamed = {
+      ...first.store.suspension!,
+      pending: first.store.suspension!.pending.map((p) => (p.toolCallId === "r" ? { ...p, agent: "retired" } : p)),
+    };
+    const second = await playTurn(
+      withApprovals(),
+      { kind: "resume", suspension: renamed, decisions: [{ toolCallId: "r", approved: true }] },
+      [{ text: "ok" }],
+      { store: first.store },
+    );
     expect(ofType(second.events, "tool-result").map((r) => [r.toolCallId, r.isError, r.result])).toEqual([
       ["r", true, "Unknown tool 'refund'. Available tools: none."],
       ["s", true, "A person declined this call."],
@@ -279,51 +407,99 @@ describe("more of the details", () => {
   });
 
   it("an approved call that fails counts toward the runaway-error guard like any failed tool", async () => {
-    const failing = tool({ name: "risky", description: "r", parameters: z.object({}), needsApproval: true, execute: () => { throw new Error("no"); } });
+    const failing = tool({
+      name: "risky",
+      description: "r",
+      parameters: z.object({}),
+      needsApproval: true,
+      execute: () => {
+        throw new Error("no");
+      },
+    });
     const { explode } = await import("../support/networks.ts");
     const net = new Network(new Agent({ name: "solo", instructions: "x", tools: [failing, explode] }), { defaultModel: "m" });
     const fail = (id: string) => ({ toolCalls: [{ id, name: "explode" }] });
-    const first = await playTurn(net, "x", [fail("e1"), fail("e2"), { toolCalls: [{ id: "k", name: "risky" }] }], { limits: { maxToolErrorSteps: 3 } });
-    const second = await playTurn(net, { kind: "resume", suspension: first.store.suspension!, decisions: [{ toolCallId: "k", approved: true }] }, [], { store: first.store, limits: { maxToolErrorSteps: 3 } });
+    const first = await playTurn(net, "x", [fail("e1"), fail("e2"), { toolCalls: [{ id: "k", name: "risky" }] }], {
+      limits: { maxToolErrorSteps: 3 },
+    });
+    const second = await playTurn(
+      net,
+      { kind: "resume", suspension: first.store.suspension!, decisions: [{ toolCallId: "k", approved: true }] },
+      [],
+      { store: first.store, limits: { maxToolErrorSteps: 3 } },
+    );
     expect(ofType(second.events, "tool-result")[0]).toMatchObject({ isError: true, result: "Tool 'risky' failed: no" });
-    expect(second.events.at(-1)).toMatchObject({ type: "error", code: "too_many_tool_errors", message: "3 steps in a row ended with only failed tool calls; the turn was stopped." });
+    expect(second.events.at(-1)).toMatchObject({
+      type: "error",
+      code: "too_many_tool_errors",
+      message: "3 steps in a row ended with only failed tool calls; the turn was stopped.",
+    });
   });
 
   it("a denial's reason is trimmed; a blank one reads as none", () => {
-    expect(settleInterrupted(suspension(), [{ toolCallId: "b", approved: false, reason: "  no thanks  " }, { toolCallId: "c", approved: false, reason: "   " }]).answered.map((m) => m.content)).toEqual([
-      "A person declined this call: no thanks",
-      "A person declined this call.",
-    ]);
+    expect(
+      settleInterrupted(suspension(), [
+        { toolCallId: "b", approved: false, reason: "  no thanks  " },
+        { toolCallId: "c", approved: false, reason: "   " },
+      ]).answered.map((m) => m.content),
+    ).toEqual(["A person declined this call: no thanks", "A person declined this call."]);
   });
 
   it("delegation answers with the delegate's final text, or says it waits for an approval it cannot get", async () => {
     const gated = tool({ name: "gated", description: "g", parameters: z.object({}), needsApproval: true, execute: () => "never" });
     const helper = new Agent({ name: "helper", instructions: "h", tools: [gated] });
     const lead = new Network(new Agent({ name: "lead", instructions: "l", tools: [helper.asTool()] }), { defaultModel: "m" });
-    const { events, model } = await playTurn(lead, "x", [{ toolCalls: [{ id: "d", name: "ask_helper", args: { request: "do it" } }] }, { toolCalls: [{ id: "g", name: "gated" }] }, { text: "done" }]);
-    expect(ofType(events, "tool-result")[0]).toMatchObject({ isError: false, result: "'helper' is waiting for an approval it cannot get here." });
+    const { events, model } = await playTurn(lead, "x", [
+      { toolCalls: [{ id: "d", name: "ask_helper", args: { request: "do it" } }] },
+      { toolCalls: [{ id: "g", name: "gated" }] },
+      { text: "done" },
+    ]);
+    expect(ofType(events, "tool-result")[0]).toMatchObject({
+      isError: false,
+      result: "'helper' is waiting for an approval it cannot get here.",
+    });
     expect(model.requests[1]).toMatchObject({ agent: "helper", model: "m" });
   });
 });
 
 describe("small contracts", () => {
   it("a plain answer keeps finish 'stop'; a model that never says why it stopped reads as 'stop'", async () => {
-    const plain = await collect(streaming([{ type: "text-delta", delta: "hi" }, { type: "finish", finishReason: "stop" }]));
+    const plain = await collect(
+      streaming([
+        { type: "text-delta", delta: "hi" },
+        { type: "finish", finishReason: "stop" },
+      ]),
+    );
     expect(ofType(plain, "step-finish")[0]).toEqual({ type: "step-finish", stepIndex: 0, finishReason: "stop" });
     const silent = await collect(streaming([{ type: "text-delta", delta: "hi" }]));
     expect(ofType(silent, "step-finish")[0]).toEqual({ type: "step-finish", stepIndex: 0, finishReason: "stop" });
   });
 
   it("asTool tells the model what its one parameter is for", () => {
-    const schema = z.toJSONSchema(new Agent({ name: "r", instructions: "r" }).asTool().parameters) as unknown as { properties: { request: { description: string; minLength: number } } };
-    expect(schema.properties.request).toMatchObject({ description: "What to ask, with everything the agent needs: it sees nothing else.", minLength: 1 });
+    const schema = z.toJSONSchema(new Agent({ name: "r", instructions: "r" }).asTool().parameters) as unknown as {
+      properties: { request: { description: string; minLength: number } };
+    };
+    expect(schema.properties.request).toMatchObject({
+      description: "What to ask, with everything the agent needs: it sees nothing else.",
+      minLength: 1,
+    });
   });
 
   it("lists every available tool and every unanswered call, comma-separated", async () => {
-    const net = new Network(new Agent({ name: "solo", instructions: "x", tools: [echo, tool({ name: "other", description: "o", parameters: z.object({}), execute: () => 1 })] }), { defaultModel: "m" });
+    const net = new Network(
+      new Agent({
+        name: "solo",
+        instructions: "x",
+        tools: [echo, tool({ name: "other", description: "o", parameters: z.object({}), execute: () => 1 })],
+      }),
+      { defaultModel: "m" },
+    );
     const { events } = await playTurn(net, "x", [{ toolCalls: [{ id: "g", name: "ghost" }] }, { text: "ok" }]);
     expect(ofType(events, "tool-result")[0]!.result).toBe("Unknown tool 'ghost'. Available tools: echo, other.");
-    const two: Message[] = [{ role: "assistant", agent: "a", content: null, toolCalls: [call("x"), call("y")] }, { role: "user", content: "hi" }];
+    const two: Message[] = [
+      { role: "assistant", agent: "a", content: null, toolCalls: [call("x"), call("y")] },
+      { role: "user", content: "hi" },
+    ];
     expect(findHistoryProblem(two)).toBe("message 1: calls left unanswered: x, y");
   });
 });

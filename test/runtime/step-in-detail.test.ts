@@ -6,7 +6,18 @@
  */
 import { beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Agent, handoff, type Model, type ModelRequest, Network, type RunEvent, RuntimeError, runTurn, tool, type ToolContext } from "../../src/runtime/index.ts";
+import {
+  Agent,
+  handoff,
+  type Model,
+  type ModelRequest,
+  Network,
+  type RunEvent,
+  RuntimeError,
+  runTurn,
+  tool,
+  type ToolContext,
+} from "../../src/runtime/index.ts";
 import { echo, refunds, supportLike, withApprovals } from "../support/networks.ts";
 import { ofType, playTurn } from "../support/run.ts";
 import { MemoryStore } from "../support/scripted-model.ts";
@@ -22,9 +33,15 @@ beforeEach(() => {
 describe("a transfer to the agent itself", () => {
   it("is refused by its own per-target tool name, listing the transfers it has", async () => {
     const store = new MemoryStore("billing");
-    const { events } = await playTurn(supportLike(), "hi", [{ toolCalls: [{ name: "transfer_to_billing" }] }, { text: "still billing" }], { store });
+    const { events } = await playTurn(supportLike(), "hi", [{ toolCalls: [{ name: "transfer_to_billing" }] }, { text: "still billing" }], {
+      store,
+    });
     expect(answers(events)).toEqual([
-      ["transfer_to_billing", "'billing' already holds the conversation. Available: transfer_to_triage (triage), transfer_to_shipping (shipping).", true],
+      [
+        "transfer_to_billing",
+        "'billing' already holds the conversation. Available: transfer_to_triage (triage), transfer_to_shipping (shipping).",
+        true,
+      ],
     ]);
   });
 });
@@ -36,7 +53,11 @@ describe("counting", () => {
       { toolCalls: [{ name: "transfer_to_billing" }] },
       { text: "billing" },
     ]);
-    expect(ofType(events, "step-start").map((e) => [e.stepIndex, e.agent])).toEqual([[0, "triage"], [1, "triage"], [2, "billing"]]);
+    expect(ofType(events, "step-start").map((e) => [e.stepIndex, e.agent])).toEqual([
+      [0, "triage"],
+      [1, "triage"],
+      [2, "billing"],
+    ]);
     expect(ofType(events, "step-finish").map((e) => e.stepIndex)).toEqual([0, 1, 2]);
   });
 
@@ -56,13 +77,21 @@ describe("counting", () => {
 
   it("charges the tool-call budget for regular tools only, not for a transfer beside them", async () => {
     const network = new Network(supportLike().entry, { defaultModel: "m", budgets: { perTurn: { toolCalls: 1 } } });
-    const { events } = await playTurn(network, "hi", [{ toolCalls: [{ name: "echo", args: { text: "a" } }, { name: "transfer_to_billing" }] }, { text: "billing" }]);
+    const { events } = await playTurn(network, "hi", [
+      { toolCalls: [{ name: "echo", args: { text: "a" } }, { name: "transfer_to_billing" }] },
+      { text: "billing" },
+    ]);
     expect(done(events)).toMatchObject({ status: "completed", agent: "billing", usage: { toolCalls: 1 } });
   });
 
   it("commits each step's own spending, and the turn's total on done", async () => {
     const { events, store } = await playTurn(supportLike(), "hi", [
-      { toolCalls: [{ name: "echo", args: { text: "a" } }, { name: "echo", args: { text: "b" } }] },
+      {
+        toolCalls: [
+          { name: "echo", args: { text: "a" } },
+          { name: "echo", args: { text: "b" } },
+        ],
+      },
       { toolCalls: [{ name: "transfer_to_billing" }] },
       { text: "billing" },
     ]);
@@ -78,19 +107,29 @@ describe("counting", () => {
 
 describe("the runaway-error guard", () => {
   it("restarts after a step where any counted call succeeded", async () => {
-    const { events } = await playTurn(supportLike(), "hi", [
-      { toolCalls: [{ name: "explode" }] },
-      { toolCalls: [{ name: "explode" }, { name: "echo", args: { text: "ok" } }] },
-      { toolCalls: [{ name: "explode" }] },
-      { text: "gave up on exploding" },
-    ], { limits: { maxToolErrorSteps: 2 } });
+    const { events } = await playTurn(
+      supportLike(),
+      "hi",
+      [
+        { toolCalls: [{ name: "explode" }] },
+        { toolCalls: [{ name: "explode" }, { name: "echo", args: { text: "ok" } }] },
+        { toolCalls: [{ name: "explode" }] },
+        { text: "gave up on exploding" },
+      ],
+      { limits: { maxToolErrorSteps: 2 } },
+    );
     expect(done(events)).toMatchObject({ status: "completed" });
   });
 
   it("lets a transfer taken in the step that reaches the limit go ahead", async () => {
-    const { events } = await playTurn(supportLike(), "hi", [{ toolCalls: [{ name: "explode" }, { name: "transfer_to_billing" }] }, { text: "billing" }], {
-      limits: { maxToolErrorSteps: 1 },
-    });
+    const { events } = await playTurn(
+      supportLike(),
+      "hi",
+      [{ toolCalls: [{ name: "explode" }, { name: "transfer_to_billing" }] }, { text: "billing" }],
+      {
+        limits: { maxToolErrorSteps: 1 },
+      },
+    );
     expect(done(events)).toMatchObject({ status: "completed", agent: "billing" });
   });
 });
@@ -100,12 +139,19 @@ describe("tool guardrails", () => {
 
   it("answer a blocked call without asking for approval, and do not count it as a failure", async () => {
     const network = new Network(withApprovals().entry, { defaultModel: "m", toolGuardrails: [noRefunds] });
-    const { events } = await playTurn(network, "refund", [{ toolCalls: [{ id: "r", name: "refund", args: { amount: 50 } }] }, { text: "cannot" }], {
-      limits: { maxToolErrorSteps: 1 },
-    });
+    const { events } = await playTurn(
+      network,
+      "refund",
+      [{ toolCalls: [{ id: "r", name: "refund", args: { amount: 50 } }] }, { text: "cannot" }],
+      {
+        limits: { maxToolErrorSteps: 1 },
+      },
+    );
     expect(ofType(events, "approval-required")).toEqual([]);
     expect(answers(events)).toEqual([["refund", "Blocked by a guardrail: no refunds", true]]);
-    expect(ofType(events, "guardrail")).toEqual([{ type: "guardrail", kind: "tool", agent: "triage", reason: "no refunds", toolCallId: "r" }]);
+    expect(ofType(events, "guardrail")).toEqual([
+      { type: "guardrail", kind: "tool", agent: "triage", reason: "no refunds", toolCallId: "r" },
+    ]);
     expect(done(events)).toMatchObject({ status: "completed" });
     expect(refunds).toEqual([]);
   });
@@ -113,12 +159,23 @@ describe("tool guardrails", () => {
 
 describe("output guardrails", () => {
   const agentWith = () =>
-    new Network(new Agent({ name: "solo", instructions: "s", tools: [echo], outputGuardrails: [({ text }) => (text.includes("draft") ? { block: true, reason: "drafts stay private" } : undefined)] }), {
-      defaultModel: "m",
-    });
+    new Network(
+      new Agent({
+        name: "solo",
+        instructions: "s",
+        tools: [echo],
+        outputGuardrails: [({ text }) => (text.includes("draft") ? { block: true, reason: "drafts stay private" } : undefined)],
+      }),
+      {
+        defaultModel: "m",
+      },
+    );
 
   it("check the final answer only, not the text of a step that calls tools", async () => {
-    const { events } = await playTurn(agentWith(), "hi", [{ text: "draft: looking", toolCalls: [{ name: "echo", args: { text: "a" } }] }, { text: "final" }]);
+    const { events } = await playTurn(agentWith(), "hi", [
+      { text: "draft: looking", toolCalls: [{ name: "echo", args: { text: "a" } }] },
+      { text: "final" },
+    ]);
     expect(done(events)).toMatchObject({ status: "completed", text: "final" });
   });
 
@@ -144,41 +201,80 @@ describe("the drop policy", () => {
     ]);
     const [assistant, ...results] = store.history.slice(1, 5);
     expect(assistant).toMatchObject({ role: "assistant", toolCalls: [{ id: "e" }, { id: "t" }, { id: "n" }] });
-    expect(results.map((r) => r.role === "tool" && [r.toolCallId, r.isError])).toEqual([["e", false], ["t", false], ["n", true]]);
+    expect(results.map((r) => r.role === "tool" && [r.toolCallId, r.isError])).toEqual([
+      ["e", false],
+      ["t", false],
+      ["n", true],
+    ]);
   });
 });
 
 describe("the append system prompt", () => {
   it("records the target's instructions as they read the context the transfer brought", async () => {
     const billing = new Agent({ name: "billing", instructions: ({ context }) => `Order ${String(context.order)}.` });
-    const triage = new Agent({ name: "triage", instructions: "t", handoffs: [handoff(billing, { inputSchema: z.object({ order: z.string() }) })] });
+    const triage = new Agent({
+      name: "triage",
+      instructions: "t",
+      handoffs: [handoff(billing, { inputSchema: z.object({ order: z.string() }) })],
+    });
     const network = new Network(triage, { defaultModel: "m", systemPrompt: "append" });
-    const { store } = await playTurn(network, "hi", [{ toolCalls: [{ name: "transfer_to_billing", args: { order: "A7" } }] }, { text: "billing" }]);
+    const { store } = await playTurn(network, "hi", [
+      { toolCalls: [{ name: "transfer_to_billing", args: { order: "A7" } }] },
+      { text: "billing" },
+    ]);
     expect(store.history.filter((m) => m.role === "system")).toEqual([{ role: "system", agent: "billing", content: "Order A7." }]);
   });
 });
 
 describe("settling approvals", () => {
-  const first = () => playTurn(withApprovals(), "refund", [{ toolCalls: [{ id: "a", name: "refund", args: { amount: 20 } }, { id: "b", name: "refund", args: { amount: 30 } }] }]);
+  const first = () =>
+    playTurn(withApprovals(), "refund", [
+      {
+        toolCalls: [
+          { id: "a", name: "refund", args: { amount: 20 } },
+          { id: "b", name: "refund", args: { amount: 30 } },
+        ],
+      },
+    ]);
 
   it("runs each approved call with its own arguments, and answers each call with its own result", async () => {
     const suspended = await first();
     const { events, store } = await playTurn(
       withApprovals(),
-      { kind: "resume", suspension: suspended.store.suspension!, decisions: [{ toolCallId: "a", approved: true }, { toolCallId: "b", approved: true }] },
+      {
+        kind: "resume",
+        suspension: suspended.store.suspension!,
+        decisions: [
+          { toolCallId: "a", approved: true },
+          { toolCallId: "b", approved: true },
+        ],
+      },
       [{ text: "done" }],
       { store: suspended.store },
     );
     expect(refunds).toEqual(["20", "30"]);
-    expect(answers(events)).toEqual([["refund", { refunded: 20 }, false], ["refund", { refunded: 30 }, false]]);
-    expect(store.history.filter((m) => m.role === "tool").map((m) => m.role === "tool" && [m.toolCallId, m.content])).toEqual([["a", '{"refunded":20}'], ["b", '{"refunded":30}']]);
+    expect(answers(events)).toEqual([
+      ["refund", { refunded: 20 }, false],
+      ["refund", { refunded: 30 }, false],
+    ]);
+    expect(store.history.filter((m) => m.role === "tool").map((m) => m.role === "tool" && [m.toolCallId, m.content])).toEqual([
+      ["a", '{"refunded":20}'],
+      ["b", '{"refunded":30}'],
+    ]);
   });
 
   it("answers a denied call after an approved one with its denial", async () => {
     const suspended = await first();
     const { store } = await playTurn(
       withApprovals(),
-      { kind: "resume", suspension: suspended.store.suspension!, decisions: [{ toolCallId: "a", approved: true }, { toolCallId: "b", approved: false, reason: "too much" }] },
+      {
+        kind: "resume",
+        suspension: suspended.store.suspension!,
+        decisions: [
+          { toolCallId: "a", approved: true },
+          { toolCallId: "b", approved: false, reason: "too much" },
+        ],
+      },
       [{ text: "done" }],
       { store: suspended.store },
     );
@@ -204,7 +300,16 @@ describe("a model's finish reason", () => {
       },
     };
     const events: RunEvent[] = [];
-    for await (const event of runTurn({ conversationId: "c", network: supportLike(), model, store: new MemoryStore("triage"), history: [], activeAgent: "triage", handoffCount: 0, input: { kind: "message", text: "hi" } })) {
+    for await (const event of runTurn({
+      conversationId: "c",
+      network: supportLike(),
+      model,
+      store: new MemoryStore("triage"),
+      history: [],
+      activeAgent: "triage",
+      handoffCount: 0,
+      input: { kind: "message", text: "hi" },
+    })) {
       events.push(event);
     }
     expect(ofType(events, "step-finish").map((e) => e.finishReason)).toEqual(["length", "stop"]);
@@ -214,10 +319,20 @@ describe("a model's finish reason", () => {
 describe("a delegated agent", () => {
   it("runs under its own conversation id, below the caller's", async () => {
     const seen: string[] = [];
-    const probe = tool({ name: "probe", description: "p", parameters: z.object({}), execute: (_args, ctx: ToolContext) => (seen.push(ctx.conversationId), "probed") });
+    const probe = tool({
+      name: "probe",
+      description: "p",
+      parameters: z.object({}),
+      execute: (_args, ctx: ToolContext) => (seen.push(ctx.conversationId), "probed"),
+    });
     const helper = new Agent({ name: "helper", instructions: "h", tools: [probe] });
     const network = new Network(new Agent({ name: "main", instructions: "m", tools: [helper.asTool()] }), { defaultModel: "m" });
-    const { events } = await playTurn(network, "hi", [{ toolCalls: [{ name: "ask_helper", args: { request: "look" } }] }, { toolCalls: [{ name: "probe" }] }, { text: "found" }, { text: "main done" }]);
+    const { events } = await playTurn(network, "hi", [
+      { toolCalls: [{ name: "ask_helper", args: { request: "look" } }] },
+      { toolCalls: [{ name: "probe" }] },
+      { text: "found" },
+      { text: "main done" },
+    ]);
     expect(seen).toEqual(["c1/helper"]);
     expect(answers(events)).toEqual([["ask_helper", "found", false]]);
   });
@@ -226,7 +341,11 @@ describe("a delegated agent", () => {
     const gated = tool({ name: "gated", description: "g", parameters: z.object({}), needsApproval: true, execute: () => "ran" });
     const helper = new Agent({ name: "helper", instructions: "h", tools: [gated] });
     const network = new Network(new Agent({ name: "main", instructions: "m", tools: [helper.asTool()] }), { defaultModel: "m" });
-    const { events } = await playTurn(network, "hi", [{ toolCalls: [{ name: "ask_helper", args: { request: "do" } }] }, { toolCalls: [{ name: "gated" }] }, { text: "main done" }]);
+    const { events } = await playTurn(network, "hi", [
+      { toolCalls: [{ name: "ask_helper", args: { request: "do" } }] },
+      { toolCalls: [{ name: "gated" }] },
+      { text: "main done" },
+    ]);
     expect(answers(events)).toEqual([["ask_helper", "'helper' is waiting for an approval it cannot get here.", false]]);
   });
 });
@@ -234,7 +353,12 @@ describe("a delegated agent", () => {
 describe("transfer calls in another style's names", () => {
   it("are not transfers in per-target style: transfer_to_agent is refused, handoff is an unknown tool", async () => {
     const { events } = await playTurn(supportLike(), "hi", [
-      { toolCalls: [{ name: "transfer_to_agent", args: { agent_name: "billing" } }, { name: "handoff", args: { name: "billing" } }] },
+      {
+        toolCalls: [
+          { name: "transfer_to_agent", args: { agent_name: "billing" } },
+          { name: "handoff", args: { name: "billing" } },
+        ],
+      },
       { text: "triage stays" },
     ]);
     expect(ofType(events, "handoff")).toEqual([]);
@@ -245,9 +369,16 @@ describe("transfer calls in another style's names", () => {
   });
 
   it.each([[[1]], [null], ["text"]])("read a typed input given as %j as no input, in single and named style", async (input) => {
-    for (const [style, name, key] of [["single", "transfer_to_agent", "agent_name"], ["named", "handoff", "name"]] as const) {
+    for (const [style, name, key] of [
+      ["single", "transfer_to_agent", "agent_name"],
+      ["named", "handoff", "name"],
+    ] as const) {
       const billing = new Agent({ name: "billing", instructions: "b" });
-      const triage = new Agent({ name: "triage", instructions: "t", handoffs: [handoff(billing, { inputSchema: z.object({ note: z.string().optional() }) })] });
+      const triage = new Agent({
+        name: "triage",
+        instructions: "t",
+        handoffs: [handoff(billing, { inputSchema: z.object({ note: z.string().optional() }) })],
+      });
       const network = new Network(triage, { defaultModel: "m", toolStyle: style });
       const { events } = await playTurn(network, "hi", [{ toolCalls: [{ name, args: { [key]: "billing", input } }] }, { text: "billing" }]);
       expect(ofType(events, "handoff")).toMatchObject([{ from: "triage", to: "billing", input: {} }]);
@@ -269,34 +400,64 @@ function reporting(factor: (request: ModelRequest) => number, steps: Array<"echo
       }
       const step = steps.shift();
       if (step === "text") yield { type: "text-delta", delta: "answer" };
-      else yield { type: "tool-call", call: { id: `c${requests.length}`, name: "echo", arguments: JSON.stringify({ text: step === "big" ? "w".repeat(8000) : "a" }) } };
-      yield { type: "finish", finishReason: step === "text" ? "stop" : "tool_calls", usage: { inputTokens: factor(request), outputTokens: 1 } };
+      else
+        yield {
+          type: "tool-call",
+          call: { id: `c${requests.length}`, name: "echo", arguments: JSON.stringify({ text: step === "big" ? "w".repeat(8000) : "a" }) },
+        };
+      yield {
+        type: "finish",
+        finishReason: step === "text" ? "stop" : "tool_calls",
+        usage: { inputTokens: factor(request), outputTokens: 1 },
+      };
     },
   };
 }
 
 describe("calibrating the estimate with reported tokens", () => {
-  const history = Array.from({ length: 12 }, (_, i) => (i % 2 ? { role: "assistant" as const, agent: "solo", content: "a".repeat(200) } : { role: "user" as const, content: "u".repeat(200) }));
+  const history = Array.from({ length: 12 }, (_, i) =>
+    i % 2 ? { role: "assistant" as const, agent: "solo", content: "a".repeat(200) } : { role: "user" as const, content: "u".repeat(200) },
+  );
   const run = async (budget: number, model: Model) => {
-    const network = new Network(new Agent({ name: "solo", instructions: "x", tools: [echo], contextBudget: budget }), { defaultModel: "m" });
+    const network = new Network(new Agent({ name: "solo", instructions: "x", tools: [echo], contextBudget: budget }), {
+      defaultModel: "m",
+    });
     const events: RunEvent[] = [];
-    for await (const event of runTurn({ conversationId: "c", network, model, store: new MemoryStore("solo"), history: [...history], activeAgent: "solo", handoffCount: 0, input: { kind: "message", text: "next" } })) {
+    for await (const event of runTurn({
+      conversationId: "c",
+      network,
+      model,
+      store: new MemoryStore("solo"),
+      history: [...history],
+      activeAgent: "solo",
+      handoffCount: 0,
+      input: { kind: "message", text: "next" },
+    })) {
       events.push(event);
     }
     return events;
   };
 
   it("compacts when the provider counts far more tokens than estimated", async () => {
-    const events = await run(1_000, reporting(() => 100_000, ["echo", "text"]));
+    const events = await run(
+      1_000,
+      reporting(() => 100_000, ["echo", "text"]),
+    );
     expect(ofType(events, "compaction")).toHaveLength(1);
     expect(ofType(events, "step-start")).toHaveLength(2);
     expect(events.findIndex((e) => e.type === "compaction")).toBeGreaterThan(events.findIndex((e) => e.type === "step-finish"));
   });
 
   it("does not compact when the provider counts far fewer tokens than estimated", async () => {
-    const uncalibrated = await run(1_500, reporting(() => 0, ["big", "text"]));
+    const uncalibrated = await run(
+      1_500,
+      reporting(() => 0, ["big", "text"]),
+    );
     expect(ofType(uncalibrated, "compaction")).toHaveLength(1);
-    const calibrated = await run(1_500, reporting(() => 1, ["big", "text"]));
+    const calibrated = await run(
+      1_500,
+      reporting(() => 1, ["big", "text"]),
+    );
     expect(ofType(calibrated, "compaction")).toEqual([]);
   });
 });
@@ -309,7 +470,16 @@ describe("a run that fails", () => {
       },
     };
     const events: RunEvent[] = [];
-    for await (const event of runTurn({ conversationId: "c", network: supportLike(), model, store: new MemoryStore("triage"), history: [], activeAgent: "triage", handoffCount: 0, input: { kind: "message", text: "hi" } })) {
+    for await (const event of runTurn({
+      conversationId: "c",
+      network: supportLike(),
+      model,
+      store: new MemoryStore("triage"),
+      history: [],
+      activeAgent: "triage",
+      handoffCount: 0,
+      input: { kind: "message", text: "hi" },
+    })) {
       events.push(event);
     }
     expect(failure(events)).toEqual({ type: "error", code: "model_error", message: "The model provider answered 429.", status: 429 });
@@ -324,7 +494,17 @@ describe("a run that fails", () => {
       },
     };
     const events: RunEvent[] = [];
-    for await (const event of runTurn({ conversationId: "c", network: supportLike(), model, store: new MemoryStore("triage"), history: [], activeAgent: "triage", handoffCount: 0, input: { kind: "message", text: "hi" }, signal: controller.signal })) {
+    for await (const event of runTurn({
+      conversationId: "c",
+      network: supportLike(),
+      model,
+      store: new MemoryStore("triage"),
+      history: [],
+      activeAgent: "triage",
+      handoffCount: 0,
+      input: { kind: "message", text: "hi" },
+      signal: controller.signal,
+    })) {
       events.push(event);
     }
     expect(failure(events)).toEqual({ type: "error", code: "run_aborted", message: "The run was cancelled." });

@@ -7,9 +7,22 @@ import { ofType, playTurn } from "../support/run.ts";
 describe("tool context", () => {
   it("gives every call a stable idempotency key: the conversation and the call id", async () => {
     const keys: string[] = [];
-    const charge = tool({ name: "charge", description: "Charges.", parameters: z.object({}), execute: (_args, ctx) => keys.push(ctx.idempotencyKey) });
+    const charge = tool({
+      name: "charge",
+      description: "Charges.",
+      parameters: z.object({}),
+      execute: (_args, ctx) => keys.push(ctx.idempotencyKey),
+    });
     const network = new Network(new Agent({ name: "solo", instructions: "x", tools: [charge] }), { defaultModel: "m" });
-    await playTurn(network, "go", [{ toolCalls: [{ id: "call-1", name: "charge" }, { id: "call-2", name: "charge" }] }, { text: "ok" }]);
+    await playTurn(network, "go", [
+      {
+        toolCalls: [
+          { id: "call-1", name: "charge" },
+          { id: "call-2", name: "charge" },
+        ],
+      },
+      { text: "ok" },
+    ]);
     expect(keys).toEqual(["c1:call-1", "c1:call-2"]);
   });
 });

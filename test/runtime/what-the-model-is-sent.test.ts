@@ -19,8 +19,16 @@ function network(toolStyle: TransferStyle, withInput = false, describe?: (name: 
 describe("transfer tools as the model receives them", () => {
   it("per-target: one tool per target, an optional reason, typed input with its required fields", () => {
     expect(network("per-target").toolset("triage").specs).toEqual([
-      { name: "transfer_to_billing", description: "Transfer the conversation to 'billing'. Charges and refunds.", parameters: { type: "object", properties: { reason: REASON }, additionalProperties: false } },
-      { name: "transfer_to_shipping", description: "Transfer the conversation to 'shipping'.", parameters: { type: "object", properties: { reason: REASON }, additionalProperties: false } },
+      {
+        name: "transfer_to_billing",
+        description: "Transfer the conversation to 'billing'. Charges and refunds.",
+        parameters: { type: "object", properties: { reason: REASON }, additionalProperties: false },
+      },
+      {
+        name: "transfer_to_shipping",
+        description: "Transfer the conversation to 'shipping'.",
+        parameters: { type: "object", properties: { reason: REASON }, additionalProperties: false },
+      },
     ]);
     expect(network("per-target", true).toolset("triage").specs[0]!.parameters).toEqual({
       type: "object",
@@ -55,7 +63,8 @@ describe("transfer tools as the model receives them", () => {
     expect(network("named").toolset("triage").specs).toEqual([
       {
         name: "handoff",
-        description: "Transfer control to another specialized agent. Use this when the user's request is better handled by a different agent. Agents:\n- billing: Charges and refunds.\n- shipping",
+        description:
+          "Transfer control to another specialized agent. Use this when the user's request is better handled by a different agent. Agents:\n- billing: Charges and refunds.\n- shipping",
         parameters: {
           type: "object",
           properties: {
@@ -70,10 +79,11 @@ describe("transfer tools as the model receives them", () => {
   });
 
   it("describe() replaces each target's sentence; an agent with no transfers is offered none", () => {
-    expect(network("per-target", false, (name) => `Ask ${name}.`).toolset("triage").specs.map((s) => s.description)).toEqual([
-      "Transfer the conversation to 'billing'. Ask billing.",
-      "Transfer the conversation to 'shipping'. Ask shipping.",
-    ]);
+    expect(
+      network("per-target", false, (name) => `Ask ${name}.`)
+        .toolset("triage")
+        .specs.map((s) => s.description),
+    ).toEqual(["Transfer the conversation to 'billing'. Ask billing.", "Transfer the conversation to 'shipping'. Ask shipping."]);
     for (const style of ["per-target", "single", "named"] as const) expect(network(style).toolset("shipping").specs).toEqual([]);
   });
 
@@ -81,7 +91,13 @@ describe("transfer tools as the model receives them", () => {
     const echo = { name: "echo", description: "Echo.", parameters: z.object({ text: z.string() }), execute: () => null };
     const net = new Network(new Agent({ name: "solo", instructions: "x", tools: [echo] }), { defaultModel: "m" });
     const [spec] = net.toolset("solo").specs;
-    expect(spec).toEqual({ name: "echo", description: "Echo.", parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false } });
-    expect(new Network(new Agent({ name: "solo", instructions: "x", tools: [echo] }), { defaultModel: "m" }).toolset("solo").specs[0]).toBe(spec);
+    expect(spec).toEqual({
+      name: "echo",
+      description: "Echo.",
+      parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false },
+    });
+    expect(new Network(new Agent({ name: "solo", instructions: "x", tools: [echo] }), { defaultModel: "m" }).toolset("solo").specs[0]).toBe(
+      spec,
+    );
   });
 });

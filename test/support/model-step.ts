@@ -1,7 +1,14 @@
 import OpenAI from "openai";
 import { inject } from "vitest";
 import { OpenAIModel } from "../../src/models/index.ts";
-import { type Message, type ModelEvent, type ModelRequest, type ModelSettings, RuntimeError, type ToolSpec } from "../../src/runtime/index.ts";
+import {
+  type Message,
+  type ModelEvent,
+  type ModelRequest,
+  type ModelSettings,
+  RuntimeError,
+  type ToolSpec,
+} from "../../src/runtime/index.ts";
 
 export interface StepResult {
   text: string;
@@ -13,14 +20,25 @@ export interface StepResult {
 
 /** The real `openai` client against the fake server, wrapped in this runtime's adapter. */
 export function providerModel(
-  options: { maxRetries?: number; idleTimeoutMs?: number; defaults?: ModelSettings; apiKey?: string; baseURL?: string; log?: (line: string) => void } = {},
+  options: {
+    maxRetries?: number;
+    idleTimeoutMs?: number;
+    defaults?: ModelSettings;
+    apiKey?: string;
+    baseURL?: string;
+    log?: (line: string) => void;
+  } = {},
 ): OpenAIModel {
   const client = new OpenAI({
     apiKey: options.apiKey ?? "sk-test-secret-key-never-shown",
     baseURL: options.baseURL ?? `${inject("fakeOpenAIUrl")}/v1`,
     maxRetries: options.maxRetries ?? 0,
   });
-  return new OpenAIModel(client, { idleTimeoutMs: options.idleTimeoutMs ?? 10_000, ...options.defaults, ...(options.log ? { log: options.log } : {}) });
+  return new OpenAIModel(client, {
+    idleTimeoutMs: options.idleTimeoutMs ?? 10_000,
+    ...options.defaults,
+    ...(options.log ? { log: options.log } : {}),
+  });
 }
 
 /** Plays one model step and collects what the adapter yielded, or the error it threw. */
@@ -30,7 +48,9 @@ export async function step(
   overrides: Partial<Omit<ModelRequest, "signal">> & { signal?: AbortSignal } = {},
 ): Promise<StepResult> {
   const messages: Message[] = [{ role: "user", content: scenarioTag }];
-  const tools: ToolSpec[] = [{ name: "weather", description: "Weather.", parameters: { type: "object", properties: { location: { type: "string" } } } }];
+  const tools: ToolSpec[] = [
+    { name: "weather", description: "Weather.", parameters: { type: "object", properties: { location: { type: "string" } } } },
+  ];
   const result: StepResult = { text: "", deltas: 0, toolCalls: [] };
   try {
     for await (const event of model.stream({

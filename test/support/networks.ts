@@ -19,9 +19,21 @@ export const explode = tool({
 
 /** triage → billing, shipping; billing and shipping → triage: the shape of the Worker's network. */
 export function supportLike(): Network {
-  const billing = new Agent({ name: "billing", description: "Billing and refunds.", instructions: "You are billing.", model: "billing-model", tools: [echo] });
+  const billing = new Agent({
+    name: "billing",
+    description: "Billing and refunds.",
+    instructions: "You are billing.",
+    model: "billing-model",
+    tools: [echo],
+  });
   const shipping = new Agent({ name: "shipping", description: "Deliveries.", instructions: "You are shipping.", tools: [echo, explode] });
-  const triage = new Agent({ name: "triage", description: "Routes.", instructions: "You are triage.", handoffs: [billing, shipping], tools: [echo, explode] });
+  const triage = new Agent({
+    name: "triage",
+    description: "Routes.",
+    instructions: "You are triage.",
+    handoffs: [billing, shipping],
+    tools: [echo, explode],
+  });
   billing.addHandoff(triage);
   shipping.addHandoff(triage);
   return new Network(triage, { defaultModel: "default-model" });

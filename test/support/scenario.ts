@@ -5,7 +5,12 @@ const fakeUrl = () => inject("fakeOpenAIUrl");
 
 export interface SentRequest {
   model: string;
-  messages: Array<{ role: string; content: string | null; tool_calls?: Array<{ id: string; function: { name: string } }>; tool_call_id?: string }>;
+  messages: Array<{
+    role: string;
+    content: string | null;
+    tool_calls?: Array<{ id: string; function: { name: string } }>;
+    tool_call_id?: string;
+  }>;
   tools?: Array<{ type: string; function: { name: string; description: string; parameters: unknown } }>;
   stream: boolean;
 }
@@ -21,7 +26,11 @@ export async function scenario(answers: ScriptedAnswer[]) {
     /** Tags a user message so the fake server finds this scenario's script. */
     tag: (message: string) => `${message} [${id}]`,
     async sent(): Promise<{ requests: SentRequest[]; remaining: number; aborted: number }> {
-      return (await (await fetch(`${fakeUrl()}/__scenarios/${id}`)).json()) as { requests: SentRequest[]; remaining: number; aborted: number };
+      return (await (await fetch(`${fakeUrl()}/__scenarios/${id}`)).json()) as {
+        requests: SentRequest[];
+        remaining: number;
+        aborted: number;
+      };
     },
     release: () => fetch(`${fakeUrl()}/__scenarios/${id}/release`, { method: "POST" }),
   };

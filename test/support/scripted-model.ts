@@ -1,4 +1,15 @@
-import { applyCommit, type HandoffRecord, type Message, type Model, type ModelEvent, type ModelRequest, type StepCommit, type Suspension, type ToolSpec, type TurnStore } from "../../src/runtime/index.ts";
+import {
+  applyCommit,
+  type HandoffRecord,
+  type Message,
+  type Model,
+  type ModelEvent,
+  type ModelRequest,
+  type StepCommit,
+  type Suspension,
+  type ToolSpec,
+  type TurnStore,
+} from "../../src/runtime/index.ts";
 
 export interface ScriptedCall {
   id?: string;
@@ -33,13 +44,15 @@ export class ScriptedModel implements Model {
   }
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
-    this.requests.push(structuredClone({
-      agent: request.agent,
-      model: request.model,
-      instructions: request.instructions,
-      messages: [...request.messages],
-      tools: [...request.tools],
-    }));
+    this.requests.push(
+      structuredClone({
+        agent: request.agent,
+        model: request.model,
+        instructions: request.instructions,
+        messages: [...request.messages],
+        tools: [...request.tools],
+      }),
+    );
     const step = this.#steps.shift();
     const n = ++this.#calls;
     if (!step) throw new Error(`ScriptedModel: unexpected model call #${n} (the script has ${n - 1} steps)`);

@@ -56,8 +56,15 @@ describe("access", () => {
 
   it("lets a token holder talk in its conversation", async () => {
     const s = await scenario([{ text: "Hello from triage." }]);
-    const { id, token } = (await (await request("/v1/conversations", { method: "POST", headers: bearer(API_KEY) })).json()) as { id: string; token: string };
-    const res = await request(`/v1/conversations/${id}/messages`, { method: "POST", headers: { ...json, ...bearer(token) }, body: JSON.stringify({ message: s.tag("hi") }) });
+    const { id, token } = (await (await request("/v1/conversations", { method: "POST", headers: bearer(API_KEY) })).json()) as {
+      id: string;
+      token: string;
+    };
+    const res = await request(`/v1/conversations/${id}/messages`, {
+      method: "POST",
+      headers: { ...json, ...bearer(token) },
+      body: JSON.stringify({ message: s.tag("hi") }),
+    });
     expect(res.status).toBe(200);
     const events = parseSse(await res.text());
     expect(events.at(-1)).toMatchObject({ type: "done", text: "Hello from triage." });
@@ -69,8 +76,18 @@ describe("hostile and broken input", () => {
   const post = (path: string, body: BodyInit, headers: Record<string, string> = json) => call(path, { method: "POST", headers, body });
 
   it.each([
-    ["wrong content type", () => post("/v1/conversations/c-x/messages", JSON.stringify({ message: "hi" }), { "content-type": "text/plain" }), 415, "unsupported_media_type"],
-    ["body over 64 KiB", () => post("/v1/conversations/c-x/messages", JSON.stringify({ message: "x".repeat(70_000) })), 413, "payload_too_large"],
+    [
+      "wrong content type",
+      () => post("/v1/conversations/c-x/messages", JSON.stringify({ message: "hi" }), { "content-type": "text/plain" }),
+      415,
+      "unsupported_media_type",
+    ],
+    [
+      "body over 64 KiB",
+      () => post("/v1/conversations/c-x/messages", JSON.stringify({ message: "x".repeat(70_000) })),
+      413,
+      "payload_too_large",
+    ],
     [
       "body over 64 KiB without a length, cut while reading",
       () => {
@@ -87,7 +104,12 @@ describe("hostile and broken input", () => {
       413,
       "payload_too_large",
     ],
-    ["message over the length limit", () => post("/v1/conversations/c-x/messages", JSON.stringify({ message: "y".repeat(8_001) })), 413, "message_too_long"],
+    [
+      "message over the length limit",
+      () => post("/v1/conversations/c-x/messages", JSON.stringify({ message: "y".repeat(8_001) })),
+      413,
+      "message_too_long",
+    ],
     ["wrong method", () => call("/v1/conversations/c-x/messages", { method: "PUT" }), 405, "method_not_allowed"],
     ["wrong method on the collection", () => call("/v1/conversations"), 405, "method_not_allowed"],
     ["unknown /v1 route", () => call("/v1/conversations/c-x/nothing"), 404, "not_found"],
@@ -107,7 +129,10 @@ describe("hostile and broken input", () => {
     await post(path, JSON.stringify({ message: "" }));
     await post(path, JSON.stringify({ message: "z".repeat(9_000) }));
     await post(path, JSON.stringify({ message: "ok" }), { "content-type": "text/plain" });
-    await post(`/v1/conversations/${s.conversationId}/approvals`, JSON.stringify({ decisions: [{ toolCallId: "x", approved: true, extra: 1 }] }));
+    await post(
+      `/v1/conversations/${s.conversationId}/approvals`,
+      JSON.stringify({ decisions: [{ toolCallId: "x", approved: true, extra: 1 }] }),
+    );
     expect(await stored(s.conversationId)).toEqual(before);
   });
 });
@@ -130,7 +155,11 @@ describe("CORS, headers, OpenAPI", () => {
     const s = await scenario([{ text: "hi" }]);
     const responses = [
       await call("/v1/agents"),
-      await call(`/v1/conversations/${s.conversationId}/messages`, { method: "POST", headers: json, body: JSON.stringify({ message: s.tag("x") }) }),
+      await call(`/v1/conversations/${s.conversationId}/messages`, {
+        method: "POST",
+        headers: json,
+        body: JSON.stringify({ message: s.tag("x") }),
+      }),
       await call("/"),
       await call("/v1/nope"),
     ];
@@ -152,7 +181,10 @@ describe("CORS, headers, OpenAPI", () => {
   });
 
   it("publishes an OpenAPI document generated from the request schemas", async () => {
-    const doc = (await (await call("/v1/openapi.json")).json()) as { openapi: string; paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>> };
+    const doc = (await (await call("/v1/openapi.json")).json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>>;
+    };
     expect(doc.openapi).toBe("3.1.0");
     expect(doc.paths["/v1/conversations/{id}/messages"]!.post!.requestBody!.content["application/json"]!.schema).toMatchObject({
       type: "object",

@@ -17,7 +17,12 @@ type Chunks = Parameters<typeof readUIMessageStream>[0]["stream"];
 /** Reads a stream to its final message; `continuing` is the assistant message a resumed leg extends, as useChat passes it. */
 async function finalMessage(stream: Chunks, continuing?: UIMessage) {
   let last: UIMessage | undefined;
-  for await (const message of readUIMessageStream<UIMessage>({ stream, terminateOnError: true, ...(continuing ? { message: continuing } : {}) })) last = message;
+  for await (const message of readUIMessageStream<UIMessage>({
+    stream,
+    terminateOnError: true,
+    ...(continuing ? { message: continuing } : {}),
+  }))
+    last = message;
   return last!;
 }
 
@@ -26,27 +31,55 @@ const user = (text: string): UIMessage => ({ id: crypto.randomUUID(), role: "use
 describe("the AI SDK UI message stream protocol", () => {
   it("streams text, tools, handoffs and an approval request that readUIMessageStream assembles", async () => {
     const s = await scenario([
-      { text: "Let me get billing.", toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "double charge" }) }] },
-      { toolCalls: [{ id: "look", name: "lookup_order", arguments: JSON.stringify({ orderId: "A1001" }) }, { id: "ref", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) }] },
+      {
+        text: "Let me get billing.",
+        toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "double charge" }) }],
+      },
+      {
+        toolCalls: [
+          { id: "look", name: "lookup_order", arguments: JSON.stringify({ orderId: "A1001" }) },
+          { id: "ref", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) },
+        ],
+      },
       { text: "Refunded." },
     ]);
-    const res = await call(`/v1/conversations/${s.conversationId}/chat`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id: "x", messages: [user(s.tag("charged twice"))], trigger: "submit-message" }) });
+    const res = await call(`/v1/conversations/${s.conversationId}/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ id: "x", messages: [user(s.tag("charged twice"))], trigger: "submit-message" }),
+    });
     expect(res.headers.get("x-vercel-ai-ui-message-stream")).toBe("v1");
     expect((await res.text()).trimEnd().endsWith("data: [DONE]")).toBe(true);
 
     // A second conversation, read through the transport itself.
     const s2 = await scenario([
-      { text: "Let me get billing.", toolCalls: [{ id: "t2", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "double charge" }) }] },
-      { toolCalls: [{ id: "look2", name: "lookup_order", arguments: JSON.stringify({ orderId: "A1001" }) }, { id: "ref2", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) }] },
+      {
+        text: "Let me get billing.",
+        toolCalls: [{ id: "t2", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "double charge" }) }],
+      },
+      {
+        toolCalls: [
+          { id: "look2", name: "lookup_order", arguments: JSON.stringify({ orderId: "A1001" }) },
+          { id: "ref2", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) },
+        ],
+      },
       { text: "Refunded." },
     ]);
     const chat2 = transport(s2.conversationId);
     const first = await finalMessage(
-      await chat2.sendMessages({ chatId: s2.conversationId, messages: [user(s2.tag("charged twice"))], trigger: "submit-message", messageId: undefined, abortSignal: undefined }),
+      await chat2.sendMessages({
+        chatId: s2.conversationId,
+        messages: [user(s2.tag("charged twice"))],
+        trigger: "submit-message",
+        messageId: undefined,
+        abortSignal: undefined,
+      }),
     );
     expect(first.role).toBe("assistant");
     expect(first.parts.find((p) => p.type === "text")).toMatchObject({ text: "Let me get billing.", state: "done" });
-    expect(first.parts.find((p) => p.type === "data-handoff")).toMatchObject({ data: { from: "triage", to: "billing", reason: "double charge", toolCallId: "t2" } });
+    expect(first.parts.find((p) => p.type === "data-handoff")).toMatchObject({
+      data: { from: "triage", to: "billing", reason: "double charge", toolCallId: "t2" },
+    });
     const tools = first.parts.filter((p) => "toolCallId" in p) as Array<{ toolCallId: string; state: string; output?: unknown }>;
     expect(tools.map((p) => [p.toolCallId, p.state])).toEqual([
       ["t2", "output-available"],
@@ -58,22 +91,46 @@ describe("the AI SDK UI message stream protocol", () => {
     // The approval travels back the way useChat sends it: the assistant message with the response.
     const responded: UIMessage = {
       ...first,
-      parts: first.parts.map((p) => ("toolCallId" in p && p.toolCallId === "ref2" ? ({ ...p, state: "approval-responded", approval: { id: "ref2", approved: true } } as typeof p) : p)),
+      parts: first.parts.map((p) =>
+        "toolCallId" in p && p.toolCallId === "ref2"
+          ? ({ ...p, state: "approval-responded", approval: { id: "ref2", approved: true } } as typeof p)
+          : p,
+      ),
     };
     const second = await finalMessage(
-      await chat2.sendMessages({ chatId: s2.conversationId, messages: [user("charged twice"), responded], trigger: "submit-message", messageId: first.id, abortSignal: undefined }),
+      await chat2.sendMessages({
+        chatId: s2.conversationId,
+        messages: [user("charged twice"), responded],
+        trigger: "submit-message",
+        messageId: first.id,
+        abortSignal: undefined,
+      }),
       responded,
     );
-    expect(second.parts.filter((p) => p.type === "text").map((p) => p.type === "text" && p.text)).toEqual(["Let me get billing.", "Refunded."]);
-    expect(second.parts.find((p) => "toolCallId" in p && p.toolCallId === "ref2")).toMatchObject({ state: "output-available", output: { refundedUsd: 129 } });
-    expect((await stored(s2.conversationId)).messages.find((m) => m.role === "tool" && m.toolCallId === "ref2")).toMatchObject({ isError: false });
+    expect(second.parts.filter((p) => p.type === "text").map((p) => p.type === "text" && p.text)).toEqual([
+      "Let me get billing.",
+      "Refunded.",
+    ]);
+    expect(second.parts.find((p) => "toolCallId" in p && p.toolCallId === "ref2")).toMatchObject({
+      state: "output-available",
+      output: { refundedUsd: 129 },
+    });
+    expect((await stored(s2.conversationId)).messages.find((m) => m.role === "tool" && m.toolCallId === "ref2")).toMatchObject({
+      isError: false,
+    });
   });
 
   it("answers the resume route with 204 when nothing runs, and resumes a running turn", async () => {
     const s = await scenario([{ text: "a slow answer arriving", holdAfter: 2 }]);
     const chat = transport(s.conversationId);
     expect(await chat.reconnectToStream({ chatId: s.conversationId })).toBeNull();
-    const started = await chat.sendMessages({ chatId: s.conversationId, messages: [user(s.tag("hi"))], trigger: "submit-message", messageId: undefined, abortSignal: undefined });
+    const started = await chat.sendMessages({
+      chatId: s.conversationId,
+      messages: [user(s.tag("hi"))],
+      trigger: "submit-message",
+      messageId: undefined,
+      abortSignal: undefined,
+    });
     const resumed = await chat.reconnectToStream({ chatId: s.conversationId });
     expect(resumed).not.toBeNull();
     await s.release();
@@ -87,13 +144,27 @@ describe("any Unicode text arrives whole", () => {
   const TEXT = "Line\u2028separator, paragraph\u2029separator, \u0085next line, emoji 🧾 and \r\n breaks.";
 
   it("through /messages and /chat, line and paragraph separators included", async () => {
-    const s = await scenario([{ text: TEXT, chunkChars: 7 }, { text: TEXT, chunkChars: 5 }]);
+    const s = await scenario([
+      { text: TEXT, chunkChars: 7 },
+      { text: TEXT, chunkChars: 5 },
+    ]);
     const events = await (await import("../support/worker.ts")).chat(s.conversationId, s.tag("first"));
-    expect(events.filter((e) => e.type === "text-delta").map((e) => e.delta).join("")).toBe(TEXT);
+    expect(
+      events
+        .filter((e) => e.type === "text-delta")
+        .map((e) => e.delta)
+        .join(""),
+    ).toBe(TEXT);
     expect(events.at(-1)).toMatchObject({ type: "done", text: TEXT });
 
     const message = await finalMessage(
-      await transport(s.conversationId).sendMessages({ chatId: s.conversationId, messages: [user("second")], trigger: "submit-message", messageId: undefined, abortSignal: undefined }),
+      await transport(s.conversationId).sendMessages({
+        chatId: s.conversationId,
+        messages: [user("second")],
+        trigger: "submit-message",
+        messageId: undefined,
+        abortSignal: undefined,
+      }),
     );
     expect(message.parts.find((p) => p.type === "text")).toMatchObject({ text: TEXT, state: "done" });
     expect(message.parts.at(-1)).toMatchObject({ type: "text" });
@@ -120,9 +191,12 @@ describe("older AI SDK clients", () => {
       abortSignal: undefined,
     });
     let last: { parts: Array<Record<string, unknown>> } | undefined;
-    for await (const message of read5({ stream, terminateOnError: true })) last = message as unknown as { parts: Array<Record<string, unknown>> };
+    for await (const message of read5({ stream, terminateOnError: true }))
+      last = message as unknown as { parts: Array<Record<string, unknown>> };
     expect(last!.parts.filter((p) => p.type === "text").map((p) => p.text)).toEqual(["Routing.", "It is processing."]);
-    expect(last!.parts.find((p) => p.type === "data-handoff")).toMatchObject({ data: { from: "triage", to: "shipping", reason: "parcel" } });
+    expect(last!.parts.find((p) => p.type === "data-handoff")).toMatchObject({
+      data: { from: "triage", to: "shipping", reason: "parcel" },
+    });
     expect(last!.parts.find((p) => p.toolCallId === "l5")).toMatchObject({ state: "output-available", output: { orderId: "A1002" } });
   });
 });

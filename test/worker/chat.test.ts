@@ -14,26 +14,66 @@ describe("POST /v1/conversations/:id/messages through the Worker, the real opena
     const events = await chat(s.conversationId, s.tag("I was charged twice for order A1001"));
 
     expect(events.map((e) => e.type).filter((t) => t !== "text-delta")).toEqual([
-      "run-start", "step-start", "tool-call", "tool-result", "handoff", "step-finish",
-      "step-start", "tool-call", "tool-result", "step-finish",
-      "step-start", "step-finish", "done",
+      "run-start",
+      "step-start",
+      "tool-call",
+      "tool-result",
+      "handoff",
+      "step-finish",
+      "step-start",
+      "tool-call",
+      "tool-result",
+      "step-finish",
+      "step-start",
+      "step-finish",
+      "done",
     ]);
     expect(events[0]).toMatchObject({ type: "run-start", conversationId: s.conversationId, agent: "triage", model: "gpt-4o-mini" });
-    expect(events.find((e) => e.type === "handoff")).toMatchObject({ from: "triage", to: "billing", toolCallId: "call_t", reason: "double charge", stepIndex: 0 });
-    expect(events.find((e) => e.type === "tool-result" && e.name === "lookup_order")).toMatchObject({ isError: false, result: { orderId: "A1001", charges: 2 } });
-    expect(events.find((e) => e.type === "step-finish")).toMatchObject({ finishReason: "tool_calls", usage: { inputTokens: 42, outputTokens: 7 } });
+    expect(events.find((e) => e.type === "handoff")).toMatchObject({
+      from: "triage",
+      to: "billing",
+      toolCallId: "call_t",
+      reason: "double charge",
+      stepIndex: 0,
+    });
+    expect(events.find((e) => e.type === "tool-result" && e.name === "lookup_order")).toMatchObject({
+      isError: false,
+      result: { orderId: "A1001", charges: 2 },
+    });
+    expect(events.find((e) => e.type === "step-finish")).toMatchObject({
+      finishReason: "tool_calls",
+      usage: { inputTokens: 42, outputTokens: 7 },
+    });
     const text = events.flatMap((e) => (e.type === "text-delta" ? [e.delta] : [])).join("");
     expect(text).toBe("Routing you.Order A1001 was charged twice; I can refund one charge.");
-    expect(events.at(-1)).toMatchObject({ type: "done", status: "completed", agent: "billing", handoffCount: 1, text: "Order A1001 was charged twice; I can refund one charge." });
+    expect(events.at(-1)).toMatchObject({
+      type: "done",
+      status: "completed",
+      agent: "billing",
+      handoffCount: 1,
+      text: "Order A1001 was charged twice; I can refund one charge.",
+    });
 
     const { requests } = await s.sent();
     expect(requests).toHaveLength(3);
     expect(requests[0]!.stream).toBe(true);
     expect(requests[0]!.messages[0]).toMatchObject({ role: "system", content: expect.stringMatching(/^You route customers/) });
-    expect(requests[0]!.tools!.map((t) => t.function.name)).toEqual(["transfer_to_billing", "transfer_to_shipping", "transfer_to_calculator"]);
+    expect(requests[0]!.tools!.map((t) => t.function.name)).toEqual([
+      "transfer_to_billing",
+      "transfer_to_shipping",
+      "transfer_to_calculator",
+    ]);
     // After the swap: the billing prompt replaces triage's, billing's tools, every transfer but its own.
-    expect(requests[1]!.messages.filter((m) => m.role === "system")).toEqual([{ role: "system", content: expect.stringMatching(/^You are the billing specialist/) }]);
-    expect(requests[1]!.tools!.map((t) => t.function.name)).toEqual(["lookup_order", "refund", "transfer_to_triage", "transfer_to_shipping", "transfer_to_calculator"]);
+    expect(requests[1]!.messages.filter((m) => m.role === "system")).toEqual([
+      { role: "system", content: expect.stringMatching(/^You are the billing specialist/) },
+    ]);
+    expect(requests[1]!.tools!.map((t) => t.function.name)).toEqual([
+      "lookup_order",
+      "refund",
+      "transfer_to_triage",
+      "transfer_to_shipping",
+      "transfer_to_calculator",
+    ]);
     expect(requests[1]!.messages.slice(1).map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
     expect(requests[1]!.messages[2]).toMatchObject({ tool_calls: [{ id: "call_t", function: { name: "transfer_to_billing" } }] });
     expect(requests[1]!.messages[3]).toMatchObject({ tool_call_id: "call_t", content: "Transferred to 'billing'. double charge" });
@@ -41,7 +81,9 @@ describe("POST /v1/conversations/:id/messages through the Worker, the real opena
     const conversation = await stored(s.conversationId);
     expect(conversation).toMatchObject({ id: s.conversationId, activeAgent: "billing", handoffCount: 1 });
     expect(conversation.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool", "assistant"]);
-    expect(conversation.handoffs).toEqual([{ turn: 1, from: "triage", to: "billing", toolCallId: "call_t", reason: "double charge", stepIndex: 0 }]);
+    expect(conversation.handoffs).toEqual([
+      { turn: 1, from: "triage", to: "billing", toolCallId: "call_t", reason: "double charge", stepIndex: 0 },
+    ]);
   });
 
   it("solves seed 000's quadratic with the calculator's tools", async () => {
@@ -60,18 +102,33 @@ describe("POST /v1/conversations/:id/messages through the Worker, the real opena
     expect(results).toEqual([25, 24, 1, 1, 6, 4, 3, 2]);
     expect(events.at(-1)).toMatchObject({ type: "done", agent: "calculator", text: "The solutions are x = 2 and x = 3." });
     const { requests } = await s.sent();
-    expect(requests[1]!.tools!.map((t) => t.function.name).slice(0, 6)).toEqual(["sum_numbers", "multiply_numbers", "subtract_numbers", "divide_numbers", "power", "square_root"]);
+    expect(requests[1]!.tools!.map((t) => t.function.name).slice(0, 6)).toEqual([
+      "sum_numbers",
+      "multiply_numbers",
+      "subtract_numbers",
+      "divide_numbers",
+      "power",
+      "square_root",
+    ]);
     await stored(s.conversationId);
   });
 
   it("answers two transfers in one step: the first is taken, the second is an error result", async () => {
     const s = await scenario([
-      { toolCalls: [{ id: "a", name: "transfer_to_shipping", arguments: "{}" }, { id: "b", name: "transfer_to_billing", arguments: "{}" }] },
+      {
+        toolCalls: [
+          { id: "a", name: "transfer_to_shipping", arguments: "{}" },
+          { id: "b", name: "transfer_to_billing", arguments: "{}" },
+        ],
+      },
       { text: "Shipping here." },
     ]);
     const events = await chat(s.conversationId, s.tag("both"));
     expect(events.filter((e) => e.type === "handoff").map((e) => e.type === "handoff" && e.to)).toEqual(["shipping"]);
-    expect(events.filter((e) => e.type === "tool-result").map((e) => e.type === "tool-result" && [e.toolCallId, e.isError])).toEqual([["a", false], ["b", true]]);
+    expect(events.filter((e) => e.type === "tool-result").map((e) => e.type === "tool-result" && [e.toolCallId, e.isError])).toEqual([
+      ["a", false],
+      ["b", true],
+    ]);
     const { requests } = await s.sent();
     expect(requests[1]!.messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id)).toEqual(["a", "b"]);
     expect((await stored(s.conversationId)).activeAgent).toBe("shipping");
@@ -79,34 +136,55 @@ describe("POST /v1/conversations/:id/messages through the Worker, the real opena
 
   it("runs a regular tool called beside a transfer", async () => {
     const s = await scenario([
-      { toolCalls: [{ id: "l", name: "lookup_order", arguments: args({ orderId: "A1002" }) }, { id: "t", name: "transfer_to_triage", arguments: "{}" }] },
+      {
+        toolCalls: [
+          { id: "l", name: "lookup_order", arguments: args({ orderId: "A1002" }) },
+          { id: "t", name: "transfer_to_triage", arguments: "{}" },
+        ],
+      },
       { text: "Back at triage." },
     ]);
     // Start in billing: a first turn hands the conversation over.
     const setup = await scenario([{ toolCalls: [{ id: "t0", name: "transfer_to_billing", arguments: "{}" }] }, { text: "billing" }]);
     await chat(s.conversationId, setup.tag("bill me"));
     const events = await chat(s.conversationId, s.tag("order A1002, then triage"));
-    expect(events.filter((e) => e.type === "tool-result").map((e) => e.type === "tool-result" && [e.name, e.isError])).toEqual([["lookup_order", false], ["transfer_to_triage", false]]);
+    expect(events.filter((e) => e.type === "tool-result").map((e) => e.type === "tool-result" && [e.name, e.isError])).toEqual([
+      ["lookup_order", false],
+      ["transfer_to_triage", false],
+    ]);
     expect(events.at(-1)).toMatchObject({ type: "done", agent: "triage", handoffs: [{ from: "billing", to: "triage" }], handoffCount: 2 });
   });
 
   it("refuses an unknown target and the current agent carries on", async () => {
-    const s = await scenario([{ toolCalls: [{ id: "u", name: "transfer_to_refunds", arguments: "{}" }] }, { text: "Let me help you myself." }]);
+    const s = await scenario([
+      { toolCalls: [{ id: "u", name: "transfer_to_refunds", arguments: "{}" }] },
+      { text: "Let me help you myself." },
+    ]);
     const events = await chat(s.conversationId, s.tag("refund team please"));
-    expect(events.find((e) => e.type === "tool-result")).toMatchObject({ isError: true, result: expect.stringContaining("transfer_to_billing (billing)") });
+    expect(events.find((e) => e.type === "tool-result")).toMatchObject({
+      isError: true,
+      result: expect.stringContaining("transfer_to_billing (billing)"),
+    });
     expect(events.at(-1)).toMatchObject({ type: "done", agent: "triage", handoffCount: 0 });
   });
 
   it("stops transfers at the per-turn limit", async () => {
     const hop = (name: string) => ({ toolCalls: [{ name, arguments: "{}" }] });
     const s = await scenario([
-      hop("transfer_to_billing"), hop("transfer_to_triage"), hop("transfer_to_billing"), hop("transfer_to_triage"), hop("transfer_to_billing"),
+      hop("transfer_to_billing"),
+      hop("transfer_to_triage"),
+      hop("transfer_to_billing"),
+      hop("transfer_to_triage"),
+      hop("transfer_to_billing"),
       hop("transfer_to_triage"),
       { text: "I will stay." },
     ]);
     const events = await chat(s.conversationId, s.tag("loop"));
     expect(events.filter((e) => e.type === "handoff")).toHaveLength(5);
-    expect(events.filter((e) => e.type === "tool-result").at(-1)).toMatchObject({ isError: true, result: "Handoff limit (5) reached; continue yourself." });
+    expect(events.filter((e) => e.type === "tool-result").at(-1)).toMatchObject({
+      isError: true,
+      result: "Handoff limit (5) reached; continue yourself.",
+    });
     expect(events.at(-1)).toMatchObject({ type: "done", agent: "billing", handoffCount: 5 });
   });
 
@@ -181,13 +259,20 @@ describe("bad requests", () => {
 
 describe("GET /v1/agents", () => {
   it("describes the network: names, descriptions, tools and handoff targets", async () => {
-    const body = (await (await call("/v1/agents")).json()) as { entry: string; agents: Array<{ name: string; tools: string[]; handoffs: string[] }> };
+    const body = (await (await call("/v1/agents")).json()) as {
+      entry: string;
+      agents: Array<{ name: string; tools: string[]; handoffs: string[] }>;
+    };
     expect(body.entry).toBe("triage");
     expect(body.agents.map((a) => [a.name, a.tools, a.handoffs])).toEqual([
       ["triage", [], ["billing", "shipping", "calculator"]],
       ["billing", ["lookup_order", "refund"], ["triage", "shipping", "calculator"]],
       ["shipping", ["lookup_order", "change_address"], ["triage", "billing", "calculator"]],
-      ["calculator", ["sum_numbers", "multiply_numbers", "subtract_numbers", "divide_numbers", "power", "square_root"], ["triage", "billing", "shipping"]],
+      [
+        "calculator",
+        ["sum_numbers", "multiply_numbers", "subtract_numbers", "divide_numbers", "power", "square_root"],
+        ["triage", "billing", "shipping"],
+      ],
     ]);
   });
 });

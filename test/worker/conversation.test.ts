@@ -36,7 +36,12 @@ async function settled(conversationId: string): Promise<void> {
 async function suspendedRefund(extra: Array<{ text?: string }> = []) {
   const s = await scenario([
     { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: args({ reason: "double charge" }) }] },
-    { toolCalls: [{ id: "look", name: "lookup_order", arguments: args({ orderId: "A1001" }) }, { id: "ref", name: "refund", arguments: args({ orderId: "A1001", amountUsd: 129 }) }] },
+    {
+      toolCalls: [
+        { id: "look", name: "lookup_order", arguments: args({ orderId: "A1001" }) },
+        { id: "ref", name: "refund", arguments: args({ orderId: "A1001", amountUsd: 129 }) },
+      ],
+    },
     ...extra,
   ]);
   const events = await chat(s.conversationId, s.tag("charged twice for A1001"));
@@ -46,12 +51,24 @@ async function suspendedRefund(extra: Array<{ text?: string }> = []) {
 describe("approvals across requests", () => {
   it("suspends on refund, stores the pending call, and resumes as the same agent when approved", async () => {
     const { s, events } = await suspendedRefund([{ text: "Refunded 129 USD." }]);
-    expect(events.find((e) => e.type === "approval-required")).toMatchObject({ toolCallId: "ref", name: "refund", args: { orderId: "A1001", amountUsd: 129 }, agent: "billing" });
+    expect(events.find((e) => e.type === "approval-required")).toMatchObject({
+      toolCallId: "ref",
+      name: "refund",
+      args: { orderId: "A1001", amountUsd: 129 },
+      agent: "billing",
+    });
     expect(events.at(-1)).toMatchObject({ type: "done", status: "awaiting_approval", agent: "billing" });
-    expect(events.filter((e) => e.type === "tool-result").map((e) => e.type === "tool-result" && e.name)).toEqual(["transfer_to_billing", "lookup_order"]);
+    expect(events.filter((e) => e.type === "tool-result").map((e) => e.type === "tool-result" && e.name)).toEqual([
+      "transfer_to_billing",
+      "lookup_order",
+    ]);
 
     const waiting = await stored(s.conversationId);
-    expect(waiting).toMatchObject({ status: "awaiting_approval", activeAgent: "billing", pendingApprovals: [{ toolCallId: "ref", agent: "billing" }] });
+    expect(waiting).toMatchObject({
+      status: "awaiting_approval",
+      activeAgent: "billing",
+      pendingApprovals: [{ toolCallId: "ref", agent: "billing" }],
+    });
     expect(waiting.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
 
     const res = await approve(s.conversationId, [{ toolCallId: "ref", approved: true }]);
@@ -59,8 +76,18 @@ describe("approvals across requests", () => {
     const resumed = parseSse(await res.text());
     expect(resumed[0]).toMatchObject({ type: "run-start", agent: "billing", resumed: true });
     expect(resumed[0]!.id).toBe(events.at(-1)!.id + 1);
-    expect(resumed.find((e) => e.type === "tool-result")).toMatchObject({ toolCallId: "ref", isError: false, result: { orderId: "A1001", refundedUsd: 129, status: "refunded" } });
-    expect(resumed.at(-1)).toMatchObject({ type: "done", status: "completed", text: "Refunded 129 USD.", handoffs: [{ to: "billing" }], handoffCount: 1 });
+    expect(resumed.find((e) => e.type === "tool-result")).toMatchObject({
+      toolCallId: "ref",
+      isError: false,
+      result: { orderId: "A1001", refundedUsd: 129, status: "refunded" },
+    });
+    expect(resumed.at(-1)).toMatchObject({
+      type: "done",
+      status: "completed",
+      text: "Refunded 129 USD.",
+      handoffs: [{ to: "billing" }],
+      handoffCount: 1,
+    });
 
     const { requests } = await s.sent();
     expect(requests[2]!.messages[0]!.content).toMatch(/^You are the billing specialist/);
@@ -73,9 +100,16 @@ describe("approvals across requests", () => {
     const { s } = await suspendedRefund([{ text: "Understood, no refund." }]);
     const res = await approve(s.conversationId, [{ toolCallId: "ref", approved: false, reason: "already refunded by phone" }]);
     const resumed = parseSse(await res.text());
-    expect(resumed.find((e) => e.type === "tool-result")).toMatchObject({ isError: true, result: "A person declined this call: already refunded by phone" });
+    expect(resumed.find((e) => e.type === "tool-result")).toMatchObject({
+      isError: true,
+      result: "A person declined this call: already refunded by phone",
+    });
     const { requests } = await s.sent();
-    expect(requests[2]!.messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "ref", content: "A person declined this call: already refunded by phone" });
+    expect(requests[2]!.messages.at(-1)).toMatchObject({
+      role: "tool",
+      tool_call_id: "ref",
+      content: "A person declined this call: already refunded by phone",
+    });
   });
 
   it("refuses a new message while approval is pending, and bad decisions, with clear codes", async () => {
@@ -84,14 +118,26 @@ describe("approvals across requests", () => {
     expect(blocked.status).toBe(409);
     expect(await blocked.json()).toMatchObject({ error: { code: "approval_pending", details: { pending: ["ref"] } } });
     expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "nope", approved: true }]))).toEqual([404, "approval_not_found"]);
-    expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "look", approved: true }]))).toEqual([409, "approval_already_decided"]);
+    expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "look", approved: true }]))).toEqual([
+      409,
+      "approval_already_decided",
+    ]);
     expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "ref", approved: "yes" }]))).toEqual([400, "invalid_request"]);
     expect(await errorCode(await approve(s.conversationId, []))).toEqual([400, "invalid_request"]);
 
     await (await approve(s.conversationId, [{ toolCallId: "ref", approved: true }])).text();
-    expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "ref", approved: true }]))).toEqual([409, "approval_already_decided"]);
-    expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "other", approved: true }]))).toEqual([409, "no_pending_approval"]);
-    expect(await errorCode(await approve("never-started", [{ toolCallId: "ref", approved: true }]))).toEqual([404, "conversation_not_found"]);
+    expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "ref", approved: true }]))).toEqual([
+      409,
+      "approval_already_decided",
+    ]);
+    expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "other", approved: true }]))).toEqual([
+      409,
+      "no_pending_approval",
+    ]);
+    expect(await errorCode(await approve("never-started", [{ toolCallId: "ref", approved: true }]))).toEqual([
+      404,
+      "conversation_not_found",
+    ]);
     expect((await stored(s.conversationId)).messages.filter((m) => m.role === "tool")).toHaveLength(3);
   });
 });
@@ -112,14 +158,23 @@ describe("one run at a time", () => {
     for await (const event of reader) rest.push(event);
     expect(rest.at(-1)).toMatchObject({ type: "done", text: "a long answer that takes its time" });
     await chat(s.conversationId, "now the second");
-    expect((await stored(s.conversationId)).messages.map((m) => m.content)).toEqual([s.tag("first"), "a long answer that takes its time", "now the second", "second turn"]);
+    expect((await stored(s.conversationId)).messages.map((m) => m.content)).toEqual([
+      s.tag("first"),
+      "a long answer that takes its time",
+      "now the second",
+      "second turn",
+    ]);
   });
 });
 
 describe("a client that drops", () => {
   it("does not stop the run; Last-Event-ID picks up exactly where it left off", async () => {
     const s = await scenario([
-      { text: "Checking that order for you now.", holdAfter: 4, toolCalls: [{ id: "l", name: "lookup_order", arguments: args({ orderId: "A1002" }) }] },
+      {
+        text: "Checking that order for you now.",
+        holdAfter: 4,
+        toolCalls: [{ id: "l", name: "lookup_order", arguments: args({ orderId: "A1002" }) }],
+      },
       { text: "Order A1002 is processing." },
     ]);
     const res = await postMessage(s.conversationId, s.tag("where is A1002"));
@@ -222,14 +277,20 @@ describe("crash consistency", () => {
     expect(after.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
     // A client reconnecting to the cut turn gets its end: one terminal error, past any lost id.
     const replay = parseSse(await (await call(`/v1/conversations/${s.conversationId}/events?after=0`)).text());
-    expect(replay.filter((e) => e.type === "error" || e.type === "done")).toEqual([expect.objectContaining({ type: "error", code: "interrupted" })]);
+    expect(replay.filter((e) => e.type === "error" || e.type === "done")).toEqual([
+      expect.objectContaining({ type: "error", code: "interrupted" }),
+    ]);
     expect(replay.at(-1)!.id).toBeGreaterThan(100_000);
     const next = await chat(s.conversationId, "hello again");
     expect(next.at(-1)).toMatchObject({ type: "done", agent: "shipping", text: "Shipping, after the restart." });
   });
 
   it("an eviction between turns loses nothing: the next start reads the stored state back", async () => {
-    const s = await scenario([{ toolCalls: [{ id: "t", name: "transfer_to_calculator", arguments: "{}" }] }, { text: "calc" }, { text: "calc again" }]);
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_calculator", arguments: "{}" }] },
+      { text: "calc" },
+      { text: "calc again" },
+    ]);
     const first = await chat(s.conversationId, s.tag("2 + 2"));
     await evictDurableObject(env.CONVERSATIONS.getByName(s.conversationId));
     const second = await chat(s.conversationId, "and 3 + 3?");
@@ -240,12 +301,19 @@ describe("crash consistency", () => {
 
 describe("DELETE /v1/conversations/:id", () => {
   it("erases the conversation entirely", async () => {
-    const s = await scenario([{ toolCalls: [{ name: "transfer_to_billing", arguments: "{}" }] }, { text: "billing" }, { text: "fresh start" }]);
+    const s = await scenario([
+      { toolCalls: [{ name: "transfer_to_billing", arguments: "{}" }] },
+      { text: "billing" },
+      { text: "fresh start" },
+    ]);
     await chat(s.conversationId, s.tag("bill"));
     const res = await call(`/v1/conversations/${s.conversationId}`, { method: "DELETE" });
     expect(res.status).toBe(204);
     expect(await errorCode(await call(`/v1/conversations/${s.conversationId}`))).toEqual([404, "conversation_not_found"]);
-    expect(await errorCode(await call(`/v1/conversations/${s.conversationId}`, { method: "DELETE" }))).toEqual([404, "conversation_not_found"]);
+    expect(await errorCode(await call(`/v1/conversations/${s.conversationId}`, { method: "DELETE" }))).toEqual([
+      404,
+      "conversation_not_found",
+    ]);
     const events = await chat(s.conversationId, s.tag("hello"));
     expect(events[0]).toMatchObject({ type: "run-start", agent: "triage", id: 1 });
     expect((await stored(s.conversationId)).messages).toHaveLength(2);
@@ -258,7 +326,7 @@ describe("storage", () => {
     const rows: number[] = [];
     for (let i = 0; i < 8; i++) {
       await chat(s.conversationId, i === 0 ? s.tag("start") : `message ${i}`);
-      rows.push((await stored(s.conversationId) as unknown as { lastTurnStorage: { rowsWritten: number } }).lastTurnStorage.rowsWritten);
+      rows.push(((await stored(s.conversationId)) as unknown as { lastTurnStorage: { rowsWritten: number } }).lastTurnStorage.rowsWritten);
     }
     expect(new Set(rows.slice(1)).size).toBe(1);
     expect(rows[7]).toBeLessThanOrEqual(12);
@@ -266,7 +334,10 @@ describe("storage", () => {
 
   it("cuts an oversized tool output with a marker instead of failing the commit", async () => {
     const huge = "x".repeat(3 * 1024 * 1024);
-    const s = await scenario([{ toolCalls: [{ id: "big", name: "transfer_to_billing", arguments: args({ reason: huge }) }] }, { text: "ok" }]);
+    const s = await scenario([
+      { toolCalls: [{ id: "big", name: "transfer_to_billing", arguments: args({ reason: huge }) }] },
+      { text: "ok" },
+    ]);
     const events = await chat(s.conversationId, s.tag("huge"));
     expect(events.at(-1)).toMatchObject({ type: "done" });
     const tool = (await stored(s.conversationId)).messages.find((m) => m.role === "tool")!;
@@ -283,7 +354,12 @@ describe("events of a step that streamed more than a row holds", () => {
     expect(events.at(-1)).toMatchObject({ type: "done" });
     const replay = parseSse(await (await call(`/v1/conversations/${s.conversationId}/events?after=0`)).text());
     expect(replay.map((e) => e.id)).toEqual(events.map((e) => e.id));
-    expect(replay.filter((e) => e.type === "text-delta").map((e) => (e.type === "text-delta" ? e.delta : "")).join("")).toBe(long);
+    expect(
+      replay
+        .filter((e) => e.type === "text-delta")
+        .map((e) => (e.type === "text-delta" ? e.delta : ""))
+        .join(""),
+    ).toBe(long);
     await runInDurableObject(env.CONVERSATIONS.getByName(s.conversationId), (_instance, state) => {
       const rows = state.storage.sql.exec<{ size: number }>(`SELECT length(data) AS size FROM events`).toArray();
       expect(rows.length).toBeGreaterThan(2);

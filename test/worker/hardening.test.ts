@@ -30,7 +30,8 @@ describe("deleting a conversation revokes its tokens", () => {
   it("a deleted conversation's token can neither talk, nor recreate it, nor read what the master key creates under its id", async () => {
     const s = await scenario([{ text: "first life" }, { text: "second life" }]);
     const { id, token } = await created();
-    const talk = (t: string, message: string) => request(`/v1/conversations/${id}/messages`, { method: "POST", headers: { ...json, ...bearer(t) }, body: args({ message }) });
+    const talk = (t: string, message: string) =>
+      request(`/v1/conversations/${id}/messages`, { method: "POST", headers: { ...json, ...bearer(t) }, body: args({ message }) });
     expect(parseSse(await (await talk(token, s.tag("hi"))).text()).at(-1)).toMatchObject({ type: "done" });
     expect((await request(`/v1/conversations/${id}`, { method: "DELETE", headers: bearer(token) })).status).toBe(204);
 
@@ -44,29 +45,51 @@ describe("deleting a conversation revokes its tokens", () => {
     for (const path of ["", "/events?after=0", "/chat/stream"]) {
       expect(await errorOf(await request(`/v1/conversations/${id}${path}`, { headers: bearer(token) }))).toEqual([401, "token_revoked"]);
     }
-    expect(await errorOf(await request(`/v1/conversations/${id}`, { method: "DELETE", headers: bearer(token) }))).toEqual([401, "token_revoked"]);
-    const fresh = (await (await request(`/v1/conversations/${id}/tokens`, { method: "POST", headers: bearer(API_KEY) })).json()) as { token: string };
+    expect(await errorOf(await request(`/v1/conversations/${id}`, { method: "DELETE", headers: bearer(token) }))).toEqual([
+      401,
+      "token_revoked",
+    ]);
+    const fresh = (await (await request(`/v1/conversations/${id}/tokens`, { method: "POST", headers: bearer(API_KEY) })).json()) as {
+      token: string;
+    };
     expect(fresh.token).not.toBe(token);
     expect((await request(`/v1/conversations/${id}`, { headers: bearer(fresh.token) })).status).toBe(200);
   });
 
   it("rotating revokes every token issued before; only the master key issues tokens", async () => {
     const { id, token } = await created();
-    expect(await errorOf(await request(`/v1/conversations/${id}/tokens`, { method: "POST", headers: bearer(token) }))).toEqual([403, "forbidden"]);
-    const same = (await (await request(`/v1/conversations/${id}/tokens`, { method: "POST", headers: bearer(API_KEY) })).json()) as { token: string };
+    expect(await errorOf(await request(`/v1/conversations/${id}/tokens`, { method: "POST", headers: bearer(token) }))).toEqual([
+      403,
+      "forbidden",
+    ]);
+    const same = (await (await request(`/v1/conversations/${id}/tokens`, { method: "POST", headers: bearer(API_KEY) })).json()) as {
+      token: string;
+    };
     expect((await request(`/v1/conversations/${id}`, { headers: bearer(same.token) })).status).toBe(200);
     expect((await request(`/v1/conversations/${id}`, { headers: bearer(token) })).status).toBe(200);
-    const rotated = await request(`/v1/conversations/${id}/tokens`, { method: "POST", headers: { ...json, ...bearer(API_KEY) }, body: args({ rotate: true }) });
+    const rotated = await request(`/v1/conversations/${id}/tokens`, {
+      method: "POST",
+      headers: { ...json, ...bearer(API_KEY) },
+      body: args({ rotate: true }),
+    });
     const { token: next } = (await rotated.json()) as { token: string };
-    for (const old of [token, same.token]) expect(await errorOf(await request(`/v1/conversations/${id}`, { headers: bearer(old) }))).toEqual([401, "token_revoked"]);
+    for (const old of [token, same.token])
+      expect(await errorOf(await request(`/v1/conversations/${id}`, { headers: bearer(old) }))).toEqual([401, "token_revoked"]);
     expect((await request(`/v1/conversations/${id}`, { headers: bearer(next) })).status).toBe(200);
-    expect(await errorOf(await request(`/v1/conversations/never-made/tokens`, { method: "POST", headers: bearer(API_KEY) }))).toEqual([404, "conversation_not_found"]);
+    expect(await errorOf(await request(`/v1/conversations/never-made/tokens`, { method: "POST", headers: bearer(API_KEY) }))).toEqual([
+      404,
+      "conversation_not_found",
+    ]);
   });
 
   it("a token never creates a conversation", async () => {
     const { id, token } = await created();
     await request(`/v1/conversations/${id}`, { method: "DELETE", headers: bearer(API_KEY) });
-    await request(`/v1/conversations/${id}/messages`, { method: "POST", headers: { ...json, ...bearer(token) }, body: args({ message: "recreate?" }) });
+    await request(`/v1/conversations/${id}/messages`, {
+      method: "POST",
+      headers: { ...json, ...bearer(token) },
+      body: args({ message: "recreate?" }),
+    });
     expect((await request(`/v1/conversations/${id}`, { headers: bearer(API_KEY) })).status).toBe(404);
   });
 
@@ -84,7 +107,10 @@ describe("event cursors", () => {
     const events = await chat(s.conversationId, s.tag("hi"));
     const last = events.at(-1)!.id;
     const events_ = (cursor: string, header = false) =>
-      call(`/v1/conversations/${s.conversationId}/events${header ? "" : `?after=${encodeURIComponent(cursor)}`}`, header ? { headers: { "last-event-id": cursor } } : {});
+      call(
+        `/v1/conversations/${s.conversationId}/events${header ? "" : `?after=${encodeURIComponent(cursor)}`}`,
+        header ? { headers: { "last-event-id": cursor } } : {},
+      );
     expect((await events_(String(last))).status).toBe(204);
     expect((await events_(String(last), true)).status).toBe(204);
     expect(parseSse(await (await events_(String(last - 1))).text()).map((e) => e.id)).toEqual([last]);
@@ -161,7 +187,12 @@ describe("a crash while an approved tool runs", () => {
   it("settles the approved call as interrupted on the next start, keeps the step whole, and takes messages again", async () => {
     const s = await scenario([
       { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: args({ reason: "double charge" }) }] },
-      { toolCalls: [{ id: "look", name: "lookup_order", arguments: args({ orderId: "A1001" }) }, { id: "ref", name: "refund", arguments: args({ orderId: "A1001", amountUsd: 129 }) }] },
+      {
+        toolCalls: [
+          { id: "look", name: "lookup_order", arguments: args({ orderId: "A1001" }) },
+          { id: "ref", name: "refund", arguments: args({ orderId: "A1001", amountUsd: 129 }) },
+        ],
+      },
       { text: "Let me look the order up to see whether the refund went through." },
     ]);
     await chat(s.conversationId, s.tag("charged twice for A1001"));
@@ -179,7 +210,11 @@ describe("a crash while an approved tool runs", () => {
       { type: "tool-result", toolCallId: "ref", isError: true, result: INTERRUPTED_CALL },
       { type: "error", code: "interrupted" },
     ]);
-    const approveAgain = await call(`/v1/conversations/${s.conversationId}/approvals`, { method: "POST", headers: json, body: args({ decisions: [{ toolCallId: "ref", approved: true }] }) });
+    const approveAgain = await call(`/v1/conversations/${s.conversationId}/approvals`, {
+      method: "POST",
+      headers: json,
+      body: args({ decisions: [{ toolCallId: "ref", approved: true }] }),
+    });
     expect(await errorOf(approveAgain)).toEqual([409, "approval_already_decided"]);
 
     const next = await chat(s.conversationId, "did it work?");

@@ -12,11 +12,17 @@ async function writeAsVersion1(conversationId: string, activeAgent: string, hist
     const sql = state.storage.sql;
     migrate(sql, 1);
     // Version 1 wrote the turn number and the last event id into the state row.
-    sql.exec(`INSERT INTO state (id, data) VALUES (1, ?)`, JSON.stringify({ conversationId, activeAgent, handoffCount: 1, lastEventId: 9, turn: 1, suspension: null, decisions: [] }));
+    sql.exec(
+      `INSERT INTO state (id, data) VALUES (1, ?)`,
+      JSON.stringify({ conversationId, activeAgent, handoffCount: 1, lastEventId: 9, turn: 1, suspension: null, decisions: [] }),
+    );
     for (const message of history) sql.exec(`INSERT INTO messages (turn, data) VALUES (1, ?)`, JSON.stringify(message));
     sql.exec(`INSERT INTO turns (turn, status, started_at, ended_at) VALUES (1, 'completed', 1, 2)`);
     sql.exec(`INSERT INTO events (first_id, last_id, turn, data) VALUES (1, 9, 1, '[]')`);
-    sql.exec(`INSERT INTO handoffs (turn, data) VALUES (1, ?)`, JSON.stringify({ from: "triage", to: activeAgent, toolCallId: "t0", stepIndex: 0 }));
+    sql.exec(
+      `INSERT INTO handoffs (turn, data) VALUES (1, ?)`,
+      JSON.stringify({ from: "triage", to: activeAgent, toolCallId: "t0", stepIndex: 0 }),
+    );
   });
   await evictDurableObject(stub);
 }
@@ -33,7 +39,14 @@ describe("deploys that change the schema and the network", () => {
     await writeAsVersion1(s.conversationId, "billing", history);
 
     const before = await stored(s.conversationId);
-    expect(before).toMatchObject({ activeAgent: "billing", handoffCount: 1, turn: 1, lastEventId: 9, usage: { modelCalls: 0 }, compactions: [] });
+    expect(before).toMatchObject({
+      activeAgent: "billing",
+      handoffCount: 1,
+      turn: 1,
+      lastEventId: 9,
+      usage: { modelCalls: 0 },
+      compactions: [],
+    });
     expect(before.messages).toEqual(history);
     const events = await chat(s.conversationId, "order A1001");
     expect(events[0]).toMatchObject({ type: "run-start", agent: "billing", id: 10 });
@@ -49,13 +62,21 @@ describe("deploys that change the schema and the network", () => {
     const s = await scenario([{ text: "Triage here, how can I help?" }]);
     await writeAsVersion1(s.conversationId, "loyalty_desk", [
       { role: "user", content: s.tag("points please") },
-      { role: "assistant", agent: "loyalty_desk", content: null, toolCalls: [{ id: "p1", name: "award_points", arguments: '{"points":50}' }] },
+      {
+        role: "assistant",
+        agent: "loyalty_desk",
+        content: null,
+        toolCalls: [{ id: "p1", name: "award_points", arguments: '{"points":50}' }],
+      },
       { role: "tool", toolCallId: "p1", name: "award_points", content: '{"awarded":50}', isError: false },
       { role: "assistant", agent: "loyalty_desk", content: "Done." },
     ]);
     const events = await chat(s.conversationId, "and now?");
     expect(events.slice(0, 2).map((e) => e.type)).toEqual(["run-start", "warning"]);
-    expect(events[1]).toMatchObject({ code: "agent_missing", message: "Agent 'loyalty_desk' no longer exists; 'triage' took over the conversation." });
+    expect(events[1]).toMatchObject({
+      code: "agent_missing",
+      message: "Agent 'loyalty_desk' no longer exists; 'triage' took over the conversation.",
+    });
     const { requests } = await s.sent();
     expect(requests[0]!.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant", "system", "user"]);
     expect(requests[0]!.messages[2]).toMatchObject({ tool_calls: [{ id: "p1", function: { name: "award_points" } }] });
@@ -89,10 +110,16 @@ describe("compaction in storage", () => {
     const id = `compaction-${crypto.randomUUID()}`;
     await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
       const store = new ConversationStore(state.storage);
-      const network = new Network(new Agent({ name: "triage", instructions: "t", contextBudget: 600 }), { defaultModel: "m", compaction: { keepTurns: 1 } });
+      const network = new Network(new Agent({ name: "triage", instructions: "t", contextBudget: 600 }), {
+        defaultModel: "m",
+        compaction: { keepTurns: 1 },
+      });
       const model = {
         async *stream(request: { instructions: string }) {
-          yield { type: "text-delta" as const, delta: request.instructions.startsWith("Summarize") ? "the user asked many things" : "a fairly long answer ".repeat(8) };
+          yield {
+            type: "text-delta" as const,
+            delta: request.instructions.startsWith("Summarize") ? "the user asked many things" : "a fairly long answer ".repeat(8),
+          };
           yield { type: "finish" as const, finishReason: "stop" };
         },
       };

@@ -19,7 +19,9 @@ async function expectCleanEverywhere(conversationId: string, streamed: string): 
   expectClean("the replay", await (await call(`/v1/conversations/${conversationId}/events?after=0`)).text());
   expectClean("the GET view", JSON.stringify(await stored(conversationId)));
   const rows = await runInDurableObject(env.CONVERSATIONS.getByName(conversationId), (_instance, state) =>
-    ["state", "messages", "events", "handoffs", "turns"].map((table) => JSON.stringify(state.storage.sql.exec(`SELECT * FROM ${table}`).toArray())),
+    ["state", "messages", "events", "handoffs", "turns"].map((table) =>
+      JSON.stringify(state.storage.sql.exec(`SELECT * FROM ${table}`).toArray()),
+    ),
   );
   expectClean("the stored rows", rows.join("\n"));
 }
@@ -28,7 +30,9 @@ const mention = `session ${SECRETS[1]} and token ${SECRETS[2]}`;
 
 describe("configured secrets never leave the Worker", () => {
   it("a provider 401 that echoes the key: a short message of ours with the status and code", async () => {
-    const s = await scenario([{ status: 401, error: { message: `Incorrect API key provided: {{key}}; ${mention}`, code: "invalid_api_key" } }]);
+    const s = await scenario([
+      { status: 401, error: { message: `Incorrect API key provided: {{key}}; ${mention}`, code: "invalid_api_key" } },
+    ]);
     const res = await postMessage(s.conversationId, s.tag("hello"));
     const text = await res.text();
     expect(parseSse(text).at(-1)).toMatchObject({
@@ -41,16 +45,32 @@ describe("configured secrets never leave the Worker", () => {
   });
 
   it("an error object inside a stream that already started", async () => {
-    const chunk = JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { role: "assistant", content: "Hel" }, finish_reason: null }] });
-    const s = await scenario([{ raw: `data: ${chunk}\n\ndata: ${JSON.stringify({ error: { message: `failed for {{key}}; ${mention}`, code: "server_error" } })}\n\n` }]);
+    const chunk = JSON.stringify({
+      id: "c",
+      object: "chat.completion.chunk",
+      created: 1,
+      model: "m",
+      choices: [{ index: 0, delta: { role: "assistant", content: "Hel" }, finish_reason: null }],
+    });
+    const s = await scenario([
+      {
+        raw: `data: ${chunk}\n\ndata: ${JSON.stringify({ error: { message: `failed for {{key}}; ${mention}`, code: "server_error" } })}\n\n`,
+      },
+    ]);
     const res = await postMessage(s.conversationId, s.tag("hello"));
     const text = await res.text();
-    expect(parseSse(text).at(-1)).toMatchObject({ type: "error", code: "model_stream_interrupted", message: "The model provider reported an error inside the stream (server_error)." });
+    expect(parseSse(text).at(-1)).toMatchObject({
+      type: "error",
+      code: "model_stream_interrupted",
+      message: "The model provider reported an error inside the stream (server_error).",
+    });
     await expectCleanEverywhere(s.conversationId, text);
   });
 
   it("a provider's HTML error page with a stack trace and file paths", async () => {
-    const s = await scenario([{ status: 502, body: `<html><pre>Error: {{key}} ${mention}\n    at handler (/srv/app/server.js:12:5)</pre></html>` }]);
+    const s = await scenario([
+      { status: 502, body: `<html><pre>Error: {{key}} ${mention}\n    at handler (/srv/app/server.js:12:5)</pre></html>` },
+    ]);
     const text = await (await postMessage(s.conversationId, s.tag("hello"))).text();
     const last = parseSse(text).at(-1);
     expect(last).toMatchObject({ type: "error", code: "model_unavailable", status: 502 });
@@ -60,11 +80,18 @@ describe("configured secrets never leave the Worker", () => {
 
   it("model text, tool arguments and the user's own message, even with a secret split across deltas", async () => {
     const s = await scenario([
-      { text: `Your key is ${SECRETS[0]} and ${mention}.`, chunkChars: 3, toolCalls: [{ id: "look", name: "transfer_to_billing", arguments: JSON.stringify({ reason: `key ${SECRETS[0]}` }) }] },
+      {
+        text: `Your key is ${SECRETS[0]} and ${mention}.`,
+        chunkChars: 3,
+        toolCalls: [{ id: "look", name: "transfer_to_billing", arguments: JSON.stringify({ reason: `key ${SECRETS[0]}` }) }],
+      },
       { text: `Billing here; ${SECRETS[1]}`, chunkChars: 5 },
     ]);
     const events = await chat(s.conversationId, s.tag(`my key is ${SECRETS[2]}`));
-    const text = events.filter((e) => e.type === "text-delta").map((e) => e.delta).join("");
+    const text = events
+      .filter((e) => e.type === "text-delta")
+      .map((e) => e.delta)
+      .join("");
     expect(text).toBe(`Your key is [redacted] and session [redacted] and token [redacted].Billing here; [redacted]`);
     expect(events.find((e) => e.type === "handoff")).toMatchObject({ reason: "key [redacted]" });
     await expectCleanEverywhere(s.conversationId, JSON.stringify(events));

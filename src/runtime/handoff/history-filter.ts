@@ -8,7 +8,11 @@ import type { HandoffRecord } from "./types.ts";
  * The filter of the handoff that brought the agent now holding the conversation, if it has one.
  * None once that agent has handed on, or when the edge is gone from the network (a deploy removed it).
  */
-export function arrivalFilter(network: Network, holder: Agent, arrival: HandoffRecord | undefined): ((messages: readonly Message[]) => Message[]) | undefined {
+export function arrivalFilter(
+  network: Network,
+  holder: Agent,
+  arrival: HandoffRecord | undefined,
+): ((messages: readonly Message[]) => Message[]) | undefined {
   if (!arrival || arrival.to !== holder.name || !network.get(arrival.from)) return undefined;
   return network.edges(arrival.from).find((e) => e.target.name === arrival.to)?.historyFilter;
 }

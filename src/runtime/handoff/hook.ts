@@ -7,7 +7,12 @@ import type { HandoffRecord } from "./types.ts";
 export async function runHandoffHook(network: Network, handoff: HandoffRecord): Promise<void> {
   if (!network.options.onHandoff) return;
   try {
-    await network.options.onHandoff({ from: handoff.from, to: handoff.to, ...(handoff.reason ? { reason: handoff.reason } : {}), ...(handoff.input ? { input: handoff.input } : {}) });
+    await network.options.onHandoff({
+      from: handoff.from,
+      to: handoff.to,
+      ...(handoff.reason ? { reason: handoff.reason } : {}),
+      ...(handoff.input ? { input: handoff.input } : {}),
+    });
   } catch (error) {
     throw new RuntimeError("hook_failed", `onHandoff failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }

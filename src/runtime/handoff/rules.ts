@@ -48,8 +48,10 @@ export function planToolCalls(input: PlanInput): PlannedCall[] {
         ? refuse(`'${input.self[0]}' already holds the conversation. ${validTargets(style, toolset.transfers)}`)
         : refuse(`Cannot hand off: '${request.asked}' is not an available transfer. ${validTargets(style, toolset.transfers)}`);
     }
-    if (accepted !== undefined) return refuse(`Only one transfer per step is taken: the transfer to '${accepted}' was taken, so this one was not.`, true);
-    if (input.handoffsThisTurn >= limits.maxHandoffsPerTurn) return refuse(`Handoff limit (${limits.maxHandoffsPerTurn}) reached; continue yourself.`);
+    if (accepted !== undefined)
+      return refuse(`Only one transfer per step is taken: the transfer to '${accepted}' was taken, so this one was not.`, true);
+    if (input.handoffsThisTurn >= limits.maxHandoffsPerTurn)
+      return refuse(`Handoff limit (${limits.maxHandoffsPerTurn}) reached; continue yourself.`);
     if (input.maxHandoffs !== undefined && input.handoffCount >= input.maxHandoffs) {
       return refuse(`Handoff limit for this conversation (${input.maxHandoffs}) reached; continue yourself.`);
     }

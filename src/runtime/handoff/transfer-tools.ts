@@ -64,7 +64,10 @@ export function transferSpecs(options: StyleOptions, edges: readonly HandoffEdge
           parameters: {
             type: "object",
             properties: {
-              name: { type: "string", description: `Name of the agent to hand off to. Available agents: ${edges.map((e) => e.target.name).join(", ")}` },
+              name: {
+                type: "string",
+                description: `Name of the agent to hand off to. Available agents: ${edges.map((e) => e.target.name).join(", ")}`,
+              },
               reason: { type: "string", description: "Brief explanation of why this handoff is needed" },
               ...inputProperty(edges),
             },
@@ -125,12 +128,18 @@ function describeTarget(edge: HandoffEdge, about: string): string {
 }
 
 function inputProperty(edges: readonly HandoffEdge[]): Record<string, unknown> {
-  return edges.some((e) => e.inputSchema) ? { input: { type: "object", description: "The input the chosen agent requires, as listed for it." } } : {};
+  return edges.some((e) => e.inputSchema)
+    ? { input: { type: "object", description: "The input the chosen agent requires, as listed for it." } }
+    : {};
 }
 
 function inputJsonSchema(edge: HandoffEdge): { properties?: Record<string, unknown>; required?: string[] } | undefined {
   if (!edge.inputSchema) return undefined;
-  const { $schema: _ignored, ...schema } = z.toJSONSchema(edge.inputSchema) as { $schema?: string; properties?: Record<string, unknown>; required?: string[] };
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(edge.inputSchema) as {
+    $schema?: string;
+    properties?: Record<string, unknown>;
+    required?: string[];
+  };
   return schema;
 }
 

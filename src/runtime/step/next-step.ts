@@ -10,7 +10,13 @@ export type NextStep =
   | { kind: "awaiting-approval" }
   | { kind: "too-many-errors" };
 
-export function decideNextStep(step: { toolCalls: number; handoff: boolean; pendingApprovals: number; errorSteps: number; limits: Limits }): NextStep {
+export function decideNextStep(step: {
+  toolCalls: number;
+  handoff: boolean;
+  pendingApprovals: number;
+  errorSteps: number;
+  limits: Limits;
+}): NextStep {
   if (step.pendingApprovals > 0) return { kind: "awaiting-approval" };
   if (step.toolCalls === 0) return { kind: "final" };
   // A handoff goes ahead even in a step that reaches the error limit: the agent taking over may do better.
@@ -30,5 +36,8 @@ export function countErrorSteps(previous: number, answered: readonly Answered[])
 }
 
 export function tooManyErrors(limits: Limits): RuntimeError {
-  return new RuntimeError("too_many_tool_errors", `${limits.maxToolErrorSteps} steps in a row ended with only failed tool calls; the turn was stopped.`);
+  return new RuntimeError(
+    "too_many_tool_errors",
+    `${limits.maxToolErrorSteps} steps in a row ended with only failed tool calls; the turn was stopped.`,
+  );
 }

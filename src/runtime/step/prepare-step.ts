@@ -26,7 +26,12 @@ export async function* prepareStep(run: RunContext, state: TurnState): AsyncGene
   }
   checkBudgets(network.options.budgets, state.turnUsage, state.conversationUsage, { modelCalls: 1 });
   yield { type: "step-start", stepIndex, agent: agent.name };
-  const toolset = network.toolset(agent.name, { activeAgent: agent.name, handoffCount: state.handoffCount, turnHandoffs: state.handoffs.length, context: state.context });
+  const toolset = network.toolset(agent.name, {
+    activeAgent: agent.name,
+    handoffCount: state.handoffCount,
+    turnHandoffs: state.handoffs.length,
+    context: state.context,
+  });
   // In the append mode the system prompt stays the entry agent's; targets' instructions are in the history.
   const instructions = (network.options.systemPrompt === "append" ? network.entry : agent).instructionsFor({ context: state.context });
   const compaction = yield* compactIfNeeded(run, state, instructions, toolset.specs);

@@ -35,7 +35,13 @@ export interface CallRecord {
   kept: boolean;
 }
 
-export async function resolveCalls(run: RunContext, state: TurnState, prepared: PreparedStep, calls: readonly ToolCall[], stepUsage: UsageTotals): Promise<CallRecord[]> {
+export async function resolveCalls(
+  run: RunContext,
+  state: TurnState,
+  prepared: PreparedStep,
+  calls: readonly ToolCall[],
+  stepUsage: UsageTotals,
+): Promise<CallRecord[]> {
   const { network } = run.options;
   const { agent, toolset } = prepared;
   const plan = planToolCalls({
@@ -47,13 +53,21 @@ export async function resolveCalls(run: RunContext, state: TurnState, prepared: 
     handoffsThisTurn: state.handoffs.length,
     handoffCount: state.handoffCount,
     maxHandoffs: network.options.maxHandoffs,
-    visited: network.options.allowRevisit ? undefined : new Set([state.handoffs[0]?.from ?? agent.name, ...state.handoffs.map((h) => h.to)]),
+    visited: network.options.allowRevisit
+      ? undefined
+      : new Set([state.handoffs[0]?.from ?? agent.name, ...state.handoffs.map((h) => h.to)]),
   });
   const regular = plan.filter((p) => p.kind === "tool").length;
-  checkBudgets(network.options.budgets, addUsage(state.turnUsage, stepUsage), addUsage(state.conversationUsage, stepUsage), { toolCalls: regular });
+  checkBudgets(network.options.budgets, addUsage(state.turnUsage, stepUsage), addUsage(state.conversationUsage, stepUsage), {
+    toolCalls: regular,
+  });
   const guardrails = network.options.toolGuardrails ?? [];
-  const blocked = await Promise.all(plan.map((p) => (p.kind === "tool" ? firstBlock(guardrails, { name: p.call.name, args: argsOf(p.call), agent: agent.name }) : null)));
-  const gated = await Promise.all(plan.map((p, i) => (p.kind === "tool" && blocked[i] === null ? requiresApproval(p.call, p.tool) : false)));
+  const blocked = await Promise.all(
+    plan.map((p) => (p.kind === "tool" ? firstBlock(guardrails, { name: p.call.name, args: argsOf(p.call), agent: agent.name }) : null)),
+  );
+  const gated = await Promise.all(
+    plan.map((p, i) => (p.kind === "tool" && blocked[i] === null ? requiresApproval(p.call, p.tool) : false)),
+  );
   const available = [...toolset.tools.keys()];
   const answers = await Promise.all(
     plan.map((p, i): Promise<Answered> | null => {
@@ -75,7 +89,11 @@ export async function resolveCalls(run: RunContext, state: TurnState, prepared: 
 }
 
 /** Answers one planned call; handoffs are answered without running anything. */
-async function answer(planned: PlannedCall, ctx: Omit<ToolContext, "toolCallId" | "idempotencyKey">, availableTools: string[]): Promise<Answered> {
+async function answer(
+  planned: PlannedCall,
+  ctx: Omit<ToolContext, "toolCallId" | "idempotencyKey">,
+  availableTools: string[],
+): Promise<Answered> {
   switch (planned.kind) {
     case "tool":
       return { outcome: await executeToolCall(planned.call, planned.tool, ctx, availableTools), counts: true };

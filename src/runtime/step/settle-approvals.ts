@@ -8,7 +8,12 @@ import { advance, type RunContext, type TurnState } from "../turn-state.ts";
 import { countErrorSteps, tooManyErrors } from "./next-step.ts";
 import type { Answered } from "./resolve-calls.ts";
 
-export async function* settleApprovals(run: RunContext, state: TurnState, suspension: Suspension, decisions: readonly ApprovalDecision[]): AsyncGenerator<TurnItem, TurnState> {
+export async function* settleApprovals(
+  run: RunContext,
+  state: TurnState,
+  suspension: Suspension,
+  decisions: readonly ApprovalDecision[],
+): AsyncGenerator<TurnItem, TurnState> {
   const { network } = run.options;
   const settled = await Promise.all(
     suspension.pending.map(async (pending): Promise<[PendingApproval, Answered]> => {
@@ -18,7 +23,12 @@ export async function* settleApprovals(run: RunContext, state: TurnState, suspen
       const owner = network.get(pending.agent);
       const call = suspension.assistant.toolCalls!.find((c) => c.id === pending.toolCallId)!;
       const tools = owner?.tools ?? [];
-      const outcome = await executeToolCall(call, tools.find((t) => t.name === call.name), toolContext(run, state, pending.agent), tools.map((t) => t.name));
+      const outcome = await executeToolCall(
+        call,
+        tools.find((t) => t.name === call.name),
+        toolContext(run, state, pending.agent),
+        tools.map((t) => t.name),
+      );
       return [pending, { outcome, counts: true }];
     }),
   );
@@ -30,9 +40,21 @@ export async function* settleApprovals(run: RunContext, state: TurnState, suspen
   });
   const messages = [suspension.assistant, ...results, ...(suspension.trailing ?? [])];
   yield { type: "commit", commit: { messages, activeAgent: state.agent.name, suspension: null } };
-  const next = advance(state, { messages, errorSteps: countErrorSteps(state.errorSteps, settled.map(([, answered]) => answered)) });
+  const next = advance(state, {
+    messages,
+    errorSteps: countErrorSteps(
+      state.errorSteps,
+      settled.map(([, answered]) => answered),
+    ),
+  });
   for (const [pending, answered] of settled) {
-    yield { type: "tool-result", toolCallId: pending.toolCallId, name: pending.name, result: answered.outcome.result, isError: answered.outcome.isError };
+    yield {
+      type: "tool-result",
+      toolCallId: pending.toolCallId,
+      name: pending.name,
+      result: answered.outcome.result,
+      isError: answered.outcome.isError,
+    };
   }
   if (next.errorSteps >= run.limits.maxToolErrorSteps) throw tooManyErrors(run.limits);
   return next;

@@ -10,8 +10,8 @@ import type { HandoffRecord } from "../handoff/types.ts";
 import type { AssistantMessage, Message, ToolMessage } from "../messages.ts";
 import type { NetworkOptions } from "../network.ts";
 import type { StepCommit } from "../store-port.ts";
-import type { PendingApproval } from "../suspension.ts";
-import { advance, type TurnChange, type TurnState } from "../turn-state.ts";
+import type { PendingApproval, Suspension } from "../suspension.ts";
+import { advance, type TurnState } from "../turn-state.ts";
 import { addUsage, modelCallUsage, NO_USAGE, type UsageTotals } from "../usage.ts";
 import type { ModelStepResult } from "./call-model.ts";
 import type { PreparedStep } from "./prepare-step.ts";
@@ -42,55 +42,118 @@ export function buildStepCommit(input: {
   options: Pick<NetworkOptions, "systemPrompt" | "compaction">;
 }): StepOutcome {
   const { state, prepared, step, records, options } = input;
-  const { agent, stepIndex, compaction } = prepared;
+  const { agent, compaction } = prepared;
   const spent = { ...stepUsage(prepared, step), toolCalls: records.filter((r) => r.plan.kind === "tool" && r.blocked === null).length };
   const kept = records.filter((r) => r.kept);
-  const assistant: AssistantMessage = { role: "assistant", agent: agent.name, content: step.text || null, ...(kept.length ? { toolCalls: kept.map((r) => r.call) } : {}) };
+  const assistant: AssistantMessage = {
+    role: "assistant",
+    agent: agent.name,
+    content: step.text || null,
+    ...(kept.length ? { toolCalls: kept.map((r) => r.call) } : {}),
+  };
   const accepted = records.map((r) => r.plan).find((p): p is AcceptedHandoff => p.kind === "transfer");
-  const target = accepted?.edge.target;
-  const handoff: HandoffRecord | undefined = accepted && {
-    from: agent.name,
+  const handoff = accepted && handoffRecord(accepted, agent.name, prepared.stepIndex);
+  const results = kept.map((r) => (r.answer ? toolMessage(r.call, r.answer.outcome) : null));
+  const pending = records
+    .filter((r) => r.awaitsApproval)
+    .map((r) => ({ toolCallId: r.call.id, name: r.call.name, args: argsOf(r.call), agent: agent.name }));
+  const context = accepted?.input ? { ...state.context, ...accepted.input } : undefined;
+  const appended = appendedPrompt(accepted, options, context ?? state.context);
+  const complete = pending.length === 0 ? [assistant, ...results.filter((r): r is ToolMessage => r !== null), ...appended] : [];
+  const next = advance(state, {
+    messages: complete,
+    modelCalled: true,
+    spent,
+    errorSteps: countErrorSteps(
+      state.errorSteps,
+      records.flatMap((r) => (r.answer ? [r.answer] : [])),
+    ),
+    ...(handoff && accepted ? { handoff: { record: handoff, target: accepted.edge.target } } : {}),
+    ...(context ? { context } : {}),
+    ...(compaction ? { compaction: compaction.compaction } : {}),
+    ...calibration(prepared, step, options),
+  });
+  const commit: StepCommit = {
+    messages: complete,
+    activeAgent: next.agent.name,
+    usage: spent,
+    ...(handoff ? { handoff } : {}),
+    ...(context ? { context } : {}),
+    ...(compaction ? { compaction: compaction.compaction } : {}),
+    // A handoff is committed before the suspension: the resumed leg runs as the target. An appended
+    // system message waits with the step, so it follows the step's results in the history.
+    ...(pending.length > 0 ? { suspension: suspensionOf(prepared.stepIndex, assistant, results, pending, appended, next) } : {}),
+  };
+  return { commit, events: announcements(records, pending, handoff), next, handoff, pending };
+}
+
+function handoffRecord(accepted: AcceptedHandoff, from: string, stepIndex: number): HandoffRecord {
+  return {
+    from,
     to: accepted.edge.target.name,
     toolCallId: accepted.call.id,
     ...(accepted.reason ? { reason: accepted.reason } : {}),
     ...(accepted.input ? { input: accepted.input } : {}),
     stepIndex,
   };
-  const results = kept.map((r) => (r.answer ? toolMessage(r.call, r.answer.outcome) : null));
-  const pending = records.filter((r) => r.awaitsApproval).map((r) => ({ toolCallId: r.call.id, name: r.call.name, args: argsOf(r.call), agent: agent.name }));
-  const context = accepted?.input ? { ...state.context, ...accepted.input } : undefined;
-  // The append mode records the target's instructions in the history at the handoff.
-  const appended: Message[] =
-    target && options.systemPrompt === "append" ? [{ role: "system", agent: target.name, content: target.instructionsFor({ context: context ?? state.context }) }] : [];
-  const complete = pending.length === 0 ? [assistant, ...results.filter((r): r is ToolMessage => r !== null), ...appended] : [];
-  const change: TurnChange = {
-    messages: complete,
-    modelCalled: true,
-    spent,
-    errorSteps: countErrorSteps(state.errorSteps, records.flatMap((r) => (r.answer ? [r.answer] : []))),
-    ...(handoff && target ? { handoff: { record: handoff, target } } : {}),
-    ...(context ? { context } : {}),
-    ...(compaction ? { compaction: compaction.compaction } : {}),
-    ...calibration(prepared, step, options),
+}
+
+/** The append mode records the target's instructions in the history at the handoff. */
+function appendedPrompt(
+  accepted: AcceptedHandoff | undefined,
+  options: Pick<NetworkOptions, "systemPrompt">,
+  context: Readonly<Record<string, unknown>>,
+): Message[] {
+  if (!accepted || options.systemPrompt !== "append") return [];
+  const target = accepted.edge.target;
+  return [{ role: "system", agent: target.name, content: target.instructionsFor({ context }) }];
+}
+
+/** The step waits here, with the turn's state as it stands after the step, until every call is decided. */
+function suspensionOf(
+  stepIndex: number,
+  assistant: AssistantMessage,
+  results: Array<ToolMessage | null>,
+  pending: PendingApproval[],
+  trailing: Message[],
+  next: TurnState,
+): Suspension {
+  return {
+    stepIndex,
+    assistant,
+    results,
+    pending,
+    turnHandoffs: [...next.handoffs],
+    agentSteps: next.agentSteps,
+    errorSteps: next.errorSteps,
+    turnUsage: next.turnUsage,
+    trailing,
   };
-  const next = advance(state, change);
-  const shared = { activeAgent: next.agent.name, usage: spent, ...(handoff ? { handoff } : {}), ...(context ? { context } : {}), ...(compaction ? { compaction: compaction.compaction } : {}) };
-  // A handoff is committed before the suspension: the resumed leg runs as the target. An appended
-  // system message waits with the step, so it follows the step's results in the history.
-  const commit: StepCommit =
-    pending.length > 0
-      ? { messages: [], ...shared, suspension: { stepIndex, assistant, results, pending, turnHandoffs: [...next.handoffs], agentSteps: next.agentSteps, errorSteps: next.errorSteps, turnUsage: next.turnUsage, trailing: appended } }
-      : { messages: complete, ...shared };
-  const events: RunEvent[] = [
-    ...records.flatMap((r): RunEvent[] => (r.answer ? [{ type: "tool-result", toolCallId: r.call.id, name: r.call.name, result: r.answer.outcome.result, isError: r.answer.outcome.isError }] : [])),
+}
+
+/** What is announced once the commit is stored: every answer in call order, the approvals asked for, the handoff. */
+function announcements(
+  records: readonly CallRecord[],
+  pending: readonly PendingApproval[],
+  handoff: HandoffRecord | undefined,
+): RunEvent[] {
+  const results = records.flatMap((r): RunEvent[] => {
+    if (!r.answer) return [];
+    return [
+      { type: "tool-result", toolCallId: r.call.id, name: r.call.name, result: r.answer.outcome.result, isError: r.answer.outcome.isError },
+    ];
+  });
+  return [
+    ...results,
     ...pending.map((p): RunEvent => ({ type: "approval-required", ...p })),
     ...(handoff ? [{ type: "handoff" as const, ...handoff }] : []),
   ];
-  return { commit, events, next, handoff, pending };
 }
 
 /** Only a context budget needs the token estimate, and only then is it worth correcting by what the provider counted. */
 function calibration(prepared: PreparedStep, step: ModelStepResult, options: Pick<NetworkOptions, "compaction">): { calibration?: number } {
   if (!step.usage?.inputTokens || !(prepared.agent.contextBudget ?? options.compaction?.contextBudget)) return {};
-  return { calibration: step.usage.inputTokens / Math.max(1, estimateTokens(prepared.instructions, prepared.messages, prepared.toolset.specs)) };
+  return {
+    calibration: step.usage.inputTokens / Math.max(1, estimateTokens(prepared.instructions, prepared.messages, prepared.toolset.specs)),
+  };
 }
