@@ -1,16 +1,16 @@
 /**
  * @module
  * Model adapters: OpenAI-compatible Chat Completions and Responses through the `openai` package,
- * their stream assemblers and error mapping, and the offline demo model.
+ * their stream assemblers and error mapping. The offline demo model lives with the example network it
+ * knows (src/agents), and answers when no provider is configured.
  */
 import OpenAI from "openai";
 import type { Config } from "../config.ts";
 import type { Model, Redactor } from "../runtime/index.ts";
-import { DemoModel } from "./demo-model.ts";
+import { DemoModel } from "../agents/demo-model.ts";
 import { OpenAIModel } from "./openai-model.ts";
 
 export { ChatStreamAssembler, type ChatChunk } from "./chat-stream-assembler.ts";
-export { DemoModel } from "./demo-model.ts";
 export { toChatMessages } from "./openai-chat-model.ts";
 export { OpenAIModel } from "./openai-model.ts";
 export { toResponsesInput } from "./openai-responses-model.ts";

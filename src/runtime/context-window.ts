@@ -17,10 +17,11 @@ export function visibleHistory(
   return filter ? filter(view) : view;
 }
 
-/** A new compaction, and what its summary calls spent. */
+/** A new compaction, what its summary calls spent, and its event. */
 export interface CompactionResult {
   compaction: Compaction;
   usage: UsageTotals;
+  event: Extract<RunEvent, { type: "compaction" }>;
 }
 
 /**
@@ -28,12 +29,12 @@ export interface CompactionResult {
  * active agent): turns before the kept ones are summarized, never cutting between a call and its
  * result. Undefined when the request fits or nothing more can be cut.
  */
-export async function* compactIfNeeded(
+export async function compactIfNeeded(
   run: RunContext,
   state: TurnState,
   instructions: string,
   tools: readonly ToolSpec[],
-): AsyncGenerator<RunEvent, CompactionResult | undefined> {
+): Promise<CompactionResult | undefined> {
   const { network, model } = run.options;
   const budget = state.agent.contextBudget ?? network.options.compaction?.contextBudget;
   if (!budget) return undefined;
@@ -57,15 +58,15 @@ export async function* compactIfNeeded(
   );
   run.signal.throwIfAborted();
   const compaction = { replaces: cut, summary: result.summary };
-  yield {
-    type: "compaction",
-    agent: state.agent.name,
-    replaced: cut,
-    kept: state.history.length - cut,
-    summaryChars: result.summary.length,
-  };
   return {
     compaction,
     usage: { modelCalls: result.calls, inputTokens: result.inputTokens, outputTokens: result.outputTokens, toolCalls: 0 },
+    event: {
+      type: "compaction",
+      agent: state.agent.name,
+      replaced: cut,
+      kept: state.history.length - cut,
+      summaryChars: result.summary.length,
+    },
   };
 }

@@ -9,13 +9,16 @@ import { firstBlock } from "./guardrails.ts";
 import { runHandoffHook } from "./handoff/hook.ts";
 import { DEFAULT_LIMITS } from "./limits.ts";
 import type { Message } from "./messages.ts";
+import type { ModelRequest } from "./model-port.ts";
 import type { RunItemsOptions, RunTurnOptions, TurnItem } from "./run-options.ts";
+import { commit } from "./commit.ts";
+import type { TurnStore } from "./store-port.ts";
 import { type ModelStepResult, streamModelCall } from "./step/call-model.ts";
 import { decideNextStep, tooManyErrors } from "./step/next-step.ts";
-import { type PreparedStep, prepareStep } from "./step/prepare-step.ts";
+import { checkStepLimits, type PreparedStep, prepareStep } from "./step/prepare-step.ts";
 import { resolveCalls } from "./step/resolve-calls.ts";
 import { settleApprovals } from "./step/settle-approvals.ts";
-import { buildStepCommit, stepUsage } from "./step/step-commit.ts";
+import { buildStepCommit, type StepOutcome, stepUsage } from "./step/step-commit.ts";
 import { advance, initialTurnState, type RunContext, type TurnState } from "./turn-state.ts";
 
 /**
@@ -23,26 +26,9 @@ import { advance, initialTurnState, type RunContext, type TurnState } from "./tu
  * one `done` or `error`, and returns the outcome. Each step is committed through the store as a
  * whole before its results are announced, so the stored history is valid whatever fails.
  */
-export async function* runTurn(options: RunTurnOptions): AsyncGenerator<RunEvent, TurnOutcome> {
-  const items = runTurnItems(options);
-  let next = await items.next();
-  while (!next.done) {
-    const item = next.value;
-    if (item.type !== "commit") {
-      yield item;
-      next = await items.next();
-      continue;
-    }
-    try {
-      await options.store.commitStep(item.commit);
-    } catch (error) {
-      // Thrown back into the loop, which ends the turn with an error event.
-      next = await items.throw(error);
-      continue;
-    }
-    next = await items.next();
-  }
-  return next.value;
+export function runTurn(options: RunTurnOptions): AsyncGenerator<RunEvent, TurnOutcome> {
+  // Given a store, the loop stores each commit where it happens and yields none: only events come out.
+  return runItems(options, options.store) as AsyncGenerator<RunEvent, TurnOutcome>;
 }
 
 /**
@@ -50,9 +36,13 @@ export async function* runTurn(options: RunTurnOptions): AsyncGenerator<RunEvent
  * the events before it. The consumer stores a commit before pulling the next item: results are
  * announced only after their step is stored. A commit that fails is thrown back with `throw()`.
  */
-export async function* runTurnItems(options: RunItemsOptions): AsyncGenerator<TurnItem, TurnOutcome> {
+export function runTurnItems(options: RunItemsOptions): AsyncGenerator<TurnItem, TurnOutcome> {
+  return runItems(options, undefined);
+}
+
+async function* runItems(options: RunItemsOptions, store: TurnStore | undefined): AsyncGenerator<TurnItem, TurnOutcome> {
   try {
-    return yield* runLeg(options);
+    return yield* runLeg(options, store);
   } catch (error) {
     const failure = options.signal?.aborted ? new RuntimeError("run_aborted", "The run was cancelled.") : toRuntimeError(error);
     yield { type: "error", code: failure.code, message: failure.message, ...(failure.status ? { status: failure.status } : {}) };
@@ -60,12 +50,13 @@ export async function* runTurnItems(options: RunItemsOptions): AsyncGenerator<Tu
   }
 }
 
-async function* runLeg(options: RunItemsOptions): AsyncGenerator<TurnItem, TurnOutcome> {
+async function* runLeg(options: RunItemsOptions, store: TurnStore | undefined): AsyncGenerator<TurnItem, TurnOutcome> {
   const { network, model, input } = options;
   const run: RunContext = {
     options,
     limits: { ...DEFAULT_LIMITS, ...options.limits },
     signal: options.signal ?? new AbortController().signal,
+    store,
     runTurn,
   };
   const agent = network.get(options.activeAgent) ?? network.entry;
@@ -87,7 +78,7 @@ async function* runLeg(options: RunItemsOptions): AsyncGenerator<TurnItem, TurnO
       message: `Agent '${missing}' no longer exists; '${agent.name}' took over the conversation.`,
     };
   if (input.kind === "message") {
-    state = yield* acceptMessage(state, input.text, missing);
+    state = yield* acceptMessage(run, state, input.text, missing);
   } else {
     state = yield* settleApprovals(run, state, input.suspension, input.decisions);
   }
@@ -99,7 +90,12 @@ async function* runLeg(options: RunItemsOptions): AsyncGenerator<TurnItem, TurnO
 }
 
 /** The user's message, past the input guardrails, is stored before the first model call (with a note when its holder is gone). */
-async function* acceptMessage(state: TurnState, text: string, missing: string | undefined): AsyncGenerator<TurnItem, TurnState> {
+async function* acceptMessage(
+  run: RunContext,
+  state: TurnState,
+  text: string,
+  missing: string | undefined,
+): AsyncGenerator<TurnItem, TurnState> {
   const { agent } = state;
   const note: Message[] = missing
     ? [
@@ -117,23 +113,36 @@ async function* acceptMessage(state: TurnState, text: string, missing: string | 
     throw new RuntimeError("guardrail_blocked", `The message was blocked: ${blocked}`);
   }
   const messages: Message[] = [...note, { role: "user", content: text }];
-  yield { type: "commit", commit: { messages, activeAgent: agent.name } };
+  const item = await commit(run, { messages, activeAgent: agent.name });
+  if (item) yield item;
   return advance(state, { messages });
 }
 
 /** One model call and its tools, as named stages. */
 async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnItem, { state: TurnState; ended?: TurnOutcome }> {
   const { network } = run.options;
-  const prepared = yield* prepareStep(run, state);
-  const step = yield* callModel(run, prepared);
+  checkStepLimits(run, state);
+  yield { type: "step-start", stepIndex: state.stepIndex, agent: state.agent.name };
+  const prepared = await prepareStep(run, state);
+  if (prepared.compaction) yield prepared.compaction.event;
+  // Text deltas stream as they arrive; the calls are announced once the call has ended.
+  const step = yield* streamModelCall(run.options.model, modelRequest(run, prepared));
+  run.signal.throwIfAborted();
+  for (const call of step.toolCalls) yield { type: "tool-call", toolCallId: call.id, name: call.name, args: argsOf(call) };
   const records = await resolveCalls(run, state, prepared, step.toolCalls, stepUsage(prepared, step));
   for (const r of records) {
     if (r.blocked !== null) yield { type: "guardrail", kind: "tool", agent: prepared.agent.name, reason: r.blocked, toolCallId: r.call.id };
   }
-  if (step.toolCalls.length === 0) yield* checkAnswer(state, prepared, step);
+  const answerBlocked = step.toolCalls.length === 0 ? await outputBlock(state, prepared, step) : null;
+  if (answerBlocked !== null) {
+    // A blocked answer is not stored: the history ends before this step.
+    yield { type: "guardrail", kind: "output", agent: prepared.agent.name, reason: answerBlocked };
+    throw new RuntimeError("guardrail_blocked", `The answer was blocked: ${answerBlocked}`);
+  }
   const outcome = buildStepCommit({ state, prepared, step, records, options: network.options });
-  yield { type: "commit", commit: outcome.commit };
-  yield* outcome.events;
+  const item = await commit(run, outcome.commit);
+  if (item) yield item;
+  for (const event of outcome.events) yield event;
   if (outcome.handoff) await runHandoffHook(network, outcome.handoff);
   const next = outcome.next;
   yield {
@@ -142,13 +151,14 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
     finishReason: step.finishReason,
     ...(step.usage ? { usage: step.usage } : {}),
   };
-  const done = {
-    text: step.text,
-    agent: next.agent.name,
-    handoffs: [...next.handoffs],
-    handoffCount: next.handoffCount,
-    usage: next.turnUsage,
-  };
+  const end = stepEnd(run, step, outcome);
+  if (end.done) yield end.done;
+  return end.outcome ? { state: next, ended: end.outcome } : { state: next };
+}
+
+/** What the step's end means for the turn: a `done` event and the outcome when it ends, a throw when it must stop. */
+function stepEnd(run: RunContext, step: ModelStepResult, outcome: StepOutcome): { done?: RunEvent; outcome?: TurnOutcome } {
+  const next = outcome.next;
   const decision = decideNextStep({
     toolCalls: step.toolCalls.length,
     handoff: outcome.handoff !== undefined,
@@ -158,16 +168,27 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   });
   switch (decision.kind) {
     case "awaiting-approval":
-      yield { type: "done", status: "awaiting_approval", ...done };
-      return { state: next, ended: { status: "awaiting_approval" } };
-    case "final":
-      yield { type: "done", status: "completed", ...done };
-      return { state: next, ended: { status: "completed" } };
+    case "final": {
+      const status = decision.kind === "final" ? "completed" : "awaiting_approval";
+      const { text } = step;
+      return {
+        done: {
+          type: "done",
+          status,
+          text,
+          agent: next.agent.name,
+          handoffs: [...next.handoffs],
+          handoffCount: next.handoffCount,
+          usage: next.turnUsage,
+        },
+        outcome: { status },
+      };
+    }
     case "too-many-errors":
       throw tooManyErrors(run.limits);
     case "handoff":
     case "run-again":
-      return { state: next };
+      return {};
     default: {
       const exhaustive: never = decision;
       throw new Error(`unknown decision ${JSON.stringify(exhaustive)}`);
@@ -175,32 +196,21 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   }
 }
 
-/** The model call: text deltas stream as they arrive; the calls are announced once it ends. */
-async function* callModel(run: RunContext, prepared: PreparedStep): AsyncGenerator<RunEvent, ModelStepResult> {
-  const { network, model } = run.options;
+/** What the model is asked in this step. */
+function modelRequest(run: RunContext, prepared: PreparedStep): ModelRequest {
   const { agent } = prepared;
-  const step = yield* streamModelCall(model, {
+  return {
     agent: agent.name,
-    model: network.modelFor(agent),
+    model: run.options.network.modelFor(agent),
     instructions: prepared.instructions,
     messages: prepared.messages,
     tools: prepared.toolset.specs,
     settings: agent.modelSettings,
     signal: run.signal,
-  });
-  run.signal.throwIfAborted();
-  for (const call of step.toolCalls) yield { type: "tool-call", toolCallId: call.id, name: call.name, args: argsOf(call) };
-  return step;
+  };
 }
 
-/** The output guardrails judge a final answer; a blocked one is not stored, so the history ends before this step. */
-async function* checkAnswer(state: TurnState, prepared: PreparedStep, step: ModelStepResult): AsyncGenerator<RunEvent, void> {
-  const blocked = await firstBlock(prepared.agent.outputGuardrails, {
-    text: step.text,
-    agent: prepared.agent.name,
-    context: state.context,
-  });
-  if (blocked === null) return;
-  yield { type: "guardrail", kind: "output", agent: prepared.agent.name, reason: blocked };
-  throw new RuntimeError("guardrail_blocked", `The answer was blocked: ${blocked}`);
+/** The output guardrails' verdict on a final answer: the first block's reason, or null. */
+function outputBlock(state: TurnState, prepared: PreparedStep, step: ModelStepResult): Promise<string | null> {
+  return firstBlock(prepared.agent.outputGuardrails, { text: step.text, agent: prepared.agent.name, context: state.context });
 }

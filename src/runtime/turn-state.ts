@@ -6,6 +6,7 @@ import type { Limits } from "./limits.ts";
 import type { Message } from "./messages.ts";
 import type { RunEvent } from "./events.ts";
 import type { RunItemsOptions, RunTurnOptions } from "./run-options.ts";
+import type { TurnStore } from "./store-port.ts";
 import { addUsage, NO_USAGE, type UsageTotals } from "./usage.ts";
 
 export interface TurnState {
@@ -38,23 +39,25 @@ export interface RunContext {
   readonly options: RunItemsOptions;
   readonly limits: Limits;
   readonly signal: AbortSignal;
+  /** Where commits go: the store port of `runTurn`, or none for `runTurnItems`, which yields them. */
+  readonly store: TurnStore | undefined;
   /** Runs a nested turn, for delegation (passed in so tools need not import the loop). */
   readonly runTurn: (options: RunTurnOptions) => AsyncGenerator<RunEvent, unknown>;
 }
 
-/** What one step, a settled approval or the user's message changes. */
+/** What one step, a settled approval or the user's message changes; what is absent stays as it was. */
 export interface TurnChange {
   /** Appended to the history. */
   messages?: readonly Message[];
   /** A model call was made: the step index moves on and the agent's step count grows. */
   modelCalled?: boolean;
-  handoff?: { record: HandoffRecord; target: Agent };
-  context?: Readonly<Record<string, unknown>>;
+  handoff?: { record: HandoffRecord; target: Agent } | undefined;
+  context?: Readonly<Record<string, unknown>> | undefined;
   /** Added to the turn's and the conversation's usage. */
   spent?: UsageTotals;
   errorSteps?: number;
-  compaction?: Compaction;
-  calibration?: number;
+  compaction?: Compaction | undefined;
+  calibration?: number | undefined;
 }
 
 export function initialTurnState(options: RunItemsOptions, agent: Agent): TurnState {
@@ -78,24 +81,19 @@ export function initialTurnState(options: RunItemsOptions, agent: Agent): TurnSt
 
 /** The only writer of the turn's state, and a pure one. A handoff gives the target a fresh step count. */
 export function advance(state: TurnState, change: TurnChange): TurnState {
-  const handoff = change.handoff;
+  const { handoff, spent, modelCalled } = change;
   return {
-    ...state,
-    history: change.messages?.length ? [...state.history, ...change.messages] : state.history,
-    stepIndex: change.modelCalled ? state.stepIndex + 1 : state.stepIndex,
-    agentSteps: handoff ? 0 : change.modelCalled ? state.agentSteps + 1 : state.agentSteps,
-    ...(handoff
-      ? {
-          agent: handoff.target,
-          handoffs: [...state.handoffs, handoff.record],
-          handoffCount: state.handoffCount + 1,
-          lastHandoff: handoff.record,
-        }
-      : {}),
-    context: change.context ?? state.context,
-    turnUsage: change.spent ? addUsage(state.turnUsage, change.spent) : state.turnUsage,
-    conversationUsage: change.spent ? addUsage(state.conversationUsage, change.spent) : state.conversationUsage,
+    agent: handoff ? handoff.target : state.agent,
+    history: change.messages?.length ? state.history.concat(change.messages) : state.history,
+    handoffs: handoff ? state.handoffs.concat(handoff.record) : state.handoffs,
+    handoffCount: handoff ? state.handoffCount + 1 : state.handoffCount,
+    agentSteps: handoff ? 0 : modelCalled ? state.agentSteps + 1 : state.agentSteps,
     errorSteps: change.errorSteps ?? state.errorSteps,
+    stepIndex: modelCalled ? state.stepIndex + 1 : state.stepIndex,
+    lastHandoff: handoff ? handoff.record : state.lastHandoff,
+    context: change.context ?? state.context,
+    turnUsage: spent ? addUsage(state.turnUsage, spent) : state.turnUsage,
+    conversationUsage: spent ? addUsage(state.conversationUsage, spent) : state.conversationUsage,
     compaction: change.compaction ?? state.compaction,
     calibration: change.calibration ?? state.calibration,
   };

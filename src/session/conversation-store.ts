@@ -12,7 +12,7 @@ import {
   type TurnOutcome,
   type UsageTotals,
 } from "../runtime/index.ts";
-import { capEvent, capMessage } from "./caps.ts";
+import { capEvent, capMessage } from "./stored-size-limits.ts";
 import { migrate } from "./schema.ts";
 import type { StoredEvent } from "../wire/index.ts";
 

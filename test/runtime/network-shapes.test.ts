@@ -90,6 +90,6 @@ describe("a function isEnabled", () => {
     const network = new Network(a, { defaultModel: "m", transferScope: "declared" });
     expect(targets(network, "a")).toEqual(["b"]);
     await playTurn(network, "hi", [{ text: "ok" }]);
-    expect(seen).toEqual([{ activeAgent: "a", handoffCount: 0, turnHandoffs: 0, context: {} }]);
+    expect(seen).toEqual([{ activeAgent: "a", handoffCount: 0, turnHandoffs: [], context: {} }]);
   });
 });

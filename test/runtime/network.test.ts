@@ -45,7 +45,7 @@ describe("network lookups", () => {
     const billing = new Agent({ name: "billing", instructions: "b" });
     const triage = new Agent({ name: "triage", instructions: "t", handoffs: [handoff(billing, { isEnabled: (s) => s.handoffCount < 1 })] });
     const net = new Network(triage, { defaultModel: "m", transferScope: "declared" });
-    const state = (handoffCount: number) => ({ activeAgent: "triage", handoffCount, turnHandoffs: 0, context: {} });
+    const state = (handoffCount: number) => ({ activeAgent: "triage", handoffCount, turnHandoffs: [], context: {} });
     expect([...net.toolset("triage", state(0)).transfers.keys()]).toEqual(["billing"]);
     expect([...net.toolset("triage", state(1)).transfers.keys()]).toEqual([]);
     expect(net.toolset("billing")).toBe(net.toolset("billing"));

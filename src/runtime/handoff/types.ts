@@ -7,8 +7,8 @@ export interface HandoffState {
   activeAgent: string;
   /** Accepted handoffs over the conversation's life. */
   handoffCount: number;
-  /** Accepted handoffs in this turn. */
-  turnHandoffs: number;
+  /** Accepted handoffs in this turn, in order (the same records a suspension keeps). */
+  turnHandoffs: readonly HandoffRecord[];
   context: Readonly<Record<string, unknown>>;
 }
 

@@ -1,9 +1,8 @@
-/** The first stage of a step: the limits it must pass, the tools and instructions it is sent, compaction. */
+/** The first stage of a step: the limits it must pass, then the tools and instructions it is sent, and compaction. */
 import type { Agent } from "../agent.ts";
 import { checkBudgets } from "../budgets.ts";
 import { type CompactionResult, compactIfNeeded, visibleHistory } from "../context-window.ts";
 import { RuntimeError } from "../errors.ts";
-import type { RunEvent } from "../events.ts";
 import type { Message } from "../messages.ts";
 import type { AgentToolset } from "../network.ts";
 import type { RunContext, TurnState } from "../turn-state.ts";
@@ -18,23 +17,26 @@ export interface PreparedStep {
   compaction: CompactionResult | undefined;
 }
 
-export async function* prepareStep(run: RunContext, state: TurnState): AsyncGenerator<RunEvent, PreparedStep> {
+/** The limits a step must pass before it starts: the agent's steps in this turn, and the budgets' model calls. */
+export function checkStepLimits(run: RunContext, state: TurnState): void {
+  if (state.agentSteps >= run.limits.maxSteps) {
+    throw new RuntimeError("max_steps", `Agent '${state.agent.name}' reached maxSteps (${run.limits.maxSteps}) in this turn.`);
+  }
+  checkBudgets(run.options.network.options.budgets, state.turnUsage, state.conversationUsage, { modelCalls: 1 });
+}
+
+export async function prepareStep(run: RunContext, state: TurnState): Promise<PreparedStep> {
   const { network } = run.options;
   const { agent, stepIndex } = state;
-  if (state.agentSteps >= run.limits.maxSteps) {
-    throw new RuntimeError("max_steps", `Agent '${agent.name}' reached maxSteps (${run.limits.maxSteps}) in this turn.`);
-  }
-  checkBudgets(network.options.budgets, state.turnUsage, state.conversationUsage, { modelCalls: 1 });
-  yield { type: "step-start", stepIndex, agent: agent.name };
   const toolset = network.toolset(agent.name, {
     activeAgent: agent.name,
     handoffCount: state.handoffCount,
-    turnHandoffs: state.handoffs.length,
+    turnHandoffs: state.handoffs,
     context: state.context,
   });
   // In the append mode the system prompt stays the entry agent's; targets' instructions are in the history.
   const instructions = (network.options.systemPrompt === "append" ? network.entry : agent).instructionsFor({ context: state.context });
-  const compaction = yield* compactIfNeeded(run, state, instructions, toolset.specs);
+  const compaction = await compactIfNeeded(run, state, instructions, toolset.specs);
   const messages = visibleHistory(network, compaction ? { ...state, compaction: compaction.compaction } : state);
   return { stepIndex, agent, toolset, instructions, messages, compaction };
 }

@@ -62,9 +62,13 @@ export async function resolveCalls(
     toolCalls: regular,
   });
   const guardrails = network.options.toolGuardrails ?? [];
-  const blocked = await Promise.all(
-    plan.map((p) => (p.kind === "tool" ? firstBlock(guardrails, { name: p.call.name, args: argsOf(p.call), agent: agent.name }) : null)),
-  );
+  const blocked = guardrails.length
+    ? await Promise.all(
+        plan.map((p) =>
+          p.kind === "tool" ? firstBlock(guardrails, { name: p.call.name, args: argsOf(p.call), agent: agent.name }) : null,
+        ),
+      )
+    : plan.map(() => null);
   const gated = await Promise.all(
     plan.map((p, i) => (p.kind === "tool" && blocked[i] === null ? requiresApproval(p.call, p.tool) : false)),
   );

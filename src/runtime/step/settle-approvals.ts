@@ -3,6 +3,7 @@ import { errorOutcome, executeToolCall, toolMessage } from "../execute-tool-call
 import type { ToolMessage } from "../messages.ts";
 import type { TurnItem } from "../run-options.ts";
 import { type ApprovalDecision, denialMessage, type PendingApproval, type Suspension } from "../suspension.ts";
+import { commit } from "../commit.ts";
 import { toolContext } from "../tool-context.ts";
 import { advance, type RunContext, type TurnState } from "../turn-state.ts";
 import { countErrorSteps, tooManyErrors } from "./next-step.ts";
@@ -39,7 +40,8 @@ export async function* settleApprovals(
     return toolMessage(call, settled.find(([pending]) => pending.toolCallId === call.id)![1].outcome);
   });
   const messages = [suspension.assistant, ...results, ...(suspension.trailing ?? [])];
-  yield { type: "commit", commit: { messages, activeAgent: state.agent.name, suspension: null } };
+  const item = await commit(run, { messages, activeAgent: state.agent.name, suspension: null });
+  if (item) yield item;
   const next = advance(state, {
     messages,
     errorSteps: countErrorSteps(

@@ -15,7 +15,7 @@ import { advance, type TurnState } from "../turn-state.ts";
 import { addUsage, modelCallUsage, NO_USAGE, type UsageTotals } from "../usage.ts";
 import type { ModelStepResult } from "./call-model.ts";
 import type { PreparedStep } from "./prepare-step.ts";
-import type { CallRecord } from "./resolve-calls.ts";
+import type { Answered, CallRecord } from "./resolve-calls.ts";
 import { countErrorSteps } from "./next-step.ts";
 
 export interface StepOutcome {
@@ -64,14 +64,11 @@ export function buildStepCommit(input: {
     messages: complete,
     modelCalled: true,
     spent,
-    errorSteps: countErrorSteps(
-      state.errorSteps,
-      records.flatMap((r) => (r.answer ? [r.answer] : [])),
-    ),
-    ...(handoff && accepted ? { handoff: { record: handoff, target: accepted.edge.target } } : {}),
-    ...(context ? { context } : {}),
-    ...(compaction ? { compaction: compaction.compaction } : {}),
-    ...calibration(prepared, step, options),
+    errorSteps: countErrorSteps(state.errorSteps, answersOf(records)),
+    handoff: handoff && accepted ? { record: handoff, target: accepted.edge.target } : undefined,
+    context,
+    compaction: compaction?.compaction,
+    calibration: calibration(prepared, step, options),
   });
   const commit: StepCommit = {
     messages: complete,
@@ -137,23 +134,30 @@ function announcements(
   pending: readonly PendingApproval[],
   handoff: HandoffRecord | undefined,
 ): RunEvent[] {
-  const results = records.flatMap((r): RunEvent[] => {
-    if (!r.answer) return [];
-    return [
-      { type: "tool-result", toolCallId: r.call.id, name: r.call.name, result: r.answer.outcome.result, isError: r.answer.outcome.isError },
-    ];
-  });
-  return [
-    ...results,
-    ...pending.map((p): RunEvent => ({ type: "approval-required", ...p })),
-    ...(handoff ? [{ type: "handoff" as const, ...handoff }] : []),
-  ];
+  const events: RunEvent[] = [];
+  for (const r of records) {
+    if (r.answer)
+      events.push({
+        type: "tool-result",
+        toolCallId: r.call.id,
+        name: r.call.name,
+        result: r.answer.outcome.result,
+        isError: r.answer.outcome.isError,
+      });
+  }
+  for (const p of pending) events.push({ type: "approval-required", ...p });
+  if (handoff) events.push({ type: "handoff", ...handoff });
+  return events;
 }
 
 /** Only a context budget needs the token estimate, and only then is it worth correcting by what the provider counted. */
-function calibration(prepared: PreparedStep, step: ModelStepResult, options: Pick<NetworkOptions, "compaction">): { calibration?: number } {
-  if (!step.usage?.inputTokens || !(prepared.agent.contextBudget ?? options.compaction?.contextBudget)) return {};
-  return {
-    calibration: step.usage.inputTokens / Math.max(1, estimateTokens(prepared.instructions, prepared.messages, prepared.toolset.specs)),
-  };
+function calibration(prepared: PreparedStep, step: ModelStepResult, options: Pick<NetworkOptions, "compaction">): number | undefined {
+  if (!step.usage?.inputTokens || !(prepared.agent.contextBudget ?? options.compaction?.contextBudget)) return undefined;
+  return step.usage.inputTokens / Math.max(1, estimateTokens(prepared.instructions, prepared.messages, prepared.toolset.specs));
+}
+
+function answersOf(records: readonly CallRecord[]): Answered[] {
+  const answers: Answered[] = [];
+  for (const r of records) if (r.answer) answers.push(r.answer);
+  return answers;
 }

@@ -1,0 +1,14 @@
+import type { TurnItem } from "./run-options.ts";
+import type { StepCommit } from "./store-port.ts";
+import type { RunContext } from "./turn-state.ts";
+
+/**
+ * A step's commit: stored through the store port when there is one (and then nothing is
+ * returned), else returned as the item to hand the host, in order. A plain async function rather
+ * than a generator: it runs at every step, and a generator per call costs measurably.
+ */
+export async function commit(run: RunContext, stepCommit: StepCommit): Promise<TurnItem | undefined> {
+  if (!run.store) return { type: "commit", commit: stepCommit };
+  await run.store.commitStep(stepCommit);
+  return undefined;
+}
