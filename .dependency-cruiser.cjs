@@ -34,6 +34,13 @@ module.exports = {
       to: { path: "^src/http/" },
     },
     {
+      name: "worker-uses-entry-points",
+      comment: "This repository's Worker (src/index.ts, src/agents) uses the package as a team's Worker would: through its entry points only.",
+      severity: "error",
+      from: { path: "^src/(index\\.ts|agents/)" },
+      to: { path: "^src/", pathNot: ["^src/(runtime|cloudflare|models|testing)/index\\.ts$", "^src/agents/"] },
+    },
+    {
       name: "no-node-builtins",
       comment: "The Worker runs without nodejs_compat: web standards only.",
       severity: "error",

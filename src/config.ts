@@ -38,7 +38,6 @@ const ConfigSchema = z.object({
     .transform((value) => value === "true")
     .optional(),
   OPENAI_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
-  DEMO_DELAY_MS: z.coerce.number().int().min(0).max(2000).default(0),
   MAX_STEPS: z.coerce.number().int().min(1).max(100).optional(),
   MAX_HANDOFFS_PER_TURN: z.coerce.number().int().min(0).max(100).optional(),
   /** Master key for /v1/*; without it the API answers 503 unless ALLOW_ANONYMOUS is "true". */

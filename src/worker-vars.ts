@@ -20,7 +20,6 @@ export interface WorkerVars {
   OPENAI_MAX_OUTPUT_TOKENS?: string;
   OPENAI_PARALLEL_TOOL_CALLS?: string;
   OPENAI_IDLE_TIMEOUT_MS?: string;
-  DEMO_DELAY_MS?: string;
   MAX_STEPS?: string;
   MAX_HANDOFFS_PER_TURN?: string;
 }

@@ -3,6 +3,7 @@ import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { secureHeaders } from "hono/secure-headers";
 import { ConfigError, readConfig, redactorFor } from "../config.ts";
+import type { Env } from "../env.ts";
 import type { Network } from "../runtime/index.ts";
 import type { AppEnv } from "./app-env.ts";
 import { requireAccess } from "./auth.ts";
@@ -13,8 +14,11 @@ import { registerConversationCreate } from "./token-routes.ts";
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
-/** The Worker's HTTP API and chat page. The network is passed in so /v1/agents describes what the sessions run. */
-export function createApp(network: Network): Hono<AppEnv> {
+/**
+ * The Worker's HTTP API and chat page. `networkFor` gives the network the conversations of an
+ * environment run, so /v1/agents describes what they run.
+ */
+export function createApp(networkFor: (env: Env) => Network): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use(securityHeaders());
   app.use("/v1/*", corsForAllowedOrigins());
@@ -28,7 +32,7 @@ export function createApp(network: Network): Hono<AppEnv> {
   );
 
   app.get("/v1/openapi.json", (c) => c.json(openApiDocument()));
-  app.get("/v1/agents", (c) => c.json(describeAgents(network)));
+  app.get("/v1/agents", (c) => c.json(describeAgents(networkFor(c.env))));
   registerConversationCreate(app);
   app.route("/v1/conversations/:id", conversationRoutes());
 

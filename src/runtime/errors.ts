@@ -10,6 +10,7 @@ export type RuntimeErrorCode =
   | "model_auth_failed"
   | "model_stream_interrupted"
   | "model_timeout"
+  | "model_not_configured"
   | "hook_failed"
   | "budget_exceeded"
   | "guardrail_blocked"

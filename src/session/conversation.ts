@@ -1,23 +1,25 @@
 import { DurableObject } from "cloudflare:workers";
-import { configuredNetwork } from "../agents/index.ts";
 import { type Config, readConfig, redactorFor, runSettings } from "../config.ts";
 import type { WorkerVars } from "../worker-vars.ts";
-import { createModel } from "../models/index.ts";
+
 import {
   type ApprovalDecision,
   type Compaction,
+  type Limits,
   type Message,
   type Model,
   type Network,
   type PendingApproval,
   type Redactor,
   type RunItemsOptions,
+  RuntimeError,
   runTurnItems,
   type TurnInput,
   type UsageTotals,
 } from "../runtime/index.ts";
 import { encoderFor, type StoredEvent, type StreamFormat } from "../wire/index.ts";
 import { checkDecisions } from "./approvals.ts";
+import { createModel } from "./configured-model.ts";
 import { type ConversationState, ConversationStore, type StoredHandoff, type StoredTurnStatus } from "./conversation-store.ts";
 import { type EventBatches, eventStream } from "./event-stream.ts";
 import { fail, ok, type SessionResult } from "./results.ts";
@@ -64,16 +66,27 @@ export interface Caller {
  */
 export const MAX_STREAMS = 16;
 
+/** What a Worker gives its conversations: the network they run, and what overrides the environment. */
+export interface ConversationSetup {
+  network: Network;
+  /** Answers when no provider is configured (neither OPENAI_API_KEY nor OPENAI_BASE_URL); without it such turns fail with `model_not_configured`. */
+  offlineModel?: Model | undefined;
+  /** Limits that take precedence over MAX_STEPS and MAX_HANDOFFS_PER_TURN. */
+  limits?: Partial<Limits> | undefined;
+}
+
 /**
  * One conversation: its active agent, history and counters in SQLite, and at most one run.
  * Thin glue: the loop is in src/runtime, storage in ConversationStore, fan-out in TurnBroadcast.
- * Everything it stores or streams passes the redactor of the configured secrets first.
+ * Everything it stores or streams passes the redactor of the configured secrets first. A Worker
+ * makes its own subclass with `setup` (`createHandoffWorker` in `handoff-runtime/cloudflare` does).
  */
-export class Conversation extends DurableObject<WorkerVars> {
+export abstract class Conversation extends DurableObject<WorkerVars> {
   readonly #store: ConversationStore;
   readonly #config: Config;
   readonly #network: Network;
   readonly #model: Model;
+  readonly #limits: Partial<Limits>;
   readonly #redactor: Redactor;
   #running: TurnBroadcast | null = null;
   #openStreams = 0;
@@ -85,14 +98,14 @@ export class Conversation extends DurableObject<WorkerVars> {
     this.#config = readConfig(env);
     this.#redactor = redactorFor(env);
     this.#store = new ConversationStore(ctx.storage);
-    this.#network = this.createNetwork(this.#config);
-    this.#model = createModel(this.#config, this.#redactor);
+    const setup = this.setup(env);
+    this.#network = setup.network;
+    this.#model = createModel(this.#config, this.#redactor) ?? setup.offlineModel ?? unconfiguredModel();
+    this.#limits = { ...runSettings(this.#config).limits, ...setup.limits };
   }
 
-  /** The network this conversation runs: a subclass serves another (a Worker of its own, a test's). */
-  protected createNetwork(config: Config): Network {
-    return configuredNetwork(config);
-  }
+  /** The network this conversation runs and what overrides the environment, from the Worker that exports the class. */
+  protected abstract setup(env: WorkerVars): ConversationSetup;
 
   /** Creates the conversation, held by the entry agent, without a turn; the grant signs its tokens. */
   async create(caller: Caller): Promise<SessionResult<{ activeAgent: string; grant: string }>> {
@@ -327,7 +340,7 @@ export class Conversation extends DurableObject<WorkerVars> {
       context: state.context ?? {},
       usage: this.#store.usage(),
       input,
-      limits: runSettings(this.#config).limits,
+      limits: this.#limits,
     };
   }
 }
@@ -339,6 +352,18 @@ function newGrant(): string {
     .replaceAll("+", "-")
     .replaceAll("/", "_")
     .replace(/=+$/, "");
+}
+
+/** Without a provider and without an offline model, every turn says what to configure. */
+function unconfiguredModel(): Model {
+  return {
+    stream() {
+      throw new RuntimeError(
+        "model_not_configured",
+        "No model is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a provider other than OpenAI).",
+      );
+    },
+  };
 }
 
 function notFound<T>(conversationId: string): SessionResult<T> {

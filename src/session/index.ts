@@ -2,5 +2,13 @@
  * @module
  * The Durable Object that holds one conversation: storage, the single running turn, event fan-out.
  */
-export { type Caller, Conversation, type ConversationView, type DecisionOutcome, type EventsOutcome, MAX_STREAMS } from "./conversation.ts";
+export {
+  type Caller,
+  Conversation,
+  type ConversationSetup,
+  type ConversationView,
+  type DecisionOutcome,
+  type EventsOutcome,
+  MAX_STREAMS,
+} from "./conversation.ts";
 export type { SessionError, SessionErrorCode, SessionResult } from "./results.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { readConfig } from "../../src/config.ts";
-import { createModel } from "../../src/models/index.ts";
+import { createModel } from "../../src/session/configured-model.ts";
 import { type Model, Redactor } from "../../src/runtime/index.ts";
 import { providerModel, step } from "../support/model-step.ts";
 import { scenario } from "../support/scenario.ts";
@@ -94,7 +94,7 @@ describe("provider failures never carry a key, whatever its shape, whichever pat
       const model: Model = createModel(
         readConfig({ OPENAI_API_KEY: key, OPENAI_BASE_URL: `${inject("fakeOpenAIUrl")}/v1`, OPENAI_MAX_RETRIES: "0" }),
         new Redactor([key]),
-      );
+      )!;
       const s = await scenario([{ status: 401, error: { message: "Incorrect API key provided: {{key}}" } }]);
       const events = model.stream({
         agent: "a",

@@ -1,6 +1,5 @@
-import { expect } from "vitest";
-import { findHistoryProblem, type Limits, type Network, type RunEvent, runTurn, type TurnInput } from "../../src/runtime/index.ts";
-import { MemoryStore, type ScriptStep, ScriptedModel } from "./scripted-model.ts";
+import type { Limits, Network, RunEvent, TurnInput } from "../../src/runtime/index.ts";
+import { type MemoryStore, runScripted, type ScriptedModel, type ScriptStep } from "../../src/testing/index.ts";
 
 export interface TurnResult {
   events: RunEvent[];
@@ -8,31 +7,14 @@ export interface TurnResult {
   store: MemoryStore;
 }
 
-/** Runs one turn of `network` against a script and checks what must hold after any turn. */
+/** Runs one turn of `network` against a script and checks what must hold after any turn (the package's `runScripted`). */
 export async function playTurn(
   network: Network,
   message: string | TurnInput,
   script: ScriptStep[],
   options: { store?: MemoryStore; limits?: Partial<Limits> } = {},
 ): Promise<TurnResult> {
-  const model = new ScriptedModel(script);
-  const store = options.store ?? new MemoryStore(network.entry.name);
-  const events: RunEvent[] = [];
-  for await (const event of runTurn({
-    conversationId: "c1",
-    network,
-    model,
-    store,
-    ...storedState(store),
-    input: typeof message === "string" ? { kind: "message", text: message } : message,
-    ...(options.limits ? { limits: options.limits } : {}),
-  })) {
-    events.push(event);
-  }
-  model.assertUsed();
-  expect(findHistoryProblem(store.history)).toBeNull();
-  expect(events.filter((e) => e.type === "done" || e.type === "error")).toHaveLength(1);
-  expect(["done", "error"]).toContain(events.at(-1)?.type);
+  const { events, model, store } = await runScripted(network, message, script, options);
   return { events, model, store };
 }
 

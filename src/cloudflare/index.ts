@@ -1,0 +1,74 @@
+/**
+ * @module
+ * Your own Worker: `createHandoffWorker` takes your network and gives the fetch handler, the Hono
+ * app and the Durable Object class to export. One Durable Object per conversation (SQLite) holds
+ * the active agent, the history and the handoff counters; responses stream as Server-Sent Events.
+ */
+import type { Hono } from "hono";
+import { readConfig, runSettings } from "../config.ts";
+import type { Env } from "../env.ts";
+import { createApp } from "../http/app.ts";
+import type { AppEnv } from "../http/app-env.ts";
+import type { Limits, Model, Network, NetworkOptions } from "../runtime/index.ts";
+import { Conversation as ConversationObject, type ConversationSetup } from "../session/index.ts";
+import type { WorkerVars } from "../worker-vars.ts";
+
+export { ConversationObject, type ConversationSetup };
+export type { Env } from "../env.ts";
+export type { WorkerVars } from "../worker-vars.ts";
+export { errorResponse, type ErrorBody, HttpError, type HttpErrorCode } from "../http/errors.ts";
+
+export interface HandoffWorkerOptions<E extends WorkerVars = WorkerVars> {
+  /** The network, or a function of the environment that builds it (models and secrets per deploy); built once per environment. */
+  network: Network | ((env: E) => Network);
+  /**
+   * The model that answers when no provider is configured (neither OPENAI_API_KEY nor
+   * OPENAI_BASE_URL), such as a scripted one for local demos; without it such turns fail with
+   * `model_not_configured`.
+   */
+  offlineModel?: (env: E) => Model;
+  /** Limits that take precedence over the environment's MAX_STEPS and MAX_HANDOFFS_PER_TURN. */
+  limits?: Partial<Limits>;
+}
+
+export interface HandoffWorker {
+  /** The Worker's fetch handler: `export default { fetch: worker.fetch }`, or the worker itself. */
+  fetch: Hono<AppEnv>["fetch"];
+  /** The Hono app: mount it under a prefix of your own Worker (`app.route("/chat", worker.app)`), or add routes beside it. */
+  app: Hono<AppEnv>;
+  /** The Durable Object class: export it under the `class_name` your wrangler.toml binds to `CONVERSATIONS`. */
+  Conversation: new (
+    ctx: DurableObjectState,
+    env: WorkerVars,
+  ) => ConversationObject;
+}
+
+/**
+ * A Worker of your own around your network. Access, the provider and the limits come from the
+ * environment (API_KEY, SESSION_SECRET, ALLOW_ANONYMOUS, OPENAI_API_KEY, OPENAI_BASE_URL, ...), as
+ * the README's configuration table lists; `options` can set what the environment does not.
+ */
+export function createHandoffWorker<E extends WorkerVars = WorkerVars>(options: HandoffWorkerOptions<E>): HandoffWorker {
+  const built = new WeakMap<object, Network>();
+  const networkFor = (env: E): Network => {
+    if (typeof options.network !== "function") return options.network;
+    let network = built.get(env);
+    if (!network) {
+      network = options.network(env);
+      built.set(env, network);
+    }
+    return network;
+  };
+  class Conversation extends ConversationObject {
+    protected override setup(env: WorkerVars): ConversationSetup {
+      return { network: networkFor(env as E), offlineModel: options.offlineModel?.(env as E), limits: options.limits };
+    }
+  }
+  const app = createApp((env: Env) => networkFor(env as unknown as E));
+  return { fetch: app.fetch, app, Conversation };
+}
+
+/** What the environment sets for a network: the default model (OPENAI_MODEL), budgets (TURN_BUDGET, CONVERSATION_BUDGET) and compaction (CONTEXT_BUDGET, COMPACTION_KEEP_TURNS). */
+export function networkOptionsFromEnv(env: WorkerVars): Pick<NetworkOptions, "defaultModel" | "budgets" | "compaction"> {
+  return runSettings(readConfig(env)).network;
+}

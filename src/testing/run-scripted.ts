@@ -1,0 +1,58 @@
+import {
+  findHistoryProblem,
+  type Limits,
+  type Network,
+  type RunEvent,
+  runTurn,
+  type TurnInput,
+  type TurnOutcome,
+} from "../runtime/index.ts";
+import { MemoryStore } from "./memory-store.ts";
+import { type ScriptStep, ScriptedModel } from "./scripted-model.ts";
+
+/** What a scripted turn produced: its events, its outcome, the model (with the requests it was sent) and the store after it. */
+export interface ScriptedTurn {
+  events: RunEvent[];
+  outcome: TurnOutcome;
+  model: ScriptedModel;
+  store: MemoryStore;
+}
+
+/**
+ * Runs one turn of a network against a script, the way a host would, and checks what must hold
+ * after any turn: every script step was played, the stored history is valid (every tool call
+ * answered, in order), and exactly one `done` or `error` ended it. Pass the store of an earlier
+ * turn to continue that conversation.
+ */
+export async function runScripted(
+  network: Network,
+  input: string | TurnInput,
+  script: ScriptStep[],
+  options: { store?: MemoryStore; limits?: Partial<Limits>; conversationId?: string } = {},
+): Promise<ScriptedTurn> {
+  const model = new ScriptedModel(script);
+  const store = options.store ?? new MemoryStore(network.entry.name);
+  const events: RunEvent[] = [];
+  const turn = runTurn({
+    conversationId: options.conversationId ?? "c1",
+    network,
+    model,
+    store,
+    history: store.history,
+    activeAgent: store.activeAgent,
+    handoffCount: store.handoffCount,
+    ...(store.lastHandoff ? { lastHandoff: store.lastHandoff } : {}),
+    context: store.context,
+    input: typeof input === "string" ? { kind: "message", text: input } : input,
+    ...(options.limits ? { limits: options.limits } : {}),
+  });
+  let next = await turn.next();
+  for (; !next.done; next = await turn.next()) events.push(next.value);
+  model.assertUsed();
+  const problem = findHistoryProblem(store.history);
+  if (problem) throw new Error(`runScripted: the stored history is invalid: ${problem}`);
+  const ends = events.filter((e) => e.type === "done" || e.type === "error");
+  if (ends.length !== 1 || ends[0] !== events.at(-1))
+    throw new Error(`runScripted: the turn must end with exactly one done or error event; it had ${ends.length}.`);
+  return { events, outcome: next.value, model, store };
+}
