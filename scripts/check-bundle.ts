@@ -1,21 +1,23 @@
 /**
  * Bundles the Worker exactly as it would be deployed and fails on any sign of Node: wrangler
  * only warns about a Node built-in, and the test pool enables nodejs_compat by itself, so this
- * is the check that the production configuration runs on web standards alone.
+ * is the check that the production configuration runs on web standards alone. Another Worker's
+ * wrangler.toml can be given (the package's consumer test does): `node scripts/check-bundle.ts path/to/wrangler.toml`.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 
 const outdir = mkdtempSync(join(tmpdir(), "handoff-bundle-"));
 try {
-  const config = readFileSync("wrangler.toml", "utf8");
+  const configPath = process.argv[2] ?? "wrangler.toml";
+  const config = readFileSync(configPath, "utf8");
   const problems: string[] = [];
   if (/nodejs_compat/.test(config)) problems.push("wrangler.toml enables nodejs_compat");
 
-  const run = spawnSync("npx", ["wrangler", "deploy", "--dry-run", "--outdir", outdir], {
+  const run = spawnSync("npx", ["wrangler", "deploy", "--dry-run", "--outdir", outdir, "--config", configPath], {
     encoding: "utf8",
     env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
   });
@@ -25,7 +27,9 @@ try {
     if (/\[WARNING\]|node:|Node\.js built-?in|nodejs_compat/i.test(line)) problems.push(`wrangler: ${line.trim()}`);
   }
 
-  const bundle = readFileSync(join(outdir, "index.js"), "utf8");
+  const written = readdirSync(outdir).find((f) => f.endsWith(".js"));
+  if (!written) throw new Error(`wrangler wrote no JavaScript to ${outdir}:\n${output}`);
+  const bundle = readFileSync(join(outdir, written), "utf8");
   // esbuild writes module specifiers in double quotes; single-quoted ones are prose in error messages.
   const nodeImports = bundle.match(/(?:from\s*|import\(|require\()\s*"node:[a-z_/]+"/g) ?? [];
   if (nodeImports.length) problems.push(`the bundle imports Node built-ins: ${[...new Set(nodeImports)].join(", ")}`);

@@ -18,6 +18,7 @@ export type { Env } from "../env.ts";
 export type { WorkerVars } from "../worker-vars.ts";
 export { errorResponse, type ErrorBody, HttpError, type HttpErrorCode } from "../http/errors.ts";
 
+/** What `createHandoffWorker` takes: the network, and what the environment does not set. */
 export interface HandoffWorkerOptions<E extends WorkerVars = WorkerVars> {
   /** The network, or a function of the environment that builds it (models and secrets per deploy); built once per environment. */
   network: Network | ((env: E) => Network);
@@ -31,6 +32,7 @@ export interface HandoffWorkerOptions<E extends WorkerVars = WorkerVars> {
   limits?: Partial<Limits>;
 }
 
+/** What `createHandoffWorker` gives: the fetch handler, the Hono app and the Durable Object class. */
 export interface HandoffWorker {
   /** The Worker's fetch handler: `export default { fetch: worker.fetch }`, or the worker itself. */
   fetch: Hono<AppEnv>["fetch"];

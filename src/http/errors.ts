@@ -29,8 +29,10 @@ const STATUS = {
   auth_not_configured: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
+/** Every error code the HTTP API answers with; each has one status. */
 export type HttpErrorCode = keyof typeof STATUS;
 
+/** The body of every error response: a machine-readable code, a message that says what to fix, details where they help. */
 export interface ErrorBody {
   error: { code: string; message: string; details?: Record<string, unknown> };
 }

@@ -34,6 +34,7 @@ export function streamChatCompletion(client: OpenAI, defaults: ProviderDefaults,
   );
 }
 
+/** The history as Chat Completions messages, the instructions first as the system message. */
 export function toChatMessages(instructions: string, messages: readonly Message[]): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = instructions ? [{ role: "system", content: instructions }] : [];
   for (const message of messages) {

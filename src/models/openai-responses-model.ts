@@ -37,6 +37,7 @@ export function streamResponse(client: OpenAI, defaults: ProviderDefaults, reque
   );
 }
 
+/** The history as Responses API input items, the instructions first as a developer message. */
 export function toResponsesInput(instructions: string, messages: readonly Message[]): ResponseInputItem[] {
   const input: ResponseInputItem[] = instructions ? [{ role: "developer", content: instructions }] : [];
   for (const message of messages) {

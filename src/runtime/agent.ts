@@ -14,6 +14,7 @@ export interface Handoff extends HandoffOptions {
   agent: Agent;
 }
 
+/** An agent's definition: `new Agent(config)`. */
 export interface AgentConfig {
   name: string;
   /** One sentence for routers: it is added to the description of every transfer tool that targets this agent. */

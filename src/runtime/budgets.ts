@@ -1,6 +1,7 @@
 import { RuntimeError } from "./errors.ts";
 import type { UsageTotals } from "./usage.ts";
 
+/** Limits on model calls, tokens and tool calls; absent ones are unlimited. */
 export type BudgetLimits = Partial<UsageTotals>;
 
 /** Spending limits that protect whoever pays, per turn and over the conversation's life. */

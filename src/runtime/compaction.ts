@@ -8,6 +8,7 @@ export interface Compaction {
   summary: string;
 }
 
+/** When and how older turns are summarized in what the model is sent (the stored history keeps them). */
 export interface CompactionOptions {
   /** Token budget of a request for agents that set none. */
   contextBudget?: number;

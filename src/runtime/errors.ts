@@ -17,6 +17,7 @@ export type RuntimeErrorCode =
   | "run_aborted"
   | "internal_error";
 
+/** A failure of the loop, with a stable `code` (an `error` event's code); model adapters throw it with a model_* code. */
 export class RuntimeError extends Error {
   override readonly name = "RuntimeError";
   readonly code: RuntimeErrorCode;

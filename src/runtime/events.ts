@@ -9,6 +9,7 @@ export type TurnStatus = "completed" | "awaiting_approval";
 /** How a turn's leg ended: what the host records for the turn. */
 export type TurnOutcome = { status: TurnStatus } | { status: "failed"; code: string };
 
+/** The events of a turn, streamed as they happen: a `run-start`, steps with their text, calls, results and handoffs, and one `done` or `error` at the end. */
 export type RunEvent =
   | { type: "run-start"; conversationId: string; agent: string; model: string; demo?: boolean; resumed?: boolean }
   | { type: "step-start"; stepIndex: number; agent: string }

@@ -2,20 +2,24 @@
 
 export type GuardrailVerdict = { block: true; reason: string } | { block: false } | undefined | void;
 
+/** What an input or output guardrail judges: the text, the agent holding the conversation, the context. */
 export interface GuardrailInput {
   text: string;
   agent: string;
   context: Readonly<Record<string, unknown>>;
 }
 
+/** Judges a turn's input (the agent's `inputGuardrails`) or its final text (`outputGuardrails`); a throw blocks. */
 export type Guardrail = (input: GuardrailInput) => GuardrailVerdict | Promise<GuardrailVerdict>;
 
+/** What a tool guardrail judges: one regular tool call before the approval gate. */
 export interface ToolCallInput {
   name: string;
   args: unknown;
   agent: string;
 }
 
+/** Judges one tool call (the network's `toolGuardrails`); a block answers the call with an error, a throw blocks. */
 export type ToolGuardrail = (call: ToolCallInput) => GuardrailVerdict | Promise<GuardrailVerdict>;
 
 /**

@@ -1,3 +1,4 @@
+/** Per-turn limits of the loop; `runTurn` takes any of them, the rest are DEFAULT_LIMITS. */
 export interface Limits {
   /** Model calls per agent in one turn; fresh after each accepted handoff. */
   maxSteps: number;
@@ -7,4 +8,5 @@ export interface Limits {
   maxToolErrorSteps: number;
 }
 
+/** The limits a turn runs under unless told otherwise. */
 export const DEFAULT_LIMITS: Limits = { maxSteps: 10, maxHandoffsPerTurn: 5, maxToolErrorSteps: 3 };

@@ -7,11 +7,13 @@ export interface ToolCall {
   arguments: string;
 }
 
+/** A user's message in the history. */
 export interface UserMessage {
   role: "user";
   content: string;
 }
 
+/** An agent's answer in the history: its text and the tool calls it made. */
 export interface AssistantMessage {
   role: "assistant";
   /** The agent that produced this message: the history records who held the conversation. */
@@ -20,6 +22,7 @@ export interface AssistantMessage {
   toolCalls?: ToolCall[];
 }
 
+/** The answer to one tool call, in the history right after the call. */
 export interface ToolMessage {
   role: "tool";
   toolCallId: string;
@@ -35,6 +38,7 @@ export interface SystemMessage {
   content: string;
 }
 
+/** One message of the stored history, as the runtime keeps it and sends it to models. */
 export type Message = UserMessage | AssistantMessage | ToolMessage | SystemMessage;
 
 /**

@@ -13,6 +13,7 @@ export interface ModelSettings {
   parallelToolCalls?: boolean;
 }
 
+/** What the loop asks a model for one step. */
 export interface ModelRequest {
   /** The agent making the call; for logs and for models that route by agent. */
   agent: string;
@@ -25,6 +26,7 @@ export interface ModelRequest {
   signal: AbortSignal;
 }
 
+/** What a model streams for one step: text as it comes, whole tool calls, and how it finished. */
 export type ModelEvent =
   | { type: "text-delta"; delta: string }
   | { type: "tool-call"; call: ToolCall }

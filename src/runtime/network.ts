@@ -8,6 +8,7 @@ import { type TransferStyle, transferSpecs } from "./handoff/transfer-tools.ts";
 import type { HandoffInfo, HandoffState } from "./handoff/types.ts";
 import { type Tool, type ToolSpec, toolSpec } from "./tool.ts";
 
+/** How a network behaves where the peer systems differ, and its limits, budgets and hooks. */
 export interface NetworkOptions {
   /** Model name for agents that do not name their own. */
   defaultModel?: string;

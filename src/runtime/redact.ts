@@ -7,6 +7,7 @@ export const REDACTED = "[redacted]";
 /** Shorter values are not redacted: a secret that short would match ordinary words. */
 export const MIN_SECRET_LENGTH = 8;
 
+/** Replaces configured secret values (raw, JSON-escaped and URL-encoded) in text and in JSON values. */
 export class Redactor {
   /** Each secret and the forms it takes once escaped in JSON or a URL, longest first. */
   readonly #needles: readonly string[];

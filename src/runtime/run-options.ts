@@ -15,6 +15,7 @@ export type TurnInput =
   | { kind: "message"; text: string }
   | { kind: "resume"; suspension: Suspension; decisions: readonly ApprovalDecision[] };
 
+/** What a host passes `runTurn`: the network, the model and store ports, the stored conversation, and the input. */
 export interface RunTurnOptions {
   conversationId: string;
   network: Network;

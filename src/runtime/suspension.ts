@@ -11,6 +11,7 @@ export interface PendingApproval {
   agent: string;
 }
 
+/** A person's decision on one call that waits for approval; a denial's reason is shown to the model. */
 export interface ApprovalDecision {
   toolCallId: string;
   approved: boolean;
@@ -39,6 +40,7 @@ export interface Suspension {
   trailing?: Message[];
 }
 
+/** What the model is told when a person declines a call. */
 export function denialMessage(decision: ApprovalDecision): string {
   const reason = decision.reason?.trim();
   return `A person declined this call${reason ? `: ${reason}` : "."}`;

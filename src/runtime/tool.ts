@@ -22,6 +22,7 @@ export interface ToolContext {
   delegate(agent: DelegateAgent, request: string): Promise<string>;
 }
 
+/** A function the model can call: zod parameters, an execute function, and whether a person must approve it. */
 export interface Tool<Schema extends z.ZodType = z.ZodType> {
   name: string;
   description: string;

@@ -14,8 +14,10 @@ export interface UsageTotals {
   toolCalls: number;
 }
 
+/** Nothing spent. */
 export const NO_USAGE: UsageTotals = { modelCalls: 0, inputTokens: 0, outputTokens: 0, toolCalls: 0 };
 
+/** Totals plus what a step spent. */
 export function addUsage(totals: UsageTotals, step: Partial<UsageTotals>): UsageTotals {
   return {
     modelCalls: totals.modelCalls + (step.modelCalls ?? 0),

@@ -2,6 +2,7 @@
 import type { Agent, Handoff } from "../agent.ts";
 import type { HandoffOptions, HandoffState } from "./types.ts";
 
+/** A handoff target with options (typed input, isEnabled, a history filter), for an agent's `handoffs`. */
 export function handoff(agent: Agent, options: HandoffOptions = {}): Handoff {
   return { agent, ...options };
 }

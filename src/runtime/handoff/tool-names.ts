@@ -9,6 +9,7 @@
 export const TRANSFER_PREFIX = "transfer_to_";
 const MAX_TOOL_NAME = 60;
 
+/** An agent name as it appears in its transfer tool name (ASCII, lower case, `_` for the rest). */
 export function sanitizeAgentName(name: string): string {
   const folded = name
     .normalize("NFKD")

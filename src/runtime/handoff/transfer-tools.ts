@@ -12,7 +12,9 @@ import { TRANSFER_PREFIX } from "./tool-names.ts";
  */
 export type TransferStyle = "per-target" | "single" | "named";
 
+/** The one transfer tool of the `single` style. */
 export const SINGLE_TRANSFER_TOOL = "transfer_to_agent";
+/** The one transfer tool of the `named` style. */
 export const NAMED_TRANSFER_TOOL = "handoff";
 
 const REASON = { type: "string", description: "Why this agent should take over, in one sentence." };

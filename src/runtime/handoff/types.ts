@@ -12,6 +12,7 @@ export interface HandoffState {
   context: Readonly<Record<string, unknown>>;
 }
 
+/** Options of one handoff edge: `handoff(target, options)`. */
 export interface HandoffOptions {
   /**
    * Typed input the model must give with the handoff (for example `{ orderId }`). It is validated
