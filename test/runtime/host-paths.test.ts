@@ -1,0 +1,226 @@
+/**
+ * What a host sees of a run: `runTurnItems` (each commit after its step's events, the outcome
+ * returned), `run-start`'s fields, the stored context carried in, `applyCommit`, cancellation
+ * while tools run, and the corners of settling approvals and delegation. Written against the
+ * survivors of a mutation run (TESTING.md).
+ */
+import { beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  Agent,
+  applyCommit,
+  type Model,
+  Network,
+  type RunEvent,
+  type RunItemsOptions,
+  runTurnItems,
+  tool,
+  type TurnItem,
+  type TurnOutcome,
+} from "../../src/runtime/index.ts";
+import { MemoryStore, ScriptedModel, type ScriptStep } from "../../src/testing/index.ts";
+import { echo, explode, refunds, supportLike, withApprovals } from "../support/networks.ts";
+import { ofType, playTurn } from "../support/run.ts";
+
+beforeEach(() => {
+  refunds.length = 0;
+});
+
+async function items(
+  network: Network,
+  script: ScriptStep[],
+  more: Partial<RunItemsOptions> = {},
+): Promise<{ items: TurnItem[]; outcome: TurnOutcome }> {
+  const run = runTurnItems({
+    conversationId: "c",
+    network,
+    model: new ScriptedModel(script),
+    history: [],
+    activeAgent: network.entry.name,
+    handoffCount: 0,
+    input: { kind: "message", text: "hi" },
+    ...more,
+  });
+  const seen: TurnItem[] = [];
+  let next = await run.next();
+  for (; !next.done; next = await run.next()) seen.push(next.value);
+  return { items: seen, outcome: next.value };
+}
+
+describe("runTurnItems", () => {
+  it("hands each commit over after the events of its step and before its results, and returns the outcome", async () => {
+    const { items: seen, outcome } = await items(supportLike(), [
+      { toolCalls: [{ id: "t", name: "transfer_to_billing" }] },
+      { text: "billing" },
+    ]);
+    expect(seen.map((i) => i.type)).toEqual([
+      "run-start",
+      "commit",
+      "step-start",
+      "tool-call",
+      "commit",
+      "tool-result",
+      "handoff",
+      "step-finish",
+      "step-start",
+      "text-delta",
+      "commit",
+      "step-finish",
+      "done",
+    ]);
+    expect(seen[1]).toEqual({ type: "commit", commit: { messages: [{ role: "user", content: "hi" }], activeAgent: "triage" } });
+    expect(seen[4]).toMatchObject({ type: "commit", commit: { activeAgent: "billing", handoff: { from: "triage", to: "billing" } } });
+    expect(outcome).toEqual({ status: "completed" });
+  });
+
+  it("returns awaiting_approval, and a failure's code", async () => {
+    expect((await items(withApprovals(), [{ toolCalls: [{ name: "refund", args: { amount: 50 } }] }])).outcome).toEqual({
+      status: "awaiting_approval",
+    });
+    const failed = await items(supportLike(), [{ throws: new Error("down") }]);
+    expect(failed.outcome).toEqual({ status: "failed", code: "internal_error" });
+    expect(failed.items.at(-1)).toEqual({ type: "error", code: "internal_error", message: "down" });
+  });
+
+  it("takes a commit that failed back with throw(), and ends the turn with an error event", async () => {
+    const run = runTurnItems({
+      conversationId: "c",
+      network: supportLike(),
+      model: new ScriptedModel([]),
+      history: [],
+      activeAgent: "triage",
+      handoffCount: 0,
+      input: { kind: "message", text: "hi" },
+    });
+    expect((await run.next()).value).toMatchObject({ type: "run-start" });
+    expect((await run.next()).value).toMatchObject({ type: "commit" });
+    expect((await run.throw(new Error("storage went away"))).value).toEqual({
+      type: "error",
+      code: "internal_error",
+      message: "storage went away",
+    });
+    expect(await run.next()).toEqual({ done: true, value: { status: "failed", code: "internal_error" } });
+  });
+});
+
+describe("run-start", () => {
+  it("names the model, or a labelled model's label with demo set; says resumed only on a resume", async () => {
+    const plain = await playTurn(supportLike(), "hi", [{ text: "ok" }]);
+    expect(plain.events[0]).toEqual({ type: "run-start", conversationId: "c1", agent: "triage", model: "default-model" });
+    const labelled: Model = {
+      label: "offline demo",
+      async *stream() {
+        yield { type: "text-delta", delta: "hello" };
+        yield { type: "finish", finishReason: "stop" };
+      },
+    };
+    const { items: seen } = await items(supportLike(), [], { model: labelled });
+    expect(seen[0]).toEqual({ type: "run-start", conversationId: "c", agent: "triage", model: "offline demo", demo: true });
+  });
+});
+
+describe("the stored context", () => {
+  it("is carried into the turn: instructions and tools read it", async () => {
+    const seen: unknown[] = [];
+    const probe = tool({ name: "probe", description: "p", parameters: z.object({}), execute: (_a, ctx) => (seen.push(ctx.context), "ok") });
+    const network = new Network(
+      new Agent({ name: "solo", instructions: ({ context }) => `Order ${String(context.order)}.`, tools: [probe] }),
+      {
+        defaultModel: "m",
+      },
+    );
+    const store = new MemoryStore("solo");
+    store.context = { order: "A7" };
+    const { model } = await playTurn(network, "hi", [{ toolCalls: [{ name: "probe" }] }, { text: "ok" }], { store });
+    expect(model.requests[0]!.instructions).toBe("Order A7.");
+    expect(seen).toEqual([{ order: "A7" }]);
+  });
+
+  it("is replaced by a commit that carries one, and kept by one that does not", () => {
+    const state = { activeAgent: "a", handoffCount: 1, suspension: null, context: { order: "A7" } };
+    expect(applyCommit(state, { messages: [], activeAgent: "b" })).toEqual({ ...state, activeAgent: "b" });
+    expect(applyCommit(state, { messages: [], activeAgent: "b", context: { order: "B2" } })).toEqual({
+      ...state,
+      activeAgent: "b",
+      context: { order: "B2" },
+    });
+  });
+});
+
+describe("a run cancelled while its tools run", () => {
+  it("stores nothing of the step and announces none of its results", async () => {
+    const controller = new AbortController();
+    const stopper = tool({
+      name: "stopper",
+      description: "s",
+      parameters: z.object({}),
+      execute: () => (controller.abort(), "done anyway"),
+    });
+    const network = new Network(new Agent({ name: "solo", instructions: "s", tools: [stopper] }), { defaultModel: "m" });
+    const { items: seen } = await items(network, [{ toolCalls: [{ name: "stopper" }] }], { signal: controller.signal });
+    // Only the user's message was handed over to be stored.
+    expect(seen.filter((i) => i.type === "commit")).toEqual([
+      { type: "commit", commit: { messages: [{ role: "user", content: "hi" }], activeAgent: "solo" } },
+    ]);
+    expect(
+      ofType(
+        seen.filter((i): i is RunEvent => i.type !== "commit"),
+        "tool-result",
+      ),
+    ).toEqual([]);
+    expect(seen.at(-1)).toEqual({ type: "error", code: "run_aborted", message: "The run was cancelled." });
+  });
+});
+
+describe("settling an approval", () => {
+  it("answers an approved call whose tool its agent no longer has, listing the tools it has", async () => {
+    const first = await playTurn(withApprovals(), "refund", [{ toolCalls: [{ id: "r", name: "refund", args: { amount: 50 } }] }]);
+    const redeployed = new Network(new Agent({ name: "triage", instructions: "t", tools: [explode, echo] }), { defaultModel: "m" });
+    const { events } = await playTurn(
+      redeployed,
+      { kind: "resume", suspension: first.store.suspension!, decisions: [{ toolCallId: "r", approved: true }] },
+      [{ text: "sorry" }],
+      { store: first.store },
+    );
+    expect(ofType(events, "tool-result")[0]).toMatchObject({
+      result: "Unknown tool 'refund'. Available tools: explode, echo.",
+      isError: true,
+    });
+    expect(refunds).toEqual([]);
+  });
+});
+
+describe("the runaway-error guard and handoffs", () => {
+  it("does not count an accepted handoff as a success: the failures before it still count for the agent that takes over", async () => {
+    const network = new Network(supportLike().entry, { defaultModel: "m" });
+    const { events } = await playTurn(
+      network,
+      "hi",
+      [{ toolCalls: [{ name: "explode" }, { name: "transfer_to_shipping" }] }, { toolCalls: [{ name: "explode" }] }],
+      { limits: { maxToolErrorSteps: 2 } },
+    );
+    expect(ofType(events, "error")[0]).toMatchObject({ code: "too_many_tool_errors" });
+  });
+});
+
+describe("usage", () => {
+  it("does not count a call a guardrail blocked", async () => {
+    const network = new Network(supportLike().entry, { defaultModel: "m", toolGuardrails: [() => ({ block: true, reason: "no" })] });
+    const { events } = await playTurn(network, "hi", [{ toolCalls: [{ name: "echo", args: { text: "a" } }] }, { text: "ok" }]);
+    expect(ofType(events, "done")[0]!.usage).toMatchObject({ toolCalls: 0 });
+  });
+});
+
+describe("delegation", () => {
+  it("takes an Agent only", async () => {
+    const odd = tool({
+      name: "odd",
+      description: "o",
+      parameters: z.object({}),
+      execute: (_a, ctx) => ctx.delegate({ name: "nobody" }, "hi"),
+    });
+    const network = new Network(new Agent({ name: "solo", instructions: "s", tools: [odd] }), { defaultModel: "m" });
+    const { events } = await playTurn(network, "hi", [{ toolCalls: [{ name: "odd" }] }, { text: "ok" }]);
+    expect(ofType(events, "tool-result")[0]).toMatchObject({ result: "Tool 'odd' failed: delegate() takes an Agent.", isError: true });
+  });
+});
