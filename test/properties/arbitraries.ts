@@ -43,7 +43,7 @@ export const GOOD_ARGS: Record<string, string> = {
 export const AGENTS = ["alpha", "beta", "gamma"] as const;
 
 export interface NetworkSpec {
-  /** Tree form (seed 003): alpha is the parent of beta and gamma, with optional restrictions. */
+  /** Tree form: alpha is the parent of beta and gamma, with optional restrictions. */
   tree: { disallowParent: boolean; disallowPeers: boolean } | undefined;
   tools: Array<Array<keyof typeof TOOLS>>;
   edges: Array<[number, number, boolean]>;
