@@ -3,8 +3,8 @@ import type { Usage, UsageTotals } from "./usage.ts";
 
 /** The events of a turn: one flat union keyed on `type`, plain JSON so they cross any wire. */
 
-/** How a turn's leg ended without failing, as its `done` event says. */
-export type TurnStatus = "completed" | "awaiting_approval";
+/** How a turn's leg ended without failing, as its `done` event says; `cancelled` when its signal was aborted. */
+export type TurnStatus = "completed" | "awaiting_approval" | "cancelled";
 
 /** How a turn's leg ended: what the host records for the turn. */
 export type TurnOutcome = { status: TurnStatus } | { status: "failed"; code: string };

@@ -44,7 +44,7 @@ async function* runItems(options: RunItemsOptions, store: TurnStore | undefined)
   try {
     return yield* runLeg(options, store);
   } catch (error) {
-    const failure = options.signal?.aborted ? new RuntimeError("run_aborted", "The run was cancelled.") : toRuntimeError(error);
+    const failure = toRuntimeError(error);
     yield { type: "error", code: failure.code, message: failure.message, ...(failure.status ? { status: failure.status } : {}) };
     return { status: "failed", code: failure.code };
   }
@@ -77,15 +77,23 @@ async function* runLeg(options: RunItemsOptions, store: TurnStore | undefined): 
       code: "agent_missing",
       message: `Agent '${missing}' no longer exists; '${agent.name}' took over the conversation.`,
     };
-  if (input.kind === "message") {
-    state = yield* acceptMessage(run, state, input.text, missing);
-  } else {
-    state = yield* settleApprovals(run, state, input.suspension, input.decisions);
-  }
-  for (;;) {
-    const step = yield* runStep(run, state);
-    if (step.ended) return step.ended;
-    state = step.state;
+  try {
+    if (input.kind === "message") {
+      state = yield* acceptMessage(run, state, input.text, missing);
+    } else {
+      state = yield* settleApprovals(run, state, input.suspension, input.decisions);
+    }
+    for (;;) {
+      const step = yield* runStep(run, state);
+      if (step.ended) return step.ended;
+      state = step.state;
+    }
+  } catch (error) {
+    if (!run.signal.aborted) throw error;
+    // Cancelled: what was committed stays, the step in flight never happened, and the turn ends as asked.
+    const { agent: holder, handoffs, handoffCount, turnUsage } = state;
+    yield { type: "done", status: "cancelled", text: "", agent: holder.name, handoffs: [...handoffs], handoffCount, usage: turnUsage };
+    return { status: "cancelled" };
   }
 }
 
@@ -120,6 +128,7 @@ async function* acceptMessage(
 
 /** One model call and its tools, as named stages. */
 async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnItem, { state: TurnState; ended?: TurnOutcome }> {
+  run.signal.throwIfAborted();
   const { network } = run.options;
   checkStepLimits(run, state);
   yield { type: "step-start", stepIndex: state.stepIndex, agent: state.agent.name };

@@ -32,6 +32,7 @@ async function delegateTo(run: RunContext, delegate: DelegateAgent, request: str
     signal: run.signal,
   })) {
     if (event.type === "error") throw new Error(`'${delegate.name}' failed: ${event.message}`);
+    if (event.type === "done" && event.status === "cancelled") throw new Error(`'${delegate.name}' was cancelled.`);
     if (event.type === "done")
       text = event.status === "completed" ? event.text : `'${delegate.name}' is waiting for an approval it cannot get here.`;
   }

@@ -148,7 +148,7 @@ describe("the stored context", () => {
 });
 
 describe("a run cancelled while its tools run", () => {
-  it("stores nothing of the step and announces none of its results", async () => {
+  it("stores nothing of the step, announces none of its results, and ends cancelled", async () => {
     const controller = new AbortController();
     const stopper = tool({
       name: "stopper",
@@ -168,7 +168,23 @@ describe("a run cancelled while its tools run", () => {
         "tool-result",
       ),
     ).toEqual([]);
-    expect(seen.at(-1)).toEqual({ type: "error", code: "run_aborted", message: "The run was cancelled." });
+    expect(seen.at(-1)).toMatchObject({ type: "done", status: "cancelled", agent: "solo" });
+  });
+});
+
+describe("a run cancelled before its tools start", () => {
+  it("starts none of them", async () => {
+    const controller = new AbortController();
+    const ran: string[] = [];
+    const work = tool({ name: "work", description: "w", parameters: z.object({}), execute: () => (ran.push("work"), "done") });
+    const network = new Network(new Agent({ name: "solo", instructions: "s", tools: [work] }), {
+      defaultModel: "m",
+      // The cancel arrives while the calls are being checked.
+      toolGuardrails: [() => void controller.abort()],
+    });
+    const { items: seen } = await items(network, [{ toolCalls: [{ name: "work" }, { name: "work" }] }], { signal: controller.signal });
+    expect(ran).toEqual([]);
+    expect(seen.at(-1)).toMatchObject({ type: "done", status: "cancelled" });
   });
 });
 

@@ -485,7 +485,7 @@ describe("a run that fails", () => {
     expect(failure(events)).toEqual({ type: "error", code: "model_error", message: "The model provider answered 429.", status: 429 });
   });
 
-  it("reports a cancelled run as cancelled", async () => {
+  it("ends a cancelled run with done, status cancelled, the holder and what the turn spent", async () => {
     const controller = new AbortController();
     const model: Model = {
       async *stream() {
@@ -507,6 +507,15 @@ describe("a run that fails", () => {
     })) {
       events.push(event);
     }
-    expect(failure(events)).toEqual({ type: "error", code: "run_aborted", message: "The run was cancelled." });
+    expect(events.at(-1)).toEqual({
+      type: "done",
+      status: "cancelled",
+      text: "",
+      agent: "triage",
+      handoffs: [],
+      handoffCount: 0,
+      usage: { modelCalls: 0, inputTokens: 0, outputTokens: 0, toolCalls: 0 },
+    });
+    expect(ofType(events, "error")).toEqual([]);
   });
 });

@@ -72,6 +72,8 @@ export async function resolveCalls(
   const gated = await Promise.all(
     plan.map((p, i) => (p.kind === "tool" && blocked[i] === null ? requiresApproval(p.call, p.tool) : false)),
   );
+  // A cancel during the checks above: no tool starts.
+  run.signal.throwIfAborted();
   const available = [...toolset.tools.keys()];
   const answers = await Promise.all(
     plan.map((p, i): Promise<Answered> | null => {
