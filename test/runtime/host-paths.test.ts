@@ -11,7 +11,6 @@ import {
   applyCommit,
   type Model,
   Network,
-  type RunEvent,
   type RunItemsOptions,
   runTurnItems,
   tool,
@@ -148,7 +147,7 @@ describe("the stored context", () => {
 });
 
 describe("a run cancelled while its tools run", () => {
-  it("stores nothing of the step, announces none of its results, and ends cancelled", async () => {
+  it("commits the step with the answers of the tools that ran, then ends cancelled without another model call", async () => {
     const controller = new AbortController();
     const stopper = tool({
       name: "stopper",
@@ -157,17 +156,12 @@ describe("a run cancelled while its tools run", () => {
       execute: () => (controller.abort(), "done anyway"),
     });
     const network = new Network(new Agent({ name: "solo", instructions: "s", tools: [stopper] }), { defaultModel: "m" });
-    const { items: seen } = await items(network, [{ toolCalls: [{ name: "stopper" }] }], { signal: controller.signal });
-    // Only the user's message was handed over to be stored.
-    expect(seen.filter((i) => i.type === "commit")).toEqual([
-      { type: "commit", commit: { messages: [{ role: "user", content: "hi" }], activeAgent: "solo" } },
-    ]);
-    expect(
-      ofType(
-        seen.filter((i): i is RunEvent => i.type !== "commit"),
-        "tool-result",
-      ),
-    ).toEqual([]);
+    const { items: seen } = await items(network, [{ toolCalls: [{ id: "s", name: "stopper" }] }], { signal: controller.signal });
+    const commits = seen.filter((i) => i.type === "commit");
+    expect(commits).toHaveLength(2);
+    expect(commits[1]).toMatchObject({
+      commit: { messages: [{ role: "assistant" }, { role: "tool", toolCallId: "s", content: "done anyway" }] },
+    });
     expect(seen.at(-1)).toMatchObject({ type: "done", status: "cancelled", agent: "solo" });
   });
 });

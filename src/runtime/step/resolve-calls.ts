@@ -82,7 +82,7 @@ export async function resolveCalls(
       return gated[i] ? null : answer(p, toolContext(run, state, agent.name), available);
     }),
   );
-  run.signal.throwIfAborted();
+  // Tools that ran are answered and committed even if the run was cancelled meanwhile: what they did is real.
   const drop = network.options.extraTransfers === "drop";
   return plan.map((p, i) => ({
     call: p.call,

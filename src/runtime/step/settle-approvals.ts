@@ -33,7 +33,7 @@ export async function* settleApprovals(
       return [pending, { outcome, counts: true }];
     }),
   );
-  run.signal.throwIfAborted();
+  // Approved calls that ran are committed even if the run was cancelled meanwhile: what they did is real.
   const results = suspension.results.map((result, i): ToolMessage => {
     if (result) return result;
     const call = suspension.assistant.toolCalls![i]!;
