@@ -10,6 +10,7 @@ const modelBadge = document.querySelector("#model");
 const form = document.querySelector("#composer");
 const input = document.querySelector("#message");
 const sendButton = document.querySelector("#send");
+const stopButton = document.querySelector("#stop");
 
 let conversation = null; // { id, token }
 let lastEventId = 0;
@@ -35,6 +36,7 @@ function setAgent(name) {
 
 function setBusy(busy, text = "") {
   sendButton.disabled = busy;
+  stopButton.hidden = !busy;
   statusLine.textContent = text;
 }
 
@@ -137,6 +139,7 @@ function draw(event) {
       return false;
     case "done":
       setAgent(event.agent);
+      if (event.status === "cancelled") el("div", "notice", "Stopped.");
       setBusy(false, event.status === "awaiting_approval" ? "Waiting for your approval." : "");
       return true;
     case "error":
@@ -299,6 +302,16 @@ form.addEventListener("submit", (event) => {
     headers: headers({ "content-type": "application/json" }),
     body: JSON.stringify({ message: text }),
   });
+});
+
+// Stop cancels the run on the server; its stream then ends with done, status cancelled.
+stopButton.addEventListener("click", async () => {
+  stopButton.disabled = true;
+  try {
+    await fetch(`/v1/conversations/${conversation.id}/cancel`, { method: "POST", headers: headers() });
+  } finally {
+    stopButton.disabled = false;
+  }
 });
 
 document.querySelector("#new-conversation").addEventListener("click", async () => {

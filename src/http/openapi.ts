@@ -91,6 +91,13 @@ function turnPaths(): Record<string, unknown> {
         responses: { "200": stream, "202": { description: "Decisions recorded; calls still pending" }, "404": error, "409": error },
       },
     },
+    "/v1/conversations/{id}/cancel": {
+      parameters: [idParam],
+      post: {
+        summary: "Cancel the running turn; answers once it has ended (its stream ends with done, status cancelled)",
+        responses: { "200": { description: "{ cancelled: true }, or { cancelled: false } when nothing was running" }, "404": error },
+      },
+    },
     "/v1/conversations/{id}/chat": {
       parameters: [idParam],
       post: {

@@ -14,6 +14,7 @@ export interface SessionClient {
   events(afterId: number, format: StreamFormat): Promise<Result<"events">>;
   view(): Promise<Result<"getView">>;
   erase(): Promise<Result<"erase">>;
+  cancel(): Promise<Result<"cancel">>;
 }
 
 /**
@@ -33,5 +34,6 @@ export function sessionClient(env: Env, conversationId: string, access: Access):
     events: (afterId, format) => stub.events(caller, afterId, format),
     view: () => stub.getView(caller),
     erase: () => stub.erase(caller),
+    cancel: () => stub.cancel(caller),
   };
 }

@@ -89,6 +89,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   readonly #limits: Partial<Limits>;
   readonly #redactor: Redactor;
   #running: TurnBroadcast | null = null;
+  /** Cancels the running turn, and settles once it has ended. */
+  #cancel: { controller: AbortController; ended: Promise<void> } | null = null;
   #openStreams = 0;
   /** Start times of recent turns, for the per-conversation rate limit. */
   #recentTurns: number[] = [];
@@ -210,6 +212,22 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     );
   }
 
+  /**
+   * Stops the running turn: its model request is aborted, tools not yet started never start, what
+   * was committed stays, and its stream ends with `done`, status `cancelled`. Answers once the turn
+   * has ended, so a new message is accepted right after; `cancelled: false` when nothing was running.
+   */
+  async cancel(caller: Caller): Promise<SessionResult<{ cancelled: boolean }>> {
+    const admitted = this.#admit(caller);
+    if (!admitted.ok) return admitted;
+    if (!admitted.value) return notFound(caller.conversationId);
+    const running = this.#cancel;
+    if (!running) return ok({ cancelled: false });
+    running.controller.abort();
+    await running.ended;
+    return ok({ cancelled: true });
+  }
+
   /** Erases the conversation entirely: its tokens are revoked with it. */
   async erase(caller: Caller): Promise<SessionResult<null>> {
     const admitted = this.#admit(caller);
@@ -293,15 +311,18 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     this.#running = broadcast;
     const stream = this.#openStream(this.#readEvents(this.#store.state()!, this.#store.state()!.lastEventId), format);
     // The run is driven here, not by the response stream: a client that drops does not stop it.
-    this.ctx.waitUntil(this.#drive(broadcast, conversationId, input));
+    const controller = new AbortController();
+    const ended = this.#drive(broadcast, conversationId, input, controller.signal);
+    this.#cancel = { controller, ended };
+    this.ctx.waitUntil(ended);
     return stream;
   }
 
-  async #drive(broadcast: TurnBroadcast, conversationId: string, input: TurnInput): Promise<void> {
+  async #drive(broadcast: TurnBroadcast, conversationId: string, input: TurnInput, signal: AbortSignal): Promise<void> {
     const state = this.#store.state()!;
     const recorder = new TurnRecorder(this.#store, this.#redactor, broadcast, state.lastEventId + 1);
     try {
-      const items = runTurnItems(this.#runOptions(conversationId, state, input));
+      const items = runTurnItems({ ...this.#runOptions(conversationId, state, input), signal });
       let next = await items.next();
       while (!next.done) {
         let stored = true;
@@ -320,6 +341,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       recorder.fail();
     } finally {
       this.#running = null;
+      this.#cancel = null;
       broadcast.close();
     }
   }

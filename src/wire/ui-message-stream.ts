@@ -77,7 +77,8 @@ export class UIMessageEncoder {
       }
       case "done":
         this.#closeText(out);
-        out.push({ type: "finish" });
+        // A cancelled turn closes the message the way the AI SDK closes one its client aborted.
+        out.push(event.status === "cancelled" ? { type: "abort", reason: "cancelled" } : { type: "finish" });
         break;
       case "error":
         this.#closeText(out);

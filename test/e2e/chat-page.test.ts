@@ -19,7 +19,8 @@ let browser: Browser;
 
 before(async () => {
   assert.ok(existsSync(CHROMIUM), `Debian's chromium is needed at ${CHROMIUM}: apt-get install -y chromium (.ci/run does it)`);
-  dev = await startWranglerDev({ persistTo });
+  // The demo model types at 40 ms a word, as `npm start` has it at 25: slow enough to press Stop mid-answer.
+  dev = await startWranglerDev({ persistTo, vars: { DEMO_DELAY_MS: "40" } });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -66,6 +67,29 @@ describe("the chat page", () => {
     assert.equal(await page.locator(".user").count(), 1);
     assert.equal(await page.getByTestId("active-agent").textContent(), "billing");
     assert.match((await page.locator("details.tool summary").allTextContents()).join(" "), /lookup_order.*refund/);
+    await page.close();
+  });
+
+  it("stops an answer with Stop: the server cancels the turn, and the next message is answered", async () => {
+    const page = await browser.newPage({ viewport: { width: 900, height: 700 } });
+    await page.goto(dev.url);
+    await page.getByTestId("active-agent").filter({ hasText: "triage" }).waitFor();
+    await page.getByLabel("Message").fill("hello there");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.locator(".assistant").first().waitFor();
+    await page.getByRole("button", { name: "Stop" }).click();
+    await page.locator(".notice").filter({ hasText: "Stopped." }).waitFor();
+    const id = await page.evaluate(() => (JSON.parse(localStorage.getItem("handoff-chat") ?? "{}") as { id: string }).id);
+    const view = (await (await fetch(`${dev.url}/v1/conversations/${id}`)).json()) as { status: string; messages: unknown[] };
+    assert.equal(view.status, "cancelled");
+    assert.equal(view.messages.length, 1, "only the user's message was stored");
+    assert.equal(await page.getByRole("button", { name: "Stop" }).isHidden(), true);
+
+    await page.getByLabel("Message").fill("I was charged twice for order A1001");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.getByTestId("handoff").filter({ hasText: "triage → billing: double charge" }).waitFor();
+    mkdirSync("test-artifacts", { recursive: true });
+    await page.screenshot({ path: "test-artifacts/chat-page-stopped.png", fullPage: true });
     await page.close();
   });
 
