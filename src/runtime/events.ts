@@ -15,7 +15,8 @@ export type RunEvent =
   | { type: "step-start"; stepIndex: number; agent: string }
   | { type: "text-delta"; delta: string }
   | { type: "tool-call"; toolCallId: string; name: string; args: unknown }
-  | { type: "tool-result"; toolCallId: string; name: string; result: unknown; isError: boolean }
+  /** `denied`: a person declined the call, which never ran (its result says why). */
+  | { type: "tool-result"; toolCallId: string; name: string; result: unknown; isError: boolean; denied?: true }
   | ({ type: "handoff" } & HandoffRecord)
   | { type: "approval-required"; toolCallId: string; name: string; args: unknown; agent: string }
   | { type: "step-finish"; stepIndex: number; finishReason: string; usage?: Usage }

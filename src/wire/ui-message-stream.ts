@@ -94,6 +94,8 @@ export class UIMessageEncoder {
 }
 
 function toolResultChunk(event: Extract<StoredEvent, { type: "tool-result" }>): Chunk {
+  // A declined call is the SDK's `output-denied` state, not an error.
+  if (event.denied) return { type: "tool-output-denied", toolCallId: event.toolCallId };
   if (!event.isError) return { type: "tool-output-available", toolCallId: event.toolCallId, output: event.result };
   return {
     type: "tool-output-error",

@@ -59,7 +59,11 @@ describe("approval-gated tools", () => {
         store: first.store,
       },
     );
-    expect(ofType(second.events, "tool-result")[0]).toMatchObject({ isError: true, result: "A person declined this call: not eligible" });
+    expect(ofType(second.events, "tool-result")[0]).toMatchObject({
+      isError: true,
+      denied: true,
+      result: "A person declined this call: not eligible",
+    });
     expect(refunds).toEqual([]);
   });
 

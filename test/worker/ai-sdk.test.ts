@@ -120,6 +120,44 @@ describe("the AI SDK UI message stream protocol", () => {
     });
   });
 
+  it("shows a declined approval as output-denied, the way useChat expects a refusal", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "double charge" }) }] },
+      { toolCalls: [{ id: "ref", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) }] },
+      { text: "Understood, no refund." },
+    ]);
+    const chat = transport(s.conversationId);
+    const first = await finalMessage(
+      await chat.sendMessages({
+        chatId: s.conversationId,
+        messages: [user(s.tag("refund please"))],
+        trigger: "submit-message",
+        messageId: undefined,
+        abortSignal: undefined,
+      }),
+    );
+    const declined: UIMessage = {
+      ...first,
+      parts: first.parts.map((p) =>
+        "toolCallId" in p && p.toolCallId === "ref"
+          ? ({ ...p, state: "approval-responded", approval: { id: "ref", approved: false, reason: "refunded by phone" } } as typeof p)
+          : p,
+      ),
+    };
+    const second = await finalMessage(
+      await chat.sendMessages({
+        chatId: s.conversationId,
+        messages: [user("refund please"), declined],
+        trigger: "submit-message",
+        messageId: first.id,
+        abortSignal: undefined,
+      }),
+      declined,
+    );
+    expect(second.parts.find((p) => "toolCallId" in p && p.toolCallId === "ref")).toMatchObject({ state: "output-denied" });
+    expect(second.parts.filter((p) => p.type === "text").map((p) => p.type === "text" && p.text)).toContain("Understood, no refund.");
+  });
+
   it("answers the resume route with 204 when nothing runs, and resumes a running turn", async () => {
     const s = await scenario([{ text: "a slow answer arriving", holdAfter: 2 }]);
     const chat = transport(s.conversationId);

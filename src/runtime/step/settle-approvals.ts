@@ -56,6 +56,8 @@ export async function* settleApprovals(
       name: pending.name,
       result: answered.outcome.result,
       isError: answered.outcome.isError,
+      // Only a declined call is not counted by the error guard: that is what marks it here.
+      ...(answered.counts ? {} : { denied: true as const }),
     };
   }
   if (next.errorSteps >= run.limits.maxToolErrorSteps) throw tooManyErrors(run.limits);
