@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { basePath } from "hono/route";
 import { readConfig } from "../config.ts";
 import type { Env } from "../env.ts";
 import { errorResponse } from "./errors.ts";
@@ -38,11 +39,13 @@ export function requireAccess(): MiddlewareHandler<AuthEnv> {
     }
     const granted = await verifyToken(config.SESSION_SECRET ?? config.API_KEY, bearer);
     if (!granted) return unauthorized(c, "The bearer token is not valid.");
+    // The path within this app: a team may mount it under a prefix of its own Worker.
+    const path = c.req.path.slice(basePath(c).replace(/\/$/, "").length);
     // Conversation ids need no decoding (A-Z, a-z, 0-9, _ and -): an escape in one is a malformed id.
-    const requested = CONVERSATION_PATH.exec(c.req.path)?.[1];
+    const requested = CONVERSATION_PATH.exec(path)?.[1];
     if (requested !== undefined && !ConversationId.safeParse(requested).success)
       return errorResponse(c, "invalid_conversation_id", CONVERSATION_ID_RULE);
-    const conversationScoped = requested !== undefined || c.req.path === "/v1/agents" || c.req.path === "/v1/openapi.json";
+    const conversationScoped = requested !== undefined || path === "/v1/agents" || path === "/v1/openapi.json";
     if (!conversationScoped || (requested !== undefined && requested !== granted.conversationId)) {
       return errorResponse(c, "forbidden", "This conversation token does not grant access to this resource.");
     }
