@@ -67,6 +67,8 @@ export async function summarize(
   let inputTokens = 0;
   let outputTokens = 0;
   for (const chunk of chunkAtTurns(messages, chunkTokens)) {
+    // A cancel stops the summary between its calls.
+    base.signal.throwIfAborted();
     const request: ModelRequest = {
       ...base,
       instructions: SUMMARY_INSTRUCTIONS,

@@ -166,6 +166,46 @@ describe("a run cancelled while its tools run", () => {
   });
 });
 
+describe("a run cancelled while it compacts", () => {
+  // The history needs two summary calls; the cancel arrives during the first, or during the last.
+  it.each([
+    [1, ["summary"]],
+    [2, ["summary", "summary"]],
+  ])("stops at the summary call it arrived in (call %i), and makes no answer call", async (cancelAt, expected) => {
+    const controller = new AbortController();
+    const requests: string[] = [];
+    const model: Model = {
+      async *stream(request) {
+        requests.push(request.instructions.startsWith("Summarize") ? "summary" : "answer");
+        if (requests.length === cancelAt) controller.abort();
+        yield { type: "text-delta", delta: "S" };
+        yield { type: "finish", finishReason: "stop" };
+      },
+    };
+    const history = Array.from({ length: 12 }, (_, i) =>
+      i % 2 ? { role: "assistant" as const, agent: "solo", content: "a".repeat(200) } : { role: "user" as const, content: "u".repeat(200) },
+    );
+    const network = new Network(new Agent({ name: "solo", instructions: "x", contextBudget: 500 }), { defaultModel: "m" });
+    const { items: seen } = await items(network, [], { model, history, signal: controller.signal });
+    expect(requests).toEqual(expected);
+    expect(seen.at(-1)).toMatchObject({ type: "done", status: "cancelled" });
+  });
+});
+
+describe("a resumed leg through runTurnItems", () => {
+  it("hands over the completed step's commit, clearing the suspension", async () => {
+    const first = await playTurn(withApprovals(), "refund", [{ toolCalls: [{ id: "r", name: "refund", args: { amount: 50 } }] }]);
+    const { items: seen, outcome } = await items(withApprovals(), [{ text: "Refunded." }], {
+      history: first.store.history,
+      input: { kind: "resume", suspension: first.store.suspension!, decisions: [{ toolCallId: "r", approved: true }] },
+    });
+    expect(seen.filter((i) => i.type === "commit")[0]).toMatchObject({
+      commit: { activeAgent: "triage", suspension: null, messages: [{ role: "assistant" }, { role: "tool", toolCallId: "r" }] },
+    });
+    expect(outcome).toEqual({ status: "completed" });
+  });
+});
+
 describe("a run cancelled before its tools start", () => {
   it("starts none of them", async () => {
     const controller = new AbortController();

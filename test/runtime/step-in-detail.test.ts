@@ -443,7 +443,8 @@ describe("calibrating the estimate with reported tokens", () => {
       1_000,
       reporting(() => 100_000, ["echo", "text"]),
     );
-    expect(ofType(events, "compaction")).toHaveLength(1);
+    // Corrected by the provider's count, no candidate keeps more than the last turn (from "next", message 12).
+    expect(ofType(events, "compaction")).toMatchObject([{ replaced: 12 }]);
     expect(ofType(events, "step-start")).toHaveLength(2);
     expect(events.findIndex((e) => e.type === "compaction")).toBeGreaterThan(events.findIndex((e) => e.type === "step-finish"));
   });
