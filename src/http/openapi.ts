@@ -108,6 +108,14 @@ function turnPaths(): Record<string, unknown> {
         },
       },
     },
+    "/v1/conversations/{id}/ui-messages": {
+      parameters: [idParam],
+      get: {
+        summary:
+          "The stored conversation as the AI SDK's UIMessage[] (text, tool parts in their states, awaited approvals, data-handoff parts), for useChat({ messages })",
+        responses: { "200": { description: "UIMessage[]" }, "404": error },
+      },
+    },
     "/v1/conversations/{id}/chat/stream": {
       parameters: [idParam],
       get: {

@@ -15,6 +15,7 @@ export interface SessionClient {
   view(): Promise<Result<"getView">>;
   erase(): Promise<Result<"erase">>;
   cancel(): Promise<Result<"cancel">>;
+  uiMessages(): Promise<Result<"uiMessages">>;
 }
 
 /**
@@ -35,5 +36,6 @@ export function sessionClient(env: Env, conversationId: string, access: Access):
     view: () => stub.getView(caller),
     erase: () => stub.erase(caller),
     cancel: () => stub.cancel(caller),
+    uiMessages: () => stub.uiMessages(caller),
   };
 }

@@ -34,6 +34,9 @@ export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
     return streamResponse(await expectOk(c.var.client.sendMessage(text, "ui")), "ui");
   });
 
+  // The stored conversation as UIMessage[], to seed useChat({ messages }) after a reload.
+  app.get("/ui-messages", async (c) => c.json(await expectOk(c.var.client.uiMessages())));
+
   // The resume route: 204 when nothing runs, else the running turn from its start.
   app.get("/chat/stream", async (c) => {
     const view = await c.var.client.view();

@@ -29,6 +29,8 @@ export interface ToolMessage {
   name: string;
   content: string;
   isError: boolean;
+  /** A person's decision, when the call waited for one (an approved call ran; a declined one did not). */
+  approval?: { approved: boolean; reason?: string };
 }
 
 /** A system message in the history: the `append` system-prompt mode adds one at each handoff. */

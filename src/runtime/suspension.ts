@@ -67,7 +67,8 @@ export function settleInterrupted(
     const decision = decisions.find((d) => d.toolCallId === call.id);
     if (!decision) return null;
     const content = decision.approved ? INTERRUPTED_CALL : denialMessage(decision);
-    const message: ToolMessage = { role: "tool", toolCallId: call.id, name: call.name, content, isError: true };
+    const approval = { approved: decision.approved, ...(decision.reason?.trim() ? { reason: decision.reason.trim() } : {}) };
+    const message: ToolMessage = { role: "tool", toolCallId: call.id, name: call.name, content, isError: true, approval };
     answered.push(message);
     return message;
   });

@@ -17,7 +17,7 @@ import {
   type TurnInput,
   type UsageTotals,
 } from "../runtime/index.ts";
-import { encoderFor, type StoredEvent, type StreamFormat } from "../wire/index.ts";
+import { encoderFor, type StoredEvent, type StreamFormat, toUIMessages, type UIMessageOut } from "../wire/index.ts";
 import { checkDecisions } from "./approvals.ts";
 import { createModel } from "./configured-model.ts";
 import { type ConversationState, ConversationStore, type StoredHandoff, type StoredTurnStatus } from "./conversation-store.ts";
@@ -210,6 +210,16 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
         compactions: this.#store.compactions(),
       }),
     );
+  }
+
+  /** The stored conversation as the AI SDK's `UIMessage[]`, to seed `useChat({ messages })` after a reload. */
+  async uiMessages(caller: Caller): Promise<SessionResult<UIMessageOut[]>> {
+    const admitted = this.#admit(caller);
+    if (!admitted.ok) return admitted;
+    const state = admitted.value;
+    if (!state) return notFound(caller.conversationId);
+    const handoffs = this.#store.handoffs().map(({ turn: _turn, ...handoff }) => handoff);
+    return ok(this.#redactor.value(toUIMessages({ messages: this.#store.messages(), handoffs, suspension: state.suspension })));
   }
 
   /**

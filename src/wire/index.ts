@@ -8,6 +8,7 @@ import { UI_MESSAGE_STREAM_HEADERS, UIMessageEncoder } from "./ui-message-stream
 
 export { encodeSse, SSE_HEADERS, type StoredEvent } from "./sse.ts";
 export { UI_MESSAGE_STREAM_HEADERS, UIMessageEncoder } from "./ui-message-stream.ts";
+export { toUIMessages, type UIHistory, type UIMessageOut, type UIPart } from "./ui-messages.ts";
 
 /** The stream formats a turn can be read in: `sse` (GET …/events, POST …/messages) or `ui` (the AI SDK's). */
 export type StreamFormat = "sse" | "ui";

@@ -50,8 +50,15 @@ describe("settling an approval interrupted by a crash", () => {
     ]);
     expect(settled.suspension).toBeNull();
     expect(settled.answered).toEqual([
-      { role: "tool", toolCallId: "b", name: "refund", content: INTERRUPTED_CALL, isError: true },
-      { role: "tool", toolCallId: "c", name: "refund", content: "A person declined this call: too much", isError: true },
+      { role: "tool", toolCallId: "b", name: "refund", content: INTERRUPTED_CALL, isError: true, approval: { approved: true } },
+      {
+        role: "tool",
+        toolCallId: "c",
+        name: "refund",
+        content: "A person declined this call: too much",
+        isError: true,
+        approval: { approved: false, reason: "too much" },
+      },
     ]);
     expect(settled.complete).toEqual([
       suspension().assistant,

@@ -1,5 +1,5 @@
 import { exports } from "cloudflare:workers";
-import { DefaultChatTransport, readUIMessageStream, type UIMessage } from "ai";
+import { DefaultChatTransport, readUIMessageStream, type UIMessage, validateUIMessages } from "ai";
 import { describe, expect, it } from "vitest";
 import { call, scenario, stored } from "../support/worker.ts";
 
@@ -156,6 +156,60 @@ describe("the AI SDK UI message stream protocol", () => {
     );
     expect(second.parts.find((p) => "toolCallId" in p && p.toolCallId === "ref")).toMatchObject({ state: "output-denied" });
     expect(second.parts.filter((p) => p.type === "text").map((p) => p.type === "text" && p.text)).toContain("Understood, no refund.");
+  });
+
+  it("gives the stored conversation as UIMessage[] with the parts the stream assembled, awaited approvals included", async () => {
+    const s = await scenario([
+      {
+        text: "Let me get billing.",
+        toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "double charge" }) }],
+      },
+      {
+        toolCalls: [
+          { id: "look", name: "lookup_order", arguments: JSON.stringify({ orderId: "A1001" }) },
+          { id: "ref", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) },
+        ],
+      },
+      { text: "Refunded." },
+    ]);
+    const chat = transport(s.conversationId);
+    const streamed = await finalMessage(
+      await chat.sendMessages({
+        chatId: s.conversationId,
+        messages: [user(s.tag("charged twice"))],
+        trigger: "submit-message",
+        messageId: undefined,
+        abortSignal: undefined,
+      }),
+    );
+    const load = async () => (await (await call(`/v1/conversations/${s.conversationId}/ui-messages`)).json()) as UIMessage[];
+    const waiting = await load();
+    expect(await validateUIMessages({ messages: waiting })).toHaveLength(2);
+    expect(waiting.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(waiting[0]!.parts).toEqual([{ type: "text", text: s.tag("charged twice"), state: "done" }]);
+    expect(waiting[1]!.parts).toEqual(streamed.parts);
+
+    const responded: UIMessage = {
+      ...waiting[1]!,
+      parts: waiting[1]!.parts.map((p) =>
+        "toolCallId" in p && p.toolCallId === "ref"
+          ? ({ ...p, state: "approval-responded", approval: { id: "ref", approved: true } } as typeof p)
+          : p,
+      ),
+    };
+    const resumed = await finalMessage(
+      await chat.sendMessages({
+        chatId: s.conversationId,
+        messages: [waiting[0]!, responded],
+        trigger: "submit-message",
+        messageId: responded.id,
+        abortSignal: undefined,
+      }),
+      responded,
+    );
+    const done = await load();
+    expect(await validateUIMessages({ messages: done })).toHaveLength(2);
+    expect(done[1]!.parts).toEqual(resumed.parts);
   });
 
   it("answers the resume route with 204 when nothing runs, and resumes a running turn", async () => {

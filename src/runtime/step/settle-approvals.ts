@@ -37,7 +37,9 @@ export async function* settleApprovals(
   const results = suspension.results.map((result, i): ToolMessage => {
     if (result) return result;
     const call = suspension.assistant.toolCalls![i]!;
-    return toolMessage(call, settled.find(([pending]) => pending.toolCallId === call.id)![1].outcome);
+    const decision = decisions.find((d) => d.toolCallId === call.id);
+    const approval = { approved: decision?.approved === true, ...(decision?.reason?.trim() ? { reason: decision.reason.trim() } : {}) };
+    return { ...toolMessage(call, settled.find(([pending]) => pending.toolCallId === call.id)![1].outcome), approval };
   });
   const messages = [suspension.assistant, ...results, ...(suspension.trailing ?? [])];
   const item = await commit(run, { messages, activeAgent: state.agent.name, suspension: null });

@@ -1,0 +1,109 @@
+import type { HandoffRecord, Message, Suspension, ToolCall, ToolMessage } from "../runtime/index.ts";
+
+/** A part of a UI message, in the AI SDK's `UIMessage` shape. */
+export type UIPart =
+  | { type: "step-start" }
+  | { type: "text"; text: string; state: "done" }
+  | {
+      type: `tool-${string}`;
+      toolCallId: string;
+      state: "input-available" | "approval-requested" | "output-available" | "output-error" | "output-denied";
+      input: unknown;
+      output?: unknown;
+      errorText?: string;
+      approval?: { id: string; approved?: boolean; reason?: string };
+    }
+  | { type: "data-handoff"; id: string; data: HandoffRecord };
+
+/** A message as `useChat({ messages })` takes it. */
+export interface UIMessageOut {
+  id: string;
+  role: "user" | "assistant";
+  parts: UIPart[];
+}
+
+type ToolPart = Extract<UIPart, { toolCallId: string }>;
+
+/** What the stored history says of a conversation, for a client that loads it (after a reload). */
+export interface UIHistory {
+  messages: readonly Message[];
+  handoffs: readonly HandoffRecord[];
+  /** The step waiting for approvals, kept outside the history until it is complete. */
+  suspension: Suspension | null;
+}
+
+/**
+ * The stored conversation as the AI SDK's `UIMessage[]`, the parts as the UI message stream builds
+ * them: a user message each, and one assistant message per turn with a `step-start` per step, its
+ * text, its tool calls in their final states, approvals still awaited, and each handoff as a
+ * `data-handoff` part. Ids are stable: `msg-<index of the message in the history>`.
+ */
+export function toUIMessages(history: UIHistory): UIMessageOut[] {
+  const out: UIMessageOut[] = [];
+  const handoffs = new Map(history.handoffs.map((h) => [h.toolCallId, h]));
+  const parts = new Map<string, ToolPart>();
+  let assistant: UIMessageOut | null = null;
+  const steps: Array<{ message: Message; index: number }> = history.messages.map((message, index) => ({ message, index }));
+  const suspended = history.suspension;
+  if (suspended) steps.push({ message: suspended.assistant, index: history.messages.length });
+  for (const { message, index } of steps) {
+    if (message.role === "user") {
+      out.push({ id: `msg-${index}`, role: "user", parts: [{ type: "text", text: message.content, state: "done" }] });
+      assistant = null;
+      continue;
+    }
+    if (message.role === "system") continue;
+    if (!assistant) {
+      assistant = { id: `msg-${index}`, role: "assistant", parts: [] };
+      out.push(assistant);
+    }
+    if (message.role === "assistant") {
+      assistant.parts.push({ type: "step-start" }, ...stepParts(message.content, message.toolCalls ?? [], parts));
+      continue;
+    }
+    const part = parts.get(message.toolCallId);
+    if (part) Object.assign(part, resultState(message));
+    const handoff = handoffs.get(message.toolCallId);
+    if (handoff) assistant.parts.push({ type: "data-handoff", id: handoff.toolCallId, data: handoff });
+  }
+  if (suspended) answerSuspended(suspended, parts);
+  return out;
+}
+
+function stepParts(text: string | null, calls: readonly ToolCall[], parts: Map<string, ToolPart>): UIPart[] {
+  const out: UIPart[] = text ? [{ type: "text", text, state: "done" }] : [];
+  for (const call of calls) {
+    const part: ToolPart = { type: `tool-${call.name}`, toolCallId: call.id, state: "input-available", input: parsed(call.arguments) };
+    parts.set(call.id, part);
+    out.push(part);
+  }
+  return out;
+}
+
+/** The suspended step's answered calls and the ones still awaiting a person. */
+function answerSuspended(suspension: Suspension, parts: Map<string, ToolPart>): void {
+  for (const result of suspension.results) {
+    const part = result && parts.get(result.toolCallId);
+    if (part && result) Object.assign(part, resultState(result));
+  }
+  for (const pending of suspension.pending) {
+    const part = parts.get(pending.toolCallId);
+    if (part) Object.assign(part, { state: "approval-requested", approval: { id: pending.toolCallId } });
+  }
+}
+
+/** A call's final state; a person's decision stays on the part, as useChat keeps the response it sent. */
+function resultState(result: ToolMessage): Partial<ToolPart> {
+  const approval = result.approval && { approval: { id: result.toolCallId, ...result.approval } };
+  if (result.approval?.approved === false) return { state: "output-denied", ...approval };
+  if (result.isError) return { state: "output-error", errorText: result.content, ...approval };
+  return { state: "output-available", output: parsed(result.content), ...approval };
+}
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
