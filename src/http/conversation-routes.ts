@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import type { ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
-import { conversationScope, expectOk, readJson, streamResponse } from "./request.ts";
-import { ApprovalsBody, EventCursor, MessageBody } from "./schemas.ts";
+import { conversationScope, expectOk, limitClient, readJson, readOptionalJson, streamResponse } from "./request.ts";
+import { ApprovalsBody, EventCursor, MessageBody, RetryBody } from "./schemas.ts";
 import { registerTokenIssue } from "./token-routes.ts";
 import { admitMessage, decisionReply } from "./turn-replies.ts";
 import { registerUIChatRoutes } from "./ui-chat-routes.ts";
@@ -16,6 +16,14 @@ export function conversationRoutes(): Hono<ConversationEnv> {
     const { message } = await readJson(c, MessageBody);
     await admitMessage(c, message);
     return streamResponse(await expectOk(c.var.client.sendMessage(message, "sse")));
+  });
+
+  // Runs the last turn again from its user message, or from `message` when the user edited it.
+  app.post("/retry", async (c) => {
+    const body = await readOptionalJson(c, RetryBody);
+    if (body?.message !== undefined) await admitMessage(c, body.message);
+    else await limitClient(c.env, c.req.header("cf-connecting-ip"));
+    return streamResponse(await expectOk(c.var.client.retry(body?.message, "sse")));
   });
 
   app.post("/approvals", async (c) => {

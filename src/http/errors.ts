@@ -18,6 +18,7 @@ const STATUS = {
   no_pending_approval: 409,
   approval_already_decided: 409,
   event_id_unknown: 409,
+  nothing_to_retry: 409,
   approval_not_found: 404,
   payload_too_large: 413,
   message_too_long: 413,

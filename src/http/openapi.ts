@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { ApprovalsBody, ConversationId, MessageBody, TokenBody, UIChatBody } from "./schemas.ts";
+import { ApprovalsBody, ConversationId, MessageBody, RetryBody, TokenBody, UIChatBody } from "./schemas.ts";
 
 const json = (schema: z.ZodType) => ({ "application/json": { schema: z.toJSONSchema(schema, { io: "input" }) } });
 const error = { description: "An error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
@@ -89,6 +89,14 @@ function turnPaths(): Record<string, unknown> {
         summary: "Decide pending tool calls; streams the resumed turn",
         requestBody: { required: true, content: json(ApprovalsBody) },
         responses: { "200": stream, "202": { description: "Decisions recorded; calls still pending" }, "404": error, "409": error },
+      },
+    },
+    "/v1/conversations/{id}/retry": {
+      parameters: [idParam],
+      post: {
+        summary: "Rewind the last turn to where it started and run it again; `message` replaces its text (an edit). Streams the turn",
+        requestBody: { required: false, content: json(RetryBody) },
+        responses: { "200": stream, "404": error, "409": error, "429": error },
       },
     },
     "/v1/conversations/{id}/cancel": {

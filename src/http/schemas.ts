@@ -10,6 +10,9 @@ export const MessageBody = z.strictObject({
 });
 export type MessageBody = z.infer<typeof MessageBody>;
 
+/** POST …/retry: an optional `message` replaces the text of the turn run again (an edit). */
+export const RetryBody = MessageBody.partial();
+
 export const ApprovalsBody = z.strictObject({
   decisions: z
     .array(

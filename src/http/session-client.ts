@@ -16,6 +16,7 @@ export interface SessionClient {
   erase(): Promise<Result<"erase">>;
   cancel(): Promise<Result<"cancel">>;
   uiMessages(): Promise<Result<"uiMessages">>;
+  retry(message: string | undefined, format: StreamFormat): Promise<Result<"retry">>;
 }
 
 /**
@@ -37,5 +38,6 @@ export function sessionClient(env: Env, conversationId: string, access: Access):
     erase: () => stub.erase(caller),
     cancel: () => stub.cancel(caller),
     uiMessages: () => stub.uiMessages(caller),
+    retry: (message, format) => stub.retry(caller, message, format),
   };
 }

@@ -10,12 +10,6 @@ import { admitMessage, decisionReply } from "./turn-replies.ts";
 export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
   app.post("/chat", async (c) => {
     const body = await readJson(c, UIChatBody);
-    if (body.trigger === "regenerate-message") {
-      throw new HttpError(
-        "invalid_request",
-        "Regenerating is not supported: the conversation's history lives on the server; send a new message instead.",
-      );
-    }
     const last = body.messages.at(-1)!;
     if (last.role === "assistant") {
       const decisions = approvalResponses(last.parts);
@@ -31,7 +25,9 @@ export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
         .join("\n") ?? "";
     if (!text.trim()) throw new HttpError("invalid_request", "The newest user message has no text.");
     await admitMessage(c, text);
-    return streamResponse(await expectOk(c.var.client.sendMessage(text, "ui")), "ui");
+    // regenerate(): the SDK has dropped the last answer; the server rewinds that turn and runs it again from this text.
+    const started = body.trigger === "regenerate-message" ? c.var.client.retry(text, "ui") : c.var.client.sendMessage(text, "ui");
+    return streamResponse(await expectOk(started), "ui");
   });
 
   // The stored conversation as UIMessage[], to seed useChat({ messages }) after a reload.

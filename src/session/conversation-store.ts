@@ -57,8 +57,16 @@ const CRASH_ID_GAP = 100_000;
 /** An events row stays well under SQLite's 2 MB row limit however much a step streamed. */
 const EVENT_ROW_CHARS = 512 * 1024;
 
-/** A stored turn: running, or ended with its outcome's status. */
-export type StoredTurnStatus = "running" | TurnOutcome["status"];
+/** A stored turn: running, ended with its outcome's status, or rewound to run again. */
+export type StoredTurnStatus = "running" | TurnOutcome["status"] | "rewound";
+
+/** What a turn started from: the user's message and the state a rewind returns to. */
+export interface TurnOpening {
+  message: string;
+  activeAgent: string;
+  handoffCount: number;
+  context: Record<string, unknown>;
+}
 
 export interface StoredHandoff extends HandoffRecord {
   turn: number;
@@ -87,7 +95,7 @@ export class ConversationStore {
   #turnUsage: UsageTotals = NO_USAGE;
   #conversationUsage: UsageTotals | null = null;
   /** A turn begun but not yet written: its row goes in with the turn's first write. */
-  #unwrittenTurn: { turn: number; startedAt: number } | null = null;
+  #unwrittenTurn: { turn: number; startedAt: number; opening: TurnOpening | null } | null = null;
 
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
@@ -205,12 +213,48 @@ export class ConversationStore {
    * here: a Durable Object holds its answers until its writes are durable, so a write now would
    * delay the stream's first byte by a storage flush while the model has not even been asked.
    */
-  beginTurn(): ConversationState {
+  beginTurn(message?: string): ConversationState {
     const previous = this.#requireState();
     const next: ConversationState = { ...previous, turn: previous.turn + 1 };
-    this.#unwrittenTurn = { turn: next.turn, startedAt: Date.now() };
+    const opening =
+      message === undefined
+        ? null
+        : { message, activeAgent: previous.activeAgent, handoffCount: previous.handoffCount, context: previous.context };
+    this.#unwrittenTurn = { turn: next.turn, startedAt: Date.now(), opening };
     this.#state = next;
     return next;
+  }
+
+  /**
+   * Rewinds the latest turn to where it started: its messages, handoffs and compactions go, and the
+   * active agent, the handoff count and the context return to what they were; a suspension and its
+   * decisions go with it. The turn's row stays, marked `rewound` with what was removed (counts, not
+   * content), and keeps what it spent. Null when the turn cannot be rewound (none, or stored before
+   * turns recorded their opening).
+   */
+  rewindLastTurn(): TurnOpening | null {
+    const state = this.#requireState();
+    const row = this.#sql.exec<{ opening: string | null }>(`SELECT opening FROM turns WHERE turn = ?`, state.turn).toArray()[0];
+    if (!row?.opening) return null;
+    const opening = JSON.parse(row.opening) as TurnOpening;
+    const count = (table: string) => this.#sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE turn = ?`, state.turn).one().n;
+    const removed = { messages: count("messages"), handoffs: count("handoffs"), compactions: count("compactions") };
+    const next: ConversationState = {
+      ...state,
+      activeAgent: opening.activeAgent,
+      handoffCount: opening.handoffCount,
+      context: opening.context,
+      suspension: null,
+      decisions: [],
+    };
+    this.#transaction(() => {
+      for (const table of ["messages", "handoffs", "compactions"]) this.#exec(`DELETE FROM ${table} WHERE turn = ?`, state.turn);
+      this.#exec(`UPDATE turns SET status = 'rewound', rewound = ? WHERE turn = ?`, JSON.stringify(removed), state.turn);
+      this.#writeState(next);
+    });
+    this.#state = next;
+    this.#messages = null;
+    return opening;
   }
 
   /** Records decisions on the suspension; the turn is marked running again when `resume` is set. */
@@ -404,8 +448,15 @@ export class ConversationStore {
     const unwritten = this.#unwrittenTurn;
     try {
       this.#storage.transactionSync(() => {
-        if (unwritten)
-          this.#exec(`INSERT INTO turns (turn, status, started_at) VALUES (?, 'running', ?)`, unwritten.turn, unwritten.startedAt);
+        if (unwritten) {
+          const opening = unwritten.opening && JSON.stringify(unwritten.opening);
+          this.#exec(
+            `INSERT INTO turns (turn, status, started_at, opening) VALUES (?, 'running', ?, ?)`,
+            unwritten.turn,
+            unwritten.startedAt,
+            opening,
+          );
+        }
         writes();
       });
       this.#unwrittenTurn = null;

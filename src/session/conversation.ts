@@ -138,8 +138,28 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     this.#recentTurns.push(Date.now());
     // The master key (or anonymous use) may start a conversation with its first message.
     if (!admitted.value) this.#store.create(caller.conversationId, this.#network.entry.name, newGrant());
-    this.#store.beginTurn();
+    this.#store.beginTurn(message);
     return ok(this.#startLeg(caller.conversationId, { kind: "message", text: message }, format));
+  }
+
+  /**
+   * Rewinds the last turn and runs it again from its user message (`message` replaces its text):
+   * its messages, handoffs, counters, context and active agent return to what they were when it
+   * started, whatever its status. Only the last turn can be rewound; what it spent stays counted.
+   */
+  async retry(caller: Caller, message?: string, format: StreamFormat = "sse"): Promise<SessionResult<ReadableStream<Uint8Array>>> {
+    const admitted = this.#admit(caller);
+    if (!admitted.ok) return admitted;
+    if (!admitted.value) return notFound(caller.conversationId);
+    if (this.#running) return fail("run_in_progress", "A run is in progress for this conversation; cancel it or wait for it to end.");
+    const limited = this.#limitTurns() ?? this.#limitStreams();
+    if (limited) return limited;
+    const opening = admitted.value.turn > 0 ? this.#store.rewindLastTurn() : null;
+    if (!opening) return fail("nothing_to_retry", "There is no turn to run again: send a message instead.");
+    this.#recentTurns.push(Date.now());
+    const text = message ?? opening.message;
+    this.#store.beginTurn(text);
+    return ok(this.#startLeg(caller.conversationId, { kind: "message", text }, format));
   }
 
   /** Records decisions; once every pending call is decided, resumes the turn as the same agent. */

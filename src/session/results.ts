@@ -9,7 +9,8 @@ export type SessionErrorCode =
   | "rate_limited"
   | "token_revoked"
   | "too_many_streams"
-  | "event_id_unknown";
+  | "event_id_unknown"
+  | "nothing_to_retry";
 
 export interface SessionError {
   code: SessionErrorCode;

@@ -20,6 +20,8 @@ export const MIGRATIONS: readonly string[][] = [
     `ALTER TABLE turns ADD COLUMN tool_calls INTEGER NOT NULL DEFAULT 0`,
     `CREATE TABLE compactions (seq INTEGER PRIMARY KEY, turn INTEGER NOT NULL, replaces INTEGER NOT NULL, summary TEXT NOT NULL, agent TEXT NOT NULL)`,
   ],
+  // 3: what a turn started from (so it can be rewound and run again), and what a rewind removed.
+  [`ALTER TABLE turns ADD COLUMN opening TEXT`, `ALTER TABLE turns ADD COLUMN rewound TEXT`],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
