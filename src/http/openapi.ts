@@ -106,6 +106,13 @@ function turnPaths(): Record<string, unknown> {
         responses: { "200": { description: "{ cancelled: true }, or { cancelled: false } when nothing was running" }, "404": error },
       },
     },
+    ...chatPaths(),
+  };
+}
+
+/** The AI SDK's chat protocol and what it needs around it. */
+function chatPaths(): Record<string, unknown> {
+  return {
     "/v1/conversations/{id}/chat": {
       parameters: [idParam],
       post: {
