@@ -110,7 +110,7 @@ function turnPaths(): Record<string, unknown> {
   };
 }
 
-/** The AI SDK's chat protocol and what it needs around it. */
+/** Reading turns: the AI SDK's chat protocol, the stored UI messages, and the event stream. */
 function chatPaths(): Record<string, unknown> {
   return {
     "/v1/conversations/{id}/chat": {
