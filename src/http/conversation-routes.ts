@@ -3,7 +3,7 @@ import type { ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
 import { conversationScope, expectOk, limitClient, readJson, readOptionalJson, streamResponse } from "./request.ts";
 import { ApprovalsBody, EventCursor, MessageBody, RetryBody } from "./schemas.ts";
-import { registerTokenIssue } from "./token-routes.ts";
+import { registerFork, registerTokenIssue } from "./token-routes.ts";
 import { admitMessage, decisionReply } from "./turn-replies.ts";
 import { registerUIChatRoutes } from "./ui-chat-routes.ts";
 
@@ -51,6 +51,7 @@ export function conversationRoutes(): Hono<ConversationEnv> {
   });
 
   registerTokenIssue(app);
+  registerFork(app);
   registerUIChatRoutes(app);
   return app;
 }

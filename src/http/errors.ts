@@ -20,6 +20,7 @@ const STATUS = {
   event_id_unknown: 409,
   nothing_to_retry: 409,
   approval_not_found: 404,
+  turn_not_found: 404,
   payload_too_large: 413,
   message_too_long: 413,
   unsupported_media_type: 415,

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { ApprovalsBody, ConversationId, MessageBody, RetryBody, TokenBody, UIChatBody } from "./schemas.ts";
+import { ApprovalsBody, ConversationId, ForkBody, MessageBody, RetryBody, TokenBody, UIChatBody } from "./schemas.ts";
 
 const json = (schema: z.ZodType) => ({ "application/json": { schema: z.toJSONSchema(schema, { io: "input" }) } });
 const error = { description: "An error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
@@ -75,6 +75,14 @@ function paths(): Record<string, unknown> {
 /** The routes that start, resume or stream a turn. */
 function turnPaths(): Record<string, unknown> {
   return {
+    "/v1/conversations/{id}/fork": {
+      parameters: [idParam],
+      post: {
+        summary: "A new conversation (new id and token) whose history, holder, counters and context are this one's after `afterTurn`",
+        requestBody: { required: true, content: json(ForkBody) },
+        responses: { "201": { description: "{ id, token, activeAgent, forkedFrom }" }, "400": error, "404": error, "409": error },
+      },
+    },
     "/v1/conversations/{id}/messages": {
       parameters: [idParam],
       post: {

@@ -10,6 +10,11 @@ export const MessageBody = z.strictObject({
 });
 export type MessageBody = z.infer<typeof MessageBody>;
 
+/** POST …/fork: the turn after which the new conversation starts. */
+export const ForkBody = z.strictObject({
+  afterTurn: z.number({ error: "`afterTurn` must be a turn number, such as 3." }).int().min(1, "`afterTurn` starts at 1."),
+});
+
 /** POST …/retry: an optional `message` replaces the text of the turn run again (an edit). */
 export const RetryBody = MessageBody.partial();
 

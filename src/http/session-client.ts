@@ -1,6 +1,6 @@
 import type { Env } from "../env.ts";
 import type { ApprovalDecision } from "../runtime/index.ts";
-import type { Caller, Conversation } from "../session/index.ts";
+import type { Caller, Conversation, ForkSnapshot } from "../session/index.ts";
 import type { StreamFormat } from "../wire/index.ts";
 import type { Access } from "./auth.ts";
 
@@ -17,6 +17,8 @@ export interface SessionClient {
   cancel(): Promise<Result<"cancel">>;
   uiMessages(): Promise<Result<"uiMessages">>;
   retry(message: string | undefined, format: StreamFormat): Promise<Result<"retry">>;
+  forkSnapshot(afterTurn: number): Promise<Result<"forkSnapshot">>;
+  importFork(snapshot: ForkSnapshot): Promise<Result<"importFork">>;
 }
 
 /**
@@ -39,5 +41,7 @@ export function sessionClient(env: Env, conversationId: string, access: Access):
     cancel: () => stub.cancel(caller),
     uiMessages: () => stub.uiMessages(caller),
     retry: (message, format) => stub.retry(caller, message, format),
+    forkSnapshot: (afterTurn) => stub.forkSnapshot(caller, afterTurn),
+    importFork: (snapshot) => stub.importFork(caller, snapshot),
   };
 }

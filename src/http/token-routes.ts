@@ -2,8 +2,8 @@ import type { Context, Hono } from "hono";
 import { readConfig } from "../config.ts";
 import type { AppEnv, ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
-import { expectOk, readOptionalJson } from "./request.ts";
-import { CreateConversationBody, TokenBody } from "./schemas.ts";
+import { expectOk, readJson, readOptionalJson } from "./request.ts";
+import { CreateConversationBody, ForkBody, TokenBody } from "./schemas.ts";
 import { sessionClient } from "./session-client.ts";
 import { mintToken } from "./tokens.ts";
 
@@ -27,6 +27,29 @@ export function registerTokenIssue(app: Hono<ConversationEnv>): void {
     const body = await readOptionalJson(c, TokenBody);
     const issued = await expectOk(c.var.client.issueGrant(body?.rotate ?? false));
     return c.json({ id: c.var.conversationId, token: await tokenFor(c, c.var.conversationId, issued.grant) }, 201);
+  });
+}
+
+/**
+ * A fork: a new conversation (new id and token) whose history, holder, counters and context are
+ * the original's after `afterTurn`. A token of the original may fork it; the original is untouched.
+ */
+export function registerFork(app: Hono<ConversationEnv>): void {
+  app.post("/fork", async (c) => {
+    const { afterTurn } = await readJson(c, ForkBody);
+    const snapshot = await expectOk(c.var.client.forkSnapshot(afterTurn));
+    const id = crypto.randomUUID();
+    // The new conversation is created by the Worker itself: the caller's token belongs to the original.
+    const created = await expectOk(sessionClient(c.env, id, { kind: "master" }).importFork(snapshot));
+    return c.json(
+      {
+        id,
+        token: await tokenFor(c, id, created.grant),
+        activeAgent: created.activeAgent,
+        forkedFrom: { id: c.var.conversationId, afterTurn },
+      },
+      201,
+    );
   });
 }
 

@@ -60,6 +60,28 @@ const EVENT_ROW_CHARS = 512 * 1024;
 /** A stored turn: running, ended with its outcome's status, or rewound to run again. */
 export type StoredTurnStatus = "running" | TurnOutcome["status"] | "rewound";
 
+/** A conversation's rows up to a turn, and its state after that turn: what a fork starts from. */
+export interface ForkSnapshot {
+  activeAgent: string;
+  handoffCount: number;
+  context: Record<string, unknown>;
+  messages: Array<{ turn: number; data: string }>;
+  handoffs: Array<{ turn: number; data: string }>;
+  compactions: Array<{ turn: number; replaces: number; summary: string; agent: string }>;
+  turns: Array<{
+    turn: number;
+    status: string;
+    started_at: number;
+    ended_at: number | null;
+    error: string | null;
+    model_calls: number;
+    input_tokens: number;
+    output_tokens: number;
+    tool_calls: number;
+    opening: string | null;
+  }>;
+}
+
 /** What a turn started from: the user's message and the state a rewind returns to. */
 export interface TurnOpening {
   message: string;
@@ -255,6 +277,77 @@ export class ConversationStore {
     this.#state = next;
     this.#messages = null;
     return opening;
+  }
+
+  /**
+   * The conversation as it stood after `afterTurn`: its rows up to that turn, and the holder, the
+   * handoff count and the context after it (from the next turn's opening, or the current state
+   * after the last turn). Null when a later turn began before turns recorded their opening.
+   */
+  forkSnapshot(afterTurn: number): ForkSnapshot | null {
+    const state = this.#requireState();
+    const rows = <T>(query: string) => this.#sql.exec<T & Record<string, SqlStorageValue>>(query, afterTurn).toArray() as T[];
+    const later = this.#sql
+      .exec<{ opening: string | null }>(`SELECT opening FROM turns WHERE turn > ? ORDER BY turn LIMIT 1`, afterTurn)
+      .toArray()[0];
+    if (afterTurn < state.turn && !later?.opening) return null;
+    const after = later?.opening ? (JSON.parse(later.opening) as TurnOpening) : state;
+    return {
+      activeAgent: after.activeAgent,
+      handoffCount: after.handoffCount,
+      context: after.context,
+      messages: rows<{ turn: number; data: string }>(`SELECT turn, data FROM messages WHERE turn <= ? ORDER BY seq`),
+      handoffs: rows<{ turn: number; data: string }>(`SELECT turn, data FROM handoffs WHERE turn <= ? ORDER BY seq`),
+      compactions: rows<ForkSnapshot["compactions"][number]>(
+        `SELECT turn, replaces, summary, agent FROM compactions WHERE turn <= ? ORDER BY seq`,
+      ),
+      turns: rows<ForkSnapshot["turns"][number]>(
+        `SELECT turn, status, started_at, ended_at, error, model_calls, input_tokens, output_tokens, tool_calls, opening FROM turns WHERE turn <= ? ORDER BY turn`,
+      ),
+    };
+  }
+
+  /** Stores a new conversation from another's snapshot: its rows as they were, a state of its own, no events. */
+  importFork(conversationId: string, grant: string, snapshot: ForkSnapshot): ConversationState {
+    const { activeAgent, handoffCount, context } = snapshot;
+    const state: ConversationState = {
+      conversationId,
+      activeAgent,
+      handoffCount,
+      context,
+      suspension: null,
+      decisions: [],
+      grant,
+      lastEventId: 0,
+      turn: 0,
+    };
+    this.#transaction(() => {
+      for (const m of snapshot.messages) this.#exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, m.turn, m.data);
+      for (const h of snapshot.handoffs) this.#exec(`INSERT INTO handoffs (turn, data) VALUES (?, ?)`, h.turn, h.data);
+      for (const c of snapshot.compactions) {
+        this.#exec(`INSERT INTO compactions (turn, replaces, summary, agent) VALUES (?, ?, ?, ?)`, c.turn, c.replaces, c.summary, c.agent);
+      }
+      for (const t of snapshot.turns) {
+        this.#exec(
+          `INSERT INTO turns (turn, status, started_at, ended_at, error, model_calls, input_tokens, output_tokens, tool_calls, opening) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          t.turn,
+          t.status,
+          t.started_at,
+          t.ended_at,
+          t.error,
+          t.model_calls,
+          t.input_tokens,
+          t.output_tokens,
+          t.tool_calls,
+          t.opening,
+        );
+      }
+      this.#writeState(state);
+    });
+    this.#state = null;
+    this.#messages = null;
+    this.#conversationUsage = null;
+    return this.state()!;
   }
 
   /** Records decisions on the suspension; the turn is marked running again when `resume` is set. */

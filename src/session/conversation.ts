@@ -20,7 +20,13 @@ import {
 import { encoderFor, type StoredEvent, type StreamFormat, toUIMessages, type UIMessageOut } from "../wire/index.ts";
 import { checkDecisions } from "./approvals.ts";
 import { createModel } from "./configured-model.ts";
-import { type ConversationState, ConversationStore, type StoredHandoff, type StoredTurnStatus } from "./conversation-store.ts";
+import {
+  type ConversationState,
+  ConversationStore,
+  type ForkSnapshot,
+  type StoredHandoff,
+  type StoredTurnStatus,
+} from "./conversation-store.ts";
 import { type EventBatches, eventStream } from "./event-stream.ts";
 import { fail, ok, type SessionResult } from "./results.ts";
 import { TurnBroadcast } from "./turn-broadcast.ts";
@@ -230,6 +236,29 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
         compactions: this.#store.compactions(),
       }),
     );
+  }
+
+  /** The conversation as it stood after `afterTurn`, for a fork; the conversation itself is untouched. */
+  async forkSnapshot(caller: Caller, afterTurn: number): Promise<SessionResult<ForkSnapshot>> {
+    const admitted = this.#admit(caller);
+    if (!admitted.ok) return admitted;
+    const state = admitted.value;
+    if (!state) return notFound(caller.conversationId);
+    if (afterTurn > state.turn)
+      return fail("turn_not_found", `This conversation has ${state.turn} turns; fork after one of them (1 to ${state.turn}).`);
+    if (this.#running && afterTurn === state.turn)
+      return fail("run_in_progress", "That turn is still running; fork after it has ended, or after an earlier turn.");
+    const snapshot = this.#store.forkSnapshot(afterTurn);
+    if (!snapshot) return fail("turn_not_found", `Turn ${afterTurn} was stored before forks were possible; fork after a later turn.`);
+    return ok(snapshot);
+  }
+
+  /** Creates this conversation as a fork of another, from its snapshot, with a grant of its own. */
+  async importFork(caller: Caller, snapshot: ForkSnapshot): Promise<SessionResult<{ activeAgent: string; grant: string }>> {
+    // A fork's id is freshly made by the Worker: it cannot be taken.
+    if (this.#store.state()) throw new Error(`conversation ${caller.conversationId} already exists`);
+    const state = this.#store.importFork(caller.conversationId, newGrant(), snapshot);
+    return ok({ activeAgent: state.activeAgent, grant: state.grant! });
   }
 
   /** The stored conversation as the AI SDK's `UIMessage[]`, to seed `useChat({ messages })` after a reload. */

@@ -11,4 +11,5 @@ export {
   type EventsOutcome,
   MAX_STREAMS,
 } from "./conversation.ts";
+export type { ForkSnapshot } from "./conversation-store.ts";
 export type { SessionError, SessionErrorCode, SessionResult } from "./results.ts";

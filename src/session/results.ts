@@ -10,7 +10,8 @@ export type SessionErrorCode =
   | "token_revoked"
   | "too_many_streams"
   | "event_id_unknown"
-  | "nothing_to_retry";
+  | "nothing_to_retry"
+  | "turn_not_found";
 
 export interface SessionError {
   code: SessionErrorCode;
