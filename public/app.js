@@ -233,8 +233,16 @@ async function reconnect() {
   setBusy(false, "Connection lost. Reload the page to continue.");
 }
 
-/** Draws the stored conversation, so a reload shows everything said so far. */
+/** Draws the stored conversation's newest page, so a reload shows what was said last; older pages load on scrolling up. */
 function drawHistory(view) {
+  drawMessages(view);
+  for (const call of view.pendingApprovals) approvalCard(call);
+  setAgent(view.activeAgent);
+  lastEventId = view.lastEventId;
+  setPrevious(view.page?.previous ?? null);
+}
+
+function drawMessages(view) {
   const handoffs = new Map(view.handoffs.map((h) => [h.toolCallId, h]));
   for (const message of view.messages) {
     if (message.role === "user") userBubble(message.content);
@@ -261,9 +269,46 @@ function drawHistory(view) {
       if (handoff) divider(handoff.from, handoff.to, handoff.reason);
     }
   }
-  for (const call of view.pendingApprovals) approvalCard(call);
-  setAgent(view.activeAgent);
-  lastEventId = view.lastEventId;
+}
+
+// Older pages of a long conversation: loaded when the marker above the log comes into view (or is clicked).
+let previousPage = null;
+let loadingEarlier = false;
+const earlier = document.createElement("button");
+earlier.id = "earlier";
+earlier.type = "button";
+earlier.textContent = "Earlier messages";
+earlier.hidden = true;
+log.before(earlier);
+earlier.addEventListener("click", () => loadEarlier());
+new IntersectionObserver((entries) => {
+  if (entries.some((entry) => entry.isIntersecting)) loadEarlier();
+}).observe(earlier);
+
+function setPrevious(cursor) {
+  previousPage = cursor;
+  earlier.hidden = cursor === null;
+}
+
+async function loadEarlier() {
+  if (previousPage === null || loadingEarlier) return;
+  loadingEarlier = true;
+  try {
+    const response = await fetch(`/v1/conversations/${conversation.id}?before=${previousPage}`, { headers: headers() });
+    if (!response.ok) return;
+    const view = await response.json();
+    // Drawn above what is shown: the older messages first, then the current ones put back after them.
+    const shown = [...log.childNodes];
+    const live = bubble;
+    log.replaceChildren();
+    drawMessages(view);
+    log.append(...shown);
+    bubble = live;
+    shown[0]?.scrollIntoView({ block: "start" });
+    setPrevious(view.page.previous);
+  } finally {
+    loadingEarlier = false;
+  }
 }
 
 async function createConversation() {

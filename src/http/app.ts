@@ -73,6 +73,7 @@ function corsForAllowedOrigins() {
       origin: (origin) => (allowed.includes(origin) ? origin : null),
       allowHeaders: ["authorization", "content-type", "last-event-id"],
       allowMethods: ["GET", "POST", "DELETE"],
+      exposeHeaders: ["retry-after", "x-page-start", "x-page-total", "x-page-previous"],
       maxAge: 600,
     })(c, next);
   };

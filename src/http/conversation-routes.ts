@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import type { ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
-import { conversationScope, expectOk, limitClient, readJson, readOptionalJson, streamResponse } from "./request.ts";
-import { ApprovalsBody, EventCursor, MessageBody, RetryBody } from "./schemas.ts";
+import { conversationScope, expectOk, limitClient, readJson, readOptionalJson, readQuery, streamResponse } from "./request.ts";
+import { ApprovalsBody, EventCursor, MessageBody, PageParams, RetryBody } from "./schemas.ts";
 import { registerFork, registerTokenIssue } from "./token-routes.ts";
 import { admitMessage, decisionReply } from "./turn-replies.ts";
 import { registerUIChatRoutes } from "./ui-chat-routes.ts";
@@ -43,7 +43,8 @@ export function conversationRoutes(): Hono<ConversationEnv> {
   // Answers once the turn has ended: a message sent right after is accepted.
   app.post("/cancel", async (c) => c.json(await expectOk(c.var.client.cancel())));
 
-  app.get("/", async (c) => c.json(await expectOk(c.var.client.view())));
+  // The newest page of the history by default; `page.previous` is the cursor for the one before.
+  app.get("/", async (c) => c.json(await expectOk(c.var.client.view(readQuery(c, PageParams)))));
 
   app.delete("/", async (c) => {
     await expectOk(c.var.client.erase());

@@ -4,6 +4,10 @@ import { ApprovalsBody, ConversationId, ForkBody, MessageBody, RetryBody, TokenB
 const json = (schema: z.ZodType) => ({ "application/json": { schema: z.toJSONSchema(schema, { io: "input" }) } });
 const error = { description: "An error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
 const idParam = { name: "id", in: "path", required: true, schema: z.toJSONSchema(ConversationId) };
+const pageParams = [
+  { name: "limit", in: "query", description: "At most this many messages (1 to 1000; 100 by default).", schema: { type: "integer" } },
+  { name: "before", in: "query", description: "Messages before this index: the `previous` cursor of a page.", schema: { type: "integer" } },
+];
 const stream = {
   description:
     "Server-Sent Events: run-start, step-start, text-delta, tool-call, tool-result, handoff, approval-required, step-finish, then done or error",
@@ -53,7 +57,7 @@ function paths(): Record<string, unknown> {
       },
     },
     "/v1/conversations/{id}": {
-      parameters: [idParam],
+      parameters: [idParam, ...pageParams],
       get: {
         summary: "The stored conversation",
         responses: { "200": { description: "State, messages, handoffs, pending approvals" }, "404": error },
@@ -132,7 +136,7 @@ function chatPaths(): Record<string, unknown> {
       },
     },
     "/v1/conversations/{id}/ui-messages": {
-      parameters: [idParam],
+      parameters: [idParam, ...pageParams],
       get: {
         summary:
           "The stored conversation as the AI SDK's UIMessage[] (text, tool parts in their states, awaited approvals, data-handoff parts), for useChat({ messages })",

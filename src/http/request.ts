@@ -29,6 +29,13 @@ export async function readJson<T>(c: Context, schema: z.ZodType<T>): Promise<T> 
   return parsed.data;
 }
 
+/** The query string against a schema, or the HttpError that says what to fix. */
+export function readQuery<T>(c: Context, schema: z.ZodType<T>): T {
+  const parsed = schema.safeParse(c.req.query());
+  if (!parsed.success) throw new HttpError("invalid_request", describeProblems(parsed.error));
+  return parsed.data;
+}
+
 /** A JSON body that may be left out: undefined when there is none. */
 export async function readOptionalJson<T>(c: Context, schema: z.ZodType<T>): Promise<T | undefined> {
   return c.req.header("content-length") !== "0" && c.req.raw.body ? readJson(c, schema) : undefined;

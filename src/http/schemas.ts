@@ -10,6 +10,12 @@ export const MessageBody = z.strictObject({
 });
 export type MessageBody = z.infer<typeof MessageBody>;
 
+/** ?limit=&before= on the history: a page of at most `limit` messages before the index `before`. */
+export const PageParams = z.strictObject({
+  limit: z.coerce.number().int().min(1, "`limit` is at least 1.").max(1000, "`limit` is at most 1000.").optional(),
+  before: z.coerce.number().int().min(0, "`before` is a message index, 0 or more.").optional(),
+});
+
 /** POST …/fork: the turn after which the new conversation starts. */
 export const ForkBody = z.strictObject({
   afterTurn: z.number({ error: "`afterTurn` must be a turn number, such as 3." }).int().min(1, "`afterTurn` starts at 1."),

@@ -1,6 +1,6 @@
 import type { Env } from "../env.ts";
 import type { ApprovalDecision } from "../runtime/index.ts";
-import type { Caller, Conversation, ForkSnapshot } from "../session/index.ts";
+import type { Caller, Conversation, ForkSnapshot, PageQuery } from "../session/index.ts";
 import type { StreamFormat } from "../wire/index.ts";
 import type { Access } from "./auth.ts";
 
@@ -12,10 +12,10 @@ export interface SessionClient {
   sendMessage(message: string, format: StreamFormat): Promise<Result<"sendMessage">>;
   decide(decisions: ApprovalDecision[], format: StreamFormat): Promise<Result<"decide">>;
   events(afterId: number, format: StreamFormat): Promise<Result<"events">>;
-  view(): Promise<Result<"getView">>;
+  view(query?: PageQuery): Promise<Result<"getView">>;
   erase(): Promise<Result<"erase">>;
   cancel(): Promise<Result<"cancel">>;
-  uiMessages(): Promise<Result<"uiMessages">>;
+  uiMessages(query?: PageQuery): Promise<Result<"uiMessages">>;
   retry(message: string | undefined, format: StreamFormat): Promise<Result<"retry">>;
   forkSnapshot(afterTurn: number): Promise<Result<"forkSnapshot">>;
   importFork(snapshot: ForkSnapshot): Promise<Result<"importFork">>;
@@ -36,10 +36,10 @@ export function sessionClient(env: Env, conversationId: string, access: Access):
     sendMessage: (message, format) => stub.sendMessage(caller, message, format),
     decide: (decisions, format) => stub.decide(caller, decisions, format),
     events: (afterId, format) => stub.events(caller, afterId, format),
-    view: () => stub.getView(caller),
+    view: (query = {}) => stub.getView(caller, query),
     erase: () => stub.erase(caller),
     cancel: () => stub.cancel(caller),
-    uiMessages: () => stub.uiMessages(caller),
+    uiMessages: (query = {}) => stub.uiMessages(caller, query),
     retry: (message, format) => stub.retry(caller, message, format),
     forkSnapshot: (afterTurn) => stub.forkSnapshot(caller, afterTurn),
     importFork: (snapshot) => stub.importFork(caller, snapshot),

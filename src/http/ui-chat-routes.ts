@@ -2,8 +2,8 @@ import type { Hono } from "hono";
 import type { ApprovalDecision } from "../runtime/index.ts";
 import type { ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
-import { expectOk, readJson, streamResponse } from "./request.ts";
-import { UIChatBody } from "./schemas.ts";
+import { expectOk, readJson, readQuery, streamResponse } from "./request.ts";
+import { PageParams, UIChatBody } from "./schemas.ts";
 import { admitMessage, decisionReply } from "./turn-replies.ts";
 
 /** The AI SDK's chat protocol over a conversation: what `useChat` with `DefaultChatTransport` speaks. */
@@ -30,8 +30,15 @@ export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
     return streamResponse(await expectOk(started), "ui");
   });
 
-  // The stored conversation as UIMessage[], to seed useChat({ messages }) after a reload.
-  app.get("/ui-messages", async (c) => c.json(await expectOk(c.var.client.uiMessages())));
+  // The stored conversation as UIMessage[], to seed useChat({ messages }) after a reload; paged like
+  // the history, with the page in headers so the body stays what useChat takes.
+  app.get("/ui-messages", async (c) => {
+    const { messages, page } = await expectOk(c.var.client.uiMessages(readQuery(c, PageParams)));
+    c.header("x-page-start", String(page.start));
+    c.header("x-page-total", String(page.total));
+    if (page.previous !== null) c.header("x-page-previous", String(page.previous));
+    return c.json(messages);
+  });
 
   // The resume route: 204 when nothing runs, else the running turn from its start.
   app.get("/chat/stream", async (c) => {

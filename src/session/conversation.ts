@@ -29,6 +29,7 @@ import {
 } from "./conversation-store.ts";
 import { type EventBatches, eventStream } from "./event-stream.ts";
 import { fail, ok, type SessionResult } from "./results.ts";
+import { type HistoryPage, pageOfHistory } from "./history-page.ts";
 import { TurnBroadcast } from "./turn-broadcast.ts";
 import { TurnRecorder } from "./turn-recorder.ts";
 
@@ -49,6 +50,14 @@ export interface ConversationView {
   usage: UsageTotals;
   /** Summaries the model is sent in place of older messages; `messages` keeps every original. */
   compactions: Array<Compaction & { turn: number; agent: string }>;
+  /** Where `messages` sits in the whole history (indexes, as `compactions` count them). */
+  page: HistoryPage;
+}
+
+/** A page of the history: at most `limit` messages before `before` (the newest by default). */
+export interface PageQuery {
+  limit?: number | undefined;
+  before?: number | undefined;
 }
 
 export type DecisionOutcome = { kind: "stream"; stream: ReadableStream<Uint8Array> } | { kind: "awaiting"; pending: string[] };
@@ -214,12 +223,13 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     return ok({ kind: "stream", stream: this.#openStream(this.#readEvents(state, afterId), format) });
   }
 
-  async getView(caller: Caller): Promise<SessionResult<ConversationView>> {
+  async getView(caller: Caller, query: PageQuery = {}): Promise<SessionResult<ConversationView>> {
     const admitted = this.#admit(caller);
     if (!admitted.ok) return admitted;
     const state = admitted.value;
     if (!state) return notFound(caller.conversationId);
     const turn = this.#store.turn(state.turn);
+    const { messages, page } = pageOfHistory(this.#store.messages(), query.limit, query.before);
     return ok(
       this.#redactor.value({
         id: state.conversationId,
@@ -227,7 +237,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
         handoffCount: state.handoffCount,
         turn: state.turn,
         status: this.#running ? "running" : (turn?.status ?? "idle"),
-        messages: this.#store.messages(),
+        messages,
+        page,
         handoffs: this.#store.handoffs(),
         pendingApprovals: state.suspension?.pending ?? [],
         lastEventId: state.lastEventId,
@@ -262,13 +273,16 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /** The stored conversation as the AI SDK's `UIMessage[]`, to seed `useChat({ messages })` after a reload. */
-  async uiMessages(caller: Caller): Promise<SessionResult<UIMessageOut[]>> {
+  async uiMessages(caller: Caller, query: PageQuery = {}): Promise<SessionResult<{ messages: UIMessageOut[]; page: HistoryPage }>> {
     const admitted = this.#admit(caller);
     if (!admitted.ok) return admitted;
     const state = admitted.value;
     if (!state) return notFound(caller.conversationId);
     const handoffs = this.#store.handoffs().map(({ turn: _turn, ...handoff }) => handoff);
-    return ok(this.#redactor.value(toUIMessages({ messages: this.#store.messages(), handoffs, suspension: state.suspension })));
+    const { messages, page } = pageOfHistory(this.#store.messages(), query.limit, query.before);
+    // The step awaiting approval follows the newest message: only the newest page has it.
+    const suspension = page.end === page.total ? state.suspension : null;
+    return ok(this.#redactor.value({ messages: toUIMessages({ messages, handoffs, suspension }, page.start), page }));
   }
 
   /**

@@ -10,6 +10,8 @@ export {
   type DecisionOutcome,
   type EventsOutcome,
   MAX_STREAMS,
+  type PageQuery,
 } from "./conversation.ts";
+export type { HistoryPage } from "./history-page.ts";
 export type { ForkSnapshot } from "./conversation-store.ts";
 export type { SessionError, SessionErrorCode, SessionResult } from "./results.ts";

@@ -36,16 +36,17 @@ export interface UIHistory {
  * The stored conversation as the AI SDK's `UIMessage[]`, the parts as the UI message stream builds
  * them: a user message each, and one assistant message per turn with a `step-start` per step, its
  * text, its tool calls in their final states, approvals still awaited, and each handoff as a
- * `data-handoff` part. Ids are stable: `msg-<index of the message in the history>`.
+ * `data-handoff` part. Ids are stable: `msg-<index of the message in the history>`; `offset` is the
+ * index of the first of `messages` when they are a page.
  */
-export function toUIMessages(history: UIHistory): UIMessageOut[] {
+export function toUIMessages(history: UIHistory, offset = 0): UIMessageOut[] {
   const out: UIMessageOut[] = [];
   const handoffs = new Map(history.handoffs.map((h) => [h.toolCallId, h]));
   const parts = new Map<string, ToolPart>();
   let assistant: UIMessageOut | null = null;
-  const steps: Array<{ message: Message; index: number }> = history.messages.map((message, index) => ({ message, index }));
+  const steps: Array<{ message: Message; index: number }> = history.messages.map((message, i) => ({ message, index: offset + i }));
   const suspended = history.suspension;
-  if (suspended) steps.push({ message: suspended.assistant, index: history.messages.length });
+  if (suspended) steps.push({ message: suspended.assistant, index: offset + history.messages.length });
   for (const { message, index } of steps) {
     if (message.role === "user") {
       out.push({ id: `msg-${index}`, role: "user", parts: [{ type: "text", text: message.content, state: "done" }] });

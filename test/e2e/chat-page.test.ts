@@ -93,6 +93,36 @@ describe("the chat page", () => {
     await page.close();
   });
 
+  it("draws the newest page of a long conversation, and loads earlier pages when their marker comes into view", async () => {
+    const page = await browser.newPage({ viewport: { width: 900, height: 500 } });
+    const pages: string[] = [];
+    // Pages of two messages instead of a hundred, so a short conversation has several.
+    await page.route(/\/v1\/conversations\/[A-Za-z0-9_-]+(\?.*)?$/, (route) => {
+      const url = new URL(route.request().url());
+      if (route.request().method() === "GET") {
+        if (!url.searchParams.has("limit")) url.searchParams.set("limit", "2");
+        pages.push(url.search);
+      }
+      return route.continue({ url: url.toString() });
+    });
+    await page.goto(dev.url);
+    await page.getByTestId("active-agent").filter({ hasText: "triage" }).waitFor();
+    for (const [i, text] of ["hello there", "and hello again"].entries()) {
+      await page.getByLabel("Message").fill(text);
+      await page.getByRole("button", { name: "Send" }).click();
+      await page.locator(".assistant").nth(i).waitFor();
+      await page.getByRole("button", { name: "Stop" }).waitFor({ state: "hidden" });
+    }
+    pages.length = 0;
+    await page.reload();
+    // The marker above the newest page is in view on this short page, so the earlier page loads at once.
+    await page.locator(".user").filter({ hasText: "hello there" }).waitFor();
+    assert.deepEqual(await page.locator(".user").allTextContents(), ["hello there", "and hello again"]);
+    await page.locator("#earlier").waitFor({ state: "hidden" });
+    assert.deepEqual(pages, ["?limit=2", "?before=2&limit=2"]);
+    await page.close();
+  });
+
   it("reconnects a dropped stream with Last-Event-ID and draws no text twice", async () => {
     const page = await browser.newPage();
     await page.goto(dev.url);

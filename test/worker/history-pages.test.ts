@@ -1,0 +1,55 @@
+/** Pages of a long history: the newest by default, cursors backwards, each page a valid history on its own. */
+import { describe, expect, it } from "vitest";
+import { findHistoryProblem, type Message } from "../../src/runtime/index.ts";
+import { pageOfHistory } from "../../src/session/history-page.ts";
+import { call, chat, scenario } from "../support/worker.ts";
+
+const turn = (n: number, withTool = false): Message[] => [
+  { role: "user", content: `q${n}` },
+  ...(withTool
+    ? ([
+        { role: "assistant", agent: "a", content: null, toolCalls: [{ id: `c${n}`, name: "t", arguments: "{}" }] },
+        { role: "tool", toolCallId: `c${n}`, name: "t", content: "r", isError: false },
+      ] as Message[])
+    : []),
+  { role: "assistant", agent: "a", content: `a${n}` },
+];
+
+describe("a page of the history", () => {
+  const history = [0, 1, 2, 3, 4].flatMap((n) => turn(n, n === 2));
+
+  it("is the newest messages by default, starting at a user message, with the cursor of the page before", () => {
+    expect(pageOfHistory(history, 3)).toEqual({ messages: history.slice(10), page: { start: 10, end: 12, total: 12, previous: 10 } });
+    expect(pageOfHistory(history, 3, 10).page).toEqual({ start: 8, end: 10, total: 12, previous: 8 });
+    expect(pageOfHistory(history).page).toEqual({ start: 0, end: 12, total: 12, previous: null });
+  });
+
+  it("comes whole when one turn is longer than the limit, and each page is a valid history", () => {
+    expect(pageOfHistory(history, 2, 8).page).toEqual({ start: 4, end: 8, total: 12, previous: 4 });
+    for (let before = history.length; before > 0; ) {
+      const { messages, page } = pageOfHistory(history, 2, before);
+      expect(findHistoryProblem(messages)).toBeNull();
+      before = page.previous ?? 0;
+    }
+  });
+});
+
+describe("GET /v1/conversations/:id and /ui-messages, paged", () => {
+  it("take ?limit= and ?before=, and refuse a bad page with a message that says what to fix", async () => {
+    const s = await scenario([{ text: "one" }, { text: "two" }, { text: "three" }]);
+    for (const q of ["first", "second", "third"]) await chat(s.conversationId, s.tag(q));
+    const newest = (await (await call(`/v1/conversations/${s.conversationId}?limit=2`)).json()) as { messages: Message[]; page: unknown };
+    expect(newest.messages.map((m) => m.content)).toEqual([s.tag("third"), "three"]);
+    expect(newest.page).toEqual({ start: 4, end: 6, total: 6, previous: 4 });
+    const older = (await (await call(`/v1/conversations/${s.conversationId}?limit=2&before=4`)).json()) as { messages: Message[] };
+    expect(older.messages.map((m) => m.content)).toEqual([s.tag("second"), "two"]);
+
+    const ui = await call(`/v1/conversations/${s.conversationId}/ui-messages?limit=2&before=4`);
+    expect([ui.headers.get("x-page-start"), ui.headers.get("x-page-total"), ui.headers.get("x-page-previous")]).toEqual(["2", "6", "2"]);
+    expect(((await ui.json()) as Array<{ id: string }>).map((m) => m.id)).toEqual(["msg-2", "msg-3"]);
+
+    const bad = await call(`/v1/conversations/${s.conversationId}?limit=0`);
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toContain("`limit` is at least 1.");
+  });
+});
