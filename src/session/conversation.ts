@@ -220,7 +220,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     }
     const limited = this.#limitStreams();
     if (limited) return limited;
-    return ok({ kind: "stream", stream: this.#openStream(this.#readEvents(state, afterId), format) });
+    return ok({ kind: "stream", stream: this.#openStream(this.#readEvents(state, afterId), format, this.#answerId(false)) });
   }
 
   async getView(caller: Caller, query: PageQuery = {}): Promise<SessionResult<ConversationView>> {
@@ -340,9 +340,23 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     });
   }
 
-  #openStream(batches: EventBatches, format: StreamFormat): ReadableStream<Uint8Array> {
+  #openStream(batches: EventBatches, format: StreamFormat, messageId?: string): ReadableStream<Uint8Array> {
     this.#openStreams++;
-    return eventStream(batches, encoderFor(format), () => this.#openStreams--);
+    return eventStream(batches, encoderFor(format, messageId), () => this.#openStreams--);
+  }
+
+  /**
+   * The id of the current turn's answer, as /ui-messages names it (`msg-<index>`): the message after
+   * the turn's user message. `userPending`: the user message is about to be stored (a new turn),
+   * after a note when the agent that held the conversation is gone.
+   */
+  #answerId(userPending: boolean): string {
+    const messages = this.#store.messages();
+    if (userPending) {
+      const note = this.#network.get(this.#store.state()!.activeAgent) ? 0 : 1;
+      return `msg-${messages.length + note + 1}`;
+    }
+    return `msg-${messages.findLastIndex((m) => m.role === "user") + 1}`;
   }
 
   /**
@@ -382,7 +396,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   #startLeg(conversationId: string, input: TurnInput, format: StreamFormat): ReadableStream<Uint8Array> {
     const broadcast = new TurnBroadcast();
     this.#running = broadcast;
-    const stream = this.#openStream(this.#readEvents(this.#store.state()!, this.#store.state()!.lastEventId), format);
+    const state = this.#store.state()!;
+    const stream = this.#openStream(this.#readEvents(state, state.lastEventId), format, this.#answerId(input.kind === "message"));
     // The run is driven here, not by the response stream: a client that drops does not stop it.
     const controller = new AbortController();
     const ended = this.#drive(broadcast, conversationId, input, controller.signal);

@@ -19,8 +19,9 @@ export interface EventEncoder {
   end(): string;
 }
 
-export function encoderFor(format: StreamFormat): EventEncoder {
-  return format === "ui" ? new UIMessageEncoder() : { encode: encodeSse, end: () => "" };
+/** `messageId`: the id the AI SDK stream gives the turn's answer, the same in every leg and in /ui-messages. */
+export function encoderFor(format: StreamFormat, messageId?: string): EventEncoder {
+  return format === "ui" ? new UIMessageEncoder(messageId) : { encode: encodeSse, end: () => "" };
 }
 
 export function headersFor(format: StreamFormat): Record<string, string> {

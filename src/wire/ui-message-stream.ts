@@ -17,6 +17,12 @@ type Chunk = Record<string, unknown> & { type: string };
  */
 export class UIMessageEncoder {
   #openText: string | null = null;
+  readonly #messageId: string | undefined;
+
+  /** `messageId` goes on `start`, so a resumed leg continues the same message, and a reload finds it under that id. */
+  constructor(messageId?: string) {
+    this.#messageId = messageId;
+  }
 
   encode(event: StoredEvent): string {
     return this.#chunks(event)
@@ -37,7 +43,7 @@ export class UIMessageEncoder {
     const out: Chunk[] = [];
     switch (event.type) {
       case "run-start":
-        out.push({ type: "start" });
+        out.push(this.#messageId ? { type: "start", messageId: this.#messageId } : { type: "start" });
         break;
       case "step-start":
         out.push({ type: "start-step" });

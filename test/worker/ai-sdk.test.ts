@@ -188,6 +188,8 @@ describe("the AI SDK UI message stream protocol", () => {
     expect(waiting.map((m) => m.role)).toEqual(["user", "assistant"]);
     expect(waiting[0]!.parts).toEqual([{ type: "text", text: s.tag("charged twice"), state: "done" }]);
     expect(waiting[1]!.parts).toEqual(streamed.parts);
+    // The stream named the answer as the history does, so a reload and a resume find the same message.
+    expect(streamed.id).toBe(waiting[1]!.id);
 
     const responded: UIMessage = {
       ...waiting[1]!,
@@ -210,6 +212,7 @@ describe("the AI SDK UI message stream protocol", () => {
     const done = await load();
     expect(await validateUIMessages({ messages: done })).toHaveLength(2);
     expect(done[1]!.parts).toEqual(resumed.parts);
+    expect([resumed.id, done[1]!.id]).toEqual([streamed.id, streamed.id]);
   });
 
   it("answers the resume route with 204 when nothing runs, and resumes a running turn", async () => {
