@@ -3,6 +3,7 @@
  * provider scripted at random (text, valid and broken tool calls, approval-gated refunds,
  * transfers to real and invented agents, provider errors, cut and dropped streams, slow streams),
  * approvals with mixed decisions, unknown approvals, reconnects (after a turn and during one),
+ * retries and edits of the last turn, cancels (during a turn and with none running), forks,
  * deletes and evictions, all through the Worker's fetch handler. Every request's status is
  * predicted from what the test knows of the conversation, so no assertion is conditional.
  */
@@ -11,6 +12,7 @@ import { evictDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, inject, it } from "vitest";
 import type { ScriptedAnswer } from "../node/fake-openai-server.ts";
+import { findHistoryProblem } from "../../src/runtime/index.ts";
 import { parseSse, type ReceivedEvent, readSse } from "../support/sse.ts";
 import { call, type ConversationJson, postMessage, scenario, stored } from "../support/worker.ts";
 
@@ -62,7 +64,10 @@ const answer: fc.Arbitrary<ScriptedAnswer> = fc.oneof(
 );
 
 type Op =
-  | { kind: "message"; reconnectDuring: boolean }
+  | { kind: "message"; reconnectDuring: boolean; cancelDuring: boolean }
+  | { kind: "retry"; edit: boolean }
+  | { kind: "cancel" }
+  | { kind: "fork"; back: number }
   | { kind: "approve"; approved: boolean[] }
   | { kind: "unknown-approval" }
   | { kind: "reconnect"; back: number }
@@ -70,9 +75,20 @@ type Op =
   | { kind: "evict" };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant("message" as const), reconnectDuring: fc.boolean() }) },
   {
-    weight: 4,
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant("message" as const),
+      reconnectDuring: fc.boolean(),
+      // One message in five is cancelled while it runs.
+      cancelDuring: fc.nat({ max: 4 }).map((n) => n === 0),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("retry" as const), edit: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "cancel" as const }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("fork" as const), back: fc.nat({ max: 3 }) }) },
+  {
+    weight: 6,
     arbitrary: fc.record({ kind: fc.constant("approve" as const), approved: fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }) }),
   },
   { weight: 1, arbitrary: fc.constant({ kind: "unknown-approval" as const }) },
@@ -106,7 +122,7 @@ async function look(id: string): Promise<Known> {
 
 const runs = Math.max(4, Math.round(inject("propertyRuns") / 10));
 /** Counted over the whole property, so a run of it shows its operations really happen. */
-const tally = { approvalsDecided: 0, mixedDecisions: 0, reconnectsDuringRun: 0 };
+const tally = { approvalsDecided: 0, mixedDecisions: 0, reconnectsDuringRun: 0, retries: 0, cancelsDuringRun: 0, forks: 0 };
 
 describe("service invariants (fast-check, through the Worker)", () => {
   it(
@@ -115,13 +131,18 @@ describe("service invariants (fast-check, through the Worker)", () => {
       await fc.assert(
         fc.asyncProperty(
           fc.array(answer, { minLength: 20, maxLength: 20 }),
-          fc.array(op, { minLength: 2, maxLength: 8 }),
+          // Every sequence opens with a message, so the operations after it have a conversation to act on.
+          fc
+            .array(op, { minLength: 2, maxLength: 9 })
+            .map((rest): Op[] => [{ kind: "message", reconnectDuring: false, cancelDuring: false }, ...rest]),
           async (answers, ops) => {
             // The first answer hands the conversation to billing, whose refunds wait for approval.
             const s = await scenario([{ toolCalls: [{ name: "transfer_to_billing", arguments: args({ reason: "money" }) }] }, ...answers]);
             const id = s.conversationId;
             const seen = new Map<number, ReceivedEvent>();
             let handoffs = 0;
+            /** Handoff events of the latest turn: a retry takes them back. */
+            let turnHandoffs = 0;
             let first = true;
             for (const operation of ops) {
               const known = await look(id);
@@ -136,7 +157,12 @@ describe("service invariants (fast-check, through the Worker)", () => {
                 }
                 expect(res.status).toBe(200);
                 first = false;
-                events = operation.reconnectDuring ? await readWithReconnect(id, res) : parseSse(await res.text());
+                turnHandoffs = 0;
+                events = operation.cancelDuring
+                  ? await readWithCancel(id, res)
+                  : operation.reconnectDuring
+                    ? await readWithReconnect(id, res)
+                    : parseSse(await res.text());
               } else if (operation.kind === "approve") {
                 if (pending.length === 0) continue;
                 const decisions = pending.map((toolCallId, i) => ({ toolCallId, approved: operation.approved[i % 3]! }));
@@ -149,6 +175,50 @@ describe("service invariants (fast-check, through the Worker)", () => {
                 });
                 expect(res.status).toBe(200);
                 events = parseSse(await res.text());
+              } else if (operation.kind === "retry") {
+                const res = await call(`/v1/conversations/${id}/retry`, {
+                  method: "POST",
+                  // An edit keeps the scenario's tag: the rewound turn may be the one that carried it.
+                  ...(operation.edit ? { headers: json, body: JSON.stringify({ message: s.tag("edited") }) } : {}),
+                });
+                const expected = known.view === null ? 404 : known.view.turn === 0 ? 409 : 200;
+                expect(res.status).toBe(expected);
+                if (expected !== 200) {
+                  await res.body?.cancel();
+                  continue;
+                }
+                tally.retries++;
+                // The rewound turn's handoffs are gone from the counters with it.
+                handoffs -= turnHandoffs;
+                turnHandoffs = 0;
+                events = parseSse(await res.text());
+              } else if (operation.kind === "cancel") {
+                const res = await call(`/v1/conversations/${id}/cancel`, { method: "POST" });
+                expect(res.status).toBe(known.view === null ? 404 : 200);
+                if (known.view) expect(await res.json()).toEqual({ cancelled: false });
+                else await res.body?.cancel();
+                continue;
+              } else if (operation.kind === "fork") {
+                const afterTurn = Math.max(1, (known.view?.turn ?? 0) - operation.back);
+                const res = await call(`/v1/conversations/${id}/fork`, {
+                  method: "POST",
+                  headers: json,
+                  body: JSON.stringify({ afterTurn }),
+                });
+                const expected = known.view === null ? 404 : known.view.turn === 0 ? 404 : 201;
+                expect(res.status).toBe(expected);
+                if (expected !== 201) {
+                  await res.body?.cancel();
+                  continue;
+                }
+                tally.forks++;
+                const forked = await stored(((await res.json()) as { id: string }).id);
+                // The fork holds a prefix of the original's history, valid on its own; the original is untouched.
+                expect(known.view!.messages.slice(0, forked.messages.length)).toEqual(forked.messages);
+                expect(findHistoryProblem(forked.messages)).toBeNull();
+                expect(forked.handoffCount).toBeLessThanOrEqual(known.view!.handoffCount);
+                expect(await stored(id)).toEqual(known.view);
+                continue;
               } else if (operation.kind === "unknown-approval") {
                 const res = await call(`/v1/conversations/${id}/approvals`, {
                   method: "POST",
@@ -183,6 +253,7 @@ describe("service invariants (fast-check, through the Worker)", () => {
                 expect(deleted.status).toBe(known.view === null ? 404 : 204);
                 seen.clear();
                 handoffs = 0;
+                turnHandoffs = 0;
                 first = true;
                 continue;
               } else {
@@ -192,7 +263,9 @@ describe("service invariants (fast-check, through the Worker)", () => {
               }
               checkStream(events);
               for (const event of events) seen.set(event.id, event);
-              handoffs += events.filter((e) => e.type === "handoff").length;
+              const handedOff = events.filter((e) => e.type === "handoff").length;
+              handoffs += handedOff;
+              turnHandoffs += handedOff;
               const state = await stored(id);
               // Handoff counters equal the handoff events ever sent; nothing is stored twice or unseen.
               expect(state.handoffCount).toBe(handoffs);
@@ -207,15 +280,38 @@ describe("service invariants (fast-check, through the Worker)", () => {
         { numRuns: runs, seed: inject("propertySeed") },
       );
       console.log(
-        `session property over ${runs} runs: ${tally.approvalsDecided} approvals decided (${tally.mixedDecisions} mixed), ${tally.reconnectsDuringRun} reconnects during a run`,
+        `session property over ${runs} runs: ${tally.approvalsDecided} approvals decided (${tally.mixedDecisions} mixed), ${tally.reconnectsDuringRun} reconnects during a run, ${tally.retries} retries, ${tally.cancelsDuringRun} cancels that stopped a run, ${tally.forks} forks`,
       );
       expect(tally.approvalsDecided).toBeGreaterThan(0);
       expect(tally.reconnectsDuringRun).toBeGreaterThan(0);
+      expect(tally.retries).toBeGreaterThan(0);
+      expect(tally.forks).toBeGreaterThan(0);
     },
     // Each run is a few turns through the Worker: the bound grows with the number of runs.
     Math.max(20_000, runs * 2_000),
   );
 });
+
+/**
+ * Reads a turn's stream to its first event and cancels it: the stream ends with `done` cancelled,
+ * or as it would have if the turn ended first; either way one terminal event, and the next request
+ * is accepted.
+ */
+async function readWithCancel(id: string, res: Response): Promise<ReceivedEvent[]> {
+  const stream = readSse(res.body!);
+  const head = (await stream.next()).value as ReceivedEvent;
+  const cancelled = await call(`/v1/conversations/${id}/cancel`, { method: "POST" });
+  expect(cancelled.status).toBe(200);
+  const { cancelled: stopped } = (await cancelled.json()) as { cancelled: boolean };
+  const all = [head];
+  for await (const event of stream) all.push(event);
+  const terminal = all.at(-1)!;
+  if (terminal.type === "done" && terminal.status === "cancelled") {
+    expect(stopped).toBe(true);
+    tally.cancelsDuringRun++;
+  }
+  return all;
+}
 
 /**
  * Reads a turn's stream to its first event, reconnects with that id while the turn may still be
