@@ -57,9 +57,12 @@ export const CreateConversationBody = z.strictObject({});
 export const UIChatBody = z.looseObject({
   id: z.string().optional(),
   trigger: z.enum(["submit-message", "regenerate-message"]).optional(),
+  /** Set by useChat when a message is replaced: an edit of the newest user message. */
+  messageId: z.string().optional(),
   messages: z
     .array(
       z.looseObject({
+        id: z.string().optional(),
         role: z.enum(["system", "user", "assistant"]),
         parts: z.array(
           z.looseObject({

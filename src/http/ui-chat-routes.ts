@@ -25,8 +25,11 @@ export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
         .join("\n") ?? "";
     if (!text.trim()) throw new HttpError("invalid_request", "The newest user message has no text.");
     await admitMessage(c, text);
-    // regenerate(): the SDK has dropped the last answer; the server rewinds that turn and runs it again from this text.
-    const started = body.trigger === "regenerate-message" ? c.var.client.retry(text, "ui") : c.var.client.sendMessage(text, "ui");
+    // regenerate(), or an edit of the newest user message (sendMessage with its messageId): the server
+    // rewinds the last turn and runs it again from this text, as the SDK has dropped what followed it.
+    const edited = body.messageId !== undefined && last.role === "user" && last.id === body.messageId;
+    const rerun = body.trigger === "regenerate-message" || edited;
+    const started = rerun ? c.var.client.retry(text, "ui") : c.var.client.sendMessage(text, "ui");
     return streamResponse(await expectOk(started), "ui");
   });
 

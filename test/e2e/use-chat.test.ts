@@ -43,7 +43,7 @@ after(async () => {
 });
 
 /** The page, served from the Worker's origin (so its requests are same-origin) by intercepting two paths. */
-async function open(id: string, seed = false): Promise<Page> {
+async function open(id: string, query = "", ready = true): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 900, height: 800 } });
   await page.route(`${dev.url}/use-chat/index.html*`, (route) =>
     route.fulfill({
@@ -52,8 +52,8 @@ async function open(id: string, seed = false): Promise<Page> {
     }),
   );
   await page.route(`${dev.url}/use-chat/app.js`, (route) => route.fulfill({ contentType: "text/javascript", body: bundle }));
-  await page.goto(`${dev.url}/use-chat/index.html?id=${id}${seed ? "&seed=1" : ""}`);
-  await page.locator("#status").filter({ hasText: "ready" }).waitFor();
+  await page.goto(`${dev.url}/use-chat/index.html?id=${id}${query}`);
+  if (ready) await page.locator("#status").filter({ hasText: "ready" }).waitFor();
   return page;
 }
 
@@ -81,7 +81,7 @@ describe("useChat from @ai-sdk/react", () => {
     await page.screenshot({ path: "test-artifacts/use-chat.png", fullPage: true });
     await page.close();
 
-    const reloaded = await open("usechat-approve", true);
+    const reloaded = await open("usechat-approve", "&seed=1");
     await reloaded.locator(".handoff").filter({ hasText: "triage → billing" }).waitFor();
     assert.equal(await reloaded.locator(".message.user").count(), 1);
     assert.equal(await reloaded.locator('.tool[data-state="output-available"]').filter({ hasText: "refund" }).count(), 1);
@@ -111,6 +111,35 @@ describe("useChat from @ai-sdk/react", () => {
       ["user", "assistant"],
     );
     await page.close();
+  });
+
+  it("edits the newest message: the server's turn is replaced, not added to", async () => {
+    const page = await open("usechat-edit");
+    await send(page, "hello there");
+    await page.locator(".message.assistant .text").first().waitFor();
+    await page.locator("#status").filter({ hasText: "ready" }).waitFor({ timeout: 30_000 });
+    await page.locator("#input").fill("I was charged twice for order A1001");
+    await page.locator("#edit").click();
+    await page.locator(".handoff").filter({ hasText: "triage → billing" }).waitFor();
+    assert.deepEqual(await page.locator(".message.user").allTextContents(), ["I was charged twice for order A1001"]);
+    const view = await stored("usechat-edit");
+    assert.deepEqual(
+      view.messages.filter((m) => m.role === "user").map((m) => m.content),
+      ["I was charged twice for order A1001"],
+    );
+    await page.close();
+  });
+
+  it("resumes a turn that is still running in a page opened during it", async () => {
+    const first = await open("usechat-resume");
+    await send(first, "hello there");
+    await first.locator(".message.assistant .text").first().waitFor();
+    // useChat({ resume: true }) asks /chat/stream for the running turn, from its start.
+    const resumed = await open("usechat-resume", "&resume=1", false);
+    await resumed.locator(".message.assistant .text").filter({ hasText: "offline demo model" }).waitFor();
+    await resumed.locator("#status").filter({ hasText: "ready" }).waitFor({ timeout: 30_000 });
+    await first.close();
+    await resumed.close();
   });
 
   it("Stop cancels the turn on the server, and the next message is answered", async () => {

@@ -104,8 +104,8 @@ describe("retrying the last turn", () => {
     expect(await code(await retry("nobody-here-either"))).toEqual([404, "conversation_not_found"]);
   });
 
-  it("is what useChat's regenerate() does: the stored turn has one user message and one answer afterwards", async () => {
-    const s = await scenario([{ text: "First answer." }, { text: "Second answer." }]);
+  it("is what useChat's regenerate() and an edit of the newest message do: one user message and one answer for the turn afterwards", async () => {
+    const s = await scenario([{ text: "First answer." }, { text: "Second answer." }, { text: "Third answer." }]);
     const transport = new DefaultChatTransport<UIMessage>({
       api: `https://chat.test/v1/conversations/${s.conversationId}/chat`,
       fetch: (input, init) => exports.default.fetch(new Request(input as RequestInfo, init)),
@@ -139,6 +139,23 @@ describe("retrying the last turn", () => {
     expect(view.messages.map((m) => [m.role, m.content])).toEqual([
       ["user", s.tag("hello")],
       ["assistant", "Second answer."],
+    ]);
+
+    // An edit: sendMessage with the id of the newest user message replaces it and what followed.
+    const edited: UIMessage = { ...user, parts: [{ type: "text", text: s.tag("hello, edited") }] };
+    const third = await read(
+      await transport.sendMessages({
+        chatId: s.conversationId,
+        messages: [edited],
+        trigger: "submit-message",
+        messageId: "u1",
+        abortSignal: undefined,
+      }),
+    );
+    expect(third.parts.find((p) => p.type === "text")).toMatchObject({ text: "Third answer." });
+    expect((await stored(s.conversationId)).messages.map((m) => [m.role, m.content])).toEqual([
+      ["user", s.tag("hello, edited")],
+      ["assistant", "Third answer."],
     ]);
   });
 });
