@@ -514,6 +514,7 @@ export class ConversationStore {
       name: m.name,
       result: m.content,
       isError: true,
+      ...(m.approval?.approved === false ? { denied: true as const } : {}),
     }));
     const event: StoredEvent = {
       id,
