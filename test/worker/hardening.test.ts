@@ -222,4 +222,30 @@ describe("a crash while an approved tool runs", () => {
     const sent = (await s.sent()).requests.at(-1)!;
     expect(sent.messages.find((m) => m.role === "tool" && m.tool_call_id === "ref")?.content).toBe(INTERRUPTED_CALL);
   });
+
+  it("settles a declined call as a denial, announced as denied, with the person's reason", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: args({ reason: "double charge" }) }] },
+      { toolCalls: [{ id: "ref", name: "refund", arguments: args({ orderId: "A1001", amountUsd: 129 }) }] },
+    ]);
+    await chat(s.conversationId, s.tag("charged twice for A1001"));
+    await runInDurableObject(env.CONVERSATIONS.getByName(s.conversationId), (_instance, state) => {
+      new ConversationStore(state.storage).recordDecisions([{ toolCallId: "ref", approved: false, reason: "refunded by phone" }], true);
+    });
+    await evictDurableObject(env.CONVERSATIONS.getByName(s.conversationId));
+
+    const after = await stored(s.conversationId);
+    expect(after.messages.at(-1)).toMatchObject({
+      role: "tool",
+      toolCallId: "ref",
+      approval: { approved: false, reason: "refunded by phone" },
+    });
+    const replay = parseSse(await (await call(`/v1/conversations/${s.conversationId}/events?after=0`)).text());
+    expect(replay.at(-2)).toMatchObject({
+      type: "tool-result",
+      toolCallId: "ref",
+      denied: true,
+      result: "A person declined this call: refunded by phone",
+    });
+  });
 });
