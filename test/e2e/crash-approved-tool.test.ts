@@ -73,6 +73,7 @@ it("settles an approved call cut off by a crash and takes messages again", async
       name: "slow_refund",
       content: INTERRUPTED_CALL,
       isError: true,
+      approval: { approved: true },
     });
 
     const again = await fetch(`${second.url}/v1/conversations/tool-crash/approvals`, {
