@@ -65,6 +65,8 @@ const ConfigSchema = z.object({
   /** Token budget of a model request; over it, older turns are summarized. */
   CONTEXT_BUDGET: z.coerce.number().int().min(500).optional(),
   COMPACTION_KEEP_TURNS: z.coerce.number().int().min(1).max(100).default(4),
+  /** Turns whose trace a conversation keeps (the latest ones). */
+  TRACE_TURNS: z.coerce.number().int().min(1).max(1000).default(50),
   /** New turns per conversation per minute. */
   TURNS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
 });

@@ -10,6 +10,7 @@ export interface WorkerVars {
   CONTEXT_BUDGET?: string;
   COMPACTION_KEEP_TURNS?: string;
   TURNS_PER_MINUTE?: string;
+  TRACE_TURNS?: string;
   OPENAI_API_KEY?: string;
   OPENAI_BASE_URL?: string;
   OPENAI_MODEL?: string;

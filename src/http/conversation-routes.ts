@@ -1,8 +1,17 @@
 import { Hono } from "hono";
 import type { ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
-import { conversationScope, expectOk, limitClient, readJson, readOptionalJson, readQuery, streamResponse } from "./request.ts";
-import { ApprovalsBody, EventCursor, MessageBody, PageParams, RetryBody } from "./schemas.ts";
+import {
+  conversationScope,
+  describeProblems,
+  expectOk,
+  limitClient,
+  readJson,
+  readOptionalJson,
+  readQuery,
+  streamResponse,
+} from "./request.ts";
+import { ApprovalsBody, EventCursor, MessageBody, PageParams, RetryBody, TurnNumber } from "./schemas.ts";
 import { registerFork, registerTokenIssue } from "./token-routes.ts";
 import { admitMessage, decisionReply } from "./turn-replies.ts";
 import { registerUIChatRoutes } from "./ui-chat-routes.ts";
@@ -42,6 +51,14 @@ export function conversationRoutes(): Hono<ConversationEnv> {
 
   // Answers once the turn has ended: a message sent right after is accepted.
   app.post("/cancel", async (c) => c.json(await expectOk(c.var.client.cancel())));
+
+  // Why the conversation went where it went: each turn, and a turn's trace.
+  app.get("/turns", async (c) => c.json(await expectOk(c.var.client.turns())));
+  app.get("/turns/:turn/trace", async (c) => {
+    const turn = TurnNumber.safeParse(c.req.param("turn"));
+    if (!turn.success) throw new HttpError("invalid_request", describeProblems(turn.error));
+    return c.json(await expectOk(c.var.client.turnTrace(turn.data)));
+  });
 
   // The newest page of the history by default; `page.previous` is the cursor for the one before.
   app.get("/", async (c) => c.json(await expectOk(c.var.client.view(readQuery(c, PageParams)))));

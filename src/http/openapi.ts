@@ -79,6 +79,21 @@ function paths(): Record<string, unknown> {
 /** The routes that start, resume or stream a turn. */
 function turnPaths(): Record<string, unknown> {
   return {
+    "/v1/conversations/{id}/turns": {
+      parameters: [idParam],
+      get: {
+        summary: "Every turn: number, status, start, end, duration, usage, the handoffs it made",
+        responses: { "200": { description: "Turn summaries, oldest first" }, "404": error },
+      },
+    },
+    "/v1/conversations/{id}/turns/{turn}/trace": {
+      parameters: [idParam, { name: "turn", in: "path", required: true, schema: { type: "integer", minimum: 1 } }],
+      get: {
+        summary:
+          "A turn's trace: spans for the turn, each agent's tenure, model calls, tool calls, approvals, handoffs (taken and refused), compactions, guardrails",
+        responses: { "200": { description: "{ turn, spans }" }, "404": error },
+      },
+    },
     "/v1/conversations/{id}/fork": {
       parameters: [idParam],
       post: {

@@ -16,6 +16,9 @@ export const PageParams = z.strictObject({
   before: z.coerce.number().int().min(0, "`before` is a message index, 0 or more.").optional(),
 });
 
+/** A turn number in a path: 1 or more. */
+export const TurnNumber = z.coerce.number({ error: "The turn must be a number, such as 3." }).int().min(1, "Turns are numbered from 1.");
+
 /** POST …/fork: the turn after which the new conversation starts. */
 export const ForkBody = z.strictObject({
   afterTurn: z.number({ error: "`afterTurn` must be a turn number, such as 3." }).int().min(1, "`afterTurn` starts at 1."),

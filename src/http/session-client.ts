@@ -18,6 +18,8 @@ export interface SessionClient {
   uiMessages(query?: PageQuery): Promise<Result<"uiMessages">>;
   retry(message: string | undefined, format: StreamFormat): Promise<Result<"retry">>;
   forkSnapshot(afterTurn: number): Promise<Result<"forkSnapshot">>;
+  turns(): Promise<Result<"turns">>;
+  turnTrace(turn: number): Promise<Result<"turnTrace">>;
   importFork(snapshot: ForkSnapshot): Promise<Result<"importFork">>;
 }
 
@@ -42,6 +44,8 @@ export function sessionClient(env: Env, conversationId: string, access: Access):
     uiMessages: (query = {}) => stub.uiMessages(caller, query),
     retry: (message, format) => stub.retry(caller, message, format),
     forkSnapshot: (afterTurn) => stub.forkSnapshot(caller, afterTurn),
+    turns: () => stub.turns(caller),
+    turnTrace: (turn) => stub.turnTrace(caller, turn),
     importFork: (snapshot) => stub.importFork(caller, snapshot),
   };
 }

@@ -13,6 +13,7 @@ import {
   type UsageTotals,
 } from "../runtime/index.ts";
 import { capEvent, capMessage } from "./stored-size-limits.ts";
+import type { TurnTrace } from "./turn-trace.ts";
 import { migrate } from "./schema.ts";
 import type { StoredEvent } from "../wire/index.ts";
 
@@ -80,6 +81,21 @@ export interface ForkSnapshot {
     tool_calls: number;
     opening: string | null;
   }>;
+}
+
+/** Traces kept per conversation: the latest turns'. */
+export const DEFAULT_KEPT_TRACES = 50;
+
+/** A turn as GET …/turns lists it. */
+export interface TurnSummary {
+  turn: number;
+  status: StoredTurnStatus;
+  startedAt: number;
+  endedAt: number | null;
+  durationMs: number | null;
+  error: string | null;
+  usage: UsageTotals;
+  handoffs: HandoffRecord[];
 }
 
 /** What a turn started from: the user's message and the state a rewind returns to. */
@@ -398,12 +414,19 @@ export class ConversationStore {
     this.#messages!.push(...messages);
   }
 
-  /** Ends the turn's leg with the outcome the run reported, and its remaining events. */
-  endTurn(outcome: TurnOutcome, events: readonly StoredEvent[]): void {
+  /**
+   * Ends the turn's leg with the outcome the run reported, its remaining events and its trace (one
+   * row per turn, replaced by a later leg; only the latest `keepTraces` turns keep theirs).
+   */
+  endTurn(outcome: TurnOutcome, events: readonly StoredEvent[], trace?: TurnTrace, keepTraces = DEFAULT_KEPT_TRACES): void {
     const state = this.#requireState();
     const next: ConversationState = { ...state, lastEventId: events.at(-1)?.id ?? state.lastEventId };
     this.#transaction(() => {
       this.#insertEvents(state.turn, events);
+      if (trace) {
+        this.#exec(`INSERT OR REPLACE INTO traces (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(trace));
+        this.#exec(`DELETE FROM traces WHERE turn <= ?`, state.turn - keepTraces);
+      }
       // Counted before this last write, which is the turn's own bookkeeping.
       this.#exec(
         `UPDATE turns SET status = ?, ended_at = ?, error = ?, rows_written = rows_written + ?, bytes_written = bytes_written + ?,
@@ -446,6 +469,43 @@ export class ConversationStore {
       cursor = row.first_id;
       return (JSON.parse(row.data) as StoredEvent[]).filter((event) => event.id > afterId && event.id < beforeId);
     };
+  }
+
+  /** A turn's trace, while it is kept. */
+  trace(turn: number): TurnTrace | undefined {
+    const row = this.#sql.exec<{ data: string }>(`SELECT data FROM traces WHERE turn = ?`, turn).toArray()[0];
+    return row && (JSON.parse(row.data) as TurnTrace);
+  }
+
+  /** Every turn, oldest first: its status, times, usage, and the handoffs it made. */
+  turns(): TurnSummary[] {
+    type Row = {
+      turn: number;
+      status: string;
+      started_at: number;
+      ended_at: number | null;
+      error: string | null;
+      m: number;
+      i: number;
+      o: number;
+      t: number;
+    };
+    const handoffs = this.handoffs();
+    return this.#sql
+      .exec<Row>(
+        `SELECT turn, status, started_at, ended_at, error, model_calls AS m, input_tokens AS i, output_tokens AS o, tool_calls AS t FROM turns ORDER BY turn`,
+      )
+      .toArray()
+      .map((row) => ({
+        turn: row.turn,
+        status: row.status as StoredTurnStatus,
+        startedAt: row.started_at,
+        endedAt: row.ended_at,
+        durationMs: row.ended_at === null ? null : row.ended_at - row.started_at,
+        error: row.error,
+        usage: { modelCalls: row.m, inputTokens: row.i, outputTokens: row.o, toolCalls: row.t },
+        handoffs: handoffs.filter((h) => h.turn === row.turn).map(({ turn: _turn, ...h }) => h),
+      }));
   }
 
   /** Sets the token grant (a new one revokes the tokens issued under the old). */

@@ -26,12 +26,14 @@ import {
   type ForkSnapshot,
   type StoredHandoff,
   type StoredTurnStatus,
+  type TurnSummary,
 } from "./conversation-store.ts";
 import { type EventBatches, eventStream } from "./event-stream.ts";
 import { fail, ok, type SessionResult } from "./results.ts";
 import { type HistoryPage, pageOfHistory } from "./history-page.ts";
 import { TurnBroadcast } from "./turn-broadcast.ts";
 import { TurnRecorder } from "./turn-recorder.ts";
+import { TraceBuilder, type TurnTrace } from "./turn-trace.ts";
 
 export interface ConversationView {
   id: string;
@@ -249,6 +251,28 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     );
   }
 
+  /** Every turn: status, times, usage, handoffs. */
+  async turns(caller: Caller): Promise<SessionResult<TurnSummary[]>> {
+    const admitted = this.#admit(caller);
+    if (!admitted.ok) return admitted;
+    if (!admitted.value) return notFound(caller.conversationId);
+    return ok(this.#redactor.value(this.#store.turns()));
+  }
+
+  /** A turn's trace: its spans, from the turn down to each model call, tool call and handoff. */
+  async turnTrace(caller: Caller, turn: number): Promise<SessionResult<TurnTrace>> {
+    const admitted = this.#admit(caller);
+    if (!admitted.ok) return admitted;
+    if (!admitted.value) return notFound(caller.conversationId);
+    const trace = this.#store.trace(turn);
+    if (!trace)
+      return fail(
+        "turn_not_found",
+        `No trace of turn ${turn}: only the latest turns keep theirs (turns 1 to ${admitted.value.turn} exist).`,
+      );
+    return ok(this.#redactor.value(trace));
+  }
+
   /** The conversation as it stood after `afterTurn`, for a fork; the conversation itself is untouched. */
   async forkSnapshot(caller: Caller, afterTurn: number): Promise<SessionResult<ForkSnapshot>> {
     const admitted = this.#admit(caller);
@@ -408,7 +432,14 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
 
   async #drive(broadcast: TurnBroadcast, conversationId: string, input: TurnInput, signal: AbortSignal): Promise<void> {
     const state = this.#store.state()!;
-    const recorder = new TurnRecorder(this.#store, this.#redactor, broadcast, state.lastEventId + 1);
+    // A resumed leg continues the trace its turn began.
+    const builder = new TraceBuilder(state.turn, input.kind === "resume" ? this.#store.trace(state.turn) : undefined);
+    const recorder = new TurnRecorder(this.#store, this.#redactor, broadcast, state.lastEventId + 1, {
+      builder,
+      conversationId,
+      turn: state.turn,
+      keep: this.#config.TRACE_TURNS,
+    });
     try {
       const items = runTurnItems({ ...this.#runOptions(conversationId, state, input), signal });
       let next = await items.next();

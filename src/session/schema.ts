@@ -22,6 +22,8 @@ export const MIGRATIONS: readonly string[][] = [
   ],
   // 3: what a turn started from (so it can be rewound and run again), and what a rewind removed.
   [`ALTER TABLE turns ADD COLUMN opening TEXT`, `ALTER TABLE turns ADD COLUMN rewound TEXT`],
+  // 4: a trace per turn (the latest turns only).
+  [`CREATE TABLE traces (turn INTEGER PRIMARY KEY, data TEXT NOT NULL)`],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -2,12 +2,23 @@ import { type Redactor, type RunEvent, type StepCommit, StreamingRedaction, type
 import type { StoredEvent } from "../wire/index.ts";
 import type { ConversationStore } from "./conversation-store.ts";
 import type { TurnBroadcast } from "./turn-broadcast.ts";
+import type { TraceBuilder, TurnTrace } from "./turn-trace.ts";
+
+/** The trace a recorder feeds: its builder, and which turn of which conversation. */
+export interface TraceTarget {
+  builder: TraceBuilder;
+  conversationId: string;
+  turn: number;
+  /** Turns whose trace the conversation keeps. */
+  keep: number;
+}
 
 /**
  * Records one leg of a turn as the run's items arrive, in one direction: each event is redacted,
  * numbered and published; each commit is stored with the events that came before it; the outcome
  * the run reports ends the turn. Text deltas go through a streaming redaction, so a secret split
  * across deltas is caught too; what it holds back is sent before the next item of another kind.
+ * Each event also goes to the turn's trace, with the time it arrived.
  */
 export class TurnRecorder {
   readonly #store: ConversationStore;
@@ -17,13 +28,15 @@ export class TurnRecorder {
   #nextId: number;
   #pending: StoredEvent[] = [];
   #ended = false;
+  readonly #trace: TraceTarget;
 
-  constructor(store: ConversationStore, redactor: Redactor, broadcast: TurnBroadcast, firstId: number) {
+  constructor(store: ConversationStore, redactor: Redactor, broadcast: TurnBroadcast, firstId: number, trace: TraceTarget) {
     this.#store = store;
     this.#redactor = redactor;
     this.#broadcast = broadcast;
     this.#text = new StreamingRedaction(redactor);
     this.#nextId = firstId;
+    this.#trace = trace;
   }
 
   /** Throws only when storing a commit fails; the run is told with `throw()` and ends with an error event. */
@@ -40,8 +53,25 @@ export class TurnRecorder {
 
   end(outcome: TurnOutcome): void {
     this.#flushText();
-    this.#store.endTurn(outcome, this.#pending);
+    const { builder, turn, keep } = this.#trace;
+    const trace = builder.finish(turn, outcome, Date.now());
+    this.#store.endTurn(outcome, this.#pending, trace, keep);
     this.#pending = [];
+    this.#log(trace, outcome);
+  }
+
+  /** One JSON line per turn leg and per handoff, for Workers Logs: ids, names and counts, no content. */
+  #log(trace: TurnTrace, outcome: TurnOutcome): void {
+    const { conversationId, turn } = this.#trace;
+    const root = trace.spans.find((s) => s.kind === "turn")!;
+    const agents = trace.spans.filter((s) => s.kind === "agent").map((s) => s.name);
+    for (const h of trace.spans.filter((s) => s.kind === "handoff")) {
+      console.log(
+        this.#redactor.text(JSON.stringify({ event: "handoff", conversationId, turn, from: h.attributes.from, to: h.attributes.to })),
+      );
+    }
+    const line = { event: "turn", conversationId, turn, status: outcome.status, agents, durationMs: (root.end ?? root.start) - root.start };
+    console.log(this.#redactor.text(JSON.stringify(line)));
   }
 
   /** Storage failed outside a commit: the stream ends with an error, and the turn is marked failed if it still can be. */
@@ -61,6 +91,7 @@ export class TurnRecorder {
   }
 
   #publish(event: RunEvent): void {
+    this.#trace.builder.record(event, Date.now());
     const stored: StoredEvent = { id: this.#nextId++, ...event };
     this.#ended ||= stored.type === "done" || stored.type === "error";
     this.#pending.push(stored);

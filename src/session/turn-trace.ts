@@ -1,0 +1,179 @@
+import type { RunEvent, TurnOutcome } from "../runtime/index.ts";
+
+/** What a span stands for: the turn, an agent's tenure in it, a model call, a tool call, and what happened between. */
+export type SpanKind = "turn" | "agent" | "model" | "tool" | "approval" | "handoff" | "refused-handoff" | "compaction" | "guardrail";
+
+/** One span of a turn's trace. Times are milliseconds since the epoch; an instant has `end === start`. */
+export interface Span {
+  id: string;
+  parentId: string | null;
+  kind: SpanKind;
+  name: string;
+  start: number;
+  end: number | null;
+  attributes: Record<string, string | number | boolean>;
+}
+
+/** A turn's trace: its spans, parents first. One trace spans every leg of a turn (an approval's resume continues it). */
+export interface TurnTrace {
+  turn: number;
+  spans: Span[];
+}
+
+const TRANSFER_TOOL = /^(transfer_to_|handoff$)/;
+
+/**
+ * Builds a turn's trace from the run's events as they arrive, with the time each arrived: the
+ * events carry no times, the recorder sees them happen. Holds no content: names, ids, counts.
+ */
+export class TraceBuilder {
+  readonly #spans: Span[];
+  readonly #open = new Map<string, Span>();
+  #ids = 0;
+  #turn: Span;
+  #agent: Span | null = null;
+  #model: Span | null = null;
+
+  /** `previous`: the trace of an earlier leg of this turn, continued by this one. */
+  constructor(turn: number, previous?: TurnTrace) {
+    this.#spans = previous ? structuredClone(previous.spans) : [];
+    this.#ids = this.#spans.length;
+    this.#turn = this.#spans.find((s) => s.kind === "turn") ?? this.#add(null, "turn", `turn ${turn}`, Date.now());
+    // A resumed leg picks up the calls that waited for a person: their approvals, and the calls themselves.
+    for (const span of this.#spans) {
+      if (span.end !== null || span.kind !== "approval") continue;
+      const callId = String(span.attributes["gen_ai.tool.call.id"]);
+      this.#open.set(`approval:${callId}`, span);
+      const call = this.#spans.find((s) => s.kind === "tool" && s.attributes["gen_ai.tool.call.id"] === callId);
+      if (call) this.#open.set(callId, call);
+    }
+  }
+
+  record(event: RunEvent, now: number): void {
+    switch (event.type) {
+      case "run-start":
+        if (event.resumed) this.#turn.end = null;
+        this.#holder(event.agent, now);
+        break;
+      case "step-start":
+        this.#model = this.#add(this.#agent?.id ?? this.#turn.id, "model", `model call ${event.stepIndex}`, now, {
+          stepIndex: event.stepIndex,
+        });
+        break;
+      case "text-delta":
+      case "tool-call":
+        if (this.#model && this.#model.attributes.timeToFirstTokenMs === undefined)
+          this.#model.attributes.timeToFirstTokenMs = now - this.#model.start;
+        if (event.type === "tool-call") this.#toolCall(event.toolCallId, event.name, now);
+        break;
+      case "tool-result":
+        this.#toolResult(event, now);
+        break;
+      case "approval-required":
+        this.#open.set(
+          `approval:${event.toolCallId}`,
+          this.#add(this.#turn.id, "approval", `approval of ${event.name}`, now, { "gen_ai.tool.call.id": event.toolCallId }),
+        );
+        break;
+      case "handoff":
+        this.#instant("handoff", `${event.from} → ${event.to}`, now, {
+          from: event.from,
+          to: event.to,
+          ...(event.reason ? { reason: event.reason } : {}),
+        });
+        this.#holder(event.to, now);
+        break;
+      case "step-finish":
+        this.#finishModel(event, now);
+        break;
+      case "compaction":
+        this.#instant("compaction", "compaction", now, { replaced: event.replaced, kept: event.kept });
+        break;
+      case "guardrail":
+        this.#instant("guardrail", `${event.kind} guardrail`, now, { reason: event.reason, kind: event.kind });
+        break;
+      case "warning":
+      case "done":
+      case "error":
+        break;
+      default: {
+        const exhaustive: never = event;
+        throw new Error(`unknown event ${JSON.stringify(exhaustive)}`);
+      }
+    }
+  }
+
+  /** Ends what is open; an approval still awaited stays open into the next leg. */
+  finish(turn: number, outcome: TurnOutcome, now: number): TurnTrace {
+    for (const span of this.#spans) {
+      if (span.end === null && span.kind !== "approval") span.end = now;
+    }
+    this.#turn.attributes.status = outcome.status;
+    if (outcome.status === "failed") this.#turn.attributes.error = outcome.code;
+    return { turn, spans: this.#spans };
+  }
+
+  #holder(agent: string, now: number): void {
+    if (this.#agent?.name === agent && this.#agent.end === null) return;
+    if (this.#agent && this.#agent.end === null) this.#agent.end = now;
+    this.#agent = this.#add(this.#turn.id, "agent", agent, now, { "gen_ai.agent.name": agent });
+  }
+
+  #toolCall(toolCallId: string, name: string, now: number): void {
+    const kind: SpanKind = TRANSFER_TOOL.test(name) ? "handoff" : "tool";
+    if (kind === "tool")
+      this.#open.set(
+        toolCallId,
+        this.#add(this.#model?.id ?? this.#turn.id, "tool", name, now, { "gen_ai.tool.name": name, "gen_ai.tool.call.id": toolCallId }),
+      );
+    else
+      this.#open.set(
+        toolCallId,
+        this.#add(this.#model?.id ?? this.#turn.id, "refused-handoff", name, now, { "gen_ai.tool.call.id": toolCallId }),
+      );
+  }
+
+  #toolResult(event: Extract<RunEvent, { type: "tool-result" }>, now: number): void {
+    const approval = this.#open.get(`approval:${event.toolCallId}`);
+    if (approval) {
+      approval.end = now;
+      approval.attributes.approved = !event.denied;
+      this.#open.delete(`approval:${event.toolCallId}`);
+    }
+    const span = this.#open.get(event.toolCallId);
+    if (!span) return;
+    this.#open.delete(event.toolCallId);
+    span.end = now;
+    if (span.kind === "refused-handoff") {
+      // A transfer answered without error was taken: its handoff span says so; only refusals stay.
+      if (!event.isError) this.#spans.splice(this.#spans.indexOf(span), 1);
+      else span.attributes.reason = String(event.result);
+      return;
+    }
+    span.attributes.error = event.isError;
+    if (event.denied) span.attributes.denied = true;
+  }
+
+  #finishModel(event: Extract<RunEvent, { type: "step-finish" }>, now: number): void {
+    const model = this.#model;
+    if (!model) return;
+    model.end = now;
+    model.attributes["gen_ai.response.finish_reasons"] = event.finishReason;
+    if (event.usage) {
+      model.attributes["gen_ai.usage.input_tokens"] = event.usage.inputTokens;
+      model.attributes["gen_ai.usage.output_tokens"] = event.usage.outputTokens;
+    }
+    this.#model = null;
+  }
+
+  #instant(kind: SpanKind, name: string, now: number, attributes: Span["attributes"]): void {
+    const span = this.#add(this.#agent?.id ?? this.#turn.id, kind, name, now, attributes);
+    span.end = now;
+  }
+
+  #add(parentId: string | null, kind: SpanKind, name: string, start: number, attributes: Span["attributes"] = {}): Span {
+    const span: Span = { id: String(++this.#ids), parentId, kind, name, start, end: null, attributes };
+    this.#spans.push(span);
+    return span;
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * A trace per turn, through the Worker: GET …/turns and GET …/turns/:n/trace after scripted turns —
+ * a handoff, two transfers in one step, an approval across two requests (one trace for both legs),
+ * a provider failure.
+ */
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
+import { ConversationStore } from "../../src/session/conversation-store.ts";
+import type { Span, TurnTrace } from "../../src/session/turn-trace.ts";
+import { call, chat, scenario } from "../support/worker.ts";
+
+const args = (value: unknown) => JSON.stringify(value);
+const json = { "content-type": "application/json" };
+
+async function trace(id: string, turn: number): Promise<TurnTrace> {
+  const res = await call(`/v1/conversations/${id}/turns/${turn}/trace`);
+  expect(res.status).toBe(200);
+  return (await res.json()) as TurnTrace;
+}
+
+/** The spans as a tree of kinds and names, parents before children: what the trace says happened. */
+function tree(spans: Span[], parentId: string | null = null): unknown[] {
+  return spans.filter((s) => s.parentId === parentId).map((s) => [`${s.kind} ${s.name}`, ...tree(spans, s.id)]);
+}
+
+describe("a turn's trace", () => {
+  it("shows each agent's tenure, its model calls and tools, and the handoff between them", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: args({ reason: "a charge" }) }] },
+      { toolCalls: [{ id: "l", name: "lookup_order", arguments: args({ orderId: "A1001" }) }] },
+      { text: "Charged twice: I see it." },
+    ]);
+    const log = vi.spyOn(console, "log");
+    await chat(s.conversationId, s.tag("charged twice"));
+    const { turn, spans } = await trace(s.conversationId, 1);
+    expect(turn).toBe(1);
+    expect(tree(spans)).toEqual([
+      [
+        "turn turn 1",
+        ["agent triage", ["model model call 0"], ["handoff triage → billing"]],
+        ["agent billing", ["model model call 1", ["tool lookup_order"]], ["model model call 2"]],
+      ],
+    ]);
+    const model = spans.find((sp) => sp.name === "model call 2")!;
+    expect(model.attributes).toMatchObject({ "gen_ai.response.finish_reasons": "stop", "gen_ai.usage.input_tokens": expect.any(Number) });
+    expect(model.attributes.timeToFirstTokenMs).toBeGreaterThanOrEqual(0);
+    expect(spans.every((sp) => sp.end !== null && sp.end >= sp.start)).toBe(true);
+    expect(spans.find((sp) => sp.kind === "handoff")!.attributes).toEqual({ from: "triage", to: "billing", reason: "a charge" });
+    expect(spans[0]!.attributes.status).toBe("completed");
+
+    // One JSON log line per handoff and per turn, with no content.
+    const lines = log.mock.calls.map(([line]) => String(line)).filter((line) => line.includes(s.conversationId));
+    log.mockRestore();
+    expect(lines.map((line) => JSON.parse(line) as { event: string })).toEqual([
+      { event: "handoff", conversationId: s.conversationId, turn: 1, from: "triage", to: "billing" },
+      {
+        event: "turn",
+        conversationId: s.conversationId,
+        turn: 1,
+        status: "completed",
+        agents: ["triage", "billing"],
+        durationMs: expect.any(Number),
+      },
+    ]);
+
+    const turns = (await (await call(`/v1/conversations/${s.conversationId}/turns`)).json()) as Array<{
+      turn: number;
+      status: string;
+      handoffs: unknown[];
+      usage: { modelCalls: number };
+    }>;
+    expect(turns).toMatchObject([
+      { turn: 1, status: "completed", handoffs: [{ from: "triage", to: "billing" }], usage: { modelCalls: 3, toolCalls: 1 } },
+    ]);
+  });
+
+  it("keeps a refused handoff, with why, beside the one taken", async () => {
+    const s = await scenario([
+      {
+        toolCalls: [
+          { id: "a", name: "transfer_to_billing", arguments: args({ reason: "charge" }) },
+          { id: "b", name: "transfer_to_shipping", arguments: args({ reason: "parcel" }) },
+        ],
+      },
+      { text: "Billing here." },
+    ]);
+    await chat(s.conversationId, s.tag("both"));
+    const { spans } = await trace(s.conversationId, 1);
+    expect(spans.filter((sp) => sp.kind === "handoff").map((sp) => sp.name)).toEqual(["triage → billing"]);
+    const refused = spans.filter((sp) => sp.kind === "refused-handoff");
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({
+      name: "transfer_to_shipping",
+      attributes: { reason: expect.stringContaining("Only one transfer per step") },
+    });
+  });
+
+  it("spans both legs of a turn that waited for an approval, the wait included", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: args({ reason: "refund" }) }] },
+      { toolCalls: [{ id: "r", name: "refund", arguments: args({ orderId: "A1001", amountUsd: 129 }) }] },
+      { text: "Refunded." },
+    ]);
+    await chat(s.conversationId, s.tag("refund it"));
+    const waiting = await trace(s.conversationId, 1);
+    expect(waiting.spans.find((sp) => sp.kind === "approval")).toMatchObject({ end: null });
+    const res = await call(`/v1/conversations/${s.conversationId}/approvals`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ decisions: [{ toolCallId: "r", approved: true }] }),
+    });
+    await res.text();
+    const { spans } = await trace(s.conversationId, 1);
+    const approval = spans.find((sp) => sp.kind === "approval")!;
+    expect(approval.end).not.toBeNull();
+    expect(approval.attributes).toMatchObject({ approved: true, "gen_ai.tool.call.id": "r" });
+    expect(spans.find((sp) => sp.kind === "tool" && sp.name === "refund")!.attributes).toMatchObject({ error: false });
+    expect(spans.filter((sp) => sp.kind === "turn")).toHaveLength(1);
+    expect(spans.filter((sp) => sp.kind === "model").map((sp) => sp.name)).toEqual(["model call 0", "model call 1", "model call 2"]);
+  });
+
+  it("records a provider failure on the turn, and answers 404 for a turn with no trace", async () => {
+    const s = await scenario([{ status: 500, error: { message: "down" } }]);
+    await chat(s.conversationId, s.tag("hi"));
+    const { spans } = await trace(s.conversationId, 1);
+    expect(spans[0]!.attributes).toMatchObject({ status: "failed", error: expect.stringMatching(/^model_/) });
+    expect((await call(`/v1/conversations/${s.conversationId}/turns/7/trace`)).status).toBe(404);
+    expect((await call(`/v1/conversations/${s.conversationId}/turns/zero/trace`)).status).toBe(400);
+  });
+
+  it("is kept for the latest turns only, one row per turn", async () => {
+    const id = `traces-${crypto.randomUUID()}`;
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
+      const store = new ConversationStore(state.storage);
+      store.create(id, "triage", "grant");
+      for (let turn = 1; turn <= 3; turn++) {
+        store.beginTurn(`message ${turn}`);
+        store.commitStep({ messages: [{ role: "user", content: `message ${turn}` }], activeAgent: "triage" }, []);
+        store.endTurn({ status: "completed" }, [], { turn, spans: [] }, 2);
+      }
+      expect([1, 2, 3].map((turn) => store.trace(turn)?.turn)).toEqual([undefined, 2, 3]);
+      expect(state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM traces").one().n).toBe(2);
+    });
+  });
+});
