@@ -17,7 +17,7 @@ export async function storageRows(turns: number): Promise<string[]> {
   const MESSAGES = ["Where is order A1002?", "What is 12 * 7?", "hello"] as const;
 
   interface View {
-    messages: unknown[];
+    page: { total: number };
     lastTurnStorage: { rowsWritten: number; bytesWritten: number };
   }
 
@@ -28,7 +28,7 @@ export async function storageRows(turns: number): Promise<string[]> {
     for (let turn = 1; turn <= turns; turn++) {
       const message = MESSAGES[(turn - 1) % MESSAGES.length]!;
       const measured = (turn >= 10 && turn < 10 + MESSAGES.length) || turn > turns - MESSAGES.length;
-      const before = measured && turn > 1 ? (await view(dev.url)).messages.length : 0;
+      const before = measured && turn > 1 ? (await view(dev.url)).page.total : 0;
       const start = performance.now();
       const events = await chat(dev.url, "bench-storage", message);
       const ms = performance.now() - start;
@@ -40,7 +40,7 @@ export async function storageRows(turns: number): Promise<string[]> {
           kind: message,
           rows: after.lastTurnStorage.rowsWritten,
           bytes: after.lastTurnStorage.bytesWritten,
-          messages: after.messages.length - before,
+          messages: after.page.total - before,
           ms,
         });
       }
@@ -56,7 +56,7 @@ export async function storageRows(turns: number): Promise<string[]> {
     const time = async () => {
       const start = performance.now();
       const state = await view(restarted.url);
-      return { ms: performance.now() - start, messages: state.messages.length };
+      return { ms: performance.now() - start, messages: state.page.total };
     };
     const first = await time();
     const warm = [await time(), await time(), await time()].map((t) => t.ms).sort((a, b) => a - b)[1]!;

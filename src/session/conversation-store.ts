@@ -416,7 +416,7 @@ export class ConversationStore {
 
   /**
    * Ends the turn's leg with the outcome the run reported, its remaining events and its trace (one
-   * row per turn, replaced by a later leg; only the latest `keepTraces` turns keep theirs).
+   * row per turn, rewritten by a later leg; only the latest `keepTraces` turns keep theirs).
    */
   endTurn(outcome: TurnOutcome, events: readonly StoredEvent[], trace?: TurnTrace, keepTraces = DEFAULT_KEPT_TRACES): void {
     const state = this.#requireState();
@@ -424,8 +424,13 @@ export class ConversationStore {
     this.#transaction(() => {
       this.#insertEvents(state.turn, events);
       if (trace) {
-        this.#exec(`INSERT OR REPLACE INTO traces (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(trace));
-        this.#exec(`DELETE FROM traces WHERE turn <= ?`, state.turn - keepTraces);
+        // The slot of a turn `keepTraces` turns back is taken over: one row written, none deleted.
+        this.#exec(
+          `INSERT INTO traces (slot, turn, data) VALUES (?, ?, ?) ON CONFLICT (slot) DO UPDATE SET turn = excluded.turn, data = excluded.data`,
+          state.turn % keepTraces,
+          state.turn,
+          JSON.stringify(trace),
+        );
       }
       // Counted before this last write, which is the turn's own bookkeeping.
       this.#exec(

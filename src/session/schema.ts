@@ -22,8 +22,8 @@ export const MIGRATIONS: readonly string[][] = [
   ],
   // 3: what a turn started from (so it can be rewound and run again), and what a rewind removed.
   [`ALTER TABLE turns ADD COLUMN opening TEXT`, `ALTER TABLE turns ADD COLUMN rewound TEXT`],
-  // 4: a trace per turn (the latest turns only).
-  [`CREATE TABLE traces (turn INTEGER PRIMARY KEY, data TEXT NOT NULL)`],
+  // 4: a trace per turn, in a ring of slots (turn modulo the turns kept): one row written per turn, none deleted.
+  [`CREATE TABLE traces (slot INTEGER PRIMARY KEY, turn INTEGER NOT NULL, data TEXT NOT NULL)`],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
