@@ -14,9 +14,13 @@ export interface Span {
   attributes: Record<string, string | number | boolean>;
 }
 
-/** A turn's trace: its spans, parents first. One trace spans every leg of a turn (an approval's resume continues it). */
+/**
+ * A turn's trace: its spans, parents first. One trace spans every leg of a turn (an approval's
+ * resume continues it). Ids follow W3C Trace Context: a 32-hex-digit trace id, 16-hex-digit span ids.
+ */
 export interface TurnTrace {
   turn: number;
+  traceId: string;
   spans: Span[];
 }
 
@@ -29,7 +33,7 @@ const TRANSFER_TOOL = /^(transfer_to_|handoff$)/;
 export class TraceBuilder {
   readonly #spans: Span[];
   readonly #open = new Map<string, Span>();
-  #ids = 0;
+  readonly #traceId: string;
   #turn: Span;
   #agent: Span | null = null;
   #model: Span | null = null;
@@ -37,7 +41,7 @@ export class TraceBuilder {
   /** `previous`: the trace of an earlier leg of this turn, continued by this one. */
   constructor(turn: number, previous?: TurnTrace) {
     this.#spans = previous ? structuredClone(previous.spans) : [];
-    this.#ids = this.#spans.length;
+    this.#traceId = previous?.traceId ?? randomHex(16);
     this.#turn = this.#spans.find((s) => s.kind === "turn") ?? this.#add(null, "turn", `turn ${turn}`, Date.now());
     // A resumed leg picks up the calls that waited for a person: their approvals, and the calls themselves.
     for (const span of this.#spans) {
@@ -110,7 +114,7 @@ export class TraceBuilder {
     }
     this.#turn.attributes.status = outcome.status;
     if (outcome.status === "failed") this.#turn.attributes.error = outcome.code;
-    return { turn, spans: this.#spans };
+    return { turn, traceId: this.#traceId, spans: this.#spans };
   }
 
   #holder(agent: string, now: number): void {
@@ -172,8 +176,13 @@ export class TraceBuilder {
   }
 
   #add(parentId: string | null, kind: SpanKind, name: string, start: number, attributes: Span["attributes"] = {}): Span {
-    const span: Span = { id: String(++this.#ids), parentId, kind, name, start, end: null, attributes };
+    const span: Span = { id: randomHex(8), parentId, kind, name, start, end: null, attributes };
     this.#spans.push(span);
     return span;
   }
+}
+
+/** `bytes` random bytes as lower-case hex: W3C trace ids take 16, span ids 8. */
+function randomHex(bytes: number): string {
+  return [...crypto.getRandomValues(new Uint8Array(bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
 }

@@ -33,8 +33,10 @@ describe("a turn's trace", () => {
     ]);
     const log = vi.spyOn(console, "log");
     await chat(s.conversationId, s.tag("charged twice"));
-    const { turn, spans } = await trace(s.conversationId, 1);
+    const { turn, traceId, spans } = await trace(s.conversationId, 1);
     expect(turn).toBe(1);
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(spans.every((sp) => /^[0-9a-f]{16}$/.test(sp.id))).toBe(true);
     expect(tree(spans)).toEqual([
       [
         "turn turn 1",
@@ -111,7 +113,8 @@ describe("a turn's trace", () => {
       body: JSON.stringify({ decisions: [{ toolCallId: "r", approved: true }] }),
     });
     await res.text();
-    const { spans } = await trace(s.conversationId, 1);
+    const { spans, traceId } = await trace(s.conversationId, 1);
+    expect(traceId).toBe(waiting.traceId);
     const approval = spans.find((sp) => sp.kind === "approval")!;
     expect(approval.end).not.toBeNull();
     expect(approval.attributes).toMatchObject({ approved: true, "gen_ai.tool.call.id": "r" });
@@ -137,7 +140,7 @@ describe("a turn's trace", () => {
       for (let turn = 1; turn <= 3; turn++) {
         store.beginTurn(`message ${turn}`);
         store.commitStep({ messages: [{ role: "user", content: `message ${turn}` }], activeAgent: "triage" }, []);
-        store.endTurn({ status: "completed" }, [], { turn, spans: [] }, 2);
+        store.endTurn({ status: "completed" }, [], { turn, traceId: "0".repeat(32), spans: [] }, 2);
       }
       expect([1, 2, 3].map((turn) => store.trace(turn)?.turn)).toEqual([undefined, 2, 3]);
       expect(state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM traces").one().n).toBe(2);
