@@ -14,7 +14,8 @@ function worker(bindings: Record<string, string> = {}) {
         ORDERS_API_TOKEN: 'tok 7f3a/9c2e%41 "quoted"',
         OPENAI_MAX_RETRIES: "0",
         ALLOW_ANONYMOUS: "true",
-        ...bindings,
+        // `{{fake}}` in a binding is the fake server's address.
+        ...Object.fromEntries(Object.entries(bindings).map(([key, value]) => [key, value.replace("{{fake}}", inject("fakeOpenAIUrl"))])),
       },
     },
   }));
@@ -22,6 +23,7 @@ function worker(bindings: Record<string, string> = {}) {
 
 /** Files that need the Worker configured otherwise than the rest (a binding read once per Durable Object). */
 const CONFIGURED = ["test/configured/**/*.test.ts"];
+const TRACE_EXPORT = ["test/configured-otel/**/*.test.ts"];
 
 export default defineConfig({
   test: {
@@ -35,12 +37,22 @@ export default defineConfig({
           name: "worker",
           include: ["test/**/*.test.ts"],
           // Node-side end-to-end tests against wrangler dev run under node --test.
-          exclude: ["test/e2e/**", "test/deep/**", "node_modules/**", ...CONFIGURED],
+          exclude: ["test/e2e/**", "test/deep/**", "node_modules/**", ...CONFIGURED, ...TRACE_EXPORT],
         },
       },
       {
         plugins: [worker({ CONVERSATION_BUDGET: JSON.stringify({ modelCalls: 3 }) })],
         test: { name: "conversation-budget", include: CONFIGURED },
+      },
+      {
+        // A collector that answers 429 to the first export, and a header that is a secret.
+        plugins: [
+          worker({
+            OTEL_EXPORTER_OTLP_ENDPOINT: "{{fake}}/otlp/busy-collector",
+            OTEL_EXPORTER_OTLP_HEADERS: "x-collector-key=otlp%20secret-value-123",
+          }),
+        ],
+        test: { name: "trace-export", include: TRACE_EXPORT },
       },
     ],
   },

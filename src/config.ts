@@ -65,6 +65,10 @@ const ConfigSchema = z.object({
   /** Token budget of a model request; over it, older turns are summarized. */
   CONTEXT_BUDGET: z.coerce.number().int().min(500).optional(),
   COMPACTION_KEEP_TURNS: z.coerce.number().int().min(1).max(100).default(4),
+  /** An OTLP/HTTP collector: each turn's trace is sent to <endpoint>/v1/traces as JSON. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  /** Headers for the collector (`name=value,name=value`): a secret. */
+  OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
   /** Turns whose trace a conversation keeps (the latest ones). */
   TRACE_TURNS: z.coerce.number().int().min(1).max(1000).default(50),
   /** New turns per conversation per minute. */

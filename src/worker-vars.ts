@@ -11,6 +11,8 @@ export interface WorkerVars {
   COMPACTION_KEEP_TURNS?: string;
   TURNS_PER_MINUTE?: string;
   TRACE_TURNS?: string;
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  OTEL_EXPORTER_OTLP_HEADERS?: string;
   OPENAI_API_KEY?: string;
   OPENAI_BASE_URL?: string;
   OPENAI_MODEL?: string;

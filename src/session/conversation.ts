@@ -32,6 +32,7 @@ import { type EventBatches, eventStream } from "./event-stream.ts";
 import { fail, ok, type SessionResult } from "./results.ts";
 import { type HistoryPage, pageOfHistory } from "./history-page.ts";
 import { TurnBroadcast } from "./turn-broadcast.ts";
+import { OtlpExporter, parseOtlpHeaders, toOtlp } from "./otlp-export.ts";
 import { TurnRecorder } from "./turn-recorder.ts";
 import { TraceBuilder, type TurnTrace } from "./turn-trace.ts";
 
@@ -105,6 +106,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   readonly #model: Model;
   readonly #limits: Partial<Limits>;
   readonly #redactor: Redactor;
+  readonly #exporter: OtlpExporter | null;
   #running: TurnBroadcast | null = null;
   /** Cancels the running turn, and settles once it has ended. */
   #cancel: { controller: AbortController; ended: Promise<void> } | null = null;
@@ -121,6 +123,13 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     this.#network = setup.network;
     this.#model = createModel(this.#config, this.#redactor) ?? setup.offlineModel ?? unconfiguredModel();
     this.#limits = { ...runSettings(this.#config).limits, ...setup.limits };
+    const endpoint = this.#config.OTEL_EXPORTER_OTLP_ENDPOINT;
+    this.#exporter = endpoint
+      ? new OtlpExporter(
+          { endpoint: `${endpoint.replace(/\/$/, "")}/v1/traces`, headers: parseOtlpHeaders(this.#config.OTEL_EXPORTER_OTLP_HEADERS) },
+          (message) => console.warn(this.#redactor.text(message)),
+        )
+      : null;
   }
 
   /** The network this conversation runs and what overrides the environment, from the Worker that exports the class. */
@@ -453,7 +462,9 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
         }
         if (stored) next = await items.next();
       }
-      recorder.end(next.value);
+      const trace = recorder.end(next.value);
+      // Sent off the turn's path: a slow or dead collector never delays a stream or fails a turn.
+      if (this.#exporter) this.ctx.waitUntil(this.#exporter.export(this.#redactor.value(toOtlp(trace, conversationId))));
     } catch (error) {
       // Only storage can fail here: the loop turns every other failure into an error event.
       console.error(this.#redactor.text(`conversation turn failed: ${error instanceof Error ? error.message : String(error)}`));

@@ -51,13 +51,15 @@ export class TurnRecorder {
     else this.#publish(this.#redactor.value(item));
   }
 
-  end(outcome: TurnOutcome): void {
+  /** Ends the leg: stores what is left and the trace, and returns the trace. */
+  end(outcome: TurnOutcome): TurnTrace {
     this.#flushText();
     const { builder, turn, keep } = this.#trace;
     const trace = builder.finish(turn, outcome, Date.now());
     this.#store.endTurn(outcome, this.#pending, trace, keep);
     this.#pending = [];
     this.#log(trace, outcome);
+    return trace;
   }
 
   /** One JSON line per turn leg and per handoff, for Workers Logs: ids, names and counts, no content. */

@@ -73,9 +73,31 @@ export async function startFakeOpenAI(port = 0): Promise<FakeOpenAI> {
   };
 }
 
+/**
+ * An OTLP/HTTP receiver beside the provider: POST /otlp/<name>/v1/traces records each export under
+ * <name> (GET /otlp/<name> lists them); a name starting with `busy` answers 429 to its first export,
+ * one starting with `slow` answers after 3 s.
+ */
+const otlpExports = new Map<string, Array<{ body: unknown; headers: Record<string, string | string[] | undefined> }>>();
+
+async function handleOtlp(url: URL, req: IncomingMessage, res: ServerResponse, body: string): Promise<void> {
+  const name = decodeURIComponent(url.pathname.split("/")[2] ?? "");
+  const received = otlpExports.get(name) ?? [];
+  otlpExports.set(name, received);
+  if (req.method === "GET") return json(res, 200, received);
+  if (name.startsWith("busy") && received.length === 0) {
+    received.push({ body: null, headers: req.headers });
+    return json(res, 429, {}, { "retry-after": "0" });
+  }
+  if (name.startsWith("slow")) await new Promise((resolve) => setTimeout(resolve, 3000));
+  received.push({ body: JSON.parse(body) as unknown, headers: req.headers });
+  return json(res, 200, {});
+}
+
 async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = await readBody(req);
   const url = new URL(req.url ?? "/", "http://fake");
+  if (url.pathname.startsWith("/otlp/")) return handleOtlp(url, req, res, body);
   if (req.method === "POST" && url.pathname === "/__scenarios") {
     const { id, answers } = JSON.parse(body) as { id: string; answers: ScriptedAnswer[] };
     let release = () => {};
