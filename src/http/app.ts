@@ -71,7 +71,7 @@ function corsForAllowedOrigins() {
     const allowed = readConfig(c.env).ALLOWED_ORIGINS;
     return cors({
       origin: (origin) => (allowed.includes(origin) ? origin : null),
-      allowHeaders: ["authorization", "content-type", "last-event-id"],
+      allowHeaders: ["authorization", "content-type", "last-event-id", "traceparent"],
       allowMethods: ["GET", "POST", "DELETE"],
       exposeHeaders: ["retry-after", "x-page-start", "x-page-total", "x-page-previous"],
       maxAge: 600,

@@ -56,7 +56,7 @@ export function conversationScope(): MiddlewareHandler<ConversationEnv> {
     const id = c.req.param("id") ?? "";
     if (!ConversationId.safeParse(id).success) throw new HttpError("invalid_conversation_id", CONVERSATION_ID_RULE);
     c.set("conversationId", id);
-    c.set("client", sessionClient(c.env, id, c.get("access")));
+    c.set("client", sessionClient(c.env, id, c.get("access"), c.req.header("traceparent")));
     await next();
   };
 }

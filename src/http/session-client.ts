@@ -29,9 +29,13 @@ export interface SessionClient {
  * (tool arguments and results) as unserializable; they are plain JSON, so the class's own
  * return types are the truth.
  */
-export function sessionClient(env: Env, conversationId: string, access: Access): SessionClient {
+export function sessionClient(env: Env, conversationId: string, access: Access, traceparent?: string): SessionClient {
   const stub = env.CONVERSATIONS.getByName(conversationId) as unknown as Conversation;
-  const caller: Caller = access.kind === "conversation" ? { conversationId, grant: access.grant } : { conversationId };
+  const caller: Caller = {
+    conversationId,
+    ...(access.kind === "conversation" ? { grant: access.grant } : {}),
+    ...(traceparent ? { traceparent } : {}),
+  };
   return {
     create: () => stub.create(caller),
     issueGrant: (rotate) => stub.issueGrant(caller, rotate),

@@ -34,7 +34,7 @@ import { type HistoryPage, pageOfHistory } from "./history-page.ts";
 import { TurnBroadcast } from "./turn-broadcast.ts";
 import { OtlpExporter, parseOtlpHeaders, toOtlp } from "./otlp-export.ts";
 import { TurnRecorder } from "./turn-recorder.ts";
-import { TraceBuilder, type TurnTrace } from "./turn-trace.ts";
+import { parseTraceparent, TraceBuilder, type TurnTrace } from "./turn-trace.ts";
 
 export interface ConversationView {
   id: string;
@@ -75,6 +75,8 @@ export type EventsOutcome = { kind: "stream"; stream: ReadableStream<Uint8Array>
 export interface Caller {
   conversationId: string;
   grant?: string | undefined;
+  /** The request's W3C `traceparent`: a turn it starts is traced as that span's child. */
+  traceparent?: string | undefined;
 }
 
 /**
@@ -165,7 +167,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     // The master key (or anonymous use) may start a conversation with its first message.
     if (!admitted.value) this.#store.create(caller.conversationId, this.#network.entry.name, newGrant());
     this.#store.beginTurn(message);
-    return ok(this.#startLeg(caller.conversationId, { kind: "message", text: message }, format));
+    return ok(this.#startLeg(caller, { kind: "message", text: message }, format));
   }
 
   /**
@@ -185,7 +187,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     this.#recentTurns.push(Date.now());
     const text = message ?? opening.message;
     this.#store.beginTurn(text);
-    return ok(this.#startLeg(caller.conversationId, { kind: "message", text }, format));
+    return ok(this.#startLeg(caller, { kind: "message", text }, format));
   }
 
   /** Records decisions; once every pending call is decided, resumes the turn as the same agent. */
@@ -204,7 +206,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       const decided = new Set(state.decisions.map((d) => d.toolCallId));
       return ok({ kind: "awaiting", pending: suspension.pending.filter((p) => !decided.has(p.toolCallId)).map((p) => p.toolCallId) });
     }
-    const stream = this.#startLeg(caller.conversationId, { kind: "resume", suspension, decisions: state.decisions }, format);
+    const stream = this.#startLeg(caller, { kind: "resume", suspension, decisions: state.decisions }, format);
     return ok({ kind: "stream", stream });
   }
 
@@ -426,23 +428,25 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     };
   }
 
-  #startLeg(conversationId: string, input: TurnInput, format: StreamFormat): ReadableStream<Uint8Array> {
+  #startLeg(caller: Caller, input: TurnInput, format: StreamFormat): ReadableStream<Uint8Array> {
     const broadcast = new TurnBroadcast();
     this.#running = broadcast;
     const state = this.#store.state()!;
     const stream = this.#openStream(this.#readEvents(state, state.lastEventId), format, this.#answerId(input.kind === "message"));
     // The run is driven here, not by the response stream: a client that drops does not stop it.
     const controller = new AbortController();
-    const ended = this.#drive(broadcast, conversationId, input, controller.signal);
+    const ended = this.#drive(broadcast, caller, input, controller.signal);
     this.#cancel = { controller, ended };
     this.ctx.waitUntil(ended);
     return stream;
   }
 
-  async #drive(broadcast: TurnBroadcast, conversationId: string, input: TurnInput, signal: AbortSignal): Promise<void> {
+  async #drive(broadcast: TurnBroadcast, caller: Caller, input: TurnInput, signal: AbortSignal): Promise<void> {
+    const { conversationId } = caller;
     const state = this.#store.state()!;
-    // A resumed leg continues the trace its turn began.
-    const builder = new TraceBuilder(state.turn, input.kind === "resume" ? this.#store.trace(state.turn) : undefined);
+    // A resumed leg continues the trace its turn began; a new turn is the child of the request's traceparent.
+    const previous = input.kind === "resume" ? this.#store.trace(state.turn) : undefined;
+    const builder = new TraceBuilder(state.turn, previous, parseTraceparent(caller.traceparent));
     const recorder = new TurnRecorder(this.#store, this.#redactor, broadcast, state.lastEventId + 1, {
       builder,
       conversationId,

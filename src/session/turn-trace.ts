@@ -38,11 +38,11 @@ export class TraceBuilder {
   #agent: Span | null = null;
   #model: Span | null = null;
 
-  /** `previous`: the trace of an earlier leg of this turn, continued by this one. */
-  constructor(turn: number, previous?: TurnTrace) {
+  /** `previous`: the trace of an earlier leg of this turn, continued by this one; `parent`: the span of the request that started it. */
+  constructor(turn: number, previous?: TurnTrace, parent?: TraceParent) {
     this.#spans = previous ? structuredClone(previous.spans) : [];
-    this.#traceId = previous?.traceId ?? randomHex(16);
-    this.#turn = this.#spans.find((s) => s.kind === "turn") ?? this.#add(null, "turn", `turn ${turn}`, Date.now());
+    this.#traceId = previous?.traceId ?? parent?.traceId ?? randomHex(16);
+    this.#turn = this.#spans.find((s) => s.kind === "turn") ?? this.#add(parent?.spanId ?? null, "turn", `turn ${turn}`, Date.now());
     // A resumed leg picks up the calls that waited for a person: their approvals, and the calls themselves.
     for (const span of this.#spans) {
       if (span.end !== null || span.kind !== "approval") continue;
@@ -180,6 +180,19 @@ export class TraceBuilder {
     this.#spans.push(span);
     return span;
   }
+}
+
+/** The span a request's W3C `traceparent` names. */
+export interface TraceParent {
+  traceId: string;
+  spanId: string;
+}
+
+/** A W3C `traceparent` (`00-<trace id>-<span id>-<flags>`); undefined when absent or malformed, as the spec asks. */
+export function parseTraceparent(header: string | undefined): TraceParent | undefined {
+  const match = /^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/.exec(header?.trim() ?? "");
+  if (!match || /^0+$/.test(match[1]!) || /^0+$/.test(match[2]!)) return undefined;
+  return { traceId: match[1]!, spanId: match[2]! };
 }
 
 /** `bytes` random bytes as lower-case hex: W3C trace ids take 16, span ids 8. */

@@ -146,4 +146,23 @@ describe("a turn's trace", () => {
       expect(state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM traces").one().n).toBe(2);
     });
   });
+
+  it("makes a turn started with a traceparent header the child of that span; a malformed one is ignored", async () => {
+    const s = await scenario([{ text: "one" }, { text: "two" }]);
+    const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const send = (message: string, headers: Record<string, string>) =>
+      call(`/v1/conversations/${s.conversationId}/messages`, {
+        method: "POST",
+        headers: { ...json, ...headers },
+        body: JSON.stringify({ message }),
+      });
+    await (await send(s.tag("first"), { traceparent })).text();
+    const first = await trace(s.conversationId, 1);
+    expect(first.traceId).toBe("4bf92f3577b34da6a3ce929d0e0e4736");
+    expect(first.spans.find((sp) => sp.kind === "turn")!.parentId).toBe("00f067aa0ba902b7");
+    await (await send("second", { traceparent: "00-nothex-00f067aa0ba902b7-01" })).text();
+    const second = await trace(s.conversationId, 2);
+    expect(second.traceId).not.toBe("4bf92f3577b34da6a3ce929d0e0e4736");
+    expect(second.spans.find((sp) => sp.kind === "turn")!.parentId).toBeNull();
+  });
 });
