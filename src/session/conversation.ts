@@ -109,9 +109,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   readonly #limits: Partial<Limits>;
   readonly #redactor: Redactor;
   readonly #exporter: OtlpExporter | null;
-  #running: TurnBroadcast | null = null;
-  /** Cancels the running turn, and settles once it has ended. */
-  #cancel: { controller: AbortController; ended: Promise<void> } | null = null;
+  /** The one running turn: its fan-out, what cancels it, and when it has ended. */
+  #running: { broadcast: TurnBroadcast; controller: AbortController; ended: Promise<void> } | null = null;
   #openStreams = 0;
   /** Start times of recent turns, for the per-conversation rate limit. */
   #recentTurns: number[] = [];
@@ -176,9 +175,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * started, whatever its status. Only the last turn can be rewound; what it spent stays counted.
    */
   async retry(caller: Caller, message?: string, format: StreamFormat = "sse"): Promise<SessionResult<ReadableStream<Uint8Array>>> {
-    const admitted = this.#admit(caller);
+    const admitted = this.#existing(caller);
     if (!admitted.ok) return admitted;
-    if (!admitted.value) return notFound(caller.conversationId);
     if (this.#running) return fail("run_in_progress", "A run is in progress for this conversation; cancel it or wait for it to end.");
     const limited = this.#limitTurns() ?? this.#limitStreams();
     if (limited) return limited;
@@ -192,9 +190,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
 
   /** Records decisions; once every pending call is decided, resumes the turn as the same agent. */
   async decide(caller: Caller, decisions: ApprovalDecision[], format: StreamFormat = "sse"): Promise<SessionResult<DecisionOutcome>> {
-    const admitted = this.#admit(caller);
+    const admitted = this.#existing(caller);
     if (!admitted.ok) return admitted;
-    if (!admitted.value) return notFound(caller.conversationId);
     if (this.#running) return fail("run_in_progress", "A run is in progress for this conversation; wait for it to end.");
     const checked = checkDecisions(admitted.value, this.#store.messages(), decisions);
     if (!checked.ok) return checked;
@@ -215,10 +212,9 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * past the last event of a finished turn is refused: it belongs to a conversation deleted since.
    */
   async events(caller: Caller, afterId: number, format: StreamFormat = "sse"): Promise<SessionResult<EventsOutcome>> {
-    const admitted = this.#admit(caller);
+    const admitted = this.#existing(caller);
     if (!admitted.ok) return admitted;
     const state = admitted.value;
-    if (!state) return notFound(caller.conversationId);
     if (!this.#running) {
       if (afterId > state.lastEventId) {
         return fail(
@@ -237,10 +233,9 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   async getView(caller: Caller, query: PageQuery = {}): Promise<SessionResult<ConversationView>> {
-    const admitted = this.#admit(caller);
+    const admitted = this.#existing(caller);
     if (!admitted.ok) return admitted;
     const state = admitted.value;
-    if (!state) return notFound(caller.conversationId);
     const turn = this.#store.turn(state.turn);
     const { messages, page } = pageOfHistory(this.#store.messages(), query.limit, query.before);
     return ok(
@@ -264,17 +259,15 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
 
   /** Every turn: status, times, usage, handoffs. */
   async turns(caller: Caller): Promise<SessionResult<TurnSummary[]>> {
-    const admitted = this.#admit(caller);
+    const admitted = this.#existing(caller);
     if (!admitted.ok) return admitted;
-    if (!admitted.value) return notFound(caller.conversationId);
     return ok(this.#redactor.value(this.#store.turns()));
   }
 
   /** A turn's trace: its spans, from the turn down to each model call, tool call and handoff. */
   async turnTrace(caller: Caller, turn: number): Promise<SessionResult<TurnTrace>> {
-    const admitted = this.#admit(caller);
+    const admitted = this.#existing(caller);
     if (!admitted.ok) return admitted;
-    if (!admitted.value) return notFound(caller.conversationId);
     const trace = this.#store.trace(turn);
     if (!trace)
       return fail(
@@ -286,10 +279,9 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
 
   /** The conversation as it stood after `afterTurn`, for a fork; the conversation itself is untouched. */
   async forkSnapshot(caller: Caller, afterTurn: number): Promise<SessionResult<ForkSnapshot>> {
-    const admitted = this.#admit(caller);
+    const admitted = this.#existing(caller);
     if (!admitted.ok) return admitted;
     const state = admitted.value;
-    if (!state) return notFound(caller.conversationId);
     if (afterTurn > state.turn)
       return fail("turn_not_found", `This conversation has ${state.turn} turns; fork after one of them (1 to ${state.turn}).`);
     if (this.#running && afterTurn === state.turn)
@@ -309,10 +301,9 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
 
   /** The stored conversation as the AI SDK's `UIMessage[]`, to seed `useChat({ messages })` after a reload. */
   async uiMessages(caller: Caller, query: PageQuery = {}): Promise<SessionResult<{ messages: UIMessageOut[]; page: HistoryPage }>> {
-    const admitted = this.#admit(caller);
+    const admitted = this.#existing(caller);
     if (!admitted.ok) return admitted;
     const state = admitted.value;
-    if (!state) return notFound(caller.conversationId);
     const handoffs = this.#store.handoffs().map(({ turn: _turn, ...handoff }) => handoff);
     const { messages, page } = pageOfHistory(this.#store.messages(), query.limit, query.before);
     // The step awaiting approval follows the newest message: only the newest page has it.
@@ -326,10 +317,9 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * has ended, so a new message is accepted right after; `cancelled: false` when nothing was running.
    */
   async cancel(caller: Caller): Promise<SessionResult<{ cancelled: boolean }>> {
-    const admitted = this.#admit(caller);
+    const admitted = this.#existing(caller);
     if (!admitted.ok) return admitted;
-    if (!admitted.value) return notFound(caller.conversationId);
-    const running = this.#cancel;
+    const running = this.#running;
     if (!running) return ok({ cancelled: false });
     running.controller.abort();
     await running.ended;
@@ -344,6 +334,13 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     if (!admitted.value) return notFound(caller.conversationId);
     await this.#store.erase();
     return ok(null);
+  }
+
+  /** The conversation's state for a caller the token admits, or why not: revoked, or no such conversation. */
+  #existing(caller: Caller): SessionResult<ConversationState> {
+    const admitted = this.#admit(caller);
+    if (!admitted.ok) return admitted;
+    return admitted.value ? ok(admitted.value) : notFound(caller.conversationId);
   }
 
   /** A token passes while its grant is the conversation's; it never reaches a conversation that does not exist. */
@@ -401,7 +398,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    */
   #readEvents(state: ConversationState, afterId: number): EventBatches {
     return (disconnect) => {
-      const live = this.#running;
+      const live = this.#running?.broadcast;
       const tracked = live?.track(disconnect);
       const firstLive = live?.firstId ?? Number.POSITIVE_INFINITY;
       let stored = afterId < state.lastEventId && afterId + 1 < firstLive ? this.#store.storedEvents(state.turn, afterId, firstLive) : null;
@@ -429,15 +426,13 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   #startLeg(caller: Caller, input: TurnInput, format: StreamFormat): ReadableStream<Uint8Array> {
-    const broadcast = new TurnBroadcast();
-    this.#running = broadcast;
+    const running = { broadcast: new TurnBroadcast(), controller: new AbortController(), ended: Promise.resolve() };
+    this.#running = running;
     const state = this.#store.state()!;
     const stream = this.#openStream(this.#readEvents(state, state.lastEventId), format, this.#answerId(input.kind === "message"));
     // The run is driven here, not by the response stream: a client that drops does not stop it.
-    const controller = new AbortController();
-    const ended = this.#drive(broadcast, caller, input, controller.signal);
-    this.#cancel = { controller, ended };
-    this.ctx.waitUntil(ended);
+    running.ended = this.#drive(running.broadcast, caller, input, running.controller.signal);
+    this.ctx.waitUntil(running.ended);
     return stream;
   }
 
@@ -475,7 +470,6 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       recorder.fail();
     } finally {
       this.#running = null;
-      this.#cancel = null;
       broadcast.close();
     }
   }

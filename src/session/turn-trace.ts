@@ -1,4 +1,4 @@
-import type { RunEvent, TurnOutcome } from "../runtime/index.ts";
+import { NAMED_TRANSFER_TOOL, type RunEvent, TRANSFER_PREFIX, type TurnOutcome } from "../runtime/index.ts";
 
 /** What a span stands for: the turn, an agent's tenure in it, a model call, a tool call, and what happened between. */
 export type SpanKind = "turn" | "agent" | "model" | "tool" | "approval" | "handoff" | "refused-handoff" | "compaction" | "guardrail";
@@ -23,8 +23,6 @@ export interface TurnTrace {
   traceId: string;
   spans: Span[];
 }
-
-const TRANSFER_TOOL = /^(transfer_to_|handoff$)/;
 
 /**
  * Builds a turn's trace from the run's events as they arrive, with the time each arrived: the
@@ -123,18 +121,11 @@ export class TraceBuilder {
     this.#agent = this.#add(this.#turn.id, "agent", agent, now, { "gen_ai.agent.name": agent });
   }
 
+  /** A transfer tool's call is held as refused until its result says it was taken (the `handoff` event marks that). */
   #toolCall(toolCallId: string, name: string, now: number): void {
-    const kind: SpanKind = TRANSFER_TOOL.test(name) ? "handoff" : "tool";
-    if (kind === "tool")
-      this.#open.set(
-        toolCallId,
-        this.#add(this.#model?.id ?? this.#turn.id, "tool", name, now, { "gen_ai.tool.name": name, "gen_ai.tool.call.id": toolCallId }),
-      );
-    else
-      this.#open.set(
-        toolCallId,
-        this.#add(this.#model?.id ?? this.#turn.id, "refused-handoff", name, now, { "gen_ai.tool.call.id": toolCallId }),
-      );
+    const transfer = name.startsWith(TRANSFER_PREFIX) || name === NAMED_TRANSFER_TOOL;
+    const attributes: Span["attributes"] = { ...(transfer ? {} : { "gen_ai.tool.name": name }), "gen_ai.tool.call.id": toolCallId };
+    this.#open.set(toolCallId, this.#add(this.#model?.id ?? this.#turn.id, transfer ? "refused-handoff" : "tool", name, now, attributes));
   }
 
   #toolResult(event: Extract<RunEvent, { type: "tool-result" }>, now: number): void {
