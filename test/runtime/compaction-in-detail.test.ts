@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { chooseCut, compactedView, estimateTokens, summarize } from "../../src/runtime/compaction.ts";
-import { Agent, type Message, type Model, type ModelRequest, Network, type RunEvent, runTurn } from "../../src/runtime/index.ts";
+import { Agent, type Message, type Model, type ModelRequest, Network } from "../../src/runtime/index.ts";
 import { MemoryStore } from "../support/scripted-model.ts";
-import { ofType } from "../support/run.ts";
+import { eventsOfTurn, ofType } from "../support/run.ts";
 
 const history: Message[] = [
   { role: "user", content: "refund A1" },
@@ -161,18 +161,7 @@ describe("a turn that compacts", () => {
     });
     const store = new MemoryStore("solo");
     store.history = long;
-    const events: RunEvent[] = [];
-    for await (const event of runTurn({
-      conversationId: "c",
-      network: net,
-      model,
-      store,
-      history: long,
-      activeAgent: "solo",
-      handoffCount: 0,
-      input: { kind: "message", text: "now" },
-    }))
-      events.push(event);
+    const events = await eventsOfTurn(net, model, { store, history: long, input: { kind: "message", text: "now" } });
     const summaries = requests.filter((r) => r.instructions.startsWith("Summarize"));
     expect(summaries.length).toBeGreaterThan(0);
     expect(summaries.every((r) => r.model === "cheap" && r.tools.length === 0)).toBe(true);

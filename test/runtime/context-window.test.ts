@@ -4,18 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { compactedView, estimateTokens } from "../../src/runtime/compaction.ts";
-import {
-  Agent,
-  type Compaction,
-  handoff,
-  type Message,
-  type Model,
-  type ModelRequest,
-  Network,
-  type RunEvent,
-  runTurn,
-} from "../../src/runtime/index.ts";
-import { ofType, playTurn } from "../support/run.ts";
+import { Agent, type Compaction, handoff, type Message, type Model, type ModelRequest, Network } from "../../src/runtime/index.ts";
+import { eventsOfTurn, ofType, playTurn } from "../support/run.ts";
 import { MemoryStore } from "../support/scripted-model.ts";
 
 const usersOnly = (messages: readonly Message[]) => messages.filter((m) => m.role === "user");
@@ -109,19 +99,12 @@ async function play(net: Network, history: Message[], compaction?: Compaction) {
   const model = recording();
   const store = new MemoryStore("solo");
   store.history = history;
-  const events: RunEvent[] = [];
-  for await (const event of runTurn({
-    conversationId: "c",
-    network: net,
-    model,
+  const events = await eventsOfTurn(net, model, {
     store,
     history,
-    activeAgent: "solo",
-    handoffCount: 0,
     ...(compaction ? { compaction } : {}),
     input: { kind: "message", text: "next" },
-  }))
-    events.push(event);
+  });
   return { model, events, store };
 }
 

@@ -14,12 +14,11 @@ import {
   Network,
   type RunEvent,
   RuntimeError,
-  runTurn,
   tool,
   type ToolContext,
 } from "../../src/runtime/index.ts";
 import { echo, refunds, supportLike, withApprovals } from "../support/networks.ts";
-import { ofType, playTurn } from "../support/run.ts";
+import { eventsOfTurn, ofType, playTurn } from "../support/run.ts";
 import { MemoryStore } from "../support/scripted-model.ts";
 
 const answers = (events: RunEvent[]) => ofType(events, "tool-result").map((e) => [e.name, e.result, e.isError]);
@@ -299,19 +298,7 @@ describe("a model's finish reason", () => {
         }
       },
     };
-    const events: RunEvent[] = [];
-    for await (const event of runTurn({
-      conversationId: "c",
-      network: supportLike(),
-      model,
-      store: new MemoryStore("triage"),
-      history: [],
-      activeAgent: "triage",
-      handoffCount: 0,
-      input: { kind: "message", text: "hi" },
-    })) {
-      events.push(event);
-    }
+    const events = await eventsOfTurn(supportLike(), model);
     expect(ofType(events, "step-finish").map((e) => e.finishReason)).toEqual(["length", "stop"]);
   });
 });
@@ -422,20 +409,7 @@ describe("calibrating the estimate with reported tokens", () => {
     const network = new Network(new Agent({ name: "solo", instructions: "x", tools: [echo], contextBudget: budget }), {
       defaultModel: "m",
     });
-    const events: RunEvent[] = [];
-    for await (const event of runTurn({
-      conversationId: "c",
-      network,
-      model,
-      store: new MemoryStore("solo"),
-      history: [...history],
-      activeAgent: "solo",
-      handoffCount: 0,
-      input: { kind: "message", text: "next" },
-    })) {
-      events.push(event);
-    }
-    return events;
+    return eventsOfTurn(network, model, { history: [...history], input: { kind: "message", text: "next" } });
   };
 
   it("compacts when the provider counts far more tokens than estimated", async () => {
@@ -470,19 +444,7 @@ describe("a run that fails", () => {
         throw new RuntimeError("model_error", "The model provider answered 429.", { status: 429 });
       },
     };
-    const events: RunEvent[] = [];
-    for await (const event of runTurn({
-      conversationId: "c",
-      network: supportLike(),
-      model,
-      store: new MemoryStore("triage"),
-      history: [],
-      activeAgent: "triage",
-      handoffCount: 0,
-      input: { kind: "message", text: "hi" },
-    })) {
-      events.push(event);
-    }
+    const events = await eventsOfTurn(supportLike(), model);
     expect(failure(events)).toEqual({ type: "error", code: "model_error", message: "The model provider answered 429.", status: 429 });
   });
 
@@ -494,20 +456,7 @@ describe("a run that fails", () => {
         yield { type: "finish", finishReason: "stop" };
       },
     };
-    const events: RunEvent[] = [];
-    for await (const event of runTurn({
-      conversationId: "c",
-      network: supportLike(),
-      model,
-      store: new MemoryStore("triage"),
-      history: [],
-      activeAgent: "triage",
-      handoffCount: 0,
-      input: { kind: "message", text: "hi" },
-      signal: controller.signal,
-    })) {
-      events.push(event);
-    }
+    const events = await eventsOfTurn(supportLike(), model, { signal: controller.signal });
     expect(events.at(-1)).toEqual({
       type: "done",
       status: "cancelled",

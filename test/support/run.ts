@@ -1,5 +1,13 @@
-import type { Limits, Network, RunEvent, TurnInput } from "../../src/runtime/index.ts";
-import { type MemoryStore, runScripted, type ScriptedModel, type ScriptStep } from "../../src/testing/index.ts";
+import {
+  type Limits,
+  type Model,
+  type Network,
+  type RunEvent,
+  type RunTurnOptions,
+  runTurn,
+  type TurnInput,
+} from "../../src/runtime/index.ts";
+import { MemoryStore, runScripted, type ScriptedModel, type ScriptStep } from "../../src/testing/index.ts";
 
 export interface TurnResult {
   events: RunEvent[];
@@ -31,4 +39,23 @@ export function storedState(store: MemoryStore) {
 
 export function ofType<T extends RunEvent["type"]>(events: RunEvent[], type: T): Extract<RunEvent, { type: T }>[] {
   return events.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
+}
+
+/** Runs one turn of a fresh conversation (a message "hi" to the entry agent) with any model, and collects its events. */
+export async function eventsOfTurn(network: Network, model: Model, more: Partial<RunTurnOptions> = {}): Promise<RunEvent[]> {
+  const events: RunEvent[] = [];
+  for await (const event of runTurn({
+    conversationId: "c",
+    network,
+    model,
+    store: new MemoryStore(network.entry.name),
+    history: [],
+    activeAgent: network.entry.name,
+    handoffCount: 0,
+    input: { kind: "message", text: "hi" },
+    ...more,
+  })) {
+    events.push(event);
+  }
+  return events;
 }
