@@ -495,7 +495,12 @@ export class ConversationStore {
       o: number;
       t: number;
     };
-    const handoffs = this.handoffs();
+    const handoffs = new Map<number, StoredHandoff[]>();
+    for (const h of this.handoffs()) {
+      const ofTurn = handoffs.get(h.turn);
+      if (ofTurn) ofTurn.push(h);
+      else handoffs.set(h.turn, [h]);
+    }
     return this.#sql
       .exec<Row>(
         `SELECT turn, status, started_at, ended_at, error, model_calls AS m, input_tokens AS i, output_tokens AS o, tool_calls AS t FROM turns ORDER BY turn`,
@@ -509,7 +514,7 @@ export class ConversationStore {
         durationMs: row.ended_at === null ? null : row.ended_at - row.started_at,
         error: row.error,
         usage: { modelCalls: row.m, inputTokens: row.i, outputTokens: row.o, toolCalls: row.t },
-        handoffs: handoffs.filter((h) => h.turn === row.turn).map(({ turn: _turn, ...h }) => h),
+        handoffs: (handoffs.get(row.turn) ?? []).map(({ turn: _turn, ...h }) => h),
       }));
   }
 

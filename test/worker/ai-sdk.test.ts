@@ -28,21 +28,36 @@ async function finalMessage(stream: Chunks, continuing?: UIMessage) {
 
 const user = (text: string): UIMessage => ({ id: crypto.randomUUID(), role: "user", parts: [{ type: "text", text }] });
 
+/** Triage hands over to billing, which looks the order up and asks to refund it; then it answers. Ids end with `suffix`. */
+const refundScript = (suffix = "") => [
+  {
+    text: "Let me get billing.",
+    toolCalls: [{ id: `t${suffix}`, name: "transfer_to_billing", arguments: JSON.stringify({ reason: "double charge" }) }],
+  },
+  {
+    toolCalls: [
+      { id: `look${suffix}`, name: "lookup_order", arguments: JSON.stringify({ orderId: "A1001" }) },
+      { id: `ref${suffix}`, name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) },
+    ],
+  },
+  { text: "Refunded." },
+];
+
+/** The assistant message with a person's answer to one approval, as useChat sends it back. */
+function respond(message: UIMessage, toolCallId: string, approval: { approved: boolean; reason?: string }): UIMessage {
+  return {
+    ...message,
+    parts: message.parts.map((p) =>
+      "toolCallId" in p && p.toolCallId === toolCallId
+        ? ({ ...p, state: "approval-responded", approval: { id: toolCallId, ...approval } } as typeof p)
+        : p,
+    ),
+  };
+}
+
 describe("the AI SDK UI message stream protocol", () => {
   it("streams text, tools, handoffs and an approval request that readUIMessageStream assembles", async () => {
-    const s = await scenario([
-      {
-        text: "Let me get billing.",
-        toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "double charge" }) }],
-      },
-      {
-        toolCalls: [
-          { id: "look", name: "lookup_order", arguments: JSON.stringify({ orderId: "A1001" }) },
-          { id: "ref", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) },
-        ],
-      },
-      { text: "Refunded." },
-    ]);
+    const s = await scenario(refundScript());
     const res = await call(`/v1/conversations/${s.conversationId}/chat`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -52,19 +67,7 @@ describe("the AI SDK UI message stream protocol", () => {
     expect((await res.text()).trimEnd().endsWith("data: [DONE]")).toBe(true);
 
     // A second conversation, read through the transport itself.
-    const s2 = await scenario([
-      {
-        text: "Let me get billing.",
-        toolCalls: [{ id: "t2", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "double charge" }) }],
-      },
-      {
-        toolCalls: [
-          { id: "look2", name: "lookup_order", arguments: JSON.stringify({ orderId: "A1001" }) },
-          { id: "ref2", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) },
-        ],
-      },
-      { text: "Refunded." },
-    ]);
+    const s2 = await scenario(refundScript("2"));
     const chat2 = transport(s2.conversationId);
     const first = await finalMessage(
       await chat2.sendMessages({
@@ -89,14 +92,7 @@ describe("the AI SDK UI message stream protocol", () => {
     expect(tools[1]!.output).toMatchObject({ orderId: "A1001", charges: 2 });
 
     // The approval travels back the way useChat sends it: the assistant message with the response.
-    const responded: UIMessage = {
-      ...first,
-      parts: first.parts.map((p) =>
-        "toolCallId" in p && p.toolCallId === "ref2"
-          ? ({ ...p, state: "approval-responded", approval: { id: "ref2", approved: true } } as typeof p)
-          : p,
-      ),
-    };
+    const responded = respond(first, "ref2", { approved: true });
     const second = await finalMessage(
       await chat2.sendMessages({
         chatId: s2.conversationId,
@@ -136,14 +132,7 @@ describe("the AI SDK UI message stream protocol", () => {
         abortSignal: undefined,
       }),
     );
-    const declined: UIMessage = {
-      ...first,
-      parts: first.parts.map((p) =>
-        "toolCallId" in p && p.toolCallId === "ref"
-          ? ({ ...p, state: "approval-responded", approval: { id: "ref", approved: false, reason: "refunded by phone" } } as typeof p)
-          : p,
-      ),
-    };
+    const declined = respond(first, "ref", { approved: false, reason: "refunded by phone" });
     const second = await finalMessage(
       await chat.sendMessages({
         chatId: s.conversationId,
@@ -159,19 +148,7 @@ describe("the AI SDK UI message stream protocol", () => {
   });
 
   it("gives the stored conversation as UIMessage[] with the parts the stream assembled, awaited approvals included", async () => {
-    const s = await scenario([
-      {
-        text: "Let me get billing.",
-        toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "double charge" }) }],
-      },
-      {
-        toolCalls: [
-          { id: "look", name: "lookup_order", arguments: JSON.stringify({ orderId: "A1001" }) },
-          { id: "ref", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) },
-        ],
-      },
-      { text: "Refunded." },
-    ]);
+    const s = await scenario(refundScript());
     const chat = transport(s.conversationId);
     const streamed = await finalMessage(
       await chat.sendMessages({
@@ -191,14 +168,7 @@ describe("the AI SDK UI message stream protocol", () => {
     // The stream named the answer as the history does, so a reload and a resume find the same message.
     expect(streamed.id).toBe(waiting[1]!.id);
 
-    const responded: UIMessage = {
-      ...waiting[1]!,
-      parts: waiting[1]!.parts.map((p) =>
-        "toolCallId" in p && p.toolCallId === "ref"
-          ? ({ ...p, state: "approval-responded", approval: { id: "ref", approved: true } } as typeof p)
-          : p,
-      ),
-    };
+    const responded = respond(waiting[1]!, "ref", { approved: true });
     const resumed = await finalMessage(
       await chat.sendMessages({
         chatId: s.conversationId,
