@@ -69,6 +69,11 @@ const ConfigSchema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   /** Headers for the collector (`name=value,name=value`): a secret. */
   OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
+  /** "true": exported spans carry the messages, tool arguments and results (never the stored traces). */
+  OTEL_CAPTURE_CONTENT: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((value) => value === "true"),
   /** Turns whose trace a conversation keeps (the latest ones). */
   TRACE_TURNS: z.coerce.number().int().min(1).max(1000).default(50),
   /** New turns per conversation per minute. */

@@ -13,6 +13,7 @@ export interface WorkerVars {
   TRACE_TURNS?: string;
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;
   OTEL_EXPORTER_OTLP_HEADERS?: string;
+  OTEL_CAPTURE_CONTENT?: string;
   OPENAI_API_KEY?: string;
   OPENAI_BASE_URL?: string;
   OPENAI_MODEL?: string;

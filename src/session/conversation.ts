@@ -34,7 +34,7 @@ import { type HistoryPage, pageOfHistory } from "./history-page.ts";
 import { TurnBroadcast } from "./turn-broadcast.ts";
 import { OtlpExporter, parseOtlpHeaders, toOtlp } from "./otlp-export.ts";
 import { TurnRecorder } from "./turn-recorder.ts";
-import { parseTraceparent, TraceBuilder, type TurnTrace } from "./turn-trace.ts";
+import { parseTraceparent, spansToExport, TraceBuilder, type TurnTrace } from "./turn-trace.ts";
 
 export interface ConversationView {
   id: string;
@@ -441,7 +441,11 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     const state = this.#store.state()!;
     // A resumed leg continues the trace its turn began; a new turn is the child of the request's traceparent.
     const previous = input.kind === "resume" ? this.#store.trace(state.turn) : undefined;
-    const builder = new TraceBuilder(state.turn, previous, parseTraceparent(caller.traceparent));
+    const builder = new TraceBuilder(state.turn, {
+      previous,
+      parent: parseTraceparent(caller.traceparent),
+      content: this.#config.OTEL_CAPTURE_CONTENT ? { ...(input.kind === "message" ? { input: input.text } : {}) } : undefined,
+    });
     const recorder = new TurnRecorder(this.#store, this.#redactor, broadcast, state.lastEventId + 1, {
       builder,
       conversationId,
@@ -463,7 +467,11 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       }
       const trace = recorder.end(next.value);
       // Sent off the turn's path: a slow or dead collector never delays a stream or fails a turn.
-      if (this.#exporter) this.ctx.waitUntil(this.#exporter.export(this.#redactor.value(toOtlp(trace, conversationId))));
+      const spans = spansToExport(trace, previous);
+      if (this.#exporter && spans.length > 0) {
+        const body = toOtlp({ traceId: trace.traceId, spans, conversationId, content: builder.content });
+        this.ctx.waitUntil(this.#exporter.export(this.#redactor.value(body)));
+      }
     } catch (error) {
       // Only storage can fail here: the loop turns every other failure into an error event.
       console.error(this.#redactor.text(`conversation turn failed: ${error instanceof Error ? error.message : String(error)}`));

@@ -1,4 +1,4 @@
-import type { Span, TurnTrace } from "./turn-trace.ts";
+import type { Span, SpanContent } from "./turn-trace.ts";
 
 /** Where traces go: an OTLP/HTTP endpoint (JSON), with headers such as an API key. */
 export interface OtlpTarget {
@@ -11,24 +11,38 @@ type AttributeValue = { stringValue: string } | { intValue: string } | { doubleV
 /** The GenAI operation each kind of span is, in OpenTelemetry's GenAI semantic conventions. */
 const OPERATION: Partial<Record<Span["kind"], string>> = { agent: "invoke_agent", model: "chat", tool: "execute_tool" };
 
-/** A turn's trace as an OTLP/HTTP JSON export request, with the GenAI attributes. */
-export function toOtlp(trace: TurnTrace, conversationId: string): unknown {
+/** What an export of one leg's spans is made of. */
+export interface OtlpSpans {
+  traceId: string;
+  spans: readonly Span[];
+  conversationId: string;
+  /** Message content by span id, only when content is captured. */
+  content?: SpanContent | null;
+}
+
+/** A turn's spans as an OTLP/HTTP JSON export request, with the GenAI attributes. */
+export function toOtlp({ traceId, spans, conversationId, content }: OtlpSpans): unknown {
   return {
     resourceSpans: [
       {
         resource: { attributes: attributes({ "service.name": "handoff-runtime" }) },
-        scopeSpans: [{ scope: { name: "handoff-runtime" }, spans: trace.spans.map((span) => otlpSpan(trace, span, conversationId)) }],
+        scopeSpans: [
+          {
+            scope: { name: "handoff-runtime" },
+            spans: spans.map((span) => otlpSpan(traceId, span, conversationId, content?.get(span.id))),
+          },
+        ],
       },
     ],
   };
 }
 
-function otlpSpan(trace: TurnTrace, span: Span, conversationId: string): unknown {
+function otlpSpan(traceId: string, span: Span, conversationId: string, content: Record<string, string> | undefined): unknown {
   const operation = OPERATION[span.kind];
   const end = span.end ?? span.start;
   const failed = span.attributes.error === true || span.attributes.status === "failed";
   return {
-    traceId: trace.traceId,
+    traceId,
     spanId: span.id,
     ...(span.parentId ? { parentSpanId: span.parentId } : {}),
     name: operation ? `${operation} ${span.name}` : span.name,
@@ -42,6 +56,7 @@ function otlpSpan(trace: TurnTrace, span: Span, conversationId: string): unknown
       ...(operation ? { "gen_ai.operation.name": operation } : {}),
       ...(span.kind === "handoff" ? { "handoff.from": span.attributes.from, "handoff.to": span.attributes.to } : {}),
       ...span.attributes,
+      ...content,
     }),
     status: { code: failed ? 2 : 1 },
   };

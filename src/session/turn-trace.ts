@@ -24,23 +24,45 @@ export interface TurnTrace {
   spans: Span[];
 }
 
+/** Message content by span id, in OpenTelemetry's GenAI attribute names; kept beside a trace, never in it. */
+export type SpanContent = Map<string, Record<string, string>>;
+
+type OutputPart = { type: "text"; content: string } | { type: "tool_call"; id: string; name: string; arguments: unknown };
+
+/** Where a leg's trace starts from, and whether it keeps the content of what it traces. */
+export interface TraceOptions {
+  /** The trace of an earlier leg of this turn, continued by this one. */
+  previous?: TurnTrace | undefined;
+  /** The span of the request that started the turn (its `traceparent`). */
+  parent?: TraceParent | undefined;
+  /** Keep the messages, arguments and results (`OTEL_CAPTURE_CONTENT`), with the user's message of the turn. */
+  content?: { input?: string } | undefined;
+}
+
 /**
  * Builds a turn's trace from the run's events as they arrive, with the time each arrived: the
- * events carry no times, the recorder sees them happen. Holds no content: names, ids, counts.
+ * events carry no times, the recorder sees them happen. The trace holds no content (names, ids,
+ * counts); content, when asked for, is kept beside it for the export.
  */
 export class TraceBuilder {
   readonly #spans: Span[];
   readonly #open = new Map<string, Span>();
   readonly #traceId: string;
+  /** Content by span id, or null when content is not captured. */
+  readonly content: SpanContent | null;
   #turn: Span;
   #agent: Span | null = null;
   #model: Span | null = null;
+  /** The current model call's answer, as GenAI message parts. */
+  #output: OutputPart[] = [];
 
-  /** `previous`: the trace of an earlier leg of this turn, continued by this one; `parent`: the span of the request that started it. */
-  constructor(turn: number, previous?: TurnTrace, parent?: TraceParent) {
+  constructor(turn: number, { previous, parent, content }: TraceOptions = {}) {
     this.#spans = previous ? structuredClone(previous.spans) : [];
     this.#traceId = previous?.traceId ?? parent?.traceId ?? randomHex(16);
     this.#turn = this.#spans.find((s) => s.kind === "turn") ?? this.#add(parent?.spanId ?? null, "turn", `turn ${turn}`, Date.now());
+    this.content = content ? new Map() : null;
+    if (content?.input !== undefined)
+      this.#keep(this.#turn, "gen_ai.input.messages", [{ role: "user", parts: [{ type: "text", content: content.input }] }]);
     // A resumed leg picks up the calls that waited for a person: their approvals, and the calls themselves.
     for (const span of this.#spans) {
       if (span.end !== null || span.kind !== "approval") continue;
@@ -66,7 +88,8 @@ export class TraceBuilder {
       case "tool-call":
         if (this.#model && this.#model.attributes.timeToFirstTokenMs === undefined)
           this.#model.attributes.timeToFirstTokenMs = now - this.#model.start;
-        if (event.type === "tool-call") this.#toolCall(event.toolCallId, event.name, now);
+        if (event.type === "tool-call") this.#toolCall(event, now);
+        else if (this.content) this.#outputText(event.delta);
         break;
       case "tool-result":
         this.#toolResult(event, now);
@@ -122,10 +145,27 @@ export class TraceBuilder {
   }
 
   /** A transfer tool's call is held as refused until its result says it was taken (the `handoff` event marks that). */
-  #toolCall(toolCallId: string, name: string, now: number): void {
+  #toolCall({ toolCallId, name, args }: Extract<RunEvent, { type: "tool-call" }>, now: number): void {
     const transfer = name.startsWith(TRANSFER_PREFIX) || name === NAMED_TRANSFER_TOOL;
     const attributes: Span["attributes"] = { ...(transfer ? {} : { "gen_ai.tool.name": name }), "gen_ai.tool.call.id": toolCallId };
-    this.#open.set(toolCallId, this.#add(this.#model?.id ?? this.#turn.id, transfer ? "refused-handoff" : "tool", name, now, attributes));
+    const span = this.#add(this.#model?.id ?? this.#turn.id, transfer ? "refused-handoff" : "tool", name, now, attributes);
+    this.#open.set(toolCallId, span);
+    if (!this.content) return;
+    this.#output.push({ type: "tool_call", id: toolCallId, name, arguments: args });
+    this.#keep(span, "gen_ai.tool.call.arguments", JSON.stringify(args));
+  }
+
+  #outputText(delta: string): void {
+    const last = this.#output.at(-1);
+    if (last?.type === "text") last.content += delta;
+    else this.#output.push({ type: "text", content: delta });
+  }
+
+  /** Keeps one content attribute of a span: a string as it is, anything else as JSON. */
+  #keep(span: Span, key: string, value: unknown): void {
+    const kept = this.content?.get(span.id) ?? {};
+    kept[key] = typeof value === "string" ? value : JSON.stringify(value);
+    this.content?.set(span.id, kept);
   }
 
   #toolResult(event: Extract<RunEvent, { type: "tool-result" }>, now: number): void {
@@ -139,6 +179,7 @@ export class TraceBuilder {
     if (!span) return;
     this.#open.delete(event.toolCallId);
     span.end = now;
+    if (this.content) this.#keep(span, "gen_ai.tool.call.result", event.result);
     if (span.kind === "refused-handoff") {
       // A transfer answered without error was taken: its handoff span says so; only refusals stay.
       if (!event.isError) this.#spans.splice(this.#spans.indexOf(span), 1);
@@ -158,6 +199,9 @@ export class TraceBuilder {
       model.attributes["gen_ai.usage.input_tokens"] = event.usage.inputTokens;
       model.attributes["gen_ai.usage.output_tokens"] = event.usage.outputTokens;
     }
+    if (this.content)
+      this.#keep(model, "gen_ai.output.messages", [{ role: "assistant", parts: this.#output, finish_reason: event.finishReason }]);
+    this.#output = [];
     this.#model = null;
   }
 
@@ -171,6 +215,29 @@ export class TraceBuilder {
     this.#spans.push(span);
     return span;
   }
+}
+
+/**
+ * The spans of a leg to send: those finished for good and not sent by an earlier leg. A turn that
+ * waits for a person holds back its own span, its open approvals and their calls, which the
+ * resumed leg finishes; so a collector receives each span once.
+ */
+export function spansToExport(trace: TurnTrace, previous?: TurnTrace): Span[] {
+  const held = heldBack(trace);
+  const sent = new Set(previous ? previous.spans.map((s) => s.id).filter((id) => !heldBack(previous).has(id)) : []);
+  return trace.spans.filter((s) => !held.has(s.id) && !sent.has(s.id));
+}
+
+function heldBack(trace: TurnTrace): Set<string> {
+  const waiting = new Set(
+    trace.spans.filter((s) => s.kind === "approval" && s.end === null).map((s) => s.attributes["gen_ai.tool.call.id"]),
+  );
+  const held = trace.spans.filter(
+    (s) =>
+      (s.kind === "turn" && s.attributes.status === "awaiting_approval") ||
+      ((s.kind === "approval" || s.kind === "tool") && waiting.has(s.attributes["gen_ai.tool.call.id"]!)),
+  );
+  return new Set(held.map((s) => s.id));
 }
 
 /** The span a request's W3C `traceparent` names. */

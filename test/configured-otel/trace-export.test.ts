@@ -1,61 +1,116 @@
 /**
  * Traces exported as OTLP/HTTP JSON after each turn (this project's Worker has a collector
- * configured that answers 429 to the first export): retried, with the configured header, the
- * GenAI attributes and the span tree; the header's value, a secret, appears nowhere else.
+ * configured that answers 429 to the first export, and captures content), read back as a
+ * collector would: decoded by OpenTelemetry's own protos in the receiver. The header's value, a
+ * secret, appears nowhere else; nor do the configured secrets in captured content.
  */
 import { describe, expect, inject, it } from "vitest";
+import type { DecodedExport, DecodedSpan } from "../node/otlp-decode.ts";
 import { call, chat, scenario } from "../support/worker.ts";
+import { parseSse } from "../support/sse.ts";
 
-type Attribute = { key: string; value: Record<string, unknown> };
-type OtlpSpan = { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes: Attribute[] };
-type Export = { body: { resourceSpans: Array<{ scopeSpans: Array<{ spans: OtlpSpan[] }> }> } | null; headers: Record<string, string> };
+type Received = { body: unknown; decoded?: DecodedExport; headers: Record<string, string> };
 
-const attr = (span: OtlpSpan, key: string) => {
-  const value = span.attributes.find((a) => a.key === key)?.value;
-  return value && Object.values(value)[0];
-};
-
-async function exports(): Promise<Export[]> {
+/** Every span the collector has decoded for a conversation, waiting until `enough` says they are all there. */
+async function exportedSpans(conversationId: string, enough: (spans: DecodedSpan[]) => boolean): Promise<DecodedSpan[]> {
   for (let i = 0; i < 100; i++) {
-    const received = (await (await fetch(`${inject("fakeOpenAIUrl")}/otlp/busy-collector`)).json()) as Export[];
-    if (received.some((e) => e.body !== null)) return received;
+    const received = (await (await fetch(`${inject("fakeOpenAIUrl")}/otlp/busy-collector`)).json()) as Received[];
+    for (const r of received) expect(r.decoded?.problems ?? []).toEqual([]);
+    const spans = received
+      .flatMap((r) => r.decoded?.spans ?? [])
+      .filter((span) => span.attributes["gen_ai.conversation.id"] === conversationId);
+    if (enough(spans)) return spans;
+    if (i === 99) throw new Error(`the trace did not arrive at the collector; it has ${spans.map((span) => span.name).join(", ")}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  throw new Error("no trace arrived at the collector");
+  throw new Error("unreachable");
 }
 
+const operation = (spans: DecodedSpan[], name: string) => spans.filter((span) => span.attributes["gen_ai.operation.name"] === name);
+
 describe("OTLP export", () => {
-  it("sends the turn's trace after a 429, with the header, GenAI attributes and the span tree", async () => {
+  it("sends the turn's trace after a 429, with the header, GenAI attributes, the span tree and the content", async () => {
     const s = await scenario([
       { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "a charge" }) }] },
       { toolCalls: [{ id: "l", name: "lookup_order", arguments: JSON.stringify({ orderId: "A1001" }) }] },
       { text: "I see the double charge." },
     ]);
-    const events = await chat(s.conversationId, s.tag("charged twice"));
+    // The message quotes a configured secret: captured content is redacted like everything else.
+    const events = await chat(s.conversationId, s.tag("charged twice, key AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"));
     expect(events.at(-1)).toMatchObject({ type: "done", status: "completed" });
 
-    const received = await exports();
+    const spans = await exportedSpans(s.conversationId, (found) => found.some((span) => span.name === "turn 1"));
+    const received = (await (await fetch(`${inject("fakeOpenAIUrl")}/otlp/busy-collector`)).json()) as Received[];
     expect(received[0]!.body).toBeNull(); // the 429
-    const sent = received.find((e) => e.body !== null)!;
-    expect(sent.headers["x-collector-key"]).toBe("otlp secret-value-123");
-    const spans = sent.body!.resourceSpans[0]!.scopeSpans[0]!.spans;
+    expect(received.find((r) => r.decoded)!.headers["x-collector-key"]).toBe("otlp secret-value-123");
+
     const byId = new Map(spans.map((span) => [span.spanId, span]));
     expect(new Set(spans.map((span) => span.traceId)).size).toBe(1);
+    const roots = spans.filter((span) => span.parentSpanId === undefined);
+    expect(roots.map((span) => span.name)).toEqual(["turn 1"]);
     expect(spans.every((span) => span.parentSpanId === undefined || byId.has(span.parentSpanId))).toBe(true);
-    const agents = spans.filter((span) => attr(span, "gen_ai.operation.name") === "invoke_agent");
-    expect(agents.map((span) => attr(span, "gen_ai.agent.name"))).toEqual(["triage", "billing"]);
-    const tool = spans.find((span) => attr(span, "gen_ai.operation.name") === "execute_tool")!;
-    expect([attr(tool, "gen_ai.tool.name"), attr(tool, "gen_ai.tool.call.id")]).toEqual(["lookup_order", "l"]);
-    expect(attr(byId.get(tool.parentSpanId!)!, "gen_ai.operation.name")).toBe("chat");
-    const chats = spans.filter((span) => attr(span, "gen_ai.operation.name") === "chat");
+    expect(operation(spans, "invoke_agent").map((span) => span.attributes["gen_ai.agent.name"])).toEqual(["triage", "billing"]);
+    const [tool] = operation(spans, "execute_tool");
+    expect([tool!.attributes["gen_ai.tool.name"], tool!.attributes["gen_ai.tool.call.id"]]).toEqual(["lookup_order", "l"]);
+    expect(byId.get(tool!.parentSpanId!)!.attributes["gen_ai.operation.name"]).toBe("chat");
+    const chats = operation(spans, "chat");
     expect(chats).toHaveLength(3);
-    expect(chats.every((span) => span.kind === 3 && attr(span, "gen_ai.usage.input_tokens") !== undefined)).toBe(true);
-    const handoff = spans.find((span) => attr(span, "handoff.span.kind") === "handoff")!;
-    expect([attr(handoff, "handoff.from"), attr(handoff, "handoff.to")]).toEqual(["triage", "billing"]);
-    expect(spans.every((span) => attr(span, "gen_ai.conversation.id") === s.conversationId)).toBe(true);
+    expect(chats.every((span) => span.kind === 3 && typeof span.attributes["gen_ai.usage.input_tokens"] === "number")).toBe(true);
+    expect(chats.map((span) => span.attributes["gen_ai.response.finish_reasons"])).toEqual(["tool_calls", "tool_calls", "stop"]);
+    const handoff = spans.find((span) => span.attributes["handoff.span.kind"] === "handoff")!;
+    expect([handoff.attributes["handoff.from"], handoff.attributes["handoff.to"], handoff.attributes.reason]).toEqual([
+      "triage",
+      "billing",
+      "a charge",
+    ]);
+    expect(Number(roots[0]!.endTimeUnixNano) >= Number(roots[0]!.startTimeUnixNano)).toBe(true);
 
-    // The header value is a secret: it is in no response of the API.
+    // Content, asked for with OTEL_CAPTURE_CONTENT: the message, each answer, each call's arguments and result.
+    const input = JSON.parse(String(roots[0]!.attributes["gen_ai.input.messages"]));
+    expect(input).toEqual([{ role: "user", parts: [{ type: "text", content: expect.stringContaining("charged twice") }] }]);
+    expect(JSON.stringify(input)).not.toContain("AIzaSyD-9tSrke72PouQMnMX");
+    expect(JSON.parse(String(chats[2]!.attributes["gen_ai.output.messages"]))).toEqual([
+      { role: "assistant", parts: [{ type: "text", content: "I see the double charge." }], finish_reason: "stop" },
+    ]);
+    expect(JSON.parse(String(chats[1]!.attributes["gen_ai.output.messages"]))[0].parts).toEqual([
+      { type: "tool_call", id: "l", name: "lookup_order", arguments: { orderId: "A1001" } },
+    ]);
+    expect(JSON.parse(String(tool!.attributes["gen_ai.tool.call.arguments"]))).toEqual({ orderId: "A1001" });
+    expect(JSON.parse(String(tool!.attributes["gen_ai.tool.call.result"]))).toMatchObject({ orderId: "A1001" });
+
+    // Content is exported, never stored: the trace the API serves has none; the header's secret is in no response.
     const view = await (await call(`/v1/conversations/${s.conversationId}/turns/1/trace`)).text();
     expect(view).not.toContain("secret-value-123");
+    expect(view).not.toContain("gen_ai.input.messages");
+    expect(view).not.toContain("double charge");
+  });
+
+  it("sends each span of a turn that waited for an approval once, across its two legs, in one trace", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: "{}" }] },
+      { toolCalls: [{ id: "ref", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) }] },
+      { text: "Refunded." },
+    ]);
+    expect((await chat(s.conversationId, s.tag("refund me"))).at(-1)).toMatchObject({ status: "awaiting_approval" });
+    const first = await exportedSpans(s.conversationId, (found) => found.some((span) => span.name === "chat model call 1"));
+    // The turn, the approval and the call waiting for it are held back for the leg that finishes them.
+    expect(first.map((span) => span.name)).not.toContain("turn 1");
+    expect(first.filter((span) => span.attributes["handoff.span.kind"] === "approval")).toEqual([]);
+
+    const res = await call(`/v1/conversations/${s.conversationId}/approvals`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ decisions: [{ toolCallId: "ref", approved: true }] }),
+    });
+    expect(parseSse(await res.text()).at(-1)).toMatchObject({ type: "done", status: "completed" });
+    const spans = await exportedSpans(s.conversationId, (found) => found.some((span) => span.name === "turn 1"));
+    expect(new Set(spans.map((span) => span.spanId)).size).toBe(spans.length);
+    expect(new Set(spans.map((span) => span.traceId)).size).toBe(1);
+    const approval = spans.filter((span) => span.attributes["handoff.span.kind"] === "approval");
+    expect(approval.map((span) => span.attributes.approved)).toEqual([true]);
+    const refund = operation(spans, "execute_tool").filter((span) => span.attributes["gen_ai.tool.name"] === "refund");
+    expect(refund.map((span) => span.attributes.error)).toEqual([false]);
+    expect(spans.find((span) => span.name === "turn 1")!.attributes.status).toBe("completed");
+    expect(operation(spans, "chat")).toHaveLength(3);
   });
 });

@@ -8,6 +8,7 @@
  * by the key the request carried, as providers that echo a rejected key do.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { type DecodedExport, decodeOtlpJson } from "./otlp-decode.ts";
 
 export interface ScriptedToolCall {
   id?: string;
@@ -76,9 +77,12 @@ export async function startFakeOpenAI(port = 0): Promise<FakeOpenAI> {
 /**
  * An OTLP/HTTP receiver beside the provider: POST /otlp/<name>/v1/traces records each export under
  * <name> (GET /otlp/<name> lists them); a name starting with `busy` answers 429 to its first export,
- * one starting with `slow` answers after 3 s.
+ * one starting with `slow` answers after 3 s. Each export is also kept as decoded by OpenTelemetry's own protos.
  */
-const otlpExports = new Map<string, Array<{ body: unknown; headers: Record<string, string | string[] | undefined> }>>();
+const otlpExports = new Map<
+  string,
+  Array<{ body: unknown; decoded?: DecodedExport; headers: Record<string, string | string[] | undefined> }>
+>();
 
 async function handleOtlp(url: URL, req: IncomingMessage, res: ServerResponse, body: string): Promise<void> {
   const name = decodeURIComponent(url.pathname.split("/")[2] ?? "");
@@ -90,7 +94,8 @@ async function handleOtlp(url: URL, req: IncomingMessage, res: ServerResponse, b
     return json(res, 429, {}, { "retry-after": "0" });
   }
   if (name.startsWith("slow")) await new Promise((resolve) => setTimeout(resolve, 3000));
-  received.push({ body: JSON.parse(body) as unknown, headers: req.headers });
+  const parsed = JSON.parse(body) as unknown;
+  received.push({ body: parsed, decoded: decodeOtlpJson(parsed), headers: req.headers });
   return json(res, 200, {});
 }
 
