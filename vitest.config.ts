@@ -45,12 +45,13 @@ export default defineConfig({
         test: { name: "conversation-budget", include: CONFIGURED },
       },
       {
-        // A collector that answers 429 to the first export, a header that is a secret, and content captured.
+        // A collector that answers 429 to the first export, a header that is a secret, content captured, and the client's retries on.
         plugins: [
           worker({
             OTEL_EXPORTER_OTLP_ENDPOINT: "{{fake}}/otlp/busy-collector",
             OTEL_EXPORTER_OTLP_HEADERS: "x-collector-key=otlp%20secret-value-123",
             OTEL_CAPTURE_CONTENT: "true",
+            OPENAI_MAX_RETRIES: "2",
           }),
         ],
         test: { name: "trace-export", include: TRACE_EXPORT },

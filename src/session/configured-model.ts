@@ -3,11 +3,16 @@ import type { Config } from "../config.ts";
 import { OpenAIModel } from "../models/index.ts";
 import type { Model, Redactor } from "../runtime/index.ts";
 
+/** HTTP requests the client has sent, retries included; a trace tells a retried call by it. */
+export interface RequestCount {
+  sent: number;
+}
+
 /**
  * The configured provider's model; undefined when neither a key nor a base URL is configured. What
  * the provider says in its errors, and whatever the client logs, reaches the log only through `redactor`.
  */
-export function createModel(config: Config, redactor: Redactor): Model | undefined {
+export function createModel(config: Config, redactor: Redactor, requests: RequestCount = { sent: 0 }): Model | undefined {
   if (!config.OPENAI_API_KEY && !config.OPENAI_BASE_URL) return undefined;
   const log = (message: string) => console.warn(redactor.text(message));
   const client = new OpenAI({
@@ -16,6 +21,10 @@ export function createModel(config: Config, redactor: Redactor): Model | undefin
     ...(config.OPENAI_BASE_URL ? { baseURL: config.OPENAI_BASE_URL } : {}),
     // Retries 429, 5xx and connection failures before the first byte, with backoff, jitter and Retry-After.
     maxRetries: config.OPENAI_MAX_RETRIES,
+    fetch: (input, init) => {
+      requests.sent++;
+      return fetch(input, init);
+    },
   });
   return new OpenAIModel(client, {
     idleTimeoutMs: config.OPENAI_IDLE_TIMEOUT_MS,

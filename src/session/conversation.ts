@@ -106,6 +106,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   readonly #config: Config;
   readonly #network: Network;
   readonly #model: Model;
+  /** Requests the provider's client has sent: the trace counts a model call's retries by it. */
+  readonly #providerRequests = { sent: 0 };
   readonly #limits: Partial<Limits>;
   readonly #redactor: Redactor;
   readonly #exporter: OtlpExporter | null;
@@ -122,7 +124,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     this.#store = new ConversationStore(ctx.storage);
     const setup = this.setup(env);
     this.#network = setup.network;
-    this.#model = createModel(this.#config, this.#redactor) ?? setup.offlineModel ?? unconfiguredModel();
+    this.#model = createModel(this.#config, this.#redactor, this.#providerRequests) ?? setup.offlineModel ?? unconfiguredModel();
     this.#limits = { ...runSettings(this.#config).limits, ...setup.limits };
     const endpoint = this.#config.OTEL_EXPORTER_OTLP_ENDPOINT;
     this.#exporter = endpoint
@@ -445,6 +447,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       previous,
       parent: parseTraceparent(caller.traceparent),
       content: this.#config.OTEL_CAPTURE_CONTENT ? { ...(input.kind === "message" ? { input: input.text } : {}) } : undefined,
+      providerRequests: () => this.#providerRequests.sent,
     });
     const recorder = new TurnRecorder(this.#store, this.#redactor, broadcast, state.lastEventId + 1, {
       builder,

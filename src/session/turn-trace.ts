@@ -37,6 +37,8 @@ export interface TraceOptions {
   parent?: TraceParent | undefined;
   /** Keep the messages, arguments and results (`OTEL_CAPTURE_CONTENT`), with the user's message of the turn. */
   content?: { input?: string } | undefined;
+  /** HTTP requests sent to the provider so far: a model call that took more than one was retried. */
+  providerRequests?: (() => number) | undefined;
 }
 
 /**
@@ -55,8 +57,11 @@ export class TraceBuilder {
   #model: Span | null = null;
   /** The current model call's answer, as GenAI message parts. */
   #output: OutputPart[] = [];
+  readonly #requests: () => number;
+  #requestsBefore = 0;
 
-  constructor(turn: number, { previous, parent, content }: TraceOptions = {}) {
+  constructor(turn: number, { previous, parent, content, providerRequests }: TraceOptions = {}) {
+    this.#requests = providerRequests ?? (() => 0);
     this.#spans = previous ? structuredClone(previous.spans) : [];
     this.#traceId = previous?.traceId ?? parent?.traceId ?? randomHex(16);
     this.#turn = this.#spans.find((s) => s.kind === "turn") ?? this.#add(parent?.spanId ?? null, "turn", `turn ${turn}`, Date.now());
@@ -83,6 +88,7 @@ export class TraceBuilder {
         this.#model = this.#add(this.#agent?.id ?? this.#turn.id, "model", `model call ${event.stepIndex}`, now, {
           stepIndex: event.stepIndex,
         });
+        this.#requestsBefore = this.#requests();
         break;
       case "text-delta":
       case "tool-call":
@@ -113,13 +119,20 @@ export class TraceBuilder {
         break;
       case "compaction":
         this.#instant("compaction", "compaction", now, { replaced: event.replaced, kept: event.kept });
+        // Its summary calls went to the provider too: they are not the model call's retries.
+        this.#requestsBefore = this.#requests();
         break;
       case "guardrail":
         this.#instant("guardrail", `${event.kind} guardrail`, now, { reason: event.reason, kind: event.kind });
         break;
+      case "error":
+        if (this.#model) {
+          this.#model.attributes.error = event.code;
+          this.#countRetries(this.#model);
+        }
+        break;
       case "warning":
       case "done":
-      case "error":
         break;
       default: {
         const exhaustive: never = event;
@@ -195,6 +208,7 @@ export class TraceBuilder {
     if (!model) return;
     model.end = now;
     model.attributes["gen_ai.response.finish_reasons"] = event.finishReason;
+    this.#countRetries(model);
     if (event.usage) {
       model.attributes["gen_ai.usage.input_tokens"] = event.usage.inputTokens;
       model.attributes["gen_ai.usage.output_tokens"] = event.usage.outputTokens;
@@ -203,6 +217,11 @@ export class TraceBuilder {
       this.#keep(model, "gen_ai.output.messages", [{ role: "assistant", parts: this.#output, finish_reason: event.finishReason }]);
     this.#output = [];
     this.#model = null;
+  }
+
+  #countRetries(model: Span): void {
+    const retries = this.#requests() - this.#requestsBefore - 1;
+    if (retries > 0) model.attributes.retries = retries;
   }
 
   #instant(kind: SpanKind, name: string, now: number, attributes: Span["attributes"]): void {

@@ -1,6 +1,6 @@
 /**
  * Traces exported as OTLP/HTTP JSON after each turn (this project's Worker has a collector
- * configured that answers 429 to the first export, and captures content), read back as a
+ * configured that answers 429 to the first export, captures content and retries the provider), read back as a
  * collector would: decoded by OpenTelemetry's own protos in the receiver. The header's value, a
  * secret, appears nowhere else; nor do the configured secrets in captured content.
  */
@@ -9,6 +9,7 @@ import type { DecodedExport, DecodedSpan } from "../node/otlp-decode.ts";
 import { call, chat, scenario } from "../support/worker.ts";
 import { parseSse } from "../support/sse.ts";
 
+type TraceJson = { spans: Array<{ kind: string; attributes: Record<string, unknown> }> };
 type Received = { body: unknown; decoded?: DecodedExport; headers: Record<string, string> };
 
 /** Every span the collector has decoded for a conversation, waiting until `enough` says they are all there. */
@@ -112,5 +113,25 @@ describe("OTLP export", () => {
     expect(refund.map((span) => span.attributes.error)).toEqual([false]);
     expect(spans.find((span) => span.name === "turn 1")!.attributes.status).toBe("completed");
     expect(operation(spans, "chat")).toHaveLength(3);
+  });
+
+  it("says how many times the provider's client retried a model call, on success and on failure", async () => {
+    const busy = { status: 503, error: { message: "overloaded" }, headers: { "retry-after": "0" } };
+    const s = await scenario([busy, { text: "Hello." }]);
+    await chat(s.conversationId, s.tag("hi"));
+    const trace = (await (await call(`/v1/conversations/${s.conversationId}/turns/1/trace`)).json()) as TraceJson;
+    expect(trace.spans.find((span) => span.kind === "model")!.attributes).toMatchObject({
+      retries: 1,
+      "gen_ai.response.finish_reasons": "stop",
+    });
+
+    const down = await scenario([busy, busy, busy]);
+    expect((await chat(down.conversationId, down.tag("hi"))).at(-1)).toMatchObject({ type: "error" });
+    const failed = (await (await call(`/v1/conversations/${down.conversationId}/turns/1/trace`)).json()) as TraceJson;
+    expect(failed.spans.find((span) => span.kind === "model")!.attributes).toMatchObject({
+      retries: 2,
+      error: expect.stringMatching(/^model_/),
+    });
+    expect(failed.spans.find((span) => span.kind === "turn")!.attributes).toMatchObject({ status: "failed" });
   });
 });

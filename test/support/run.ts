@@ -41,8 +41,16 @@ export function ofType<T extends RunEvent["type"]>(events: RunEvent[], type: T):
   return events.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
 }
 
-/** Runs one turn of a fresh conversation (a message "hi" to the entry agent) with any model, and collects its events. */
-export async function eventsOfTurn(network: Network, model: Model, more: Partial<RunTurnOptions> = {}): Promise<RunEvent[]> {
+/**
+ * Runs one turn of a fresh conversation (a message "hi" to the entry agent) with any model, and
+ * collects its events; `each` sees every event as it happens.
+ */
+export async function eventsOfTurn(
+  network: Network,
+  model: Model,
+  more: Partial<RunTurnOptions> = {},
+  each: (event: RunEvent) => void = () => {},
+): Promise<RunEvent[]> {
   const events: RunEvent[] = [];
   for await (const event of runTurn({
     conversationId: "c",
@@ -55,6 +63,7 @@ export async function eventsOfTurn(network: Network, model: Model, more: Partial
     input: { kind: "message", text: "hi" },
     ...more,
   })) {
+    each(event);
     events.push(event);
   }
   return events;

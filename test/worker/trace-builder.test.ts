@@ -1,0 +1,94 @@
+/**
+ * The trace builder fed by real runs of the loop: a compaction becomes a span in the agent's
+ * tenure, and a model call the provider's client retried says how many times.
+ */
+import { describe, expect, it } from "vitest";
+import { Agent, type Message, type Model, Network, type RunTurnOptions } from "../../src/runtime/index.ts";
+import { TraceBuilder } from "../../src/session/turn-trace.ts";
+import { MemoryStore } from "../../src/testing/index.ts";
+import { eventsOfTurn } from "../support/run.ts";
+
+/** Runs a turn with the builder recording each event as it happens, a millisecond apart, and finishes the trace. */
+async function traced(network: Network, model: Model, builder = new TraceBuilder(1), more: Partial<RunTurnOptions> = {}) {
+  let now = 1_000;
+  const events = await eventsOfTurn(network, model, more, (event) => builder.record(event, now++));
+  const end = events.at(-1)!;
+  return builder.finish(1, end.type === "done" ? { status: end.status } : { status: "failed", code: "model_unavailable" }, now);
+}
+
+describe("the trace of a run", () => {
+  it("shows a compaction inside the agent's tenure, as an instant at the start of the model call it made room for", async () => {
+    // Every call is one request to the provider: the summaries' requests are not the answer's retries.
+    let sent = 0;
+    const model: Model = {
+      async *stream() {
+        sent++;
+        yield { type: "text-delta", delta: "what happened" };
+        yield { type: "finish", finishReason: "stop", usage: { inputTokens: 100, outputTokens: 10 } };
+      },
+    };
+    const long = Array.from(
+      { length: 30 },
+      (_, i): Message =>
+        i % 2 ? { role: "assistant", agent: "solo", content: "a".repeat(200) } : { role: "user", content: "q".repeat(200) },
+    );
+    const net = new Network(new Agent({ name: "solo", instructions: "x", contextBudget: 600 }), {
+      defaultModel: "m",
+      compaction: { keepTurns: 2 },
+    });
+    const store = new MemoryStore("solo");
+    store.history = long;
+    const { spans } = await traced(net, model, new TraceBuilder(1, { providerRequests: () => sent }), {
+      store,
+      history: long,
+      input: { kind: "message", text: "now" },
+    });
+    const agent = spans.find((s) => s.kind === "agent")!;
+    const compaction = spans.find((s) => s.kind === "compaction")!;
+    expect(compaction).toMatchObject({ parentId: agent.id, attributes: { replaced: 28, kept: 3 } });
+    expect(compaction.end).toBe(compaction.start);
+    const models = spans.filter((s) => s.kind === "model");
+    expect(models).toHaveLength(1);
+    expect(models[0]!.start).toBeLessThan(compaction.start);
+    expect(sent).toBeGreaterThan(1);
+    expect(models[0]!.attributes.retries).toBeUndefined();
+  });
+
+  it("counts a model call's retries by the requests the provider's client sent, on success and on failure", async () => {
+    let sent = 0;
+    const retrying = (requests: number, fail: boolean): Model => ({
+      async *stream() {
+        sent += requests;
+        if (fail) throw Object.assign(new Error("provider down"), { code: "model_unavailable" });
+        yield { type: "finish", finishReason: "stop" };
+      },
+    });
+    const net = new Network(new Agent({ name: "solo", instructions: "x" }), { defaultModel: "m" });
+    const ok = await traced(net, retrying(3, false), new TraceBuilder(1, { providerRequests: () => sent }));
+    expect(ok.spans.find((s) => s.kind === "model")!.attributes).toMatchObject({ retries: 2 });
+    const once = await traced(net, retrying(1, false), new TraceBuilder(1, { providerRequests: () => sent }));
+    expect(once.spans.find((s) => s.kind === "model")!.attributes.retries).toBeUndefined();
+    const failed = await traced(net, retrying(2, true), new TraceBuilder(1, { providerRequests: () => sent }));
+    expect(failed.spans.find((s) => s.kind === "model")!.attributes).toMatchObject({ retries: 1, error: expect.any(String) });
+  });
+
+  it("keeps no content unless asked to", async () => {
+    const model: Model = {
+      async *stream() {
+        yield { type: "text-delta", delta: "hello" };
+        yield { type: "finish", finishReason: "stop" };
+      },
+    };
+    const net = new Network(new Agent({ name: "solo", instructions: "x" }), { defaultModel: "m" });
+    const plain = new TraceBuilder(1);
+    await traced(net, model, plain);
+    expect(plain.content).toBeNull();
+    const capturing = new TraceBuilder(1, { content: { input: "hi" } });
+    const trace = await traced(net, model, capturing);
+    const answer = trace.spans.find((s) => s.kind === "model")!;
+    expect(JSON.parse(capturing.content!.get(answer.id)!["gen_ai.output.messages"]!)).toEqual([
+      { role: "assistant", parts: [{ type: "text", content: "hello" }], finish_reason: "stop" },
+    ]);
+    expect(JSON.stringify(trace)).not.toContain("hello");
+  });
+});
