@@ -82,7 +82,7 @@ function turnPaths(): Record<string, unknown> {
     "/v1/conversations/{id}/turns": {
       parameters: [idParam],
       get: {
-        summary: "Every turn: number, status, start, end, duration, usage, the handoffs it made",
+        summary: "Every turn: number, status, start, end, duration, usage, the agents it passed through and the handoffs it made",
         responses: { "200": { description: "Turn summaries, oldest first" }, "404": error },
       },
     },

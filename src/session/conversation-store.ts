@@ -94,6 +94,8 @@ export interface TurnSummary {
   endedAt: number | null;
   durationMs: number | null;
   error: string | null;
+  /** The agents that held the conversation during the turn, in order: who held it at the start, then each handoff's target. */
+  agents: string[];
   usage: UsageTotals;
   handoffs: HandoffRecord[];
 }
@@ -490,6 +492,7 @@ export class ConversationStore {
       started_at: number;
       ended_at: number | null;
       error: string | null;
+      opening: string | null;
       m: number;
       i: number;
       o: number;
@@ -501,21 +504,30 @@ export class ConversationStore {
       if (ofTurn) ofTurn.push(h);
       else handoffs.set(h.turn, [h]);
     }
+    let holder: string | undefined;
     return this.#sql
       .exec<Row>(
-        `SELECT turn, status, started_at, ended_at, error, model_calls AS m, input_tokens AS i, output_tokens AS o, tool_calls AS t FROM turns ORDER BY turn`,
+        `SELECT turn, status, started_at, ended_at, error, opening, model_calls AS m, input_tokens AS i, output_tokens AS o, tool_calls AS t FROM turns ORDER BY turn`,
       )
       .toArray()
-      .map((row) => ({
-        turn: row.turn,
-        status: row.status as StoredTurnStatus,
-        startedAt: row.started_at,
-        endedAt: row.ended_at,
-        durationMs: row.ended_at === null ? null : row.ended_at - row.started_at,
-        error: row.error,
-        usage: { modelCalls: row.m, inputTokens: row.i, outputTokens: row.o, toolCalls: row.t },
-        handoffs: (handoffs.get(row.turn) ?? []).map(({ turn: _turn, ...h }) => h),
-      }));
+      .map((row) => {
+        const made = (handoffs.get(row.turn) ?? []).map(({ turn: _turn, ...h }) => h);
+        // Who held the conversation when the turn began (turns stored before openings were: who held it after the last one).
+        const first = row.opening ? (JSON.parse(row.opening) as TurnOpening).activeAgent : (holder ?? made[0]?.from);
+        const agents = [...(first ? [first] : []), ...made.map((h) => h.to)];
+        holder = agents.at(-1);
+        return {
+          turn: row.turn,
+          status: row.status as StoredTurnStatus,
+          startedAt: row.started_at,
+          endedAt: row.ended_at,
+          durationMs: row.ended_at === null ? null : row.ended_at - row.started_at,
+          error: row.error,
+          agents,
+          usage: { modelCalls: row.m, inputTokens: row.i, outputTokens: row.o, toolCalls: row.t },
+          handoffs: made,
+        };
+      });
   }
 
   /** Sets the token grant (a new one revokes the tokens issued under the old). */

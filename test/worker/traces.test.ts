@@ -30,6 +30,7 @@ describe("a turn's trace", () => {
       { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: args({ reason: "a charge" }) }] },
       { toolCalls: [{ id: "l", name: "lookup_order", arguments: args({ orderId: "A1001" }) }] },
       { text: "Charged twice: I see it." },
+      { text: "Anything else?" },
     ]);
     const log = vi.spyOn(console, "log");
     await chat(s.conversationId, s.tag("charged twice"));
@@ -66,6 +67,8 @@ describe("a turn's trace", () => {
       },
     ]);
 
+    // A second turn, held by billing throughout.
+    await chat(s.conversationId, "thanks");
     const turns = (await (await call(`/v1/conversations/${s.conversationId}/turns`)).json()) as Array<{
       turn: number;
       status: string;
@@ -73,7 +76,14 @@ describe("a turn's trace", () => {
       usage: { modelCalls: number };
     }>;
     expect(turns).toMatchObject([
-      { turn: 1, status: "completed", handoffs: [{ from: "triage", to: "billing" }], usage: { modelCalls: 3, toolCalls: 1 } },
+      {
+        turn: 1,
+        status: "completed",
+        agents: ["triage", "billing"],
+        handoffs: [{ from: "triage", to: "billing" }],
+        usage: { modelCalls: 3, toolCalls: 1 },
+      },
+      { turn: 2, status: "completed", agents: ["billing"], handoffs: [], usage: { modelCalls: 1 } },
     ]);
   });
 
