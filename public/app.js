@@ -2,6 +2,8 @@
 // token, when the Worker issues one) in localStorage, streams turns over fetch, and reconnects
 // to GET /events with Last-Event-ID when a stream drops, skipping events it has already drawn.
 
+import { tracePanel } from "/trace-panel.js";
+
 const STORAGE_KEY = "handoff-chat";
 const log = document.querySelector("#log");
 const statusLine = document.querySelector("#status");
@@ -13,6 +15,10 @@ const sendButton = document.querySelector("#send");
 const stopButton = document.querySelector("#stop");
 
 let conversation = null; // { id, token }
+const traceSection = document.querySelector("#trace");
+const traceButton = document.querySelector("#show-trace");
+const trace = tracePanel(traceSection, (path) => fetch(path, { headers: headers() }));
+const refreshTrace = () => trace.refresh(conversation?.id, agentBadge.textContent).catch(() => {});
 let lastEventId = 0;
 let bubble = null; // the assistant bubble text deltas go into
 const toolNodes = new Map(); // toolCallId → <details>
@@ -139,12 +145,14 @@ function draw(event) {
       return false;
     case "done":
       setAgent(event.agent);
+      refreshTrace();
       if (event.status === "cancelled") el("div", "notice", "Stopped.");
       setBusy(false, event.status === "awaiting_approval" ? "Waiting for your approval." : "");
       return true;
     case "error":
       el("div", "error-line", `Error (${event.code}): ${event.message}`);
       setBusy(false);
+      refreshTrace();
       return true;
     default:
       return false;
@@ -364,6 +372,13 @@ document.querySelector("#new-conversation").addEventListener("click", async () =
   log.replaceChildren();
   lastEventId = 0;
   await createConversation();
+  refreshTrace();
+});
+
+traceButton.addEventListener("click", () => {
+  traceSection.hidden = !traceSection.hidden;
+  traceButton.setAttribute("aria-expanded", String(!traceSection.hidden));
+  refreshTrace();
 });
 
 start().catch((error) => el("div", "error-line", `Could not start: ${error.message}`));

@@ -28,14 +28,20 @@ export class DemoModel implements Model {
         request.signal.throwIfAborted();
         yield { type: "text-delta", delta: word };
       }
-      yield { type: "finish", finishReason: "stop", usage: { inputTokens: 0, outputTokens: 0 } };
+      yield { type: "finish", finishReason: "stop", usage: estimateUsage(request, decision) };
       return;
     }
     for (const [i, call] of decision.entries()) {
       yield { type: "tool-call", call: { id: `call_demo_${request.messages.length}_${i}`, ...call } };
     }
-    yield { type: "finish", finishReason: "tool_calls", usage: { inputTokens: 0, outputTokens: 0 } };
+    yield { type: "finish", finishReason: "tool_calls", usage: estimateUsage(request, JSON.stringify(decision)) };
   }
+}
+
+/** Tokens as a real model would roughly count them (four characters each), so the demo's traces show figures. */
+function estimateUsage(request: ModelRequest, output: string): { inputTokens: number; outputTokens: number } {
+  const input = request.instructions.length + JSON.stringify(request.messages).length + JSON.stringify(request.tools).length;
+  return { inputTokens: Math.ceil(input / 4), outputTokens: Math.ceil(output.length / 4) };
 }
 
 type Decision = string | Array<Omit<ToolCall, "id">>;

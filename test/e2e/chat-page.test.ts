@@ -70,6 +70,54 @@ describe("the chat page", () => {
     await page.close();
   });
 
+  it("draws the trace panel: the network with this conversation's handoff path, and the turn's spans on a time axis", async () => {
+    const page = await browser.newPage({ viewport: { width: 900, height: 1000 } });
+    // Offline: the page asks nothing of any other origin.
+    const elsewhere: string[] = [];
+    page.on("request", (request) => {
+      if (!request.url().startsWith(dev.url)) elsewhere.push(request.url());
+    });
+    await page.goto(dev.url);
+    await page.getByTestId("active-agent").filter({ hasText: "triage" }).waitFor();
+    await page.getByRole("button", { name: "Trace" }).click();
+    await page.getByTestId("trace-panel").getByText("No turns yet.").waitFor();
+    assert.deepEqual(await page.getByTestId("graph-node").evaluateAll((nodes) => nodes.map((n) => (n as HTMLElement).dataset.agent)), [
+      "triage",
+      "billing",
+      "shipping",
+      "calculator",
+    ]);
+
+    await page.getByLabel("Message").fill("I was charged twice for order A1001");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.getByTestId("approval").getByRole("button", { name: "Approve" }).click();
+    await page.locator(".assistant").filter({ hasText: "is refunded to your card" }).waitFor();
+
+    // The handoff path, labelled with its turn, and the holder highlighted.
+    const path = page.locator('[data-testid="path-edge"][data-from="triage"][data-to="billing"]');
+    await path.waitFor();
+    assert.equal(
+      await page
+        .locator(".path-label")
+        .allTextContents()
+        .then((labels) => labels.join(" ")),
+      "1",
+    );
+    assert.equal(await page.locator(".node.active").getAttribute("data-agent"), "billing");
+    // The waterfall of turn 1: both legs (the wait for the approval included), model calls with tokens.
+    const kinds = await page.getByTestId("span-bar").evaluateAll((rows) => rows.map((r) => (r as SVGElement).dataset.kind));
+    assert.equal(kinds[0], "turn");
+    assert.ok(kinds.filter((k) => k === "model").length >= 3, `model calls in ${kinds.join(", ")}`);
+    assert.ok(kinds.includes("approval") && kinds.includes("handoff") && kinds.includes("tool"), kinds.join(", "));
+    assert.match((await page.locator(".span.model .span-figure").first().textContent()) ?? "", /ms · \d+ in · \d+ out/);
+    assert.match((await page.locator("#trace-summary").textContent()) ?? "", /^completed · triage → billing · \d+ model calls/);
+    mkdirSync("test-artifacts", { recursive: true });
+    await page.getByTestId("trace-panel").screenshot({ path: "test-artifacts/trace-panel.png" });
+    await page.screenshot({ path: "test-artifacts/chat-page-trace.png", fullPage: true });
+    assert.deepEqual(elsewhere, []);
+    await page.close();
+  });
+
   it("stops an answer with Stop: the server cancels the turn, and the next message is answered", async () => {
     const page = await browser.newPage({ viewport: { width: 900, height: 700 } });
     await page.goto(dev.url);
