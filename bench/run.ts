@@ -11,6 +11,7 @@ import { loopOverheadRows } from "./loop-overhead.ts";
 import { slowReaderRows } from "./slow-readers.ts";
 import { storageRows } from "./storage.ts";
 import { streamLatencyRows } from "./stream-latency.ts";
+import { tracingRows } from "./tracing.ts";
 
 const quick = process.argv.includes("--quick");
 const sections: string[][] = [];
@@ -27,6 +28,7 @@ try {
   section("4. Concurrency", await concurrencyRows(join(scratch, "concurrency")));
   section("5. Bundle", bundleRows());
   section("6. Clients that never read", await slowReaderRows());
+  section("7. What tracing costs a turn", await tracingRows(join(scratch, "tracing"), quick ? 8 : 40));
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }

@@ -74,8 +74,8 @@ const ConfigSchema = z.object({
     .enum(["true", "false"])
     .default("false")
     .transform((value) => value === "true"),
-  /** Turns whose trace a conversation keeps (the latest ones). */
-  TRACE_TURNS: z.coerce.number().int().min(1).max(1000).default(50),
+  /** Turns whose trace a conversation keeps (the latest ones); 0 keeps none. */
+  TRACE_TURNS: z.coerce.number().int().min(0).max(1000).default(50),
   /** New turns per conversation per minute. */
   TURNS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
 });

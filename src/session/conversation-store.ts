@@ -418,14 +418,14 @@ export class ConversationStore {
 
   /**
    * Ends the turn's leg with the outcome the run reported, its remaining events and its trace (one
-   * row per turn, rewritten by a later leg; only the latest `keepTraces` turns keep theirs).
+   * row per turn, rewritten by a later leg; only the latest `keepTraces` turns keep theirs, none when it is 0).
    */
   endTurn(outcome: TurnOutcome, events: readonly StoredEvent[], trace?: TurnTrace, keepTraces = DEFAULT_KEPT_TRACES): void {
     const state = this.#requireState();
     const next: ConversationState = { ...state, lastEventId: events.at(-1)?.id ?? state.lastEventId };
     this.#transaction(() => {
       this.#insertEvents(state.turn, events);
-      if (trace) {
+      if (trace && keepTraces > 0) {
         // The slot of a turn `keepTraces` turns back is taken over: one row written, none deleted.
         this.#exec(
           `INSERT INTO traces (slot, turn, data) VALUES (?, ?, ?) ON CONFLICT (slot) DO UPDATE SET turn = excluded.turn, data = excluded.data`,
