@@ -3,20 +3,34 @@
  * This repository's Worker: the example support network, served the way a team's own Worker is,
  * through the package's entry points only (`handoff-runtime/cloudflare` and `handoff-runtime`).
  */
-import { createSupportNetwork, DemoModel } from "./agents/index.ts";
+import { createSupportNetwork, DEMO_TRACKING_SERVER, DemoModel, serveTrackingMcp } from "./agents/index.ts";
 import { createHandoffWorker, networkOptionsFromEnv, type WorkerVars } from "./cloudflare/index.ts";
 
-/** The variables of this Worker: the package's, and the demo model's pace (`npm start` sets 25 ms a word). */
-type ExampleVars = WorkerVars & { DEMO_DELAY_MS?: string };
+/**
+ * The variables of this Worker: the package's, the demo model's pace (`npm start` sets 25 ms a
+ * word), and a tracking MCP server of your own in place of the demo's (its token a secret).
+ */
+type ExampleVars = WorkerVars & { DEMO_DELAY_MS?: string; TRACKING_MCP_URL?: string; TRACKING_MCP_TOKEN?: string };
 
 const worker = createHandoffWorker<ExampleVars>({
   network: (env) => {
     const { defaultModel, ...options } = networkOptionsFromEnv(env);
-    return createSupportNetwork(defaultModel, options);
+    const tracking = env.TRACKING_MCP_URL
+      ? {
+          name: "tracking",
+          url: env.TRACKING_MCP_URL,
+          headers: (vars: ExampleVars): Record<string, string> => (vars.TRACKING_MCP_TOKEN ? { authorization: `Bearer ${vars.TRACKING_MCP_TOKEN}` } : {}),
+          needsApproval: ["cancel_shipment"],
+        }
+      : DEMO_TRACKING_SERVER;
+    return createSupportNetwork(defaultModel, { ...options, tracking });
   },
   // With no provider configured, the offline demo model answers (`npm start`).
   offlineModel: (env) => new DemoModel({ delayMs: Math.min(2000, Number(env.DEMO_DELAY_MS) || 0) }),
 });
+
+// The demo's tracking MCP server, for any MCP client (the demo network calls it in-process).
+worker.app.all("/mcp/tracking", (c) => serveTrackingMcp(c.req.raw));
 
 export const Conversation = worker.Conversation;
 export default worker.app;

@@ -5,7 +5,7 @@ type Intent = "billing" | "shipping" | "calculator";
 const INTENTS: ReadonlyArray<[Intent, RegExp]> = [
   ["calculator", /\b(solve|calculate|compute|sqrt|square root)\b|\d\s*[-+*/^x]\s*\d|x\^2/i],
   ["billing", /\b(refund|charge[sd]?|invoice|bill(ing|ed)?|payment|paid|money back)\b/i],
-  ["shipping", /\b(ship(ping|ped)?|deliver(y|ed)?|track(ing)?|address|package|parcel|where is)\b/i],
+  ["shipping", /\b(ship(ping|ped|ment)?|deliver(y|ed)?|track(ing)?|address|package|parcel|where is)\b/i],
 ];
 
 /**
@@ -60,7 +60,7 @@ function decide(request: ModelRequest): Decision {
     case "billing":
       return billing(text, results);
     case "shipping":
-      return shipping(text, results);
+      return shipping(text, results, has);
     case "calculator":
       return calculator(text, results);
     default:
@@ -87,7 +87,7 @@ function billing(text: string, results: ToolMessage[]): Decision {
   return `Order ${order.orderId} (${order.item}) was charged ${order.charges} time(s), ${order.amountUsd} USD each.`;
 }
 
-function shipping(text: string, results: ToolMessage[]): Decision {
+function shipping(text: string, results: ToolMessage[], has: (name: string) => boolean): Decision {
   const orderId = findOrderId(text);
   if (!orderId) return "Which order should I check? Please give the order id, for example A1002.";
   const lookup = results.find((r) => r.name === "lookup_order");
@@ -101,7 +101,17 @@ function shipping(text: string, results: ToolMessage[]): Decision {
     return change.isError
       ? `I could not change the address: ${change.content}`
       : `The address of order ${order.orderId} is now ${address}.`;
-  return `Order ${order.orderId} is ${order.status}, going to ${order.shippingAddress}.`;
+  // The tracking service is an MCP server: its tools are named `tracking_<tool>`.
+  const cancel = results.find((r) => r.name === "tracking_cancel_shipment");
+  if (/\bcancel\b/i.test(text) && has("tracking_cancel_shipment") && !cancel) return [call("tracking_cancel_shipment", { orderId })];
+  if (cancel) return cancel.isError ? `The shipment was not cancelled: ${cancel.content}` : cancel.content;
+  const tracked = results.find((r) => r.name === "tracking_track_parcel");
+  if (!tracked && has("tracking_track_parcel")) return [call("tracking_track_parcel", { orderId })];
+  const where = `Order ${order.orderId} is ${order.status}, going to ${order.shippingAddress}.`;
+  if (!tracked || tracked.isError) return tracked ? `${where} The tracking service could not say more: ${tracked.content}` : where;
+  const parcel = JSON.parse(tracked.content) as { carrier: string; latestScans: string[]; expectedDelivery: string | null };
+  const eta = parcel.expectedDelivery ? ` Expected ${parcel.expectedDelivery}.` : "";
+  return `${where} ${parcel.carrier} says: ${parcel.latestScans.at(-1)}.${eta}`;
 }
 
 /** Solves `ax^2 + bx + c = 0` step by step with the calculator tools, in parallel where steps are independent. */

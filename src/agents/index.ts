@@ -4,4 +4,5 @@
  * knows its agents.
  */
 export { DemoModel } from "./demo-model.ts";
-export { createSupportNetwork, DEFAULT_MODEL } from "./network.ts";
+export { createSupportNetwork, DEFAULT_MODEL, DEMO_TRACKING_SERVER, type SupportNetworkOptions } from "./network.ts";
+export { serveTrackingMcp } from "./tracking-mcp.ts";

@@ -1,10 +1,28 @@
-import { Agent, Network, type NetworkOptions } from "../runtime/index.ts";
+import { Agent, type McpServerConfig, Network, type NetworkOptions } from "../runtime/index.ts";
 import { calculatorTools, changeAddress, lookupOrder, refund } from "./tools.ts";
+import { serveTrackingMcp } from "./tracking-mcp.ts";
 
 export const DEFAULT_MODEL = "gpt-4o-mini";
 
+/**
+ * The parcel-tracking MCP server the shipping agent uses: the demo's own, answered in-process
+ * (no network, no URL to configure), with a person approving each `cancel_shipment`.
+ */
+export const DEMO_TRACKING_SERVER: McpServerConfig = {
+  name: "tracking",
+  url: "https://tracking.demo.invalid/mcp",
+  fetch: (input, init) => serveTrackingMcp(new Request(input, init)),
+  needsApproval: ["cancel_shipment"],
+};
+
+/** What the example network can be given beside the network options. */
+export interface SupportNetworkOptions extends Omit<NetworkOptions, "defaultModel"> {
+  /** The tracking MCP server (the demo's in-process one by default). */
+  tracking?: McpServerConfig;
+}
+
 /** Builds the support network this Worker serves: a router and three specialists that can route back. */
-export function createSupportNetwork(defaultModel = DEFAULT_MODEL, options: Omit<NetworkOptions, "defaultModel"> = {}): Network {
+export function createSupportNetwork(defaultModel = DEFAULT_MODEL, { tracking = DEMO_TRACKING_SERVER, ...options }: SupportNetworkOptions = {}): Network {
   const billing = new Agent({
     name: "billing",
     description: "Handles charges, invoices, double charges and refunds.",
@@ -16,8 +34,9 @@ export function createSupportNetwork(defaultModel = DEFAULT_MODEL, options: Omit
     name: "shipping",
     description: "Handles delivery status, tracking and address changes.",
     instructions:
-      "You are the shipping specialist. Look the order up, report its status, and change the address when asked. If the question is not about shipping, transfer back to triage.",
+      "You are the shipping specialist. Look the order up, track the parcel with the tracking service, report where it is, change the address or cancel a shipment when asked. If the question is not about shipping, transfer back to triage.",
     tools: [lookupOrder, changeAddress],
+    mcpServers: [tracking],
   });
   const calculator = new Agent({
     name: "calculator",

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import type { Guardrail } from "./guardrails.ts";
 import type { HandoffOptions } from "./handoff/types.ts";
+import type { McpServerConfig } from "./mcp.ts";
 import type { ModelSettings } from "./model-port.ts";
 import type { Tool } from "./tool.ts";
 
@@ -26,6 +27,8 @@ export interface AgentConfig {
   /** API, temperature, reasoning effort, output tokens, parallel tool calls. */
   modelSettings?: ModelSettings;
   tools?: Tool[];
+  /** Remote MCP servers whose tools this agent has, beside its own (named `<server>_<tool>`). */
+  mcpServers?: McpServerConfig[];
   handoffs?: Array<Agent | Handoff>;
   /** Tree form: children are targets, and so are the parent and siblings unless disallowed. */
   subAgents?: Agent[];
@@ -50,6 +53,7 @@ export class Agent {
   readonly model: string | undefined;
   readonly modelSettings: ModelSettings;
   readonly tools: readonly Tool[];
+  readonly mcpServers: readonly McpServerConfig[];
   readonly subAgents: readonly Agent[];
   readonly disallowTransferToParent: boolean;
   readonly disallowTransferToPeers: boolean;
@@ -65,6 +69,7 @@ export class Agent {
     this.model = config.model;
     this.modelSettings = { ...config.modelSettings };
     this.tools = [...(config.tools ?? [])];
+    this.mcpServers = [...(config.mcpServers ?? [])];
     this.subAgents = [...(config.subAgents ?? [])];
     this.disallowTransferToParent = config.disallowTransferToParent ?? false;
     this.disallowTransferToPeers = config.disallowTransferToPeers ?? false;

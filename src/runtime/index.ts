@@ -21,6 +21,19 @@ export {
   type UserMessage,
 } from "./messages.ts";
 export { Network, type AgentToolset, type NetworkOptions } from "./network.ts";
+export {
+  mcpHeaders,
+  mcpResultValue,
+  mcpToolName,
+  type McpApproval,
+  type McpCallResult,
+  type McpContent,
+  type McpHeaders,
+  type McpHostEnv,
+  type McpPort,
+  type McpServerConfig,
+  type McpToolInfo,
+} from "./mcp.ts";
 export type { Model, ModelEvent, ModelRequest, ModelSettings } from "./model-port.ts";
 export { applyCommit, type CommittedState, type StepCommit, type TurnStore } from "./store-port.ts";
 export { runTurn, runTurnItems } from "./run-loop.ts";

@@ -12,9 +12,12 @@ export class Redactor {
   /** Each secret and the forms it takes once escaped in JSON or a URL, longest first. */
   readonly #needles: readonly string[];
 
+  readonly #secrets: readonly string[];
+
   constructor(secrets: Iterable<string>) {
+    this.#secrets = [...secrets];
     const needles = new Set<string>();
-    for (const secret of secrets) {
+    for (const secret of this.#secrets) {
       if (secret.length < MIN_SECRET_LENGTH) continue;
       needles.add(secret);
       needles.add(JSON.stringify(secret).slice(1, -1));
@@ -22,6 +25,12 @@ export class Redactor {
     }
     this.#needles = [...needles].sort((a, b) => b.length - a.length);
   }
+  /** This redactor and more secrets. */
+  with(secrets: Iterable<string>): Redactor {
+    const more = [...secrets];
+    return more.length === 0 ? this : new Redactor([...this.#secrets, ...more]);
+  }
+
 
   get empty(): boolean {
     return this.#needles.length === 0;

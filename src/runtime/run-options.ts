@@ -1,4 +1,5 @@
 /** What a host passes `runTurn`: the network, the ports, the stored state and the input. */
+import type { McpPort } from "./mcp.ts";
 import type { Compaction } from "./compaction.ts";
 import type { RunEvent } from "./events.ts";
 import type { HandoffRecord } from "./handoff/types.ts";
@@ -21,6 +22,8 @@ export interface RunTurnOptions {
   network: Network;
   model: Model;
   store: TurnStore;
+  /** How agents reach their MCP servers; without it, agents that name servers get no tools from them. */
+  mcp?: McpPort;
   /** The committed history before this leg. */
   history: readonly Message[];
   /** The agent holding the conversation; an unknown name falls back to the entry agent. */

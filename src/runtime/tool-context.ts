@@ -23,6 +23,7 @@ async function delegateTo(run: RunContext, delegate: DelegateAgent, request: str
     conversationId: `${run.options.conversationId}/${delegate.name}`,
     network,
     model: run.options.model,
+    ...(run.options.mcp ? { mcp: run.options.mcp } : {}),
     store: { commitStep: () => {} },
     history: [],
     activeAgent: delegate.name,

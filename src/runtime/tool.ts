@@ -27,6 +27,8 @@ export interface Tool<Schema extends z.ZodType = z.ZodType> {
   name: string;
   description: string;
   parameters: Schema;
+  /** JSON Schema sent to the model as is, in place of the one derived from `parameters` (a remote tool's, as its server gave it). */
+  inputSchema?: Record<string, unknown>;
   /** A person must approve the call before it runs; a function decides per call. */
   needsApproval?: boolean | ((args: z.infer<Schema>) => boolean | Promise<boolean>);
   execute(args: z.infer<Schema>, ctx: ToolContext): unknown;
@@ -46,11 +48,15 @@ export interface ToolSpec {
 
 const specCache = new WeakMap<Tool, ToolSpec>();
 
+function derivedSchema(parameters: z.ZodType): Record<string, unknown> {
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(parameters) as Record<string, unknown>;
+  return schema;
+}
+
 export function toolSpec(t: Tool): ToolSpec {
   let spec = specCache.get(t);
   if (!spec) {
-    const { $schema: _ignored, ...parameters } = z.toJSONSchema(t.parameters) as Record<string, unknown>;
-    spec = { name: t.name, description: t.description, parameters };
+    spec = { name: t.name, description: t.description, parameters: t.inputSchema ?? derivedSchema(t.parameters) };
     specCache.set(t, spec);
   }
   return spec;

@@ -20,6 +20,9 @@ import {
 import { encoderFor, type StoredEvent, type StreamFormat, toUIMessages, type UIMessageOut } from "../wire/index.ts";
 import { checkDecisions } from "./approvals.ts";
 import { createModel } from "./configured-model.ts";
+import { McpConnections } from "../mcp/index.ts";
+import { mcpHeaderValues } from "./mcp-secrets.ts";
+import { SqlToolListCache } from "./mcp-tool-cache.ts";
 import {
   type ConversationState,
   ConversationStore,
@@ -111,6 +114,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   readonly #limits: Partial<Limits>;
   readonly #redactor: Redactor;
   readonly #exporter: OtlpExporter | null;
+  /** Sessions with the agents' MCP servers, kept while the object lives. */
+  readonly #mcp: McpConnections;
   /** The one running turn: its fan-out, what cancels it, and when it has ended. */
   #running: { broadcast: TurnBroadcast; controller: AbortController; ended: Promise<void> } | null = null;
   #openStreams = 0;
@@ -120,10 +125,16 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   constructor(ctx: DurableObjectState, env: WorkerVars) {
     super(ctx, env);
     this.#config = readConfig(env);
-    this.#redactor = redactorFor(env);
-    this.#store = new ConversationStore(ctx.storage);
     const setup = this.setup(env);
     this.#network = setup.network;
+    // The MCP servers' header values are secrets too, wherever they came from.
+    this.#redactor = redactorFor(env).with(mcpHeaderValues(setup.network, env));
+    this.#store = new ConversationStore(ctx.storage);
+    this.#mcp = new McpConnections({
+      env,
+      cache: new SqlToolListCache(ctx.storage.sql),
+      log: (message) => console.warn(this.#redactor.text(message)),
+    });
     this.#model = createModel(this.#config, this.#redactor, this.#providerRequests) ?? setup.offlineModel ?? unconfiguredModel();
     this.#limits = { ...runSettings(this.#config).limits, ...setup.limits };
     const endpoint = this.#config.OTEL_EXPORTER_OTLP_ENDPOINT;
@@ -493,6 +504,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       conversationId,
       network: this.#network,
       model: this.#model,
+      mcp: this.#mcp,
       history: this.#store.messages(),
       activeAgent: state.activeAgent,
       handoffCount: state.handoffCount,

@@ -24,6 +24,8 @@ export const MIGRATIONS: readonly string[][] = [
   [`ALTER TABLE turns ADD COLUMN opening TEXT`, `ALTER TABLE turns ADD COLUMN rewound TEXT`],
   // 4: a trace per turn, in a ring of slots (turn modulo the turns kept): one row written per turn, none deleted.
   [`CREATE TABLE traces (slot INTEGER PRIMARY KEY, turn INTEGER NOT NULL, data TEXT NOT NULL)`],
+  // 5: MCP servers' tool lists, kept between turns so a turn after the first lists nothing.
+  [`CREATE TABLE mcp_tools (server TEXT PRIMARY KEY, url TEXT NOT NULL, tools TEXT NOT NULL, listed_at INTEGER NOT NULL)`],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

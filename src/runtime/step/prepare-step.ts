@@ -3,8 +3,11 @@ import type { Agent } from "../agent.ts";
 import { checkBudgets } from "../budgets.ts";
 import { type CompactionResult, compactIfNeeded, visibleHistory } from "../context-window.ts";
 import { RuntimeError } from "../errors.ts";
+import type { RunEvent } from "../events.ts";
+import { remoteTools } from "../mcp.ts";
 import type { Message } from "../messages.ts";
 import type { AgentToolset } from "../network.ts";
+import { toolSpec } from "../tool.ts";
 import type { RunContext, TurnState } from "../turn-state.ts";
 
 export interface PreparedStep {
@@ -15,6 +18,8 @@ export interface PreparedStep {
   /** What the model is sent: the visible history, with a new compaction if one was made. */
   messages: readonly Message[];
   compaction: CompactionResult | undefined;
+  /** MCP servers whose tools are missing from this step, and why. */
+  warnings: RunEvent[];
 }
 
 /** The limits a step must pass before it starts: the agent's steps in this turn, and the budgets' model calls. */
@@ -28,15 +33,43 @@ export function checkStepLimits(run: RunContext, state: TurnState): void {
 export async function prepareStep(run: RunContext, state: TurnState): Promise<PreparedStep> {
   const { network } = run.options;
   const { agent, stepIndex } = state;
-  const toolset = network.toolset(agent.name, {
-    activeAgent: agent.name,
-    handoffCount: state.handoffCount,
-    turnHandoffs: state.handoffs,
-    context: state.context,
-  });
+  const { toolset, warnings } = await withRemoteTools(
+    run,
+    agent,
+    network.toolset(agent.name, {
+      activeAgent: agent.name,
+      handoffCount: state.handoffCount,
+      turnHandoffs: state.handoffs,
+      context: state.context,
+    }),
+  );
   // In the append mode the system prompt stays the entry agent's; targets' instructions are in the history.
   const instructions = (network.options.systemPrompt === "append" ? network.entry : agent).instructionsFor({ context: state.context });
   const compaction = await compactIfNeeded(run, state, instructions, toolset.specs);
   const messages = visibleHistory(network, compaction ? { ...state, compaction: compaction.compaction } : state);
-  return { stepIndex, agent, toolset, instructions, messages, compaction };
+  return { stepIndex, agent, toolset, instructions, messages, compaction, warnings };
+}
+
+/**
+ * The agent's toolset with its MCP servers' tools added after its own tools and transfers, whose
+ * names they never take. A server that cannot be listed is a warning; the step goes on without it.
+ */
+export async function withRemoteTools(
+  run: RunContext,
+  agent: Agent,
+  toolset: AgentToolset,
+): Promise<{ toolset: AgentToolset; warnings: RunEvent[] }> {
+  if (agent.mcpServers.length === 0) return { toolset, warnings: [] };
+  const taken = new Set([...toolset.tools.keys(), ...toolset.specs.map((s) => s.name)]);
+  const remote = await remoteTools(run.options.mcp, agent.mcpServers, taken, run.signal);
+  const tools = new Map(toolset.tools);
+  for (const t of remote.tools) tools.set(t.name, t);
+  return {
+    toolset: { tools, transfers: toolset.transfers, specs: [...toolset.specs, ...remote.tools.map(toolSpec)] },
+    warnings: remote.warnings.map(({ server, message }) => ({
+      type: "warning",
+      code: "mcp_unavailable",
+      message: `The tools of the MCP server '${server}' are not available this step: ${message}`,
+    })),
+  };
 }

@@ -7,7 +7,9 @@ import { commit } from "../commit.ts";
 import { toolContext } from "../tool-context.ts";
 import { advance, type RunContext, type TurnState } from "../turn-state.ts";
 import { countErrorSteps, tooManyErrors } from "./next-step.ts";
+import { withRemoteTools } from "./prepare-step.ts";
 import type { Answered } from "./resolve-calls.ts";
+import type { Tool } from "../tool.ts";
 
 export async function* settleApprovals(
   run: RunContext,
@@ -23,13 +25,8 @@ export async function* settleApprovals(
       // The gate belongs to the run: the call runs with its own agent's tool, even after a handoff.
       const owner = network.get(pending.agent);
       const call = suspension.assistant.toolCalls!.find((c) => c.id === pending.toolCallId)!;
-      const tools = owner?.tools ?? [];
-      const outcome = await executeToolCall(
-        call,
-        tools.find((t) => t.name === call.name),
-        toolContext(run, state, pending.agent),
-        tools.map((t) => t.name),
-      );
+      const tools = owner ? (await withRemoteTools(run, owner, network.toolset(owner.name))).toolset.tools : new Map<string, Tool>();
+      const outcome = await executeToolCall(call, tools.get(call.name), toolContext(run, state, pending.agent), [...tools.keys()]);
       return [pending, { outcome, counts: true }];
     }),
   );

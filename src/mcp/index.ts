@@ -1,0 +1,13 @@
+/**
+ * MCP servers for agents, through the official MCP TypeScript client: `new McpConnections({ env })`
+ * is the `McpPort` that `runTurn` takes as `mcp`. The Cloudflare entry wires it for you.
+ */
+export {
+  type CachedToolList,
+  DEFAULT_MCP_CACHE_TTL_MS,
+  DEFAULT_MCP_TIMEOUT_MS,
+  McpConnections,
+  type McpConnectionsOptions,
+  MemoryToolListCache,
+  type ToolListCache,
+} from "./mcp-connections.ts";

@@ -1,0 +1,219 @@
+/**
+ * The MCP port over the official MCP TypeScript client (`@modelcontextprotocol/client`): one
+ * connection per server, kept across turns with its `Mcp-Session-Id`; Streamable HTTP, with the
+ * older HTTP+SSE transport when a server refuses it; tool lists cached with their TTL and dropped
+ * when the server says its list changed; arguments checked with `@cfworker/json-schema`, which
+ * validates without generating code (Workers forbid `eval`).
+ */
+import { Validator } from "@cfworker/json-schema";
+import { Client, ProtocolError, SdkError, SdkErrorCode, SdkHttpError, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/client/validators/cf-worker";
+import { type McpCallResult, type McpHostEnv, type McpPort, type McpServerConfig, type McpToolInfo, mcpHeaders } from "../runtime/index.ts";
+
+/** A server's listed tools, as kept between turns. */
+export interface CachedToolList {
+  url: string;
+  tools: McpToolInfo[];
+  listedAt: number;
+}
+
+/** Where tool lists are kept between turns: a Durable Object's SQLite, or memory. */
+export interface ToolListCache {
+  get(server: string): CachedToolList | undefined;
+  set(server: string, entry: CachedToolList): void;
+  delete(server: string): void;
+}
+
+/** A cache in memory, for hosts without storage (and tests). */
+export class MemoryToolListCache implements ToolListCache {
+  readonly #entries = new Map<string, CachedToolList>();
+  get(server: string): CachedToolList | undefined {
+    return this.#entries.get(server);
+  }
+  set(server: string, entry: CachedToolList): void {
+    this.#entries.set(server, entry);
+  }
+  delete(server: string): void {
+    this.#entries.delete(server);
+  }
+}
+
+export interface McpConnectionsOptions {
+  /** What `headers` functions read: the Worker's environment. */
+  env?: object;
+  cache?: ToolListCache;
+  /** Notes on what happened (a fallback, a lost session); never a header value. */
+  log?: (message: string) => void;
+  now?: () => number;
+}
+
+export const DEFAULT_MCP_TIMEOUT_MS = 30_000;
+export const DEFAULT_MCP_CACHE_TTL_MS = 10 * 60_000;
+const CLIENT_INFO = { name: "handoff-runtime", version: "0.1.0" };
+
+interface Connection {
+  url: string;
+  client: Client;
+}
+
+/** An `McpPort`: what agents' MCP servers are reached through. */
+export class McpConnections implements McpPort {
+  readonly #env: McpHostEnv;
+  readonly #cache: ToolListCache;
+  readonly #log: (message: string) => void;
+  readonly #now: () => number;
+  readonly #connections = new Map<string, Promise<Connection>>();
+  readonly #validators = new Map<string, Validator>();
+  /** `tools/list` requests sent, for the benchmark. */
+  listRequests = 0;
+
+  constructor(options: McpConnectionsOptions = {}) {
+    // An environment is a record of bindings, whatever interface a Worker declares for it.
+    this.#env = (options.env ?? {}) as McpHostEnv;
+    this.#cache = options.cache ?? new MemoryToolListCache();
+    this.#log = options.log ?? (() => {});
+    this.#now = options.now ?? Date.now;
+  }
+
+  async listTools(server: McpServerConfig, signal: AbortSignal): Promise<readonly McpToolInfo[]> {
+    const cached = this.#cache.get(server.name);
+    const ttl = server.cacheTtlMs ?? DEFAULT_MCP_CACHE_TTL_MS;
+    if (cached && cached.url === server.url && this.#now() - cached.listedAt < ttl) return cached.tools;
+    const listed = await this.#withSession(server, signal, (client, options) => {
+      this.listRequests++;
+      return client.listTools(undefined, options);
+    });
+    const tools = listed.tools.map(
+      (t): McpToolInfo => ({
+        name: t.name,
+        ...(t.description ? { description: t.description } : {}),
+        inputSchema: t.inputSchema as Record<string, unknown>,
+        ...(t.outputSchema ? { outputSchema: t.outputSchema as Record<string, unknown> } : {}),
+      }),
+    );
+    this.#cache.set(server.name, { url: server.url, tools, listedAt: this.#now() });
+    return tools;
+  }
+
+  async callTool(server: McpServerConfig, tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpCallResult> {
+    const definition = this.#cache.get(server.name)?.tools.find((t) => t.name === tool);
+    const result = await this.#withSession(server, signal, (client, options) =>
+      // The definition from the cache: the client needs no listing of its own to check structured output.
+      client.callTool({ name: tool, arguments: args }, definition ? { ...options, toolDefinition: { ...definition, inputSchema: { type: "object", ...definition.inputSchema } } } : options),
+    );
+    return result as McpCallResult;
+  }
+
+  checkArguments(schema: Record<string, unknown>, args: unknown): string | undefined {
+    const key = JSON.stringify(schema);
+    let validator = this.#validators.get(key);
+    if (!validator) {
+      validator = new Validator(schema as ConstructorParameters<typeof Validator>[0], "2020-12", false);
+      this.#validators.set(key, validator);
+    }
+    const result = validator.validate(args);
+    if (result.valid) return undefined;
+    // The innermost failures say what to fix; the outer ones only that something below failed.
+    const errors = result.errors.filter((e) => !result.errors.some((other) => other !== e && other.keywordLocation.startsWith(`${e.keywordLocation}/`)));
+    return errors.map((e) => `${e.instanceLocation === "#" ? "arguments" : e.instanceLocation.replace(/^#\//, "")}: ${e.error}`).join("; ");
+  }
+
+  /** Ends every session (a Durable Object's connections go with it). */
+  async close(): Promise<void> {
+    const open = [...this.#connections.values()];
+    this.#connections.clear();
+    await Promise.all(open.map(async (c) => (await c.catch(() => null))?.client.close().catch(() => {})));
+  }
+
+  /** Runs a request on the server's session; a session the server has forgotten (404) is opened again, once. */
+  async #withSession<T>(
+    server: McpServerConfig,
+    signal: AbortSignal,
+    request: (client: Client, options: { timeout: number; signal: AbortSignal }) => Promise<T>,
+  ): Promise<T> {
+    const timeout = server.timeoutMs ?? DEFAULT_MCP_TIMEOUT_MS;
+    const options = { timeout, signal };
+    try {
+      const connection = await this.#connection(server, options);
+      try {
+        return await request(connection.client, options);
+      } catch (error) {
+        if (!sessionLost(error)) throw error;
+        this.#log(`mcp: the server '${server.name}' no longer knows its session; opening a new one`);
+        this.#forget(server.name, connection);
+        return await request((await this.#connection(server, options)).client, options);
+      }
+    } catch (error) {
+      throw new Error(describeFailure(server, timeout, error));
+    }
+  }
+
+  async #connection(server: McpServerConfig, options: { timeout: number; signal: AbortSignal }): Promise<Connection> {
+    const existing = this.#connections.get(server.name);
+    const connection = existing && (await existing.catch(() => null));
+    if (connection && connection.url === server.url) return connection;
+    if (connection) this.#forget(server.name, connection);
+    const opening = this.#open(server, options);
+    this.#connections.set(server.name, opening);
+    // A failed opening is not kept: the next request tries again.
+    opening.catch(() => {
+      if (this.#connections.get(server.name) === opening) this.#connections.delete(server.name);
+    });
+    return opening;
+  }
+
+  #forget(name: string, connection: Connection): void {
+    this.#connections.delete(name);
+    connection.client.close().catch(() => {});
+  }
+
+  async #open(server: McpServerConfig, options: { timeout: number; signal: AbortSignal }): Promise<Connection> {
+    const transport = { requestInit: { headers: { ...mcpHeaders(server, this.#env) } }, ...(server.fetch ? { fetch: server.fetch } : {}) };
+    const url = new URL(server.url);
+    const client = this.#client(server);
+    try {
+      await client.connect(new StreamableHTTPClientTransport(url, transport), options);
+      return { url: server.url, client };
+    } catch (error) {
+      // A server of the older HTTP+SSE transport refuses the Streamable HTTP POST with a 4xx.
+      if (!(error instanceof SdkHttpError) || !refusedPost(error)) throw error;
+    }
+    this.#log(`mcp: the server '${server.name}' does not speak Streamable HTTP; using the HTTP+SSE transport`);
+    const legacy = this.#client(server);
+    await legacy.connect(new SSEClientTransport(url, transport), options);
+    return { url: server.url, client: legacy };
+  }
+
+  #client(server: McpServerConfig): Client {
+    return new Client(CLIENT_INFO, {
+      jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
+      // The next step lists again; the cache is the only copy this runtime keeps.
+      listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: () => this.#cache.delete(server.name) } },
+    });
+  }
+}
+
+function httpStatus(error: SdkHttpError): number | undefined {
+  const data = (error as { data?: { status?: number } }).data;
+  return data?.status;
+}
+
+function refusedPost(error: SdkHttpError): boolean {
+  const status = httpStatus(error);
+  return status === 400 || status === 404 || status === 405;
+}
+
+/** The server answered 404 to a request on a session: it has forgotten it (restarted, expired). */
+function sessionLost(error: unknown): boolean {
+  return error instanceof SdkHttpError && httpStatus(error) === 404;
+}
+
+/** What the agent is told: which server, and what went wrong, in a sentence. */
+function describeFailure(server: McpServerConfig, timeoutMs: number, error: unknown): string {
+  const name = `The MCP server '${server.name}'`;
+  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) return `${name} did not answer within ${timeoutMs} ms.`;
+  if (error instanceof ProtocolError) return `${name} answered an error (${error.code}): ${error.message}`;
+  if (error instanceof SdkHttpError) return `${name} answered HTTP ${httpStatus(error) ?? "error"}: ${error.message}`;
+  const message = error instanceof Error ? error.message : String(error);
+  return `${name} could not be reached: ${message}`;
+}
