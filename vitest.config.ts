@@ -14,8 +14,13 @@ function worker(bindings: Record<string, string> = {}) {
         ORDERS_API_TOKEN: 'tok 7f3a/9c2e%41 "quoted"',
         OPENAI_MAX_RETRIES: "0",
         ALLOW_ANONYMOUS: "true",
-        // `{{fake}}` in a binding is the fake server's address.
-        ...Object.fromEntries(Object.entries(bindings).map(([key, value]) => [key, value.replace("{{fake}}", inject("fakeOpenAIUrl"))])),
+        // `{{fake}}` in a binding is the fake server's address, `{{mcp}}` the MCP test servers'.
+        ...Object.fromEntries(
+          Object.entries(bindings).map(([key, value]) => [
+            key,
+            value.replace("{{fake}}", inject("fakeOpenAIUrl")).replace("{{mcp}}", inject("mcpUrl")),
+          ]),
+        ),
       },
     },
   }));
@@ -24,6 +29,7 @@ function worker(bindings: Record<string, string> = {}) {
 /** Files that need the Worker configured otherwise than the rest (a binding read once per Durable Object). */
 const CONFIGURED = ["test/configured/**/*.test.ts"];
 const TRACE_EXPORT = ["test/configured-otel/**/*.test.ts"];
+const MCP = ["test/configured-mcp/**/*.test.ts"];
 
 export default defineConfig({
   test: {
@@ -37,7 +43,7 @@ export default defineConfig({
           name: "worker",
           include: ["test/**/*.test.ts"],
           // Node-side end-to-end tests against wrangler dev run under node --test.
-          exclude: ["test/e2e/**", "test/deep/**", "node_modules/**", ...CONFIGURED, ...TRACE_EXPORT],
+          exclude: ["test/e2e/**", "test/deep/**", "node_modules/**", ...CONFIGURED, ...TRACE_EXPORT, ...MCP],
         },
       },
       {
@@ -55,6 +61,11 @@ export default defineConfig({
           }),
         ],
         test: { name: "trace-export", include: TRACE_EXPORT },
+      },
+      {
+        // The example network's tracking MCP server is the test server that wants a bearer token, a secret.
+        plugins: [worker({ TRACKING_MCP_URL: "{{mcp}}/secured/mcp", TRACKING_MCP_TOKEN: "mcp-bearer 5f2c9a7e-secret" })],
+        test: { name: "mcp", include: MCP },
       },
     ],
   },

@@ -19,7 +19,8 @@ const worker = createHandoffWorker<ExampleVars>({
       ? {
           name: "tracking",
           url: env.TRACKING_MCP_URL,
-          headers: (vars: ExampleVars): Record<string, string> => (vars.TRACKING_MCP_TOKEN ? { authorization: `Bearer ${vars.TRACKING_MCP_TOKEN}` } : {}),
+          headers: (vars: ExampleVars): Record<string, string> =>
+            vars.TRACKING_MCP_TOKEN ? { authorization: `Bearer ${vars.TRACKING_MCP_TOKEN}` } : {},
           needsApproval: ["cancel_shipment"],
         }
       : DEMO_TRACKING_SERVER;

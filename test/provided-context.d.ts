@@ -2,6 +2,8 @@
 declare module "vitest" {
   export interface ProvidedContext {
     fakeOpenAIUrl: string;
+    /** The MCP test servers (test/node/mcp-test-server.ts): /stateful/mcp, /secured/mcp, /legacy/sse. */
+    mcpUrl: string;
     providerFixtures: Record<string, { sse: string; expected: unknown }>;
     propertyRuns: number;
     propertySeed: number;

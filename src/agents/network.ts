@@ -22,7 +22,10 @@ export interface SupportNetworkOptions extends Omit<NetworkOptions, "defaultMode
 }
 
 /** Builds the support network this Worker serves: a router and three specialists that can route back. */
-export function createSupportNetwork(defaultModel = DEFAULT_MODEL, { tracking = DEMO_TRACKING_SERVER, ...options }: SupportNetworkOptions = {}): Network {
+export function createSupportNetwork(
+  defaultModel = DEFAULT_MODEL,
+  { tracking = DEMO_TRACKING_SERVER, ...options }: SupportNetworkOptions = {},
+): Network {
   const billing = new Agent({
     name: "billing",
     description: "Handles charges, invoices, double charges and refunds.",

@@ -4,7 +4,8 @@ import { cors } from "hono/cors";
 import { secureHeaders } from "hono/secure-headers";
 import { ConfigError, readConfig, redactorFor } from "../config.ts";
 import type { Env } from "../env.ts";
-import type { Network } from "../runtime/index.ts";
+import { knownToolList } from "../mcp/index.ts";
+import { type McpServerConfig, mcpToolName, mcpToolOffered, type Network } from "../runtime/index.ts";
 import type { AppEnv } from "./app-env.ts";
 import { requireAccess } from "./auth.ts";
 import { conversationRoutes } from "./conversation-routes.ts";
@@ -90,11 +91,26 @@ function describeAgents(network: Network) {
         description: agent.description,
         model: agent.model ?? null,
         tools: [...toolset.tools.keys()],
+        mcpServers: agent.mcpServers.map((server) => describeMcpServer(server, new Set(toolset.specs.map((s) => s.name)))),
         handoffs: [...toolset.transfers.keys()],
         transferTools: toolset.specs.map((s) => s.name).filter((name) => !toolset.tools.has(name)),
       };
     }),
   };
+}
+
+/** A server's tools as this Worker last listed them (`<server>_<tool>` as the model sees them), or that it has not yet. */
+function describeMcpServer(server: McpServerConfig, taken: Set<string>) {
+  const known = knownToolList(server);
+  if (!known) return { name: server.name, url: server.url, status: "not yet listed", tools: [] };
+  const tools = known.tools
+    .filter((t) => mcpToolOffered(server, t.name))
+    .map((t) => {
+      const name = mcpToolName(server.name, t.name, taken);
+      taken.add(name);
+      return { name, serverName: t.name, description: t.description ?? "" };
+    });
+  return { name: server.name, url: server.url, status: "listed", listedAt: new Date(known.listedAt).toISOString(), tools };
 }
 
 /** 405 for every path the API serves with another method: the paths come from the routes themselves. */

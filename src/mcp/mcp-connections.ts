@@ -6,7 +6,15 @@
  * validates without generating code (Workers forbid `eval`).
  */
 import { Validator } from "@cfworker/json-schema";
-import { Client, ProtocolError, SdkError, SdkErrorCode, SdkHttpError, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import {
+  Client,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/client/validators/cf-worker";
 import { type McpCallResult, type McpHostEnv, type McpPort, type McpServerConfig, type McpToolInfo, mcpHeaders } from "../runtime/index.ts";
 
@@ -47,6 +55,17 @@ export interface McpConnectionsOptions {
   now?: () => number;
 }
 
+/**
+ * The latest tool list of each server (by name and URL) that this isolate has seen, from any
+ * conversation: what `GET /v1/agents` shows without listing anything itself.
+ */
+const seenToolLists = new Map<string, CachedToolList>();
+
+/** The tool list this isolate last saw for a server, if any. */
+export function knownToolList(server: Pick<McpServerConfig, "name" | "url">): CachedToolList | undefined {
+  return seenToolLists.get(`${server.name} ${server.url}`);
+}
+
 export const DEFAULT_MCP_TIMEOUT_MS = 30_000;
 export const DEFAULT_MCP_CACHE_TTL_MS = 10 * 60_000;
 const CLIENT_INFO = { name: "handoff-runtime", version: "0.1.0" };
@@ -78,7 +97,10 @@ export class McpConnections implements McpPort {
   async listTools(server: McpServerConfig, signal: AbortSignal): Promise<readonly McpToolInfo[]> {
     const cached = this.#cache.get(server.name);
     const ttl = server.cacheTtlMs ?? DEFAULT_MCP_CACHE_TTL_MS;
-    if (cached && cached.url === server.url && this.#now() - cached.listedAt < ttl) return cached.tools;
+    if (cached && cached.url === server.url && this.#now() - cached.listedAt < ttl) {
+      if (!knownToolList(server)) seenToolLists.set(`${server.name} ${server.url}`, cached);
+      return cached.tools;
+    }
     const listed = await this.#withSession(server, signal, (client, options) => {
       this.listRequests++;
       return client.listTools(undefined, options);
@@ -91,7 +113,9 @@ export class McpConnections implements McpPort {
         ...(t.outputSchema ? { outputSchema: t.outputSchema as Record<string, unknown> } : {}),
       }),
     );
-    this.#cache.set(server.name, { url: server.url, tools, listedAt: this.#now() });
+    const entry = { url: server.url, tools, listedAt: this.#now() };
+    this.#cache.set(server.name, entry);
+    seenToolLists.set(`${server.name} ${server.url}`, entry);
     return tools;
   }
 
@@ -99,7 +123,12 @@ export class McpConnections implements McpPort {
     const definition = this.#cache.get(server.name)?.tools.find((t) => t.name === tool);
     const result = await this.#withSession(server, signal, (client, options) =>
       // The definition from the cache: the client needs no listing of its own to check structured output.
-      client.callTool({ name: tool, arguments: args }, definition ? { ...options, toolDefinition: { ...definition, inputSchema: { type: "object", ...definition.inputSchema } } } : options),
+      client.callTool(
+        { name: tool, arguments: args },
+        definition
+          ? { ...options, toolDefinition: { ...definition, inputSchema: { type: "object", ...definition.inputSchema } } }
+          : options,
+      ),
     );
     return result as McpCallResult;
   }
@@ -114,7 +143,9 @@ export class McpConnections implements McpPort {
     const result = validator.validate(args);
     if (result.valid) return undefined;
     // The innermost failures say what to fix; the outer ones only that something below failed.
-    const errors = result.errors.filter((e) => !result.errors.some((other) => other !== e && other.keywordLocation.startsWith(`${e.keywordLocation}/`)));
+    const errors = result.errors.filter(
+      (e) => !result.errors.some((other) => other !== e && other.keywordLocation.startsWith(`${e.keywordLocation}/`)),
+    );
     return errors.map((e) => `${e.instanceLocation === "#" ? "arguments" : e.instanceLocation.replace(/^#\//, "")}: ${e.error}`).join("; ");
   }
 

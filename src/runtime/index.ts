@@ -25,6 +25,7 @@ export {
   mcpHeaders,
   mcpResultValue,
   mcpToolName,
+  mcpToolOffered,
   type McpApproval,
   type McpCallResult,
   type McpContent,

@@ -160,7 +160,7 @@ export async function remoteTools(
       warnings.push({ server: entry.server.name, message: entry.error ?? "unknown error" });
       continue;
     }
-    for (const info of entry.tools.filter((t) => offered(entry.server, t.name))) {
+    for (const info of entry.tools.filter((t) => mcpToolOffered(entry.server, t.name))) {
       const name = mcpToolName(entry.server.name, info.name, names);
       names.add(name);
       tools.push(remoteTool(port, entry.server, info, name));
@@ -169,7 +169,8 @@ export async function remoteTools(
   return { tools, warnings };
 }
 
-function offered(server: McpServerConfig, tool: string): boolean {
+/** Whether a server's tool is offered: on its allow list (when it has one) and not on its deny list. */
+export function mcpToolOffered(server: McpServerConfig, tool: string): boolean {
   if (server.allowTools && !server.allowTools.includes(tool)) return false;
   return !server.denyTools?.includes(tool);
 }

@@ -31,7 +31,6 @@ export class Redactor {
     return more.length === 0 ? this : new Redactor([...this.#secrets, ...more]);
   }
 
-
   get empty(): boolean {
     return this.#needles.length === 0;
   }

@@ -23,6 +23,7 @@ import { createModel } from "./configured-model.ts";
 import { McpConnections } from "../mcp/index.ts";
 import { mcpHeaderValues } from "./mcp-secrets.ts";
 import { SqlToolListCache } from "./mcp-tool-cache.ts";
+import { redactingModel } from "./redacting-model.ts";
 import {
   type ConversationState,
   ConversationStore,
@@ -135,7 +136,10 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       cache: new SqlToolListCache(ctx.storage.sql),
       log: (message) => console.warn(this.#redactor.text(message)),
     });
-    this.#model = createModel(this.#config, this.#redactor, this.#providerRequests) ?? setup.offlineModel ?? unconfiguredModel();
+    this.#model = redactingModel(
+      createModel(this.#config, this.#redactor, this.#providerRequests) ?? setup.offlineModel ?? unconfiguredModel(),
+      this.#redactor,
+    );
     this.#limits = { ...runSettings(this.#config).limits, ...setup.limits };
     const endpoint = this.#config.OTEL_EXPORTER_OTLP_ENDPOINT;
     this.#exporter = endpoint

@@ -17,7 +17,10 @@ export class SqlToolListCache implements ToolListCache {
       const row = this.#sql
         .exec<{ url: string; tools: string; listed_at: number }>(`SELECT url, tools, listed_at FROM mcp_tools WHERE server = ?`, server)
         .toArray()[0];
-      this.#memory.set(server, row ? { url: row.url, tools: JSON.parse(row.tools) as CachedToolList["tools"], listedAt: row.listed_at } : null);
+      this.#memory.set(
+        server,
+        row ? { url: row.url, tools: JSON.parse(row.tools) as CachedToolList["tools"], listedAt: row.listed_at } : null,
+      );
     }
     return this.#memory.get(server) ?? undefined;
   }

@@ -1,6 +1,7 @@
 import {
   findHistoryProblem,
   type Limits,
+  type McpPort,
   type Network,
   type RunEvent,
   runTurn,
@@ -22,13 +23,13 @@ export interface ScriptedTurn {
  * Runs one turn of a network against a script, the way a host would, and checks what must hold
  * after any turn: every script step was played, the stored history is valid (every tool call
  * answered, in order), and exactly one `done` or `error` ended it. Pass the store of an earlier
- * turn to continue that conversation.
+ * turn to continue that conversation, and an `mcp` port (`McpConnections`) for agents with MCP servers.
  */
 export async function runScripted(
   network: Network,
   input: string | TurnInput,
   script: ScriptStep[],
-  options: { store?: MemoryStore; limits?: Partial<Limits>; conversationId?: string } = {},
+  options: { store?: MemoryStore; limits?: Partial<Limits>; conversationId?: string; mcp?: McpPort } = {},
 ): Promise<ScriptedTurn> {
   const model = new ScriptedModel(script);
   const store = options.store ?? new MemoryStore(network.entry.name);
@@ -38,6 +39,7 @@ export async function runScripted(
     network,
     model,
     store,
+    ...(options.mcp ? { mcp: options.mcp } : {}),
     history: store.history,
     activeAgent: store.activeAgent,
     handoffCount: store.handoffCount,

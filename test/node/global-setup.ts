@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { TestProject } from "vitest/node";
 import { startFakeOpenAI } from "./fake-openai-server.ts";
+import { startMcpTestServer } from "./mcp-test-server.ts";
 
 /** shared/ sits beside the checkout; found by walking up, so a copy of the project (Stryker's sandbox) finds it too. */
 function fixturesDir(): string {
@@ -30,13 +31,18 @@ function readFixtures(): Record<string, { sse: string; expected: unknown }> {
   );
 }
 
-/** Starts the fake OpenAI-compatible server in Node; workerd reaches it over loopback. */
+/** Starts the fake OpenAI-compatible server and the MCP test servers in Node; workerd reaches them over loopback. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const fake = await startFakeOpenAI();
+  const mcp = await startMcpTestServer();
   project.provide("fakeOpenAIUrl", fake.url);
+  project.provide("mcpUrl", mcp.url);
   project.provide("providerFixtures", readFixtures());
   provideProperties(project);
-  return () => fake.close();
+  return async () => {
+    await fake.close();
+    await mcp.close();
+  };
 }
 
 /** npm test runs a fixed-seed, bounded subset; npm run test:deep sets PROPERTY_RUNS and PROPERTY_SEED. */

@@ -35,7 +35,15 @@ function state(): TurnState {
 }
 
 function prepared(): PreparedStep {
-  return { stepIndex: 3, agent: triage, toolset: network.toolset("triage"), instructions: "t", messages: [], compaction: undefined, warnings: [] };
+  return {
+    stepIndex: 3,
+    agent: triage,
+    toolset: network.toolset("triage"),
+    instructions: "t",
+    messages: [],
+    compaction: undefined,
+    warnings: [],
+  };
 }
 
 const usage = { inputTokens: 7, outputTokens: 3 };
