@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { bundleRows } from "./bundle.ts";
 import { concurrencyRows } from "./concurrency.ts";
 import { loopOverheadRows } from "./loop-overhead.ts";
+import { mcpRows } from "./mcp.ts";
 import { slowReaderRows } from "./slow-readers.ts";
 import { storageRows } from "./storage.ts";
 import { streamLatencyRows } from "./stream-latency.ts";
@@ -29,6 +30,7 @@ try {
   section("5. Bundle", bundleRows());
   section("6. Clients that never read", await slowReaderRows());
   section("7. What tracing costs a turn", await tracingRows(join(scratch, "tracing"), quick ? 8 : 40));
+  section("8. An MCP tool against a local one", await mcpRows(quick ? 30 : 200));
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }

@@ -16,6 +16,7 @@ const ENTRIES: Record<string, string> = {
   "handoff-runtime-cloudflare": "cloudflare/index.d.ts",
   "handoff-runtime-openai": "models/index.d.ts",
   "handoff-runtime-testing": "testing/index.d.ts",
+  "handoff-runtime-mcp": "mcp/index.d.ts",
 };
 
 mkdirSync(`${root}api`, { recursive: true });

@@ -46,6 +46,7 @@ export class MemoryToolListCache implements ToolListCache {
   }
 }
 
+/** What `McpConnections` is given: the environment headers are read from, and where tool lists are kept. */
 export interface McpConnectionsOptions {
   /** What `headers` functions read: the Worker's environment. */
   env?: object;
@@ -66,7 +67,9 @@ export function knownToolList(server: Pick<McpServerConfig, "name" | "url">): Ca
   return seenToolLists.get(`${server.name} ${server.url}`);
 }
 
+/** How long a call may take when a server sets no `timeoutMs`. */
 export const DEFAULT_MCP_TIMEOUT_MS = 30_000;
+/** How long a tool list is used when a server sets no `cacheTtlMs`. */
 export const DEFAULT_MCP_CACHE_TTL_MS = 10 * 60_000;
 const CLIENT_INFO = { name: "handoff-runtime", version: "0.1.0" };
 
