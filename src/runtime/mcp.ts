@@ -77,9 +77,13 @@ export interface McpPort {
 
 const MAX_TOOL_NAME = 64;
 
-/** `<server>_<tool>` in what providers accept (`[a-zA-Z0-9_-]`, 64 characters); a name already taken gets `_2`, `_3`. */
+/** `<server>_<tool>` in what providers accept (accents dropped, then `[a-zA-Z0-9_-]`, 64 characters); a name already taken gets `_2`, `_3`. */
 export function mcpToolName(server: string, tool: string, taken: ReadonlySet<string>): string {
-  const base = `${server}_${tool}`.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, MAX_TOOL_NAME);
+  const base = `${server}_${tool}`
+    .normalize("NFKD")
+    .replace(/\p{M}/gu, "")
+    .replace(/[^a-zA-Z0-9_-]/g, "_")
+    .slice(0, MAX_TOOL_NAME);
   let candidate = base;
   for (let n = 2; taken.has(candidate); n++) {
     const suffix = `_${n}`;

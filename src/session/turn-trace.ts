@@ -56,7 +56,7 @@ export class TraceBuilder {
   #agent: Span | null = null;
   #model: Span | null = null;
   /** The current model call's answer, as GenAI message parts. */
-  #output: OutputPart[] = [];
+  #answer: OutputPart[] = [];
   readonly #requests: () => number;
   #requestsBefore = 0;
 
@@ -92,10 +92,7 @@ export class TraceBuilder {
         break;
       case "text-delta":
       case "tool-call":
-        if (this.#model && this.#model.attributes.timeToFirstTokenMs === undefined)
-          this.#model.attributes.timeToFirstTokenMs = now - this.#model.start;
-        if (event.type === "tool-call") this.#toolCall(event, now);
-        else if (this.content) this.#outputText(event.delta);
+        this.#output(event, now);
         break;
       case "tool-result":
         this.#toolResult(event, now);
@@ -157,6 +154,14 @@ export class TraceBuilder {
     this.#agent = this.#add(this.#turn.id, "agent", agent, now, { "gen_ai.agent.name": agent });
   }
 
+  /** What the model streams: the first of it is the call's time to first token. */
+  #output(event: Extract<RunEvent, { type: "text-delta" | "tool-call" }>, now: number): void {
+    if (this.#model && this.#model.attributes.timeToFirstTokenMs === undefined)
+      this.#model.attributes.timeToFirstTokenMs = now - this.#model.start;
+    if (event.type === "tool-call") this.#toolCall(event, now);
+    else if (this.content) this.#outputText(event.delta);
+  }
+
   /** A transfer tool's call is held as refused until its result says it was taken (the `handoff` event marks that). */
   #toolCall({ toolCallId, name, args }: Extract<RunEvent, { type: "tool-call" }>, now: number): void {
     const transfer = name.startsWith(TRANSFER_PREFIX) || name === NAMED_TRANSFER_TOOL;
@@ -164,14 +169,14 @@ export class TraceBuilder {
     const span = this.#add(this.#model?.id ?? this.#turn.id, transfer ? "refused-handoff" : "tool", name, now, attributes);
     this.#open.set(toolCallId, span);
     if (!this.content) return;
-    this.#output.push({ type: "tool_call", id: toolCallId, name, arguments: args });
+    this.#answer.push({ type: "tool_call", id: toolCallId, name, arguments: args });
     this.#keep(span, "gen_ai.tool.call.arguments", JSON.stringify(args));
   }
 
   #outputText(delta: string): void {
-    const last = this.#output.at(-1);
+    const last = this.#answer.at(-1);
     if (last?.type === "text") last.content += delta;
-    else this.#output.push({ type: "text", content: delta });
+    else this.#answer.push({ type: "text", content: delta });
   }
 
   /** Keeps one content attribute of a span: a string as it is, anything else as JSON. */
@@ -214,8 +219,8 @@ export class TraceBuilder {
       model.attributes["gen_ai.usage.output_tokens"] = event.usage.outputTokens;
     }
     if (this.content)
-      this.#keep(model, "gen_ai.output.messages", [{ role: "assistant", parts: this.#output, finish_reason: event.finishReason }]);
-    this.#output = [];
+      this.#keep(model, "gen_ai.output.messages", [{ role: "assistant", parts: this.#answer, finish_reason: event.finishReason }]);
+    this.#answer = [];
     this.#model = null;
   }
 
