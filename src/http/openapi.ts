@@ -49,7 +49,16 @@ export function openApiDocument(): Record<string, unknown> {
 /** One entry per route; the request bodies are the zod schemas the routes validate with. */
 function paths(): Record<string, unknown> {
   return {
-    "/v1/agents": { get: { summary: "The agent network", responses: { "200": { description: "Agents, tools and handoff targets" } } } },
+    "/v1/agents": {
+      get: {
+        summary: "The agent network",
+        responses: {
+          "200": {
+            description: "Agents, their tools, their MCP servers (with the tools last listed, or 'not yet listed') and handoff targets",
+          },
+        },
+      },
+    },
     "/v1/conversations": {
       post: {
         summary: "Create a conversation; returns its id and a token for it",

@@ -271,4 +271,33 @@ describe("MCP tools", () => {
     ]);
     expect((await stats("stateful/approval")).toolsCall).toBe(1);
   });
+
+  it("asks a needsApproval function per call, with the server's tool name and the arguments", async () => {
+    const asked: Array<{ tool: string; args: Record<string, unknown> }> = [];
+    const server: McpServerConfig = {
+      name: "parcels",
+      url: at("stateful/approve-fn/mcp"),
+      needsApproval: (call) => {
+        asked.push(call);
+        return call.args.region === "south";
+      },
+    };
+    const { events } = await shippingTurn(
+      [server],
+      [
+        {
+          toolCalls: [
+            { id: "n", name: "parcels_report", args: { region: "north" } },
+            { id: "s", name: "parcels_report", args: { region: "south" } },
+          ],
+        },
+      ],
+    );
+    expect(asked).toEqual([
+      { tool: "report", args: { region: "north" } },
+      { tool: "report", args: { region: "south" } },
+    ]);
+    expect(events.filter((e) => e.type === "approval-required").map((e) => e.type === "approval-required" && e.toolCallId)).toEqual(["s"]);
+    expect(results(events)).toMatchObject([{ name: "parcels_report", isError: false, result: { region: "north" } }]);
+  });
 });
