@@ -66,7 +66,11 @@ export class TurnRecorder {
   #log(trace: TurnTrace, outcome: TurnOutcome): void {
     const { conversationId, turn } = this.#trace;
     const root = trace.spans.find((s) => s.kind === "turn")!;
-    const agents = trace.spans.filter((s) => s.kind === "agent").map((s) => s.name);
+    // An agent's tenure can span several agent spans (a resumed leg starts a new one): each holder once in a row.
+    const agents = trace.spans
+      .filter((s) => s.kind === "agent")
+      .map((s) => s.name)
+      .filter((name, i, names) => name !== names[i - 1]);
     for (const h of trace.spans.filter((s) => s.kind === "handoff")) {
       console.log(
         this.#redactor.text(JSON.stringify({ event: "handoff", conversationId, turn, from: h.attributes.from, to: h.attributes.to })),

@@ -116,6 +116,7 @@ describe("a turn's trace", () => {
     ]);
     await chat(s.conversationId, s.tag("refund it"));
     const waiting = await trace(s.conversationId, 1);
+    const log = vi.spyOn(console, "log");
     expect(waiting.spans.find((sp) => sp.kind === "approval")).toMatchObject({ end: null });
     const res = await call(`/v1/conversations/${s.conversationId}/approvals`, {
       method: "POST",
@@ -123,6 +124,10 @@ describe("a turn's trace", () => {
       body: JSON.stringify({ decisions: [{ toolCallId: "r", approved: true }] }),
     });
     await res.text();
+    const lines = log.mock.calls.map(([line]) => String(line)).filter((line) => line.includes(s.conversationId));
+    log.mockRestore();
+    // The resumed leg's line: the whole turn's holders, each once in a row (the resumed leg is a new tenure span).
+    expect(JSON.parse(lines.at(-1)!)).toMatchObject({ event: "turn", status: "completed", agents: ["triage", "billing"] });
     const { spans, traceId } = await trace(s.conversationId, 1);
     expect(traceId).toBe(waiting.traceId);
     const approval = spans.find((sp) => sp.kind === "approval")!;
