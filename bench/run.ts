@@ -9,6 +9,7 @@ import { bundleRows } from "./bundle.ts";
 import { concurrencyRows } from "./concurrency.ts";
 import { loopOverheadRows } from "./loop-overhead.ts";
 import { mcpRows } from "./mcp.ts";
+import { peerRows } from "./peer.ts";
 import { slowReaderRows } from "./slow-readers.ts";
 import { storageRows } from "./storage.ts";
 import { streamLatencyRows } from "./stream-latency.ts";
@@ -31,6 +32,7 @@ try {
   section("6. Clients that never read", await slowReaderRows());
   section("7. What tracing costs a turn", await tracingRows(join(scratch, "tracing"), quick ? 8 : 40));
   section("8. An MCP tool against a local one", await mcpRows(quick ? 30 : 200));
+  section("9. Against Cloudflare's AIChatAgent, side by side", await peerRows(quick));
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }

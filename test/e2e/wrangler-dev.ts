@@ -4,6 +4,8 @@ import { createServer } from "node:net";
 
 export interface WranglerDev {
   url: string;
+  /** The process group's id: wrangler and the workerd it runs (for memory figures). */
+  pid: number;
   /** Output so far, for failure messages. */
   log(): string;
   stop(signal?: NodeJS.Signals): Promise<void>;
@@ -20,12 +22,17 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** `config`: another wrangler.toml than the project's (a test Worker's). */
+/**
+ * `config`: another wrangler.toml than the project's (a test Worker's); `cwd`: run another
+ * project's own wrangler from its folder (the bench's peer), ready once `ready` answers at all.
+ */
 export async function startWranglerDev(options: {
   persistTo: string;
   vars?: Record<string, string>;
   port?: number;
   config?: string;
+  cwd?: string;
+  ready?: string;
 }): Promise<WranglerDev> {
   const port = options.port ?? (await freePort());
   const vars = Object.entries({ ALLOW_ANONYMOUS: "true", ...options.vars }).flatMap(([key, value]) => ["--var", `${key}:${value}`]);
@@ -46,7 +53,12 @@ export async function startWranglerDev(options: {
       ...(options.config ? ["--config", options.config] : []),
       ...vars,
     ],
-    { env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" }, stdio: ["ignore", "pipe", "pipe"], detached: true },
+    {
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+    },
   );
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -56,8 +68,8 @@ export async function startWranglerDev(options: {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}:\n${output}`);
     try {
-      const res = await fetch(`${url}/v1/agents`);
-      if (res.ok) break;
+      const res = await fetch(`${url}${options.ready ?? "/v1/agents"}`);
+      if (options.ready ? res.status < 500 : res.ok) break;
     } catch {
       // Not listening yet.
     }
@@ -69,6 +81,7 @@ export async function startWranglerDev(options: {
   }
   return {
     url,
+    pid: child.pid!,
     log: () => output,
     stop: (signal = "SIGTERM") =>
       new Promise<void>((resolve) => {

@@ -1,0 +1,148 @@
+/**
+ * The two clients of the peer bench, each speaking its Worker's own protocol: this project's chat
+ * endpoint (POST a message, read Server-Sent Events), and AIChatAgent's WebSocket chat protocol
+ * (`cf_agent_use_chat_request` with the whole UI message list, as `useAgentChat` sends it; the
+ * answer as `cf_agent_use_chat_response` chunks, assembled with the AI SDK's `readUIMessageStream`).
+ */
+import { readUIMessageStream, type UIMessage, type UIMessageChunk } from "ai";
+
+/** When a turn's text arrived: from sending the message to the first and last text delta, and the gaps between deltas. */
+export interface TurnTiming {
+  firstMs: number;
+  totalMs: number;
+  gaps: number[];
+}
+
+function timing(start: number, stamps: number[], end: number): TurnTiming {
+  return { firstMs: (stamps[0] ?? end) - start, totalMs: end - start, gaps: stamps.slice(1).map((t, i) => t - stamps[i]!) };
+}
+
+/** A conversation with this project's Worker, over its chat endpoint. */
+export async function oursTurn(url: string, conversation: string, text: string): Promise<TurnTiming> {
+  const start = performance.now();
+  const res = await fetch(`${url}/v1/conversations/${conversation}/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ message: text }),
+  });
+  if (!res.ok || !res.body) throw new Error(`ours: POST answered ${res.status}: ${await res.text()}`);
+  const stamps: number[] = [];
+  let tail = "";
+  const decoder = new TextDecoder();
+  for await (const bytes of res.body as unknown as AsyncIterable<Uint8Array>) {
+    const now = performance.now();
+    const frames = (tail + decoder.decode(bytes, { stream: true })).split("\n\n");
+    tail = frames.pop() ?? "";
+    for (const frame of frames) {
+      if (frame.includes("event: text-delta")) stamps.push(now);
+      if (frame.includes("event: error")) throw new Error(`ours: the turn failed: ${frame}`);
+    }
+  }
+  return timing(start, stamps, performance.now());
+}
+
+/** What this project's Durable Object wrote for the conversation's last turn. */
+export async function oursLastTurnStorage(url: string, conversation: string): Promise<{ rows: number; bytes: number; messages: number }> {
+  const view = (await (await fetch(`${url}/v1/conversations/${conversation}?limit=1`)).json()) as {
+    lastTurnStorage: { rowsWritten: number; bytesWritten: number };
+    page: { total: number };
+  };
+  return { rows: view.lastTurnStorage.rowsWritten, bytes: view.lastTurnStorage.bytesWritten, messages: view.page.total };
+}
+
+/** A conversation with the peer over its WebSocket chat protocol, keeping the UI messages as its client does. */
+export class PeerChat {
+  readonly #ws: WebSocket;
+  readonly #url: string;
+  readonly #name: string;
+  messages: UIMessage[] = [];
+  #listeners = new Set<(data: { type: string; id?: string; body?: string; done?: boolean; error?: boolean }) => void>();
+
+  private constructor(ws: WebSocket, url: string, name: string) {
+    this.#ws = ws;
+    this.#url = url;
+    this.#name = name;
+    ws.addEventListener("message", (event) => {
+      const data = JSON.parse(String(event.data)) as { type: string; messages?: UIMessage[] };
+      for (const listener of this.#listeners) listener(data);
+    });
+  }
+
+  /** Connects; the server sends the stored messages on connect, which become the client's list. */
+  static async open(url: string, name: string): Promise<PeerChat> {
+    const ws = new WebSocket(`${url.replace(/^http/, "ws")}/agents/chat-agent/${name}`);
+    const chat = new PeerChat(ws, url, name);
+    const stored = new Promise<void>((resolve) => {
+      const listener = (data: { type: string; messages?: UIMessage[] }) => {
+        if (data.type !== "cf_agent_chat_messages") return;
+        chat.messages = data.messages ?? [];
+        chat.#listeners.delete(listener);
+        resolve();
+      };
+      chat.#listeners.add(listener);
+    });
+    await new Promise<void>((resolve, reject) => {
+      ws.addEventListener("open", () => resolve(), { once: true });
+      ws.addEventListener("error", () => reject(new Error(`peer: cannot connect to ${url}`)), { once: true });
+    });
+    // A new chat has nothing stored and may send no list: do not wait long for one.
+    await Promise.race([stored, new Promise((resolve) => setTimeout(resolve, 300))]);
+    return chat;
+  }
+
+  async turn(text: string): Promise<TurnTiming> {
+    const id = crypto.randomUUID().slice(0, 8);
+    this.messages.push({ id: `u-${id}`, role: "user", parts: [{ type: "text", text }] });
+    const stamps: number[] = [];
+    const start = performance.now();
+    let push: (chunk: UIMessageChunk) => void = () => {};
+    let finish: (error?: Error) => void = () => {};
+    const chunks = new ReadableStream<UIMessageChunk>({
+      start(controller) {
+        push = (chunk) => controller.enqueue(chunk);
+        finish = (error) => (error ? controller.error(error) : controller.close());
+      },
+    });
+    const listener = (data: { type: string; id?: string; body?: string; done?: boolean; error?: boolean }) => {
+      if (data.type !== "cf_agent_use_chat_response" || data.id !== id) return;
+      if (data.error) return finish(new Error(`peer: ${data.body}`));
+      if (data.body?.trim()) {
+        const chunk = JSON.parse(data.body) as UIMessageChunk;
+        if (chunk.type === "text-delta") stamps.push(performance.now());
+        push(chunk);
+      }
+      if (data.done) finish();
+    };
+    this.#listeners.add(listener);
+    this.#ws.send(
+      JSON.stringify({
+        type: "cf_agent_use_chat_request",
+        id,
+        init: { method: "POST", body: JSON.stringify({ messages: this.messages, trigger: "submit-message" }) },
+      }),
+    );
+    let assistant: UIMessage | undefined;
+    try {
+      for await (const message of readUIMessageStream({ stream: chunks })) assistant = message;
+    } finally {
+      this.#listeners.delete(listener);
+    }
+    const end = performance.now();
+    if (assistant) this.messages.push(assistant);
+    return timing(start, stamps, end);
+  }
+
+  /** Rows and bytes the peer's SQL has written so far (its instrumentation), and its message count. */
+  async written(): Promise<{ rows: number; bytes: number; messages: number }> {
+    const stats = (await (await fetch(`${this.#url}/agents/chat-agent/${this.#name}/stats`)).json()) as {
+      rowsWritten: number;
+      bytesWritten: number;
+      messages: number;
+    };
+    return { rows: stats.rowsWritten, bytes: stats.bytesWritten, messages: stats.messages };
+  }
+
+  close(): void {
+    this.#ws.close();
+  }
+}

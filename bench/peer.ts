@@ -1,0 +1,291 @@
+/**
+ * This project against Cloudflare's AIChatAgent (bench/peers/cloudflare-agents), side by side in
+ * one run: each under its own `wrangler dev`, the same fake OpenAI-compatible provider streaming
+ * the same chunks at the same pace, the same job (one agent, `lookup_order`, several steps). The
+ * sides alternate turn by turn where a measure allows it. Each figure is also a ratio, this
+ * project / the peer (below 1: this project spends less).
+ *
+ *   node bench/peer.ts [--quick]      (npm run bench runs it; --quick finishes in under three minutes)
+ *
+ * The peer's dependencies are installed here, into its own folder, the first time.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { startWranglerDev, type WranglerDev } from "../test/e2e/wrangler-dev.ts";
+import { type FakeOpenAI, startFakeOpenAI } from "../test/node/fake-openai-server.ts";
+import { median } from "./loop-overhead.ts";
+import { oursLastTurnStorage, oursTurn, PeerChat, type TurnTiming } from "./peer-clients.ts";
+
+const PEER_DIR = new URL("./peers/cloudflare-agents/", import.meta.url).pathname;
+const OURS_CONFIG = new URL("./peers/ours/wrangler.toml", import.meta.url).pathname;
+
+interface Sizes {
+  latency: { runs: number; tokens: number; paceMs: number };
+  concurrency: { conversations: number; turns: number };
+  storage: { early: number; late: number; restartTurns: number; memoryAt: number };
+}
+
+const FULL: Sizes = {
+  latency: { runs: 15, tokens: 200, paceMs: 5 },
+  concurrency: { conversations: 50, turns: 4 },
+  storage: { early: 10, late: 500, restartTurns: 1000, memoryAt: 500 },
+};
+const QUICK: Sizes = {
+  latency: { runs: 5, tokens: 100, paceMs: 3 },
+  concurrency: { conversations: 10, turns: 4 },
+  storage: { early: 10, late: 60, restartTurns: 100, memoryAt: 60 },
+};
+
+type Row = [measure: string, ours: number, peer: number, unit: string];
+
+const p95 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * 0.95))]!;
+
+function installPeer(): void {
+  if (existsSync(join(PEER_DIR, "node_modules/@cloudflare/ai-chat"))) return;
+  console.error("bench: installing the peer's dependencies (bench/peers/cloudflare-agents)…");
+  execFileSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: PEER_DIR, stdio: "inherit" });
+}
+
+async function script(fake: FakeOpenAI, id: string, answers: unknown[]): Promise<void> {
+  const res = await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id, answers }) });
+  if (!res.ok) throw new Error(`the fake provider refused a script: ${res.status}`);
+}
+
+const words = (n: number) => Array.from({ length: n }, (_, i) => `t${String(i).padStart(3, "0")}`).join("");
+const toolTurn = [
+  { toolCalls: [{ name: "lookup_order", arguments: JSON.stringify({ orderId: "A1001" }) }] },
+  { text: "Order A1001 shipped; it was charged twice." },
+];
+
+/** 1. Time to first token over reading the provider directly, and the gaps between tokens, on a warm conversation. */
+async function latencyRows(
+  fake: FakeOpenAI,
+  ours: WranglerDev,
+  peer: WranglerDev,
+  { runs, tokens, paceMs }: Sizes["latency"],
+): Promise<Row[]> {
+  const text = words(tokens);
+  const answer = { text, delayMs: paceMs };
+  await script(
+    fake,
+    "scnpeerlatours",
+    Array.from({ length: runs + 1 }, () => answer),
+  );
+  await script(
+    fake,
+    "scnpeerlatpeer",
+    Array.from({ length: runs + 1 }, () => answer),
+  );
+  const chat = await PeerChat.open(peer.url, "latency");
+  // Warm-up: each side's first turn starts its Durable Object.
+  await oursTurn(ours.url, "latency", "hello [scnpeerlatours]");
+  await chat.turn("hello [scnpeerlatpeer]");
+  const direct: number[] = [];
+  const sides = { ours: [] as TurnTiming[], peer: [] as TurnTiming[] };
+  for (let run = 0; run < runs; run++) {
+    const id = `scnpeerdirect${run}`;
+    await script(fake, id, [answer]);
+    const start = performance.now();
+    const res = await fetch(`${fake.url}/v1/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: id }] }),
+    });
+    const reader = res.body!.getReader();
+    await reader.read();
+    direct.push(performance.now() - start);
+    while (!(await reader.read()).done);
+    sides.ours.push(await oursTurn(ours.url, "latency", `message ${run}`));
+    sides.peer.push(await chat.turn(`message ${run}`));
+  }
+  chat.close();
+  const base = median(direct);
+  const gaps = (side: TurnTiming[]) => side.flatMap((t) => t.gaps);
+  return [
+    [
+      "time to first token added over the provider, median",
+      median(sides.ours.map((t) => t.firstMs)) - base,
+      median(sides.peer.map((t) => t.firstMs)) - base,
+      "ms",
+    ],
+    ["gap between tokens, median", median(gaps(sides.ours)), median(gaps(sides.peer)), "ms"],
+    ["gap between tokens, p95", p95(gaps(sides.ours)), p95(gaps(sides.peer)), "ms"],
+  ];
+}
+
+/** 2. Many conversations at once, each a few turns of a tool call and an answer: throughput and turn latency. */
+async function concurrencyRows(
+  fake: FakeOpenAI,
+  ours: WranglerDev,
+  peer: WranglerDev,
+  { conversations, turns }: Sizes["concurrency"],
+): Promise<Row[]> {
+  const answers = Array.from({ length: turns }, () => toolTurn).flat();
+  const run = async (side: "ours" | "peer") => {
+    const latencies: number[] = [];
+    const start = performance.now();
+    await Promise.all(
+      Array.from({ length: conversations }, async (_, c) => {
+        const tag = `scnpeerconc${side}${c}`;
+        await script(fake, tag, answers);
+        const chat = side === "peer" ? await PeerChat.open(peer.url, `conc-${c}`) : null;
+        for (let t = 0; t < turns; t++) {
+          const text = t === 0 ? `where is A1001? [${tag}]` : `and now? ${t}`;
+          const timing = chat ? await chat.turn(text) : await oursTurn(ours.url, `conc-${c}`, text);
+          latencies.push(timing.totalMs);
+        }
+        chat?.close();
+      }),
+    );
+    return { seconds: (performance.now() - start) / 1000, latencies };
+  };
+  const o = await run("ours");
+  const p = await run("peer");
+  const total = conversations * turns;
+  return [
+    [`throughput, ${conversations} conversations × ${turns} turns at once`, total / o.seconds, total / p.seconds, "turns/s"],
+    ["turn latency at that load, p50", median(o.latencies), median(p.latencies), "ms"],
+    ["turn latency at that load, p95", p95(o.latencies), p95(p.latencies), "ms"],
+  ];
+}
+
+/** Resident memory of the workerd processes under a wrangler dev (its process group). */
+function workerdRssMiB(dev: WranglerDev): number {
+  const out = spawnSync("ps", ["-o", "rss=,comm=", "-g", String(dev.pid)], { encoding: "utf8" }).stdout;
+  const kib = out
+    .split("\n")
+    .filter((line) => line.includes("workerd"))
+    .reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[0]), 0);
+  return kib / 1024;
+}
+
+/** 3–5. One long conversation each: rows and bytes a turn writes early and late, memory, and the first request after a restart. */
+async function storageRows(
+  fake: FakeOpenAI,
+  dirs: { ours: string; peer: string },
+  vars: Record<string, string>,
+  sizes: Sizes["storage"],
+): Promise<Row[]> {
+  const { early, late, restartTurns, memoryAt } = sizes;
+  let ours = await startWranglerDev({ persistTo: dirs.ours, vars, config: OURS_CONFIG });
+  let peer = await startWranglerDev({ persistTo: dirs.peer, vars, cwd: PEER_DIR, ready: "/" });
+  const answers = Array.from({ length: restartTurns + 1 }, (_, i) => ({ text: `Answer number ${i}: all good.` }));
+  await script(fake, "scnpeerlongours", answers);
+  await script(fake, "scnpeerlongpeer", answers);
+  const rows: Row[] = [];
+  let memory: [number, number] = [0, 0];
+  try {
+    const chat = await PeerChat.open(peer.url, "long");
+    for (let turn = 1; turn <= restartTurns; turn++) {
+      const text = turn === 1 ? "hello [scnpeerlong%s]" : `message ${turn}`;
+      const before = turn === early || turn === late ? await chat.written() : null;
+      await oursTurn(ours.url, "long", text.replace("%s", "ours"));
+      await chat.turn(text.replace("%s", "peer"));
+      if (before) {
+        const mine = await oursLastTurnStorage(ours.url, "long");
+        const theirs = await chat.written();
+        rows.push([`rows written by turn ${turn}`, mine.rows, theirs.rows - before.rows, "rows"]);
+        rows.push([`bytes written by turn ${turn}`, mine.bytes, theirs.bytes - before.bytes, "bytes"]);
+      }
+      if (turn === memoryAt) memory = [workerdRssMiB(ours), workerdRssMiB(peer)];
+    }
+    chat.close();
+    rows.push([`workerd memory after ${memoryAt} turns (RSS)`, memory[0], memory[1], "MiB"]);
+    const messages = [(await oursLastTurnStorage(ours.url, "long")).messages, chat.messages.length];
+    await ours.stop();
+    await peer.stop();
+    ours = await startWranglerDev({ persistTo: dirs.ours, vars, config: OURS_CONFIG });
+    peer = await startWranglerDev({ persistTo: dirs.peer, vars, cwd: PEER_DIR, ready: "/" });
+    // The peer's client connects first (it receives the stored messages), then sends: both count.
+    const first = await oursTurn(ours.url, "long", "after the restart");
+    const connecting = performance.now();
+    const again = await PeerChat.open(peer.url, "long");
+    const connectMs = performance.now() - connecting;
+    const theirs = await again.turn("after the restart");
+    again.close();
+    rows.push([
+      `first turn after a restart, ${messages[0]} / ${messages[1]} messages stored (to the first token)`,
+      first.firstMs,
+      connectMs + theirs.firstMs,
+      "ms",
+    ]);
+  } finally {
+    await ours.stop();
+    await peer.stop();
+  }
+  return rows;
+}
+
+/** 6. The bundle each side deploys, from `wrangler deploy --dry-run`, gzip, as built and minified. */
+function bundleRows(): Row[] {
+  const size = (cwd: string, config: string | null, minify: boolean) => {
+    const out = mkdtempSync(join(tmpdir(), "bench-bundle-"));
+    try {
+      const args = [
+        "wrangler",
+        "deploy",
+        "--dry-run",
+        "--outdir",
+        out,
+        ...(config ? ["--config", config] : []),
+        ...(minify ? ["--minify"] : []),
+      ];
+      const run = spawnSync("npx", args, { cwd, encoding: "utf8", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+      if (run.status !== 0) throw new Error(`wrangler deploy --dry-run failed in ${cwd}:\n${run.stderr}`);
+      const written = readdirSync(out).find((file) => file.endsWith(".js"))!;
+      return gzipSync(readFileSync(join(out, written))).length / 1024;
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  };
+  return [
+    ["bundle, gzip", size(process.cwd(), OURS_CONFIG, false), size(PEER_DIR, null, false), "KiB"],
+    ["bundle, gzip, minified", size(process.cwd(), OURS_CONFIG, true), size(PEER_DIR, null, true), "KiB"],
+  ];
+}
+
+function table(rows: Row[], sizes: Sizes): string[] {
+  const figure = (value: number, unit: string) => `${value >= 100 ? value.toFixed(0) : value.toFixed(value >= 10 ? 1 : 2)} ${unit}`;
+  return [
+    `This project against Cloudflare's AIChatAgent (@cloudflare/ai-chat, agents, ai), each under its own wrangler dev on one fake provider; the sides alternate turn by turn (measures 1, 3–5) or run one after the other (2). This project is driven over its HTTP chat endpoint (Server-Sent Events), the peer over its WebSocket chat protocol with the whole UI message list per turn, as useAgentChat sends it. ${sizes === QUICK ? "Quick mode: smaller counts." : ""}`,
+    "",
+    "| measure | this project | AIChatAgent | this / peer |",
+    "|---|---:|---:|---:|",
+    ...rows.map(
+      ([measure, ours, peer, unit]) => `| ${measure} | ${figure(ours, unit)} | ${figure(peer, unit)} | ${(ours / peer).toFixed(2)}× |`,
+    ),
+  ];
+}
+
+export async function peerRows(quick: boolean): Promise<string[]> {
+  const sizes = quick ? QUICK : FULL;
+  installPeer();
+  const fake = await startFakeOpenAI();
+  const scratch = mkdtempSync(join(tmpdir(), "bench-peer-"));
+  const vars = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "1000000" };
+  const rows: Row[] = [];
+  try {
+    const ours = await startWranglerDev({ persistTo: join(scratch, "ours"), vars, config: OURS_CONFIG });
+    const peer = await startWranglerDev({ persistTo: join(scratch, "peer"), vars, cwd: PEER_DIR, ready: "/" });
+    try {
+      rows.push(...(await latencyRows(fake, ours, peer, sizes.latency)));
+      rows.push(...(await concurrencyRows(fake, ours, peer, sizes.concurrency)));
+    } finally {
+      await ours.stop();
+      await peer.stop();
+    }
+    rows.push(...(await storageRows(fake, { ours: join(scratch, "long-ours"), peer: join(scratch, "long-peer") }, vars, sizes.storage)));
+    rows.push(...bundleRows());
+  } finally {
+    await fake.close();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  return table(rows, sizes);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  console.log((await peerRows(process.argv.includes("--quick"))).join("\n"));
+  process.exit(0);
+}
