@@ -5,7 +5,8 @@
  */
 export { Agent, type AgentConfig, type AgentContext, type Handoff } from "./agent.ts";
 export { handoff, type HandoffEdge, type HandoffScope } from "./handoff/handoff.ts";
-export type { HandoffInfo, HandoffOptions, HandoffRecord, HandoffState } from "./handoff/types.ts";
+export type { CallerFrame, HandoffInfo, HandoffOptions, HandoffRecord, HandoffState, ReturnMode } from "./handoff/types.ts";
+export { RETURN_PREFIX, returnToolName } from "./handoff/returns.ts";
 export { NAMED_TRANSFER_TOOL, SINGLE_TRANSFER_TOOL, type TransferStyle } from "./handoff/transfer-tools.ts";
 export { sanitizeAgentName, transferToolNames, TRANSFER_PREFIX } from "./handoff/tool-names.ts";
 export { RuntimeError, toRuntimeError, type RuntimeErrorCode } from "./errors.ts";

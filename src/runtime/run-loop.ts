@@ -61,7 +61,10 @@ async function* runLeg(options: RunItemsOptions, store: TurnStore | undefined): 
   };
   const agent = network.get(options.activeAgent) ?? network.entry;
   const missing = network.get(options.activeAgent) ? undefined : options.activeAgent;
-  let state = initialTurnState(options, agent);
+  // A deploy may have removed agents on the caller stack: their frames are skipped.
+  const stored = options.callers ?? [];
+  const callers = stored.filter((f) => network.get(f.caller) && network.get(f.callee));
+  let state = initialTurnState(options, agent, callers);
   yield {
     type: "run-start",
     conversationId: options.conversationId,
@@ -76,6 +79,12 @@ async function* runLeg(options: RunItemsOptions, store: TurnStore | undefined): 
       type: "warning",
       code: "agent_missing",
       message: `Agent '${missing}' no longer exists; '${agent.name}' took over the conversation.`,
+    };
+  for (const frame of stored.filter((f) => !callers.includes(f)))
+    yield {
+      type: "warning",
+      code: "caller_missing",
+      message: `The handoff from '${frame.caller}' to '${frame.callee}' cannot return: '${network.get(frame.caller) ? frame.callee : frame.caller}' no longer exists.`,
     };
   try {
     if (input.kind === "message") {
@@ -121,7 +130,9 @@ async function* acceptMessage(
     throw new RuntimeError("guardrail_blocked", `The message was blocked: ${blocked}`);
   }
   const messages: Message[] = [...note, { role: "user", content: text }];
-  const item = await commit(run, { messages, activeAgent: agent.name });
+  // Frames skipped for agents a deploy removed are dropped from the stored stack with the message.
+  const dropped = (run.options.callers?.length ?? 0) !== state.callers.length;
+  const item = await commit(run, { messages, activeAgent: agent.name, ...(dropped ? { callers: [...state.callers] } : {}) });
   if (item) yield item;
   return advance(state, { messages });
 }
@@ -153,7 +164,8 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   const item = await commit(run, outcome.commit);
   if (item) yield item;
   for (const event of outcome.events) yield event;
-  if (outcome.handoff) await runHandoffHook(network, outcome.handoff);
+  const changed = outcome.handoff ?? outcome.returned;
+  if (changed) await runHandoffHook(network, changed);
   const next = outcome.next;
   yield {
     type: "step-finish",

@@ -2,7 +2,7 @@
 import type { McpPort } from "./mcp.ts";
 import type { Compaction } from "./compaction.ts";
 import type { RunEvent } from "./events.ts";
-import type { HandoffRecord } from "./handoff/types.ts";
+import type { CallerFrame, HandoffRecord } from "./handoff/types.ts";
 import type { Limits } from "./limits.ts";
 import type { Message } from "./messages.ts";
 import type { Model } from "./model-port.ts";
@@ -32,6 +32,8 @@ export interface RunTurnOptions {
   handoffCount: number;
   /** The transfer that brought the active agent, if any: its historyFilter still applies. */
   lastHandoff?: HandoffRecord;
+  /** Agents waiting for the conversation to come back (returning handoffs), the next to get it last. */
+  callers?: readonly CallerFrame[];
   /** What handoffs have carried so far (typed handoff input). */
   context?: Record<string, unknown>;
   /** What the conversation has spent before this leg, for its budgets. */

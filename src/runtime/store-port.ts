@@ -1,6 +1,6 @@
 /** The store port: what the loop hands its host to keep after each step. */
 import type { Compaction } from "./compaction.ts";
-import type { HandoffRecord } from "./handoff/types.ts";
+import type { CallerFrame, HandoffRecord } from "./handoff/types.ts";
 import type { Message } from "./messages.ts";
 import type { Suspension } from "./suspension.ts";
 import type { UsageTotals } from "./usage.ts";
@@ -10,6 +10,8 @@ export interface StepCommit {
   messages: Message[];
   activeAgent: string;
   handoff?: HandoffRecord;
+  /** The caller stack after this step. */
+  callers?: CallerFrame[];
   /** A suspension to store (the step waits for approvals), or null to clear the stored one. */
   suspension?: Suspension | null;
   /** The conversation's context after a handoff that carried input. */
@@ -34,6 +36,8 @@ export interface CommittedState {
   suspension: Suspension | null;
   /** What handoffs have carried (typed handoff input). */
   context: Record<string, unknown>;
+  /** Agents waiting for the conversation to come back, the next to get it last. */
+  callers: CallerFrame[];
 }
 
 /** Applies one commit to the stored state: every store uses it (the Durable Object's and the tests'), so they cannot disagree. */
@@ -44,5 +48,6 @@ export function applyCommit<S extends CommittedState>(state: S, commit: StepComm
     handoffCount: state.handoffCount + (commit.handoff ? 1 : 0),
     ...(commit.suspension === undefined ? {} : { suspension: commit.suspension }),
     ...(commit.context ? { context: commit.context } : {}),
+    ...(commit.callers ? { callers: commit.callers } : {}),
   };
 }

@@ -1,7 +1,7 @@
 /** The turn's state, carried from step to step, and the one function that advances it. */
 import type { Agent } from "./agent.ts";
 import type { Compaction } from "./compaction.ts";
-import type { HandoffRecord } from "./handoff/types.ts";
+import type { CallerFrame, HandoffRecord } from "./handoff/types.ts";
 import type { Limits } from "./limits.ts";
 import type { Message } from "./messages.ts";
 import type { RunEvent } from "./events.ts";
@@ -26,6 +26,8 @@ export interface TurnState {
   readonly stepIndex: number;
   /** The conversation's latest handoff (its history filter applies while its target holds the conversation). */
   readonly lastHandoff: HandoffRecord | undefined;
+  /** Agents waiting for the conversation to come back, the next to get it last. */
+  readonly callers: readonly CallerFrame[];
   readonly context: Readonly<Record<string, unknown>>;
   readonly turnUsage: UsageTotals;
   readonly conversationUsage: UsageTotals;
@@ -52,6 +54,8 @@ export interface TurnChange {
   /** A model call was made: the step index moves on and the agent's step count grows. */
   modelCalled?: boolean;
   handoff?: { record: HandoffRecord; target: Agent } | undefined;
+  /** The caller stack after a returning handoff opened a frame or a return closed one. */
+  callers?: readonly CallerFrame[] | undefined;
   context?: Readonly<Record<string, unknown>> | undefined;
   /** Added to the turn's and the conversation's usage. */
   spent?: UsageTotals;
@@ -60,7 +64,7 @@ export interface TurnChange {
   calibration?: number | undefined;
 }
 
-export function initialTurnState(options: RunItemsOptions, agent: Agent): TurnState {
+export function initialTurnState(options: RunItemsOptions, agent: Agent, callers: readonly CallerFrame[]): TurnState {
   const resumed = options.input.kind === "resume" ? options.input.suspension : undefined;
   return {
     agent,
@@ -71,6 +75,7 @@ export function initialTurnState(options: RunItemsOptions, agent: Agent): TurnSt
     errorSteps: resumed?.errorSteps ?? 0,
     stepIndex: resumed ? resumed.stepIndex + 1 : 0,
     lastHandoff: options.lastHandoff,
+    callers,
     context: { ...options.context },
     turnUsage: resumed?.turnUsage ?? NO_USAGE,
     conversationUsage: options.usage ?? NO_USAGE,
@@ -91,6 +96,7 @@ export function advance(state: TurnState, change: TurnChange): TurnState {
     errorSteps: change.errorSteps ?? state.errorSteps,
     stepIndex: modelCalled ? state.stepIndex + 1 : state.stepIndex,
     lastHandoff: handoff ? handoff.record : state.lastHandoff,
+    callers: change.callers ?? state.callers,
     context: change.context ?? state.context,
     turnUsage: spent ? addUsage(state.turnUsage, spent) : state.turnUsage,
     conversationUsage: spent ? addUsage(state.conversationUsage, spent) : state.conversationUsage,

@@ -2,6 +2,7 @@ import {
   addUsage,
   applyCommit,
   type ApprovalDecision,
+  type CallerFrame,
   type Compaction,
   type HandoffRecord,
   type Message,
@@ -29,6 +30,8 @@ interface StoredState {
   decisions: ApprovalDecision[];
   /** What handoffs have carried (typed handoff input). */
   context: Record<string, unknown>;
+  /** Agents waiting for the conversation to come back (returning handoffs), the next to get it last. */
+  callers: CallerFrame[];
   /**
    * Bound into every conversation token's signature: a token passes only while it matches, so
    * deleting the conversation (or rotating it) revokes every token issued before. Absent on
@@ -66,6 +69,7 @@ export interface ForkSnapshot {
   activeAgent: string;
   handoffCount: number;
   context: Record<string, unknown>;
+  callers: CallerFrame[];
   messages: Array<{ turn: number; data: string }>;
   handoffs: Array<{ turn: number; data: string }>;
   compactions: Array<{ turn: number; replaces: number; summary: string; agent: string }>;
@@ -106,6 +110,8 @@ export interface TurnOpening {
   activeAgent: string;
   handoffCount: number;
   context: Record<string, unknown>;
+  /** Absent on turns stored before returning handoffs. */
+  callers?: CallerFrame[];
 }
 
 export interface StoredHandoff extends HandoffRecord {
@@ -154,7 +160,8 @@ export class ConversationStore {
           ...stored
         } = JSON.parse(row.data) as StoredState & { lastEventId?: number; turn?: number };
         const turn = this.#sql.exec<{ turn: number | null }>(`SELECT max(turn) AS turn FROM turns`).one().turn ?? 0;
-        this.#state = { ...stored, turn, lastEventId: this.#maxEventId() };
+        // Conversations stored before returning handoffs have no caller stack.
+        this.#state = { ...stored, callers: stored.callers ?? [], turn, lastEventId: this.#maxEventId() };
       }
     }
     return this.#state;
@@ -241,6 +248,7 @@ export class ConversationStore {
       suspension: null,
       decisions: [],
       context: {},
+      callers: [],
       grant,
     };
     this.#transaction(() => this.#writeState(state));
@@ -259,7 +267,13 @@ export class ConversationStore {
     const opening =
       message === undefined
         ? null
-        : { message, activeAgent: previous.activeAgent, handoffCount: previous.handoffCount, context: previous.context };
+        : {
+            message,
+            activeAgent: previous.activeAgent,
+            handoffCount: previous.handoffCount,
+            context: previous.context,
+            callers: previous.callers,
+          };
     this.#unwrittenTurn = { turn: next.turn, startedAt: Date.now(), opening };
     this.#state = next;
     return next;
@@ -284,6 +298,7 @@ export class ConversationStore {
       activeAgent: opening.activeAgent,
       handoffCount: opening.handoffCount,
       context: opening.context,
+      callers: opening.callers ?? [],
       suspension: null,
       decisions: [],
     };
@@ -314,6 +329,7 @@ export class ConversationStore {
       activeAgent: after.activeAgent,
       handoffCount: after.handoffCount,
       context: after.context,
+      callers: after.callers ?? [],
       messages: rows<{ turn: number; data: string }>(`SELECT turn, data FROM messages WHERE turn <= ? ORDER BY seq`),
       handoffs: rows<{ turn: number; data: string }>(`SELECT turn, data FROM handoffs WHERE turn <= ? ORDER BY seq`),
       compactions: rows<ForkSnapshot["compactions"][number]>(
@@ -327,12 +343,13 @@ export class ConversationStore {
 
   /** Stores a new conversation from another's snapshot: its rows as they were, a state of its own, no events. */
   importFork(conversationId: string, grant: string, snapshot: ForkSnapshot): ConversationState {
-    const { activeAgent, handoffCount, context } = snapshot;
+    const { activeAgent, handoffCount, context, callers } = snapshot;
     const state: ConversationState = {
       conversationId,
       activeAgent,
       handoffCount,
       context,
+      callers,
       suspension: null,
       decisions: [],
       grant,
@@ -394,7 +411,8 @@ export class ConversationStore {
       next.activeAgent !== state.activeAgent ||
       commit.handoff !== undefined ||
       commit.suspension !== undefined ||
-      commit.context !== undefined;
+      commit.context !== undefined ||
+      JSON.stringify(next.callers) !== JSON.stringify(state.callers);
     this.#transaction(() => {
       for (const message of messages) this.#exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(message));
       if (commit.handoff) this.#exec(`INSERT INTO handoffs (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(commit.handoff));

@@ -4,6 +4,7 @@ import type { WorkerVars } from "../worker-vars.ts";
 
 import {
   type ApprovalDecision,
+  type CallerFrame,
   type Compaction,
   type Limits,
   type Message,
@@ -44,6 +45,8 @@ export interface ConversationView {
   id: string;
   activeAgent: string;
   handoffCount: number;
+  /** Agents waiting for the conversation to come back (returning handoffs), the next to get it last. */
+  callers: CallerFrame[];
   turn: number;
   status: StoredTurnStatus | "idle";
   messages: readonly Message[];
@@ -260,6 +263,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
         id: state.conversationId,
         activeAgent: state.activeAgent,
         handoffCount: state.handoffCount,
+        callers: state.callers,
         turn: state.turn,
         status: this.#running ? "running" : (turn?.status ?? "idle"),
         messages,
@@ -512,6 +516,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       history: this.#store.messages(),
       activeAgent: state.activeAgent,
       handoffCount: state.handoffCount,
+      callers: state.callers,
       ...(lastHandoff ? { lastHandoff } : {}),
       ...(compaction ? { compaction } : {}),
       context: state.context ?? {},

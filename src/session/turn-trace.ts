@@ -1,4 +1,4 @@
-import { NAMED_TRANSFER_TOOL, type RunEvent, TRANSFER_PREFIX, type TurnOutcome } from "../runtime/index.ts";
+import { NAMED_TRANSFER_TOOL, RETURN_PREFIX, type RunEvent, TRANSFER_PREFIX, type TurnOutcome } from "../runtime/index.ts";
 
 /** What a span stands for: the turn, an agent's tenure in it, a model call, a tool call, and what happened between. */
 export type SpanKind = "turn" | "agent" | "model" | "tool" | "approval" | "handoff" | "refused-handoff" | "compaction" | "guardrail";
@@ -104,10 +104,11 @@ export class TraceBuilder {
         );
         break;
       case "handoff":
-        this.#instant("handoff", `${event.from} → ${event.to}`, now, {
+        this.#instant("handoff", `${event.from} → ${event.to}${event.kind === "return" ? " (return)" : ""}`, now, {
           from: event.from,
           to: event.to,
           ...(event.reason ? { reason: event.reason } : {}),
+          ...(event.kind ? { kind: event.kind } : {}),
         });
         this.#holder(event.to, now);
         break;
@@ -164,7 +165,7 @@ export class TraceBuilder {
 
   /** A transfer tool's call is held as refused until its result says it was taken (the `handoff` event marks that). */
   #toolCall({ toolCallId, name, args }: Extract<RunEvent, { type: "tool-call" }>, now: number): void {
-    const transfer = name.startsWith(TRANSFER_PREFIX) || name === NAMED_TRANSFER_TOOL;
+    const transfer = name.startsWith(TRANSFER_PREFIX) || name === NAMED_TRANSFER_TOOL || name.startsWith(RETURN_PREFIX);
     const attributes: Span["attributes"] = { ...(transfer ? {} : { "gen_ai.tool.name": name }), "gen_ai.tool.call.id": toolCallId };
     const span = this.#add(this.#model?.id ?? this.#turn.id, transfer ? "refused-handoff" : "tool", name, now, attributes);
     this.#open.set(toolCallId, span);

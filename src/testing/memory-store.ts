@@ -1,4 +1,12 @@
-import { applyCommit, type HandoffRecord, type Message, type StepCommit, type Suspension, type TurnStore } from "../runtime/index.ts";
+import {
+  applyCommit,
+  type CallerFrame,
+  type HandoffRecord,
+  type Message,
+  type StepCommit,
+  type Suspension,
+  type TurnStore,
+} from "../runtime/index.ts";
 
 /** An in-memory store that applies commits with the function the Durable Object uses. */
 export class MemoryStore implements TurnStore {
@@ -9,6 +17,8 @@ export class MemoryStore implements TurnStore {
   suspension: Suspension | null = null;
   lastHandoff: HandoffRecord | undefined;
   context: Record<string, unknown> = {};
+  /** Agents waiting for the conversation to come back. */
+  callers: CallerFrame[] = [];
 
   constructor(activeAgent: string) {
     this.activeAgent = activeAgent;
@@ -17,8 +27,8 @@ export class MemoryStore implements TurnStore {
   commitStep(commit: StepCommit): void {
     this.commits.push(structuredClone(commit));
     this.history.push(...structuredClone(commit.messages));
-    const { activeAgent, handoffCount, suspension, context } = applyCommit(this, structuredClone(commit));
-    Object.assign(this, { activeAgent, handoffCount, suspension, context });
+    const { activeAgent, handoffCount, suspension, context, callers } = applyCommit(this, structuredClone(commit));
+    Object.assign(this, { activeAgent, handoffCount, suspension, context, callers });
     if (commit.handoff) this.lastHandoff = structuredClone(commit.handoff);
   }
 }

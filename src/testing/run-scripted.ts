@@ -43,6 +43,7 @@ export async function runScripted(
     history: store.history,
     activeAgent: store.activeAgent,
     handoffCount: store.handoffCount,
+    callers: store.callers,
     ...(store.lastHandoff ? { lastHandoff: store.lastHandoff } : {}),
     context: store.context,
     input: typeof input === "string" ? { kind: "message", text: input } : input,

@@ -30,6 +30,7 @@ function state(): TurnState {
       input: { kind: "message", text: "hi" },
     },
     triage,
+    [],
   );
   return { ...start, stepIndex: 3, agentSteps: 1, errorSteps: 1 };
 }

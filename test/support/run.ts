@@ -32,6 +32,7 @@ export function storedState(store: MemoryStore) {
     history: store.history,
     activeAgent: store.activeAgent,
     handoffCount: store.handoffCount,
+    callers: store.callers,
     ...(store.lastHandoff ? { lastHandoff: store.lastHandoff } : {}),
     context: store.context,
   };

@@ -13,6 +13,7 @@ export function arrivalFilter(
   holder: Agent,
   arrival: HandoffRecord | undefined,
 ): ((messages: readonly Message[]) => Message[]) | undefined {
-  if (!arrival || arrival.to !== holder.name || !network.get(arrival.from)) return undefined;
+  // A return is no transfer edge: the caller sees its history whole again.
+  if (!arrival || arrival.kind === "return" || arrival.to !== holder.name || !network.get(arrival.from)) return undefined;
   return network.edges(arrival.from).find((e) => e.target.name === arrival.to)?.historyFilter;
 }

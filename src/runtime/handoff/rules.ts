@@ -5,11 +5,15 @@ import type { ToolCall } from "../messages.ts";
 import type { AgentToolset } from "../network.ts";
 import type { Tool } from "../tool.ts";
 import type { HandoffEdge } from "./handoff.ts";
+import { returnToolName } from "./returns.ts";
 import { readTransfer, type TransferStyle, validTargets } from "./transfer-tools.ts";
+import type { CallerFrame } from "./types.ts";
 
 /** What the loop will do with each call of a step, decided before any tool runs. */
 export type PlannedCall =
   | { kind: "transfer"; call: ToolCall; edge: HandoffEdge; reason?: string; input?: Record<string, unknown> }
+  /** A call of the holder's return tool: the conversation goes back to the frame's caller. */
+  | { kind: "return"; call: ToolCall; frame: CallerFrame; summary: string }
   /** `extra`: a second transfer in the step, which the `drop` policy removes from the history. */
   | { kind: "refused-transfer"; call: ToolCall; message: string; extra: boolean }
   | { kind: "tool"; call: ToolCall; tool: Tool | undefined };
@@ -27,6 +31,10 @@ export interface PlanInput {
   maxHandoffs: number | undefined;
   /** Agents active in this turn so far, when revisits are refused; undefined allows them. */
   visited: ReadonlySet<string> | undefined;
+  /** The frame the holder's return tool closes, when it has one. */
+  returnFrame?: CallerFrame | undefined;
+  /** Agents waiting for the conversation to come back: a returning handoff past `maxReturnDepth` is refused. */
+  callerDepth?: number;
 }
 
 /**
@@ -34,28 +42,36 @@ export interface PlanInput {
  * own order is taken; every other one is refused with a reason the model can act on, naming the rule.
  */
 export function planToolCalls(input: PlanInput): PlannedCall[] {
-  const { calls, toolset, style, limits } = input;
+  const { calls, toolset, style } = input;
   let accepted: string | undefined;
   return calls.map((call): PlannedCall => {
     const ownTool = toolset.tools.get(call.name);
     if (ownTool) return { kind: "tool", call, tool: ownTool };
+    const refuse = (message: string, extra = false): PlannedCall => ({ kind: "refused-transfer", call, message, extra });
+    const frame = input.returnFrame;
+    if (frame && call.name === returnToolName(frame.caller)) {
+      const summary = readSummary(call.arguments);
+      if (!summary) return refuse(`${call.name} needs a summary: say what you found or did, for '${frame.caller}'.`);
+      const refused = limitRefusal(input, accepted);
+      if (refused) return refuse(refused.message, refused.extra);
+      accepted = frame.caller;
+      return { kind: "return", call, frame, summary };
+    }
     const request = readTransfer(call, style, toolset.transfers);
     if (!request) return { kind: "tool", call, tool: undefined };
-    const refuse = (message: string, extra = false): PlannedCall => ({ kind: "refused-transfer", call, message, extra });
     const { edge } = request;
     if (!edge) {
       return input.self.includes(request.asked)
         ? refuse(`'${input.self[0]}' already holds the conversation. ${validTargets(style, toolset.transfers)}`)
         : refuse(`Cannot hand off: '${request.asked}' is not an available transfer. ${validTargets(style, toolset.transfers)}`);
     }
-    if (accepted !== undefined)
-      return refuse(`Only one transfer per step is taken: the transfer to '${accepted}' was taken, so this one was not.`, true);
-    if (input.handoffsThisTurn >= limits.maxHandoffsPerTurn)
-      return refuse(`Handoff limit (${limits.maxHandoffsPerTurn}) reached; continue yourself.`);
-    if (input.maxHandoffs !== undefined && input.handoffCount >= input.maxHandoffs) {
-      return refuse(`Handoff limit for this conversation (${input.maxHandoffs}) reached; continue yourself.`);
-    }
+    const refused = limitRefusal(input, accepted);
+    if (refused) return refuse(refused.message, refused.extra);
     if (input.visited?.has(edge.target.name)) return refuse(`Cannot hand off to '${edge.target.name}': already visited in this turn.`);
+    if (edge.returns && (input.callerDepth ?? 0) >= input.limits.maxReturnDepth)
+      return refuse(
+        `Cannot hand off to '${edge.target.name}': ${input.limits.maxReturnDepth} agents already wait for the conversation to come back (maxReturnDepth).`,
+      );
     let parsedInput: Record<string, unknown> | undefined;
     if (edge.inputSchema) {
       const parsed = edge.inputSchema.safeParse(request.input);
@@ -71,4 +87,24 @@ export function planToolCalls(input: PlanInput): PlannedCall[] {
       ...(parsedInput ? { input: parsedInput } : {}),
     };
   });
+}
+
+/** The limits every handoff of a step answers to, returns included: one per step, per turn and per conversation. */
+function limitRefusal(input: PlanInput, accepted: string | undefined): { message: string; extra: boolean } | undefined {
+  if (accepted !== undefined)
+    return { message: `Only one transfer per step is taken: the transfer to '${accepted}' was taken, so this one was not.`, extra: true };
+  if (input.handoffsThisTurn >= input.limits.maxHandoffsPerTurn)
+    return { message: `Handoff limit (${input.limits.maxHandoffsPerTurn}) reached; continue yourself.`, extra: false };
+  if (input.maxHandoffs !== undefined && input.handoffCount >= input.maxHandoffs)
+    return { message: `Handoff limit for this conversation (${input.maxHandoffs}) reached; continue yourself.`, extra: false };
+  return undefined;
+}
+
+function readSummary(raw: string): string | undefined {
+  try {
+    const args = JSON.parse(raw || "{}") as { summary?: unknown };
+    return typeof args.summary === "string" && args.summary.trim() ? args.summary.trim() : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -23,6 +23,26 @@ export interface HandoffOptions {
   isEnabled?: boolean | ((state: HandoffState) => boolean);
   /** Trims what the target sees after this handoff; what is stored does not change. */
   historyFilter?: (messages: readonly Message[]) => Message[];
+  /**
+   * The target gives the conversation back to the agent that handed off: once it has given its
+   * final answer of a turn (`on-answer`), or when it calls `return_to_<caller>` with a summary
+   * (`on-call`), however many turns that takes. Returns follow a stack: A → B → C returns to B, then A.
+   */
+  returns?: ReturnMode;
+}
+
+/** When a returning handoff gives the conversation back: after the target's answer, or when it calls its return tool. */
+export type ReturnMode = "on-answer" | "on-call";
+
+/** An agent waiting for the conversation to come back to it: the caller stack holds one per returning handoff. */
+export interface CallerFrame {
+  /** The agent that handed off and gets the conversation back. */
+  caller: string;
+  /** The agent it handed off to, which gives it back. */
+  callee: string;
+  mode: ReturnMode;
+  /** The transfer call that opened the frame. */
+  toolCallId: string;
 }
 
 /** A handoff the runtime took: stored with the conversation and streamed as the `handoff` event. */
@@ -34,6 +54,8 @@ export interface HandoffRecord {
   /** The typed handoff input, when the handoff has an inputSchema. */
   input?: Record<string, unknown>;
   stepIndex: number;
+  /** `return`: the conversation went back to the agent that handed off (its summary is the `reason`). */
+  kind?: "return";
 }
 
 /** What the network's `onHandoff` hook is told. */

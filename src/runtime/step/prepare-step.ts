@@ -6,7 +6,9 @@ import { RuntimeError } from "../errors.ts";
 import type { RunEvent } from "../events.ts";
 import { remoteTools } from "../mcp.ts";
 import type { Message } from "../messages.ts";
-import type { AgentToolset } from "../network.ts";
+import type { AgentToolset, Network } from "../network.ts";
+import { answerReturn, openReturn, returnToolSpec } from "../handoff/returns.ts";
+import type { CallerFrame } from "../handoff/types.ts";
 import { toolSpec } from "../tool.ts";
 import type { RunContext, TurnState } from "../turn-state.ts";
 
@@ -20,6 +22,10 @@ export interface PreparedStep {
   compaction: CompactionResult | undefined;
   /** MCP servers whose tools are missing from this step, and why. */
   warnings: RunEvent[];
+  /** The frame the holder's return tool closes (on-call), with the agent it returns to. */
+  returnTo?: { frame: CallerFrame; target: Agent } | undefined;
+  /** The frame the holder's final answer closes (on-answer), with the agent it returns to. */
+  answerTo?: { frame: CallerFrame; target: Agent } | undefined;
 }
 
 /** The limits a step must pass before it starts: the agent's steps in this turn, and the budgets' model calls. */
@@ -45,9 +51,17 @@ export async function prepareStep(run: RunContext, state: TurnState): Promise<Pr
   );
   // In the append mode the system prompt stays the entry agent's; targets' instructions are in the history.
   const instructions = (network.options.systemPrompt === "append" ? network.entry : agent).instructionsFor({ context: state.context });
-  const compaction = await compactIfNeeded(run, state, instructions, toolset.specs);
+  const returnTo = withTarget(network, openReturn(state.callers, agent.name));
+  const answerTo = withTarget(network, answerReturn(state.callers, agent.name));
+  const offered = returnTo ? { ...toolset, specs: [...toolset.specs, returnToolSpec(returnTo.frame)] } : toolset;
+  const compaction = await compactIfNeeded(run, state, instructions, offered.specs);
   const messages = visibleHistory(network, compaction ? { ...state, compaction: compaction.compaction } : state);
-  return { stepIndex, agent, toolset, instructions, messages, compaction, warnings };
+  return { stepIndex, agent, toolset: offered, instructions, messages, compaction, warnings, returnTo, answerTo };
+}
+
+function withTarget(network: Network, frame: CallerFrame | undefined): { frame: CallerFrame; target: Agent } | undefined {
+  const target = frame && network.get(frame.caller);
+  return frame && target ? { frame, target } : undefined;
 }
 
 /**

@@ -56,6 +56,8 @@ export async function resolveCalls(
     visited: network.options.allowRevisit
       ? undefined
       : new Set([state.handoffs[0]?.from ?? agent.name, ...state.handoffs.map((h) => h.to)]),
+    returnFrame: prepared.returnTo?.frame,
+    callerDepth: state.callers.length,
   });
   const regular = plan.filter((p) => p.kind === "tool").length;
   checkBudgets(network.options.budgets, addUsage(state.turnUsage, stepUsage), addUsage(state.conversationUsage, stepUsage), {
@@ -108,6 +110,11 @@ async function answer(
       return { outcome: errorOutcome(planned.message), counts: false };
     case "transfer": {
       const text = `Transferred to '${planned.edge.target.name}'.${planned.reason ? ` ${planned.reason}` : ""}`;
+      return { outcome: { result: text, content: text, isError: false }, counts: false };
+    }
+    case "return": {
+      // The caller reads the summary here, in the history, when it takes the conversation back.
+      const text = `Returned the conversation to '${planned.frame.caller}'. Summary: ${planned.summary}`;
       return { outcome: { result: text, content: text, isError: false }, counts: false };
     }
     default: {

@@ -6,7 +6,8 @@ import { estimateTokens } from "../compaction.ts";
 import type { RunEvent } from "../events.ts";
 import { argsOf, toolMessage } from "../execute-tool-call.ts";
 import type { PlannedCall } from "../handoff/rules.ts";
-import type { HandoffRecord } from "../handoff/types.ts";
+import type { CallerFrame, HandoffRecord } from "../handoff/types.ts";
+import type { Agent } from "../agent.ts";
 import type { AssistantMessage, Message, ToolMessage } from "../messages.ts";
 import type { NetworkOptions } from "../network.ts";
 import type { StepCommit } from "../store-port.ts";
@@ -23,11 +24,24 @@ export interface StepOutcome {
   /** Announced once the commit is stored, in call order: results, approvals asked for, the handoff. */
   events: RunEvent[];
   next: TurnState;
+  /** A transfer or an on-call return: the turn goes on as its target. */
   handoff: HandoffRecord | undefined;
+  /** An on-answer return: the turn ends, and the next message goes to the caller. */
+  returned: HandoffRecord | undefined;
   pending: PendingApproval[];
 }
 
 type AcceptedHandoff = Extract<PlannedCall, { kind: "transfer" }>;
+type TakenHandoff = Extract<PlannedCall, { kind: "transfer" | "return" }>;
+
+/** Who holds the conversation after the step, the record of how it changed hands, and the caller stack. */
+interface Holder {
+  record: HandoffRecord | undefined;
+  target: Agent | undefined;
+  callers: readonly CallerFrame[];
+  /** The change ends the turn (an on-answer return). */
+  ends: boolean;
+}
 
 /** What the step's model calls spent: its answer and any summary calls. */
 export function stepUsage(prepared: PreparedStep, step: ModelStepResult): UsageTotals {
@@ -51,12 +65,14 @@ export function buildStepCommit(input: {
     content: step.text || null,
     ...(kept.length ? { toolCalls: kept.map((r) => r.call) } : {}),
   };
-  const accepted = records.map((r) => r.plan).find((p): p is AcceptedHandoff => p.kind === "transfer");
-  const handoff = accepted && handoffRecord(accepted, agent.name, prepared.stepIndex);
+  const taken = records.map((r) => r.plan).find((p): p is TakenHandoff => p.kind === "transfer" || p.kind === "return");
+  const accepted = taken?.kind === "transfer" ? taken : undefined;
   const results = kept.map((r) => (r.answer ? toolMessage(r.call, r.answer.outcome) : null));
   const pending = records
     .filter((r) => r.awaitsApproval)
     .map((r) => ({ toolCallId: r.call.id, name: r.call.name, args: argsOf(r.call), agent: agent.name }));
+  const holder = nextHolder(state, prepared, taken, step.toolCalls.length === 0 && pending.length === 0);
+  const handoff = holder.record;
   const context = accepted?.input ? { ...state.context, ...accepted.input } : undefined;
   const appended = appendedPrompt(accepted, options, context ?? state.context);
   const complete = pending.length === 0 ? [assistant, ...results.filter((r): r is ToolMessage => r !== null), ...appended] : [];
@@ -65,7 +81,8 @@ export function buildStepCommit(input: {
     modelCalled: true,
     spent,
     errorSteps: countErrorSteps(state.errorSteps, answersOf(records)),
-    handoff: handoff && accepted ? { record: handoff, target: accepted.edge.target } : undefined,
+    handoff: handoff && holder.target ? { record: handoff, target: holder.target } : undefined,
+    callers: holder.callers,
     context,
     compaction: compaction?.compaction,
     calibration: calibration(prepared, step, options),
@@ -74,6 +91,7 @@ export function buildStepCommit(input: {
     messages: complete,
     activeAgent: next.agent.name,
     usage: spent,
+    ...(next.callers !== state.callers ? { callers: [...next.callers] } : {}),
     ...(handoff ? { handoff } : {}),
     ...(context ? { context } : {}),
     ...(compaction ? { compaction: compaction.compaction } : {}),
@@ -81,7 +99,42 @@ export function buildStepCommit(input: {
     // system message waits with the step, so it follows the step's results in the history.
     ...(pending.length > 0 ? { suspension: suspensionOf(prepared.stepIndex, assistant, results, pending, appended, next) } : {}),
   };
-  return { commit, events: announcements(records, pending, handoff), next, handoff, pending };
+  return {
+    commit,
+    events: announcements(records, pending, handoff),
+    next,
+    handoff: holder.ends ? undefined : handoff,
+    returned: holder.ends ? handoff : undefined,
+    pending,
+  };
+}
+
+/**
+ * A transfer hands the conversation on (a returning one opens a caller frame); an on-call return
+ * closes the top frame and the caller carries on; a final answer closes an on-answer frame and ends
+ * the turn with the caller holding the conversation.
+ */
+function nextHolder(state: TurnState, prepared: PreparedStep, taken: TakenHandoff | undefined, finalAnswer: boolean): Holder {
+  const from = prepared.agent.name;
+  const stepIndex = prepared.stepIndex;
+  if (taken?.kind === "transfer") {
+    const target = taken.edge.target;
+    const mode = taken.edge.returns;
+    const opened = mode ? [...state.callers, { caller: from, callee: target.name, mode, toolCallId: taken.call.id }] : state.callers;
+    return { record: handoffRecord(taken, from, stepIndex), target, callers: opened, ends: false };
+  }
+  const closing = taken?.kind === "return" ? prepared.returnTo : finalAnswer ? prepared.answerTo : undefined;
+  if (!closing) return { record: undefined, target: undefined, callers: state.callers, ends: false };
+  const record: HandoffRecord = {
+    from,
+    to: closing.frame.caller,
+    // An on-answer return has no call of its own: its id is the transfer's that opened the frame, marked.
+    toolCallId: taken ? taken.call.id : `${closing.frame.toolCallId}:returned`,
+    ...(taken?.kind === "return" ? { reason: taken.summary } : {}),
+    stepIndex,
+    kind: "return",
+  };
+  return { record, target: closing.target, callers: state.callers.slice(0, -1), ends: !taken };
 }
 
 function handoffRecord(accepted: AcceptedHandoff, from: string, stepIndex: number): HandoffRecord {
