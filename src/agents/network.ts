@@ -1,4 +1,4 @@
-import { Agent, type McpServerConfig, Network, type NetworkOptions } from "../runtime/index.ts";
+import { Agent, handoff, type McpServerConfig, Network, type NetworkOptions } from "../runtime/index.ts";
 import { calculatorTools, changeAddress, lookupOrder, refund } from "./tools.ts";
 import { serveTrackingMcp } from "./tracking-mcp.ts";
 
@@ -53,8 +53,10 @@ export function createSupportNetwork(
     description: "Routes the customer to the right specialist.",
     instructions:
       "You route customers. Ask at most one clarifying question, then transfer billing questions to billing, delivery questions to shipping and calculations to calculator.",
-    handoffs: [billing, shipping, calculator],
+    // The calculator gives the conversation back to whoever asked once it has answered.
+    handoffs: [billing, shipping, handoff(calculator, { returns: "on-answer" })],
   });
   for (const specialist of [billing, shipping, calculator]) specialist.addHandoff(triage);
+  for (const caller of [billing, shipping]) caller.addHandoff(handoff(calculator, { returns: "on-answer" }));
   return new Network(triage, { ...options, defaultModel });
 }

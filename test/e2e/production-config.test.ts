@@ -49,27 +49,27 @@ describe("wrangler dev with the production configuration", () => {
       body: JSON.stringify({
         id,
         answers: [
-          { toolCalls: [{ id: "c1", name: "transfer_to_calculator", arguments: JSON.stringify({ reason: "maths" }) }] },
-          { toolCalls: [{ id: "c2", name: "multiply_numbers", arguments: JSON.stringify({ a: 6, b: 7 }) }] },
-          { text: "6 * 7 = 42" },
-          { text: "Still the calculator." },
+          { toolCalls: [{ id: "c1", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "a charge" }) }] },
+          { toolCalls: [{ id: "c2", name: "lookup_order", arguments: JSON.stringify({ orderId: "A1001" }) }] },
+          { text: "Charged twice." },
+          { text: "Still billing." },
         ],
       }),
     });
-    const first = await chat(provider.url, "e2e-provider", `What is 6 * 7? [${id}]`);
+    const first = await chat(provider.url, "e2e-provider", `Was I charged twice? [${id}]`);
     assert.deepEqual(
       first.map((e) => e.id),
       first.map((_, i) => first[0]!.id + i),
       "event ids increase by one",
     );
-    assert.equal(first.find((e) => e.type === "tool-result" && e.name === "multiply_numbers")?.result, 42);
+    assert.equal((first.find((e) => e.type === "tool-result" && e.name === "lookup_order")?.result as { charges?: number })?.charges, 2);
     assert.equal(first.at(-1)?.type, "done");
     const second = await chat(provider.url, "e2e-provider", "thanks");
-    assert.equal(second[0]?.agent, "calculator");
+    assert.equal(second[0]?.agent, "billing");
     assert.ok(second[0]!.id > first.at(-1)!.id, "ids keep increasing across turns");
     const sent = (await (await fetch(`${fake.url}/__scenarios/${id}`)).json()) as {
       requests: Array<{ messages: Array<{ role: string; content: string }> }>;
     };
-    assert.match(sent.requests[3]!.messages[0]!.content, /^You are a calculator assistant/);
+    assert.match(sent.requests[3]!.messages[0]!.content, /^You are the billing specialist/);
   });
 });

@@ -71,8 +71,8 @@ describe("POST /v1/conversations/:id/messages through the Worker, the real opena
       "lookup_order",
       "refund",
       "transfer_to_triage",
-      "transfer_to_shipping",
       "transfer_to_calculator",
+      "transfer_to_shipping",
     ]);
     expect(requests[1]!.messages.slice(1).map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
     expect(requests[1]!.messages[2]).toMatchObject({ tool_calls: [{ id: "call_t", function: { name: "transfer_to_billing" } }] });
@@ -100,7 +100,12 @@ describe("POST /v1/conversations/:id/messages through the Worker, the real opena
     const events = await chat(s.conversationId, s.tag("Solve x^2 - 5x + 6 = 0."));
     const results = events.flatMap((e) => (e.type === "tool-result" && e.name !== "transfer_to_calculator" ? [e.result] : []));
     expect(results).toEqual([25, 24, 1, 1, 6, 4, 3, 2]);
-    expect(events.at(-1)).toMatchObject({ type: "done", agent: "calculator", text: "The solutions are x = 2 and x = 3." });
+    // The calculator answers, then gives the conversation back to triage, which handed it over.
+    expect(events.at(-1)).toMatchObject({ type: "done", agent: "triage", text: "The solutions are x = 2 and x = 3." });
+    expect(events.filter((e) => e.type === "handoff")).toMatchObject([
+      { from: "triage", to: "calculator" },
+      { from: "calculator", to: "triage", kind: "return" },
+    ]);
     const { requests } = await s.sent();
     expect(requests[1]!.tools!.map((t) => t.function.name).slice(0, 6)).toEqual([
       "sum_numbers",
@@ -266,8 +271,8 @@ describe("GET /v1/agents", () => {
     expect(body.entry).toBe("triage");
     expect(body.agents.map((a) => [a.name, a.tools, a.handoffs])).toEqual([
       ["triage", [], ["billing", "shipping", "calculator"]],
-      ["billing", ["lookup_order", "refund"], ["triage", "shipping", "calculator"]],
-      ["shipping", ["lookup_order", "change_address"], ["triage", "billing", "calculator"]],
+      ["billing", ["lookup_order", "refund"], ["triage", "calculator", "shipping"]],
+      ["shipping", ["lookup_order", "change_address"], ["triage", "calculator", "billing"]],
       [
         "calculator",
         ["sum_numbers", "multiply_numbers", "subtract_numbers", "divide_numbers", "power", "square_root"],

@@ -287,14 +287,14 @@ describe("crash consistency", () => {
 
   it("an eviction between turns loses nothing: the next start reads the stored state back", async () => {
     const s = await scenario([
-      { toolCalls: [{ id: "t", name: "transfer_to_calculator", arguments: "{}" }] },
-      { text: "calc" },
-      { text: "calc again" },
+      { toolCalls: [{ id: "t", name: "transfer_to_shipping", arguments: "{}" }] },
+      { text: "shipping" },
+      { text: "shipping again" },
     ]);
-    const first = await chat(s.conversationId, s.tag("2 + 2"));
+    const first = await chat(s.conversationId, s.tag("my parcel"));
     await evictDurableObject(env.CONVERSATIONS.getByName(s.conversationId));
-    const second = await chat(s.conversationId, "and 3 + 3?");
-    expect(second[0]).toMatchObject({ type: "run-start", agent: "calculator", id: first.at(-1)!.id + 1 });
+    const second = await chat(s.conversationId, "and the other one?");
+    expect(second[0]).toMatchObject({ type: "run-start", agent: "shipping", id: first.at(-1)!.id + 1 });
     expect((await stored(s.conversationId)).messages).toHaveLength(6);
   });
 });
