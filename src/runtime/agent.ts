@@ -8,6 +8,8 @@ import type { Tool } from "./tool.ts";
 /** What an agent's instructions and tools can read: the context handoffs have carried so far. */
 export interface AgentContext {
   context: Readonly<Record<string, unknown>>;
+  /** This agent's own state in the conversation (its `state` schema's), kept across its tenures. */
+  state: Readonly<Record<string, unknown>>;
 }
 
 /** A handoff target with its options; `handoff(billing, { inputSchema })` makes one. */
@@ -40,6 +42,22 @@ export interface AgentConfig {
   outputGuardrails?: Guardrail[];
   /** Token budget of a request while this agent holds the conversation; over it, older turns are summarized. */
   contextBudget?: number;
+  /**
+   * A small state of this agent's own, kept with the conversation across its tenures: its
+   * instructions function and its tools read it, tools change it with `ctx.setState`. Every field
+   * needs a default: the state starts as the schema's parse of `{}`.
+   */
+  state?: z.ZodObject;
+}
+
+function initialState(config: AgentConfig): Readonly<Record<string, unknown>> {
+  if (!config.state) return {};
+  const parsed = config.state.safeParse({});
+  if (!parsed.success)
+    throw new TypeError(
+      `Agent '${config.name}': every field of its state needs a default (the state starts as {}): ${z.prettifyError(parsed.error)}`,
+    );
+  return parsed.data;
 }
 
 /**
@@ -60,6 +78,9 @@ export class Agent {
   readonly inputGuardrails: readonly Guardrail[];
   readonly outputGuardrails: readonly Guardrail[];
   readonly contextBudget: number | undefined;
+  readonly stateSchema: z.ZodObject | undefined;
+  /** The state this agent starts with in a conversation: `{}` without a schema. */
+  readonly initialState: Readonly<Record<string, unknown>>;
   readonly #handoffs: Handoff[];
 
   constructor(config: AgentConfig) {
@@ -76,6 +97,8 @@ export class Agent {
     this.inputGuardrails = [...(config.inputGuardrails ?? [])];
     this.outputGuardrails = [...(config.outputGuardrails ?? [])];
     this.contextBudget = config.contextBudget;
+    this.stateSchema = config.state;
+    this.initialState = initialState(config);
     this.#handoffs = (config.handoffs ?? []).map((h) => (h instanceof Agent ? { agent: h } : h));
   }
 

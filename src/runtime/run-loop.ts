@@ -12,6 +12,7 @@ import type { Message } from "./messages.ts";
 import type { ModelRequest } from "./model-port.ts";
 import type { RunItemsOptions, RunTurnOptions, TurnItem } from "./run-options.ts";
 import { commit } from "./commit.ts";
+import type { StateUpdates } from "./tool-context.ts";
 import type { TurnStore } from "./store-port.ts";
 import { type ModelStepResult, streamModelCall } from "./step/call-model.ts";
 import { decideNextStep, tooManyErrors } from "./step/next-step.ts";
@@ -150,7 +151,8 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   const step = yield* streamModelCall(run.options.model, modelRequest(run, prepared));
   run.signal.throwIfAborted();
   for (const call of step.toolCalls) yield { type: "tool-call", toolCallId: call.id, name: call.name, args: argsOf(call) };
-  const records = await resolveCalls(run, state, prepared, step.toolCalls, stepUsage(prepared, step));
+  const stateUpdates: StateUpdates = new Map();
+  const records = await resolveCalls(run, state, prepared, step.toolCalls, stepUsage(prepared, step), stateUpdates);
   for (const r of records) {
     if (r.blocked !== null) yield { type: "guardrail", kind: "tool", agent: prepared.agent.name, reason: r.blocked, toolCallId: r.call.id };
   }
@@ -160,7 +162,7 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
     yield { type: "guardrail", kind: "output", agent: prepared.agent.name, reason: answerBlocked };
     throw new RuntimeError("guardrail_blocked", `The answer was blocked: ${answerBlocked}`);
   }
-  const outcome = buildStepCommit({ state, prepared, step, records, options: network.options });
+  const outcome = buildStepCommit({ state, prepared, step, records, options: network.options, stateUpdates });
   const item = await commit(run, outcome.commit);
   if (item) yield item;
   for (const event of outcome.events) yield event;

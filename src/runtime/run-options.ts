@@ -34,6 +34,8 @@ export interface RunTurnOptions {
   lastHandoff?: HandoffRecord;
   /** Agents waiting for the conversation to come back (returning handoffs), the next to get it last. */
   callers?: readonly CallerFrame[];
+  /** Each agent's own state, by name, as stored (see `AgentConfig.state`). */
+  agentStates?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   /** What handoffs have carried so far (typed handoff input). */
   context?: Record<string, unknown>;
   /** What the conversation has spent before this leg, for its budgets. */

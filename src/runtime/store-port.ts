@@ -12,6 +12,8 @@ export interface StepCommit {
   handoff?: HandoffRecord;
   /** The caller stack after this step. */
   callers?: CallerFrame[];
+  /** Agents' states this step's tools changed, by agent name. */
+  agentStates?: Record<string, Record<string, unknown>>;
   /** A suspension to store (the step waits for approvals), or null to clear the stored one. */
   suspension?: Suspension | null;
   /** The conversation's context after a handoff that carried input. */
@@ -38,6 +40,8 @@ export interface CommittedState {
   context: Record<string, unknown>;
   /** Agents waiting for the conversation to come back, the next to get it last. */
   callers: CallerFrame[];
+  /** Each agent's own state, by name. */
+  agentStates: Record<string, Record<string, unknown>>;
 }
 
 /** Applies one commit to the stored state: every store uses it (the Durable Object's and the tests'), so they cannot disagree. */
@@ -49,5 +53,6 @@ export function applyCommit<S extends CommittedState>(state: S, commit: StepComm
     ...(commit.suspension === undefined ? {} : { suspension: commit.suspension }),
     ...(commit.context ? { context: commit.context } : {}),
     ...(commit.callers ? { callers: commit.callers } : {}),
+    ...(commit.agentStates ? { agentStates: { ...state.agentStates, ...commit.agentStates } } : {}),
   };
 }

@@ -4,14 +4,35 @@ import { Network } from "./network.ts";
 import type { DelegateAgent, ToolContext } from "./tool.ts";
 import type { RunContext, TurnState } from "./turn-state.ts";
 
-export function toolContext(run: RunContext, state: TurnState, agent: string): Omit<ToolContext, "toolCallId" | "idempotencyKey"> {
+/** States tools of one step set, by agent name: committed with the step. */
+export type StateUpdates = Map<string, Record<string, unknown>>;
+
+export function toolContext(
+  run: RunContext,
+  state: TurnState,
+  agent: string,
+  updates: StateUpdates,
+): Omit<ToolContext, "toolCallId" | "idempotencyKey"> {
+  const owner = run.options.network.get(agent);
   return {
     conversationId: run.options.conversationId,
     agent,
     signal: run.signal,
     context: state.context,
+    get state() {
+      return updates.get(agent) ?? agentState(state, owner);
+    },
+    setState: (next) => {
+      if (!owner?.stateSchema) throw new TypeError(`Agent '${agent}' has no state: give it a \`state\` schema to keep one.`);
+      updates.set(agent, owner.stateSchema.parse(next));
+    },
     delegate: (delegate, request) => delegateTo(run, delegate, request),
   };
+}
+
+/** An agent's state in the turn: as stored, else the one it starts with. */
+export function agentState(state: Pick<TurnState, "agentStates">, agent: Agent | undefined): Readonly<Record<string, unknown>> {
+  return (agent && state.agentStates[agent.name]) ?? agent?.initialState ?? {};
 }
 
 /** The agent runs on a fresh context with only the request; its final text comes back. */

@@ -18,6 +18,10 @@ export interface ToolContext {
   signal: AbortSignal;
   /** What handoffs have carried into the conversation (typed handoff input). */
   context: Readonly<Record<string, unknown>>;
+  /** The calling agent's own state (its `state` schema's); `{}` for an agent without one. */
+  state: Readonly<Record<string, unknown>>;
+  /** Replaces the calling agent's state, checked against its schema; committed with the step. */
+  setState(next: Record<string, unknown>): void;
   /** Runs another agent (an `Agent`) on a fresh context and resolves to its final text (agent-as-tool). */
   delegate(agent: DelegateAgent, request: string): Promise<string>;
 }

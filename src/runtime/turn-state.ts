@@ -28,6 +28,8 @@ export interface TurnState {
   readonly lastHandoff: HandoffRecord | undefined;
   /** Agents waiting for the conversation to come back, the next to get it last. */
   readonly callers: readonly CallerFrame[];
+  /** Each agent's own state, by name (agents that never changed theirs are absent). */
+  readonly agentStates: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   readonly context: Readonly<Record<string, unknown>>;
   readonly turnUsage: UsageTotals;
   readonly conversationUsage: UsageTotals;
@@ -56,6 +58,8 @@ export interface TurnChange {
   handoff?: { record: HandoffRecord; target: Agent } | undefined;
   /** The caller stack after a returning handoff opened a frame or a return closed one. */
   callers?: readonly CallerFrame[] | undefined;
+  /** Agents' states that tools changed. */
+  agentStates?: Readonly<Record<string, Readonly<Record<string, unknown>>>> | undefined;
   context?: Readonly<Record<string, unknown>> | undefined;
   /** Added to the turn's and the conversation's usage. */
   spent?: UsageTotals;
@@ -76,6 +80,7 @@ export function initialTurnState(options: RunItemsOptions, agent: Agent, callers
     stepIndex: resumed ? resumed.stepIndex + 1 : 0,
     lastHandoff: options.lastHandoff,
     callers,
+    agentStates: { ...options.agentStates },
     context: { ...options.context },
     turnUsage: resumed?.turnUsage ?? NO_USAGE,
     conversationUsage: options.usage ?? NO_USAGE,
@@ -97,6 +102,7 @@ export function advance(state: TurnState, change: TurnChange): TurnState {
     stepIndex: modelCalled ? state.stepIndex + 1 : state.stepIndex,
     lastHandoff: handoff ? handoff.record : state.lastHandoff,
     callers: change.callers ?? state.callers,
+    agentStates: change.agentStates ? { ...state.agentStates, ...change.agentStates } : state.agentStates,
     context: change.context ?? state.context,
     turnUsage: spent ? addUsage(state.turnUsage, spent) : state.turnUsage,
     conversationUsage: spent ? addUsage(state.conversationUsage, spent) : state.conversationUsage,

@@ -32,6 +32,8 @@ interface StoredState {
   context: Record<string, unknown>;
   /** Agents waiting for the conversation to come back (returning handoffs), the next to get it last. */
   callers: CallerFrame[];
+  /** Each agent's own state, by name. */
+  agentStates: Record<string, Record<string, unknown>>;
   /**
    * Bound into every conversation token's signature: a token passes only while it matches, so
    * deleting the conversation (or rotating it) revokes every token issued before. Absent on
@@ -70,6 +72,7 @@ export interface ForkSnapshot {
   handoffCount: number;
   context: Record<string, unknown>;
   callers: CallerFrame[];
+  agentStates: Record<string, Record<string, unknown>>;
   messages: Array<{ turn: number; data: string }>;
   handoffs: Array<{ turn: number; data: string }>;
   compactions: Array<{ turn: number; replaces: number; summary: string; agent: string }>;
@@ -112,6 +115,8 @@ export interface TurnOpening {
   context: Record<string, unknown>;
   /** Absent on turns stored before returning handoffs. */
   callers?: CallerFrame[];
+  /** Absent on turns stored before agents kept states. */
+  agentStates?: Record<string, Record<string, unknown>>;
 }
 
 export interface StoredHandoff extends HandoffRecord {
@@ -161,7 +166,13 @@ export class ConversationStore {
         } = JSON.parse(row.data) as StoredState & { lastEventId?: number; turn?: number };
         const turn = this.#sql.exec<{ turn: number | null }>(`SELECT max(turn) AS turn FROM turns`).one().turn ?? 0;
         // Conversations stored before returning handoffs have no caller stack.
-        this.#state = { ...stored, callers: stored.callers ?? [], turn, lastEventId: this.#maxEventId() };
+        this.#state = {
+          ...stored,
+          callers: stored.callers ?? [],
+          agentStates: stored.agentStates ?? {},
+          turn,
+          lastEventId: this.#maxEventId(),
+        };
       }
     }
     return this.#state;
@@ -249,6 +260,7 @@ export class ConversationStore {
       decisions: [],
       context: {},
       callers: [],
+      agentStates: {},
       grant,
     };
     this.#transaction(() => this.#writeState(state));
@@ -273,6 +285,7 @@ export class ConversationStore {
             handoffCount: previous.handoffCount,
             context: previous.context,
             callers: previous.callers,
+            agentStates: previous.agentStates,
           };
     this.#unwrittenTurn = { turn: next.turn, startedAt: Date.now(), opening };
     this.#state = next;
@@ -299,6 +312,7 @@ export class ConversationStore {
       handoffCount: opening.handoffCount,
       context: opening.context,
       callers: opening.callers ?? [],
+      agentStates: opening.agentStates ?? {},
       suspension: null,
       decisions: [],
     };
@@ -330,6 +344,7 @@ export class ConversationStore {
       handoffCount: after.handoffCount,
       context: after.context,
       callers: after.callers ?? [],
+      agentStates: after.agentStates ?? {},
       messages: rows<{ turn: number; data: string }>(`SELECT turn, data FROM messages WHERE turn <= ? ORDER BY seq`),
       handoffs: rows<{ turn: number; data: string }>(`SELECT turn, data FROM handoffs WHERE turn <= ? ORDER BY seq`),
       compactions: rows<ForkSnapshot["compactions"][number]>(
@@ -343,13 +358,14 @@ export class ConversationStore {
 
   /** Stores a new conversation from another's snapshot: its rows as they were, a state of its own, no events. */
   importFork(conversationId: string, grant: string, snapshot: ForkSnapshot): ConversationState {
-    const { activeAgent, handoffCount, context, callers } = snapshot;
+    const { activeAgent, handoffCount, context, callers, agentStates } = snapshot;
     const state: ConversationState = {
       conversationId,
       activeAgent,
       handoffCount,
       context,
       callers,
+      agentStates,
       suspension: null,
       decisions: [],
       grant,
@@ -412,6 +428,7 @@ export class ConversationStore {
       commit.handoff !== undefined ||
       commit.suspension !== undefined ||
       commit.context !== undefined ||
+      commit.agentStates !== undefined ||
       JSON.stringify(next.callers) !== JSON.stringify(state.callers);
     this.#transaction(() => {
       for (const message of messages) this.#exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(message));

@@ -517,6 +517,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       activeAgent: state.activeAgent,
       handoffCount: state.handoffCount,
       callers: state.callers,
+      agentStates: state.agentStates,
       ...(lastHandoff ? { lastHandoff } : {}),
       ...(compaction ? { compaction } : {}),
       context: state.context ?? {},

@@ -19,6 +19,8 @@ export class MemoryStore implements TurnStore {
   context: Record<string, unknown> = {};
   /** Agents waiting for the conversation to come back. */
   callers: CallerFrame[] = [];
+  /** Each agent's own state, by name. */
+  agentStates: Record<string, Record<string, unknown>> = {};
 
   constructor(activeAgent: string) {
     this.activeAgent = activeAgent;
@@ -27,8 +29,8 @@ export class MemoryStore implements TurnStore {
   commitStep(commit: StepCommit): void {
     this.commits.push(structuredClone(commit));
     this.history.push(...structuredClone(commit.messages));
-    const { activeAgent, handoffCount, suspension, context, callers } = applyCommit(this, structuredClone(commit));
-    Object.assign(this, { activeAgent, handoffCount, suspension, context, callers });
+    const { activeAgent, handoffCount, suspension, context, callers, agentStates } = applyCommit(this, structuredClone(commit));
+    Object.assign(this, { activeAgent, handoffCount, suspension, context, callers, agentStates });
     if (commit.handoff) this.lastHandoff = structuredClone(commit.handoff);
   }
 }

@@ -44,6 +44,7 @@ export async function runScripted(
     activeAgent: store.activeAgent,
     handoffCount: store.handoffCount,
     callers: store.callers,
+    agentStates: store.agentStates,
     ...(store.lastHandoff ? { lastHandoff: store.lastHandoff } : {}),
     context: store.context,
     input: typeof input === "string" ? { kind: "message", text: input } : input,

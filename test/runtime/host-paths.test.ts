@@ -136,7 +136,7 @@ describe("the stored context", () => {
   });
 
   it("is replaced by a commit that carries one, and kept by one that does not", () => {
-    const state = { activeAgent: "a", handoffCount: 1, suspension: null, context: { order: "A7" }, callers: [] };
+    const state = { activeAgent: "a", handoffCount: 1, suspension: null, context: { order: "A7" }, callers: [], agentStates: {} };
     expect(applyCommit(state, { messages: [], activeAgent: "b" })).toEqual({ ...state, activeAgent: "b" });
     expect(applyCommit(state, { messages: [], activeAgent: "b", context: { order: "B2" } })).toEqual({
       ...state,

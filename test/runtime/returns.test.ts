@@ -2,10 +2,11 @@
  * Handoffs that come back: `handoff(agent, { returns })`. On answer, the target gives the
  * conversation back once it has answered; on call, it is offered `return_to_<caller>` and keeps the
  * conversation until it calls it. Returns follow a caller stack, answer to the loop guards, and
- * survive a deploy that removed an agent on the stack.
+ * survive a deploy that removed an agent on the stack. An agent's own state persists across its tenures.
  */
 import { describe, expect, it } from "vitest";
-import { Agent, handoff, Network, type RunEvent } from "../../src/runtime/index.ts";
+import * as z from "zod";
+import { Agent, handoff, Network, type RunEvent, tool } from "../../src/runtime/index.ts";
 import { MemoryStore, runScripted } from "../../src/testing/index.ts";
 
 const handoffs = (events: RunEvent[]) =>
@@ -176,5 +177,78 @@ describe("a handoff that returns on call", () => {
     expect(store.commits[0]!.callers).toEqual([{ caller: "triage", callee: "calculator", mode: "on-call", toolCallId: "t" }]);
     expect(model.requests.map((r) => r.agent)).toEqual(["calculator", "triage"]);
     expect([store.activeAgent, store.callers]).toEqual(["triage", []]);
+  });
+});
+
+describe("an agent's own state", () => {
+  const counter = tool({
+    name: "count_visit",
+    description: "Counts this visit.",
+    parameters: z.object({ topic: z.string() }),
+    execute: ({ topic }, ctx) => {
+      const state = ctx.state as { visits: number; topics: string[] };
+      ctx.setState({ visits: state.visits + 1, topics: [...state.topics, topic] });
+      return { visits: state.visits + 1 };
+    },
+  });
+
+  function stateful() {
+    const calculator = new Agent({
+      name: "calculator",
+      description: "Computes.",
+      instructions: ({ state }) => `You compute. Visits so far: ${String(state.visits)}.`,
+      tools: [counter],
+      state: z.object({ visits: z.number().int().default(0), topics: z.array(z.string()).default([]) }),
+    });
+    const triage = new Agent({
+      name: "triage",
+      description: "Routes.",
+      instructions: "You route.",
+      handoffs: [handoff(calculator, { returns: "on-answer" })],
+    });
+    return new Network(triage, { defaultModel: "m", transferScope: "declared" });
+  }
+
+  it("persists across the agent's tenures: its instructions and tools read it, its tools change it", async () => {
+    const net = stateful();
+    const tenure = (topic: string) => [
+      { toolCalls: [{ name: "transfer_to_calculator", args: {} }] },
+      { toolCalls: [{ name: "count_visit", args: { topic } }] },
+      { text: `Done with ${topic}.` },
+    ];
+    const first = await runScripted(net, "sums", tenure("sums"));
+    expect(first.model.requests[1]!.instructions).toBe("You compute. Visits so far: 0.");
+    expect(first.store.agentStates).toEqual({ calculator: { visits: 1, topics: ["sums"] } });
+    expect(first.store.activeAgent).toBe("triage");
+
+    const second = await runScripted(net, "products", tenure("products"), { store: first.store });
+    expect(second.model.requests[1]!.instructions).toBe("You compute. Visits so far: 1.");
+    expect(second.events.find((e) => e.type === "tool-result" && e.name === "count_visit")).toMatchObject({ result: { visits: 2 } });
+    expect(second.store.agentStates).toEqual({ calculator: { visits: 2, topics: ["sums", "products"] } });
+  });
+
+  it("refuses a state its schema does not accept, as a tool error, and keeps the one it had", async () => {
+    const bad = tool({
+      name: "break_state",
+      description: "Writes a wrong state.",
+      parameters: z.object({}),
+      execute: (_args, ctx) => ctx.setState({ visits: "many" }),
+    });
+    const agent = new Agent({ name: "solo", instructions: "x", tools: [bad], state: z.object({ visits: z.number().default(0) }) });
+    const { events, store } = await runScripted(new Network(agent, { defaultModel: "m" }), "hi", [
+      { toolCalls: [{ name: "break_state", args: {} }] },
+      { text: "Sorry." },
+    ]);
+    expect(events.find((e) => e.type === "tool-result")).toMatchObject({
+      isError: true,
+      result: expect.stringMatching(/^Tool 'break_state' failed: .*visits/s),
+    });
+    expect(store.agentStates).toEqual({});
+  });
+
+  it("needs a default for every field, said when the agent is made", () => {
+    expect(() => new Agent({ name: "strict", instructions: "x", state: z.object({ visits: z.number() }) })).toThrow(
+      /Agent 'strict': every field of its state needs a default/,
+    );
   });
 });

@@ -33,6 +33,7 @@ export function storedState(store: MemoryStore) {
     activeAgent: store.activeAgent,
     handoffCount: store.handoffCount,
     callers: store.callers,
+    agentStates: store.agentStates,
     ...(store.lastHandoff ? { lastHandoff: store.lastHandoff } : {}),
     context: store.context,
   };

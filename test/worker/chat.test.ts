@@ -106,6 +106,7 @@ describe("POST /v1/conversations/:id/messages through the Worker, the real opena
       { from: "triage", to: "calculator" },
       { from: "calculator", to: "triage", kind: "return" },
     ]);
+    expect(await stored(s.conversationId)).toMatchObject({ activeAgent: "triage", callers: [], handoffCount: 2 });
     const { requests } = await s.sent();
     expect(requests[1]!.tools!.map((t) => t.function.name).slice(0, 6)).toEqual([
       "sum_numbers",

@@ -3,6 +3,7 @@ import type { ToolSpec } from "../tool.ts";
 import { sanitizeAgentName } from "./tool-names.ts";
 import type { CallerFrame } from "./types.ts";
 
+/** The prefix of return tools: `return_to_<caller>`. */
 export const RETURN_PREFIX = "return_to_";
 
 /** The frame the holder can close with its return tool: the top one, when it is on-call and names the holder. */
@@ -17,6 +18,7 @@ export function answerReturn(callers: readonly CallerFrame[], holder: string): C
   return top && top.mode === "on-answer" && top.callee === holder ? top : undefined;
 }
 
+/** The return tool's name for a caller, folded like transfer tool names. */
 export function returnToolName(caller: string): string {
   return `${RETURN_PREFIX}${sanitizeAgentName(caller)}`.slice(0, 64);
 }

@@ -8,6 +8,7 @@ import { remoteTools } from "../mcp.ts";
 import type { Message } from "../messages.ts";
 import type { AgentToolset, Network } from "../network.ts";
 import { answerReturn, openReturn, returnToolSpec } from "../handoff/returns.ts";
+import { agentState } from "../tool-context.ts";
 import type { CallerFrame } from "../handoff/types.ts";
 import { toolSpec } from "../tool.ts";
 import type { RunContext, TurnState } from "../turn-state.ts";
@@ -50,7 +51,8 @@ export async function prepareStep(run: RunContext, state: TurnState): Promise<Pr
     }),
   );
   // In the append mode the system prompt stays the entry agent's; targets' instructions are in the history.
-  const instructions = (network.options.systemPrompt === "append" ? network.entry : agent).instructionsFor({ context: state.context });
+  const speaker = network.options.systemPrompt === "append" ? network.entry : agent;
+  const instructions = speaker.instructionsFor({ context: state.context, state: agentState(state, speaker) });
   const returnTo = withTarget(network, openReturn(state.callers, agent.name));
   const answerTo = withTarget(network, answerReturn(state.callers, agent.name));
   const offered = returnTo ? { ...toolset, specs: [...toolset.specs, returnToolSpec(returnTo.frame)] } : toolset;

@@ -10,7 +10,7 @@ import { firstBlock } from "../guardrails.ts";
 import { type PlannedCall, planToolCalls } from "../handoff/rules.ts";
 import type { ToolCall } from "../messages.ts";
 import type { ToolContext } from "../tool.ts";
-import { toolContext } from "../tool-context.ts";
+import { type StateUpdates, toolContext } from "../tool-context.ts";
 import type { RunContext, TurnState } from "../turn-state.ts";
 import { addUsage, type UsageTotals } from "../usage.ts";
 import type { PreparedStep } from "./prepare-step.ts";
@@ -41,6 +41,7 @@ export async function resolveCalls(
   prepared: PreparedStep,
   calls: readonly ToolCall[],
   stepUsage: UsageTotals,
+  updates: StateUpdates,
 ): Promise<CallRecord[]> {
   const { network } = run.options;
   const { agent, toolset } = prepared;
@@ -81,7 +82,7 @@ export async function resolveCalls(
     plan.map((p, i): Promise<Answered> | null => {
       const reason = blocked[i];
       if (reason !== null) return Promise.resolve({ outcome: errorOutcome(`Blocked by a guardrail: ${reason}`), counts: false });
-      return gated[i] ? null : answer(p, toolContext(run, state, agent.name), available);
+      return gated[i] ? null : answer(p, toolContext(run, state, agent.name, updates), available);
     }),
   );
   // Tools that ran are answered and committed even if the run was cancelled meanwhile: what they did is real.

@@ -4,7 +4,7 @@ import type { ToolMessage } from "../messages.ts";
 import type { TurnItem } from "../run-options.ts";
 import { type ApprovalDecision, denialMessage, type PendingApproval, type Suspension } from "../suspension.ts";
 import { commit } from "../commit.ts";
-import { toolContext } from "../tool-context.ts";
+import { type StateUpdates, toolContext } from "../tool-context.ts";
 import { advance, type RunContext, type TurnState } from "../turn-state.ts";
 import { countErrorSteps, tooManyErrors } from "./next-step.ts";
 import { withRemoteTools } from "./prepare-step.ts";
@@ -18,6 +18,7 @@ export async function* settleApprovals(
   decisions: readonly ApprovalDecision[],
 ): AsyncGenerator<TurnItem, TurnState> {
   const { network } = run.options;
+  const updates: StateUpdates = new Map();
   const settled = await Promise.all(
     suspension.pending.map(async (pending): Promise<[PendingApproval, Answered]> => {
       const decision = decisions.find((d) => d.toolCallId === pending.toolCallId) ?? { toolCallId: pending.toolCallId, approved: false };
@@ -26,7 +27,7 @@ export async function* settleApprovals(
       const owner = network.get(pending.agent);
       const call = suspension.assistant.toolCalls!.find((c) => c.id === pending.toolCallId)!;
       const tools = owner ? (await withRemoteTools(run, owner, network.toolset(owner.name))).toolset.tools : new Map<string, Tool>();
-      const outcome = await executeToolCall(call, tools.get(call.name), toolContext(run, state, pending.agent), [...tools.keys()]);
+      const outcome = await executeToolCall(call, tools.get(call.name), toolContext(run, state, pending.agent, updates), [...tools.keys()]);
       return [pending, { outcome, counts: true }];
     }),
   );
@@ -39,10 +40,12 @@ export async function* settleApprovals(
     return { ...toolMessage(call, settled.find(([pending]) => pending.toolCallId === call.id)![1].outcome), approval };
   });
   const messages = [suspension.assistant, ...results, ...(suspension.trailing ?? [])];
-  const item = await commit(run, { messages, activeAgent: state.agent.name, suspension: null });
+  const agentStates = updates.size ? Object.fromEntries(updates) : undefined;
+  const item = await commit(run, { messages, activeAgent: state.agent.name, suspension: null, ...(agentStates ? { agentStates } : {}) });
   if (item) yield item;
   const next = advance(state, {
     messages,
+    agentStates,
     errorSteps: countErrorSteps(
       state.errorSteps,
       settled.map(([, answered]) => answered),

@@ -12,6 +12,7 @@ import type { AssistantMessage, Message, ToolMessage } from "../messages.ts";
 import type { NetworkOptions } from "../network.ts";
 import type { StepCommit } from "../store-port.ts";
 import type { PendingApproval, Suspension } from "../suspension.ts";
+import { agentState } from "../tool-context.ts";
 import { advance, type TurnState } from "../turn-state.ts";
 import { addUsage, modelCallUsage, NO_USAGE, type UsageTotals } from "../usage.ts";
 import type { ModelStepResult } from "./call-model.ts";
@@ -54,8 +55,11 @@ export function buildStepCommit(input: {
   step: ModelStepResult;
   records: readonly CallRecord[];
   options: Pick<NetworkOptions, "systemPrompt" | "compaction">;
+  /** Agents' states the step's tools set. */
+  stateUpdates?: ReadonlyMap<string, Record<string, unknown>>;
 }): StepOutcome {
   const { state, prepared, step, records, options } = input;
+  const agentStates = input.stateUpdates?.size ? Object.fromEntries(input.stateUpdates) : undefined;
   const { agent, compaction } = prepared;
   const spent = { ...stepUsage(prepared, step), toolCalls: records.filter((r) => r.plan.kind === "tool" && r.blocked === null).length };
   const kept = records.filter((r) => r.kept);
@@ -74,7 +78,7 @@ export function buildStepCommit(input: {
   const holder = nextHolder(state, prepared, taken, step.toolCalls.length === 0 && pending.length === 0);
   const handoff = holder.record;
   const context = accepted?.input ? { ...state.context, ...accepted.input } : undefined;
-  const appended = appendedPrompt(accepted, options, context ?? state.context);
+  const appended = appendedPrompt(accepted, options, context ?? state.context, state);
   const complete = pending.length === 0 ? [assistant, ...results.filter((r): r is ToolMessage => r !== null), ...appended] : [];
   const next = advance(state, {
     messages: complete,
@@ -83,6 +87,7 @@ export function buildStepCommit(input: {
     errorSteps: countErrorSteps(state.errorSteps, answersOf(records)),
     handoff: handoff && holder.target ? { record: handoff, target: holder.target } : undefined,
     callers: holder.callers,
+    agentStates,
     context,
     compaction: compaction?.compaction,
     calibration: calibration(prepared, step, options),
@@ -92,6 +97,7 @@ export function buildStepCommit(input: {
     activeAgent: next.agent.name,
     usage: spent,
     ...(next.callers !== state.callers ? { callers: [...next.callers] } : {}),
+    ...(agentStates ? { agentStates } : {}),
     ...(handoff ? { handoff } : {}),
     ...(context ? { context } : {}),
     ...(compaction ? { compaction: compaction.compaction } : {}),
@@ -153,10 +159,11 @@ function appendedPrompt(
   accepted: AcceptedHandoff | undefined,
   options: Pick<NetworkOptions, "systemPrompt">,
   context: Readonly<Record<string, unknown>>,
+  state: Pick<TurnState, "agentStates">,
 ): Message[] {
   if (!accepted || options.systemPrompt !== "append") return [];
   const target = accepted.edge.target;
-  return [{ role: "system", agent: target.name, content: target.instructionsFor({ context }) }];
+  return [{ role: "system", agent: target.name, content: target.instructionsFor({ context, state: agentState(state, target) }) }];
 }
 
 /** The step waits here, with the turn's state as it stands after the step, until every call is decided. */
