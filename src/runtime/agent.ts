@@ -48,6 +48,17 @@ export interface AgentConfig {
    * needs a default: the state starts as the schema's parse of `{}`.
    */
   state?: z.ZodObject;
+  /** A person, not a model (made with `humanAgent`): handed the conversation, the turn ends and the person answers. */
+  human?: boolean;
+}
+
+/**
+ * A person the model can hand the conversation to like an agent (for example a support desk):
+ * the turn ends with status `awaiting_human`, the user's next messages are stored for the person
+ * and start no model call, and the person answers and hands back through the host's operator API.
+ */
+export function humanAgent(options: { name: string; description: string }): Agent {
+  return new Agent({ name: options.name, description: options.description, instructions: "", human: true });
 }
 
 function initialState(config: AgentConfig): Readonly<Record<string, unknown>> {
@@ -79,6 +90,8 @@ export class Agent {
   readonly outputGuardrails: readonly Guardrail[];
   readonly contextBudget: number | undefined;
   readonly stateSchema: z.ZodObject | undefined;
+  /** A person (`humanAgent`): the loop never calls a model for it. */
+  readonly human: boolean;
   /** The state this agent starts with in a conversation: `{}` without a schema. */
   readonly initialState: Readonly<Record<string, unknown>>;
   readonly #handoffs: Handoff[];
@@ -98,6 +111,7 @@ export class Agent {
     this.outputGuardrails = [...(config.outputGuardrails ?? [])];
     this.contextBudget = config.contextBudget;
     this.stateSchema = config.state;
+    this.human = config.human ?? false;
     this.initialState = initialState(config);
     this.#handoffs = (config.handoffs ?? []).map((h) => (h instanceof Agent ? { agent: h } : h));
   }

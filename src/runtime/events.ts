@@ -4,7 +4,7 @@ import type { Usage, UsageTotals } from "./usage.ts";
 /** The events of a turn: one flat union keyed on `type`, plain JSON so they cross any wire. */
 
 /** How a turn's leg ended without failing, as its `done` event says; `cancelled` when its signal was aborted. */
-export type TurnStatus = "completed" | "awaiting_approval" | "cancelled";
+export type TurnStatus = "completed" | "awaiting_approval" | "awaiting_human" | "cancelled";
 
 /** How a turn's leg ended: what the host records for the turn. */
 export type TurnOutcome = { status: TurnStatus } | { status: "failed"; code: string };

@@ -3,7 +3,7 @@
  * The handoff run loop: agents, handoffs, the step loop and its events. Pure TypeScript with no
  * Cloudflare, Hono or OpenAI imports; hosts plug in through the ports (Model, TurnStore).
  */
-export { Agent, type AgentConfig, type AgentContext, type Handoff } from "./agent.ts";
+export { Agent, type AgentConfig, type AgentContext, type Handoff, humanAgent } from "./agent.ts";
 export { handoff, type HandoffEdge, type HandoffScope } from "./handoff/handoff.ts";
 export type { CallerFrame, HandoffInfo, HandoffOptions, HandoffRecord, HandoffState, ReturnMode } from "./handoff/types.ts";
 export { RETURN_PREFIX, returnToolName } from "./handoff/returns.ts";

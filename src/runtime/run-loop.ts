@@ -94,6 +94,8 @@ async function* runLeg(options: RunItemsOptions, store: TurnStore | undefined): 
       state = yield* settleApprovals(run, state, input.suspension, input.decisions);
     }
     for (;;) {
+      // A person holds the conversation (handed over, or holding it when the message came): no model is called.
+      if (state.agent.human) return yield* awaitHuman(state);
       const step = yield* runStep(run, state);
       if (step.ended) return step.ended;
       state = step.state;
@@ -178,6 +180,13 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   const end = stepEnd(run, step, outcome);
   if (end.done) yield end.done;
   return end.outcome ? { state: next, ended: end.outcome } : { state: next };
+}
+
+/** The turn ends waiting for the person who holds the conversation. */
+async function* awaitHuman(state: TurnState): AsyncGenerator<TurnItem, TurnOutcome> {
+  const { agent, handoffs, handoffCount, turnUsage } = state;
+  yield { type: "done", status: "awaiting_human", text: "", agent: agent.name, handoffs: [...handoffs], handoffCount, usage: turnUsage };
+  return { status: "awaiting_human" };
 }
 
 /** What the step's end means for the turn: a `done` event and the outcome when it ends, a throw when it must stop. */

@@ -45,21 +45,7 @@ export async function resolveCalls(
 ): Promise<CallRecord[]> {
   const { network } = run.options;
   const { agent, toolset } = prepared;
-  const plan = planToolCalls({
-    calls,
-    self: [agent.name, network.transferToolName(agent.name) ?? agent.name],
-    toolset,
-    style: network.options.toolStyle,
-    limits: run.limits,
-    handoffsThisTurn: state.handoffs.length,
-    handoffCount: state.handoffCount,
-    maxHandoffs: network.options.maxHandoffs,
-    visited: network.options.allowRevisit
-      ? undefined
-      : new Set([state.handoffs[0]?.from ?? agent.name, ...state.handoffs.map((h) => h.to)]),
-    returnFrame: prepared.returnTo?.frame,
-    callerDepth: state.callers.length,
-  });
+  const plan = planCalls(run, state, prepared, calls);
   const regular = plan.filter((p) => p.kind === "tool").length;
   checkBudgets(network.options.budgets, addUsage(state.turnUsage, stepUsage), addUsage(state.conversationUsage, stepUsage), {
     toolCalls: regular,
@@ -95,6 +81,27 @@ export async function resolveCalls(
     answer: answers[i] ?? null,
     kept: !(drop && p.kind === "refused-transfer" && p.extra),
   }));
+}
+
+/** The step's calls against the handoff rules, with what the turn has done so far. */
+function planCalls(run: RunContext, state: TurnState, prepared: PreparedStep, calls: readonly ToolCall[]): PlannedCall[] {
+  const { network } = run.options;
+  const { agent } = prepared;
+  return planToolCalls({
+    calls,
+    self: [agent.name, network.transferToolName(agent.name) ?? agent.name],
+    toolset: prepared.toolset,
+    style: network.options.toolStyle,
+    limits: run.limits,
+    handoffsThisTurn: state.handoffs.length,
+    handoffCount: state.handoffCount,
+    maxHandoffs: network.options.maxHandoffs,
+    visited: network.options.allowRevisit
+      ? undefined
+      : new Set([state.handoffs[0]?.from ?? agent.name, ...state.handoffs.map((h) => h.to)]),
+    returnFrame: prepared.returnTo?.frame,
+    callerDepth: state.callers.length,
+  });
 }
 
 /** Answers one planned call; handoffs are answered without running anything. */

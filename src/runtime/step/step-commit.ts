@@ -63,12 +63,7 @@ export function buildStepCommit(input: {
   const { agent, compaction } = prepared;
   const spent = { ...stepUsage(prepared, step), toolCalls: records.filter((r) => r.plan.kind === "tool" && r.blocked === null).length };
   const kept = records.filter((r) => r.kept);
-  const assistant: AssistantMessage = {
-    role: "assistant",
-    agent: agent.name,
-    content: step.text || null,
-    ...(kept.length ? { toolCalls: kept.map((r) => r.call) } : {}),
-  };
+  const assistant = assistantMessage(agent.name, step.text, kept);
   const taken = records.map((r) => r.plan).find((p): p is TakenHandoff => p.kind === "transfer" || p.kind === "return");
   const accepted = taken?.kind === "transfer" ? taken : undefined;
   const results = kept.map((r) => (r.answer ? toolMessage(r.call, r.answer.outcome) : null));
@@ -113,6 +108,11 @@ export function buildStepCommit(input: {
     returned: holder.ends ? handoff : undefined,
     pending,
   };
+}
+
+/** The step's assistant message: its text and the calls the history keeps. */
+function assistantMessage(agent: string, text: string, kept: readonly CallRecord[]): AssistantMessage {
+  return { role: "assistant", agent, content: text || null, ...(kept.length ? { toolCalls: kept.map((r) => r.call) } : {}) };
 }
 
 /**
