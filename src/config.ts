@@ -42,6 +42,8 @@ const ConfigSchema = z.object({
   MAX_HANDOFFS_PER_TURN: z.coerce.number().int().min(0).max(100).optional(),
   /** Master key for /v1/*; without it the API answers 503 unless ALLOW_ANONYMOUS is "true". */
   API_KEY: z.string().min(16, "API_KEY must be at least 16 characters").optional(),
+  /** Opens the operator API (people answering conversations handed to them); the API key opens it too. */
+  OPERATOR_KEY: z.string().min(16, "OPERATOR_KEY must be at least 16 characters").optional(),
   /** Signs conversation tokens; API_KEY signs them when it is not set. */
   SESSION_SECRET: z.string().min(16, "SESSION_SECRET must be at least 16 characters").optional(),
   ALLOW_ANONYMOUS: z

@@ -1,4 +1,5 @@
 import type { Conversation } from "./session/conversation.ts";
+import type { OperatorDesk } from "./session/operator-desk.ts";
 import type { WorkerVars } from "./worker-vars.ts";
 
 /** The Worker's bindings, with its variables and secrets. */
@@ -6,6 +7,8 @@ export interface Env extends WorkerVars {
   CONVERSATIONS: DurableObjectNamespace<Conversation>;
   /** The chat page and its scripts (static assets). */
   ASSETS?: Fetcher;
+  /** The operator desk: conversations people hold or should take (a network with `humanAgent`s needs it). */
+  OPERATOR_DESK?: DurableObjectNamespace<OperatorDesk>;
   /** The Workers rate-limiting binding: new turns per client. */
   CLIENT_LIMITER?: { limit(options: { key: string }): Promise<{ success: boolean }> };
 }

@@ -34,4 +34,5 @@ const worker = createHandoffWorker<ExampleVars>({
 worker.app.all("/mcp/tracking", (c) => serveTrackingMcp(c.req.raw));
 
 export const Conversation = worker.Conversation;
+export const OperatorDesk = worker.OperatorDesk;
 export default worker.app;

@@ -1,6 +1,7 @@
 /** The Worker's variables and secrets (wrangler.toml, secrets, `--var`): what the configuration reads. */
 export interface WorkerVars {
   API_KEY?: string;
+  OPERATOR_KEY?: string;
   SESSION_SECRET?: string;
   ALLOW_ANONYMOUS?: string;
   ALLOWED_ORIGINS?: string;

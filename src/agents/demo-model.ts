@@ -1,8 +1,9 @@
 import type { Message, Model, ModelEvent, ModelRequest, ToolCall, ToolMessage } from "../runtime/index.ts";
 
-type Intent = "billing" | "shipping" | "calculator";
+type Intent = "billing" | "shipping" | "calculator" | "support_desk";
 
 const INTENTS: ReadonlyArray<[Intent, RegExp]> = [
+  ["support_desk", /\b(a (real )?(person|human)|someone real|talk to (a|an) (agent|human|operator))\b/i],
   ["calculator", /\b(solve|calculate|compute|sqrt|square root)\b|\d\s*[-+*/^x]\s*\d|x\^2/i],
   ["billing", /\b(refund|charge[sd]?|invoice|bill(ing|ed)?|payment|paid|money back)\b/i],
   ["shipping", /\b(ship(ping|ped|ment)?|deliver(y|ed)?|track(ing)?|address|package|parcel|where is)\b/i],
@@ -174,7 +175,12 @@ function findOrderId(text: string): string | undefined {
 }
 
 function reasonFor(intent: Intent, text: string): string {
-  const topics: Record<Intent, string> = { billing: "billing question", shipping: "delivery question", calculator: "calculation" };
+  const topics: Record<Intent, string> = {
+    billing: "billing question",
+    shipping: "delivery question",
+    calculator: "calculation",
+    support_desk: "asked for a person",
+  };
   if (/\b(twice|double)\b/i.test(text)) return "double charge";
   return topics[intent];
 }

@@ -1,4 +1,4 @@
-import { Agent, handoff, type McpServerConfig, Network, type NetworkOptions } from "../runtime/index.ts";
+import { Agent, handoff, humanAgent, type McpServerConfig, Network, type NetworkOptions } from "../runtime/index.ts";
 import { calculatorTools, changeAddress, lookupOrder, refund } from "./tools.ts";
 import { serveTrackingMcp } from "./tracking-mcp.ts";
 
@@ -48,13 +48,15 @@ export function createSupportNetwork(
       "You are a calculator assistant. You specialize in mathematical calculations and solving equations. Always use your tools to compute.",
     tools: calculatorTools,
   });
+  // A person at the support desk: answers through the operator API and page, and hands back to an agent.
+  const supportDesk = humanAgent({ name: "support-desk", description: "A person at the support desk, for customers who ask for a human." });
   const triage = new Agent({
     name: "triage",
     description: "Routes the customer to the right specialist.",
     instructions:
       "You route customers. Ask at most one clarifying question, then transfer billing questions to billing, delivery questions to shipping and calculations to calculator.",
     // The calculator gives the conversation back to whoever asked once it has answered.
-    handoffs: [billing, shipping, handoff(calculator, { returns: "on-answer" })],
+    handoffs: [billing, shipping, handoff(calculator, { returns: "on-answer" }), supportDesk],
   });
   for (const specialist of [billing, shipping, calculator]) specialist.addHandoff(triage);
   for (const caller of [billing, shipping]) caller.addHandoff(handoff(calculator, { returns: "on-answer" }));

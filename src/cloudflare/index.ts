@@ -11,9 +11,11 @@ import { createApp } from "../http/app.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import type { Limits, Model, Network, NetworkOptions } from "../runtime/index.ts";
 import { Conversation as ConversationObject, type ConversationSetup } from "../session/index.ts";
+import { OperatorDesk } from "../session/operator-desk.ts";
 import type { WorkerVars } from "../worker-vars.ts";
 
 export { ConversationObject, type ConversationSetup };
+export { type DeskEntry, type DeskStatus, OperatorDesk } from "../session/operator-desk.ts";
 export type { Env } from "../env.ts";
 export type { WorkerVars } from "../worker-vars.ts";
 export { errorResponse, type ErrorBody, HttpError, type HttpErrorCode } from "../http/errors.ts";
@@ -43,6 +45,8 @@ export interface HandoffWorker {
     ctx: DurableObjectState,
     env: WorkerVars,
   ) => ConversationObject;
+  /** The operator desk's Durable Object class, for networks with people (`humanAgent`): bind it as `OPERATOR_DESK`. */
+  OperatorDesk: typeof OperatorDesk;
 }
 
 /**
@@ -67,7 +71,7 @@ export function createHandoffWorker<E extends WorkerVars = WorkerVars>(options: 
     }
   }
   const app = createApp((env: Env) => networkFor(env as unknown as E));
-  return { fetch: app.fetch, app, Conversation };
+  return { fetch: app.fetch, app, Conversation, OperatorDesk };
 }
 
 /** What the environment sets for a network: the default model (OPENAI_MODEL), budgets (TURN_BUDGET, CONVERSATION_BUDGET) and compaction (CONTEXT_BUDGET, COMPACTION_KEEP_TURNS). */

@@ -11,6 +11,7 @@ import { requireAccess } from "./auth.ts";
 import { conversationRoutes } from "./conversation-routes.ts";
 import { errorResponse, HttpError, httpErrorResponse } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
+import { registerOperatorRoutes } from "./operator-routes.ts";
 import { registerConversationCreate } from "./token-routes.ts";
 
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -34,6 +35,7 @@ export function createApp(networkFor: (env: Env) => Network): Hono<AppEnv> {
 
   app.get("/v1/openapi.json", (c) => c.json(openApiDocument()));
   app.get("/v1/agents", (c) => c.json(describeAgents(networkFor(c.env))));
+  registerOperatorRoutes(app);
   registerConversationCreate(app);
   app.route("/v1/conversations/:id", conversationRoutes());
 
@@ -92,6 +94,7 @@ function describeAgents(network: Network) {
         model: agent.model ?? null,
         tools: [...toolset.tools.keys()],
         mcpServers: agent.mcpServers.map((server) => describeMcpServer(server, new Set(toolset.specs.map((s) => s.name)))),
+        human: agent.human,
         handoffs: [...toolset.transfers.keys()],
         transferTools: toolset.specs.map((s) => s.name).filter((name) => !toolset.tools.has(name)),
       };

@@ -11,7 +11,17 @@ import {
   readQuery,
   streamResponse,
 } from "./request.ts";
-import { ApprovalsBody, EventCursor, MessageBody, PageParams, RetryBody, TurnNumber } from "./schemas.ts";
+import {
+  ApprovalsBody,
+  EventCursor,
+  EventsQuery,
+  MessageBody,
+  OperatorHandoffBody,
+  OperatorMessageBody,
+  PageParams,
+  RetryBody,
+  TurnNumber,
+} from "./schemas.ts";
 import { registerFork, registerTokenIssue } from "./token-routes.ts";
 import { admitMessage, decisionReply } from "./turn-replies.ts";
 import { registerUIChatRoutes } from "./ui-chat-routes.ts";
@@ -42,11 +52,22 @@ export function conversationRoutes(): Hono<ConversationEnv> {
 
   // 204 when there is nothing to send and nothing running: the SSE rule that stops EventSource reconnecting.
   app.get("/events", async (c) => {
-    const cursor = EventCursor.safeParse(c.req.header("last-event-id") ?? c.req.query("after") ?? "0");
+    const query = readQuery(c, EventsQuery);
+    const cursor = EventCursor.safeParse(c.req.header("last-event-id") ?? query.after ?? "0");
     if (!cursor.success)
       throw new HttpError("invalid_request", "Last-Event-ID (or ?after=) must be an event id in decimal digits, such as 42.");
-    const outcome = await expectOk(c.var.client.events(cursor.data, "sse"));
+    const outcome = await expectOk(c.var.client.events(cursor.data, "sse", query.follow === "true"));
     return outcome.kind === "stream" ? streamResponse(outcome.stream) : c.body(null, 204);
+  });
+
+  // A person holding the conversation answers the user, and hands it back to an agent (operator access only).
+  app.post("/operator/messages", async (c) => {
+    const { text, operator } = await readJson(c, OperatorMessageBody);
+    return c.json(await expectOk(c.var.client.operatorMessage(text, operator)));
+  });
+  app.post("/operator/handoff", async (c) => {
+    const { to, note } = await readJson(c, OperatorHandoffBody);
+    return c.json(await expectOk(c.var.client.operatorHandBack(to, note ?? "")));
   });
 
   // Answers once the turn has ended: a message sent right after is accepted.

@@ -21,6 +21,8 @@ const STATUS = {
   nothing_to_retry: 409,
   approval_not_found: 404,
   turn_not_found: 404,
+  not_held_by_person: 409,
+  unknown_agent: 400,
   payload_too_large: 413,
   message_too_long: 413,
   unsupported_media_type: 415,
@@ -29,6 +31,7 @@ const STATUS = {
   internal_error: 500,
   invalid_configuration: 500,
   auth_not_configured: 503,
+  operator_desk_not_configured: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 /** Every error code the HTTP API answers with; each has one status. */

@@ -27,6 +27,32 @@ export const ForkBody = z.strictObject({
 /** POST …/retry: an optional `message` replaces the text of the turn run again (an edit). */
 export const RetryBody = MessageBody.partial();
 
+/** POST …/operator/messages: what the person says to the user, and who they are (shown to the user). */
+export const OperatorMessageBody = z.strictObject({
+  text: z
+    .string({ error: "`text` must be a string." })
+    .max(8000, "`text` is at most 8000 characters.")
+    .refine((text) => text.trim().length > 0, "`text` must not be empty."),
+  operator: z.string().max(100, "`operator` is at most 100 characters.").optional(),
+});
+
+/** POST …/operator/handoff: the agent that takes the conversation back, and a note it reads. */
+export const OperatorHandoffBody = z.strictObject({
+  to: z.string({ error: "`to` must name an agent, such as triage." }).min(1, "`to` must name an agent, such as triage."),
+  note: z.string().max(2000, "`note` is at most 2000 characters.").optional(),
+});
+
+/** GET /v1/operator/conversations?status=: the desk's list, or one status of it. */
+export const DeskQuery = z.strictObject({
+  status: z.enum(["waiting", "held"], { error: "`status` is waiting or held." }).optional(),
+});
+
+/** GET …/events?follow=true: stay open for a person's messages while a person holds the conversation. */
+export const EventsQuery = z.strictObject({
+  after: z.string().optional(),
+  follow: z.enum(["true", "false"], { error: "`follow` is true or false." }).optional(),
+});
+
 export const ApprovalsBody = z.strictObject({
   decisions: z
     .array(

@@ -11,7 +11,9 @@ export interface SessionClient {
   issueGrant(rotate: boolean): Promise<Result<"issueGrant">>;
   sendMessage(message: string, format: StreamFormat): Promise<Result<"sendMessage">>;
   decide(decisions: ApprovalDecision[], format: StreamFormat): Promise<Result<"decide">>;
-  events(afterId: number, format: StreamFormat): Promise<Result<"events">>;
+  events(afterId: number, format: StreamFormat, follow?: boolean): Promise<Result<"events">>;
+  operatorMessage(text: string, operator?: string): Promise<Result<"operatorMessage">>;
+  operatorHandBack(to: string, note: string): Promise<Result<"operatorHandBack">>;
   view(query?: PageQuery): Promise<Result<"getView">>;
   erase(): Promise<Result<"erase">>;
   cancel(): Promise<Result<"cancel">>;
@@ -41,7 +43,9 @@ export function sessionClient(env: Env, conversationId: string, access: Access, 
     issueGrant: (rotate) => stub.issueGrant(caller, rotate),
     sendMessage: (message, format) => stub.sendMessage(caller, message, format),
     decide: (decisions, format) => stub.decide(caller, decisions, format),
-    events: (afterId, format) => stub.events(caller, afterId, format),
+    events: (afterId, format, follow = false) => stub.events(caller, afterId, format, follow),
+    operatorMessage: (text, operator) => stub.operatorMessage(caller, text, operator),
+    operatorHandBack: (to, note) => stub.operatorHandBack(caller, to, note),
     view: (query = {}) => stub.getView(caller, query),
     erase: () => stub.erase(caller),
     cancel: () => stub.cancel(caller),

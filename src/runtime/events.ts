@@ -25,6 +25,8 @@ export type RunEvent =
   /** Older turns were replaced by a summary in what the model is sent (the stored history keeps them). */
   | { type: "compaction"; agent: string; replaced: number; kept: number; summaryChars: number }
   | { type: "warning"; code: string; message: string }
+  /** A person's message to the user, from the host's operator API while a person holds the conversation (never from the loop). */
+  | { type: "operator-message"; agent: string; text: string; operator?: string }
   | {
       type: "done";
       status: TurnStatus;

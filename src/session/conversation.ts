@@ -38,6 +38,7 @@ import { fail, ok, type SessionResult } from "./results.ts";
 import { type HistoryPage, pageOfHistory } from "./history-page.ts";
 import { TurnBroadcast } from "./turn-broadcast.ts";
 import { OtlpExporter, parseOtlpHeaders, toOtlp } from "./otlp-export.ts";
+import { type DeskStatus, deskOf } from "./operator-desk.ts";
 import { TurnRecorder } from "./turn-recorder.ts";
 import { parseTraceparent, spansToExport, TraceBuilder, type TurnTrace } from "./turn-trace.ts";
 
@@ -93,6 +94,9 @@ export interface Caller {
  */
 export const MAX_STREAMS = 16;
 
+/** How long a stream following a person-held conversation stays open before its client reconnects. */
+const HOLD_STREAM_MS = 5 * 60_000;
+
 /** What a Worker gives its conversations: the network they run, and what overrides the environment. */
 export interface ConversationSetup {
   network: Network;
@@ -120,6 +124,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   readonly #exporter: OtlpExporter | null;
   /** Sessions with the agents' MCP servers, kept while the object lives. */
   readonly #mcp: McpConnections;
+  /** While a person holds the conversation: the fan-out of their messages to the user's open streams. */
+  #hold: TurnBroadcast | null = null;
   /** The one running turn: its fan-out, what cancels it, and when it has ended. */
   #running: { broadcast: TurnBroadcast; controller: AbortController; ended: Promise<void> } | null = null;
   #openStreams = 0;
@@ -231,11 +237,13 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * The current or last turn's events after `afterId`, then the live run until it ends. A cursor
    * past the last event of a finished turn is refused: it belongs to a conversation deleted since.
    */
-  async events(caller: Caller, afterId: number, format: StreamFormat = "sse"): Promise<SessionResult<EventsOutcome>> {
+  async events(caller: Caller, afterId: number, format: StreamFormat = "sse", follow = false): Promise<SessionResult<EventsOutcome>> {
     const admitted = this.#existing(caller);
     if (!admitted.ok) return admitted;
     const state = admitted.value;
-    if (!this.#running) {
+    // Following a conversation a person holds: its events, then the person's messages as they are sent.
+    const hold = follow && !this.#running && this.#network.get(state.activeAgent)?.human ? this.#holdBroadcast() : undefined;
+    if (!this.#running && !hold) {
       if (afterId > state.lastEventId) {
         return fail(
           "event_id_unknown",
@@ -249,7 +257,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     }
     const limited = this.#limitStreams();
     if (limited) return limited;
-    return ok({ kind: "stream", stream: this.#openStream(this.#readEvents(state, afterId), format, this.#answerId(false)) });
+    return ok({ kind: "stream", stream: this.#openStream(this.#readEvents(state, afterId, hold), format, this.#answerId(false)) });
   }
 
   async getView(caller: Caller, query: PageQuery = {}): Promise<SessionResult<ConversationView>> {
@@ -347,14 +355,104 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     return ok({ cancelled: true });
   }
 
-  /** Erases the conversation entirely: its tokens are revoked with it. */
+  /** Erases the conversation entirely: its tokens are revoked with it, and it leaves the operator desk. */
   async erase(caller: Caller): Promise<SessionResult<null>> {
     const admitted = this.#admit(caller);
     if (!admitted.ok) return admitted;
     if (this.#running) return fail("run_in_progress", "A run is in progress for this conversation; delete it when the run has ended.");
     if (!admitted.value) return notFound(caller.conversationId);
     await this.#store.erase();
+    this.#closeHold();
+    await deskOf(this.env)?.remove(caller.conversationId);
     return ok(null);
+  }
+
+  /** A person's message to the user, while a person holds the conversation: stored, and streamed to whoever follows it. */
+  async operatorMessage(caller: Caller, text: string, operator?: string): Promise<SessionResult<{ eventId: number; agent: string }>> {
+    const held = this.#heldByPerson(caller);
+    if (!held.ok) return held;
+    const { state, person } = held.value;
+    const event = this.#redactor.value({
+      id: state.lastEventId + 1,
+      type: "operator-message" as const,
+      agent: person,
+      text,
+      ...(operator ? { operator } : {}),
+    });
+    this.#store.commitStep({ messages: [{ role: "assistant", agent: person, content: event.text }], activeAgent: person }, [event]);
+    this.#hold?.publish(event);
+    await this.#toDesk(state, person, "held");
+    return ok({ eventId: event.id, agent: person });
+  }
+
+  /** The person gives the conversation back to an agent, with a note the agent reads; the user's next message goes to it. */
+  async operatorHandBack(caller: Caller, to: string, note: string): Promise<SessionResult<{ activeAgent: string }>> {
+    const held = this.#heldByPerson(caller);
+    if (!held.ok) return held;
+    const { state, person } = held.value;
+    const target = this.#network.get(to);
+    if (!target || target.human) {
+      const agents = [...this.#network.agents.values()].filter((a) => !a.human).map((a) => a.name);
+      return fail("unknown_agent", `'${to}' is not an agent of this network to hand back to: one of ${agents.join(", ")}.`);
+    }
+    const record = { from: person, to, toolCallId: `operator-${state.lastEventId + 1}`, ...(note ? { reason: note } : {}), stepIndex: 0 };
+    const content = `The person at '${person}' handed the conversation back to '${to}'${note ? `: ${note}` : "."}`;
+    const event = this.#redactor.value({ id: state.lastEventId + 1, type: "handoff" as const, ...record });
+    this.#store.commitStep(this.#redactor.value({ messages: [{ role: "system", agent: to, content }], activeAgent: to, handoff: record }), [
+      event,
+    ]);
+    this.#hold?.publish(event);
+    this.#closeHold();
+    await deskOf(this.env)?.remove(caller.conversationId);
+    return ok({ activeAgent: to });
+  }
+
+  /** The conversation exists, no run is going on, and a person holds it. */
+  #heldByPerson(caller: Caller): SessionResult<{ state: ConversationState; person: string }> {
+    const admitted = this.#existing(caller);
+    if (!admitted.ok) return admitted;
+    const state = admitted.value;
+    if (this.#running) return fail("run_in_progress", "A run is in progress for this conversation; try again when it has ended.");
+    if (!this.#network.get(state.activeAgent)?.human)
+      return fail("not_held_by_person", `No person holds this conversation: '${state.activeAgent}' does.`);
+    return ok({ state, person: state.activeAgent });
+  }
+
+  /** Puts the conversation on the operator desk (or updates it there), with the user's latest message. */
+  async #toDesk(state: ConversationState, person: string, status: DeskStatus): Promise<void> {
+    const desk = deskOf(this.env);
+    if (!desk) return;
+    const preview = this.#store.messages().findLast((m) => m.role === "user")?.content ?? "";
+    const now = Date.now();
+    await desk.put({
+      conversationId: state.conversationId,
+      status,
+      person,
+      since: now,
+      updatedAt: now,
+      preview: this.#redactor.text(preview),
+    });
+  }
+
+  /** `held` once the person has answered since the conversation came to them, else `waiting`. */
+  #deskStatus(): DeskStatus {
+    const person = this.#store.state()!.activeAgent;
+    for (const m of this.#store.messages().toReversed()) {
+      if (m.role === "assistant" && m.agent === person) return "held";
+      if (m.role === "tool" && m.content.startsWith(`Transferred to '${person}'`)) return "waiting";
+    }
+    return "waiting";
+  }
+
+  /** What followers of a person-held conversation read: one fan-out while a person holds it. */
+  #holdBroadcast(): TurnBroadcast {
+    this.#hold ??= new TurnBroadcast();
+    return this.#hold;
+  }
+
+  #closeHold(): void {
+    this.#hold?.close();
+    this.#hold = null;
   }
 
   /** The conversation's state for a caller the token admits, or why not: revoked, or no such conversation. */
@@ -417,10 +515,12 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * goes on) the live run's events. Stored rows pass the redactor again: rows written before
    * redaction by value existed are cleaned on the way out.
    */
-  #readEvents(state: ConversationState, afterId: number): EventBatches {
+  #readEvents(state: ConversationState, afterId: number, hold?: TurnBroadcast): EventBatches {
     return (disconnect) => {
-      const live = this.#running?.broadcast;
+      const live = this.#running?.broadcast ?? hold;
       const tracked = live?.track(disconnect);
+      // A follower of a person-held conversation reconnects now and then (Last-Event-ID): no stream is held for ever.
+      const timer = hold ? setTimeout(disconnect, HOLD_STREAM_MS) : undefined;
       const firstLive = live?.firstId ?? Number.POSITIVE_INFINITY;
       let stored = afterId < state.lastEventId && afterId + 1 < firstLive ? this.#store.storedEvents(state.turn, afterId, firstLive) : null;
       let last = afterId;
@@ -441,7 +541,10 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
           const batch = await live.next(last, tracked.reader, sawEnd);
           return batch && take(batch);
         },
-        close: () => tracked?.untrack(),
+        close: () => {
+          clearTimeout(timer);
+          tracked?.untrack();
+        },
       };
     };
   }
@@ -488,6 +591,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
         if (stored) next = await items.next();
       }
       const trace = recorder.end(next.value);
+      if (next.value.status === "awaiting_human")
+        await this.#toDesk(this.#store.state()!, this.#store.state()!.activeAgent, this.#deskStatus());
       // Sent off the turn's path: a slow or dead collector never delays a stream or fails a turn.
       const spans = spansToExport(trace, previous);
       if (this.#exporter && spans.length > 0) {

@@ -11,7 +11,9 @@ export type SessionErrorCode =
   | "too_many_streams"
   | "event_id_unknown"
   | "nothing_to_retry"
-  | "turn_not_found";
+  | "turn_not_found"
+  | "not_held_by_person"
+  | "unknown_agent";
 
 export interface SessionError {
   code: SessionErrorCode;

@@ -104,13 +104,7 @@ export class TraceBuilder {
         );
         break;
       case "handoff":
-        this.#instant("handoff", `${event.from} → ${event.to}${event.kind === "return" ? " (return)" : ""}`, now, {
-          from: event.from,
-          to: event.to,
-          ...(event.reason ? { reason: event.reason } : {}),
-          ...(event.kind ? { kind: event.kind } : {}),
-        });
-        this.#holder(event.to, now);
+        this.#handoff(event, now);
         break;
       case "step-finish":
         this.#finishModel(event, now);
@@ -130,6 +124,7 @@ export class TraceBuilder {
         }
         break;
       case "warning":
+      case "operator-message":
       case "done":
         break;
       default: {
@@ -147,6 +142,16 @@ export class TraceBuilder {
     this.#turn.attributes.status = outcome.status;
     if (outcome.status === "failed") this.#turn.attributes.error = outcome.code;
     return { turn, traceId: this.#traceId, spans: this.#spans };
+  }
+
+  #handoff(event: Extract<RunEvent, { type: "handoff" }>, now: number): void {
+    this.#instant("handoff", `${event.from} → ${event.to}${event.kind === "return" ? " (return)" : ""}`, now, {
+      from: event.from,
+      to: event.to,
+      ...(event.reason ? { reason: event.reason } : {}),
+      ...(event.kind ? { kind: event.kind } : {}),
+    });
+    this.#holder(event.to, now);
   }
 
   #holder(agent: string, now: number): void {

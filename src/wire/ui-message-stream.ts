@@ -76,9 +76,10 @@ export class UIMessageEncoder {
         break;
       case "guardrail":
       case "compaction":
+      case "operator-message":
       case "warning": {
         const { type, id: _id, ...data } = event;
-        out.push({ type: `data-${type}`, data, transient: type !== "guardrail" });
+        out.push({ type: `data-${type}`, data, transient: type !== "guardrail" && type !== "operator-message" });
         break;
       }
       case "done":

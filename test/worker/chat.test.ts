@@ -62,6 +62,7 @@ describe("POST /v1/conversations/:id/messages through the Worker, the real opena
       "transfer_to_billing",
       "transfer_to_shipping",
       "transfer_to_calculator",
+      "transfer_to_support_desk",
     ]);
     // After the swap: the billing prompt replaces triage's, billing's tools, every transfer but its own.
     expect(requests[1]!.messages.filter((m) => m.role === "system")).toEqual([
@@ -73,6 +74,7 @@ describe("POST /v1/conversations/:id/messages through the Worker, the real opena
       "transfer_to_triage",
       "transfer_to_calculator",
       "transfer_to_shipping",
+      "transfer_to_support_desk",
     ]);
     expect(requests[1]!.messages.slice(1).map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
     expect(requests[1]!.messages[2]).toMatchObject({ tool_calls: [{ id: "call_t", function: { name: "transfer_to_billing" } }] });
@@ -271,14 +273,15 @@ describe("GET /v1/agents", () => {
     };
     expect(body.entry).toBe("triage");
     expect(body.agents.map((a) => [a.name, a.tools, a.handoffs])).toEqual([
-      ["triage", [], ["billing", "shipping", "calculator"]],
-      ["billing", ["lookup_order", "refund"], ["triage", "calculator", "shipping"]],
-      ["shipping", ["lookup_order", "change_address"], ["triage", "calculator", "billing"]],
+      ["triage", [], ["billing", "shipping", "calculator", "support-desk"]],
+      ["billing", ["lookup_order", "refund"], ["triage", "calculator", "shipping", "support-desk"]],
+      ["shipping", ["lookup_order", "change_address"], ["triage", "calculator", "billing", "support-desk"]],
       [
         "calculator",
         ["sum_numbers", "multiply_numbers", "subtract_numbers", "divide_numbers", "power", "square_root"],
-        ["triage", "billing", "shipping"],
+        ["triage", "billing", "shipping", "support-desk"],
       ],
+      ["support-desk", [], ["triage", "billing", "shipping", "calculator"]],
     ]);
   });
 });

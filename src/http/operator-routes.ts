@@ -1,0 +1,32 @@
+import type { Hono } from "hono";
+import { deskOf } from "../session/operator-desk.ts";
+import type { AppEnv } from "./app-env.ts";
+import { HttpError } from "./errors.ts";
+import { expectOk, readQuery } from "./request.ts";
+import { DeskQuery, PageParams } from "./schemas.ts";
+import { sessionClient } from "./session-client.ts";
+import { ConversationId, CONVERSATION_ID_RULE } from "./schemas.ts";
+
+/**
+ * The operator desk: conversations handed to a person (`waiting`) or held by one (`held`), and one
+ * of them read whole. Answering and handing back are under /v1/conversations/:id/operator/.
+ */
+export function registerOperatorRoutes(app: Hono<AppEnv>): void {
+  app.get("/v1/operator/conversations", async (c) => {
+    const { status } = readQuery(c, DeskQuery);
+    const desk = deskOf(c.env);
+    if (!desk)
+      throw new HttpError(
+        "operator_desk_not_configured",
+        "This Worker binds no operator desk: add the OPERATOR_DESK Durable Object binding (class OperatorDesk) to wrangler.toml.",
+      );
+    return c.json({ conversations: await desk.list(status) });
+  });
+
+  app.get("/v1/operator/conversations/:id", async (c) => {
+    const id = c.req.param("id");
+    if (!ConversationId.safeParse(id).success) throw new HttpError("invalid_conversation_id", CONVERSATION_ID_RULE);
+    const client = sessionClient(c.env, id, c.get("access"));
+    return c.json(await expectOk(client.view(readQuery(c, PageParams))));
+  });
+}

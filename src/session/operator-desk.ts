@@ -1,0 +1,80 @@
+import { DurableObject } from "cloudflare:workers";
+
+/** Where a conversation held by a person stands: waiting for the person's first answer, or held by them. */
+export type DeskStatus = "waiting" | "held";
+
+/** One conversation on the operator desk. */
+export interface DeskEntry {
+  conversationId: string;
+  status: DeskStatus;
+  /** The `humanAgent` holding it. */
+  person: string;
+  /** When it was handed to the person (epoch ms). */
+  since: number;
+  updatedAt: number;
+  /** The user's latest message, cut to 200 characters. */
+  preview: string;
+}
+
+/** The bindings the operator desk needs: one Durable Object of its own, named `desk`. */
+export interface DeskBindings {
+  OPERATOR_DESK?: DurableObjectNamespace<OperatorDesk>;
+}
+
+/**
+ * The list of conversations a person holds or should take, in one Durable Object (SQLite): one
+ * row per conversation, written by the conversation itself when it goes to a person, when the
+ * person answers, and removed when it goes back to an agent or is deleted. A Durable Object rather
+ * than D1: it needs no database to create, and every write comes from a conversation's own object.
+ */
+export class OperatorDesk extends DurableObject<Record<string, unknown>> {
+  readonly #sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: Record<string, unknown>) {
+    super(ctx, env);
+    this.#sql = ctx.storage.sql;
+    this.#sql.exec(
+      `CREATE TABLE IF NOT EXISTS desk (conversation_id TEXT PRIMARY KEY, status TEXT NOT NULL, person TEXT NOT NULL, since INTEGER NOT NULL, updated_at INTEGER NOT NULL, preview TEXT NOT NULL)`,
+    );
+  }
+
+  /** Adds a conversation, or updates its status and preview; `since` stays the time it was first handed over. */
+  async put(entry: DeskEntry): Promise<void> {
+    this.#sql.exec(
+      `INSERT INTO desk (conversation_id, status, person, since, updated_at, preview) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (conversation_id) DO UPDATE SET status = excluded.status, person = excluded.person, updated_at = excluded.updated_at, preview = excluded.preview`,
+      entry.conversationId,
+      entry.status,
+      entry.person,
+      entry.since,
+      entry.updatedAt,
+      entry.preview.slice(0, 200),
+    );
+  }
+
+  async remove(conversationId: string): Promise<void> {
+    this.#sql.exec(`DELETE FROM desk WHERE conversation_id = ?`, conversationId);
+  }
+
+  /** The conversations on the desk, oldest first; all of them, or those with one status. */
+  async list(status?: DeskStatus): Promise<DeskEntry[]> {
+    type Row = { conversation_id: string; status: DeskStatus; person: string; since: number; updated_at: number; preview: string };
+    const rows = status
+      ? this.#sql.exec<Row>(`SELECT * FROM desk WHERE status = ? ORDER BY since`, status)
+      : this.#sql.exec<Row>(`SELECT * FROM desk ORDER BY since`);
+    return rows.toArray().map((r) => ({
+      conversationId: r.conversation_id,
+      status: r.status,
+      person: r.person,
+      since: r.since,
+      updatedAt: r.updated_at,
+      preview: r.preview,
+    }));
+  }
+}
+
+/** The desk of an environment, or null when the Worker binds none (a network with no people). */
+export function deskOf(env: unknown): DurableObjectStub<OperatorDesk> | null {
+  const namespace = (env as DeskBindings).OPERATOR_DESK;
+  return namespace ? namespace.getByName("desk") : null;
+}
