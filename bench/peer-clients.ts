@@ -122,9 +122,12 @@ export class PeerChat {
       }),
     );
     let assistant: UIMessage | undefined;
+    // A turn that never ends (a lost frame, a wedged agent) fails the bench instead of hanging it.
+    const deadline = setTimeout(() => finish(new Error(`peer: no end of turn ${id} after 120 s`)), 120_000);
     try {
-      for await (const message of readUIMessageStream({ stream: chunks })) assistant = message;
+      for await (const message of readUIMessageStream({ stream: chunks, terminateOnError: true })) assistant = message;
     } finally {
+      clearTimeout(deadline);
       this.#listeners.delete(listener);
     }
     const end = performance.now();

@@ -41,6 +41,9 @@ const QUICK: Sizes = {
 
 type Row = [measure: string, ours: number, peer: number, unit: string];
 
+/** Where a long run is, on stderr (the table goes to stdout). */
+const progress = (what: string) => console.error(`bench peer: ${what}…`);
+
 const p95 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * 0.95))]!;
 
 function installPeer(): void {
@@ -86,13 +89,16 @@ async function latencyRows(
   const direct: number[] = [];
   const sides = { ours: [] as TurnTiming[], peer: [] as TurnTiming[] };
   for (let run = 0; run < runs; run++) {
-    const id = `scnpeerdirect${run}`;
+    progress(`latency run ${run + 1} of ${runs}`);
+    // Ids end with a letter: the fake server matches a script by the id appearing in a request, and "…1" is in "…10".
+    const id = `scnpeerdirect${run}x`;
     await script(fake, id, [answer]);
     const start = performance.now();
     const res = await fetch(`${fake.url}/v1/chat/completions`, {
       method: "POST",
       body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: id }] }),
     });
+    if (!res.ok) throw new Error(`the fake provider answered ${res.status}: ${await res.text()}`);
     const reader = res.body!.getReader();
     await reader.read();
     direct.push(performance.now() - start);
@@ -128,7 +134,7 @@ async function concurrencyRows(
     const start = performance.now();
     await Promise.all(
       Array.from({ length: conversations }, async (_, c) => {
-        const tag = `scnpeerconc${side}${c}`;
+        const tag = `scnpeerconc${side}${c}x`;
         await script(fake, tag, answers);
         const chat = side === "peer" ? await PeerChat.open(peer.url, `conc-${c}`) : null;
         for (let t = 0; t < turns; t++) {
@@ -179,6 +185,7 @@ async function storageRows(
   try {
     const chat = await PeerChat.open(peer.url, "long");
     for (let turn = 1; turn <= restartTurns; turn++) {
+      if (turn % 100 === 0) progress(`turn ${turn} of ${restartTurns}`);
       const text = turn === 1 ? "hello [scnpeerlong%s]" : `message ${turn}`;
       const before = turn === early || turn === late ? await chat.written() : null;
       await oursTurn(ours.url, "long", text.replace("%s", "ours"));
@@ -270,13 +277,17 @@ export async function peerRows(quick: boolean): Promise<string[]> {
     const ours = await startWranglerDev({ persistTo: join(scratch, "ours"), vars, config: OURS_CONFIG });
     const peer = await startWranglerDev({ persistTo: join(scratch, "peer"), vars, cwd: PEER_DIR, ready: "/" });
     try {
+      progress("latency");
       rows.push(...(await latencyRows(fake, ours, peer, sizes.latency)));
+      progress("load");
       rows.push(...(await concurrencyRows(fake, ours, peer, sizes.concurrency)));
     } finally {
       await ours.stop();
       await peer.stop();
     }
+    progress("one long conversation each");
     rows.push(...(await storageRows(fake, { ours: join(scratch, "long-ours"), peer: join(scratch, "long-peer") }, vars, sizes.storage)));
+    progress("bundles");
     rows.push(...bundleRows());
   } finally {
     await fake.close();

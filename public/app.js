@@ -15,6 +15,8 @@ const sendButton = document.querySelector("#send");
 const stopButton = document.querySelector("#stop");
 
 let conversation = null; // { id, token }
+let people = new Set(); // names of the network's people (humanAgent), from /v1/agents
+let following = false; // a follow stream is open while a person holds the conversation
 const traceSection = document.querySelector("#trace");
 const traceButton = document.querySelector("#show-trace");
 const trace = tracePanel(traceSection, (path) => fetch(path, { headers: headers() }));
@@ -51,14 +53,15 @@ function userBubble(text) {
   bubble = null;
 }
 
-function assistantBubble(agent) {
-  const node = el("div", "bubble assistant");
-  const who = document.createElement("span");
-  who.className = "who";
-  who.textContent = agent;
+/** `who`: how the bubble is signed (a person's message names them too). */
+function assistantBubble(agent, who = agent) {
+  const node = el("div", `bubble assistant${people.has(agent) ? " person" : ""}`);
+  const label = document.createElement("span");
+  label.className = "who";
+  label.textContent = who;
   const text = document.createElement("span");
   text.className = "text";
-  node.append(who, text);
+  node.append(label, text);
   return text;
 }
 
@@ -137,17 +140,23 @@ function draw(event) {
       divider(event.from, event.to, event.reason);
       setAgent(event.to);
       bubble = null;
-      return false;
+      // A person handed the conversation back: nothing more to follow.
+      return people.has(event.from) && following;
     case "approval-required":
       approvalCard(event);
       return false;
     case "step-finish":
       return false;
+    case "operator-message":
+      assistantBubble(event.agent, event.operator ? `${event.agent} (${event.operator})` : event.agent).textContent = event.text;
+      bubble = null;
+      return false;
     case "done":
       setAgent(event.agent);
       refreshTrace();
       if (event.status === "cancelled") el("div", "notice", "Stopped.");
-      setBusy(false, event.status === "awaiting_approval" ? "Waiting for your approval." : "");
+      setBusy(false, statusText(event.status, event.agent));
+      if (event.status === "awaiting_human") queueMicrotask(follow);
       return true;
     case "error":
       el("div", "error-line", `Error (${event.code}): ${event.message}`);
@@ -156,6 +165,31 @@ function draw(event) {
       return true;
     default:
       return false;
+  }
+}
+
+function statusText(status, agent) {
+  if (status === "awaiting_approval") return "Waiting for your approval.";
+  if (status === "awaiting_human") return `A person at ${agent} will answer here.`;
+  return "";
+}
+
+/** While a person holds the conversation: their messages as they are sent (the stream reopens now and then). */
+async function follow() {
+  if (following) return;
+  following = true;
+  try {
+    for (let attempt = 0; attempt < 1000; attempt++) {
+      const response = await fetch(`/v1/conversations/${conversation.id}/events?follow=true`, {
+        headers: headers({ "last-event-id": String(lastEventId) }),
+      }).catch(() => null);
+      if (response?.status === 204) return;
+      if (response?.ok && (await consume(response.body).catch(() => false))) return;
+      if (!people.has(agentBadge.textContent)) return;
+      await new Promise((resolve) => setTimeout(resolve, response?.ok ? 0 : 1000));
+    }
+  } finally {
+    following = false;
   }
 }
 
@@ -329,6 +363,10 @@ async function createConversation() {
 }
 
 async function start() {
+  const agents = await fetch("/v1/agents", { headers: headers() })
+    .then((r) => r.json())
+    .catch(() => ({ agents: [] }));
+  people = new Set(agents.agents.filter((a) => a.human).map((a) => a.name));
   conversation = JSON.parse(localStorage.getItem(STORAGE_KEY) ?? "null");
   if (conversation) {
     const response = await fetch(`/v1/conversations/${conversation.id}`, { headers: headers() });
@@ -336,7 +374,8 @@ async function start() {
       const view = await response.json();
       drawHistory(view);
       if (view.status === "running") return reconnect();
-      setBusy(false, view.pendingApprovals.length ? "Waiting for your approval." : "");
+      setBusy(false, view.pendingApprovals.length ? "Waiting for your approval." : statusText(view.status, view.activeAgent));
+      if (people.has(view.activeAgent)) follow();
       return;
     }
   }

@@ -65,7 +65,7 @@ function decide(request: ModelRequest): Decision {
     case "calculator":
       return calculator(text, results);
     default:
-      return 'This is the offline demo model. Ask about a charge ("I was charged twice for order A1001"), a delivery ("Where is order A1002?") or a sum ("Solve x^2 - 5x + 6 = 0") and I will hand you to the right specialist.';
+      return 'This is the offline demo model. Ask about a charge ("I was charged twice for order A1001"), a delivery ("Where is order A1002?") or a sum ("Solve x^2 - 5x + 6 = 0") and I will hand you to the right specialist, or ask to talk to a person.';
   }
 }
 

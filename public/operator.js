@@ -1,0 +1,131 @@
+// The operator desk: plain browser JavaScript, no build step. It lists the conversations handed to
+// a person (GET /v1/operator/conversations), shows one with its handoff path, sends the person's
+// answers and hands the conversation back to an agent with a note. The key stays in this tab.
+
+const keyInput = document.querySelector("#operator-key");
+const nameInput = document.querySelector("#operator-name");
+const statusLine = document.querySelector("#desk-status");
+const section = document.querySelector("#conversation");
+const log = document.querySelector("#desk-log");
+const path = document.querySelector("#path");
+const handBackTo = document.querySelector("#hand-back-to");
+let selected = null;
+let people = new Set();
+
+keyInput.value = sessionStorage.getItem("operator-key") ?? "";
+keyInput.addEventListener("change", () => sessionStorage.setItem("operator-key", keyInput.value));
+
+function headers(extra = {}) {
+  return { ...(keyInput.value ? { authorization: `Bearer ${keyInput.value}` } : {}), ...extra };
+}
+
+async function api(url, init = {}) {
+  const response = await fetch(url, { ...init, headers: headers(init.headers) });
+  const body = response.status === 204 ? null : await response.json();
+  if (!response.ok) throw new Error(body?.error?.message ?? `HTTP ${response.status}`);
+  return body;
+}
+
+function item(entry) {
+  const li = document.createElement("li");
+  const button = document.createElement("button");
+  button.type = "button";
+  button.dataset.conversation = entry.conversationId;
+  button.setAttribute("aria-current", String(entry.conversationId === selected));
+  button.textContent = `${entry.conversationId} · ${entry.person}`;
+  const preview = document.createElement("span");
+  preview.className = "preview";
+  preview.textContent = entry.preview;
+  button.append(preview);
+  button.addEventListener("click", () => select(entry.conversationId));
+  li.append(button);
+  return li;
+}
+
+async function refreshList() {
+  try {
+    const { conversations } = await api("/v1/operator/conversations");
+    for (const status of ["waiting", "held"]) {
+      document.querySelector(`#${status}`).replaceChildren(...conversations.filter((c) => c.status === status).map(item));
+    }
+    statusLine.textContent = `${conversations.length} on the desk.`;
+  } catch (error) {
+    statusLine.textContent = error.message;
+  }
+}
+
+function bubble(className, who, text) {
+  const node = document.createElement("div");
+  node.className = `bubble ${className}`;
+  if (who) {
+    const label = document.createElement("span");
+    label.className = "who";
+    label.textContent = who;
+    node.append(label);
+  }
+  node.append(document.createTextNode(text));
+  log.append(node);
+}
+
+async function select(id) {
+  selected = id;
+  section.hidden = false;
+  await refreshConversation();
+  await refreshList();
+}
+
+async function refreshConversation() {
+  if (!selected) return;
+  const view = await api(`/v1/operator/conversations/${selected}`);
+  path.textContent = `Handoff path: ${[view.handoffs[0]?.from ?? view.activeAgent, ...view.handoffs.map((h) => h.to)].join(" → ")} · held by ${view.activeAgent}`;
+  log.replaceChildren();
+  for (const message of view.messages) {
+    if (message.role === "user") bubble("user", "", message.content);
+    else if (message.role === "assistant" && message.content)
+      bubble(`assistant${people.has(message.agent) ? " person" : ""}`, message.agent, message.content);
+  }
+  log.scrollTop = log.scrollHeight;
+}
+
+document.querySelector("#answer").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const text = document.querySelector("#answer-text");
+  await api(`/v1/conversations/${selected}/operator/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ text: text.value, operator: nameInput.value || undefined }),
+  });
+  text.value = "";
+  await refreshConversation();
+  await refreshList();
+});
+
+document.querySelector("#hand-back").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const note = document.querySelector("#hand-back-note");
+  await api(`/v1/conversations/${selected}/operator/handoff`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ to: handBackTo.value, note: note.value }),
+  });
+  note.value = "";
+  await refreshConversation();
+  selected = null;
+  section.hidden = true;
+  await refreshList();
+});
+
+async function start() {
+  const { agents } = await api("/v1/agents").catch(() => ({ agents: [] }));
+  people = new Set(agents.filter((a) => a.human).map((a) => a.name));
+  handBackTo.replaceChildren(
+    ...agents.filter((a) => !a.human).map((a) => Object.assign(document.createElement("option"), { value: a.name, textContent: a.name })),
+  );
+  await refreshList();
+  setInterval(() => {
+    refreshList();
+    refreshConversation().catch(() => {});
+  }, 2000);
+}
+
+start();

@@ -1,0 +1,74 @@
+/**
+ * A user and a person, side by side in Debian's Chromium against wrangler dev (the demo model):
+ * the user asks for a person, the operator page shows the conversation waiting, the person answers
+ * (the user sees it as it is sent) and hands back to triage with a note, and the user's next
+ * message is answered by triage. Screenshots of both pages are kept in test-artifacts/.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { type Browser, chromium } from "playwright-core";
+import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const persistTo = mkdtempSync(join(tmpdir(), "handoff-operator-"));
+let dev: WranglerDev;
+let browser: Browser;
+
+before(async () => {
+  assert.ok(existsSync(CHROMIUM), `Debian's chromium is needed at ${CHROMIUM}: apt-get install -y chromium (.ci/run does it)`);
+  dev = await startWranglerDev({ persistTo });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"] });
+});
+
+after(async () => {
+  await browser?.close();
+  await dev?.stop();
+  rmSync(persistTo, { recursive: true, force: true });
+});
+
+describe("a handoff to a person, in two pages", () => {
+  it("waits on the operator desk, shows the person's answer to the user, and goes back to triage with a note", async () => {
+    const user = await browser.newPage({ viewport: { width: 900, height: 800 } });
+    await user.goto(dev.url);
+    await user.getByTestId("active-agent").filter({ hasText: "triage" }).waitFor();
+    await user.getByLabel("Message").fill("I want to talk to a person");
+    await user.getByRole("button", { name: "Send" }).click();
+    await user.getByText("A person at support-desk will answer here.").waitFor();
+    const id = await user.evaluate(() => (JSON.parse(localStorage.getItem("handoff-chat") ?? "{}") as { id: string }).id);
+
+    const desk = await browser.newPage({ viewport: { width: 1100, height: 800 } });
+    await desk.goto(`${dev.url}/operator.html`);
+    const waiting = desk.getByTestId("waiting").locator(`button[data-conversation="${id}"]`);
+    await waiting.waitFor();
+    assert.match((await waiting.textContent()) ?? "", /I want to talk to a person/);
+    await waiting.click();
+    await desk.getByTestId("handoff-path").filter({ hasText: "triage → support-desk" }).waitFor();
+    await desk.getByLabel("Your name").fill("Sam");
+    await desk.getByLabel("Answer").fill("Hi, Sam here. How can I help?");
+    await desk.getByRole("button", { name: "Send answer" }).click();
+
+    // The user sees the person's message as it is sent, as the person's.
+    await user.locator(".assistant.person").filter({ hasText: "Hi, Sam here. How can I help?" }).waitFor();
+    assert.match((await user.locator(".assistant.person .who").first().textContent()) ?? "", /support-desk \(Sam\)/);
+    await desk.getByTestId("held").locator(`button[data-conversation="${id}"]`).waitFor();
+    mkdirSync("test-artifacts", { recursive: true });
+    await desk.screenshot({ path: "test-artifacts/operator-page.png", fullPage: true });
+
+    await desk.getByLabel("Hand back to").selectOption("triage");
+    await desk.getByLabel("Note").fill("customer is happy, nothing to do");
+    await desk.getByRole("button", { name: "Hand back" }).click();
+    await user.getByTestId("handoff").filter({ hasText: "support-desk → triage: customer is happy, nothing to do" }).waitFor();
+    await desk.getByTestId("held").locator(`button[data-conversation="${id}"]`).waitFor({ state: "detached" });
+
+    await user.getByLabel("Message").fill("thanks, bye");
+    await user.getByRole("button", { name: "Send" }).click();
+    await user.locator(".assistant").filter({ hasText: "This is the offline demo model" }).waitFor();
+    assert.equal(await user.getByTestId("active-agent").textContent(), "triage");
+    await user.screenshot({ path: "test-artifacts/user-page-with-person.png", fullPage: true });
+    await user.close();
+    await desk.close();
+  });
+});

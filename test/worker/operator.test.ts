@@ -1,0 +1,133 @@
+/**
+ * Handoffs to people through the Worker: the example network's `support-desk` person. The turn
+ * that hands over ends `awaiting_human`, the desk lists the conversation, the user's messages start
+ * no model call, a follower of the conversation receives the person's messages as they are sent,
+ * and the person hands back to triage with a note triage reads. The operator API takes
+ * OPERATOR_KEY or the API key, never a conversation token.
+ */
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import worker from "../../src/index.ts";
+import { parseSse } from "../support/sse.ts";
+import { call, chat, scenario, stored } from "../support/worker.ts";
+
+const json = { "content-type": "application/json" };
+
+async function desk(status?: string): Promise<Array<{ conversationId: string; status: string; person: string; preview: string }>> {
+  const res = await call(`/v1/operator/conversations${status ? `?status=${status}` : ""}`);
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { conversations: Array<{ conversationId: string; status: string; person: string; preview: string }> }).conversations;
+}
+
+describe("a conversation handed to a person", () => {
+  it("waits for the person, stores the user's messages without a model call, streams the person's answers, and goes back to triage", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "p", name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "asked for a person" }) }] },
+      { text: "Triage here: glad it is sorted." },
+    ]);
+    const first = await chat(s.conversationId, s.tag("I want to talk to a person"));
+    expect(first.at(-1)).toMatchObject({ type: "done", status: "awaiting_human", agent: "support-desk" });
+    expect((await desk("waiting")).find((e) => e.conversationId === s.conversationId)).toMatchObject({
+      status: "waiting",
+      person: "support-desk",
+      preview: expect.stringContaining("I want to talk to a person"),
+    });
+
+    const second = await chat(s.conversationId, "hello? is anyone there?");
+    expect(second.map((e) => e.type)).toEqual(["run-start", "done"]);
+    expect(second.at(-1)).toMatchObject({ status: "awaiting_human" });
+    expect((await s.sent()).requests).toHaveLength(1);
+
+    // The user's page follows the conversation; the person answers.
+    const follow = await call(`/v1/conversations/${s.conversationId}/events?follow=true`, { headers: { "last-event-id": String(second.at(-1)!.id) } });
+    expect(follow.status).toBe(200);
+    const reading = follow.text();
+    const answered = await call(`/v1/conversations/${s.conversationId}/operator/messages`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ text: "Hi, this is Sam from support. I can see your order.", operator: "Sam" }),
+    });
+    expect(answered.status).toBe(200);
+    expect((await desk("held")).map((e) => e.conversationId)).toContain(s.conversationId);
+    const back = await call(`/v1/conversations/${s.conversationId}/operator/handoff`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ to: "triage", note: "refund promised for A1001" }),
+    });
+    expect(await back.json()).toEqual({ activeAgent: "triage" });
+    const followed = parseSse(await reading);
+    expect(followed.map((e) => e.type)).toEqual(["operator-message", "handoff"]);
+    expect(followed[0]).toMatchObject({ agent: "support-desk", text: "Hi, this is Sam from support. I can see your order.", operator: "Sam" });
+    expect(followed[1]).toMatchObject({ from: "support-desk", to: "triage", reason: "refund promised for A1001" });
+    expect((await desk()).map((e) => e.conversationId)).not.toContain(s.conversationId);
+
+    // The user's next message is answered by triage, which reads the person's words and note.
+    const third = await chat(s.conversationId, "thanks!");
+    expect(third.at(-1)).toMatchObject({ type: "done", status: "completed", agent: "triage", text: "Triage here: glad it is sorted." });
+    const { requests } = await s.sent();
+    expect(requests[1]!.messages[0]!.content).toMatch(/^You route customers/);
+    expect(requests[1]!.messages.map((m) => m.content)).toEqual(
+      expect.arrayContaining([
+        "Hi, this is Sam from support. I can see your order.",
+        "The person at 'support-desk' handed the conversation back to 'triage': refund promised for A1001",
+      ]),
+    );
+    const view = await stored(s.conversationId);
+    expect(view).toMatchObject({ activeAgent: "triage", handoffs: [{ to: "support-desk" }, { from: "support-desk", to: "triage" }] });
+    // The AI SDK's view has the person's message as theirs.
+    const ui = (await (await call(`/v1/conversations/${s.conversationId}/ui-messages`)).json()) as Array<{ role: string; parts: unknown[] }>;
+    expect(JSON.stringify(ui)).toContain("Hi, this is Sam from support.");
+  });
+
+  it("answers 409 to an operator message when no person holds the conversation, 400 to a hand back to an unknown agent", async () => {
+    const s = await scenario([{ toolCalls: [{ name: "transfer_to_support_desk", arguments: "{}" }] }]);
+    await chat(s.conversationId, s.tag("a person please"));
+    const wrongAgent = await call(`/v1/conversations/${s.conversationId}/operator/handoff`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ to: "nobody" }),
+    });
+    expect(wrongAgent.status).toBe(400);
+    expect(await wrongAgent.json()).toMatchObject({ error: { code: "unknown_agent", message: expect.stringContaining("triage") } });
+    await call(`/v1/conversations/${s.conversationId}/operator/handoff`, { method: "POST", headers: json, body: JSON.stringify({ to: "billing" }) });
+    const notHeld = await call(`/v1/conversations/${s.conversationId}/operator/messages`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ text: "hello" }),
+    });
+    expect(notHeld.status).toBe(409);
+    expect(await notHeld.json()).toMatchObject({ error: { code: "not_held_by_person" } });
+  });
+
+  it("leaves the desk when the conversation is deleted", async () => {
+    const s = await scenario([{ toolCalls: [{ name: "transfer_to_support_desk", arguments: "{}" }] }]);
+    await chat(s.conversationId, s.tag("a human, now"));
+    expect((await desk()).map((e) => e.conversationId)).toContain(s.conversationId);
+    expect((await call(`/v1/conversations/${s.conversationId}`, { method: "DELETE" })).status).toBe(204);
+    expect((await desk()).map((e) => e.conversationId)).not.toContain(s.conversationId);
+  });
+});
+
+describe("operator access", () => {
+  const API_KEY = "test-master-key-0123456789";
+  const OPERATOR_KEY = "operator-key-0123456789abcdef";
+  const keyed = { ...env, API_KEY, OPERATOR_KEY, ALLOW_ANONYMOUS: "false" };
+  const request = (path: string, init: RequestInit = {}) => Promise.resolve(worker.request(`https://chat.test${path}`, init, keyed));
+  const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+  it("takes OPERATOR_KEY or the API key, and refuses a conversation token and no key", async () => {
+    expect((await request("/v1/operator/conversations", { headers: bearer(OPERATOR_KEY) })).status).toBe(200);
+    expect((await request("/v1/operator/conversations", { headers: bearer(API_KEY) })).status).toBe(200);
+    expect((await request("/v1/operator/conversations")).status).toBe(401);
+    const created = (await (await request("/v1/conversations", { method: "POST", headers: bearer(API_KEY) })).json()) as { id: string; token: string };
+    const withToken = await request(`/v1/conversations/${created.id}/operator/messages`, {
+      method: "POST",
+      headers: { ...bearer(created.token), ...json },
+      body: JSON.stringify({ text: "I am not an operator" }),
+    });
+    expect(withToken.status).toBe(401);
+    // The operator key opens the operator API only.
+    expect((await request(`/v1/conversations/${created.id}`, { headers: bearer(OPERATOR_KEY) })).status).toBe(401);
+    expect((await request(`/v1/operator/conversations/${created.id}`, { headers: bearer(OPERATOR_KEY) })).status).toBe(200);
+  });
+});
