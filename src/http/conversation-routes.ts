@@ -60,15 +60,6 @@ export function conversationRoutes(): Hono<ConversationEnv> {
     return outcome.kind === "stream" ? streamResponse(outcome.stream) : c.body(null, 204);
   });
 
-  // A person holding the conversation answers the user, and hands it back to an agent (operator access only).
-  app.post("/operator/messages", async (c) => {
-    const { text, operator } = await readJson(c, OperatorMessageBody);
-    return c.json(await expectOk(c.var.client.operatorMessage(text, operator)));
-  });
-  app.post("/operator/handoff", async (c) => {
-    const { to, note } = await readJson(c, OperatorHandoffBody);
-    return c.json(await expectOk(c.var.client.operatorHandBack(to, note ?? "")));
-  });
 
   // Answers once the turn has ended: a message sent right after is accepted.
   app.post("/cancel", async (c) => c.json(await expectOk(c.var.client.cancel())));
@@ -89,8 +80,21 @@ export function conversationRoutes(): Hono<ConversationEnv> {
     return c.body(null, 204);
   });
 
+  registerOperatorActions(app);
   registerTokenIssue(app);
   registerFork(app);
   registerUIChatRoutes(app);
   return app;
+}
+
+/** A person holding the conversation answers the user, and hands it back to an agent (operator access only). */
+function registerOperatorActions(app: Hono<ConversationEnv>): void {
+  app.post("/operator/messages", async (c) => {
+    const { text, operator } = await readJson(c, OperatorMessageBody);
+    return c.json(await expectOk(c.var.client.operatorMessage(text, operator)));
+  });
+  app.post("/operator/handoff", async (c) => {
+    const { to, note } = await readJson(c, OperatorHandoffBody);
+    return c.json(await expectOk(c.var.client.operatorHandBack(to, note ?? "")));
+  });
 }

@@ -1,5 +1,16 @@
 import * as z from "zod";
-import { ApprovalsBody, ConversationId, ForkBody, MessageBody, RetryBody, TokenBody, UIChatBody } from "./schemas.ts";
+import {
+  ApprovalsBody,
+  ConversationId,
+  DeskQuery,
+  ForkBody,
+  MessageBody,
+  OperatorHandoffBody,
+  OperatorMessageBody,
+  RetryBody,
+  TokenBody,
+  UIChatBody,
+} from "./schemas.ts";
 
 const json = (schema: z.ZodType) => ({ "application/json": { schema: z.toJSONSchema(schema, { io: "input" }) } });
 const error = { description: "An error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
@@ -82,6 +93,47 @@ function paths(): Record<string, unknown> {
       },
     },
     ...turnPaths(),
+    ...operatorPaths(),
+  };
+}
+
+/** The operator API: OPERATOR_KEY or the API key (never a conversation token). */
+function operatorPaths(): Record<string, unknown> {
+  return {
+    "/v1/operator/conversations": {
+      parameters: [{ name: "status", in: "query", schema: z.toJSONSchema(DeskQuery.shape.status.unwrap()) }],
+      get: {
+        summary: "Conversations handed to a person (waiting) or held by one (held), oldest first",
+        responses: {
+          "200": { description: "{ conversations: [{ conversationId, status, person, since, updatedAt, preview }] }" },
+          "401": error,
+          "503": error,
+        },
+      },
+    },
+    "/v1/operator/conversations/{id}": {
+      parameters: [idParam, ...pageParams],
+      get: {
+        summary: "One conversation, as GET /v1/conversations/{id} shows it",
+        responses: { "200": { description: "The conversation" }, "404": error },
+      },
+    },
+    "/v1/conversations/{id}/operator/messages": {
+      parameters: [idParam],
+      post: {
+        summary: "The person holding the conversation answers the user (an operator-message event, streamed to followers)",
+        requestBody: { required: true, content: json(OperatorMessageBody) },
+        responses: { "200": { description: "{ eventId, agent }" }, "404": error, "409": error },
+      },
+    },
+    "/v1/conversations/{id}/operator/handoff": {
+      parameters: [idParam],
+      post: {
+        summary: "The person hands the conversation back to an agent with a note the agent reads",
+        requestBody: { required: true, content: json(OperatorHandoffBody) },
+        responses: { "200": { description: "{ activeAgent }" }, "400": error, "404": error, "409": error },
+      },
+    },
   };
 }
 
@@ -179,9 +231,11 @@ function chatPaths(): Record<string, unknown> {
         idParam,
         { name: "after", in: "query", schema: { type: "string", pattern: "^\\d{1,15}$" } },
         { name: "Last-Event-ID", in: "header", schema: { type: "string", pattern: "^\\d{1,15}$" } },
+        { name: "follow", in: "query", schema: { type: "string", enum: ["true", "false"] } },
       ],
       get: {
-        summary: "The current or last turn's events after an id, then the live run",
+        summary:
+          "The current or last turn's events after an id, then the live run; with follow=true while a person holds the conversation, their messages as they are sent",
         responses: {
           "200": stream,
           "204": { description: "Nothing after the cursor and nothing running" },

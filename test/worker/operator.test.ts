@@ -16,7 +16,8 @@ const json = { "content-type": "application/json" };
 async function desk(status?: string): Promise<Array<{ conversationId: string; status: string; person: string; preview: string }>> {
   const res = await call(`/v1/operator/conversations${status ? `?status=${status}` : ""}`);
   expect(res.status).toBe(200);
-  return ((await res.json()) as { conversations: Array<{ conversationId: string; status: string; person: string; preview: string }> }).conversations;
+  return ((await res.json()) as { conversations: Array<{ conversationId: string; status: string; person: string; preview: string }> })
+    .conversations;
 }
 
 describe("a conversation handed to a person", () => {
@@ -39,7 +40,9 @@ describe("a conversation handed to a person", () => {
     expect((await s.sent()).requests).toHaveLength(1);
 
     // The user's page follows the conversation; the person answers.
-    const follow = await call(`/v1/conversations/${s.conversationId}/events?follow=true`, { headers: { "last-event-id": String(second.at(-1)!.id) } });
+    const follow = await call(`/v1/conversations/${s.conversationId}/events?follow=true`, {
+      headers: { "last-event-id": String(second.at(-1)!.id) },
+    });
     expect(follow.status).toBe(200);
     const reading = follow.text();
     const answered = await call(`/v1/conversations/${s.conversationId}/operator/messages`, {
@@ -57,7 +60,11 @@ describe("a conversation handed to a person", () => {
     expect(await back.json()).toEqual({ activeAgent: "triage" });
     const followed = parseSse(await reading);
     expect(followed.map((e) => e.type)).toEqual(["operator-message", "handoff"]);
-    expect(followed[0]).toMatchObject({ agent: "support-desk", text: "Hi, this is Sam from support. I can see your order.", operator: "Sam" });
+    expect(followed[0]).toMatchObject({
+      agent: "support-desk",
+      text: "Hi, this is Sam from support. I can see your order.",
+      operator: "Sam",
+    });
     expect(followed[1]).toMatchObject({ from: "support-desk", to: "triage", reason: "refund promised for A1001" });
     expect((await desk()).map((e) => e.conversationId)).not.toContain(s.conversationId);
 
@@ -75,7 +82,10 @@ describe("a conversation handed to a person", () => {
     const view = await stored(s.conversationId);
     expect(view).toMatchObject({ activeAgent: "triage", handoffs: [{ to: "support-desk" }, { from: "support-desk", to: "triage" }] });
     // The AI SDK's view has the person's message as theirs.
-    const ui = (await (await call(`/v1/conversations/${s.conversationId}/ui-messages`)).json()) as Array<{ role: string; parts: unknown[] }>;
+    const ui = (await (await call(`/v1/conversations/${s.conversationId}/ui-messages`)).json()) as Array<{
+      role: string;
+      parts: unknown[];
+    }>;
     expect(JSON.stringify(ui)).toContain("Hi, this is Sam from support.");
   });
 
@@ -89,7 +99,11 @@ describe("a conversation handed to a person", () => {
     });
     expect(wrongAgent.status).toBe(400);
     expect(await wrongAgent.json()).toMatchObject({ error: { code: "unknown_agent", message: expect.stringContaining("triage") } });
-    await call(`/v1/conversations/${s.conversationId}/operator/handoff`, { method: "POST", headers: json, body: JSON.stringify({ to: "billing" }) });
+    await call(`/v1/conversations/${s.conversationId}/operator/handoff`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ to: "billing" }),
+    });
     const notHeld = await call(`/v1/conversations/${s.conversationId}/operator/messages`, {
       method: "POST",
       headers: json,
@@ -119,7 +133,10 @@ describe("operator access", () => {
     expect((await request("/v1/operator/conversations", { headers: bearer(OPERATOR_KEY) })).status).toBe(200);
     expect((await request("/v1/operator/conversations", { headers: bearer(API_KEY) })).status).toBe(200);
     expect((await request("/v1/operator/conversations")).status).toBe(401);
-    const created = (await (await request("/v1/conversations", { method: "POST", headers: bearer(API_KEY) })).json()) as { id: string; token: string };
+    const created = (await (await request("/v1/conversations", { method: "POST", headers: bearer(API_KEY) })).json()) as {
+      id: string;
+      token: string;
+    };
     const withToken = await request(`/v1/conversations/${created.id}/operator/messages`, {
       method: "POST",
       headers: { ...bearer(created.token), ...json },
