@@ -60,7 +60,6 @@ export function conversationRoutes(): Hono<ConversationEnv> {
     return outcome.kind === "stream" ? streamResponse(outcome.stream) : c.body(null, 204);
   });
 
-
   // Answers once the turn has ended: a message sent right after is accepted.
   app.post("/cancel", async (c) => c.json(await expectOk(c.var.client.cancel())));
 
