@@ -44,11 +44,18 @@ export function toUIMessages(history: UIHistory, offset = 0): UIMessageOut[] {
   const handoffs = new Map(history.handoffs.map((h) => [h.toolCallId, h]));
   const parts = new Map<string, ToolPart>();
   let assistant: UIMessageOut | null = null;
+  // An on-answer return has no call of its own: it closes the turn whose transfer opened its frame.
+  let returned: HandoffRecord | undefined;
+  const closeTurn = () => {
+    if (assistant && returned) assistant.parts.push({ type: "data-handoff", id: returned.toolCallId, data: returned });
+    returned = undefined;
+  };
   const steps: Array<{ message: Message; index: number }> = history.messages.map((message, i) => ({ message, index: offset + i }));
   const suspended = history.suspension;
   if (suspended) steps.push({ message: suspended.assistant, index: offset + history.messages.length });
   for (const { message, index } of steps) {
     if (message.role === "user") {
+      closeTurn();
       out.push({ id: `msg-${index}`, role: "user", parts: [{ type: "text", text: message.content, state: "done" }] });
       assistant = null;
       continue;
@@ -66,7 +73,9 @@ export function toUIMessages(history: UIHistory, offset = 0): UIMessageOut[] {
     if (part) Object.assign(part, resultState(message));
     const handoff = handoffs.get(message.toolCallId);
     if (handoff) assistant.parts.push({ type: "data-handoff", id: handoff.toolCallId, data: handoff });
+    returned = handoffs.get(`${message.toolCallId}:returned`) ?? returned;
   }
+  closeTurn();
   if (suspended) answerSuspended(suspended, parts);
   return out;
 }

@@ -109,6 +109,13 @@ describe("POST /v1/conversations/:id/messages through the Worker, the real opena
       { from: "calculator", to: "triage", kind: "return" },
     ]);
     expect(await stored(s.conversationId)).toMatchObject({ activeAgent: "triage", callers: [], handoffCount: 2 });
+    // The AI SDK's view closes the turn with the return, after the calculator's answer.
+    const ui = (await (await call(`/v1/conversations/${s.conversationId}/ui-messages`)).json()) as Array<{
+      parts: Array<{ type: string; data?: { kind?: string } }>;
+    }>;
+    const handoffParts = ui.at(-1)!.parts.filter((p) => p.type === "data-handoff");
+    expect(handoffParts.map((p) => p.data?.kind ?? "transfer")).toEqual(["transfer", "return"]);
+    expect(ui.at(-1)!.parts.at(-1)).toBe(handoffParts[1]);
     const { requests } = await s.sent();
     expect(requests[1]!.tools!.map((t) => t.function.name).slice(0, 6)).toEqual([
       "sum_numbers",
