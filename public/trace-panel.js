@@ -88,7 +88,7 @@ function drawGraph(target, agents, turns, active) {
     const { x, y } = at.get(name);
     const known = agents.agents.find((a) => a.name === name);
     const group = svg("g", {
-      class: `node${name === active ? " active" : ""}${name === agents.entry ? " entry" : ""}`,
+      class: `node${name === active ? " active" : ""}${name === agents.entry ? " entry" : ""}${known?.human ? " person" : ""}`,
       "data-testid": "graph-node",
     });
     group.dataset.agent = name;

@@ -95,8 +95,9 @@ function describeAgents(network: Network) {
         tools: [...toolset.tools.keys()],
         mcpServers: agent.mcpServers.map((server) => describeMcpServer(server, new Set(toolset.specs.map((s) => s.name)))),
         human: agent.human,
-        handoffs: [...toolset.transfers.keys()],
-        transferTools: toolset.specs.map((s) => s.name).filter((name) => !toolset.tools.has(name)),
+        // A person hands back through the operator API, to any agent: they have no transfer tools.
+        handoffs: agent.human ? [] : [...toolset.transfers.keys()],
+        transferTools: agent.human ? [] : toolset.specs.map((s) => s.name).filter((name) => !toolset.tools.has(name)),
       };
     }),
   };

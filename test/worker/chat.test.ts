@@ -288,7 +288,7 @@ describe("GET /v1/agents", () => {
         ["sum_numbers", "multiply_numbers", "subtract_numbers", "divide_numbers", "power", "square_root"],
         ["triage", "billing", "shipping", "support-desk"],
       ],
-      ["support-desk", [], ["triage", "billing", "shipping", "calculator"]],
+      ["support-desk", [], []],
     ]);
   });
 });
