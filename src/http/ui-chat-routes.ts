@@ -43,10 +43,15 @@ export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
     return c.json(messages);
   });
 
-  // The resume route: 204 when nothing runs, else the running turn from its start.
+  // The resume route: 204 when nothing runs, else the running turn from its start; while a person
+  // holds the conversation, the person's messages as they are sent (data-operator-message parts).
   app.get("/chat/stream", async (c) => {
     const view = await c.var.client.view();
     if (!view.ok && view.error.code === "token_revoked") throw new HttpError(view.error.code, view.error.message);
+    if (view.ok && view.value.status === "awaiting_human") {
+      const held = await expectOk(c.var.client.events(view.value.lastEventId, "ui", true));
+      return held.kind === "stream" ? streamResponse(held.stream, "ui") : c.body(null, 204);
+    }
     if (!view.ok || view.value.status !== "running") return c.body(null, 204);
     const events = await expectOk(c.var.client.events(0, "ui"));
     return events.kind === "stream" ? streamResponse(events.stream, "ui") : c.body(null, 204);

@@ -39,12 +39,15 @@ describe("a conversation handed to a person", () => {
     expect(second.at(-1)).toMatchObject({ status: "awaiting_human" });
     expect((await s.sent()).requests).toHaveLength(1);
 
-    // The user's page follows the conversation; the person answers.
+    // The user's page follows the conversation (and an AI SDK client resumes its stream); the person answers.
     const follow = await call(`/v1/conversations/${s.conversationId}/events?follow=true`, {
       headers: { "last-event-id": String(second.at(-1)!.id) },
     });
     expect(follow.status).toBe(200);
     const reading = follow.text();
+    const resumed = await call(`/v1/conversations/${s.conversationId}/chat/stream`);
+    expect(resumed.status).toBe(200);
+    const resumedText = resumed.text();
     const answered = await call(`/v1/conversations/${s.conversationId}/operator/messages`, {
       method: "POST",
       headers: json,
@@ -66,6 +69,13 @@ describe("a conversation handed to a person", () => {
       operator: "Sam",
     });
     expect(followed[1]).toMatchObject({ from: "support-desk", to: "triage", reason: "refund promised for A1001" });
+    const chunks = (await resumedText)
+      .split("\n\n")
+      .filter((frame) => frame.startsWith("data: {"))
+      .map((frame) => JSON.parse(frame.slice(6)) as { type: string; data?: unknown });
+    expect(chunks.find((chunk) => chunk.type === "data-operator-message")).toMatchObject({
+      data: { agent: "support-desk", text: "Hi, this is Sam from support. I can see your order.", operator: "Sam" },
+    });
     expect((await desk()).map((e) => e.conversationId)).not.toContain(s.conversationId);
 
     // The user's next message is answered by triage, which reads the person's words and note.
