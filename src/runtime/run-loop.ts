@@ -147,7 +147,7 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   checkStepLimits(run, state);
   yield { type: "step-start", stepIndex: state.stepIndex, agent: state.agent.name };
   const prepared = await prepareStep(run, state);
-  yield* prepared.warnings;
+  for (const warning of prepared.warnings) yield warning;
   if (prepared.compaction) yield prepared.compaction.event;
   // Text deltas stream as they arrive; the calls are announced once the call has ended.
   const step = yield* streamModelCall(run.options.model, modelRequest(run, prepared));

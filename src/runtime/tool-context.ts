@@ -19,9 +19,8 @@ export function toolContext(
     agent,
     signal: run.signal,
     context: state.context,
-    get state() {
-      return updates.get(agent) ?? agentState(state, owner);
-    },
+    // The state as the call starts: a tool that sets it sees its own change through what it passed.
+    state: updates.get(agent) ?? agentState(state, owner),
     setState: (next) => {
       if (!owner?.stateSchema) throw new TypeError(`Agent '${agent}' has no state: give it a \`state\` schema to keep one.`);
       updates.set(agent, owner.stateSchema.parse(next));
