@@ -38,7 +38,7 @@ import { fail, ok, type SessionResult } from "./results.ts";
 import { type HistoryPage, pageOfHistory } from "./history-page.ts";
 import { TurnBroadcast } from "./turn-broadcast.ts";
 import { OtlpExporter, parseOtlpHeaders, toOtlp } from "./otlp-export.ts";
-import { type DeskStatus, deskOf } from "./operator-desk.ts";
+import { PersonHold } from "./person-hold.ts";
 import { TurnRecorder } from "./turn-recorder.ts";
 import { parseTraceparent, spansToExport, TraceBuilder, type TurnTrace } from "./turn-trace.ts";
 
@@ -124,8 +124,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   readonly #exporter: OtlpExporter | null;
   /** Sessions with the agents' MCP servers, kept while the object lives. */
   readonly #mcp: McpConnections;
-  /** While a person holds the conversation: the fan-out of their messages to the user's open streams. */
-  #hold: TurnBroadcast | null = null;
+  /** While a person holds the conversation: their messages, their hand back, the followers and the desk. */
+  readonly #hold: PersonHold;
   /** The one running turn: its fan-out, what cancels it, and when it has ended. */
   #running: { broadcast: TurnBroadcast; controller: AbortController; ended: Promise<void> } | null = null;
   #openStreams = 0;
@@ -140,6 +140,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     // The MCP servers' header values are secrets too, wherever they came from.
     this.#redactor = redactorFor(env).with(mcpHeaderValues(setup.network, env));
     this.#store = new ConversationStore(ctx.storage);
+    this.#hold = new PersonHold(this.#store, this.#redactor, env);
     this.#mcp = new McpConnections({
       env,
       cache: new SqlToolListCache(ctx.storage.sql),
@@ -242,7 +243,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     if (!admitted.ok) return admitted;
     const state = admitted.value;
     // Following a conversation a person holds: its events, then the person's messages as they are sent.
-    const hold = follow && !this.#running && this.#network.get(state.activeAgent)?.human ? this.#holdBroadcast() : undefined;
+    const hold = follow && !this.#running && this.#network.get(state.activeAgent)?.human ? this.#hold.followers() : undefined;
     if (!this.#running && !hold) {
       if (afterId > state.lastEventId) {
         return fail(
@@ -362,8 +363,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     if (this.#running) return fail("run_in_progress", "A run is in progress for this conversation; delete it when the run has ended.");
     if (!admitted.value) return notFound(caller.conversationId);
     await this.#store.erase();
-    this.#closeHold();
-    await deskOf(this.env)?.remove(caller.conversationId);
+    await this.#hold.end(caller.conversationId);
     return ok(null);
   }
 
@@ -372,38 +372,19 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     const held = this.#heldByPerson(caller);
     if (!held.ok) return held;
     const { state, person } = held.value;
-    const event = this.#redactor.value({
-      id: state.lastEventId + 1,
-      type: "operator-message" as const,
-      agent: person,
-      text,
-      ...(operator ? { operator } : {}),
-    });
-    this.#store.commitStep({ messages: [{ role: "assistant", agent: person, content: event.text }], activeAgent: person }, [event]);
-    this.#hold?.publish(event);
-    await this.#toDesk(state, person, "held");
-    return ok({ eventId: event.id, agent: person });
+    return ok({ eventId: await this.#hold.say(state, person, text, operator), agent: person });
   }
 
   /** The person gives the conversation back to an agent, with a note the agent reads; the user's next message goes to it. */
   async operatorHandBack(caller: Caller, to: string, note: string): Promise<SessionResult<{ activeAgent: string }>> {
     const held = this.#heldByPerson(caller);
     if (!held.ok) return held;
-    const { state, person } = held.value;
     const target = this.#network.get(to);
     if (!target || target.human) {
       const agents = [...this.#network.agents.values()].filter((a) => !a.human).map((a) => a.name);
       return fail("unknown_agent", `'${to}' is not an agent of this network to hand back to: one of ${agents.join(", ")}.`);
     }
-    const record = { from: person, to, toolCallId: `operator-${state.lastEventId + 1}`, ...(note ? { reason: note } : {}), stepIndex: 0 };
-    const content = `The person at '${person}' handed the conversation back to '${to}'${note ? `: ${note}` : "."}`;
-    const event = this.#redactor.value({ id: state.lastEventId + 1, type: "handoff" as const, ...record });
-    this.#store.commitStep(this.#redactor.value({ messages: [{ role: "system", agent: to, content }], activeAgent: to, handoff: record }), [
-      event,
-    ]);
-    this.#hold?.publish(event);
-    this.#closeHold();
-    await deskOf(this.env)?.remove(caller.conversationId);
+    await this.#hold.handBack(held.value.state, held.value.person, to, note);
     return ok({ activeAgent: to });
   }
 
@@ -416,43 +397,6 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     if (!this.#network.get(state.activeAgent)?.human)
       return fail("not_held_by_person", `No person holds this conversation: '${state.activeAgent}' does.`);
     return ok({ state, person: state.activeAgent });
-  }
-
-  /** Puts the conversation on the operator desk (or updates it there), with the user's latest message. */
-  async #toDesk(state: ConversationState, person: string, status: DeskStatus): Promise<void> {
-    const desk = deskOf(this.env);
-    if (!desk) return;
-    const preview = this.#store.messages().findLast((m) => m.role === "user")?.content ?? "";
-    const now = Date.now();
-    await desk.put({
-      conversationId: state.conversationId,
-      status,
-      person,
-      since: now,
-      updatedAt: now,
-      preview: this.#redactor.text(preview),
-    });
-  }
-
-  /** `held` once the person has answered since the conversation came to them, else `waiting`. */
-  #deskStatus(): DeskStatus {
-    const person = this.#store.state()!.activeAgent;
-    for (const m of this.#store.messages().toReversed()) {
-      if (m.role === "assistant" && m.agent === person) return "held";
-      if (m.role === "tool" && m.content.startsWith(`Transferred to '${person}'`)) return "waiting";
-    }
-    return "waiting";
-  }
-
-  /** What followers of a person-held conversation read: one fan-out while a person holds it. */
-  #holdBroadcast(): TurnBroadcast {
-    this.#hold ??= new TurnBroadcast();
-    return this.#hold;
-  }
-
-  #closeHold(): void {
-    this.#hold?.close();
-    this.#hold = null;
   }
 
   /** The conversation's state for a caller the token admits, or why not: revoked, or no such conversation. */
@@ -591,8 +535,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
         if (stored) next = await items.next();
       }
       const trace = recorder.end(next.value);
-      if (next.value.status === "awaiting_human")
-        await this.#toDesk(this.#store.state()!, this.#store.state()!.activeAgent, this.#deskStatus());
+      if (next.value.status === "awaiting_human") await this.#hold.toDesk(conversationId, this.#store.state()!.activeAgent);
       // Sent off the turn's path: a slow or dead collector never delays a stream or fails a turn.
       const spans = spansToExport(trace, previous);
       if (this.#exporter && spans.length > 0) {

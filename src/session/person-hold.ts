@@ -1,0 +1,79 @@
+import type { Redactor } from "../runtime/index.ts";
+import type { ConversationState, ConversationStore } from "./conversation-store.ts";
+import { type DeskStatus, deskOf } from "./operator-desk.ts";
+import { TurnBroadcast } from "./turn-broadcast.ts";
+
+/**
+ * A conversation while a person holds it: what the person says and how they hand it back, stored
+ * as the conversation's own rows and events; the fan-out of those events to the user's follow
+ * streams; and the conversation's row on the operator desk. The Durable Object checks who may act.
+ */
+export class PersonHold {
+  readonly #store: ConversationStore;
+  readonly #redactor: Redactor;
+  readonly #env: unknown;
+  #broadcast: TurnBroadcast | null = null;
+
+  constructor(store: ConversationStore, redactor: Redactor, env: unknown) {
+    this.#store = store;
+    this.#redactor = redactor;
+    this.#env = env;
+  }
+
+  /** What followers of the conversation read while a person holds it. */
+  followers(): TurnBroadcast {
+    this.#broadcast ??= new TurnBroadcast();
+    return this.#broadcast;
+  }
+
+  /** The person's message to the user: their assistant message, an `operator-message` event, and the desk says `held`. */
+  async say(state: ConversationState, person: string, text: string, operator?: string): Promise<number> {
+    const event = this.#redactor.value({
+      id: state.lastEventId + 1,
+      type: "operator-message" as const,
+      agent: person,
+      text,
+      ...(operator ? { operator } : {}),
+    });
+    this.#store.commitStep({ messages: [{ role: "assistant", agent: person, content: event.text }], activeAgent: person }, [event]);
+    this.#broadcast?.publish(event);
+    await this.toDesk(state.conversationId, person, "held");
+    return event.id;
+  }
+
+  /** The person hands the conversation back to `to`, with a note the agent finds in the history; it leaves the desk. */
+  async handBack(state: ConversationState, person: string, to: string, note: string): Promise<void> {
+    const record = { from: person, to, toolCallId: `operator-${state.lastEventId + 1}`, ...(note ? { reason: note } : {}), stepIndex: 0 };
+    const content = `The person at '${person}' handed the conversation back to '${to}'${note ? `: ${note}` : "."}`;
+    const event = this.#redactor.value({ id: state.lastEventId + 1, type: "handoff" as const, ...record });
+    const commit = this.#redactor.value({ messages: [{ role: "system" as const, agent: to, content }], activeAgent: to, handoff: record });
+    this.#store.commitStep(commit, [event]);
+    this.#broadcast?.publish(event);
+    await this.end(state.conversationId);
+  }
+
+  /** The hold is over (handed back, or the conversation erased): followers' streams end, and it leaves the desk. */
+  async end(conversationId: string): Promise<void> {
+    this.#broadcast?.close();
+    this.#broadcast = null;
+    await deskOf(this.#env)?.remove(conversationId);
+  }
+
+  /** Puts the conversation on the operator desk (or updates it there), with the user's latest message. */
+  async toDesk(conversationId: string, person: string, status: DeskStatus = this.#status(person)): Promise<void> {
+    const desk = deskOf(this.#env);
+    if (!desk) return;
+    const preview = this.#store.messages().findLast((m) => m.role === "user")?.content ?? "";
+    const now = Date.now();
+    await desk.put({ conversationId, status, person, since: now, updatedAt: now, preview: this.#redactor.text(preview) });
+  }
+
+  /** `held` once the person has answered since the conversation came to them, else `waiting`. */
+  #status(person: string): DeskStatus {
+    for (const m of this.#store.messages().toReversed()) {
+      if (m.role === "assistant" && m.agent === person) return "held";
+      if (m.role === "tool" && m.content.startsWith(`Transferred to '${person}'`)) return "waiting";
+    }
+    return "waiting";
+  }
+}
