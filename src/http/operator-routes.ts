@@ -3,9 +3,8 @@ import { deskOf } from "../session/operator-desk.ts";
 import type { AppEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
 import { expectOk, readQuery } from "./request.ts";
-import { DeskQuery, PageParams } from "./schemas.ts";
+import { CONVERSATION_ID_RULE, ConversationId, DeskQuery, PageParams } from "./schemas.ts";
 import { sessionClient } from "./session-client.ts";
-import { ConversationId, CONVERSATION_ID_RULE } from "./schemas.ts";
 
 /**
  * The operator desk: conversations handed to a person (`waiting`) or held by one (`held`), and one
