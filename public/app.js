@@ -286,9 +286,19 @@ function drawHistory(view) {
 
 function drawMessages(view) {
   const handoffs = new Map(view.handoffs.map((h) => [h.toolCallId, h]));
+  // Hand backs by a person have no tool message: each is drawn at the note it left for the agent.
+  const handBacks = view.handoffs.filter((h) => h.toolCallId.startsWith("operator-"));
+  // An on-answer return has no call of its own: it closes the turn whose transfer opened it.
+  let returned = null;
+  const closeTurn = () => {
+    if (returned) divider(returned.from, returned.to, returned.reason);
+    returned = null;
+  };
   for (const message of view.messages) {
-    if (message.role === "user") userBubble(message.content);
-    else if (message.role === "assistant") {
+    if (message.role === "user") {
+      closeTurn();
+      userBubble(message.content);
+    } else if (message.role === "assistant") {
       if (message.content) assistantBubble(message.agent).textContent = message.content;
       for (const call of message.toolCalls ?? []) {
         let args;
@@ -298,6 +308,11 @@ function drawMessages(view) {
           args = call.arguments;
         }
         toolCall(call.id, call.name, args);
+      }
+    } else if (message.role === "system") {
+      if (handBacks[0]?.to === message.agent) {
+        const back = handBacks.shift();
+        divider(back.from, back.to, back.reason);
       }
     } else {
       let result = message.content;
@@ -309,8 +324,10 @@ function drawMessages(view) {
       toolResult(message.toolCallId, message.name, result, message.isError);
       const handoff = handoffs.get(message.toolCallId);
       if (handoff) divider(handoff.from, handoff.to, handoff.reason);
+      returned = handoffs.get(`${message.toolCallId}:returned`) ?? returned;
     }
   }
+  closeTurn();
 }
 
 // Older pages of a long conversation: loaded when the marker above the log comes into view (or is clicked).

@@ -68,6 +68,22 @@ describe("a handoff to a person, in two pages", () => {
     await user.locator(".assistant").filter({ hasText: "This is the offline demo model" }).waitFor();
     assert.equal(await user.getByTestId("active-agent").textContent(), "triage");
     await user.screenshot({ path: "test-artifacts/user-page-with-person.png", fullPage: true });
+    // A reload draws the same conversation: the person's message as theirs, the hand back where it happened.
+    await user.reload();
+    await user.locator(".assistant.person").filter({ hasText: "Hi, Sam here. How can I help?" }).waitFor();
+    assert.deepEqual(await user.getByTestId("handoff").allTextContents(), [
+      "triage → support-desk: asked for a person",
+      "support-desk → triage: customer is happy, nothing to do",
+    ]);
+    // The calculator answers and gives the conversation back; a reload draws the return after its answer.
+    await user.getByLabel("Message").fill("What is 6 * 7?");
+    await user.getByRole("button", { name: "Send" }).click();
+    await user.getByTestId("handoff").filter({ hasText: "calculator → triage" }).waitFor();
+    await user.reload();
+    await user.getByTestId("handoff").filter({ hasText: "calculator → triage" }).waitFor();
+    const drawn = await user.locator("[data-testid=handoff], .assistant").allTextContents();
+    assert.ok(drawn.at(-1)?.startsWith("calculator → triage"), `the return closes the turn: ${drawn.join(" | ")}`);
+    assert.equal(await user.getByTestId("active-agent").textContent(), "triage");
     await user.close();
     await desk.close();
   });
