@@ -90,8 +90,7 @@ async function latencyRows(
   const sides = { ours: [] as TurnTiming[], peer: [] as TurnTiming[] };
   for (let run = 0; run < runs; run++) {
     progress(`latency run ${run + 1} of ${runs}`);
-    // Ids end with a letter: the fake server matches a script by the id appearing in a request, and "…1" is in "…10".
-    const id = `scnpeerdirect${run}x`;
+    const id = `scnpeerdirect${run}`;
     await script(fake, id, [answer]);
     const start = performance.now();
     const res = await fetch(`${fake.url}/v1/chat/completions`, {
@@ -147,7 +146,7 @@ async function concurrencyRows(
     const start = performance.now();
     await Promise.all(
       Array.from({ length: conversations }, async (_, c) => {
-        const tag = `scnpeerconc${side}${c}x`;
+        const tag = `scnpeerconc${side}${c}`;
         await script(fake, tag, answers);
         const chat = side === "peer" ? await PeerChat.open(peer.url, `conc-${c}`) : null;
         for (let t = 0; t < turns; t++) {

@@ -141,7 +141,12 @@ export function secretValues(env: object): string[] {
     if (typeof value !== "string" || !SECRET_NAME.test(name)) continue;
     values.push(value, ...headerValues(value));
   }
-  return values.flatMap((value) => [value, value.replace(/^(Bearer|Basic|Token)\s+/i, "")]);
+  return values.flatMap(secretForms);
+}
+
+/** A secret as it may appear: whole, and without an authorization scheme in front of it. */
+export function secretForms(value: string): string[] {
+  return [value, value.replace(/^(Bearer|Basic|Token)\s+/i, "")];
 }
 
 function headerValues(value: string): string[] {

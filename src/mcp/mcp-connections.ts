@@ -85,7 +85,8 @@ export class McpConnections implements McpPort {
   readonly #log: (message: string) => void;
   readonly #now: () => number;
   readonly #connections = new Map<string, Promise<Connection>>();
-  readonly #validators = new Map<string, Validator>();
+  /** By schema object: a cached tool list hands out the same schema every step. */
+  readonly #validators = new WeakMap<object, Validator>();
   /** `tools/list` requests sent, for the benchmark. */
   listRequests = 0;
 
@@ -137,11 +138,10 @@ export class McpConnections implements McpPort {
   }
 
   checkArguments(schema: Record<string, unknown>, args: unknown): string | undefined {
-    const key = JSON.stringify(schema);
-    let validator = this.#validators.get(key);
+    let validator = this.#validators.get(schema);
     if (!validator) {
       validator = new Validator(schema as ConstructorParameters<typeof Validator>[0], "2020-12", false);
-      this.#validators.set(key, validator);
+      this.#validators.set(schema, validator);
     }
     const result = validator.validate(args);
     if (result.valid) return undefined;

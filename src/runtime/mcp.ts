@@ -5,6 +5,7 @@
  * guardrails, the approval gate, then the call. The port owns the wire, sessions and caching.
  */
 import * as z from "zod";
+import { uniqueToolName } from "./handoff/tool-names.ts";
 import { type Tool, tool } from "./tool.ts";
 
 /** What a `headers` function is given: the Worker's environment, or whatever the host passes. */
@@ -79,17 +80,11 @@ const MAX_TOOL_NAME = 64;
 
 /** `<server>_<tool>` in what providers accept (accents dropped, then `[a-zA-Z0-9_-]`, 64 characters); a name already taken gets `_2`, `_3`. */
 export function mcpToolName(server: string, tool: string, taken: ReadonlySet<string>): string {
-  const base = `${server}_${tool}`
+  const folded = `${server}_${tool}`
     .normalize("NFKD")
     .replace(/\p{M}/gu, "")
-    .replace(/[^a-zA-Z0-9_-]/g, "_")
-    .slice(0, MAX_TOOL_NAME);
-  let candidate = base;
-  for (let n = 2; taken.has(candidate); n++) {
-    const suffix = `_${n}`;
-    candidate = base.slice(0, MAX_TOOL_NAME - suffix.length) + suffix;
-  }
-  return candidate;
+    .replace(/[^a-zA-Z0-9_-]/g, "_");
+  return uniqueToolName(folded, taken, MAX_TOOL_NAME);
 }
 
 /** The headers a server is sent: given, or read from the environment. */

@@ -429,7 +429,7 @@ export class ConversationStore {
       commit.suspension !== undefined ||
       commit.context !== undefined ||
       commit.agentStates !== undefined ||
-      JSON.stringify(next.callers) !== JSON.stringify(state.callers);
+      commit.callers !== undefined;
     this.#transaction(() => {
       for (const message of messages) this.#exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(message));
       if (commit.handoff) this.#exec(`INSERT INTO handoffs (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(commit.handoff));

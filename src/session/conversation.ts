@@ -535,7 +535,12 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
         if (stored) next = await items.next();
       }
       const trace = recorder.end(next.value);
-      if (next.value.status === "awaiting_human") await this.#hold.toDesk(conversationId, this.#store.state()!.activeAgent);
+      if (next.value.status === "awaiting_human") {
+        // Handed over in this leg: it waits for the person; a message while they hold it keeps its status.
+        const person = this.#store.state()!.activeAgent;
+        const handedOver = trace.spans.some((span) => span.kind === "handoff" && span.attributes.to === person);
+        await this.#hold.toDesk(conversationId, person, handedOver ? "waiting" : undefined);
+      }
       // Sent off the turn's path: a slow or dead collector never delays a stream or fails a turn.
       const spans = spansToExport(trace, previous);
       if (this.#exporter && spans.length > 0) {

@@ -1,3 +1,4 @@
+import { secretForms } from "../config.ts";
 import { type McpHostEnv, mcpHeaders, type Network } from "../runtime/index.ts";
 
 /**
@@ -10,7 +11,7 @@ export function mcpHeaderValues(network: Network, env: object): string[] {
   for (const agent of network.agents.values()) {
     for (const server of agent.mcpServers) {
       for (const value of Object.values(mcpHeaders(server, env as McpHostEnv))) {
-        values.push(value, value.replace(/^(Bearer|Basic|Token)\s+/i, ""));
+        values.push(...secretForms(value));
       }
     }
   }

@@ -38,13 +38,16 @@ export class OperatorDesk extends DurableObject<Record<string, unknown>> {
     );
   }
 
-  /** Adds a conversation, or updates its status and preview; `since` stays the time it was first handed over. */
-  async put(entry: DeskEntry): Promise<void> {
+  /**
+   * Adds a conversation (`waiting` unless a status is given), or updates its preview and, when
+   * given, its status; `since` stays the time it was first handed over.
+   */
+  async put(entry: Omit<DeskEntry, "status"> & { status?: DeskStatus }): Promise<void> {
     this.#sql.exec(
-      `INSERT INTO desk (conversation_id, status, person, since, updated_at, preview) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (conversation_id) DO UPDATE SET status = excluded.status, person = excluded.person, updated_at = excluded.updated_at, preview = excluded.preview`,
+      `INSERT INTO desk (conversation_id, status, person, since, updated_at, preview) VALUES (?1, coalesce(?2, 'waiting'), ?3, ?4, ?5, ?6)
+       ON CONFLICT (conversation_id) DO UPDATE SET status = coalesce(?2, status), person = ?3, updated_at = ?5, preview = ?6`,
       entry.conversationId,
-      entry.status,
+      entry.status ?? null,
       entry.person,
       entry.since,
       entry.updatedAt,

@@ -59,21 +59,22 @@ export class PersonHold {
     await deskOf(this.#env)?.remove(conversationId);
   }
 
-  /** Puts the conversation on the operator desk (or updates it there), with the user's latest message. */
-  async toDesk(conversationId: string, person: string, status: DeskStatus = this.#status(person)): Promise<void> {
+  /**
+   * Puts the conversation on the operator desk, or updates its row there with the user's latest
+   * message; a status given replaces the one it has (`waiting` when it is new).
+   */
+  async toDesk(conversationId: string, person: string, status?: DeskStatus): Promise<void> {
     const desk = deskOf(this.#env);
     if (!desk) return;
     const preview = this.#store.messages().findLast((m) => m.role === "user")?.content ?? "";
     const now = Date.now();
-    await desk.put({ conversationId, status, person, since: now, updatedAt: now, preview: this.#redactor.text(preview) });
-  }
-
-  /** `held` once the person has answered since the conversation came to them, else `waiting`. */
-  #status(person: string): DeskStatus {
-    for (const m of this.#store.messages().toReversed()) {
-      if (m.role === "assistant" && m.agent === person) return "held";
-      if (m.role === "tool" && m.content.startsWith(`Transferred to '${person}'`)) return "waiting";
-    }
-    return "waiting";
+    await desk.put({
+      conversationId,
+      person,
+      since: now,
+      updatedAt: now,
+      preview: this.#redactor.text(preview),
+      ...(status ? { status } : {}),
+    });
   }
 }

@@ -122,7 +122,8 @@ async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, re
   const api = url.pathname.endsWith("/chat/completions") ? "chat" : url.pathname.endsWith("/responses") ? "responses" : null;
   if (req.method !== "POST" || !api) return json(res, 404, { error: { message: `fake server: no route ${req.method} ${url.pathname}` } });
 
-  const match = [...scenarios].find(([id]) => body.includes(id));
+  // The longest id that appears wins: a script "…1" never takes the requests of "…10".
+  const match = [...scenarios].filter(([id]) => body.includes(id)).sort(([a], [b]) => b.length - a.length)[0];
   if (!match) return json(res, 500, { error: { message: "fake server: no scenario id in this request" } });
   const [, scenario] = match;
   const request = JSON.parse(body) as { model: string };

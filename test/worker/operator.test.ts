@@ -55,6 +55,11 @@ describe("a conversation handed to a person", () => {
     });
     expect(answered.status).toBe(200);
     expect((await desk("held")).map((e) => e.conversationId)).toContain(s.conversationId);
+    // The user writes again while the person holds it: no model call, and it stays held, with the new message shown.
+    expect((await chat(s.conversationId, "one more thing: it is order A1001")).at(-1)).toMatchObject({ status: "awaiting_human" });
+    expect((await desk("held")).find((e) => e.conversationId === s.conversationId)).toMatchObject({
+      preview: "one more thing: it is order A1001",
+    });
     const back = await call(`/v1/conversations/${s.conversationId}/operator/handoff`, {
       method: "POST",
       headers: json,

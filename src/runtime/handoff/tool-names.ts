@@ -24,16 +24,22 @@ export function transferToolNames(agentNames: readonly string[]): Map<string, st
   const names = new Map<string, string>();
   const taken = new Set<string>();
   for (const agentName of agentNames) {
-    const base = `${TRANSFER_PREFIX}${sanitizeAgentName(agentName)}`.slice(0, MAX_TOOL_NAME);
-    let candidate = base;
-    for (let n = 2; taken.has(candidate); n++) {
-      const suffix = `_${n}`;
-      candidate = base.slice(0, MAX_TOOL_NAME - suffix.length) + suffix;
-    }
+    const candidate = uniqueToolName(`${TRANSFER_PREFIX}${sanitizeAgentName(agentName)}`, taken, MAX_TOOL_NAME);
     taken.add(candidate);
     names.set(agentName, candidate);
   }
   return names;
+}
+
+/** `name` cut to `max` characters, or, when that is taken, with `_2`, `_3`… in place of its end: how every generated tool name avoids another. */
+export function uniqueToolName(name: string, taken: ReadonlySet<string>, max: number): string {
+  const base = name.slice(0, max);
+  let candidate = base;
+  for (let n = 2; taken.has(candidate); n++) {
+    const suffix = `_${n}`;
+    candidate = base.slice(0, max - suffix.length) + suffix;
+  }
+  return candidate;
 }
 
 /** 64-bit FNV-1a over UTF-8, as 16 hex digits: synchronous, so networks validate eagerly. */
