@@ -137,11 +137,11 @@ function draw(event) {
       toolResult(event.toolCallId, event.name, event.result, event.isError);
       return false;
     case "handoff":
-      divider(event.from, event.to, event.reason);
+      divider(event.from, event.to, handoffNote(event));
       setAgent(event.to);
       bubble = null;
       // A person handed the conversation back: nothing more to follow.
-      return people.has(event.from) && following;
+      return event.kind === "hand-back" && following;
     case "approval-required":
       approvalCard(event);
       return false;
@@ -284,11 +284,18 @@ function drawHistory(view) {
   setPrevious(view.page?.previous ?? null);
 }
 
+/** What a handoff's divider says: a transfer's reason, a return's summary, a person's note. */
+function handoffNote(handoff) {
+  return handoff.kind === "hand-back" ? handoff.note : handoff.reason;
+}
+
 function drawMessages(view) {
-  const handoffs = new Map(view.handoffs.map((h) => [h.toolCallId, h]));
-  // Hand backs by a person have no tool message: each is drawn at the note it left for the agent.
-  const handBacks = view.handoffs.filter((h) => h.toolCallId.startsWith("operator-"));
+  // Transfers and on-call returns are drawn after their call's result.
+  const byCall = new Map(view.handoffs.filter((h) => "toolCallId" in h).map((h) => [h.toolCallId, h]));
   // An on-answer return has no call of its own: it closes the turn whose transfer opened it.
+  const onAnswer = new Map(view.handoffs.filter((h) => h.kind === "return" && h.mode === "on-answer").map((h) => [h.openedBy, h]));
+  // Hand backs by a person have no tool message: each is drawn at the note it left for the agent.
+  const handBacks = view.handoffs.filter((h) => h.kind === "hand-back");
   let returned = null;
   const closeTurn = () => {
     if (returned) divider(returned.from, returned.to, returned.reason);
@@ -312,7 +319,7 @@ function drawMessages(view) {
     } else if (message.role === "system") {
       if (handBacks[0]?.to === message.agent) {
         const back = handBacks.shift();
-        divider(back.from, back.to, back.reason);
+        divider(back.from, back.to, back.note);
       }
     } else {
       let result = message.content;
@@ -322,9 +329,9 @@ function drawMessages(view) {
         // Plain text result.
       }
       toolResult(message.toolCallId, message.name, result, message.isError);
-      const handoff = handoffs.get(message.toolCallId);
+      const handoff = byCall.get(message.toolCallId);
       if (handoff) divider(handoff.from, handoff.to, handoff.reason);
-      returned = handoffs.get(`${message.toolCallId}:returned`) ?? returned;
+      returned = onAnswer.get(message.toolCallId) ?? returned;
     }
   }
   closeTurn();

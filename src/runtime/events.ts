@@ -1,4 +1,5 @@
 import type { HandoffRecord } from "./handoff/types.ts";
+import type { CallPlan } from "./messages.ts";
 import type { Usage, UsageTotals } from "./usage.ts";
 
 /** The events of a turn: one flat union keyed on `type`, plain JSON so they cross any wire. */
@@ -14,7 +15,8 @@ export type RunEvent =
   | { type: "run-start"; conversationId: string; agent: string; model: string; demo?: boolean; resumed?: boolean }
   | { type: "step-start"; stepIndex: number; agent: string }
   | { type: "text-delta"; delta: string }
-  | { type: "tool-call"; toolCallId: string; name: string; args: unknown }
+  /** `plan`: what the loop makes of the call, decided before any tool runs (a transfer is no tool). */
+  | { type: "tool-call"; toolCallId: string; name: string; args: unknown; plan: CallPlan }
   /** `denied`: a person declined the call, which never ran (its result says why). */
   | { type: "tool-result"; toolCallId: string; name: string; result: unknown; isError: boolean; denied?: true }
   | ({ type: "handoff" } & HandoffRecord)

@@ -5,7 +5,15 @@ export interface ToolCall {
   name: string;
   /** The raw JSON text the model produced; parsed only when the call runs. */
   arguments: string;
+  /** What the loop made of the call (stored calls carry it; absent on calls stored before it did, and on the model's own). */
+  plan?: CallPlan;
 }
+
+/**
+ * What a call was to the loop: a tool of the agent's (or an unknown one), a transfer to an agent
+ * or to a person, a return to the caller, or a transfer or return the rules refused.
+ */
+export type CallPlan = "tool" | "transfer" | "person" | "return" | "refused-handoff";
 
 /** A user's message in the history. */
 export interface UserMessage {

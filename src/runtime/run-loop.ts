@@ -3,7 +3,7 @@
  * resolve the calls, build the commit, store it, announce it, decide what comes next.
  */
 import { RuntimeError, toRuntimeError } from "./errors.ts";
-import type { RunEvent, TurnOutcome } from "./events.ts";
+import type { RunEvent, TurnOutcome, TurnStatus } from "./events.ts";
 import { argsOf } from "./execute-tool-call.ts";
 import { firstBlock } from "./guardrails.ts";
 import { runHandoffHook } from "./handoff/hook.ts";
@@ -17,10 +17,11 @@ import type { TurnStore } from "./store-port.ts";
 import { type ModelStepResult, streamModelCall } from "./step/call-model.ts";
 import { decideNextStep, tooManyErrors } from "./step/next-step.ts";
 import { checkStepLimits, type PreparedStep, prepareStep } from "./step/prepare-step.ts";
-import { resolveCalls } from "./step/resolve-calls.ts";
+import { planCalls, resolveCalls } from "./step/resolve-calls.ts";
+import { callPlanOf } from "./handoff/rules.ts";
 import { settleApprovals } from "./step/settle-approvals.ts";
 import { buildStepCommit, type StepOutcome, stepUsage } from "./step/step-commit.ts";
-import { advance, initialTurnState, type RunContext, type TurnState } from "./turn-state.ts";
+import { advance, holdingChange, initialTurnState, type RunContext, type TurnState } from "./turn-state.ts";
 
 /**
  * Runs one user turn (or its resumed leg) as an async generator of events; it ends with exactly
@@ -60,10 +61,10 @@ async function* runLeg(options: RunItemsOptions, store: TurnStore | undefined): 
     store,
     runTurn,
   };
-  const agent = network.get(options.activeAgent) ?? network.entry;
-  const missing = network.get(options.activeAgent) ? undefined : options.activeAgent;
+  const { activeAgent, callers: stored } = options.conversation.holding;
+  const agent = network.get(activeAgent) ?? network.entry;
+  const missing = network.get(activeAgent) ? undefined : activeAgent;
   // A deploy may have removed agents on the caller stack: their frames are skipped.
-  const stored = options.callers ?? [];
   const callers = stored.filter((f) => network.get(f.caller) && network.get(f.callee));
   let state = initialTurnState(options, agent, callers);
   yield {
@@ -103,8 +104,7 @@ async function* runLeg(options: RunItemsOptions, store: TurnStore | undefined): 
   } catch (error) {
     if (!run.signal.aborted) throw error;
     // Cancelled: what was committed stays, the step in flight never happened, and the turn ends as asked.
-    const { agent: holder, handoffs, handoffCount, turnUsage } = state;
-    yield { type: "done", status: "cancelled", text: "", agent: holder.name, handoffs: [...handoffs], handoffCount, usage: turnUsage };
+    yield doneEvent(state, "cancelled", "");
     return { status: "cancelled" };
   }
 }
@@ -126,18 +126,17 @@ async function* acceptMessage(
         },
       ]
     : [];
-  const blocked = await firstBlock(agent.inputGuardrails, { text, agent: agent.name, context: state.context });
+  const blocked = await firstBlock(agent.inputGuardrails, { text, agent: agent.name, context: state.holding.context });
   if (blocked !== null) {
     // Nothing of a blocked input is stored or sent to a model.
     yield { type: "guardrail", kind: "input", agent: agent.name, reason: blocked };
     throw new RuntimeError("guardrail_blocked", `The message was blocked: ${blocked}`);
   }
   const messages: Message[] = [...note, { role: "user", content: text }];
-  // Frames skipped for agents a deploy removed are dropped from the stored stack with the message.
-  const dropped = (run.options.callers?.length ?? 0) !== state.callers.length;
-  const item = await commit(run, { messages, activeAgent: agent.name, ...(dropped ? { callers: [...state.callers] } : {}) });
+  // A holder or caller frames a deploy removed are replaced in the store with the message.
+  const item = await commit(run, { messages, ...holdingChange(state, state) });
   if (item) yield item;
-  return advance(state, { messages });
+  return advance(state, { messages, committed: true });
 }
 
 /** One model call and its tools, as named stages. */
@@ -145,16 +144,17 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   run.signal.throwIfAborted();
   const { network } = run.options;
   checkStepLimits(run, state);
-  yield { type: "step-start", stepIndex: state.stepIndex, agent: state.agent.name };
+  yield { type: "step-start", stepIndex: state.progress.stepIndex, agent: state.agent.name };
   const prepared = await prepareStep(run, state);
   for (const warning of prepared.warnings) yield warning;
   if (prepared.compaction) yield prepared.compaction.event;
   // Text deltas stream as they arrive; the calls are announced once the call has ended.
   const step = yield* streamModelCall(run.options.model, modelRequest(run, prepared));
   run.signal.throwIfAborted();
-  for (const call of step.toolCalls) yield { type: "tool-call", toolCallId: call.id, name: call.name, args: argsOf(call) };
+  const plan = planCalls(run, state, prepared, step.toolCalls);
+  for (const p of plan) yield { type: "tool-call", toolCallId: p.call.id, name: p.call.name, args: argsOf(p.call), plan: callPlanOf(p) };
   const stateUpdates: StateUpdates = new Map();
-  const records = await resolveCalls(run, state, prepared, step.toolCalls, stepUsage(prepared, step), stateUpdates);
+  const records = await resolveCalls(run, state, prepared, plan, stepUsage(prepared, step), stateUpdates);
   for (const r of records) {
     if (r.blocked !== null) yield { type: "guardrail", kind: "tool", agent: prepared.agent.name, reason: r.blocked, toolCallId: r.call.id };
   }
@@ -184,9 +184,22 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
 
 /** The turn ends waiting for the person who holds the conversation. */
 async function* awaitHuman(state: TurnState): AsyncGenerator<TurnItem, TurnOutcome> {
-  const { agent, handoffs, handoffCount, turnUsage } = state;
-  yield { type: "done", status: "awaiting_human", text: "", agent: agent.name, handoffs: [...handoffs], handoffCount, usage: turnUsage };
+  yield doneEvent(state, "awaiting_human", "");
   return { status: "awaiting_human" };
+}
+
+/** The `done` event of a leg that ends with `state`. */
+function doneEvent(state: TurnState, status: TurnStatus, text: string): RunEvent {
+  const { progress } = state;
+  return {
+    type: "done",
+    status,
+    text,
+    agent: state.agent.name,
+    handoffs: [...progress.handoffs],
+    handoffCount: state.holding.handoffCount,
+    usage: progress.usage,
+  };
 }
 
 /** What the step's end means for the turn: a `done` event and the outcome when it ends, a throw when it must stop. */
@@ -196,26 +209,14 @@ function stepEnd(run: RunContext, step: ModelStepResult, outcome: StepOutcome): 
     toolCalls: step.toolCalls.length,
     handoff: outcome.handoff !== undefined,
     pendingApprovals: outcome.pending.length,
-    errorSteps: next.errorSteps,
+    errorSteps: next.progress.errorSteps,
     limits: run.limits,
   });
   switch (decision.kind) {
     case "awaiting-approval":
     case "final": {
       const status = decision.kind === "final" ? "completed" : "awaiting_approval";
-      const { text } = step;
-      return {
-        done: {
-          type: "done",
-          status,
-          text,
-          agent: next.agent.name,
-          handoffs: [...next.handoffs],
-          handoffCount: next.handoffCount,
-          usage: next.turnUsage,
-        },
-        outcome: { status },
-      };
+      return { done: doneEvent(next, status, step.text), outcome: { status } };
     }
     case "too-many-errors":
       throw tooManyErrors(run.limits);
@@ -245,5 +246,5 @@ function modelRequest(run: RunContext, prepared: PreparedStep): ModelRequest {
 
 /** The output guardrails' verdict on a final answer: the first block's reason, or null. */
 function outputBlock(state: TurnState, prepared: PreparedStep, step: ModelStepResult): Promise<string | null> {
-  return firstBlock(prepared.agent.outputGuardrails, { text: step.text, agent: prepared.agent.name, context: state.context });
+  return firstBlock(prepared.agent.outputGuardrails, { text: step.text, agent: prepared.agent.name, context: state.holding.context });
 }

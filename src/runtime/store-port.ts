@@ -1,6 +1,7 @@
 /** The store port: what the loop hands its host to keep after each step. */
 import type { Compaction } from "./compaction.ts";
-import type { CallerFrame, HandoffRecord } from "./handoff/types.ts";
+import type { HandoffRecord } from "./handoff/types.ts";
+import type { Holding } from "./holding.ts";
 import type { Message } from "./messages.ts";
 import type { Suspension } from "./suspension.ts";
 import type { UsageTotals } from "./usage.ts";
@@ -8,16 +9,12 @@ import type { UsageTotals } from "./usage.ts";
 /** What one step adds to the conversation, committed as a whole or not at all. */
 export interface StepCommit {
   messages: Message[];
-  activeAgent: string;
+  /** What the conversation holds after this step, when the step changed it (absent: unchanged). */
+  holding?: Holding;
+  /** The change of hands this step made. */
   handoff?: HandoffRecord;
-  /** The caller stack after this step. */
-  callers?: CallerFrame[];
-  /** Agents' states this step's tools changed, by agent name. */
-  agentStates?: Record<string, Record<string, unknown>>;
   /** A suspension to store (the step waits for approvals), or null to clear the stored one. */
   suspension?: Suspension | null;
-  /** The conversation's context after a handoff that carried input. */
-  context?: Record<string, unknown>;
   /** What this step spent: its model calls (summaries included), tokens and tool calls. */
   usage?: Partial<UsageTotals>;
   /** A new compaction of the history (what the model is sent; the stored history is unchanged). */
@@ -29,30 +26,18 @@ export interface TurnStore {
   commitStep(commit: StepCommit): void | Promise<void>;
 }
 
-/** The part of a conversation's stored state that commits change. */
+/** What a store keeps that commits change: the holding, and the suspended step while it waits. */
 export interface CommittedState {
-  activeAgent: string;
-  /** Accepted handoffs over the conversation's life. */
-  handoffCount: number;
-  /** The suspended step, while it waits for approvals. */
+  holding: Holding;
   suspension: Suspension | null;
-  /** What handoffs have carried (typed handoff input). */
-  context: Record<string, unknown>;
-  /** Agents waiting for the conversation to come back, the next to get it last. */
-  callers: CallerFrame[];
-  /** Each agent's own state, by name. */
-  agentStates: Record<string, Record<string, unknown>>;
 }
 
-/** Applies one commit to the stored state: every store uses it (the Durable Object's and the tests'), so they cannot disagree. */
+/** Applies one commit: every store uses it (the Durable Object's and the tests'), so they cannot disagree. */
 export function applyCommit<S extends CommittedState>(state: S, commit: StepCommit): S {
+  if (commit.holding === undefined && commit.suspension === undefined) return state;
   return {
     ...state,
-    activeAgent: commit.activeAgent,
-    handoffCount: state.handoffCount + (commit.handoff ? 1 : 0),
-    ...(commit.suspension === undefined ? {} : { suspension: commit.suspension }),
-    ...(commit.context ? { context: commit.context } : {}),
-    ...(commit.callers ? { callers: commit.callers } : {}),
-    ...(commit.agentStates ? { agentStates: { ...state.agentStates, ...commit.agentStates } } : {}),
+    holding: commit.holding ?? state.holding,
+    suspension: commit.suspension === undefined ? state.suspension : commit.suspension,
   };
 }

@@ -1,6 +1,23 @@
 import type { HandoffRecord } from "./handoff/types.ts";
-import type { UsageTotals } from "./usage.ts";
 import type { AssistantMessage, Message, ToolMessage } from "./messages.ts";
+import { NO_USAGE, type UsageTotals } from "./usage.ts";
+
+/** How far a turn has got: what its per-turn limits and the resumed leg of a suspension go on from. */
+export interface TurnProgress {
+  /** Accepted handoffs of this turn, in order. */
+  handoffs: HandoffRecord[];
+  /** Model calls made by the agent holding the conversation, in this turn (a handoff starts the count again). */
+  agentSteps: number;
+  /** Steps in a row whose counted tool calls all failed. */
+  errorSteps: number;
+  /** The index of the next step. */
+  stepIndex: number;
+  /** What the turn has spent. */
+  usage: UsageTotals;
+}
+
+/** A turn that has not begun. */
+export const TURN_START: TurnProgress = { handoffs: [], agentSteps: 0, errorSteps: 0, stepIndex: 0, usage: NO_USAGE };
 
 /** A tool call waiting for a person's decision. */
 export interface PendingApproval {
@@ -24,20 +41,14 @@ export interface ApprovalDecision {
  * never holds a tool call without its result. A transfer of that step is already applied.
  */
 export interface Suspension {
-  stepIndex: number;
   assistant: AssistantMessage;
   /** In call order; null where a decision is awaited. */
   results: Array<ToolMessage | null>;
   pending: PendingApproval[];
-  /** Accepted handoffs of this turn so far: the per-turn limit carries over into the resume. */
-  turnHandoffs: HandoffRecord[];
-  /** Model calls made by the agent now active, in this turn. */
-  agentSteps: number;
-  errorSteps: number;
-  /** What the turn spent before it was suspended. */
-  turnUsage?: UsageTotals;
+  /** The turn as it stands after the suspended step: the resumed leg carries on from it (its limits included). */
+  progress: TurnProgress;
   /** Messages that follow the step's results once it is complete (the append prompt mode's system message). */
-  trailing?: Message[];
+  trailing: Message[];
 }
 
 /** What the model is told when a person declines a call. */
@@ -74,5 +85,5 @@ export function settleInterrupted(
   });
   const pending = suspension.pending.filter((p) => !decisions.some((d) => d.toolCallId === p.toolCallId));
   if (pending.length > 0) return { answered, complete: null, suspension: { ...suspension, results, pending } };
-  return { answered, complete: [suspension.assistant, ...(results as ToolMessage[]), ...(suspension.trailing ?? [])], suspension: null };
+  return { answered, complete: [suspension.assistant, ...(results as ToolMessage[]), ...suspension.trailing], suspension: null };
 }

@@ -1,5 +1,6 @@
 /** What a tool sees of the run, and delegation: another agent run on a fresh context. */
 import { Agent } from "./agent.ts";
+import { newConversation } from "./holding.ts";
 import { Network } from "./network.ts";
 import type { DelegateAgent, ToolContext } from "./tool.ts";
 import type { RunContext, TurnState } from "./turn-state.ts";
@@ -18,7 +19,7 @@ export function toolContext(
     conversationId: run.options.conversationId,
     agent,
     signal: run.signal,
-    context: state.context,
+    context: state.holding.context,
     // The state as the call starts: a tool that sets it sees its own change through what it passed.
     state: updates.get(agent) ?? agentState(state, owner),
     setState: (next) => {
@@ -30,8 +31,8 @@ export function toolContext(
 }
 
 /** An agent's state in the turn: as stored, else the one it starts with. */
-export function agentState(state: Pick<TurnState, "agentStates">, agent: Agent | undefined): Readonly<Record<string, unknown>> {
-  return (agent && state.agentStates[agent.name]) ?? agent?.initialState ?? {};
+export function agentState(state: Pick<TurnState, "holding">, agent: Agent | undefined): Readonly<Record<string, unknown>> {
+  return (agent && state.holding.agentStates[agent.name]) ?? agent?.initialState ?? {};
 }
 
 /** The agent runs on a fresh context with only the request; its final text comes back. */
@@ -45,9 +46,7 @@ async function delegateTo(run: RunContext, delegate: DelegateAgent, request: str
     model: run.options.model,
     ...(run.options.mcp ? { mcp: run.options.mcp } : {}),
     store: { commitStep: () => {} },
-    history: [],
-    activeAgent: delegate.name,
-    handoffCount: 0,
+    conversation: newConversation(delegate.name),
     input: { kind: "message", text: request },
     limits: run.limits,
     signal: run.signal,

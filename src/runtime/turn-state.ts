@@ -2,36 +2,27 @@
 import type { Agent } from "./agent.ts";
 import type { Compaction } from "./compaction.ts";
 import type { CallerFrame, HandoffRecord } from "./handoff/types.ts";
+import type { Holding } from "./holding.ts";
 import type { Limits } from "./limits.ts";
 import type { Message } from "./messages.ts";
 import type { RunEvent } from "./events.ts";
 import type { RunItemsOptions, RunTurnOptions } from "./run-options.ts";
 import type { TurnStore } from "./store-port.ts";
+import { TURN_START, type TurnProgress } from "./suspension.ts";
 import { addUsage, NO_USAGE, type UsageTotals } from "./usage.ts";
 
 export interface TurnState {
-  /** The agent holding the conversation. */
+  /** The agent holding the conversation (`holding.activeAgent` names it). */
   readonly agent: Agent;
   /** The committed history. */
   readonly history: readonly Message[];
-  /** Accepted handoffs of this turn. */
-  readonly handoffs: readonly HandoffRecord[];
-  /** Accepted handoffs over the conversation's life. */
-  readonly handoffCount: number;
-  /** Model calls made by the agent holding the conversation, in this turn. */
-  readonly agentSteps: number;
-  /** Steps in a row whose counted tool calls all failed. */
-  readonly errorSteps: number;
-  /** The index of the next step. */
-  readonly stepIndex: number;
+  /** What the conversation holds as the turn stands. */
+  readonly holding: Holding;
+  /** What the store holds: a commit carries `holding` while the two differ. */
+  readonly storedHolding: Holding;
+  readonly progress: TurnProgress;
   /** The conversation's latest handoff (its history filter applies while its target holds the conversation). */
   readonly lastHandoff: HandoffRecord | undefined;
-  /** Agents waiting for the conversation to come back, the next to get it last. */
-  readonly callers: readonly CallerFrame[];
-  /** Each agent's own state, by name (agents that never changed theirs are absent). */
-  readonly agentStates: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
-  readonly context: Readonly<Record<string, unknown>>;
-  readonly turnUsage: UsageTotals;
   readonly conversationUsage: UsageTotals;
   readonly compaction: Compaction | undefined;
   /** Reported input tokens over estimated ones, from the last call: corrects the estimator. */
@@ -59,54 +50,80 @@ export interface TurnChange {
   /** The caller stack after a returning handoff opened a frame or a return closed one. */
   callers?: readonly CallerFrame[] | undefined;
   /** Agents' states that tools changed. */
-  agentStates?: Readonly<Record<string, Readonly<Record<string, unknown>>>> | undefined;
+  agentStates?: Readonly<Record<string, Record<string, unknown>>> | undefined;
   context?: Readonly<Record<string, unknown>> | undefined;
   /** Added to the turn's and the conversation's usage. */
   spent?: UsageTotals;
   errorSteps?: number;
   compaction?: Compaction | undefined;
   calibration?: number | undefined;
+  /** The change was committed with the holding it leaves: the store holds it now. */
+  committed?: boolean;
 }
 
+/**
+ * The state a leg starts from: the stored conversation held by `agent` (the entry agent when the
+ * stored one is gone) with the caller frames that still name agents of the network, and the
+ * progress of a resumed suspension.
+ */
 export function initialTurnState(options: RunItemsOptions, agent: Agent, callers: readonly CallerFrame[]): TurnState {
-  const resumed = options.input.kind === "resume" ? options.input.suspension : undefined;
+  const { conversation, input } = options;
+  const stored = conversation.holding;
+  const holding =
+    agent.name === stored.activeAgent && callers.length === stored.callers.length
+      ? stored
+      : { ...stored, activeAgent: agent.name, callers: [...callers] };
   return {
     agent,
-    history: [...options.history],
-    handoffs: [...(resumed?.turnHandoffs ?? [])],
-    handoffCount: options.handoffCount,
-    agentSteps: resumed?.agentSteps ?? 0,
-    errorSteps: resumed?.errorSteps ?? 0,
-    stepIndex: resumed ? resumed.stepIndex + 1 : 0,
-    lastHandoff: options.lastHandoff,
-    callers,
-    agentStates: { ...options.agentStates },
-    context: { ...options.context },
-    turnUsage: resumed?.turnUsage ?? NO_USAGE,
-    conversationUsage: options.usage ?? NO_USAGE,
-    compaction: options.compaction,
+    history: [...conversation.history],
+    holding,
+    storedHolding: stored,
+    progress: input.kind === "resume" ? input.suspension.progress : TURN_START,
+    lastHandoff: conversation.lastHandoff,
+    conversationUsage: conversation.usage ?? NO_USAGE,
+    compaction: conversation.compaction,
     calibration: 1,
   };
+}
+
+/** The holding a commit from `before` to `after` carries: `after`'s, when the store holds another. */
+export function holdingChange(before: TurnState, after: TurnState): { holding?: Holding } {
+  return after.holding === before.storedHolding ? {} : { holding: after.holding };
 }
 
 /** The only writer of the turn's state, and a pure one. A handoff gives the target a fresh step count. */
 export function advance(state: TurnState, change: TurnChange): TurnState {
   const { handoff, spent, modelCalled } = change;
+  const { progress } = state;
+  const holding = nextHolding(state.holding, change);
   return {
     agent: handoff ? handoff.target : state.agent,
     history: change.messages?.length ? state.history.concat(change.messages) : state.history,
-    handoffs: handoff ? state.handoffs.concat(handoff.record) : state.handoffs,
-    handoffCount: handoff ? state.handoffCount + 1 : state.handoffCount,
-    agentSteps: handoff ? 0 : modelCalled ? state.agentSteps + 1 : state.agentSteps,
-    errorSteps: change.errorSteps ?? state.errorSteps,
-    stepIndex: modelCalled ? state.stepIndex + 1 : state.stepIndex,
+    holding,
+    storedHolding: change.committed ? holding : state.storedHolding,
+    progress: {
+      handoffs: handoff ? progress.handoffs.concat(handoff.record) : progress.handoffs,
+      agentSteps: handoff ? 0 : modelCalled ? progress.agentSteps + 1 : progress.agentSteps,
+      errorSteps: change.errorSteps ?? progress.errorSteps,
+      stepIndex: modelCalled ? progress.stepIndex + 1 : progress.stepIndex,
+      usage: spent ? addUsage(progress.usage, spent) : progress.usage,
+    },
     lastHandoff: handoff ? handoff.record : state.lastHandoff,
-    callers: change.callers ?? state.callers,
-    agentStates: change.agentStates ? { ...state.agentStates, ...change.agentStates } : state.agentStates,
-    context: change.context ?? state.context,
-    turnUsage: spent ? addUsage(state.turnUsage, spent) : state.turnUsage,
     conversationUsage: spent ? addUsage(state.conversationUsage, spent) : state.conversationUsage,
     compaction: change.compaction ?? state.compaction,
     calibration: change.calibration ?? state.calibration,
+  };
+}
+
+/** The holding after a change: the same object when the change leaves it as it was, so commits can tell. */
+function nextHolding(holding: Holding, change: TurnChange): Holding {
+  const { handoff, callers, agentStates, context } = change;
+  if (!handoff && !callers && !agentStates && !context) return holding;
+  return {
+    activeAgent: handoff ? handoff.target.name : holding.activeAgent,
+    handoffCount: handoff ? holding.handoffCount + 1 : holding.handoffCount,
+    callers: callers ? [...callers] : holding.callers,
+    agentStates: agentStates ? { ...holding.agentStates, ...agentStates } : holding.agentStates,
+    context: context ? { ...context } : holding.context,
   };
 }

@@ -9,9 +9,9 @@ export {
   type ConversationView,
   type DecisionOutcome,
   type EventsOutcome,
-  MAX_STREAMS,
   type PageQuery,
 } from "./conversation.ts";
 export type { HistoryPage } from "./history-page.ts";
-export type { ForkSnapshot } from "./conversation-store.ts";
+export type { ForkSnapshot } from "./forks.ts";
+export { MAX_STREAMS } from "./turn-driver.ts";
 export type { SessionError, SessionErrorCode, SessionResult } from "./results.ts";

@@ -1,4 +1,6 @@
-import type { Redactor } from "../runtime/index.ts";
+import type { HandBackRecord } from "../runtime/handoff/types.ts";
+import type { Redactor } from "../runtime/redact.ts";
+import type { StepCommit } from "../runtime/store-port.ts";
 import type { ConversationState, ConversationStore } from "./conversation-store.ts";
 import { type DeskStatus, deskOf } from "./operator-desk.ts";
 import { TurnBroadcast } from "./turn-broadcast.ts";
@@ -35,7 +37,7 @@ export class PersonHold {
       text,
       ...(operator ? { operator } : {}),
     });
-    this.#store.commitStep({ messages: [{ role: "assistant", agent: person, content: event.text }], activeAgent: person }, [event]);
+    this.#store.commitStep({ messages: [{ role: "assistant", agent: person, content: event.text }] }, [event]);
     this.#broadcast?.publish(event);
     await this.toDesk(state.conversationId, person, "held");
     return event.id;
@@ -43,10 +45,15 @@ export class PersonHold {
 
   /** The person hands the conversation back to `to`, with a note the agent finds in the history; it leaves the desk. */
   async handBack(state: ConversationState, person: string, to: string, note: string): Promise<void> {
-    const record = { from: person, to, toolCallId: `operator-${state.lastEventId + 1}`, ...(note ? { reason: note } : {}), stepIndex: 0 };
+    const record: HandBackRecord = { kind: "hand-back", from: person, to, ...(note ? { note } : {}) };
     const content = `The person at '${person}' handed the conversation back to '${to}'${note ? `: ${note}` : "."}`;
     const event = this.#redactor.value({ id: state.lastEventId + 1, type: "handoff" as const, ...record });
-    const commit = this.#redactor.value({ messages: [{ role: "system" as const, agent: to, content }], activeAgent: to, handoff: record });
+    const { holding } = state;
+    const commit: StepCommit = this.#redactor.value({
+      messages: [{ role: "system", agent: to, content }],
+      holding: { ...holding, activeAgent: to, handoffCount: holding.handoffCount + 1 },
+      handoff: record,
+    });
     this.#store.commitStep(commit, [event]);
     this.#broadcast?.publish(event);
     await this.end(state.conversationId);

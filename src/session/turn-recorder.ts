@@ -1,4 +1,8 @@
-import { type Redactor, type RunEvent, type StepCommit, StreamingRedaction, type TurnItem, type TurnOutcome } from "../runtime/index.ts";
+import type { RunEvent, TurnOutcome } from "../runtime/events.ts";
+import type { HandoffRecord } from "../runtime/handoff/types.ts";
+import { type Redactor, StreamingRedaction } from "../runtime/redact.ts";
+import type { TurnItem } from "../runtime/run-options.ts";
+import type { StepCommit } from "../runtime/store-port.ts";
 import type { StoredEvent } from "../wire/index.ts";
 import type { ConversationStore } from "./conversation-store.ts";
 import type { TurnBroadcast } from "./turn-broadcast.ts";
@@ -29,6 +33,8 @@ export class TurnRecorder {
   #pending: StoredEvent[] = [];
   #ended = false;
   readonly #trace: TraceTarget;
+  /** The changes of hands this leg made (a resumed leg's trace also holds the earlier legs'). */
+  readonly handoffs: HandoffRecord[] = [];
 
   constructor(store: ConversationStore, redactor: Redactor, broadcast: TurnBroadcast, firstId: number, trace: TraceTarget) {
     this.#store = store;
@@ -71,10 +77,8 @@ export class TurnRecorder {
       .filter((s) => s.kind === "agent")
       .map((s) => s.name)
       .filter((name, i, names) => name !== names[i - 1]);
-    for (const h of trace.spans.filter((s) => s.kind === "handoff")) {
-      console.log(
-        this.#redactor.text(JSON.stringify({ event: "handoff", conversationId, turn, from: h.attributes.from, to: h.attributes.to })),
-      );
+    for (const { kind, from, to } of this.handoffs) {
+      console.log(this.#redactor.text(JSON.stringify({ event: "handoff", conversationId, turn, kind, from, to })));
     }
     const line = { event: "turn", conversationId, turn, status: outcome.status, agents, durationMs: (root.end ?? root.start) - root.start };
     console.log(this.#redactor.text(JSON.stringify(line)));
@@ -99,6 +103,10 @@ export class TurnRecorder {
   #publish(event: RunEvent): void {
     this.#trace.builder.record(event, Date.now());
     const stored: StoredEvent = { id: this.#nextId++, ...event };
+    if (stored.type === "handoff") {
+      const { id: _id, type: _type, ...record } = stored;
+      this.handoffs.push(record);
+    }
     this.#ended ||= stored.type === "done" || stored.type === "error";
     this.#pending.push(stored);
     this.#broadcast.publish(stored);

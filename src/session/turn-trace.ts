@@ -1,4 +1,4 @@
-import { NAMED_TRANSFER_TOOL, RETURN_PREFIX, type RunEvent, TRANSFER_PREFIX, type TurnOutcome } from "../runtime/index.ts";
+import type { RunEvent, TurnOutcome } from "../runtime/events.ts";
 
 /** What a span stands for: the turn, an agent's tenure in it, a model call, a tool call, and what happened between. */
 export type SpanKind = "turn" | "agent" | "model" | "tool" | "approval" | "handoff" | "refused-handoff" | "compaction" | "guardrail";
@@ -148,8 +148,9 @@ export class TraceBuilder {
     this.#instant("handoff", `${event.from} → ${event.to}${event.kind === "return" ? " (return)" : ""}`, now, {
       from: event.from,
       to: event.to,
-      ...(event.reason ? { reason: event.reason } : {}),
-      ...(event.kind ? { kind: event.kind } : {}),
+      ...("reason" in event && event.reason ? { reason: event.reason } : {}),
+      kind: event.kind,
+      ...(event.kind === "return" ? { mode: event.mode } : {}),
     });
     this.#holder(event.to, now);
   }
@@ -168,15 +169,15 @@ export class TraceBuilder {
     else if (this.content) this.#outputText(event.delta);
   }
 
-  /** A transfer tool's call is held as refused until its result says it was taken (the `handoff` event marks that). */
-  #toolCall({ toolCallId, name, args }: Extract<RunEvent, { type: "tool-call" }>, now: number): void {
-    const transfer = name.startsWith(TRANSFER_PREFIX) || name === NAMED_TRANSFER_TOOL || name.startsWith(RETURN_PREFIX);
-    const attributes: Span["attributes"] = { ...(transfer ? {} : { "gen_ai.tool.name": name }), "gen_ai.tool.call.id": toolCallId };
-    const span = this.#add(this.#model?.id ?? this.#turn.id, transfer ? "refused-handoff" : "tool", name, now, attributes);
-    this.#open.set(toolCallId, span);
+  /** A tool call is a span of its own, and so is a refused handoff; a handoff taken is the `handoff` event's span. */
+  #toolCall({ toolCallId, name, args, plan }: Extract<RunEvent, { type: "tool-call" }>, now: number): void {
+    const kind = plan === "tool" || plan === "refused-handoff" ? plan : undefined;
+    const attributes: Span["attributes"] = { ...(kind === "tool" ? { "gen_ai.tool.name": name } : {}), "gen_ai.tool.call.id": toolCallId };
+    const span = kind && this.#add(this.#model?.id ?? this.#turn.id, kind, name, now, attributes);
+    if (span) this.#open.set(toolCallId, span);
     if (!this.content) return;
     this.#answer.push({ type: "tool_call", id: toolCallId, name, arguments: args });
-    this.#keep(span, "gen_ai.tool.call.arguments", JSON.stringify(args));
+    if (span) this.#keep(span, "gen_ai.tool.call.arguments", JSON.stringify(args));
   }
 
   #outputText(delta: string): void {
@@ -205,9 +206,7 @@ export class TraceBuilder {
     span.end = now;
     if (this.content) this.#keep(span, "gen_ai.tool.call.result", event.result);
     if (span.kind === "refused-handoff") {
-      // A transfer answered without error was taken: its handoff span says so; only refusals stay.
-      if (!event.isError) this.#spans.splice(this.#spans.indexOf(span), 1);
-      else span.attributes.reason = String(event.result);
+      span.attributes.reason = String(event.result);
       return;
     }
     span.attributes.error = event.isError;

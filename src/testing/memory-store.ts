@@ -1,36 +1,33 @@
-import {
-  applyCommit,
-  type CallerFrame,
-  type HandoffRecord,
-  type Message,
-  type StepCommit,
-  type Suspension,
-  type TurnStore,
-} from "../runtime/index.ts";
+import type { ConversationSnapshot, Holding } from "../runtime/holding.ts";
+import { newHolding } from "../runtime/holding.ts";
+import type { HandoffRecord } from "../runtime/handoff/types.ts";
+import type { Message } from "../runtime/messages.ts";
+import { applyCommit, type StepCommit, type TurnStore } from "../runtime/store-port.ts";
+import type { Suspension } from "../runtime/suspension.ts";
 
 /** An in-memory store that applies commits with the function the Durable Object uses. */
 export class MemoryStore implements TurnStore {
   readonly commits: StepCommit[] = [];
   history: Message[] = [];
-  activeAgent: string;
-  handoffCount = 0;
+  /** What the conversation holds: its holder, handoff count, caller stack, agents' states and context. */
+  holding: Holding;
   suspension: Suspension | null = null;
   lastHandoff: HandoffRecord | undefined;
-  context: Record<string, unknown> = {};
-  /** Agents waiting for the conversation to come back. */
-  callers: CallerFrame[] = [];
-  /** Each agent's own state, by name. */
-  agentStates: Record<string, Record<string, unknown>> = {};
 
   constructor(activeAgent: string) {
-    this.activeAgent = activeAgent;
+    this.holding = newHolding(activeAgent);
   }
 
   commitStep(commit: StepCommit): void {
+    const copy = structuredClone(commit);
     this.commits.push(structuredClone(commit));
-    this.history.push(...structuredClone(commit.messages));
-    const { activeAgent, handoffCount, suspension, context, callers, agentStates } = applyCommit(this, structuredClone(commit));
-    Object.assign(this, { activeAgent, handoffCount, suspension, context, callers, agentStates });
-    if (commit.handoff) this.lastHandoff = structuredClone(commit.handoff);
+    this.history.push(...copy.messages);
+    ({ holding: this.holding, suspension: this.suspension } = applyCommit({ holding: this.holding, suspension: this.suspension }, copy));
+    if (copy.handoff) this.lastHandoff = copy.handoff;
+  }
+
+  /** The conversation as a turn starts from it (`RunTurnOptions.conversation`). */
+  conversation(): ConversationSnapshot {
+    return { holding: this.holding, history: this.history, ...(this.lastHandoff ? { lastHandoff: this.lastHandoff } : {}) };
   }
 }

@@ -1,4 +1,5 @@
 import type { StoredEvent } from "./sse.ts";
+import { handoffPartId } from "./ui-messages.ts";
 
 /** The AI SDK UI message stream protocol's response headers (v1). */
 export const UI_MESSAGE_STREAM_HEADERS = {
@@ -67,7 +68,7 @@ export class UIMessageEncoder {
         break;
       case "handoff": {
         const { type: _type, id: _id, ...handoff } = event;
-        out.push({ type: "data-handoff", id: event.toolCallId, data: handoff });
+        out.push({ type: "data-handoff", id: handoffPartId(handoff, event.id), data: handoff });
         break;
       }
       case "step-finish":

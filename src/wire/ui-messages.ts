@@ -1,4 +1,6 @@
-import type { HandoffRecord, Message, Suspension, ToolCall, ToolMessage } from "../runtime/index.ts";
+import type { HandoffRecord, ReturnRecord } from "../runtime/handoff/types.ts";
+import type { Message, ToolCall, ToolMessage } from "../runtime/messages.ts";
+import type { Suspension } from "../runtime/suspension.ts";
 
 /** A part of a UI message, in the AI SDK's `UIMessage` shape. */
 export type UIPart =
@@ -41,13 +43,19 @@ export interface UIHistory {
  */
 export function toUIMessages(history: UIHistory, offset = 0): UIMessageOut[] {
   const out: UIMessageOut[] = [];
-  const handoffs = new Map(history.handoffs.map((h) => [h.toolCallId, h]));
+  // Transfers and on-call returns are drawn after their call's result; an on-answer return closes
+  // the turn of the transfer that opened its frame; a person's hand back has no part.
+  const byCall = new Map<string, HandoffRecord>();
+  const onAnswer = new Map<string, ReturnRecord>();
+  for (const h of history.handoffs) {
+    if (h.kind === "return" && h.mode === "on-answer") onAnswer.set(h.openedBy, h);
+    else if (h.kind !== "hand-back") byCall.set(h.toolCallId, h);
+  }
   const parts = new Map<string, ToolPart>();
   let assistant: UIMessageOut | null = null;
-  // An on-answer return has no call of its own: it closes the turn whose transfer opened its frame.
-  let returned: HandoffRecord | undefined;
+  let returned: ReturnRecord | undefined;
   const closeTurn = () => {
-    if (assistant && returned) assistant.parts.push({ type: "data-handoff", id: returned.toolCallId, data: returned });
+    if (assistant && returned) assistant.parts.push({ type: "data-handoff", id: handoffPartId(returned), data: returned });
     returned = undefined;
   };
   const steps: Array<{ message: Message; index: number }> = history.messages.map((message, i) => ({ message, index: offset + i }));
@@ -71,13 +79,22 @@ export function toUIMessages(history: UIHistory, offset = 0): UIMessageOut[] {
     }
     const part = parts.get(message.toolCallId);
     if (part) Object.assign(part, resultState(message));
-    const handoff = handoffs.get(message.toolCallId);
-    if (handoff) assistant.parts.push({ type: "data-handoff", id: handoff.toolCallId, data: handoff });
-    returned = handoffs.get(`${message.toolCallId}:returned`) ?? returned;
+    const handoff = byCall.get(message.toolCallId);
+    if (handoff) assistant.parts.push({ type: "data-handoff", id: handoffPartId(handoff), data: handoff });
+    returned = onAnswer.get(message.toolCallId) ?? returned;
   }
   closeTurn();
   if (suspended) answerSuspended(suspended, parts);
   return out;
+}
+
+/**
+ * The id of a handoff's `data-handoff` part, the same in the live stream and in /ui-messages: its
+ * call's id, an on-answer return's after the transfer that opened it, a hand back's after its event.
+ */
+export function handoffPartId(record: HandoffRecord, eventId?: number): string {
+  if (record.kind === "hand-back") return `hand-back-${eventId ?? 0}`;
+  return record.kind === "return" && record.mode === "on-answer" ? `return-${record.openedBy}` : record.toolCallId;
 }
 
 function stepParts(text: string | null, calls: readonly ToolCall[], parts: Map<string, ToolPart>): UIPart[] {

@@ -7,12 +7,9 @@ import type { HandoffRecord } from "./types.ts";
 export async function runHandoffHook(network: Network, handoff: HandoffRecord): Promise<void> {
   if (!network.options.onHandoff) return;
   try {
-    await network.options.onHandoff({
-      from: handoff.from,
-      to: handoff.to,
-      ...(handoff.reason ? { reason: handoff.reason } : {}),
-      ...(handoff.input ? { input: handoff.input } : {}),
-    });
+    const reason = "reason" in handoff ? handoff.reason : undefined;
+    const input = handoff.kind === "transfer" ? handoff.input : undefined;
+    await network.options.onHandoff({ from: handoff.from, to: handoff.to, ...(reason ? { reason } : {}), ...(input ? { input } : {}) });
   } catch (error) {
     throw new RuntimeError("hook_failed", `onHandoff failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }

@@ -1,7 +1,7 @@
 /** The rules that accept or refuse the handoffs a model asks for in one step. */
 import * as z from "zod";
 import type { Limits } from "../limits.ts";
-import type { ToolCall } from "../messages.ts";
+import type { CallPlan, ToolCall } from "../messages.ts";
 import type { AgentToolset } from "../network.ts";
 import type { Tool } from "../tool.ts";
 import type { HandoffEdge } from "./handoff.ts";
@@ -17,6 +17,24 @@ export type PlannedCall =
   /** `extra`: a second transfer in the step, which the `drop` policy removes from the history. */
   | { kind: "refused-transfer"; call: ToolCall; message: string; extra: boolean }
   | { kind: "tool"; call: ToolCall; tool: Tool | undefined };
+
+/** What a planned call is, as `tool-call` events and stored calls say it. */
+export function callPlanOf(planned: PlannedCall): CallPlan {
+  switch (planned.kind) {
+    case "tool":
+      return "tool";
+    case "transfer":
+      return planned.edge.target.human ? "person" : "transfer";
+    case "return":
+      return "return";
+    case "refused-transfer":
+      return "refused-handoff";
+    default: {
+      const exhaustive: never = planned;
+      throw new Error(`unknown plan ${JSON.stringify(exhaustive)}`);
+    }
+  }
+}
 
 export interface PlanInput {
   calls: readonly ToolCall[];

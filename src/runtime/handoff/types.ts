@@ -1,12 +1,10 @@
 /** The handoff's plain data: its options, what `isEnabled` sees, and the record of one taken. */
 import type * as z from "zod";
+import type { Holding } from "../holding.ts";
 import type { Message } from "../messages.ts";
 
 /** What a handoff's `isEnabled` sees of the conversation. */
-export interface HandoffState {
-  activeAgent: string;
-  /** Accepted handoffs over the conversation's life. */
-  handoffCount: number;
+export interface HandoffState extends Pick<Holding, "activeAgent" | "handoffCount"> {
   /** Accepted handoffs in this turn, in order (the same records a suspension keeps). */
   turnHandoffs: readonly HandoffRecord[];
   context: Readonly<Record<string, unknown>>;
@@ -45,18 +43,41 @@ export interface CallerFrame {
   toolCallId: string;
 }
 
-/** A handoff the runtime took: stored with the conversation and streamed as the `handoff` event. */
-export interface HandoffRecord {
+/** What every change of hands records: who had the conversation, and who has it now. */
+interface HandoffBase {
   from: string;
   to: string;
+}
+
+/** A transfer the model asked for with a transfer tool: the target holds the conversation from the next step. */
+export interface TransferRecord extends HandoffBase {
+  kind: "transfer";
+  /** The transfer call. */
   toolCallId: string;
   reason?: string;
   /** The typed handoff input, when the handoff has an inputSchema. */
   input?: Record<string, unknown>;
   stepIndex: number;
-  /** `return`: the conversation went back to the agent that handed off (its summary is the `reason`). */
-  kind?: "return";
 }
+
+/**
+ * The conversation went back to the agent that handed it over with a returning handoff. On call:
+ * the target called `return_to_<caller>` (`toolCallId`), its summary is the `reason`. On answer: it
+ * gave its final answer, which makes no call of its own; `openedBy` is the transfer that opened the frame.
+ */
+export type ReturnRecord = HandoffBase & { kind: "return"; stepIndex: number } & (
+    | { mode: "on-call"; toolCallId: string; reason: string }
+    | { mode: "on-answer"; openedBy: string }
+  );
+
+/** A person who held the conversation gave it back to an agent, with a note the agent reads. */
+export interface HandBackRecord extends HandoffBase {
+  kind: "hand-back";
+  note?: string;
+}
+
+/** A change of hands: stored with the conversation and streamed as the `handoff` event. */
+export type HandoffRecord = TransferRecord | ReturnRecord | HandBackRecord;
 
 /** What the network's `onHandoff` hook is told. */
 export interface HandoffInfo {

@@ -31,30 +31,31 @@ export interface PreparedStep {
 
 /** The limits a step must pass before it starts: the agent's steps in this turn, and the budgets' model calls. */
 export function checkStepLimits(run: RunContext, state: TurnState): void {
-  if (state.agentSteps >= run.limits.maxSteps) {
+  if (state.progress.agentSteps >= run.limits.maxSteps) {
     throw new RuntimeError("max_steps", `Agent '${state.agent.name}' reached maxSteps (${run.limits.maxSteps}) in this turn.`);
   }
-  checkBudgets(run.options.network.options.budgets, state.turnUsage, state.conversationUsage, { modelCalls: 1 });
+  checkBudgets(run.options.network.options.budgets, state.progress.usage, state.conversationUsage, { modelCalls: 1 });
 }
 
 export async function prepareStep(run: RunContext, state: TurnState): Promise<PreparedStep> {
   const { network } = run.options;
-  const { agent, stepIndex } = state;
+  const { agent, holding } = state;
+  const { stepIndex } = state.progress;
   const { toolset, warnings } = await withRemoteTools(
     run,
     agent,
     network.toolset(agent.name, {
       activeAgent: agent.name,
-      handoffCount: state.handoffCount,
-      turnHandoffs: state.handoffs,
-      context: state.context,
+      handoffCount: holding.handoffCount,
+      turnHandoffs: state.progress.handoffs,
+      context: holding.context,
     }),
   );
   // In the append mode the system prompt stays the entry agent's; targets' instructions are in the history.
   const speaker = network.options.systemPrompt === "append" ? network.entry : agent;
-  const instructions = speaker.instructionsFor({ context: state.context, state: agentState(state, speaker) });
-  const returnTo = withTarget(network, openReturn(state.callers, agent.name));
-  const answerTo = withTarget(network, answerReturn(state.callers, agent.name));
+  const instructions = speaker.instructionsFor({ context: holding.context, state: agentState(state, speaker) });
+  const returnTo = withTarget(network, openReturn(holding.callers, agent.name));
+  const answerTo = withTarget(network, answerReturn(holding.callers, agent.name));
   const offered = returnTo ? { ...toolset, specs: [...toolset.specs, returnToolSpec(returnTo.frame)] } : toolset;
   const compaction = await compactIfNeeded(run, state, instructions, offered.specs);
   const messages = visibleHistory(network, compaction ? { ...state, compaction: compaction.compaction } : state);

@@ -35,19 +35,19 @@ export interface CallRecord {
   kept: boolean;
 }
 
+/** Answers the step's planned calls (see `planCalls`), each as one record. */
 export async function resolveCalls(
   run: RunContext,
   state: TurnState,
   prepared: PreparedStep,
-  calls: readonly ToolCall[],
+  plan: readonly PlannedCall[],
   stepUsage: UsageTotals,
   updates: StateUpdates,
 ): Promise<CallRecord[]> {
   const { network } = run.options;
   const { agent, toolset } = prepared;
-  const plan = planCalls(run, state, prepared, calls);
   const regular = plan.filter((p) => p.kind === "tool").length;
-  checkBudgets(network.options.budgets, addUsage(state.turnUsage, stepUsage), addUsage(state.conversationUsage, stepUsage), {
+  checkBudgets(network.options.budgets, addUsage(state.progress.usage, stepUsage), addUsage(state.conversationUsage, stepUsage), {
     toolCalls: regular,
   });
   const guardrails = network.options.toolGuardrails ?? [];
@@ -83,24 +83,23 @@ export async function resolveCalls(
   }));
 }
 
-/** The step's calls against the handoff rules, with what the turn has done so far. */
-function planCalls(run: RunContext, state: TurnState, prepared: PreparedStep, calls: readonly ToolCall[]): PlannedCall[] {
+/** The step's calls against the handoff rules, with what the turn has done so far: decided before any tool runs. */
+export function planCalls(run: RunContext, state: TurnState, prepared: PreparedStep, calls: readonly ToolCall[]): PlannedCall[] {
   const { network } = run.options;
   const { agent } = prepared;
+  const { handoffs } = state.progress;
   return planToolCalls({
     calls,
     self: [agent.name, network.transferToolName(agent.name) ?? agent.name],
     toolset: prepared.toolset,
     style: network.options.toolStyle,
     limits: run.limits,
-    handoffsThisTurn: state.handoffs.length,
-    handoffCount: state.handoffCount,
+    handoffsThisTurn: handoffs.length,
+    handoffCount: state.holding.handoffCount,
     maxHandoffs: network.options.maxHandoffs,
-    visited: network.options.allowRevisit
-      ? undefined
-      : new Set([state.handoffs[0]?.from ?? agent.name, ...state.handoffs.map((h) => h.to)]),
+    visited: network.options.allowRevisit ? undefined : new Set([handoffs[0]?.from ?? agent.name, ...handoffs.map((h) => h.to)]),
     returnFrame: prepared.returnTo?.frame,
-    callerDepth: state.callers.length,
+    callerDepth: state.holding.callers.length,
   });
 }
 

@@ -5,7 +5,7 @@ import type { TurnItem } from "../run-options.ts";
 import { type ApprovalDecision, denialMessage, type PendingApproval, type Suspension } from "../suspension.ts";
 import { commit } from "../commit.ts";
 import { type StateUpdates, toolContext } from "../tool-context.ts";
-import { advance, type RunContext, type TurnState } from "../turn-state.ts";
+import { advance, holdingChange, type RunContext, type TurnState } from "../turn-state.ts";
 import { countErrorSteps, tooManyErrors } from "./next-step.ts";
 import { withRemoteTools } from "./prepare-step.ts";
 import type { Answered } from "./resolve-calls.ts";
@@ -39,18 +39,18 @@ export async function* settleApprovals(
     const approval = { approved: decision?.approved === true, ...(decision?.reason?.trim() ? { reason: decision.reason.trim() } : {}) };
     return { ...toolMessage(call, settled.find(([pending]) => pending.toolCallId === call.id)![1].outcome), approval };
   });
-  const messages = [suspension.assistant, ...results, ...(suspension.trailing ?? [])];
-  const agentStates = updates.size ? Object.fromEntries(updates) : undefined;
-  const item = await commit(run, { messages, activeAgent: state.agent.name, suspension: null, ...(agentStates ? { agentStates } : {}) });
-  if (item) yield item;
+  const messages = [suspension.assistant, ...results, ...suspension.trailing];
   const next = advance(state, {
     messages,
-    agentStates,
+    agentStates: updates.size ? Object.fromEntries(updates) : undefined,
     errorSteps: countErrorSteps(
-      state.errorSteps,
+      state.progress.errorSteps,
       settled.map(([, answered]) => answered),
     ),
+    committed: true,
   });
+  const item = await commit(run, { messages, suspension: null, ...holdingChange(state, next) });
+  if (item) yield item;
   for (const [pending, answered] of settled) {
     yield {
       type: "tool-result",
@@ -62,6 +62,6 @@ export async function* settleApprovals(
       ...(answered.counts ? {} : { denied: true as const }),
     };
   }
-  if (next.errorSteps >= run.limits.maxToolErrorSteps) throw tooManyErrors(run.limits);
+  if (next.progress.errorSteps >= run.limits.maxToolErrorSteps) throw tooManyErrors(run.limits);
   return next;
 }

@@ -5,15 +5,15 @@
 import { estimateTokens } from "../compaction.ts";
 import type { RunEvent } from "../events.ts";
 import { argsOf, toolMessage } from "../execute-tool-call.ts";
-import type { PlannedCall } from "../handoff/rules.ts";
-import type { CallerFrame, HandoffRecord } from "../handoff/types.ts";
+import { callPlanOf, type PlannedCall } from "../handoff/rules.ts";
+import type { CallerFrame, HandoffRecord, ReturnRecord, TransferRecord } from "../handoff/types.ts";
 import type { Agent } from "../agent.ts";
 import type { AssistantMessage, Message, ToolMessage } from "../messages.ts";
 import type { NetworkOptions } from "../network.ts";
 import type { StepCommit } from "../store-port.ts";
-import type { PendingApproval, Suspension } from "../suspension.ts";
+import type { PendingApproval } from "../suspension.ts";
 import { agentState } from "../tool-context.ts";
-import { advance, type TurnState } from "../turn-state.ts";
+import { advance, holdingChange, type TurnState } from "../turn-state.ts";
 import { addUsage, modelCallUsage, NO_USAGE, type UsageTotals } from "../usage.ts";
 import type { ModelStepResult } from "./call-model.ts";
 import type { PreparedStep } from "./prepare-step.ts";
@@ -35,11 +35,11 @@ export interface StepOutcome {
 type AcceptedHandoff = Extract<PlannedCall, { kind: "transfer" }>;
 type TakenHandoff = Extract<PlannedCall, { kind: "transfer" | "return" }>;
 
-/** Who holds the conversation after the step, the record of how it changed hands, and the caller stack. */
+/** Who holds the conversation after the step, the record of how it changed hands, and the caller stack when it changed. */
 interface Holder {
   record: HandoffRecord | undefined;
   target: Agent | undefined;
-  callers: readonly CallerFrame[];
+  callers: readonly CallerFrame[] | undefined;
   /** The change ends the turn (an on-answer return). */
   ends: boolean;
 }
@@ -72,33 +72,31 @@ export function buildStepCommit(input: {
     .map((r) => ({ toolCallId: r.call.id, name: r.call.name, args: argsOf(r.call), agent: agent.name }));
   const holder = nextHolder(state, prepared, taken, step.toolCalls.length === 0 && pending.length === 0);
   const handoff = holder.record;
-  const context = accepted?.input ? { ...state.context, ...accepted.input } : undefined;
-  const appended = appendedPrompt(accepted, options, context ?? state.context, state);
+  const context = accepted?.input ? { ...state.holding.context, ...accepted.input } : undefined;
+  const appended = appendedPrompt(accepted, options, context ?? state.holding.context, state);
   const complete = pending.length === 0 ? [assistant, ...results.filter((r): r is ToolMessage => r !== null), ...appended] : [];
   const next = advance(state, {
     messages: complete,
     modelCalled: true,
     spent,
-    errorSteps: countErrorSteps(state.errorSteps, answersOf(records)),
+    errorSteps: countErrorSteps(state.progress.errorSteps, answersOf(records)),
     handoff: handoff && holder.target ? { record: handoff, target: holder.target } : undefined,
     callers: holder.callers,
     agentStates,
     context,
     compaction: compaction?.compaction,
     calibration: calibration(prepared, step, options),
+    committed: true,
   });
   const commit: StepCommit = {
     messages: complete,
-    activeAgent: next.agent.name,
     usage: spent,
-    ...(next.callers !== state.callers ? { callers: [...next.callers] } : {}),
-    ...(agentStates ? { agentStates } : {}),
+    ...holdingChange(state, next),
     ...(handoff ? { handoff } : {}),
-    ...(context ? { context } : {}),
     ...(compaction ? { compaction: compaction.compaction } : {}),
     // A handoff is committed before the suspension: the resumed leg runs as the target. An appended
     // system message waits with the step, so it follows the step's results in the history.
-    ...(pending.length > 0 ? { suspension: suspensionOf(prepared.stepIndex, assistant, results, pending, appended, next) } : {}),
+    ...(pending.length > 0 ? { suspension: { assistant, results, pending, progress: next.progress, trailing: appended } } : {}),
   };
   return {
     commit,
@@ -112,7 +110,8 @@ export function buildStepCommit(input: {
 
 /** The step's assistant message: its text and the calls the history keeps. */
 function assistantMessage(agent: string, text: string, kept: readonly CallRecord[]): AssistantMessage {
-  return { role: "assistant", agent, content: text || null, ...(kept.length ? { toolCalls: kept.map((r) => r.call) } : {}) };
+  const toolCalls = kept.map((r) => ({ ...r.call, plan: callPlanOf(r.plan) }));
+  return { role: "assistant", agent, content: text || null, ...(toolCalls.length ? { toolCalls } : {}) };
 }
 
 /**
@@ -123,28 +122,27 @@ function assistantMessage(agent: string, text: string, kept: readonly CallRecord
 function nextHolder(state: TurnState, prepared: PreparedStep, taken: TakenHandoff | undefined, finalAnswer: boolean): Holder {
   const from = prepared.agent.name;
   const stepIndex = prepared.stepIndex;
+  const { callers } = state.holding;
   if (taken?.kind === "transfer") {
     const target = taken.edge.target;
     const mode = taken.edge.returns;
-    const opened = mode ? [...state.callers, { caller: from, callee: target.name, mode, toolCallId: taken.call.id }] : state.callers;
-    return { record: handoffRecord(taken, from, stepIndex), target, callers: opened, ends: false };
+    const opened = mode ? [...callers, { caller: from, callee: target.name, mode, toolCallId: taken.call.id }] : undefined;
+    return { record: transferRecord(taken, from, stepIndex), target, callers: opened, ends: false };
   }
   const closing = taken?.kind === "return" ? prepared.returnTo : finalAnswer ? prepared.answerTo : undefined;
-  if (!closing) return { record: undefined, target: undefined, callers: state.callers, ends: false };
-  const record: HandoffRecord = {
-    from,
-    to: closing.frame.caller,
-    // An on-answer return has no call of its own: its id is the transfer's that opened the frame, marked.
-    toolCallId: taken ? taken.call.id : `${closing.frame.toolCallId}:returned`,
-    ...(taken?.kind === "return" ? { reason: taken.summary } : {}),
-    stepIndex,
-    kind: "return",
-  };
-  return { record, target: closing.target, callers: state.callers.slice(0, -1), ends: !taken };
+  if (!closing) return { record: undefined, target: undefined, callers: undefined, ends: false };
+  const to = closing.frame.caller;
+  const record: ReturnRecord =
+    taken?.kind === "return"
+      ? { kind: "return", mode: "on-call", from, to, toolCallId: taken.call.id, reason: taken.summary, stepIndex }
+      : // An on-answer return makes no call of its own: it names the transfer that opened its frame.
+        { kind: "return", mode: "on-answer", from, to, openedBy: closing.frame.toolCallId, stepIndex };
+  return { record, target: closing.target, callers: callers.slice(0, -1), ends: !taken };
 }
 
-function handoffRecord(accepted: AcceptedHandoff, from: string, stepIndex: number): HandoffRecord {
+function transferRecord(accepted: AcceptedHandoff, from: string, stepIndex: number): TransferRecord {
   return {
+    kind: "transfer",
     from,
     to: accepted.edge.target.name,
     toolCallId: accepted.call.id,
@@ -159,33 +157,11 @@ function appendedPrompt(
   accepted: AcceptedHandoff | undefined,
   options: Pick<NetworkOptions, "systemPrompt">,
   context: Readonly<Record<string, unknown>>,
-  state: Pick<TurnState, "agentStates">,
+  state: Pick<TurnState, "holding">,
 ): Message[] {
   if (!accepted || options.systemPrompt !== "append") return [];
   const target = accepted.edge.target;
   return [{ role: "system", agent: target.name, content: target.instructionsFor({ context, state: agentState(state, target) }) }];
-}
-
-/** The step waits here, with the turn's state as it stands after the step, until every call is decided. */
-function suspensionOf(
-  stepIndex: number,
-  assistant: AssistantMessage,
-  results: Array<ToolMessage | null>,
-  pending: PendingApproval[],
-  trailing: Message[],
-  next: TurnState,
-): Suspension {
-  return {
-    stepIndex,
-    assistant,
-    results,
-    pending,
-    turnHandoffs: [...next.handoffs],
-    agentSteps: next.agentSteps,
-    errorSteps: next.errorSteps,
-    turnUsage: next.turnUsage,
-    trailing,
-  };
 }
 
 /** What is announced once the commit is stored: every answer in call order, the approvals asked for, the handoff. */
