@@ -5,7 +5,7 @@
 import { PerformanceObserver } from "node:perf_hooks";
 import { z } from "zod";
 import * as sdk from "@openai/agents";
-import { Agent, Network, type ModelEvent, type ModelRequest, runTurn, tool } from "../src/runtime/index.ts";
+import { Agent, Network, newConversation, type ModelEvent, type ModelRequest, runTurn, tool } from "../src/runtime/index.ts";
 
 const [side, turnsArg] = process.argv.slice(2);
 const turns = Number(turnsArg);
@@ -46,9 +46,7 @@ function runtimeTurn(): () => Promise<void> {
       network,
       model,
       store: { commitStep: () => {} },
-      history: [],
-      activeAgent: "triage",
-      handoffCount: 0,
+      conversation: newConversation("triage"),
       input: { kind: "message", text: "charged twice" },
     })) {
       if (event.type === "error") throw new Error(event.message);

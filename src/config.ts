@@ -1,5 +1,7 @@
 import * as z from "zod";
-import { type Limits, type NetworkOptions, Redactor } from "./runtime/index.ts";
+import type { Limits } from "./runtime/limits.ts";
+import type { NetworkOptions } from "./runtime/network.ts";
+import { Redactor } from "./runtime/redact.ts";
 
 /** The Worker's configuration, read from its environment and validated once per use. */
 const Budget = z

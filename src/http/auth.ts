@@ -3,7 +3,7 @@ import { basePath } from "hono/route";
 import { readConfig } from "../config.ts";
 import type { Env } from "../env.ts";
 import { errorResponse } from "./errors.ts";
-import { CONVERSATION_ID_RULE, ConversationId } from "./schemas.ts";
+import { conversationIdOf } from "./schemas.ts";
 import { safeEqual, verifyToken } from "./tokens.ts";
 
 export type Access =
@@ -50,9 +50,8 @@ export function requireAccess(): MiddlewareHandler<AuthEnv> {
     const granted = await verifyToken(config.SESSION_SECRET ?? config.API_KEY, bearer);
     if (!granted) return unauthorized(c, "The bearer token is not valid.");
     // Conversation ids need no decoding (A-Z, a-z, 0-9, _ and -): an escape in one is a malformed id.
-    const requested = CONVERSATION_PATH.exec(path)?.[1];
-    if (requested !== undefined && !ConversationId.safeParse(requested).success)
-      return errorResponse(c, "invalid_conversation_id", CONVERSATION_ID_RULE);
+    const segment = CONVERSATION_PATH.exec(path)?.[1];
+    const requested = segment === undefined ? undefined : conversationIdOf(segment);
     const conversationScoped = requested !== undefined || path === "/v1/agents" || path === "/v1/openapi.json";
     if (!conversationScoped || (requested !== undefined && requested !== granted.conversationId)) {
       return errorResponse(c, "forbidden", "This conversation token does not grant access to this resource.");

@@ -72,7 +72,7 @@ export function conversationRoutes(): Hono<ConversationEnv> {
   });
 
   // The newest page of the history by default; `page.previous` is the cursor for the one before.
-  app.get("/", async (c) => c.json(await expectOk(c.var.client.view(readQuery(c, PageParams)))));
+  app.get("/", async (c) => c.json(await expectOk(c.var.client.getView(readQuery(c, PageParams)))));
 
   app.delete("/", async (c) => {
     await expectOk(c.var.client.erase());
@@ -89,8 +89,8 @@ export function conversationRoutes(): Hono<ConversationEnv> {
 /** A person holding the conversation answers the user, and hands it back to an agent (operator access only). */
 function registerOperatorActions(app: Hono<ConversationEnv>): void {
   app.post("/operator/messages", async (c) => {
-    const { text, operator } = await readJson(c, OperatorMessageBody);
-    return c.json(await expectOk(c.var.client.operatorMessage(text, operator)));
+    const { message, operator } = await readJson(c, OperatorMessageBody);
+    return c.json(await expectOk(c.var.client.operatorMessage(message, operator)));
   });
   app.post("/operator/handoff", async (c) => {
     const { to, note } = await readJson(c, OperatorHandoffBody);

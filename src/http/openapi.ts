@@ -60,6 +60,9 @@ export function openApiDocument(): Record<string, unknown> {
 /** One entry per route; the request bodies are the zod schemas the routes validate with. */
 function paths(): Record<string, unknown> {
   return {
+    "/v1/openapi.json": {
+      get: { summary: "This document", responses: { "200": { description: "The OpenAPI 3.1 document of this API" } } },
+    },
     "/v1/agents": {
       get: {
         summary: "The agent network",

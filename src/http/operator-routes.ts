@@ -3,7 +3,7 @@ import { deskOf } from "../session/operator-desk.ts";
 import type { AppEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
 import { expectOk, readQuery } from "./request.ts";
-import { CONVERSATION_ID_RULE, ConversationId, DeskQuery, PageParams } from "./schemas.ts";
+import { conversationIdOf, DeskQuery, PageParams } from "./schemas.ts";
 import { sessionClient } from "./session-client.ts";
 
 /**
@@ -23,9 +23,7 @@ export function registerOperatorRoutes(app: Hono<AppEnv>): void {
   });
 
   app.get("/v1/operator/conversations/:id", async (c) => {
-    const id = c.req.param("id");
-    if (!ConversationId.safeParse(id).success) throw new HttpError("invalid_conversation_id", CONVERSATION_ID_RULE);
-    const client = sessionClient(c.env, id, c.get("access"));
-    return c.json(await expectOk(client.view(readQuery(c, PageParams))));
+    const client = sessionClient(c.env, conversationIdOf(c.req.param("id")), c.get("access"));
+    return c.json(await expectOk(client.getView(readQuery(c, PageParams))));
   });
 }

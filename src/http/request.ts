@@ -1,11 +1,11 @@
 import type { Context, MiddlewareHandler } from "hono";
 import * as z from "zod";
-import type { SessionResult } from "../session/index.ts";
+import type { SessionErrorCode, SessionResult } from "../session/index.ts";
 import { headersFor, type StreamFormat } from "../wire/index.ts";
 import type { Env } from "../env.ts";
 import type { ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
-import { CONVERSATION_ID_RULE, ConversationId } from "./schemas.ts";
+import { conversationIdOf } from "./schemas.ts";
 import { sessionClient } from "./session-client.ts";
 
 /** An error lists at most this many problems, and says how many more there were. */
@@ -53,19 +53,27 @@ export function describeProblems(error: z.ZodError): string {
 /** Validates `:id` once for every conversation route, and gives the routes the conversation's client. */
 export function conversationScope(): MiddlewareHandler<ConversationEnv> {
   return async (c, next) => {
-    const id = c.req.param("id") ?? "";
-    if (!ConversationId.safeParse(id).success) throw new HttpError("invalid_conversation_id", CONVERSATION_ID_RULE);
+    const id = conversationIdOf(c.req.param("id"));
     c.set("conversationId", id);
     c.set("client", sessionClient(c.env, id, c.get("access"), c.req.header("traceparent")));
     await next();
   };
 }
 
+/** What the HTTP API adds to a conversation's refusal: the next step, in its own routes and headers (the session names none). */
+const NEXT_STEP: Partial<Record<SessionErrorCode, string>> = {
+  conversation_not_found: "Create it with POST /v1/conversations, or send a message to it with the API key.",
+  approval_pending: "Decide them with POST /v1/conversations/:id/approvals.",
+  event_id_unknown: "Reconnect without Last-Event-ID.",
+};
+
 /** The value of a Durable Object's answer, or its refusal thrown as the HTTP error of the same code. */
 export async function expectOk<T>(result: Promise<SessionResult<T>>): Promise<T> {
   const answer = await result;
-  if (!answer.ok) throw new HttpError(answer.error.code, answer.error.message, answer.error.details);
-  return answer.value;
+  if (answer.ok) return answer.value;
+  const { code, message, details } = answer.error;
+  const next = NEXT_STEP[code];
+  throw new HttpError(code, next ? `${message} ${next}` : message, details);
 }
 
 export function streamResponse(stream: ReadableStream<Uint8Array>, format: StreamFormat = "sse"): Response {

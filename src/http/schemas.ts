@@ -1,9 +1,16 @@
 import * as z from "zod";
+import { HttpError } from "./errors.ts";
 
 export const CONVERSATION_ID_RULE = "Conversation ids are 1-128 characters of A-Z, a-z, 0-9, _ and -.";
 
 /** Conversation ids: 1-128 characters of [A-Za-z0-9_-]. */
 export const ConversationId = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, CONVERSATION_ID_RULE);
+
+/** A conversation id from a path, or the 400 that says what one looks like: the one check of every route that names one. */
+export function conversationIdOf(raw: string | undefined): string {
+  if (raw === undefined || !ConversationId.safeParse(raw).success) throw new HttpError("invalid_conversation_id", CONVERSATION_ID_RULE);
+  return raw;
+}
 
 export const MessageBody = z.strictObject({
   message: z.string({ error: "`message` must be a string." }).refine((text) => text.trim().length > 0, "`message` must not be empty."),
@@ -28,13 +35,24 @@ export const ForkBody = z.strictObject({
 export const RetryBody = MessageBody.partial();
 
 /** POST …/operator/messages: what the person says to the user, and who they are (shown to the user). */
-export const OperatorMessageBody = z.strictObject({
-  text: z
-    .string({ error: "`text` must be a string." })
-    .max(8000, "`text` is at most 8000 characters.")
-    .refine((text) => text.trim().length > 0, "`text` must not be empty."),
-  operator: z.string().max(100, "`operator` is at most 100 characters.").optional(),
-});
+const operatorText = (field: string) =>
+  z
+    .string({ error: `\`${field}\` must be a string.` })
+    .max(8000, `\`${field}\` is at most 8000 characters.`)
+    .refine((text) => text.trim().length > 0, `\`${field}\` must not be empty.`);
+
+/**
+ * `message`, as every body that carries a message's text names it; `text` is its deprecated alias
+ * (this release only). One of the two, not both.
+ */
+export const OperatorMessageBody = z
+  .strictObject({
+    message: operatorText("message").optional(),
+    text: operatorText("text").optional(),
+    operator: z.string().max(100, "`operator` is at most 100 characters.").optional(),
+  })
+  .refine((body) => (body.message === undefined) !== (body.text === undefined), "Send the person's answer as `message` (one field).")
+  .transform(({ message, text, operator }) => ({ message: (message ?? text)!, ...(operator === undefined ? {} : { operator }) }));
 
 /** POST …/operator/handoff: the agent that takes the conversation back, and a note it reads. */
 export const OperatorHandoffBody = z.strictObject({

@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import type { ApprovalDecision } from "../runtime/index.ts";
+import type { ApprovalDecision } from "../runtime/suspension.ts";
 import type { ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
 import { expectOk, readJson, readQuery, streamResponse } from "./request.ts";
@@ -46,7 +46,7 @@ export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
   // The resume route: 204 when nothing runs, else the running turn from its start; while a person
   // holds the conversation, the person's messages as they are sent (data-operator-message parts).
   app.get("/chat/stream", async (c) => {
-    const view = await c.var.client.view();
+    const view = await c.var.client.getView();
     if (!view.ok && view.error.code === "token_revoked") throw new HttpError(view.error.code, view.error.message);
     if (view.ok && view.value.status === "awaiting_human") {
       const held = await expectOk(c.var.client.events(view.value.lastEventId, "ui", true));

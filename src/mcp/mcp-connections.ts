@@ -16,7 +16,7 @@ import {
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/client/validators/cf-worker";
-import { type McpCallResult, type McpHostEnv, type McpPort, type McpServerConfig, type McpToolInfo, mcpHeaders } from "../runtime/index.ts";
+import { type McpCallResult, type McpHostEnv, type McpPort, type McpServerConfig, type McpToolInfo, mcpHeaders } from "../runtime/mcp.ts";
 
 /** A server's listed tools, as kept between turns. */
 export interface CachedToolList {

@@ -1,4 +1,5 @@
-import type { ToolCall, Usage } from "../runtime/index.ts";
+import type { ToolCall } from "../runtime/messages.ts";
+import type { Usage } from "../runtime/usage.ts";
 
 /** The fields of a Chat Completions chunk this runtime reads; providers add and omit others. */
 export interface ChatChunk {

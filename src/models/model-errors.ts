@@ -1,5 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
-import { RuntimeError } from "../runtime/index.ts";
+import { RuntimeError } from "../runtime/errors.ts";
 
 /** Where a provider's own words go: the operator's log, redacted there, never a client. */
 export type ProviderLog = (message: string) => void;

@@ -1,4 +1,7 @@
-import { type ModelEvent, RuntimeError, type ToolCall, type Usage } from "../runtime/index.ts";
+import type { ModelEvent } from "../runtime/model-port.ts";
+import { RuntimeError } from "../runtime/errors.ts";
+import type { ToolCall } from "../runtime/messages.ts";
+import type { Usage } from "../runtime/usage.ts";
 import { APIError } from "openai";
 import { type ProviderLog, providerCode, toModelError } from "./model-errors.ts";
 import { linkedAbort } from "./provider-defaults.ts";

@@ -1,4 +1,5 @@
-import type { ToolCall, Usage } from "../runtime/index.ts";
+import type { ToolCall } from "../runtime/messages.ts";
+import type { Usage } from "../runtime/usage.ts";
 
 /** The fields of Responses API stream events this runtime reads. */
 export interface ResponsesEvent {

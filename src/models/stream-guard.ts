@@ -1,4 +1,4 @@
-import { RuntimeError } from "../runtime/index.ts";
+import { RuntimeError } from "../runtime/errors.ts";
 
 /**
  * Iterates a provider stream, failing with `model_timeout` when no chunk arrives within `idleMs`

@@ -1,12 +1,22 @@
 /**
- * What a conversation holds between turns, and what a turn starts from. The one declaration of
+ * What a conversation holds between turns. The one declaration of
  * these fields: stores keep it in their own form and hand it back whole, so a field added here
  * reaches every store, fork and rewind through this type and its reader.
  */
-import type { Compaction } from "./compaction.ts";
-import type { CallerFrame, HandoffRecord } from "./handoff/types.ts";
-import type { Message } from "./messages.ts";
-import type { UsageTotals } from "./usage.ts";
+
+/** When a returning handoff gives the conversation back: after the target's answer, or when it calls its return tool. */
+export type ReturnMode = "on-answer" | "on-call";
+
+/** An agent waiting for the conversation to come back to it: the caller stack holds one per returning handoff. */
+export interface CallerFrame {
+  /** The agent that handed off and gets the conversation back. */
+  caller: string;
+  /** The agent it handed off to, which gives it back. */
+  callee: string;
+  mode: ReturnMode;
+  /** The transfer call that opened the frame. */
+  toolCallId: string;
+}
 
 /** Who holds the conversation, and what travels with it from turn to turn. */
 export interface Holding {
@@ -25,22 +35,4 @@ export interface Holding {
 /** A new conversation's holding: the agent has it, nothing has happened yet. */
 export function newHolding(activeAgent: string): Holding {
   return { activeAgent, handoffCount: 0, callers: [], agentStates: {}, context: {} };
-}
-
-/** A stored conversation as a turn starts from it: what it holds, its history, and what stores derive from their rows. */
-export interface ConversationSnapshot {
-  holding: Holding;
-  /** The committed history. */
-  history: readonly Message[];
-  /** The latest change of hands: the history filter of the transfer that brought the holder still applies. */
-  lastHandoff?: HandoffRecord | undefined;
-  /** What the conversation has spent before this leg, for its budgets. */
-  usage?: UsageTotals | undefined;
-  /** The latest compaction of the stored history. */
-  compaction?: Compaction | undefined;
-}
-
-/** A conversation with no history, held by `activeAgent`. */
-export function newConversation(activeAgent: string): ConversationSnapshot {
-  return { holding: newHolding(activeAgent), history: [] };
 }

@@ -5,7 +5,7 @@
  * guardrails, the approval gate, then the call. The port owns the wire, sessions and caching.
  */
 import * as z from "zod";
-import { uniqueToolName } from "./handoff/tool-names.ts";
+import { foldName, uniqueToolName } from "./tool-names.ts";
 import { type Tool, tool } from "./tool.ts";
 
 /** What a `headers` function is given: the Worker's environment, or whatever the host passes. */
@@ -76,15 +76,9 @@ export interface McpPort {
   checkArguments(schema: Record<string, unknown>, args: unknown): string | undefined;
 }
 
-const MAX_TOOL_NAME = 64;
-
 /** `<server>_<tool>` in what providers accept (accents dropped, then `[a-zA-Z0-9_-]`, 64 characters); a name already taken gets `_2`, `_3`. */
-export function mcpToolName(server: string, tool: string, taken: ReadonlySet<string>): string {
-  const folded = `${server}_${tool}`
-    .normalize("NFKD")
-    .replace(/\p{M}/gu, "")
-    .replace(/[^a-zA-Z0-9_-]/g, "_");
-  return uniqueToolName(folded, taken, MAX_TOOL_NAME);
+export function mcpToolName(server: string, tool: string, taken: ReadonlySet<string> = new Set()): string {
+  return uniqueToolName(foldName(`${server}_${tool}`, /[^a-zA-Z0-9_-]/g), taken);
 }
 
 /** The headers a server is sent: given, or read from the environment. */

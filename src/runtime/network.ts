@@ -3,7 +3,7 @@ import type { Budgets } from "./budgets.ts";
 import type { CompactionOptions } from "./compaction.ts";
 import type { ToolGuardrail } from "./guardrails.ts";
 import { buildEdges, defaultScope, type HandoffEdge, type HandoffScope, isEnabled } from "./handoff/handoff.ts";
-import { transferToolNames } from "./handoff/tool-names.ts";
+import { transferToolNames } from "./tool-names.ts";
 import { type TransferStyle, transferSpecs } from "./handoff/transfer-tools.ts";
 import type { HandoffInfo, HandoffState } from "./handoff/types.ts";
 import { type Tool, type ToolSpec, toolSpec } from "./tool.ts";

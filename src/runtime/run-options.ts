@@ -1,7 +1,7 @@
 /** What a host passes `runTurn`: the network, the ports, the stored state and the input. */
 import type { McpPort } from "./mcp.ts";
 import type { RunEvent } from "./events.ts";
-import type { ConversationSnapshot } from "./holding.ts";
+import type { ConversationSnapshot } from "./conversation-snapshot.ts";
 import type { Limits } from "./limits.ts";
 import type { Model } from "./model-port.ts";
 import type { Network } from "./network.ts";

@@ -1,6 +1,6 @@
 /** What a tool sees of the run, and delegation: another agent run on a fresh context. */
 import { Agent } from "./agent.ts";
-import { newConversation } from "./holding.ts";
+import { newConversation } from "./conversation-snapshot.ts";
 import { Network } from "./network.ts";
 import type { DelegateAgent, ToolContext } from "./tool.ts";
 import type { RunContext, TurnState } from "./turn-state.ts";

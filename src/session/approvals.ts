@@ -1,4 +1,5 @@
-import type { ApprovalDecision, Message } from "../runtime/index.ts";
+import type { ApprovalDecision } from "../runtime/suspension.ts";
+import type { Message } from "../runtime/messages.ts";
 import type { ConversationState } from "./conversation-store.ts";
 import { fail, ok, type SessionResult } from "./results.ts";
 

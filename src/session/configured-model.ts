@@ -1,7 +1,9 @@
 import OpenAI from "openai";
 import type { Config } from "../config.ts";
 import { OpenAIModel } from "../models/index.ts";
-import type { Model, Redactor } from "../runtime/index.ts";
+import { RuntimeError } from "../runtime/errors.ts";
+import type { Model } from "../runtime/model-port.ts";
+import type { Redactor } from "../runtime/redact.ts";
 
 /** HTTP requests the client has sent, retries included; a trace tells a retried call by it. */
 export interface RequestCount {
@@ -48,5 +50,17 @@ function redactingLogger(redactor: Redactor) {
     warn: (...args: unknown[]) => console.warn(...clean(args)),
     info: (...args: unknown[]) => console.info(...clean(args)),
     debug: (...args: unknown[]) => console.debug(...clean(args)),
+  };
+}
+
+/** Without a provider and without an offline model, every turn says what to configure. */
+export function unconfiguredModel(): Model {
+  return {
+    stream() {
+      throw new RuntimeError(
+        "model_not_configured",
+        "No model is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a provider other than OpenAI).",
+      );
+    },
   };
 }

@@ -7,7 +7,8 @@
 import type { Compaction } from "../runtime/compaction.ts";
 import type { TurnOutcome } from "../runtime/events.ts";
 import type { HandoffRecord } from "../runtime/handoff/types.ts";
-import { type ConversationSnapshot, newHolding } from "../runtime/holding.ts";
+import type { ConversationSnapshot } from "../runtime/conversation-snapshot.ts";
+import { newHolding } from "../runtime/holding.ts";
 import type { Message } from "../runtime/messages.ts";
 import { applyCommit, type StepCommit } from "../runtime/store-port.ts";
 import { type ApprovalDecision, settleInterrupted } from "../runtime/suspension.ts";
@@ -63,7 +64,9 @@ export class ConversationStore {
   }
 
   messages(): readonly Message[] {
-    this.#messages ??= this.#db.rows<{ data: string }>(`SELECT data FROM messages ORDER BY seq`).map((row) => JSON.parse(row.data) as Message);
+    this.#messages ??= this.#db
+      .rows<{ data: string }>(`SELECT data FROM messages ORDER BY seq`)
+      .map((row) => JSON.parse(row.data) as Message);
     return this.#messages;
   }
 
@@ -105,7 +108,15 @@ export class ConversationStore {
   create(conversationId: string, entryAgent: string, grant: string): ConversationState {
     const existing = this.state();
     if (existing) return existing;
-    return this.#write({ conversationId, holding: newHolding(entryAgent), suspension: null, decisions: [], grant, lastEventId: 0, turn: 0 });
+    return this.#write({
+      conversationId,
+      holding: newHolding(entryAgent),
+      suspension: null,
+      decisions: [],
+      grant,
+      lastEventId: 0,
+      turn: 0,
+    });
   }
 
   /** Opens a new turn; with a user message, it records what the conversation held, for a rewind. */

@@ -1,82 +1,29 @@
 import { DurableObject } from "cloudflare:workers";
 import { type Config, readConfig, redactorFor, runSettings } from "../config.ts";
 import type { WorkerVars } from "../worker-vars.ts";
-import type { Compaction } from "../runtime/compaction.ts";
-import { RuntimeError } from "../runtime/errors.ts";
-import type { Holding } from "../runtime/holding.ts";
-import type { Limits } from "../runtime/limits.ts";
-import type { Message } from "../runtime/messages.ts";
-import type { Model } from "../runtime/model-port.ts";
 import type { Network } from "../runtime/network.ts";
 import type { Redactor } from "../runtime/redact.ts";
-import type { ApprovalDecision, PendingApproval } from "../runtime/suspension.ts";
-import type { UsageTotals } from "../runtime/usage.ts";
-import { type StreamFormat, toUIMessages, type UIMessageOut } from "../wire/index.ts";
+import type { ApprovalDecision } from "../runtime/suspension.ts";
+import type { StreamFormat, UIMessageOut } from "../wire/index.ts";
 import { McpConnections } from "../mcp/index.ts";
 import { checkDecisions } from "./approvals.ts";
-import { createModel } from "./configured-model.ts";
+import { createModel, unconfiguredModel } from "./configured-model.ts";
+import type { Caller, ConversationSetup, ConversationView, DecisionOutcome, EventsOutcome, PageQuery } from "./conversation-api.ts";
 import { type ConversationState, ConversationStore } from "./conversation-store.ts";
+import { conversationView, uiMessagesOf } from "./conversation-view.ts";
 import type { ForkSnapshot } from "./forks.ts";
-import { type HistoryPage, pageOfHistory } from "./history-page.ts";
+import type { HistoryPage } from "./history-page.ts";
 import { mcpHeaderValues } from "./mcp-secrets.ts";
 import { SqlToolListCache } from "./mcp-tool-cache.ts";
-import { OtlpExporter, parseOtlpHeaders } from "./otlp-export.ts";
+import { exporterFor } from "./otlp-export.ts";
 import { PersonHold } from "./person-hold.ts";
 import { redactingModel } from "./redacting-model.ts";
 import { fail, ok, type SessionResult } from "./results.ts";
 import { TurnDriver } from "./turn-driver.ts";
-import type { StoredHandoff, StoredTurnStatus, TurnSummary } from "./turn-log.ts";
+import type { TurnSummary } from "./turn-log.ts";
 import type { TurnTrace } from "./turn-trace.ts";
 
-export interface ConversationView extends Pick<Holding, "activeAgent" | "handoffCount" | "callers"> {
-  id: string;
-  turn: number;
-  status: StoredTurnStatus | "idle";
-  messages: readonly Message[];
-  handoffs: StoredHandoff[];
-  pendingApprovals: PendingApproval[];
-  /** The id of the last stored event: where GET /events picks up. */
-  lastEventId: number;
-  /** Storage written by the latest turn: rows (what Durable Object storage bills) and bytes. */
-  lastTurnStorage: { rowsWritten: number; bytesWritten: number } | null;
-  /** What the conversation has spent: model calls, tokens, tool calls. */
-  usage: UsageTotals;
-  /** Summaries the model is sent in place of older messages; `messages` keeps every original. */
-  compactions: Array<Compaction & { turn: number; agent: string }>;
-  /** Where `messages` sits in the whole history (indexes, as `compactions` count them). */
-  page: HistoryPage;
-}
-
-/** A page of the history: at most `limit` messages before `before` (the newest by default). */
-export interface PageQuery {
-  limit?: number | undefined;
-  before?: number | undefined;
-}
-
-export type DecisionOutcome = { kind: "stream"; stream: ReadableStream<Uint8Array> } | { kind: "awaiting"; pending: string[] };
-
-/** `idle`: nothing after the cursor, and no run that could add to it. */
-export type EventsOutcome = { kind: "stream"; stream: ReadableStream<Uint8Array> } | { kind: "idle" };
-
-/**
- * Who is asking: the conversation, and the grant of the conversation token used (absent for the
- * master key and anonymous use). A token whose grant is not the conversation's is revoked.
- */
-export interface Caller {
-  conversationId: string;
-  grant?: string | undefined;
-  /** The request's W3C `traceparent`: a turn it starts is traced as that span's child. */
-  traceparent?: string | undefined;
-}
-
-/** What a Worker gives its conversations: the network they run, and what overrides the environment. */
-export interface ConversationSetup {
-  network: Network;
-  /** Answers when no provider is configured (neither OPENAI_API_KEY nor OPENAI_BASE_URL); without it such turns fail with `model_not_configured`. */
-  offlineModel?: Model | undefined;
-  /** Limits that take precedence over MAX_STEPS and MAX_HANDOFFS_PER_TURN. */
-  limits?: Partial<Limits> | undefined;
-}
+export type { Caller, ConversationSetup, ConversationView, DecisionOutcome, EventsOutcome, PageQuery } from "./conversation-api.ts";
 
 /** What a request needs of the conversation: that it exists (or may be created by it), and that no run is going on. */
 interface Admission {
@@ -127,7 +74,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       store: this.#store,
       redactor: this.#redactor,
       hold: this.#hold,
-      exporter: this.#exporter(),
+      exporter: exporterFor(this.#config, (message) => console.warn(this.#redactor.text(message))),
       options: {
         network: this.#network,
         model: redactingModel(model, this.#redactor),
@@ -226,7 +173,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       if (afterId > state.lastEventId) {
         return fail(
           "event_id_unknown",
-          `Event ${afterId} is past this conversation's last event (${state.lastEventId}); it may belong to a deleted conversation of the same id. Reconnect without Last-Event-ID.`,
+          `Event ${afterId} is past this conversation's last event (${state.lastEventId}); it may belong to a deleted conversation of the same id.`,
           { lastEventId: state.lastEventId },
         );
       }
@@ -240,28 +187,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   async getView(caller: Caller, query: PageQuery = {}): Promise<SessionResult<ConversationView>> {
     const admitted = this.#admit(caller);
     if (!admitted.ok) return admitted;
-    const state = admitted.value;
-    const { activeAgent, handoffCount, callers } = state.holding;
-    const turn = this.#store.turns.record(state.turn);
-    const { messages, page } = pageOfHistory(this.#store.messages(), query.limit, query.before);
-    return ok(
-      this.#redactor.value({
-        id: state.conversationId,
-        activeAgent,
-        handoffCount,
-        callers,
-        turn: state.turn,
-        status: this.#driver.running ? "running" : (turn?.status ?? "idle"),
-        messages,
-        page,
-        handoffs: this.#store.handoffs(),
-        pendingApprovals: state.suspension?.pending ?? [],
-        lastEventId: state.lastEventId,
-        lastTurnStorage: turn && turn.status !== "running" ? { rowsWritten: turn.rowsWritten, bytesWritten: turn.bytesWritten } : null,
-        usage: this.#store.usage(),
-        compactions: this.#store.compactions(),
-      }),
-    );
+    return ok(this.#redactor.value(conversationView(this.#store, admitted.value, this.#driver.running, query)));
   }
 
   /** Every turn: status, times, usage, handoffs. */
@@ -310,12 +236,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   async uiMessages(caller: Caller, query: PageQuery = {}): Promise<SessionResult<{ messages: UIMessageOut[]; page: HistoryPage }>> {
     const admitted = this.#admit(caller);
     if (!admitted.ok) return admitted;
-    const state = admitted.value;
-    const handoffs = this.#store.handoffs().map(({ turn: _turn, ...handoff }) => handoff);
-    const { messages, page } = pageOfHistory(this.#store.messages(), query.limit, query.before);
-    // The step awaiting approval follows the newest message: only the newest page has it.
-    const suspension = page.end === page.total ? state.suspension : null;
-    return ok(this.#redactor.value({ messages: toUIMessages({ messages, handoffs, suspension }, page.start), page }));
+    return ok(this.#redactor.value(uiMessagesOf(this.#store, admitted.value, query)));
   }
 
   /**
@@ -399,16 +320,6 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       { retryAfter },
     );
   }
-
-  /** The OTLP exporter, when an endpoint is configured. */
-  #exporter(): OtlpExporter | null {
-    const endpoint = this.#config.OTEL_EXPORTER_OTLP_ENDPOINT;
-    if (!endpoint) return null;
-    return new OtlpExporter(
-      { endpoint: `${endpoint.replace(/\/$/, "")}/v1/traces`, headers: parseOtlpHeaders(this.#config.OTEL_EXPORTER_OTLP_HEADERS) },
-      (message) => console.warn(this.#redactor.text(message)),
-    );
-  }
 }
 
 /** A random grant: 128 bits, base64url. */
@@ -418,16 +329,4 @@ function newGrant(): string {
     .replaceAll("+", "-")
     .replaceAll("/", "_")
     .replace(/=+$/, "");
-}
-
-/** Without a provider and without an offline model, every turn says what to configure. */
-function unconfiguredModel(): Model {
-  return {
-    stream() {
-      throw new RuntimeError(
-        "model_not_configured",
-        "No model is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a provider other than OpenAI).",
-      );
-    },
-  };
 }

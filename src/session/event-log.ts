@@ -61,7 +61,11 @@ export class EventLog {
     return () => {
       const row =
         cursor === null
-          ? this.#db.rows<Row>(`SELECT first_id, turn, data FROM events WHERE turn = ? AND last_id > ? ORDER BY first_id LIMIT 1`, turn, afterId)[0]
+          ? this.#db.rows<Row>(
+              `SELECT first_id, turn, data FROM events WHERE turn = ? AND last_id > ? ORDER BY first_id LIMIT 1`,
+              turn,
+              afterId,
+            )[0]
           : this.#db.rows<Row>(`SELECT first_id, turn, data FROM events WHERE first_id > ? ORDER BY first_id LIMIT 1`, cursor)[0];
       if (!row || row.turn !== turn || row.first_id >= beforeId) return null;
       cursor = row.first_id;

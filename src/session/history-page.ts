@@ -1,4 +1,4 @@
-import type { Message } from "../runtime/index.ts";
+import type { Message } from "../runtime/messages.ts";
 
 /** Where a page sits in the whole history; `previous` is the `before` cursor of the page before it, null at the start. */
 export interface HistoryPage {

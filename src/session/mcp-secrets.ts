@@ -1,5 +1,6 @@
 import { secretForms } from "../config.ts";
-import { type McpHostEnv, mcpHeaders, type Network } from "../runtime/index.ts";
+import { type McpHostEnv, mcpHeaders } from "../runtime/mcp.ts";
+import type { Network } from "../runtime/network.ts";
 
 /**
  * Every value the network's MCP servers are sent as a header (and a bearer token without its

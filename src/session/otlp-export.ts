@@ -1,3 +1,4 @@
+import type { Config } from "../config.ts";
 import type { Span, SpanContent } from "./turn-trace.ts";
 
 /** Where traces go: an OTLP/HTTP endpoint (JSON), with headers such as an API key. */
@@ -154,5 +155,15 @@ export function parseOtlpHeaders(text: string | undefined): Record<string, strin
         return [[pair.slice(0, at).trim(), value]];
       }
     }),
+  );
+}
+
+/** The exporter of a configuration that names an OTLP endpoint; null without one. */
+export function exporterFor(config: Config, log: (message: string) => void): OtlpExporter | null {
+  const endpoint = config.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (!endpoint) return null;
+  return new OtlpExporter(
+    { endpoint: `${endpoint.replace(/\/$/, "")}/v1/traces`, headers: parseOtlpHeaders(config.OTEL_EXPORTER_OTLP_HEADERS) },
+    log,
   );
 }

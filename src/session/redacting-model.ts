@@ -1,4 +1,6 @@
-import type { Message, Model, Redactor } from "../runtime/index.ts";
+import type { Message } from "../runtime/messages.ts";
+import type { Model } from "../runtime/model-port.ts";
+import type { Redactor } from "../runtime/redact.ts";
 
 /**
  * The model as the conversation uses it: what it is sent passes the redactor first, so a secret a

@@ -1,4 +1,4 @@
-import type { Message } from "../runtime/index.ts";
+import type { Message } from "../runtime/messages.ts";
 import type { StoredEvent } from "../wire/index.ts";
 
 /**

@@ -86,7 +86,8 @@ function readHolding(row: Json): Holding {
  * suffix as its call id; a person's hand back had a made-up `operator-<n>` call id and its note as the reason.
  */
 export function readHandoff(raw: Json): HandoffRecord {
-  if (raw.kind === "transfer" || raw.kind === "hand-back" || (raw.kind === "return" && "mode" in raw)) return raw as unknown as HandoffRecord;
+  if (raw.kind === "transfer" || raw.kind === "hand-back" || (raw.kind === "return" && "mode" in raw))
+    return raw as unknown as HandoffRecord;
   const { toolCallId, reason, kind: _kind, ...rest } = raw as { toolCallId: string; reason?: string; kind?: string } & Json;
   const from = String(rest.from);
   const to = String(rest.to);

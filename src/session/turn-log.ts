@@ -91,7 +91,8 @@ export class TurnLog {
   /** Turns left running by an instance that died: they are marked failed. Call inside a transaction. */
   failRunning(): number[] {
     const running = this.#db.rows<{ turn: number }>(`SELECT turn FROM turns WHERE status = 'running'`).map((r) => r.turn);
-    if (running.length) this.#db.exec(`UPDATE turns SET status = 'failed', ended_at = ?, error = 'interrupted' WHERE status = 'running'`, Date.now());
+    if (running.length)
+      this.#db.exec(`UPDATE turns SET status = 'failed', ended_at = ?, error = 'interrupted' WHERE status = 'running'`, Date.now());
     return running;
   }
 

@@ -4,7 +4,7 @@
  * unexpected or unused step, an in-memory store that applies commits as the Durable Object does,
  * the stored-history validator, and `runScripted`, which runs a turn and returns its events and state.
  */
-export { findHistoryProblem } from "../runtime/index.ts";
+export { findHistoryProblem } from "../runtime/messages.ts";
 export { MemoryStore } from "./memory-store.ts";
 export { runScripted, type ScriptedTurn } from "./run-scripted.ts";
 export { type RecordedRequest, type ScriptedCall, ScriptedModel, type ScriptStep } from "./scripted-model.ts";

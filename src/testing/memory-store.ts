@@ -1,5 +1,5 @@
-import type { ConversationSnapshot, Holding } from "../runtime/holding.ts";
-import { newHolding } from "../runtime/holding.ts";
+import type { ConversationSnapshot } from "../runtime/conversation-snapshot.ts";
+import { type Holding, newHolding } from "../runtime/holding.ts";
 import type { HandoffRecord } from "../runtime/handoff/types.ts";
 import type { Message } from "../runtime/messages.ts";
 import { applyCommit, type StepCommit, type TurnStore } from "../runtime/store-port.ts";

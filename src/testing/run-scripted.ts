@@ -1,13 +1,10 @@
-import {
-  findHistoryProblem,
-  type Limits,
-  type McpPort,
-  type Network,
-  type RunEvent,
-  runTurn,
-  type TurnInput,
-  type TurnOutcome,
-} from "../runtime/index.ts";
+import { findHistoryProblem } from "../runtime/messages.ts";
+import type { Limits } from "../runtime/limits.ts";
+import type { McpPort } from "../runtime/mcp.ts";
+import type { Network } from "../runtime/network.ts";
+import type { RunEvent, TurnOutcome } from "../runtime/events.ts";
+import { runTurn } from "../runtime/run-loop.ts";
+import type { TurnInput } from "../runtime/run-options.ts";
 import { MemoryStore } from "./memory-store.ts";
 import { type ScriptStep, ScriptedModel } from "./scripted-model.ts";
 

@@ -1,4 +1,6 @@
-import type { Message, Model, ModelEvent, ModelRequest, ToolSpec } from "../runtime/index.ts";
+import type { Message } from "../runtime/messages.ts";
+import type { Model, ModelEvent, ModelRequest } from "../runtime/model-port.ts";
+import type { ToolSpec } from "../runtime/tool.ts";
 
 /** One tool call a scripted step makes. */
 export interface ScriptedCall {

@@ -1,4 +1,4 @@
-import type { RunEvent } from "../runtime/index.ts";
+import type { RunEvent } from "../runtime/events.ts";
 
 /** An event with the id a reconnecting client resumes after. */
 export type StoredEvent = { id: number } & RunEvent;

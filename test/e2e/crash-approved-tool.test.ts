@@ -9,7 +9,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, it } from "node:test";
-import { findHistoryProblem, INTERRUPTED_CALL, type Message } from "../../src/runtime/index.ts";
+import { findHistoryProblem } from "../../src/runtime/messages.ts";
+import { INTERRUPTED_CALL } from "../../src/runtime/suspension.ts";
+import type { Message } from "../../src/runtime/index.ts";
 import { startFakeOpenAI } from "../node/fake-openai-server.ts";
 import { chat, parseSse, startWranglerDev } from "./wrangler-dev.ts";
 

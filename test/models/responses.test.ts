@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { Agent, findHistoryProblem, Network, type RunEvent, runTurn } from "../../src/runtime/index.ts";
+import { Agent, Network, newConversation, type RunEvent, runTurn } from "../../src/runtime/index.ts";
+import { findHistoryProblem } from "../../src/runtime/messages.ts";
 import { echo } from "../support/networks.ts";
 import { providerModel } from "../support/model-step.ts";
 import { MemoryStore } from "../support/scripted-model.ts";
@@ -43,9 +44,7 @@ async function play(network: Network, message: string, defaults = {}) {
     network,
     model: providerModel({ defaults }),
     store,
-    history: [],
-    activeAgent: network.entry.name,
-    handoffCount: 0,
+    conversation: newConversation(network.entry.name),
     input: { kind: "message", text: message },
   })) {
     events.push(event);

@@ -1,7 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
 import { readConfig } from "../../src/config.ts";
 import { createModel } from "../../src/session/configured-model.ts";
-import { type Model, Redactor } from "../../src/runtime/index.ts";
+import type { Model } from "../../src/runtime/index.ts";
+import { Redactor } from "../../src/runtime/redact.ts";
 import { providerModel, step } from "../support/model-step.ts";
 import { scenario } from "../support/scenario.ts";
 import { inject } from "vitest";

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { z } from "zod";
-import { Agent, handoff, Network, type NetworkOptions, type Tool, tool, type TransferStyle } from "../../src/runtime/index.ts";
+import { Agent, handoff, Network, type NetworkOptions, type Tool, tool } from "../../src/runtime/index.ts";
+import type { TransferStyle } from "../../src/runtime/handoff/transfer-tools.ts";
 
 /** The tools random agents draw from: valid, failing, schema-checked, approval-gated. */
 export const TOOLS: Record<string, Tool> = {

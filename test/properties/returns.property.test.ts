@@ -10,7 +10,6 @@ import fc from "fast-check";
 import { describe, expect, inject, it } from "vitest";
 import {
   Agent,
-  findHistoryProblem,
   handoff,
   humanAgent,
   type Model,
@@ -20,8 +19,8 @@ import {
   type RunEvent,
   runTurn,
 } from "../../src/runtime/index.ts";
+import { findHistoryProblem } from "../../src/runtime/messages.ts";
 import { MemoryStore } from "../../src/testing/index.ts";
-import { storedState } from "../support/run.ts";
 
 function network(): Network {
   const desk = humanAgent({ name: "desk", description: "A person." });
@@ -84,7 +83,7 @@ describe("returning handoffs and people (property)", () => {
         const model = new ChoosingModel(choices);
         const stack: string[] = [];
         for (let turn = 0; turn < turns; turn++) {
-          const heldByPerson = net.get(store.activeAgent)?.human === true;
+          const heldByPerson = net.get(store.holding.activeAgent)?.human === true;
           const before = model.calls;
           const events: RunEvent[] = [];
           for await (const event of runTurn({
@@ -92,7 +91,7 @@ describe("returning handoffs and people (property)", () => {
             network: net,
             model,
             store,
-            ...storedState(store),
+            conversation: store.conversation(),
             input: { kind: "message", text: `message ${turn}` },
             limits: { maxSteps: 4, maxHandoffsPerTurn: 3 },
           }))
@@ -104,7 +103,7 @@ describe("returning handoffs and people (property)", () => {
             if (e.kind === "return") expect(stack.pop()).toBe(`${e.to}→${e.from}`);
             else if (RETURNING[`${e.from}→${e.to}`]) stack.push(`${e.from}→${e.to}`);
           }
-          expect(store.callers.map((f) => `${f.caller}→${f.callee}`)).toEqual(stack);
+          expect(store.holding.callers.map((f) => `${f.caller}→${f.callee}`)).toEqual(stack);
         }
       }),
       { numRuns: inject("propertyRuns"), seed: inject("propertySeed") },

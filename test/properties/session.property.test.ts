@@ -12,7 +12,7 @@ import { evictDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, inject, it } from "vitest";
 import type { ScriptedAnswer } from "../node/fake-openai-server.ts";
-import { findHistoryProblem } from "../../src/runtime/index.ts";
+import { findHistoryProblem } from "../../src/runtime/messages.ts";
 import { parseSse, type ReceivedEvent, readSse } from "../support/sse.ts";
 import { call, type ConversationJson, postMessage, scenario, stored } from "../support/worker.ts";
 

@@ -29,7 +29,7 @@ describe("approval-gated tools", () => {
     // Nothing half-answered enters the history: the step waits in the suspension.
     expect(first.store.history.map((m) => m.role)).toEqual(["user"]);
     expect(first.store.suspension).toMatchObject({
-      stepIndex: 0,
+      progress: { stepIndex: 1 },
       pending: [{ toolCallId: "r" }],
       results: [null, { toolCallId: "small" }],
     });
@@ -87,8 +87,8 @@ describe("approval-gated tools", () => {
     ]);
     expect(ofType(first.events, "handoff")).toMatchObject([{ from: "triage", to: "billing" }]);
     expect(ofType(first.events, "tool-result").map((r) => r.toolCallId)).toEqual(["t"]);
-    expect(first.store.activeAgent).toBe("billing");
-    expect(first.store.handoffCount).toBe(1);
+    expect(first.store.holding.activeAgent).toBe("billing");
+    expect(first.store.holding.handoffCount).toBe(1);
 
     const second = await playTurn(withApprovals(), resume(first, [{ toolCallId: "r", approved: true }]), [{ text: "Billing here." }], {
       store: first.store,

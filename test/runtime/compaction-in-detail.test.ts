@@ -161,7 +161,7 @@ describe("a turn that compacts", () => {
     });
     const store = new MemoryStore("solo");
     store.history = long;
-    const events = await eventsOfTurn(net, model, { store, history: long, input: { kind: "message", text: "now" } });
+    const events = await eventsOfTurn(net, model, { store, conversation: store.conversation(), input: { kind: "message", text: "now" } });
     const summaries = requests.filter((r) => r.instructions.startsWith("Summarize"));
     expect(summaries.length).toBeGreaterThan(0);
     expect(summaries.every((r) => r.model === "cheap" && r.tools.length === 0)).toBe(true);

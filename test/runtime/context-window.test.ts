@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { compactedView, estimateTokens } from "../../src/runtime/compaction.ts";
-import { Agent, type Compaction, handoff, type Message, type Model, type ModelRequest, Network } from "../../src/runtime/index.ts";
+import { Agent, handoff, type Message, type Model, type ModelRequest, Network } from "../../src/runtime/index.ts";
+import type { Compaction } from "../../src/runtime/compaction.ts";
 import { eventsOfTurn, ofType, playTurn } from "../support/run.ts";
 import { MemoryStore } from "../support/scripted-model.ts";
 
@@ -33,7 +34,7 @@ describe("the history filter of a transfer", () => {
       { role: "user", content: "earlier" },
       { role: "assistant", agent: "gone", content: "handing over" },
     ];
-    store.lastHandoff = { from: "gone", to: "b", toolCallId: "t", stepIndex: 0 };
+    store.lastHandoff = { kind: "transfer", from: "gone", to: "b", toolCallId: "t", stepIndex: 0 };
     const { model } = await playTurn(net, "now", [{ text: "ok" }], { store });
     expect(model.requests[0]!.messages).toHaveLength(3);
   });
@@ -48,7 +49,7 @@ describe("the history filter of a transfer", () => {
       { role: "user", content: "earlier" },
       { role: "assistant", agent: "a", content: "to b" },
     ];
-    store.lastHandoff = { from: "a", to: "b", toolCallId: "t", stepIndex: 0 };
+    store.lastHandoff = { kind: "transfer", from: "a", to: "b", toolCallId: "t", stepIndex: 0 };
     const { model } = await playTurn(net, "now", [{ text: "ok" }], { store });
     expect(model.requests[0]!.messages).toHaveLength(3);
   });
@@ -101,8 +102,7 @@ async function play(net: Network, history: Message[], compaction?: Compaction) {
   store.history = history;
   const events = await eventsOfTurn(net, model, {
     store,
-    history,
-    ...(compaction ? { compaction } : {}),
+    conversation: { ...store.conversation(), ...(compaction ? { compaction } : {}) },
     input: { kind: "message", text: "next" },
   });
   return { model, events, store };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Agent, handoff, type HandoffInfo, Network, type NetworkOptions, tool } from "../../src/runtime/index.ts";
+import { Agent, handoff, Network, type NetworkOptions, tool } from "../../src/runtime/index.ts";
+import type { HandoffInfo } from "../../src/runtime/handoff/types.ts";
 import { echo } from "../support/networks.ts";
 import { ofType, playTurn } from "../support/run.ts";
 import { MemoryStore } from "../support/scripted-model.ts";
@@ -228,7 +229,7 @@ describe("typed handoff input", () => {
     expect(ofType(events, "handoff")[0]).toMatchObject({ to: "billing", reason: "refund", input: { orderId: "A1001" } });
     expect(model.requests[1]!.instructions).toBe("You are billing. Order: A1001.");
     expect(ofType(events, "tool-result").find((r) => r.toolCallId === "w")!.result).toEqual({ orderId: "A1001" });
-    expect(store.commits.find((c) => c.handoff)!.context).toEqual({ orderId: "A1001" });
+    expect(store.commits.find((c) => c.handoff)!.holding?.context).toEqual({ orderId: "A1001" });
     expect(seen).toEqual([{ from: "triage", to: "billing", reason: "refund", input: { orderId: "A1001" } } satisfies HandoffInfo]);
   });
 

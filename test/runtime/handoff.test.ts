@@ -28,7 +28,7 @@ describe("a transfer", () => {
       "done",
     ]);
     expect(ofType(events, "handoff")).toEqual([
-      { type: "handoff", from: "triage", to: "billing", toolCallId: "t1", reason: "double charge", stepIndex: 0 },
+      { type: "handoff", kind: "transfer", from: "triage", to: "billing", toolCallId: "t1", reason: "double charge", stepIndex: 0 },
     ]);
     expect(ofType(events, "tool-result")[0]).toMatchObject({
       toolCallId: "t1",
@@ -43,7 +43,7 @@ describe("a transfer", () => {
     expect(second).toMatchObject({ agent: "billing", model: "billing-model", instructions: "You are billing." });
     expect(second!.tools.map((t) => t.name)).toEqual(["echo", "transfer_to_triage", "transfer_to_shipping"]);
     expect(second!.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
-    expect(store.activeAgent).toBe("billing");
+    expect(store.holding.activeAgent).toBe("billing");
   });
 
   it("is described with the target's description and takes an optional reason only", async () => {

@@ -6,17 +6,10 @@
  */
 import { beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import {
-  Agent,
-  applyCommit,
-  type Model,
-  Network,
-  type RunItemsOptions,
-  runTurnItems,
-  tool,
-  type TurnItem,
-  type TurnOutcome,
-} from "../../src/runtime/index.ts";
+import { newConversation, Agent, type Model, Network, runTurnItems, tool, type TurnOutcome } from "../../src/runtime/index.ts";
+import { newHolding } from "../../src/runtime/holding.ts";
+import { applyCommit } from "../../src/runtime/store-port.ts";
+import type { RunItemsOptions, TurnItem } from "../../src/runtime/run-options.ts";
 import { MemoryStore, ScriptedModel, type ScriptStep } from "../../src/testing/index.ts";
 import { echo, explode, refunds, supportLike, withApprovals } from "../support/networks.ts";
 import { ofType, playTurn } from "../support/run.ts";
@@ -34,9 +27,7 @@ async function items(
     conversationId: "c",
     network,
     model: new ScriptedModel(script),
-    history: [],
-    activeAgent: network.entry.name,
-    handoffCount: 0,
+    conversation: newConversation(network.entry.name),
     input: { kind: "message", text: "hi" },
     ...more,
   });
@@ -67,8 +58,11 @@ describe("runTurnItems", () => {
       "step-finish",
       "done",
     ]);
-    expect(seen[1]).toEqual({ type: "commit", commit: { messages: [{ role: "user", content: "hi" }], activeAgent: "triage" } });
-    expect(seen[4]).toMatchObject({ type: "commit", commit: { activeAgent: "billing", handoff: { from: "triage", to: "billing" } } });
+    expect(seen[1]).toEqual({ type: "commit", commit: { messages: [{ role: "user", content: "hi" }] } });
+    expect(seen[4]).toMatchObject({
+      type: "commit",
+      commit: { holding: { activeAgent: "billing", handoffCount: 1 }, handoff: { kind: "transfer", from: "triage", to: "billing" } },
+    });
     expect(outcome).toEqual({ status: "completed" });
   });
 
@@ -86,9 +80,7 @@ describe("runTurnItems", () => {
       conversationId: "c",
       network: supportLike(),
       model: new ScriptedModel([]),
-      history: [],
-      activeAgent: "triage",
-      handoffCount: 0,
+      conversation: newConversation("triage"),
       input: { kind: "message", text: "hi" },
     });
     expect((await run.next()).value).toMatchObject({ type: "run-start" });
@@ -129,20 +121,18 @@ describe("the stored context", () => {
       },
     );
     const store = new MemoryStore("solo");
-    store.context = { order: "A7" };
+    store.holding.context = { order: "A7" };
     const { model } = await playTurn(network, "hi", [{ toolCalls: [{ name: "probe" }] }, { text: "ok" }], { store });
     expect(model.requests[0]!.instructions).toBe("Order A7.");
     expect(seen).toEqual([{ order: "A7" }]);
   });
 
   it("is replaced by a commit that carries one, and kept by one that does not", () => {
-    const state = { activeAgent: "a", handoffCount: 1, suspension: null, context: { order: "A7" }, callers: [], agentStates: {} };
-    expect(applyCommit(state, { messages: [], activeAgent: "b" })).toEqual({ ...state, activeAgent: "b" });
-    expect(applyCommit(state, { messages: [], activeAgent: "b", context: { order: "B2" } })).toEqual({
-      ...state,
-      activeAgent: "b",
-      context: { order: "B2" },
-    });
+    const holding = { ...newHolding("a"), handoffCount: 1, context: { order: "A7" } };
+    const state = { holding, suspension: null };
+    expect(applyCommit(state, { messages: [] })).toEqual(state);
+    const moved = { ...holding, activeAgent: "b", context: { order: "B2" } };
+    expect(applyCommit(state, { messages: [], holding: moved })).toEqual({ holding: moved, suspension: null });
   });
 });
 
@@ -186,7 +176,11 @@ describe("a run cancelled while it compacts", () => {
       i % 2 ? { role: "assistant" as const, agent: "solo", content: "a".repeat(200) } : { role: "user" as const, content: "u".repeat(200) },
     );
     const network = new Network(new Agent({ name: "solo", instructions: "x", contextBudget: 500 }), { defaultModel: "m" });
-    const { items: seen } = await items(network, [], { model, history, signal: controller.signal });
+    const { items: seen } = await items(network, [], {
+      model,
+      conversation: { ...newConversation("solo"), history },
+      signal: controller.signal,
+    });
     expect(requests).toEqual(expected);
     expect(seen.at(-1)).toMatchObject({ type: "done", status: "cancelled" });
   });
@@ -196,12 +190,13 @@ describe("a resumed leg through runTurnItems", () => {
   it("hands over the completed step's commit, clearing the suspension", async () => {
     const first = await playTurn(withApprovals(), "refund", [{ toolCalls: [{ id: "r", name: "refund", args: { amount: 50 } }] }]);
     const { items: seen, outcome } = await items(withApprovals(), [{ text: "Refunded." }], {
-      history: first.store.history,
+      conversation: first.store.conversation(),
       input: { kind: "resume", suspension: first.store.suspension!, decisions: [{ toolCallId: "r", approved: true }] },
     });
-    expect(seen.filter((i) => i.type === "commit")[0]).toMatchObject({
-      commit: { activeAgent: "triage", suspension: null, messages: [{ role: "assistant" }, { role: "tool", toolCallId: "r" }] },
-    });
+    const commit = seen.find((i) => i.type === "commit");
+    expect(commit).toMatchObject({ commit: { suspension: null, messages: [{ role: "assistant" }, { role: "tool", toolCallId: "r" }] } });
+    // The holder did not change: the commit carries no holding.
+    expect(commit).not.toHaveProperty("commit.holding");
     expect(outcome).toEqual({ status: "completed" });
   });
 });

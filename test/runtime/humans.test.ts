@@ -35,7 +35,7 @@ describe("a handoff to a person", () => {
       agent: "support-desk",
       handoffs: [{ to: "support-desk" }],
     });
-    expect(store.activeAgent).toBe("support-desk");
+    expect(store.holding.activeAgent).toBe("support-desk");
   });
 
   it("stores the user's messages while the person holds the conversation, and calls no model", async () => {

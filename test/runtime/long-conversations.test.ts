@@ -3,8 +3,6 @@ import { z } from "zod";
 import {
   Agent,
   type Budgets,
-  estimateTokens,
-  findHistoryProblem,
   type Message,
   type Model,
   type ModelEvent,
@@ -14,6 +12,8 @@ import {
   runTurn,
   tool,
 } from "../../src/runtime/index.ts";
+import { estimateTokens } from "../../src/runtime/compaction.ts";
+import { findHistoryProblem } from "../../src/runtime/messages.ts";
 import { echo, refund } from "../support/networks.ts";
 import { ofType, playTurn } from "../support/run.ts";
 import { MemoryStore } from "../support/scripted-model.ts";
@@ -61,10 +61,7 @@ describe("budgets", () => {
         network: net,
         model: new (await import("../support/scripted-model.ts")).ScriptedModel(script),
         store,
-        history: store.history,
-        activeAgent: store.activeAgent,
-        handoffCount: 0,
-        usage,
+        conversation: { ...store.conversation(), usage },
         input: { kind: "message", text },
       })) {
         events.push(event);
@@ -200,10 +197,7 @@ describe("context compaction", () => {
         network: net,
         model,
         store,
-        history: store.history,
-        activeAgent: "triage",
-        handoffCount: 0,
-        ...(compaction ? { compaction } : {}),
+        conversation: { ...store.conversation(), ...(compaction ? { compaction } : {}) },
         input: { kind: "message", text },
       })) {
         events.push(event);
@@ -243,9 +237,7 @@ describe("context compaction", () => {
       network: net,
       model,
       store,
-      history: store.history,
-      activeAgent: "triage",
-      handoffCount: 0,
+      conversation: store.conversation(),
       input: { kind: "message", text: "now" },
     }))
       events.push(event);
@@ -281,6 +273,6 @@ describe("a network that changed under a stored conversation", () => {
       role: "system",
       content: expect.stringContaining("'retired' that held this conversation no longer exists"),
     });
-    expect(store.activeAgent).toBe("triage");
+    expect(store.holding.activeAgent).toBe("triage");
   });
 });

@@ -1,6 +1,7 @@
 /** MCP tool names as the model sees them, and a result as the model reads it: pure rules, no server. */
 import { describe, expect, it } from "vitest";
-import { mcpResultValue, mcpToolName } from "../../src/runtime/index.ts";
+import { mcpResultValue } from "../../src/runtime/mcp.ts";
+import { mcpToolName } from "../../src/runtime/index.ts";
 
 describe("MCP tool names", () => {
   it("fold to [a-zA-Z0-9_-] within 64 characters, and take _2, _3 when the name is taken", () => {

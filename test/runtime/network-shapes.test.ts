@@ -4,7 +4,8 @@
  * function `isEnabled` sees. Written against the survivors of a mutation run (TESTING.md).
  */
 import { describe, expect, it } from "vitest";
-import { Agent, handoff, type HandoffState, Network } from "../../src/runtime/index.ts";
+import { Agent, handoff, Network } from "../../src/runtime/index.ts";
+import type { HandoffState } from "../../src/runtime/handoff/types.ts";
 import { playTurn } from "../support/run.ts";
 
 const agent = (name: string, more: Partial<ConstructorParameters<typeof Agent>[0]> = {}) =>

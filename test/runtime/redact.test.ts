@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { secretValues } from "../../src/config.ts";
-import { REDACTED, Redactor, StreamingRedaction } from "../../src/runtime/index.ts";
+import { REDACTED, Redactor, StreamingRedaction } from "../../src/runtime/redact.ts";
 
 /** Keys in shapes no pattern would guess, next to the usual ones. */
 const SHAPES = [

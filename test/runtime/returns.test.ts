@@ -12,7 +12,7 @@ import { MemoryStore, runScripted } from "../../src/testing/index.ts";
 const handoffs = (events: RunEvent[]) =>
   events
     .filter((e): e is Extract<RunEvent, { type: "handoff" }> => e.type === "handoff")
-    .map((e) => `${e.from}→${e.to}${e.kind ? ` (${e.kind})` : ""}`);
+    .map((e) => `${e.from}→${e.to}${e.kind === "transfer" ? "" : ` (${e.kind})`}`);
 
 function network(mode: "on-answer" | "on-call") {
   const auditor = new Agent({ name: "auditor", description: "Audits.", instructions: "You audit." });
@@ -40,9 +40,9 @@ describe("a handoff that returns on answer", () => {
     ]);
     expect(handoffs(first.events)).toEqual(["triage→calculator", "calculator→triage (return)"]);
     expect(first.events.at(-1)).toMatchObject({ type: "done", status: "completed", text: "42.", agent: "triage" });
-    expect([first.store.activeAgent, first.store.callers]).toEqual(["triage", []]);
+    expect([first.store.holding.activeAgent, first.store.holding.callers]).toEqual(["triage", []]);
     // The return is a handoff the conversation counts, with its own record.
-    expect(first.store.handoffCount).toBe(2);
+    expect(first.store.holding.handoffCount).toBe(2);
     expect(first.store.commits.at(-1)!.handoff).toMatchObject({ from: "calculator", to: "triage", kind: "return" });
 
     const second = await runScripted(net, "thanks", [{ text: "You're welcome." }], { store: first.store });
@@ -57,7 +57,7 @@ describe("a handoff that returns on answer", () => {
       { text: "Done." },
     ]);
     expect(handoffs(events)).toEqual(["triage→calculator", "calculator→triage (return)"]);
-    expect(store.activeAgent).toBe("triage");
+    expect(store.holding.activeAgent).toBe("triage");
   });
 });
 
@@ -68,7 +68,7 @@ describe("a handoff that returns on call", () => {
       { toolCalls: [{ name: "transfer_to_calculator", args: {} }] },
       { text: "Which numbers?" },
     ]);
-    expect([first.store.activeAgent, first.store.callers]).toEqual([
+    expect([first.store.holding.activeAgent, first.store.holding.callers]).toEqual([
       "calculator",
       [{ caller: "triage", callee: "calculator", mode: "on-call", toolCallId: "call_1_0" }],
     ]);
@@ -91,7 +91,7 @@ describe("a handoff that returns on call", () => {
       content: "Returned the conversation to 'triage'. Summary: 6 * 7 = 42",
     });
     expect(second.model.requests[1]!.tools.map((t) => t.name)).not.toContain("return_to_triage");
-    expect([second.store.activeAgent, second.store.callers]).toEqual(["triage", []]);
+    expect([second.store.holding.activeAgent, second.store.holding.callers]).toEqual(["triage", []]);
   });
 
   it("follows the stack: triage → calculator → auditor returns to calculator, then calculator to triage", async () => {
@@ -111,7 +111,7 @@ describe("a handoff that returns on call", () => {
     ]);
     // The auditor is offered only its own way back, not its caller's.
     expect(model.requests[2]!.tools.map((t) => t.name).filter((n) => n.startsWith("return_to_"))).toEqual(["return_to_calculator"]);
-    expect([store.activeAgent, store.callers]).toEqual(["triage", []]);
+    expect([store.holding.activeAgent, store.holding.callers]).toEqual(["triage", []]);
   });
 
   it("refuses a return past the turn's handoff limit, and one without a summary, as error results the agent recovers from", async () => {
@@ -133,7 +133,7 @@ describe("a handoff that returns on call", () => {
       "Handoff limit (1) reached; continue yourself.",
     ]);
     expect(events.at(-1)).toMatchObject({ type: "done", status: "completed", agent: "calculator" });
-    expect(store.callers).toHaveLength(1);
+    expect(store.holding.callers).toHaveLength(1);
   });
 
   it("refuses a returning handoff past maxReturnDepth", async () => {
@@ -152,13 +152,13 @@ describe("a handoff that returns on call", () => {
       isError: true,
       result: "Cannot hand off to 'auditor': 1 agents already wait for the conversation to come back (maxReturnDepth).",
     });
-    expect(store.callers.map((f) => f.callee)).toEqual(["calculator"]);
+    expect(store.holding.callers.map((f) => f.callee)).toEqual(["calculator"]);
   });
 
   it("skips a frame whose agent a deploy removed, with a warning, and drops it from the stored stack", async () => {
     const net = network("on-call");
     const store = new MemoryStore("calculator");
-    store.callers = [
+    store.holding.callers = [
       { caller: "ghost", callee: "triage", mode: "on-call", toolCallId: "old" },
       { caller: "triage", callee: "calculator", mode: "on-call", toolCallId: "t" },
     ];
@@ -174,9 +174,9 @@ describe("a handoff that returns on call", () => {
       code: "caller_missing",
       message: "The handoff from 'ghost' to 'triage' cannot return: 'ghost' no longer exists.",
     });
-    expect(store.commits[0]!.callers).toEqual([{ caller: "triage", callee: "calculator", mode: "on-call", toolCallId: "t" }]);
+    expect(store.commits[0]!.holding?.callers).toEqual([{ caller: "triage", callee: "calculator", mode: "on-call", toolCallId: "t" }]);
     expect(model.requests.map((r) => r.agent)).toEqual(["calculator", "triage"]);
-    expect([store.activeAgent, store.callers]).toEqual(["triage", []]);
+    expect([store.holding.activeAgent, store.holding.callers]).toEqual(["triage", []]);
   });
 });
 
@@ -218,13 +218,13 @@ describe("an agent's own state", () => {
     ];
     const first = await runScripted(net, "sums", tenure("sums"));
     expect(first.model.requests[1]!.instructions).toBe("You compute. Visits so far: 0.");
-    expect(first.store.agentStates).toEqual({ calculator: { visits: 1, topics: ["sums"] } });
-    expect(first.store.activeAgent).toBe("triage");
+    expect(first.store.holding.agentStates).toEqual({ calculator: { visits: 1, topics: ["sums"] } });
+    expect(first.store.holding.activeAgent).toBe("triage");
 
     const second = await runScripted(net, "products", tenure("products"), { store: first.store });
     expect(second.model.requests[1]!.instructions).toBe("You compute. Visits so far: 1.");
     expect(second.events.find((e) => e.type === "tool-result" && e.name === "count_visit")).toMatchObject({ result: { visits: 2 } });
-    expect(second.store.agentStates).toEqual({ calculator: { visits: 2, topics: ["sums", "products"] } });
+    expect(second.store.holding.agentStates).toEqual({ calculator: { visits: 2, topics: ["sums", "products"] } });
   });
 
   it("refuses a state its schema does not accept, as a tool error, and keeps the one it had", async () => {
@@ -243,7 +243,7 @@ describe("an agent's own state", () => {
       isError: true,
       result: expect.stringMatching(/^Tool 'break_state' failed: .*visits/s),
     });
-    expect(store.agentStates).toEqual({});
+    expect(store.holding.agentStates).toEqual({});
   });
 
   it("needs a default for every field, said when the agent is made", () => {

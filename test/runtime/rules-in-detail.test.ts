@@ -5,21 +5,22 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { NO_USAGE } from "../../src/runtime/usage.ts";
 import {
+  newConversation,
   Agent,
-  findHistoryProblem,
-  INTERRUPTED_CALL,
   type Message,
   type Model,
   type ModelEvent,
   Network,
   type RunEvent,
   runTurn,
-  settleInterrupted,
   type Suspension,
   tool,
-  transferToolNames,
 } from "../../src/runtime/index.ts";
+import { findHistoryProblem } from "../../src/runtime/messages.ts";
+import { INTERRUPTED_CALL, settleInterrupted } from "../../src/runtime/suspension.ts";
+import { transferToolNames } from "../../src/runtime/tool-names.ts";
 import { MemoryStore } from "../support/scripted-model.ts";
 import { echo, supportLike } from "../support/networks.ts";
 import { ofType, playTurn } from "../support/run.ts";
@@ -28,16 +29,13 @@ const call = (id: string, name = "refund") => ({ id, name, arguments: "{}" });
 
 function suspension(): Suspension {
   return {
-    stepIndex: 1,
     assistant: { role: "assistant", agent: "billing", content: null, toolCalls: [call("a", "lookup"), call("b"), call("c")] },
     results: [{ role: "tool", toolCallId: "a", name: "lookup", content: "found", isError: false }, null, null],
     pending: [
       { toolCallId: "b", name: "refund", args: {}, agent: "billing" },
       { toolCallId: "c", name: "refund", args: {}, agent: "billing" },
     ],
-    turnHandoffs: [],
-    agentSteps: 1,
-    errorSteps: 0,
+    progress: { handoffs: [], agentSteps: 1, errorSteps: 0, stepIndex: 2, usage: NO_USAGE },
     trailing: [{ role: "system", agent: "billing", content: "appended" }],
   };
 }
@@ -116,7 +114,8 @@ describe("reading transfer calls", () => {
       ]);
       const handoff = ofType(events, "handoff")[0]!;
       expect(handoff.to).toBe("billing");
-      expect(handoff.reason).toBe(reason);
+      expect(handoff.kind).toBe("transfer");
+      expect("reason" in handoff ? handoff.reason : undefined).toBe(reason);
     }
   });
 
@@ -188,9 +187,7 @@ async function collect(model: Model): Promise<RunEvent[]> {
     network,
     model,
     store: new MemoryStore("solo"),
-    history: [],
-    activeAgent: "solo",
-    handoffCount: 0,
+    conversation: newConversation("solo"),
     input: { kind: "message", text: "go" },
     limits: { maxSteps: 1 },
   })) {
@@ -327,7 +324,7 @@ describe("transfer tool names", () => {
 
 describe("more of the details", () => {
   it("errors: anything thrown becomes an internal_error keeping its message and cause; a RuntimeError passes through", async () => {
-    const { RuntimeError, toRuntimeError } = await import("../../src/runtime/index.ts");
+    const { RuntimeError, toRuntimeError } = await import("../../src/runtime/errors.ts");
     const cause = new TypeError("bad thing");
     const wrapped = toRuntimeError(cause);
     expect(wrapped).toMatchObject({ name: "RuntimeError", code: "internal_error", message: "bad thing", cause });

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Agent, handoff, Network } from "../../src/runtime/index.ts";
+import { newHolding } from "../../src/runtime/holding.ts";
 import type { PreparedStep } from "../../src/runtime/step/prepare-step.ts";
 import type { CallRecord } from "../../src/runtime/step/resolve-calls.ts";
 import { buildStepCommit } from "../../src/runtime/step/step-commit.ts";
@@ -24,15 +25,13 @@ function state(): TurnState {
       conversationId: "c",
       network,
       model: { stream: () => [] as never },
-      history: [{ role: "user", content: "hi" }],
-      activeAgent: "triage",
-      handoffCount: 2,
+      conversation: { holding: { ...newHolding("triage"), handoffCount: 2 }, history: [{ role: "user", content: "hi" }] },
       input: { kind: "message", text: "hi" },
     },
     triage,
     [],
   );
-  return { ...start, stepIndex: 3, agentSteps: 1, errorSteps: 1 };
+  return { ...start, progress: { ...start.progress, stepIndex: 3, agentSteps: 1, errorSteps: 1 } };
 }
 
 function prepared(): PreparedStep {
@@ -68,18 +67,16 @@ describe("buildStepCommit", () => {
       records: [],
       options: network.options,
     });
+    // What the conversation holds did not change: the commit carries no holding.
     expect(built.commit).toEqual({
       messages: [{ role: "assistant", agent: "triage", content: "Hello." }],
-      activeAgent: "triage",
       usage: { modelCalls: 1, inputTokens: 7, outputTokens: 3, toolCalls: 0 },
     });
     expect(built.events).toEqual([]);
     expect(built.next).toMatchObject({
       agent: triage,
-      stepIndex: 4,
-      agentSteps: 2,
-      errorSteps: 1,
-      handoffCount: 2,
+      progress: { stepIndex: 4, agentSteps: 2, errorSteps: 1 },
+      holding: { activeAgent: "triage", handoffCount: 2 },
       history: [{ role: "user" }, { role: "assistant" }],
     });
   });
@@ -114,20 +111,29 @@ describe("buildStepCommit", () => {
       records,
       options: { ...network.options, systemPrompt: "append" },
     });
-    const record = { from: "triage", to: "billing", toolCallId: "t", reason: "refund", input: { order: "A7" }, stepIndex: 3 };
-    expect(built.commit).toMatchObject({ activeAgent: "billing", handoff: record, context: { order: "A7" }, usage: { toolCalls: 1 } });
+    const record = {
+      kind: "transfer",
+      from: "triage",
+      to: "billing",
+      toolCallId: "t",
+      reason: "refund",
+      input: { order: "A7" },
+      stepIndex: 3,
+    };
+    expect(built.commit).toMatchObject({
+      holding: { activeAgent: "billing", handoffCount: 3, context: { order: "A7" } },
+      handoff: record,
+      usage: { toolCalls: 1 },
+    });
     expect(built.commit.messages.map((m) => m.role)).toEqual(["assistant", "tool", "tool", "system"]);
     expect(built.commit.messages.at(-1)).toEqual({ role: "system", agent: "billing", content: "Billing for A7." });
     expect(built.events.map((e) => e.type)).toEqual(["tool-result", "tool-result", "handoff"]);
     // A counted success resets the error guard; the target starts with a fresh step count.
     expect(built.next).toMatchObject({
       agent: billing,
-      agentSteps: 0,
-      errorSteps: 0,
-      handoffCount: 3,
-      handoffs: [record],
+      progress: { agentSteps: 0, errorSteps: 0, handoffs: [record] },
+      holding: { handoffCount: 3, context: { order: "A7" } },
       lastHandoff: record,
-      context: { order: "A7" },
     });
   });
 
@@ -136,12 +142,11 @@ describe("buildStepCommit", () => {
     const step = { text: "", toolCalls: [call("a", "lookup"), call("b", "lookup")], finishReason: "tool_calls", usage };
     const built = buildStepCommit({ state: state(), prepared: prepared(), step, records, options: network.options });
     expect(built.commit.messages).toEqual([]);
+    // The progress after the step: the resumed leg's first step is the next one.
     expect(built.commit.suspension).toMatchObject({
-      stepIndex: 3,
       results: [{ toolCallId: "a", content: "done" }, null],
       pending: [{ toolCallId: "b", name: "lookup", args: {}, agent: "triage" }],
-      agentSteps: 2,
-      turnUsage: { modelCalls: 1, toolCalls: 2 },
+      progress: { stepIndex: 4, agentSteps: 2, usage: { modelCalls: 1, toolCalls: 2 } },
     });
     expect(built.events).toEqual([
       { type: "tool-result", toolCallId: "a", name: "lookup", result: "done", isError: false },

@@ -7,6 +7,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
+  newConversation,
   Agent,
   handoff,
   type Model,
@@ -409,7 +410,10 @@ describe("calibrating the estimate with reported tokens", () => {
     const network = new Network(new Agent({ name: "solo", instructions: "x", tools: [echo], contextBudget: budget }), {
       defaultModel: "m",
     });
-    return eventsOfTurn(network, model, { history: [...history], input: { kind: "message", text: "next" } });
+    return eventsOfTurn(network, model, {
+      conversation: { ...newConversation("solo"), history: [...history] },
+      input: { kind: "message", text: "next" },
+    });
   };
 
   it("compacts when the provider counts far more tokens than estimated", async () => {

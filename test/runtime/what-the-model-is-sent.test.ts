@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Agent, handoff, Network, type TransferStyle } from "../../src/runtime/index.ts";
+import { Agent, handoff, Network } from "../../src/runtime/index.ts";
+import type { TransferStyle } from "../../src/runtime/handoff/transfer-tools.ts";
 
 const REASON = { type: "string", description: "Why this agent should take over, in one sentence." };
 

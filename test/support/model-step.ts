@@ -1,14 +1,9 @@
 import OpenAI from "openai";
 import { inject } from "vitest";
 import { OpenAIModel } from "../../src/models/index.ts";
-import {
-  type Message,
-  type ModelEvent,
-  type ModelRequest,
-  type ModelSettings,
-  RuntimeError,
-  type ToolSpec,
-} from "../../src/runtime/index.ts";
+import { type Message, type ModelEvent, type ModelRequest, RuntimeError } from "../../src/runtime/index.ts";
+import type { ModelSettings } from "../../src/runtime/model-port.ts";
+import type { ToolSpec } from "../../src/runtime/tool.ts";
 
 export interface StepResult {
   text: string;

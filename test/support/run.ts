@@ -1,4 +1,5 @@
 import {
+  newConversation,
   type Limits,
   type Model,
   type Network,
@@ -26,19 +27,6 @@ export async function playTurn(
   return { events, model, store };
 }
 
-/** What a host passes the loop from its store: the history, the active agent and the counters. */
-export function storedState(store: MemoryStore) {
-  return {
-    history: store.history,
-    activeAgent: store.activeAgent,
-    handoffCount: store.handoffCount,
-    callers: store.callers,
-    agentStates: store.agentStates,
-    ...(store.lastHandoff ? { lastHandoff: store.lastHandoff } : {}),
-    context: store.context,
-  };
-}
-
 export function ofType<T extends RunEvent["type"]>(events: RunEvent[], type: T): Extract<RunEvent, { type: T }>[] {
   return events.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
 }
@@ -59,9 +47,7 @@ export async function eventsOfTurn(
     network,
     model,
     store: new MemoryStore(network.entry.name),
-    history: [],
-    activeAgent: network.entry.name,
-    handoffCount: 0,
+    conversation: newConversation(network.entry.name),
     input: { kind: "message", text: "hi" },
     ...more,
   })) {

@@ -1,6 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
-import { findHistoryProblem, type Message } from "../../src/runtime/index.ts";
+import { findHistoryProblem } from "../../src/runtime/messages.ts";
+import type { Message } from "../../src/runtime/index.ts";
 import { parseSse, type ReceivedEvent } from "./sse.ts";
 
 export { scenario, type SentRequest } from "./scenario.ts";

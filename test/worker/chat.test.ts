@@ -84,7 +84,7 @@ describe("POST /v1/conversations/:id/messages through the Worker, the real opena
     expect(conversation).toMatchObject({ id: s.conversationId, activeAgent: "billing", handoffCount: 1 });
     expect(conversation.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool", "assistant"]);
     expect(conversation.handoffs).toEqual([
-      { turn: 1, from: "triage", to: "billing", toolCallId: "call_t", reason: "double charge", stepIndex: 0 },
+      { turn: 1, kind: "transfer", from: "triage", to: "billing", toolCallId: "call_t", reason: "double charge", stepIndex: 0 },
     ]);
   });
 

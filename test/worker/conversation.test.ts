@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createSupportNetwork } from "../../src/agents/network.ts";
-import { type RunEvent, runTurn } from "../../src/runtime/index.ts";
+import { newConversation, type RunEvent, runTurn } from "../../src/runtime/index.ts";
 import { ConversationStore } from "../../src/session/conversation-store.ts";
 import { ScriptedModel } from "../support/scripted-model.ts";
 import { parseSse, readSse, type ReceivedEvent } from "../support/sse.ts";
@@ -224,9 +224,7 @@ describe("crash consistency", () => {
         conversationId: s.conversationId,
         network: createSupportNetwork(),
         model,
-        history: [],
-        activeAgent: "triage",
-        handoffCount: 0,
+        conversation: newConversation("triage"),
         input: { kind: "message", text: s.tag("break it") },
         store: {
           commitStep: (commit) => {

@@ -1,6 +1,7 @@
 /** Pages of a long history: the newest by default, cursors backwards, each page a valid history on its own. */
 import { describe, expect, it } from "vitest";
-import { findHistoryProblem, type Message } from "../../src/runtime/index.ts";
+import { findHistoryProblem } from "../../src/runtime/messages.ts";
+import type { Message } from "../../src/runtime/index.ts";
 import { pageOfHistory } from "../../src/session/history-page.ts";
 import { call, chat, scenario } from "../support/worker.ts";
 

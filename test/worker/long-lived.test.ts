@@ -132,10 +132,7 @@ describe("compaction in storage", () => {
           network,
           model,
           store: { commitStep: (commit) => store.commitStep(commit, pending) },
-          history: store.messages(),
-          activeAgent: "triage",
-          handoffCount: 0,
-          ...(store.latestCompaction() ? { compaction: store.latestCompaction()! } : {}),
+          conversation: store.snapshot(),
           input: { kind: "message", text: `question number ${turn}` },
         }));
         store.endTurn({ status: "completed" }, []);

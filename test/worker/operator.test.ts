@@ -73,7 +73,7 @@ describe("a conversation handed to a person", () => {
       text: "Hi, this is Sam from support. I can see your order.",
       operator: "Sam",
     });
-    expect(followed[1]).toMatchObject({ from: "support-desk", to: "triage", reason: "refund promised for A1001" });
+    expect(followed[1]).toMatchObject({ kind: "hand-back", from: "support-desk", to: "triage", note: "refund promised for A1001" });
     const chunks = (await resumedText)
       .split("\n\n")
       .filter((frame) => frame.startsWith("data: {"))

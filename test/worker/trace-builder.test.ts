@@ -40,7 +40,7 @@ describe("the trace of a run", () => {
     store.history = long;
     const { spans } = await traced(net, model, new TraceBuilder(1, { providerRequests: () => sent }), {
       store,
-      history: long,
+      conversation: store.conversation(),
       input: { kind: "message", text: "now" },
     });
     const agent = spans.find((s) => s.kind === "agent")!;

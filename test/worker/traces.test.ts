@@ -49,14 +49,19 @@ describe("a turn's trace", () => {
     expect(model.attributes).toMatchObject({ "gen_ai.response.finish_reasons": "stop", "gen_ai.usage.input_tokens": expect.any(Number) });
     expect(model.attributes.timeToFirstTokenMs).toBeGreaterThanOrEqual(0);
     expect(spans.every((sp) => sp.end !== null && sp.end >= sp.start)).toBe(true);
-    expect(spans.find((sp) => sp.kind === "handoff")!.attributes).toEqual({ from: "triage", to: "billing", reason: "a charge" });
+    expect(spans.find((sp) => sp.kind === "handoff")!.attributes).toEqual({
+      from: "triage",
+      to: "billing",
+      reason: "a charge",
+      kind: "transfer",
+    });
     expect(spans[0]!.attributes.status).toBe("completed");
 
     // One JSON log line per handoff and per turn, with no content.
     const lines = log.mock.calls.map(([line]) => String(line)).filter((line) => line.includes(s.conversationId));
     log.mockRestore();
     expect(lines.map((line) => JSON.parse(line) as { event: string })).toEqual([
-      { event: "handoff", conversationId: s.conversationId, turn: 1, from: "triage", to: "billing" },
+      { event: "handoff", conversationId: s.conversationId, turn: 1, kind: "transfer", from: "triage", to: "billing" },
       {
         event: "turn",
         conversationId: s.conversationId,
@@ -154,10 +159,10 @@ describe("a turn's trace", () => {
       store.create(id, "triage", "grant");
       for (let turn = 1; turn <= 3; turn++) {
         store.beginTurn(`message ${turn}`);
-        store.commitStep({ messages: [{ role: "user", content: `message ${turn}` }], activeAgent: "triage" }, []);
+        store.commitStep({ messages: [{ role: "user", content: `message ${turn}` }] }, []);
         store.endTurn({ status: "completed" }, [], { turn, traceId: "0".repeat(32), spans: [] }, 2);
       }
-      expect([1, 2, 3].map((turn) => store.trace(turn)?.turn)).toEqual([undefined, 2, 3]);
+      expect([1, 2, 3].map((turn) => store.traces.read(turn)?.turn)).toEqual([undefined, 2, 3]);
       expect(state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM traces").one().n).toBe(2);
     });
   });

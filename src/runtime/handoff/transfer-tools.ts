@@ -3,7 +3,7 @@ import * as z from "zod";
 import type { ToolCall } from "../messages.ts";
 import type { ToolSpec } from "../tool.ts";
 import type { HandoffEdge } from "./handoff.ts";
-import { TRANSFER_PREFIX } from "./tool-names.ts";
+import { TRANSFER_PREFIX } from "../tool-names.ts";
 
 /**
  * How handoffs look to the model. `per-target`: one `transfer_to_<name>` tool per target.

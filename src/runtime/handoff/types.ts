@@ -1,6 +1,8 @@
 /** The handoff's plain data: its options, what `isEnabled` sees, and the record of one taken. */
 import type * as z from "zod";
-import type { Holding } from "../holding.ts";
+import type { Holding, ReturnMode } from "../holding.ts";
+
+export type { CallerFrame, ReturnMode } from "../holding.ts";
 import type { Message } from "../messages.ts";
 
 /** What a handoff's `isEnabled` sees of the conversation. */
@@ -27,20 +29,6 @@ export interface HandoffOptions {
    * (`on-call`), however many turns that takes. Returns follow a stack: A → B → C returns to B, then A.
    */
   returns?: ReturnMode;
-}
-
-/** When a returning handoff gives the conversation back: after the target's answer, or when it calls its return tool. */
-export type ReturnMode = "on-answer" | "on-call";
-
-/** An agent waiting for the conversation to come back to it: the caller stack holds one per returning handoff. */
-export interface CallerFrame {
-  /** The agent that handed off and gets the conversation back. */
-  caller: string;
-  /** The agent it handed off to, which gives it back. */
-  callee: string;
-  mode: ReturnMode;
-  /** The transfer call that opened the frame. */
-  toolCallId: string;
 }
 
 /** What every change of hands records: who had the conversation, and who has it now. */

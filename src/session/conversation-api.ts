@@ -1,0 +1,61 @@
+/** What the conversation's Durable Object answers over RPC, and what a Worker gives it: the types of its surface. */
+import type { Compaction } from "../runtime/compaction.ts";
+import type { Holding } from "../runtime/holding.ts";
+import type { Limits } from "../runtime/limits.ts";
+import type { Message } from "../runtime/messages.ts";
+import type { Model } from "../runtime/model-port.ts";
+import type { Network } from "../runtime/network.ts";
+import type { PendingApproval } from "../runtime/suspension.ts";
+import type { UsageTotals } from "../runtime/usage.ts";
+import type { HistoryPage } from "./history-page.ts";
+import type { StoredHandoff, StoredTurnStatus } from "./turn-log.ts";
+
+export interface ConversationView extends Pick<Holding, "activeAgent" | "handoffCount" | "callers"> {
+  id: string;
+  turn: number;
+  status: StoredTurnStatus | "idle";
+  messages: readonly Message[];
+  handoffs: StoredHandoff[];
+  pendingApprovals: PendingApproval[];
+  /** The id of the last stored event: where GET /events picks up. */
+  lastEventId: number;
+  /** Storage written by the latest turn: rows (what Durable Object storage bills) and bytes. */
+  lastTurnStorage: { rowsWritten: number; bytesWritten: number } | null;
+  /** What the conversation has spent: model calls, tokens, tool calls. */
+  usage: UsageTotals;
+  /** Summaries the model is sent in place of older messages; `messages` keeps every original. */
+  compactions: Array<Compaction & { turn: number; agent: string }>;
+  /** Where `messages` sits in the whole history (indexes, as `compactions` count them). */
+  page: HistoryPage;
+}
+
+/** A page of the history: at most `limit` messages before `before` (the newest by default). */
+export interface PageQuery {
+  limit?: number | undefined;
+  before?: number | undefined;
+}
+
+export type DecisionOutcome = { kind: "stream"; stream: ReadableStream<Uint8Array> } | { kind: "awaiting"; pending: string[] };
+
+/** `idle`: nothing after the cursor, and no run that could add to it. */
+export type EventsOutcome = { kind: "stream"; stream: ReadableStream<Uint8Array> } | { kind: "idle" };
+
+/**
+ * Who is asking: the conversation, and the grant of the conversation token used (absent for the
+ * master key and anonymous use). A token whose grant is not the conversation's is revoked.
+ */
+export interface Caller {
+  conversationId: string;
+  grant?: string | undefined;
+  /** The request's W3C `traceparent`: a turn it starts is traced as that span's child. */
+  traceparent?: string | undefined;
+}
+
+/** What a Worker gives its conversations: the network they run, and what overrides the environment. */
+export interface ConversationSetup {
+  network: Network;
+  /** Answers when no provider is configured (neither OPENAI_API_KEY nor OPENAI_BASE_URL); without it such turns fail with `model_not_configured`. */
+  offlineModel?: Model | undefined;
+  /** Limits that take precedence over MAX_STEPS and MAX_HANDOFFS_PER_TURN. */
+  limits?: Partial<Limits> | undefined;
+}
