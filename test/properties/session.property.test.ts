@@ -4,7 +4,9 @@
  * transfers to real and invented agents, provider errors, cut and dropped streams, slow streams),
  * approvals with mixed decisions, unknown approvals, reconnects (after a turn and during one),
  * retries and edits of the last turn, cancels (during a turn and with none running), forks,
- * deletes and evictions, all through the Worker's fetch handler. Every request's status is
+ * deletes and evictions, handoffs that return (to the calculator, which gives the conversation
+ * back once it has answered) and to a person (who answers and hands back through the operator
+ * API), all through the Worker's fetch handler. Every request's status is
  * predicted from what the test knows of the conversation, so no assertion is conditional.
  */
 import { env } from "cloudflare:workers";
@@ -28,6 +30,7 @@ const toolCall = fc.constantFrom(
   { name: "transfer_to_billing", arguments: args({ reason: "money" }) },
   { name: "transfer_to_shipping", arguments: "{}" },
   { name: "transfer_to_calculator", arguments: "{}" },
+  { name: "transfer_to_support_desk", arguments: args({ reason: "wants a person" }) },
   { name: "transfer_to_triage", arguments: "{}" },
   { name: "transfer_to_nobody", arguments: "{}" },
 );
@@ -42,6 +45,14 @@ const answer: fc.Arbitrary<ScriptedAnswer> = fc.oneof(
     ),
   },
   { weight: 6, arbitrary: fc.array(toolCall, { minLength: 1, maxLength: 3 }).map((toolCalls) => ({ text: "Working on it.", toolCalls })) },
+  // A returning handoff to the calculator (it gives the conversation back once it answers), and a handoff to a person.
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom<ScriptedAnswer>(
+      { toolCalls: [{ name: "transfer_to_calculator", arguments: "{}" }] },
+      { toolCalls: [{ name: "transfer_to_support_desk", arguments: args({ reason: "wants a person" }) }] },
+    ),
+  },
   // Two refunds at once, so decisions can differ between them.
   {
     weight: 4,
@@ -72,7 +83,9 @@ type Op =
   | { kind: "unknown-approval" }
   | { kind: "reconnect"; back: number }
   | { kind: "delete" }
-  | { kind: "evict" };
+  | { kind: "evict" }
+  | { kind: "operator-message" }
+  | { kind: "hand-back" };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   {
@@ -95,7 +108,13 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("reconnect" as const), back: fc.nat({ max: 12 }) }) },
   { weight: 1, arbitrary: fc.constant({ kind: "delete" as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: "evict" as const }) },
+  { weight: 2, arbitrary: fc.constant({ kind: "operator-message" as const }) },
+  { weight: 2, arbitrary: fc.constant({ kind: "hand-back" as const }) },
 );
+
+/** The example network's returning handoffs: to the calculator, from the agents that hand it sums. */
+const returns = (from: string, to: string) => to === "calculator" && ["triage", "billing", "shipping"].includes(from);
+const PERSON = "support-desk";
 
 /** Checks one stream's framing: one terminal event, last; ids consecutive. */
 function checkStream(events: ReceivedEvent[]): void {
@@ -122,7 +141,18 @@ async function look(id: string): Promise<Known> {
 
 const runs = Math.max(4, Math.round(inject("propertyRuns") / 10));
 /** Counted over the whole property, so a run of it shows its operations really happen. */
-const tally = { approvalsDecided: 0, mixedDecisions: 0, reconnectsDuringRun: 0, retries: 0, cancelsDuringRun: 0, forks: 0 };
+const tally = {
+  approvalsDecided: 0,
+  mixedDecisions: 0,
+  reconnectsDuringRun: 0,
+  retries: 0,
+  cancelsDuringRun: 0,
+  forks: 0,
+  returns: 0,
+  personHeldMessages: 0,
+  operatorMessages: 0,
+  handBacks: 0,
+};
 
 describe("service invariants (fast-check, through the Worker)", () => {
   it(
@@ -143,6 +173,9 @@ describe("service invariants (fast-check, through the Worker)", () => {
             let handoffs = 0;
             /** Handoff events of the latest turn: a retry takes them back. */
             let turnHandoffs = 0;
+            /** The caller stack as the handoff events built it ("caller→callee"), and as it stood when the latest turn began. */
+            let stack: string[] = [];
+            let turnStartStack: string[] = [];
             let first = true;
             for (const operation of ops) {
               const known = await look(id);
@@ -158,6 +191,8 @@ describe("service invariants (fast-check, through the Worker)", () => {
                 expect(res.status).toBe(200);
                 first = false;
                 turnHandoffs = 0;
+                turnStartStack = [...stack];
+                if (known.view?.activeAgent === PERSON) tally.personHeldMessages++;
                 events = operation.cancelDuring
                   ? await readWithCancel(id, res)
                   : operation.reconnectDuring
@@ -188,9 +223,10 @@ describe("service invariants (fast-check, through the Worker)", () => {
                   continue;
                 }
                 tally.retries++;
-                // The rewound turn's handoffs are gone from the counters with it.
+                // The rewound turn's handoffs are gone from the counters with it, and the caller stack is as it began.
                 handoffs -= turnHandoffs;
                 turnHandoffs = 0;
+                stack = [...turnStartStack];
                 events = parseSse(await res.text());
               } else if (operation.kind === "cancel") {
                 const res = await call(`/v1/conversations/${id}/cancel`, { method: "POST" });
@@ -254,7 +290,40 @@ describe("service invariants (fast-check, through the Worker)", () => {
                 seen.clear();
                 handoffs = 0;
                 turnHandoffs = 0;
+                stack = [];
+                turnStartStack = [];
                 first = true;
+                continue;
+              } else if (operation.kind === "operator-message" || operation.kind === "hand-back") {
+                const handBack = operation.kind === "hand-back";
+                const res = await call(`/v1/conversations/${id}/operator/${handBack ? "handoff" : "messages"}`, {
+                  method: "POST",
+                  headers: json,
+                  body: JSON.stringify(handBack ? { to: "triage", note: "sorted by a person" } : { message: "A person here." }),
+                });
+                const held = known.view?.activeAgent === PERSON;
+                const expected = known.view === null ? [404, "conversation_not_found"] : held ? [200] : [409, "not_held_by_person"];
+                const body = (await res.json()) as { error?: { code: string } };
+                expect([res.status, ...(body.error ? [body.error.code] : [])]).toEqual(expected);
+                if (res.status !== 200) continue;
+                const after = await stored(id);
+                if (handBack) {
+                  tally.handBacks++;
+                  // A hand back is a change of hands of the latest turn: counted, and taken back by a retry of it.
+                  handoffs++;
+                  turnHandoffs++;
+                  expect(after.activeAgent).toBe("triage");
+                  expect(after.handoffs.at(-1)).toMatchObject({
+                    kind: "hand-back",
+                    from: PERSON,
+                    to: "triage",
+                    note: "sorted by a person",
+                  });
+                } else {
+                  tally.operatorMessages++;
+                  expect(after.messages.at(-1)).toMatchObject({ role: "assistant", agent: PERSON, content: "A person here." });
+                }
+                expect(after.handoffCount).toBe(handoffs);
                 continue;
               } else {
                 // Refused while the object still winds a turn down; the next operation finds it either way.
@@ -263,29 +332,44 @@ describe("service invariants (fast-check, through the Worker)", () => {
               }
               checkStream(events);
               for (const event of events) seen.set(event.id, event);
-              const handedOff = events.filter((e) => e.type === "handoff").length;
-              handoffs += handedOff;
-              turnHandoffs += handedOff;
+              const handedOff = events.filter((e) => e.type === "handoff");
+              handoffs += handedOff.length;
+              turnHandoffs += handedOff.length;
+              // Returns close the frame on top, the one their transfer opened; returning transfers open one.
+              for (const e of handedOff) {
+                const { kind, from, to } = e as ReceivedEvent & { kind: string; from: string; to: string };
+                if (kind === "return") {
+                  tally.returns++;
+                  expect(stack.pop()).toBe(`${to}→${from}`);
+                } else if (kind === "transfer" && returns(from, to)) stack.push(`${from}→${to}`);
+                else expect(kind).toBe("transfer");
+              }
               const state = await stored(id);
+              expect(state.callers.map((f) => `${f.caller}→${f.callee}`)).toEqual(stack);
+              // With a person holding the conversation and no call left to decide, the turn ends waiting for them.
+              if (state.activeAgent === PERSON && state.pendingApprovals.length === 0)
+                expect(events.at(-1)).toMatchObject({ type: "done", status: expect.stringMatching(/^(awaiting_human|cancelled)$/) });
               // Handoff counters equal the handoff events ever sent; nothing is stored twice or unseen.
               expect(state.handoffCount).toBe(handoffs);
               const storedResults = state.messages.flatMap((m) => (m.role === "tool" ? [m.toolCallId] : []));
               expect(new Set(storedResults).size).toBe(storedResults.length);
               const streamedResults = new Set([...seen.values()].flatMap((e) => (e.type === "tool-result" ? [e.toolCallId] : [])));
               for (const toolCallId of storedResults) expect(streamedResults.has(toolCallId)).toBe(true);
-              expect(["billing", "shipping", "calculator", "triage"]).toContain(state.activeAgent);
+              expect(["billing", "shipping", "calculator", "triage", PERSON]).toContain(state.activeAgent);
             }
           },
         ),
         { numRuns: runs, seed: inject("propertySeed") },
       );
       console.log(
-        `session property over ${runs} runs: ${tally.approvalsDecided} approvals decided (${tally.mixedDecisions} mixed), ${tally.reconnectsDuringRun} reconnects during a run, ${tally.retries} retries, ${tally.cancelsDuringRun} cancels that stopped a run, ${tally.forks} forks`,
+        `session property over ${runs} runs: ${tally.approvalsDecided} approvals decided (${tally.mixedDecisions} mixed), ${tally.reconnectsDuringRun} reconnects during a run, ${tally.retries} retries, ${tally.cancelsDuringRun} cancels that stopped a run, ${tally.forks} forks, ${tally.returns} returns, ${tally.personHeldMessages} messages to a person, ${tally.operatorMessages} operator messages, ${tally.handBacks} hand backs`,
       );
       expect(tally.approvalsDecided).toBeGreaterThan(0);
       expect(tally.reconnectsDuringRun).toBeGreaterThan(0);
       expect(tally.retries).toBeGreaterThan(0);
       expect(tally.forks).toBeGreaterThan(0);
+      expect(tally.returns).toBeGreaterThan(0);
+      expect(tally.operatorMessages + tally.handBacks).toBeGreaterThan(0);
     },
     // Each run is a few turns through the Worker: the bound grows with the number of runs.
     Math.max(20_000, runs * 2_000),

@@ -42,7 +42,9 @@ export interface ConversationJson {
   usage: { modelCalls: number; inputTokens: number; outputTokens: number; toolCalls: number };
   compactions: Array<{ replaces: number; summary: string; turn: number; agent: string }>;
   messages: Message[];
-  handoffs: Array<{ from: string; to: string; turn: number; stepIndex: number; reason?: string }>;
+  handoffs: Array<{ kind: string; from: string; to: string; turn: number; stepIndex?: number; reason?: string }>;
+  /** Agents waiting for the conversation to come back, the next to get it last. */
+  callers: Array<{ caller: string; callee: string; mode: string; toolCallId: string }>;
   pendingApprovals: Array<{ toolCallId: string; name: string; agent: string }>;
 }
 

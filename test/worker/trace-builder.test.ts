@@ -3,9 +3,10 @@
  * tenure, and a model call the provider's client retried says how many times.
  */
 import { describe, expect, it } from "vitest";
-import { Agent, type Message, type Model, Network, type RunTurnOptions } from "../../src/runtime/index.ts";
+import * as z from "zod";
+import { Agent, type Message, type Model, Network, type RunTurnOptions, tool } from "../../src/runtime/index.ts";
 import { TraceBuilder } from "../../src/session/turn-trace.ts";
-import { MemoryStore } from "../../src/testing/index.ts";
+import { MemoryStore, ScriptedModel } from "../../src/testing/index.ts";
 import { eventsOfTurn } from "../support/run.ts";
 
 /** Runs a turn with the builder recording each event as it happens, a millisecond apart, and finishes the trace. */
@@ -90,5 +91,29 @@ describe("the trace of a run", () => {
       { role: "assistant", parts: [{ type: "text", content: "hello" }], finish_reason: "stop" },
     ]);
     expect(JSON.stringify(trace)).not.toContain("hello");
+  });
+});
+
+describe("the trace of a call, by what the loop planned", () => {
+  it("traces an agent's own tool named like a transfer as a tool, and a refused transfer as a refused handoff", async () => {
+    const lookalike = tool({ name: "transfer_to_billing", description: "An own tool.", parameters: z.object({}), execute: () => "ran" });
+    const billing = new Agent({ name: "billing", instructions: "You bill." });
+    const triage = new Agent({ name: "triage", instructions: "You route.", tools: [lookalike], handoffs: [billing] });
+    const model = new ScriptedModel([
+      {
+        toolCalls: [
+          { id: "own", name: "transfer_to_billing" },
+          { id: "bad", name: "transfer_to_nobody" },
+        ],
+      },
+      { text: "Done." },
+    ]);
+    const { spans } = await traced(new Network(triage, { defaultModel: "m" }), model);
+    expect(spans.filter((s) => s.kind === "tool" || s.kind === "refused-handoff").map((s) => [s.kind, s.name])).toEqual([
+      ["tool", "transfer_to_billing"],
+      ["refused-handoff", "transfer_to_nobody"],
+    ]);
+    expect(spans.find((s) => s.kind === "tool")!.attributes).toMatchObject({ "gen_ai.tool.name": "transfer_to_billing", error: false });
+    expect(spans.some((s) => s.kind === "handoff")).toBe(false);
   });
 });

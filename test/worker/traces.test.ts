@@ -143,6 +143,34 @@ describe("a turn's trace", () => {
     expect(spans.filter((sp) => sp.kind === "model").map((sp) => sp.name)).toEqual(["model call 0", "model call 1", "model call 2"]);
   });
 
+  it("logs each handoff once, in the leg that made it, over a turn of three legs", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: args({ reason: "refund" }) }] },
+      { toolCalls: [{ id: "r1", name: "refund", arguments: args({ orderId: "A1001", amountUsd: 10 }) }] },
+      { toolCalls: [{ id: "r2", name: "refund", arguments: args({ orderId: "A1002", amountUsd: 5 }) }] },
+      { text: "Both refunded." },
+    ]);
+    const log = vi.spyOn(console, "log");
+    await chat(s.conversationId, s.tag("two refunds"));
+    for (const toolCallId of ["r1", "r2"]) {
+      const res = await call(`/v1/conversations/${s.conversationId}/approvals`, {
+        method: "POST",
+        headers: json,
+        body: JSON.stringify({ decisions: [{ toolCallId, approved: true }] }),
+      });
+      await res.text();
+    }
+    const lines = log.mock.calls
+      .map(([line]) => String(line))
+      .filter((line) => line.includes(s.conversationId))
+      .map((line) => JSON.parse(line) as { event: string; status?: string });
+    log.mockRestore();
+    expect(lines.filter((l) => l.event === "turn").map((l) => l.status)).toEqual(["awaiting_approval", "awaiting_approval", "completed"]);
+    expect(lines.filter((l) => l.event === "handoff")).toEqual([
+      { event: "handoff", conversationId: s.conversationId, turn: 1, kind: "transfer", from: "triage", to: "billing" },
+    ]);
+  });
+
   it("records a provider failure on the turn, and answers 404 for a turn with no trace", async () => {
     const s = await scenario([{ status: 500, error: { message: "down" } }]);
     await chat(s.conversationId, s.tag("hi"));
