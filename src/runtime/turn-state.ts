@@ -49,9 +49,10 @@ export interface TurnChange {
   handoff?: { record: HandoffRecord; target: Agent } | undefined;
   /** The caller stack after a returning handoff opened a frame or a return closed one. */
   callers?: readonly CallerFrame[] | undefined;
-  /** Agents' states that tools changed. */
-  agentStates?: Readonly<Record<string, Record<string, unknown>>> | undefined;
-  context?: Readonly<Record<string, unknown>> | undefined;
+  /** Agents' states that tools changed (merged into the holding's). */
+  agentStates?: Holding["agentStates"] | undefined;
+  /** The context after a handoff that carried input. */
+  context?: Holding["context"] | undefined;
   /** Added to the turn's and the conversation's usage. */
   spent?: UsageTotals;
   errorSteps?: number;

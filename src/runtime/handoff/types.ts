@@ -6,10 +6,9 @@ export type { CallerFrame, ReturnMode } from "../holding.ts";
 import type { Message } from "../messages.ts";
 
 /** What a handoff's `isEnabled` sees of the conversation. */
-export interface HandoffState extends Pick<Holding, "activeAgent" | "handoffCount"> {
+export interface HandoffState extends Pick<Holding, "activeAgent" | "handoffCount" | "context"> {
   /** Accepted handoffs in this turn, in order (the same records a suspension keeps). */
   turnHandoffs: readonly HandoffRecord[];
-  context: Readonly<Record<string, unknown>>;
 }
 
 /** Options of one handoff edge: `handoff(target, options)`. */
