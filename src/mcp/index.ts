@@ -6,6 +6,7 @@ export {
   type CachedToolList,
   DEFAULT_MCP_CACHE_TTL_MS,
   DEFAULT_MCP_TIMEOUT_MS,
+  IDEMPOTENCY_META_KEY,
   knownToolList,
   McpConnections,
   type McpConnectionsOptions,

@@ -73,6 +73,9 @@ export const DEFAULT_MCP_TIMEOUT_MS = 30_000;
 export const DEFAULT_MCP_CACHE_TTL_MS = 10 * 60_000;
 const CLIENT_INFO = { name: "handoff-runtime", version: "0.1.0" };
 
+/** The `_meta` key of a tool call's idempotency key: the same for every retry of one call (`<conversation id>:<tool call id>`). */
+export const IDEMPOTENCY_META_KEY = "handoff-runtime/idempotency-key";
+
 interface Connection {
   url: string;
   client: Client;
@@ -123,12 +126,20 @@ export class McpConnections implements McpPort {
     return tools;
   }
 
-  async callTool(server: McpServerConfig, tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpCallResult> {
+  async callTool(
+    server: McpServerConfig,
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    idempotencyKey?: string,
+  ): Promise<McpCallResult> {
     const definition = this.#cache.get(server.name)?.tools.find((t) => t.name === tool);
+    // The call's stable key goes in the request's `_meta`, so a server can tell a retry from a new call.
+    const meta = idempotencyKey ? { _meta: { [IDEMPOTENCY_META_KEY]: idempotencyKey } } : {};
     const result = await this.#withSession(server, signal, (client, options) =>
       // The definition from the cache: the client needs no listing of its own to check structured output.
       client.callTool(
-        { name: tool, arguments: args },
+        { name: tool, arguments: args, ...meta },
         definition
           ? { ...options, toolDefinition: { ...definition, inputSchema: { type: "object", ...definition.inputSchema } } }
           : options,

@@ -71,7 +71,14 @@ export interface McpCallResult {
  */
 export interface McpPort {
   listTools(server: McpServerConfig, signal: AbortSignal): Promise<readonly McpToolInfo[]>;
-  callTool(server: McpServerConfig, tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpCallResult>;
+  /** `idempotencyKey`: the call's stable key (`ctx.idempotencyKey`), for the server to make a retry safe. */
+  callTool(
+    server: McpServerConfig,
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    idempotencyKey?: string,
+  ): Promise<McpCallResult>;
   /** Checks arguments against a tool's input schema: what is wrong with them, or undefined when they fit. */
   checkArguments(schema: Record<string, unknown>, args: unknown): string | undefined;
 }
@@ -187,6 +194,6 @@ function remoteTool(port: McpPort, server: McpServerConfig, info: McpToolInfo, n
     parameters,
     inputSchema: info.inputSchema,
     needsApproval,
-    execute: async (args, ctx) => mcpResultValue(await port.callTool(server, info.name, args, ctx.signal)),
+    execute: async (args, ctx) => mcpResultValue(await port.callTool(server, info.name, args, ctx.signal, ctx.idempotencyKey)),
   });
 }

@@ -4,7 +4,6 @@
  */
 import { RuntimeError, toRuntimeError } from "./errors.ts";
 import type { RunEvent, TurnOutcome, TurnStatus } from "./events.ts";
-import { argsOf } from "./execute-tool-call.ts";
 import { firstBlock } from "./guardrails.ts";
 import { runHandoffHook } from "./handoff/hook.ts";
 import { DEFAULT_LIMITS } from "./limits.ts";
@@ -17,10 +16,9 @@ import type { TurnStore } from "./store-port.ts";
 import { type ModelStepResult, streamModelCall } from "./step/call-model.ts";
 import { decideNextStep, tooManyErrors } from "./step/next-step.ts";
 import { checkStepLimits, type PreparedStep, prepareStep } from "./step/prepare-step.ts";
-import { planCalls, resolveCalls } from "./step/resolve-calls.ts";
-import { callPlanOf } from "./handoff/rules.ts";
+import { resolveCalls } from "./step/resolve-calls.ts";
 import { settleApprovals } from "./step/settle-approvals.ts";
-import { buildStepCommit, type StepOutcome, stepUsage } from "./step/step-commit.ts";
+import { buildStepCommit, type StepOutcome } from "./step/step-commit.ts";
 import { advance, holdingChange, initialTurnState, type RunContext, type TurnState } from "./turn-state.ts";
 
 /**
@@ -151,10 +149,8 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   // Text deltas stream as they arrive; the calls are announced once the call has ended.
   const step = yield* streamModelCall(run.options.model, modelRequest(run, prepared));
   run.signal.throwIfAborted();
-  const plan = planCalls(run, state, prepared, step.toolCalls);
-  for (const p of plan) yield { type: "tool-call", toolCallId: p.call.id, name: p.call.name, args: argsOf(p.call), plan: callPlanOf(p) };
   const stateUpdates: StateUpdates = new Map();
-  const records = await resolveCalls(run, state, prepared, plan, stepUsage(prepared, step), stateUpdates);
+  const records = yield* resolveCalls(run, state, prepared, step, stateUpdates);
   for (const r of records) {
     if (r.blocked !== null) yield { type: "guardrail", kind: "tool", agent: prepared.agent.name, reason: r.blocked, toolCallId: r.call.id };
   }

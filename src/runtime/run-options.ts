@@ -1,4 +1,5 @@
 /** What a host passes `runTurn`: the network, the ports, the stored state and the input. */
+import type { CallsInFlight } from "./calls-in-flight.ts";
 import type { McpPort } from "./mcp.ts";
 import type { RunEvent } from "./events.ts";
 import type { ConversationSnapshot } from "./conversation-snapshot.ts";
@@ -28,8 +29,11 @@ export interface RunTurnOptions {
   signal?: AbortSignal;
 }
 
-/** What `runTurnItems` yields: the run's events, and each step's commit after the events it stores. */
-export type TurnItem = RunEvent | { type: "commit"; commit: StepCommit };
+/**
+ * What `runTurnItems` yields: the run's events, each step's commit after the events it stores,
+ * and a step's calls before its first tool starts (for the host to keep until that commit).
+ */
+export type TurnItem = RunEvent | { type: "commit"; commit: StepCommit } | { type: "calls"; calls: CallsInFlight };
 
 /** `runTurnItems` takes no store: its consumer stores the commits. */
 export type RunItemsOptions = Omit<RunTurnOptions, "store">;

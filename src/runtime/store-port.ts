@@ -1,4 +1,5 @@
 /** The store port: what the loop hands its host to keep after each step. */
+import type { CallsInFlight } from "./calls-in-flight.ts";
 import type { Compaction } from "./compaction.ts";
 import type { HandoffRecord } from "./handoff/types.ts";
 import type { Holding } from "./holding.ts";
@@ -24,6 +25,12 @@ export interface StepCommit {
 /** Store ports may be synchronous so the Durable Object's SQLite fits without awaiting. */
 export interface TurnStore {
   commitStep(commit: StepCommit): void | Promise<void>;
+  /**
+   * The calls of a step about to start, before the first of them does; the step's commit follows
+   * once they are answered. A store that outlives a crash keeps them, to answer each as interrupted
+   * if no commit came (see `settleCallsInFlight`); one that cannot crash alone may leave it out.
+   */
+  recordCalls?(calls: CallsInFlight): void | Promise<void>;
 }
 
 /** What a store keeps that commits change: the holding, and the suspended step while it waits. */

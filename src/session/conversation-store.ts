@@ -4,6 +4,7 @@
  * what it adds and reads the history once per start. The turn log, the event log, forks and the
  * trace ring are modules of their own over the same SQL handle, whose writes count into the turn.
  */
+import type { CallsInFlight } from "../runtime/calls-in-flight.ts";
 import type { Compaction } from "../runtime/compaction.ts";
 import type { TurnOutcome } from "../runtime/events.ts";
 import type { HandoffRecord } from "../runtime/handoff/types.ts";
@@ -11,11 +12,12 @@ import type { ConversationSnapshot } from "../runtime/conversation-snapshot.ts";
 import { newHolding } from "../runtime/holding.ts";
 import type { Message } from "../runtime/messages.ts";
 import { applyCommit, type StepCommit } from "../runtime/store-port.ts";
-import { type ApprovalDecision, settleInterrupted } from "../runtime/suspension.ts";
+import type { ApprovalDecision } from "../runtime/suspension.ts";
 import { addUsage, NO_USAGE, type UsageTotals } from "../runtime/usage.ts";
 import type { StoredEvent } from "../wire/index.ts";
 import { CRASH_ID_GAP, EventLog } from "./event-log.ts";
 import { type ForkSnapshot, storeSnapshot, takeSnapshot } from "./forks.ts";
+import { settleCutOff } from "./recovery.ts";
 import { migrate } from "./schema.ts";
 import { SqlWriter } from "./sql-writer.ts";
 import { readHandoff, readStateRow, type StoredState, type TurnOpening, writeStateRow } from "./stored-state.ts";
@@ -165,6 +167,18 @@ export class ConversationStore {
     });
   }
 
+  /**
+   * The calls of the current step, written before its first tool starts: one row, rewritten by the
+   * next such step. The step's commit answers them; if the process dies first, the next start does
+   * (see #recoverInterruptedTurn). The events so far wait for the step's commit, as before.
+   */
+  recordCalls(calls: CallsInFlight): void {
+    const { turn } = this.#requireState();
+    this.#transaction(() =>
+      this.#db.exec(`INSERT OR REPLACE INTO calls_in_flight (id, turn, data) VALUES (1, ?, ?)`, turn, JSON.stringify(calls)),
+    );
+  }
+
   /** Commits one step and the events produced so far, in one transaction. */
   commitStep(commit: StepCommit, events: readonly StoredEvent[]): void {
     const state = this.#requireState();
@@ -231,16 +245,18 @@ export class ConversationStore {
 
   /**
    * A turn still marked running belongs to an instance that died mid-run: it failed. Its stream
-   * gets a terminal error event, past the ids that may have been streamed but not stored. If it
-   * died while approved calls ran, their step is settled so the conversation is not left waiting
-   * on decisions already taken: see settleInterrupted.
+   * gets a terminal error event, past the ids that may have been streamed but not stored, after
+   * the answers of the calls it cut off (see settleCutOff), so the conversation is neither left
+   * waiting on decisions already taken nor missing a call that may have run.
    */
   #recoverInterruptedTurn(): void {
     if (this.#db.rows(`SELECT turn FROM turns WHERE status = 'running' LIMIT 1`).length === 0) return;
     let id = this.events.lastId() + CRASH_ID_GAP;
     const state = this.state();
-    const settled = state?.suspension && state.decisions.length > 0 ? settleInterrupted(state.suspension, state.decisions) : null;
-    const results: StoredEvent[] = (settled?.answered ?? []).map((m) => ({
+    const row = this.#db.rows<{ turn: number; data: string }>(`SELECT turn, data FROM calls_in_flight WHERE id = 1`)[0];
+    const inFlight = row && { turn: row.turn, calls: JSON.parse(row.data) as CallsInFlight };
+    const settled = state ? settleCutOff(state, this.messages(), inFlight) : { messages: [], answered: [] };
+    const results: StoredEvent[] = settled.answered.map((m) => ({
       id: id++,
       type: "tool-result",
       toolCallId: m.toolCallId,
@@ -257,11 +273,10 @@ export class ConversationStore {
     };
     this.#db.transaction(() => {
       for (const turn of this.turns.failRunning()) this.events.insert(turn, [...(turn === state?.turn ? results : []), { ...event }]);
-      if (state && settled) {
-        for (const message of settled.complete ?? [])
-          this.#db.exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(message));
-        this.#writeState({ ...state, suspension: settled.suspension, decisions: [] });
-      }
+      if (!state) return;
+      for (const message of settled.messages)
+        this.#db.exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(message));
+      if (settled.suspension !== undefined) this.#writeState({ ...state, suspension: settled.suspension, decisions: [] });
     });
     this.#db.takeWritten();
     this.#state = null;

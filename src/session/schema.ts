@@ -26,6 +26,8 @@ export const MIGRATIONS: readonly string[][] = [
   [`CREATE TABLE traces (slot INTEGER PRIMARY KEY, turn INTEGER NOT NULL, data TEXT NOT NULL)`],
   // 5: MCP servers' tool lists, kept between turns so a turn after the first lists nothing.
   [`CREATE TABLE mcp_tools (server TEXT PRIMARY KEY, url TEXT NOT NULL, tools TEXT NOT NULL, listed_at INTEGER NOT NULL)`],
+  // 6: the calls of the step whose tools run, written ahead of them (one row, rewritten each such step).
+  [`CREATE TABLE calls_in_flight (id INTEGER PRIMARY KEY CHECK (id = 1), turn INTEGER NOT NULL, data TEXT NOT NULL)`],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -54,6 +54,7 @@ export class TurnRecorder {
     }
     this.#flushText();
     if (item.type === "commit") this.#commit(item.commit);
+    else if (item.type === "calls") this.#store.recordCalls(this.#redactor.value(item.calls));
     else this.#publish(this.#redactor.value(item));
   }
 

@@ -1,3 +1,4 @@
+import type { CallsInFlight } from "../runtime/calls-in-flight.ts";
 import type { ConversationSnapshot } from "../runtime/conversation-snapshot.ts";
 import { type Holding, newHolding } from "../runtime/holding.ts";
 import type { HandoffRecord } from "../runtime/handoff/types.ts";
@@ -13,12 +14,19 @@ export class MemoryStore implements TurnStore {
   holding: Holding;
   suspension: Suspension | null = null;
   lastHandoff: HandoffRecord | undefined;
+  /** The calls of the step whose tools run, written ahead of them; the step's commit clears it. */
+  callsInFlight: CallsInFlight | null = null;
 
   constructor(activeAgent: string) {
     this.holding = newHolding(activeAgent);
   }
 
+  recordCalls(calls: CallsInFlight): void {
+    this.callsInFlight = structuredClone(calls);
+  }
+
   commitStep(commit: StepCommit): void {
+    this.callsInFlight = null;
     const copy = structuredClone(commit);
     this.commits.push(structuredClone(commit));
     this.history.push(...copy.messages);

@@ -36,6 +36,8 @@ interface Stats {
   toolsList: number;
   toolsCall: number;
   authorization: string[];
+  /** Each tools/call's `_meta`, as the client sent it. */
+  callMeta: unknown[];
 }
 
 /** The demo's tracking tools and the test tools, on a fresh server. */
@@ -146,7 +148,7 @@ export async function startMcpTestServer(): Promise<McpTestServer> {
   const stats = new Map<string, Stats>();
   const statsOf = (path: string) => {
     let entry = stats.get(path);
-    if (!entry) stats.set(path, (entry = { initialize: 0, toolsList: 0, toolsCall: 0, authorization: [] }));
+    if (!entry) stats.set(path, (entry = { initialize: 0, toolsList: 0, toolsCall: 0, authorization: [], callMeta: [] }));
     return entry;
   };
   const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
@@ -183,10 +185,13 @@ export async function startMcpTestServer(): Promise<McpTestServer> {
     const entry = statsOf(base);
     entry.authorization.push(req.headers.authorization ?? "");
     currentAuthorization = req.headers.authorization ?? "";
-    for (const message of body ? ([JSON.parse(body)].flat() as Array<{ method?: string }>) : []) {
+    for (const message of body ? ([JSON.parse(body)].flat() as Array<{ method?: string; params?: { _meta?: unknown } }>) : []) {
       if (message.method === "initialize") entry.initialize++;
       if (message.method === "tools/list") entry.toolsList++;
-      if (message.method === "tools/call") entry.toolsCall++;
+      if (message.method === "tools/call") {
+        entry.toolsCall++;
+        entry.callMeta.push(message.params?._meta ?? null);
+      }
     }
     if (kind === "stateful" && path.endsWith("/mcp")) return send(res, await stateful(toRequest(req, body, origin)));
     if (kind === "secured" && path.endsWith("/mcp")) {

@@ -6,7 +6,7 @@
  * were asked.
  */
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { McpConnections } from "../../src/mcp/index.ts";
+import { IDEMPOTENCY_META_KEY, McpConnections } from "../../src/mcp/index.ts";
 import { Agent, type McpServerConfig, Network, type RunEvent } from "../../src/runtime/index.ts";
 import { MemoryStore, runScripted, type ScriptStep } from "../../src/testing/index.ts";
 
@@ -24,12 +24,17 @@ afterEach(async () => {
 });
 const at = (path: string) => `${inject("mcpUrl")}/${path}`;
 
-async function stats(base: string): Promise<{ initialize: number; toolsList: number; toolsCall: number; authorization: string[] }> {
-  const all = (await (await fetch(at("__mcp/stats"))).json()) as Record<
-    string,
-    { initialize: number; toolsList: number; toolsCall: number; authorization: string[] }
-  >;
-  return all[`/${base}`] ?? { initialize: 0, toolsList: 0, toolsCall: 0, authorization: [] };
+interface ServerStats {
+  initialize: number;
+  toolsList: number;
+  toolsCall: number;
+  authorization: string[];
+  callMeta: unknown[];
+}
+
+async function stats(base: string): Promise<ServerStats> {
+  const all = (await (await fetch(at("__mcp/stats"))).json()) as Record<string, ServerStats>;
+  return all[`/${base}`] ?? { initialize: 0, toolsList: 0, toolsCall: 0, authorization: [], callMeta: [] };
 }
 
 /** triage (no MCP) hands off to shipping, which has the given servers. */
@@ -53,6 +58,16 @@ const results = (events: RunEvent[]) =>
     .map((e) => ({ name: e.name, result: e.result, isError: e.isError }));
 
 describe("MCP tools", () => {
+  it("sends each call's idempotency key in the request's _meta, the same key a local tool is given", async () => {
+    const { events } = await shippingTurn(
+      [{ name: "parcels", url: at("stateful/idempotency/mcp") }],
+      [{ toolCalls: [{ id: "call-7", name: "parcels_report", args: { region: "north" } }] }, { text: "done" }],
+      { store: new MemoryStore("shipping") },
+    );
+    expect(events.find((e) => e.type === "tool-result")).toMatchObject({ isError: false });
+    expect((await stats("stateful/idempotency")).callMeta).toEqual([{ [IDEMPOTENCY_META_KEY]: "c1:call-7" }]);
+  });
+
   it("offers the server's tools as <server>_<tool>, with descriptions and schemas as the server gives them", async () => {
     const { model } = await shippingTurn([{ name: "parcels", url: at("stateful/offer/mcp") }], [{ text: "hello" }]);
     const tools = model.requests[0]!.tools;

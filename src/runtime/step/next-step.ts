@@ -1,7 +1,7 @@
 /** The last stage of a step: what the turn does next, and the runaway-error guard it applies. */
 import { RuntimeError } from "../errors.ts";
 import type { Limits } from "../limits.ts";
-import type { Answered } from "./resolve-calls.ts";
+import type { Answered } from "./call-record.ts";
 
 export type NextStep =
   | { kind: "final" }

@@ -5,47 +5,71 @@
  */
 import { requiresApproval } from "../approval-gate.ts";
 import { checkBudgets } from "../budgets.ts";
-import { argsOf, errorOutcome, executeToolCall, type ToolOutcome } from "../execute-tool-call.ts";
+import { argsOf, errorOutcome, executeToolCall } from "../execute-tool-call.ts";
 import { firstBlock } from "../guardrails.ts";
-import { type PlannedCall, planToolCalls } from "../handoff/rules.ts";
+import { callPlanOf, type PlannedCall, planToolCalls } from "../handoff/rules.ts";
+import { recordCalls } from "../commit.ts";
+import type { TurnItem } from "../run-options.ts";
+import type { ModelStepResult } from "./call-model.ts";
+import { assistantMessage, stepUsage } from "./step-commit.ts";
 import type { ToolCall } from "../messages.ts";
 import type { ToolContext } from "../tool.ts";
 import { type StateUpdates, toolContext } from "../tool-context.ts";
 import type { RunContext, TurnState } from "../turn-state.ts";
 import { addUsage, type UsageTotals } from "../usage.ts";
 import type { PreparedStep } from "./prepare-step.ts";
+import type { Answered, CallRecord } from "./call-record.ts";
 
-/** A call's answer, and whether it counts toward the runaway-error guard. */
-export interface Answered {
-  outcome: ToolOutcome;
-  counts: boolean;
+export type { Answered, CallRecord } from "./call-record.ts";
+
+/** What the checks before any tool runs decided of each planned call: a guardrail's block, and whether it waits for approval. */
+export interface CallGates {
+  /** A tool guardrail's reason for blocking each call, or null. */
+  blocked: ReadonlyArray<string | null>;
+  /** Whether each call waits for a person's decision. */
+  gated: readonly boolean[];
+  /** The kept calls (the `drop` policy keeps an extra transfer out of the history) and the ones that start: what is written ahead of them. */
+  kept: readonly boolean[];
+  starts: readonly boolean[];
 }
 
-export interface CallRecord {
-  call: ToolCall;
-  /** What the call is: a tool (known or not), an accepted handoff, or a refused one. */
-  plan: PlannedCall;
-  /** A tool guardrail's reason for blocking the call, or null. */
-  blocked: string | null;
-  /** The call waits for a person's decision, and has no answer yet. */
-  awaitsApproval: boolean;
-  /** Null while the call awaits approval. */
-  answer: Answered | null;
-  /** False when the `drop` policy keeps an extra handoff out of the history. */
-  kept: boolean;
+/**
+ * The step's calls, planned, gated, written ahead of the first tool that starts (through the store
+ * port, or as an item for the host to keep) and answered: one record per call.
+ */
+export async function* resolveCalls(
+  run: RunContext,
+  state: TurnState,
+  prepared: PreparedStep,
+  step: ModelStepResult,
+  updates: StateUpdates,
+): AsyncGenerator<TurnItem, CallRecord[]> {
+  const plan = planCalls(run, state, prepared, step.toolCalls);
+  for (const p of plan) yield { type: "tool-call", toolCallId: p.call.id, name: p.call.name, args: argsOf(p.call), plan: callPlanOf(p) };
+  const gates = await gateCalls(run, state, prepared, plan, stepUsage(prepared, step));
+  if (gates.starts.some(Boolean)) {
+    const kept = plan.filter((_, i) => gates.kept[i]);
+    const assistant = assistantMessage(
+      prepared.agent.name,
+      step.text,
+      kept.map((p) => ({ call: p.call, plan: p })),
+    );
+    const item = await recordCalls(run, { assistant, started: plan.filter((_, i) => gates.starts[i]).map((p) => p.call.id) });
+    if (item) yield item;
+  }
+  return answerCalls(run, state, prepared, plan, gates, updates);
 }
 
-/** Answers the step's planned calls (see `planCalls`), each as one record. */
-export async function resolveCalls(
+/** The checks of the step's planned calls (see `planCalls`) before any tool runs: budgets, tool guardrails, the approval gate. */
+export async function gateCalls(
   run: RunContext,
   state: TurnState,
   prepared: PreparedStep,
   plan: readonly PlannedCall[],
   stepUsage: UsageTotals,
-  updates: StateUpdates,
-): Promise<CallRecord[]> {
+): Promise<CallGates> {
   const { network } = run.options;
-  const { agent, toolset } = prepared;
+  const { agent } = prepared;
   const regular = plan.filter((p) => p.kind === "tool").length;
   checkBudgets(network.options.budgets, addUsage(state.progress.usage, stepUsage), addUsage(state.conversationUsage, stepUsage), {
     toolCalls: regular,
@@ -61,7 +85,27 @@ export async function resolveCalls(
   const gated = await Promise.all(
     plan.map((p, i) => (p.kind === "tool" && blocked[i] === null ? requiresApproval(p.call, p.tool) : false)),
   );
-  // A cancel during the checks above: no tool starts.
+  const drop = network.options.extraTransfers === "drop";
+  return {
+    blocked,
+    gated,
+    kept: plan.map((p) => !(drop && p.kind === "refused-transfer" && p.extra)),
+    starts: plan.map((p, i) => p.kind === "tool" && blocked[i] === null && !gated[i]),
+  };
+}
+
+/** Answers the step's planned calls past their gates, each as one record: the tools run, handoffs are answered without running anything. */
+export async function answerCalls(
+  run: RunContext,
+  state: TurnState,
+  prepared: PreparedStep,
+  plan: readonly PlannedCall[],
+  gates: CallGates,
+  updates: StateUpdates,
+): Promise<CallRecord[]> {
+  const { agent, toolset } = prepared;
+  const { blocked, gated } = gates;
+  // A cancel during the checks: no tool starts.
   run.signal.throwIfAborted();
   const available = [...toolset.tools.keys()];
   const answers = await Promise.all(
@@ -72,14 +116,13 @@ export async function resolveCalls(
     }),
   );
   // Tools that ran are answered and committed even if the run was cancelled meanwhile: what they did is real.
-  const drop = network.options.extraTransfers === "drop";
   return plan.map((p, i) => ({
     call: p.call,
     plan: p,
     blocked: blocked[i]!,
     awaitsApproval: gated[i]!,
     answer: answers[i] ?? null,
-    kept: !(drop && p.kind === "refused-transfer" && p.extra),
+    kept: gates.kept[i]!,
   }));
 }
 

@@ -8,7 +8,7 @@ import { type StateUpdates, toolContext } from "../tool-context.ts";
 import { advance, holdingChange, type RunContext, type TurnState } from "../turn-state.ts";
 import { countErrorSteps, tooManyErrors } from "./next-step.ts";
 import { withRemoteTools } from "./prepare-step.ts";
-import type { Answered } from "./resolve-calls.ts";
+import type { Answered } from "./call-record.ts";
 import type { Tool } from "../tool.ts";
 
 export async function* settleApprovals(

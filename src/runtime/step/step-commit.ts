@@ -17,7 +17,7 @@ import { advance, holdingChange, type TurnState } from "../turn-state.ts";
 import { addUsage, modelCallUsage, NO_USAGE, type UsageTotals } from "../usage.ts";
 import type { ModelStepResult } from "./call-model.ts";
 import type { PreparedStep } from "./prepare-step.ts";
-import type { Answered, CallRecord } from "./resolve-calls.ts";
+import type { Answered, CallRecord } from "./call-record.ts";
 import { countErrorSteps } from "./next-step.ts";
 
 export interface StepOutcome {
@@ -108,8 +108,8 @@ export function buildStepCommit(input: {
   };
 }
 
-/** The step's assistant message: its text and the calls the history keeps. */
-function assistantMessage(agent: string, text: string, kept: readonly CallRecord[]): AssistantMessage {
+/** The step's assistant message: its text and the calls the history keeps, each with its plan. */
+export function assistantMessage(agent: string, text: string, kept: ReadonlyArray<Pick<CallRecord, "call" | "plan">>): AssistantMessage {
   const toolCalls = kept.map((r) => ({ ...r.call, plan: callPlanOf(r.plan) }));
   return { role: "assistant", agent, content: text || null, ...(toolCalls.length ? { toolCalls } : {}) };
 }

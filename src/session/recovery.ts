@@ -1,0 +1,46 @@
+/**
+ * What the next start of a conversation's object writes for a turn its process left running: the
+ * answers of the calls it cut off, so the history holds every call that may have had an effect,
+ * exactly once, and the model is told.
+ */
+import { type CallsInFlight, settleCallsInFlight } from "../runtime/calls-in-flight.ts";
+import type { Message, ToolMessage } from "../runtime/messages.ts";
+import { settleInterrupted, type Suspension } from "../runtime/suspension.ts";
+import type { StoredState } from "./stored-state.ts";
+
+export interface Settlement {
+  /** Appended to the history of the turn. */
+  messages: Message[];
+  /** The calls answered, for their `tool-result` events. */
+  answered: ToolMessage[];
+  /** The suspension that stays (calls still undecided), or null when it is settled; absent when untouched. */
+  suspension?: Suspension | null;
+}
+
+/**
+ * Approved calls of a resumed leg that were running (their decisions are stored with the
+ * suspension: see settleInterrupted), or the calls of a step written ahead of its tools whose
+ * commit never came: each started call is answered as interrupted, the others as not run.
+ */
+export function settleCutOff(
+  state: StoredState & { turn: number },
+  history: readonly Message[],
+  inFlight: { turn: number; calls: CallsInFlight } | undefined,
+): Settlement {
+  if (state.suspension && state.decisions.length > 0) {
+    const settled = settleInterrupted(state.suspension, state.decisions);
+    return { messages: settled.complete ?? [], answered: settled.answered, suspension: settled.suspension };
+  }
+  if (inFlight && inFlight.turn === state.turn && !committed(inFlight.calls, history, state.suspension)) {
+    const { messages, answers } = settleCallsInFlight(inFlight.calls);
+    return { messages, answered: answers };
+  }
+  return { messages: [], answered: [] };
+}
+
+/** The step's commit came: its results are in the history, or its step waits in the suspension. */
+function committed(calls: CallsInFlight, history: readonly Message[], suspension: Suspension | null): boolean {
+  const ids = new Set((calls.assistant.toolCalls ?? []).map((c) => c.id));
+  if (suspension?.assistant.toolCalls?.some((c) => ids.has(c.id))) return true;
+  return history.some((m) => m.role === "tool" && ids.has(m.toolCallId));
+}
