@@ -19,6 +19,7 @@ import type { WorkerVars } from "../worker-vars.ts";
 export { ConversationObject, type ConversationSetup };
 export { type DeskEntry, type DeskStatus, OperatorDesk } from "../session/operator-desk.ts";
 export type { Env } from "../env.ts";
+export type { AppEnv } from "../http/app-env.ts";
 export type { WorkerVars } from "../worker-vars.ts";
 export { errorResponse, type ErrorBody, HttpError, type HttpErrorCode } from "../http/errors.ts";
 

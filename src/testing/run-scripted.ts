@@ -5,16 +5,25 @@ import type { Network } from "../runtime/network.ts";
 import type { RunEvent, TurnOutcome } from "../runtime/events.ts";
 import { runTurn } from "../runtime/run-loop.ts";
 import type { TurnInput } from "../runtime/run-options.ts";
+import type { Suspension } from "../runtime/suspension.ts";
 import { MemoryStore } from "./memory-store.ts";
 import { type ScriptStep, ScriptedModel } from "./scripted-model.ts";
 
-/** What a scripted turn produced: its events, its outcome, the model (with the requests it was sent) and the store after it. */
-export interface ScriptedTurn {
+/**
+ * What a scripted turn produced: its events, its outcome, the model (with the requests it was sent)
+ * and the store after it; `status` is the outcome's, and when it is `awaiting_approval` the result
+ * has the `suspension` (typed so: no `!`), null otherwise — resume with
+ * `{ kind: "resume", suspension, decisions }` and the same `store`.
+ */
+export type ScriptedTurn = {
   events: RunEvent[];
   outcome: TurnOutcome;
   model: ScriptedModel;
   store: MemoryStore;
-}
+} & (
+  | { status: "awaiting_approval"; suspension: Suspension }
+  | { status: Exclude<TurnOutcome["status"], "awaiting_approval">; suspension: null }
+);
 
 /**
  * Runs one turn of a network against a script, the way a host would, and checks what must hold
@@ -49,5 +58,9 @@ export async function runScripted(
   const ends = events.filter((e) => e.type === "done" || e.type === "error");
   if (ends.length !== 1 || ends[0] !== events.at(-1))
     throw new Error(`runScripted: the turn must end with exactly one done or error event; it had ${ends.length}.`);
-  return { events, outcome: next.value, model, store };
+  const outcome = next.value;
+  const { status } = outcome;
+  if (status !== "awaiting_approval") return { events, outcome, model, store, status, suspension: null };
+  if (!store.suspension) throw new Error("runScripted: the turn waits for approvals, but the store holds no suspension.");
+  return { events, outcome, model, store, status, suspension: store.suspension };
 }

@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { ApprovalDecision } from "../../src/runtime/index.ts";
+import { runScripted } from "../../src/testing/index.ts";
 import { refunds, withApprovals } from "../support/networks.ts";
 import { ofType, playTurn, type TurnResult } from "../support/run.ts";
 
@@ -134,5 +135,21 @@ describe("approval-gated tools", () => {
       handoffs: [{ to: "billing" }, { to: "shipping" }],
       handoffCount: 2,
     });
+  });
+});
+
+describe("runScripted across an approval", () => {
+  it("gives the suspension with the outcome that waits for it, to resume with the decisions and the same store", async () => {
+    const first = await runScripted(withApprovals(), "refund 50", [{ toolCalls: [{ id: "r", name: "refund", args: { amount: 50 } }] }]);
+    expect(first.outcome).toEqual({ status: "awaiting_approval" });
+    if (first.status !== "awaiting_approval") throw new Error("the turn did not wait");
+    expect(first.suspension.pending.map((p) => p.toolCallId)).toEqual(["r"]);
+    const second = await runScripted(
+      withApprovals(),
+      { kind: "resume", suspension: first.suspension, decisions: [{ toolCallId: "r", approved: true }] },
+      [{ text: "Refunded." }],
+      { store: first.store },
+    );
+    expect(second).toMatchObject({ status: "completed", outcome: { status: "completed" }, suspension: null });
   });
 });

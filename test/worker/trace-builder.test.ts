@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { Agent, type Message, type Model, Network, type RunTurnOptions, tool } from "../../src/runtime/index.ts";
+import { Agent, type Message, type Model, Network, type RunEvent, type RunTurnOptions, tool } from "../../src/runtime/index.ts";
 import { TraceBuilder } from "../../src/session/turn-trace.ts";
 import { MemoryStore, ScriptedModel } from "../../src/testing/index.ts";
 import { eventsOfTurn } from "../support/run.ts";
@@ -115,5 +115,49 @@ describe("the trace of a call, by what the loop planned", () => {
     ]);
     expect(spans.find((s) => s.kind === "tool")!.attributes).toMatchObject({ "gen_ai.tool.name": "transfer_to_billing", error: false });
     expect(spans.some((s) => s.kind === "handoff")).toBe(false);
+  });
+});
+
+describe("the trace's figures", () => {
+  it("are the times the events arrived at: time to first token, durations and tokens of each model call, each tool's span", () => {
+    const builder = new TraceBuilder(1, { providerRequests: () => 0 });
+    const feed: Array<[number, RunEvent]> = [
+      [1_000, { type: "run-start", conversationId: "c", agent: "solo", model: "m" }],
+      [1_010, { type: "step-start", stepIndex: 0, agent: "solo" }],
+      [1_025, { type: "text-delta", delta: "Looking" }],
+      [1_040, { type: "tool-call", toolCallId: "l", name: "lookup", args: {}, plan: "tool" }],
+      [1_050, { type: "step-finish", stepIndex: 0, finishReason: "tool_calls", usage: { inputTokens: 7, outputTokens: 3 } }],
+      [1_062, { type: "tool-result", toolCallId: "l", name: "lookup", result: "found", isError: false }],
+      [1_070, { type: "step-start", stepIndex: 1, agent: "solo" }],
+      [1_071, { type: "text-delta", delta: "Found." }],
+      [1_090, { type: "step-finish", stepIndex: 1, finishReason: "stop", usage: { inputTokens: 12, outputTokens: 2 } }],
+      [1_095, { type: "done", status: "completed", text: "Found.", agent: "solo", handoffs: [], handoffCount: 0 }],
+    ];
+    for (const [now, event] of feed) builder.record(event, now);
+    const { spans } = builder.finish(1, { status: "completed" }, 1_100);
+    const figures = (kind: string) =>
+      spans.filter((s) => s.kind === kind).map((s) => ({ start: s.start, durationMs: (s.end ?? Number.NaN) - s.start, ...s.attributes }));
+    expect(figures("model")).toEqual([
+      expect.objectContaining({
+        start: 1_010,
+        durationMs: 40,
+        timeToFirstTokenMs: 15,
+        "gen_ai.usage.input_tokens": 7,
+        "gen_ai.usage.output_tokens": 3,
+        "gen_ai.response.finish_reasons": "tool_calls",
+      }),
+      expect.objectContaining({
+        start: 1_070,
+        durationMs: 20,
+        timeToFirstTokenMs: 1,
+        "gen_ai.usage.input_tokens": 12,
+        "gen_ai.usage.output_tokens": 2,
+      }),
+    ]);
+    expect(figures("tool")).toEqual([
+      expect.objectContaining({ start: 1_040, durationMs: 22, "gen_ai.tool.name": "lookup", error: false }),
+    ]);
+    expect(figures("agent")).toEqual([expect.objectContaining({ start: 1_000, durationMs: 100, "gen_ai.agent.name": "solo" })]);
+    expect(figures("turn")[0]).toMatchObject({ durationMs: 1_100 - spans.find((s) => s.kind === "turn")!.start, status: "completed" });
   });
 });
