@@ -55,7 +55,7 @@ export interface HandoffWorker {
 /**
  * A Worker of your own around your network. Access, the provider and the limits come from the
  * environment (API_KEY, SESSION_SECRET, ALLOW_ANONYMOUS, OPENAI_API_KEY, OPENAI_BASE_URL, ...), as
- * the README's configuration table lists; `options` can set what the environment does not.
+ * docs/configuration.md lists; `options` can set what the environment does not.
  */
 export function createHandoffWorker<E extends WorkerVars = WorkerVars>(options: HandoffWorkerOptions<E>): HandoffWorker {
   const built = new WeakMap<object, Network>();

@@ -6,7 +6,8 @@
  * 2. bundles with `wrangler deploy --dry-run`, with no Node warning and no nodejs_compat;
  * 3. holds a conversation with a handoff under `wrangler dev` against a fake provider, and a second
  *    request goes on with the agent that holds the conversation;
- * 4. runs its own vitest file against its network with `handoff-runtime/testing`.
+ * 4. runs its own vitest file against its network with `handoff-runtime/testing`;
+ * 5. is what the README shows (its files, as the README has them).
  * The consumer's tools (TypeScript, wrangler, vitest) are this repository's, linked in: what is
  * installed from the tarball is the package and its dependencies.
  */
@@ -44,6 +45,16 @@ before(() => {
 });
 
 after(() => rmSync(scratch, { recursive: true, force: true }));
+
+it("is what the README shows: its four files, each as the README has it", () => {
+  const readme = readFileSync(join(repo, "README.md"), "utf8");
+  for (const file of ["src/network.ts", "src/worker.ts", "wrangler.toml", "test/network.test.ts"]) {
+    const header = file.endsWith(".toml") ? `# ${file}` : `// ${file}`;
+    const block = new RegExp(`\`\`\`[a-z]+\n${header.replaceAll(".", "\\.")}\n([\\s\\S]*?)\n\`\`\``).exec(readme);
+    assert.ok(block, `the README shows ${file}`);
+    assert.equal(block[1], readFileSync(new URL(`./fixtures/consumer/${file}`, import.meta.url), "utf8").trimEnd(), `the README's ${file}`);
+  }
+});
 
 it("type-checks a Worker of its own under strict TypeScript", () => {
   run(process.execPath, [join(consumer, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], consumer);
@@ -94,5 +105,5 @@ it("holds a conversation with a handoff under wrangler dev, and the next message
 
 it("runs the consumer's own vitest file with handoff-runtime/testing", () => {
   const output = run(process.execPath, [join(consumer, "node_modules/vitest/vitest.mjs"), "run", "--root", consumer], consumer);
-  assert.match(output, /1 passed/);
+  assert.match(output, /3 passed/);
 });
