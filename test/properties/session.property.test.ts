@@ -6,15 +6,17 @@
  * retries and edits of the last turn, cancels (during a turn and with none running), forks,
  * deletes and evictions, handoffs that return (to the calculator, which gives the conversation
  * back once it has answered) and to a person (who answers and hands back through the operator
- * API), all through the Worker's fetch handler. Every request's status is
+ * API), and a crash between a step's calls being recorded and its results committed, all through
+ * the Worker's fetch handler. Every request's status is
  * predicted from what the test knows of the conversation, so no assertion is conditional.
  */
 import { env } from "cloudflare:workers";
-import { evictDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, inject, it } from "vitest";
 import type { ScriptedAnswer } from "../node/fake-openai-server.ts";
 import { findHistoryProblem } from "../../src/runtime/messages.ts";
+import { ConversationStore } from "../../src/session/conversation-store.ts";
 import { parseSse, type ReceivedEvent, readSse } from "../support/sse.ts";
 import { call, type ConversationJson, postMessage, scenario, stored } from "../support/worker.ts";
 
@@ -47,7 +49,7 @@ const answer: fc.Arbitrary<ScriptedAnswer> = fc.oneof(
   { weight: 6, arbitrary: fc.array(toolCall, { minLength: 1, maxLength: 3 }).map((toolCalls) => ({ text: "Working on it.", toolCalls })) },
   // A returning handoff to the calculator (it gives the conversation back once it answers), and a handoff to a person.
   {
-    weight: 3,
+    weight: 5,
     arbitrary: fc.constantFrom<ScriptedAnswer>(
       { toolCalls: [{ name: "transfer_to_calculator", arguments: "{}" }] },
       { toolCalls: [{ name: "transfer_to_support_desk", arguments: args({ reason: "wants a person" }) }] },
@@ -85,7 +87,8 @@ type Op =
   | { kind: "delete" }
   | { kind: "evict" }
   | { kind: "operator-message" }
-  | { kind: "hand-back" };
+  | { kind: "hand-back" }
+  | { kind: "crash-mid-tool" };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   {
@@ -108,8 +111,9 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("reconnect" as const), back: fc.nat({ max: 12 }) }) },
   { weight: 1, arbitrary: fc.constant({ kind: "delete" as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: "evict" as const }) },
-  { weight: 2, arbitrary: fc.constant({ kind: "operator-message" as const }) },
-  { weight: 2, arbitrary: fc.constant({ kind: "hand-back" as const }) },
+  { weight: 3, arbitrary: fc.constant({ kind: "operator-message" as const }) },
+  { weight: 3, arbitrary: fc.constant({ kind: "hand-back" as const }) },
+  { weight: 2, arbitrary: fc.constant({ kind: "crash-mid-tool" as const }) },
 );
 
 /** The example network's returning handoffs: to the calculator, from the agents that hand it sums. */
@@ -152,6 +156,7 @@ const tally = {
   personHeldMessages: 0,
   operatorMessages: 0,
   handBacks: 0,
+  crashesMidTool: 0,
 };
 
 describe("service invariants (fast-check, through the Worker)", () => {
@@ -163,7 +168,7 @@ describe("service invariants (fast-check, through the Worker)", () => {
           fc.array(answer, { minLength: 20, maxLength: 20 }),
           // Every sequence opens with a message, so the operations after it have a conversation to act on.
           fc
-            .array(op, { minLength: 2, maxLength: 9 })
+            .array(op, { minLength: 2, maxLength: 11 })
             .map((rest): Op[] => [{ kind: "message", reconnectDuring: false, cancelDuring: false }, ...rest]),
           async (answers, ops) => {
             // The first answer hands the conversation to billing, whose refunds wait for approval.
@@ -294,6 +299,29 @@ describe("service invariants (fast-check, through the Worker)", () => {
                 turnStartStack = [];
                 first = true;
                 continue;
+              } else if (operation.kind === "crash-mid-tool") {
+                // A turn whose step's calls were recorded, then the process died before their results were committed.
+                if (!known.view || pending.length > 0 || known.view.activeAgent === PERSON) continue;
+                tally.crashesMidTool++;
+                const callId = `crash-${tally.crashesMidTool}`;
+                await crashMidTool(id, known.view.activeAgent, callId);
+                first = false;
+                turnHandoffs = 0;
+                turnStartStack = [...stack];
+                const res = await call(`/v1/conversations/${id}/events`, {
+                  headers: { "last-event-id": String(known.view.lastEventId) },
+                });
+                expect(res.status).toBe(200);
+                events = parseSse(await res.text());
+                // The restart answered the call that may have run, once, and ended the turn with an error.
+                expect(events.filter((e) => e.type === "tool-result").map((e) => e.toolCallId)).toEqual([callId]);
+                expect(events.at(-1)).toMatchObject({ type: "error", code: "interrupted" });
+                for (const event of events) seen.set(event.id, event);
+                const after = await stored(id);
+                expect(after.messages.filter((m) => m.role === "tool" && m.toolCallId === callId)).toMatchObject([
+                  { isError: true, content: expect.stringContaining("may or may not have taken effect") },
+                ]);
+                continue;
               } else if (operation.kind === "operator-message" || operation.kind === "hand-back") {
                 const handBack = operation.kind === "hand-back";
                 const res = await call(`/v1/conversations/${id}/operator/${handBack ? "handoff" : "messages"}`, {
@@ -362,7 +390,7 @@ describe("service invariants (fast-check, through the Worker)", () => {
         { numRuns: runs, seed: inject("propertySeed") },
       );
       console.log(
-        `session property over ${runs} runs: ${tally.approvalsDecided} approvals decided (${tally.mixedDecisions} mixed), ${tally.reconnectsDuringRun} reconnects during a run, ${tally.retries} retries, ${tally.cancelsDuringRun} cancels that stopped a run, ${tally.forks} forks, ${tally.returns} returns, ${tally.personHeldMessages} messages to a person, ${tally.operatorMessages} operator messages, ${tally.handBacks} hand backs`,
+        `session property over ${runs} runs: ${tally.approvalsDecided} approvals decided (${tally.mixedDecisions} mixed), ${tally.reconnectsDuringRun} reconnects during a run, ${tally.retries} retries, ${tally.cancelsDuringRun} cancels that stopped a run, ${tally.forks} forks, ${tally.returns} returns, ${tally.personHeldMessages} messages to a person, ${tally.operatorMessages} operator messages, ${tally.handBacks} hand backs, ${tally.crashesMidTool} crashes mid-tool`,
       );
       expect(tally.approvalsDecided).toBeGreaterThan(0);
       expect(tally.reconnectsDuringRun).toBeGreaterThan(0);
@@ -370,11 +398,34 @@ describe("service invariants (fast-check, through the Worker)", () => {
       expect(tally.forks).toBeGreaterThan(0);
       expect(tally.returns).toBeGreaterThan(0);
       expect(tally.operatorMessages + tally.handBacks).toBeGreaterThan(0);
+      expect(tally.crashesMidTool).toBeGreaterThan(0);
     },
     // Each run is a few turns through the Worker: the bound grows with the number of runs.
     Math.max(20_000, runs * 2_000),
   );
 });
+
+/**
+ * The store as a turn leaves it when its process dies while a tool runs: the user's message
+ * committed, the step's calls recorded ahead of the tool, nothing after. Then the object is
+ * evicted, and its next start recovers.
+ */
+async function crashMidTool(id: string, holder: string, callId: string): Promise<void> {
+  const stub = env.CONVERSATIONS.getByName(id);
+  await runInDurableObject(stub, (_instance, state) => {
+    const store = new ConversationStore(state.storage);
+    store.beginTurn("check my order");
+    store.commitStep({ messages: [{ role: "user", content: "check my order" }] }, []);
+    const assistant = {
+      role: "assistant" as const,
+      agent: holder,
+      content: null,
+      toolCalls: [{ id: callId, name: "lookup_order", arguments: '{"orderId":"A1001"}', plan: "tool" as const }],
+    };
+    store.recordCalls({ assistant, started: [callId] });
+  });
+  await evictDurableObject(stub).catch(() => {});
+}
 
 /**
  * Reads a turn's stream to its first event and cancels it: the stream ends with `done` cancelled,
