@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
 import * as z from "zod";
-import type { EventPull, SessionErrorCode, SessionResult } from "../session/index.ts";
+import type { SessionErrorCode, SessionResult } from "../session/index.ts";
 import { headersFor, type StreamFormat } from "../wire/index.ts";
 import type { Env } from "../env.ts";
 import type { ConversationEnv } from "./app-env.ts";
@@ -76,28 +76,8 @@ export async function expectOk<T>(result: Promise<SessionResult<T>>): Promise<T>
   throw new HttpError(code, next ? `${message} ${next}` : message, details);
 }
 
-/**
- * A response that pulls the conversation's events over RPC only as its own body is read, so a slow
- * client holds the Durable Object's bound on how far behind it may fall, and the Worker holds at
- * most one chunk for it.
- */
-export function streamResponse(events: EventPull, format: StreamFormat = "sse"): Response {
-  const body = new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        const chunk = await events.next();
-        if (chunk !== null) return controller.enqueue(chunk);
-        controller.close();
-        events[Symbol.dispose]();
-      },
-      async cancel() {
-        await events.cancel();
-        events[Symbol.dispose]();
-      },
-    },
-    { highWaterMark: 0 },
-  );
-  return new Response(body, { headers: headersFor(format) });
+export function streamResponse(stream: ReadableStream<Uint8Array>, format: StreamFormat = "sse"): Response {
+  return new Response(stream, { headers: headersFor(format) });
 }
 
 /** New turns per client (by address), through the Workers rate-limiting binding when it is bound. */

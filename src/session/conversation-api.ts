@@ -7,7 +7,6 @@ import type { Model } from "../runtime/model-port.ts";
 import type { Network } from "../runtime/network.ts";
 import type { PendingApproval } from "../runtime/suspension.ts";
 import type { UsageTotals } from "../runtime/usage.ts";
-import type { EventPull } from "./event-pull.ts";
 import type { HistoryPage } from "./history-page.ts";
 import type { StoredHandoff, StoredTurnStatus } from "./turn-log.ts";
 
@@ -36,10 +35,10 @@ export interface PageQuery {
   before?: number | undefined;
 }
 
-export type DecisionOutcome = { kind: "stream"; stream: EventPull } | { kind: "awaiting"; pending: string[] };
+export type DecisionOutcome = { kind: "stream"; stream: ReadableStream<Uint8Array> } | { kind: "awaiting"; pending: string[] };
 
 /** `idle`: nothing after the cursor, and no run that could add to it. */
-export type EventsOutcome = { kind: "stream"; stream: EventPull } | { kind: "idle" };
+export type EventsOutcome = { kind: "stream"; stream: ReadableStream<Uint8Array> } | { kind: "idle" };
 
 /**
  * Who is asking: the conversation, and the grant of the conversation token used (absent for the

@@ -11,7 +11,6 @@ import { createModel, unconfiguredModel } from "./configured-model.ts";
 import type { Caller, ConversationSetup, ConversationView, DecisionOutcome, EventsOutcome, PageQuery } from "./conversation-api.ts";
 import { type ConversationState, ConversationStore } from "./conversation-store.ts";
 import { conversationView, uiMessagesOf } from "./conversation-view.ts";
-import type { EventPull } from "./event-pull.ts";
 import type { ForkSnapshot } from "./forks.ts";
 import type { HistoryPage } from "./history-page.ts";
 import { mcpHeaderValues } from "./mcp-secrets.ts";
@@ -106,7 +105,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /** Starts a turn and returns its stream. The run goes on if the stream's reader leaves. */
-  async sendMessage(caller: Caller, message: string, format: StreamFormat = "sse"): Promise<SessionResult<EventPull>> {
+  async sendMessage(caller: Caller, message: string, format: StreamFormat = "sse"): Promise<SessionResult<ReadableStream<Uint8Array>>> {
     const admitted = this.#admit(caller, { idle: true, orNew: true });
     if (!admitted.ok) return admitted;
     const suspension = admitted.value?.suspension;
@@ -128,7 +127,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * its messages, handoffs and what the conversation held return to what they were when it
    * started, whatever its status. Only the last turn can be rewound; what it spent stays counted.
    */
-  async retry(caller: Caller, message?: string, format: StreamFormat = "sse"): Promise<SessionResult<EventPull>> {
+  async retry(caller: Caller, message?: string, format: StreamFormat = "sse"): Promise<SessionResult<ReadableStream<Uint8Array>>> {
     const admitted = this.#admit(caller, { idle: true });
     if (!admitted.ok) return admitted;
     const limited = this.#limitTurns() ?? this.#driver.limitStreams();

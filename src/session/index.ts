@@ -14,5 +14,4 @@ export {
 export type { HistoryPage } from "./history-page.ts";
 export type { ForkSnapshot } from "./forks.ts";
 export { MAX_STREAMS } from "./turn-driver.ts";
-export type { EventPull } from "./event-pull.ts";
 export type { SessionError, SessionErrorCode, SessionResult } from "./results.ts";

@@ -8,7 +8,6 @@ import type { Redactor } from "../runtime/redact.ts";
 import type { RunItemsOptions, TurnInput } from "../runtime/run-options.ts";
 import { encoderFor, type StoredEvent, type StreamFormat } from "../wire/index.ts";
 import type { ConversationState, ConversationStore } from "./conversation-store.ts";
-import { EventPull } from "./event-pull.ts";
 import { type EventBatches, eventStream } from "./event-stream.ts";
 import { type OtlpExporter, toOtlp } from "./otlp-export.ts";
 import type { PersonHold } from "./person-hold.ts";
@@ -71,7 +70,7 @@ export class TurnDriver {
   }
 
   /** Starts a leg of the current turn and returns its stream; the run goes on if the stream's reader leaves. */
-  start(caller: LegCaller, input: TurnInput, format: StreamFormat): EventPull {
+  start(caller: LegCaller, input: TurnInput, format: StreamFormat): ReadableStream<Uint8Array> {
     const running = { broadcast: new TurnBroadcast(), controller: new AbortController(), ended: Promise.resolve() };
     this.#running = running;
     const state = this.#setup.store.state()!;
@@ -83,7 +82,7 @@ export class TurnDriver {
   }
 
   /** The current or last turn's events after `afterId`, then the live leg (or, `hold`, a person's messages) until it ends. */
-  read(state: ConversationState, afterId: number, format: StreamFormat, hold?: TurnBroadcast): EventPull {
+  read(state: ConversationState, afterId: number, format: StreamFormat, hold?: TurnBroadcast): ReadableStream<Uint8Array> {
     return this.#open(this.#readEvents(state, afterId, hold), format, this.#answerId(false));
   }
 
@@ -96,9 +95,9 @@ export class TurnDriver {
     return true;
   }
 
-  #open(batches: EventBatches, format: StreamFormat, messageId?: string): EventPull {
+  #open(batches: EventBatches, format: StreamFormat, messageId?: string): ReadableStream<Uint8Array> {
     this.#openStreams++;
-    return new EventPull(eventStream(batches, encoderFor(format, messageId), () => this.#openStreams--));
+    return eventStream(batches, encoderFor(format, messageId), () => this.#openStreams--);
   }
 
   /**
