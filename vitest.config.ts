@@ -2,9 +2,9 @@ import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
 /** The Worker under test, in workerd, talking to the fake OpenAI-compatible server with the real `openai` client. */
-function worker(bindings: Record<string, string> = {}) {
+function worker(bindings: Record<string, string> = {}, configPath = "./wrangler.toml") {
   return cloudflareTest(({ inject }) => ({
-    wrangler: { configPath: "./wrangler.toml" },
+    wrangler: { configPath },
     miniflare: {
       bindings: {
         OPENAI_BASE_URL: `${inject("fakeOpenAIUrl")}/v1`,
@@ -30,6 +30,7 @@ function worker(bindings: Record<string, string> = {}) {
 const CONFIGURED = ["test/configured/**/*.test.ts"];
 const TRACE_EXPORT = ["test/configured-otel/**/*.test.ts"];
 const MCP = ["test/configured-mcp/**/*.test.ts"];
+const MCP_CODE = ["test/configured-mcp-code/**/*.test.ts"];
 
 export default defineConfig({
   test: {
@@ -43,7 +44,7 @@ export default defineConfig({
           name: "worker",
           include: ["test/**/*.test.ts"],
           // Node-side end-to-end tests against wrangler dev run under node --test.
-          exclude: ["test/e2e/**", "test/deep/**", "node_modules/**", ...CONFIGURED, ...TRACE_EXPORT, ...MCP],
+          exclude: ["test/e2e/**", "test/deep/**", "node_modules/**", ...CONFIGURED, ...TRACE_EXPORT, ...MCP, ...MCP_CODE],
         },
       },
       {
@@ -66,6 +67,11 @@ export default defineConfig({
         // The example network's tracking MCP server is the test server that wants a bearer token, a secret.
         plugins: [worker({ TRACKING_MCP_URL: "{{mcp}}/secured/mcp", TRACKING_MCP_TOKEN: "mcp-bearer 5f2c9a7e-secret" })],
         test: { name: "mcp", include: MCP },
+      },
+      {
+        // A Worker of its own whose tracking server's bearer token is written in its code.
+        plugins: [worker({ CODE_MCP_URL: "{{mcp}}/secured/mcp" }, "./test/configured-mcp-code/worker/wrangler.toml")],
+        test: { name: "mcp-code", include: MCP_CODE },
       },
     ],
   },
