@@ -7,7 +7,6 @@
 import type { CallsInFlight } from "../runtime/calls-in-flight.ts";
 import type { Compaction } from "../runtime/compaction.ts";
 import type { TurnOutcome } from "../runtime/events.ts";
-import type { HandoffRecord } from "../runtime/handoff/types.ts";
 import type { ConversationSnapshot } from "../runtime/conversation-snapshot.ts";
 import { newHolding } from "../runtime/holding.ts";
 import type { Message } from "../runtime/messages.ts";
@@ -101,7 +100,7 @@ export class ConversationStore {
       holding,
       history: this.messages(),
       usage: this.usage(),
-      ...(handoff ? { lastHandoff: readHandoff(JSON.parse(handoff.data)) as HandoffRecord } : {}),
+      ...(handoff ? { lastHandoff: readHandoff(JSON.parse(handoff.data)) } : {}),
       ...(compaction ? { compaction: { replaces: compaction.replaces, summary: compaction.summary } } : {}),
     };
   }

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { Agent, handoff, Network } from "../../src/runtime/index.ts";
 import { newHolding } from "../../src/runtime/holding.ts";
 import type { PreparedStep } from "../../src/runtime/step/prepare-step.ts";
-import type { CallRecord } from "../../src/runtime/step/resolve-calls.ts";
+import type { CallRecord } from "../../src/runtime/step/call-record.ts";
 import { buildStepCommit } from "../../src/runtime/step/step-commit.ts";
 import { type TurnState, initialTurnState } from "../../src/runtime/turn-state.ts";
 

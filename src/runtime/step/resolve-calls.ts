@@ -1,7 +1,7 @@
 /**
  * The third stage of a step: what each tool call is and how it is answered, as one record per
- * call. In order: handoffs are picked out before anything runs, then tool guardrails, the
- * approval gate, and execution.
+ * call. In order: handoffs are picked out before anything runs (each call's plan, announced), then
+ * tool guardrails and the approval gate, then the calls that start are written ahead of them, and they run.
  */
 import { requiresApproval } from "../approval-gate.ts";
 import { checkBudgets } from "../budgets.ts";
@@ -19,8 +19,6 @@ import type { RunContext, TurnState } from "../turn-state.ts";
 import { addUsage, type UsageTotals } from "../usage.ts";
 import type { PreparedStep } from "./prepare-step.ts";
 import type { Answered, CallRecord } from "./call-record.ts";
-
-export type { Answered, CallRecord } from "./call-record.ts";
 
 /** What the checks before any tool runs decided of each planned call: a guardrail's block, and whether it waits for approval. */
 export interface CallGates {
