@@ -45,7 +45,8 @@ function runtimeTurn(): () => Promise<void> {
       conversationId: "b",
       network,
       model,
-      store: { commitStep: () => {} },
+      // RECORD_CALLS=1: a store that keeps the calls written ahead of each step's tools, as the Durable Object's does.
+      store: { commitStep: () => {}, ...(process.env.RECORD_CALLS ? { recordCalls: () => {} } : {}) },
       conversation: newConversation("triage"),
       input: { kind: "message", text: "charged twice" },
     })) {

@@ -10,15 +10,17 @@ import { DEFAULT_LIMITS } from "./limits.ts";
 import type { Message } from "./messages.ts";
 import type { ModelRequest } from "./model-port.ts";
 import type { RunItemsOptions, RunTurnOptions, TurnItem } from "./run-options.ts";
-import { commit } from "./commit.ts";
+import { commit, recordCalls } from "./commit.ts";
 import type { StateUpdates } from "./tool-context.ts";
 import type { TurnStore } from "./store-port.ts";
 import { type ModelStepResult, streamModelCall } from "./step/call-model.ts";
 import { decideNextStep, tooManyErrors } from "./step/next-step.ts";
 import { checkStepLimits, type PreparedStep, prepareStep } from "./step/prepare-step.ts";
-import { resolveCalls } from "./step/resolve-calls.ts";
+import { answerCalls, callsAhead, gateCalls, planCalls } from "./step/resolve-calls.ts";
+import { callPlanOf } from "./handoff/rules.ts";
+import { argsOf } from "./execute-tool-call.ts";
 import { settleApprovals } from "./step/settle-approvals.ts";
-import { buildStepCommit, type StepOutcome } from "./step/step-commit.ts";
+import { buildStepCommit, type StepOutcome, stepUsage } from "./step/step-commit.ts";
 import { advance, holdingChange, initialTurnState, type RunContext, type TurnState } from "./turn-state.ts";
 
 /**
@@ -149,8 +151,15 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   // Text deltas stream as they arrive; the calls are announced once the call has ended.
   const step = yield* streamModelCall(run.options.model, modelRequest(run, prepared));
   run.signal.throwIfAborted();
+  const plan = planCalls(run, state, prepared, step.toolCalls);
+  for (const p of plan) yield { type: "tool-call", toolCallId: p.call.id, name: p.call.name, args: argsOf(p.call), plan: callPlanOf(p) };
+  const gates = await gateCalls(run, state, prepared, plan, stepUsage(prepared, step));
+  // The calls that start are recorded before the first of them does, for a host that keeps them.
+  const ahead = !run.store || run.store.recordCalls ? callsAhead(prepared, step, plan, gates) : undefined;
+  const recorded = ahead && (await recordCalls(run, ahead));
+  if (recorded) yield recorded;
   const stateUpdates: StateUpdates = new Map();
-  const records = yield* resolveCalls(run, state, prepared, step, stateUpdates);
+  const records = await answerCalls(run, state, prepared, plan, gates, stateUpdates);
   for (const r of records) {
     if (r.blocked !== null) yield { type: "guardrail", kind: "tool", agent: prepared.agent.name, reason: r.blocked, toolCallId: r.call.id };
   }

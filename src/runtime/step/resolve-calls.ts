@@ -7,11 +7,10 @@ import { requiresApproval } from "../approval-gate.ts";
 import { checkBudgets } from "../budgets.ts";
 import { argsOf, errorOutcome, executeToolCall } from "../execute-tool-call.ts";
 import { firstBlock } from "../guardrails.ts";
-import { callPlanOf, type PlannedCall, planToolCalls } from "../handoff/rules.ts";
-import { recordCalls } from "../commit.ts";
-import type { TurnItem } from "../run-options.ts";
+import type { CallsInFlight } from "../calls-in-flight.ts";
+import { type PlannedCall, planToolCalls } from "../handoff/rules.ts";
 import type { ModelStepResult } from "./call-model.ts";
-import { assistantMessage, stepUsage } from "./step-commit.ts";
+import { assistantMessage } from "./step-commit.ts";
 import type { ToolCall } from "../messages.ts";
 import type { ToolContext } from "../tool.ts";
 import { type StateUpdates, toolContext } from "../tool-context.ts";
@@ -32,30 +31,21 @@ export interface CallGates {
 }
 
 /**
- * The step's calls, planned, gated, written ahead of the first tool that starts (through the store
- * port, or as an item for the host to keep) and answered: one record per call.
+ * What is written ahead of the step's tools, when any of them starts: the step's assistant message
+ * with the calls the history keeps, and which of them start. Undefined when none starts.
  */
-export async function* resolveCalls(
-  run: RunContext,
-  state: TurnState,
+export function callsAhead(
   prepared: PreparedStep,
   step: ModelStepResult,
-  updates: StateUpdates,
-): AsyncGenerator<TurnItem, CallRecord[]> {
-  const plan = planCalls(run, state, prepared, step.toolCalls);
-  for (const p of plan) yield { type: "tool-call", toolCallId: p.call.id, name: p.call.name, args: argsOf(p.call), plan: callPlanOf(p) };
-  const gates = await gateCalls(run, state, prepared, plan, stepUsage(prepared, step));
-  if (gates.starts.some(Boolean)) {
-    const kept = plan.filter((_, i) => gates.kept[i]);
-    const assistant = assistantMessage(
-      prepared.agent.name,
-      step.text,
-      kept.map((p) => ({ call: p.call, plan: p })),
-    );
-    const item = await recordCalls(run, { assistant, started: plan.filter((_, i) => gates.starts[i]).map((p) => p.call.id) });
-    if (item) yield item;
-  }
-  return answerCalls(run, state, prepared, plan, gates, updates);
+  plan: readonly PlannedCall[],
+  gates: CallGates,
+): CallsInFlight | undefined {
+  if (!gates.starts.includes(true)) return undefined;
+  const kept = plan.filter((_, i) => gates.kept[i]).map((p) => ({ call: p.call, plan: p }));
+  return {
+    assistant: assistantMessage(prepared.agent.name, step.text, kept),
+    started: plan.filter((_, i) => gates.starts[i]).map((p) => p.call.id),
+  };
 }
 
 /** The checks of the step's planned calls (see `planCalls`) before any tool runs: budgets, tool guardrails, the approval gate. */
