@@ -18,7 +18,7 @@ function worker(bindings: Record<string, string> = {}, configPath = "./wrangler.
         ...Object.fromEntries(
           Object.entries(bindings).map(([key, value]) => [
             key,
-            value.replace("{{fake}}", inject("fakeOpenAIUrl")).replace("{{mcp}}", inject("mcpUrl")),
+            value.replace("{{fake}}", inject("fakeOpenAIUrl")).replace("{{mcp}}", inject("mcpUrl")).replace("{{jwks}}", inject("jwks").url),
           ]),
         ),
       },
@@ -31,6 +31,7 @@ const CONFIGURED = ["test/configured/**/*.test.ts"];
 const TRACE_EXPORT = ["test/configured-otel/**/*.test.ts"];
 const MCP = ["test/configured-mcp/**/*.test.ts"];
 const MCP_CODE = ["test/configured-mcp-code/**/*.test.ts"];
+const USERS = ["test/configured-users/**/*.test.ts"];
 
 export default defineConfig({
   test: {
@@ -44,7 +45,7 @@ export default defineConfig({
           name: "worker",
           include: ["test/**/*.test.ts"],
           // Node-side end-to-end tests against wrangler dev run under node --test.
-          exclude: ["test/e2e/**", "test/deep/**", "node_modules/**", ...CONFIGURED, ...TRACE_EXPORT, ...MCP, ...MCP_CODE],
+          exclude: ["test/e2e/**", "test/deep/**", "node_modules/**", ...CONFIGURED, ...TRACE_EXPORT, ...MCP, ...MCP_CODE, ...USERS],
         },
       },
       {
@@ -72,6 +73,19 @@ export default defineConfig({
         // A Worker of its own whose tracking server's bearer token is written in its code.
         plugins: [worker({ CODE_MCP_URL: "{{mcp}}/secured/mcp" }, "./test/configured-mcp-code/worker/wrangler.toml")],
         test: { name: "mcp-code", include: MCP_CODE },
+      },
+      {
+        // Signed-in users: the identity provider's JWKS (test/node/jwks-server.ts), an issuer and audience, a master key, no anonymous use.
+        plugins: [
+          worker({
+            AUTH_JWKS_URL: "{{jwks}}/jwks.json",
+            AUTH_ISSUER: "https://idp.test",
+            AUTH_AUDIENCE: "handoff-chat",
+            API_KEY: "master-key-for-the-users-tests",
+            ALLOW_ANONYMOUS: "false",
+          }),
+        ],
+        test: { name: "users", include: USERS },
       },
     ],
   },

@@ -46,6 +46,28 @@ const ConfigSchema = z.object({
   API_KEY: z.string().min(16, "API_KEY must be at least 16 characters").optional(),
   /** Opens the operator API (people answering conversations handed to them); the API key opens it too. */
   OPERATOR_KEY: z.string().min(16, "OPERATOR_KEY must be at least 16 characters").optional(),
+  /** Signed-in users: the identity provider's keys (a JWKS URL, http allowed for local providers), or a shared HS256 secret. */
+  AUTH_JWKS_URL: z.url().optional(),
+  AUTH_JWT_SECRET: z.string().min(32, "AUTH_JWT_SECRET must be at least 32 characters (its UTF-8 bytes are the HS256 key)").optional(),
+  /** The `iss` and `aud` a user's token must carry, when set. */
+  AUTH_ISSUER: z.string().min(1).optional(),
+  AUTH_AUDIENCE: z.string().min(1).optional(),
+  /** The claims that hold the user's id, display name and roles (a string or an array). */
+  AUTH_USER_CLAIM: z.string().min(1).default("sub"),
+  AUTH_NAME_CLAIM: z.string().min(1).default("name"),
+  AUTH_ROLES_CLAIM: z.string().min(1).default("roles"),
+  /** The role that opens the operator API to a signed-in user. */
+  AUTH_OPERATOR_ROLE: z.string().min(1).default("operator"),
+  /** The algorithms a user's token may be signed with, pinned here, never taken from the token: RS256,ES256 with a JWKS, HS256 with a secret by default. */
+  AUTH_ALGORITHMS: z
+    .string()
+    .optional()
+    .transform((value) =>
+      value
+        ?.split(",")
+        .map((a) => a.trim())
+        .filter(Boolean),
+    ),
   /** Signs conversation tokens; API_KEY signs them when it is not set. */
   SESSION_SECRET: z.string().min(16, "SESSION_SECRET must be at least 16 characters").optional(),
   ALLOW_ANONYMOUS: z

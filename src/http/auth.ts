@@ -1,37 +1,47 @@
 import type { MiddlewareHandler } from "hono";
 import { basePath } from "hono/route";
-import { readConfig } from "../config.ts";
+import { type Config, readConfig } from "../config.ts";
 import type { Env } from "../env.ts";
 import { errorResponse } from "./errors.ts";
 import { conversationIdOf } from "./schemas.ts";
 import { safeEqual, verifyToken } from "./tokens.ts";
+import { looksLikeJwt, type SignedInUser, usersConfigured, verifyUserToken } from "./user-tokens.ts";
 
 export type Access =
   | { kind: "master" }
   | { kind: "operator" }
   | { kind: "conversation"; conversationId: string; grant: string }
+  /** A signed-in user: the Durable Object admits them to the conversations they own. */
+  | { kind: "user"; user: SignedInUser }
   | { kind: "anonymous" };
 
 /** The operator API: the desk's list, and a conversation's operator routes. */
 const OPERATOR_PATH = /^\/v1\/(operator\/|conversations\/[^/]+\/operator\/)/;
 
 type AuthEnv = { Bindings: Env; Variables: { access: Access } };
+type AuthContext = Parameters<MiddlewareHandler<AuthEnv>>[0];
 
 const CONVERSATION_PATH = /^\/v1\/conversations\/([^/]+)/;
 
 /**
- * Guards /v1/*. Fails closed: with no API_KEY the API answers 503 unless ALLOW_ANONYMOUS=true.
- * The master key opens everything; a conversation token opens its own conversation only.
+ * Guards /v1/*. Fails closed: with no API_KEY and no identity provider the API answers 503 unless
+ * ALLOW_ANONYMOUS=true. The master key opens everything; a signed-in user's JWT (told from a
+ * conversation token by its form) opens their own conversations; a conversation token its own.
  */
 export function requireAccess(): MiddlewareHandler<AuthEnv> {
   return async (c, next) => {
     const config = readConfig(c.env);
-    const header = c.req.header("authorization") ?? "";
-    const bearer = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
+    const bearer = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
+    const users = usersConfigured(config);
+    // Cloudflare Access puts the user's JWT in its own header, whenever JWTs are configured.
+    const credential = bearer ?? (users ? c.req.header("cf-access-jwt-assertion") : undefined);
     // The path within this app: a team may mount it under a prefix of its own Worker.
     const path = c.req.path.slice(basePath(c).replace(/\/$/, "").length);
-    if (OPERATOR_PATH.test(path)) return operatorAccess(c, bearer, next);
-    if (!config.API_KEY) {
+    const operator = OPERATOR_PATH.test(path);
+    if (credential && users && looksLikeJwt(credential) && !(config.API_KEY && (await safeEqual(credential, config.API_KEY))))
+      return userAccess(c, credential, operator, next);
+    if (operator) return operatorAccess(c, credential, next);
+    if (!config.API_KEY && !users) {
       if (!config.ALLOW_ANONYMOUS) {
         return errorResponse(
           c,
@@ -42,33 +52,65 @@ export function requireAccess(): MiddlewareHandler<AuthEnv> {
       c.set("access", { kind: "anonymous" });
       return next();
     }
-    if (!bearer) return unauthorized(c, "Send Authorization: Bearer <API key or conversation token>.");
-    if (await safeEqual(bearer, config.API_KEY)) {
+    if (!credential) return unauthorized(c, "Send Authorization: Bearer <API key, your sign-in token or a conversation token>.");
+    if (config.API_KEY && (await safeEqual(credential, config.API_KEY))) {
       c.set("access", { kind: "master" });
       return next();
     }
-    const granted = await verifyToken(config.SESSION_SECRET ?? config.API_KEY, bearer);
-    if (!granted) return unauthorized(c, "The bearer token is not valid.");
-    // Conversation ids need no decoding (A-Z, a-z, 0-9, _ and -): an escape in one is a malformed id.
-    const segment = CONVERSATION_PATH.exec(path)?.[1];
-    const requested = segment === undefined ? undefined : conversationIdOf(segment);
-    const conversationScoped = requested !== undefined || path === "/v1/agents" || path === "/v1/openapi.json";
-    if (!conversationScoped || (requested !== undefined && requested !== granted.conversationId)) {
-      return errorResponse(c, "forbidden", "This conversation token does not grant access to this resource.");
-    }
-    c.set("access", { kind: "conversation", ...granted });
-    return next();
+    return conversationAccess(c, config, credential, path, next);
   };
+}
+
+/** A conversation token opens its own conversation, and the agents and API description, only. */
+async function conversationAccess(c: AuthContext, config: Config, token: string, path: string, next: () => Promise<void>) {
+  const secret = config.SESSION_SECRET ?? config.API_KEY;
+  const granted = secret ? await verifyToken(secret, token) : null;
+  if (!granted) return unauthorized(c, "The bearer token is not valid.");
+  // Conversation ids need no decoding (A-Z, a-z, 0-9, _ and -): an escape in one is a malformed id.
+  const segment = CONVERSATION_PATH.exec(path)?.[1];
+  const requested = segment === undefined ? undefined : conversationIdOf(segment);
+  const conversationScoped = requested !== undefined || path === "/v1/agents" || path === "/v1/openapi.json";
+  if (!conversationScoped || (requested !== undefined && requested !== granted.conversationId)) {
+    return errorResponse(c, "forbidden", "This conversation token does not grant access to this resource.");
+  }
+  c.set("access", { kind: "conversation", ...granted });
+  return next();
+}
+
+/**
+ * A signed-in user: their own conversations (the Durable Object checks whose), or, with the
+ * operator role, the operator API. A token that does not verify is a 401 saying why; keys that
+ * cannot be fetched a 503, never an open door.
+ */
+async function userAccess(c: AuthContext, token: string, operatorPath: boolean, next: () => Promise<void>) {
+  const config = readConfig(c.env);
+  const verdict = await verifyUserToken(token, config);
+  if (!verdict.ok) {
+    if (verdict.status === 503) return errorResponse(c, "auth_unavailable", verdict.description);
+    const res = errorResponse(c, "unauthorized", verdict.description);
+    res.headers.set(
+      "www-authenticate",
+      `Bearer realm="handoff-runtime", error="invalid_token", error_description="${verdict.description.replaceAll('"', "'")}"`,
+    );
+    return res;
+  }
+  const { user } = verdict;
+  if (operatorPath) {
+    if (!user.roles.includes(config.AUTH_OPERATOR_ROLE))
+      return errorResponse(c, "forbidden", `The operator API needs the '${config.AUTH_OPERATOR_ROLE}' role in your sign-in token.`);
+    c.set("access", { kind: "operator" });
+  } else c.set("access", { kind: "user", user });
+  return next();
 }
 
 /**
  * The operator API takes OPERATOR_KEY or the master key, never a conversation token. With neither
  * key configured it is open only where the whole API is (ALLOW_ANONYMOUS, for local use).
  */
-async function operatorAccess(c: Parameters<MiddlewareHandler<AuthEnv>>[0], bearer: string | undefined, next: () => Promise<void>) {
+async function operatorAccess(c: AuthContext, bearer: string | undefined, next: () => Promise<void>) {
   const config = readConfig(c.env);
   if (!config.OPERATOR_KEY && !config.API_KEY) {
-    if (!config.ALLOW_ANONYMOUS)
+    if (!config.ALLOW_ANONYMOUS || usersConfigured(config))
       return errorResponse(c, "auth_not_configured", "This Worker has no OPERATOR_KEY or API_KEY: set one to use the operator API.");
     c.set("access", { kind: "anonymous" });
     return next();

@@ -31,6 +31,7 @@ const STATUS = {
   internal_error: 500,
   invalid_configuration: 500,
   auth_not_configured: 503,
+  auth_unavailable: 503,
   operator_desk_not_configured: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 

@@ -24,6 +24,7 @@ export function sessionClient(env: Env, conversationId: string, access: Access, 
   const caller: Caller = {
     conversationId,
     ...(access.kind === "conversation" ? { grant: access.grant } : {}),
+    ...(access.kind === "user" ? { user: access.user.id } : {}),
     ...(traceparent ? { traceparent } : {}),
   };
   return new Proxy({} as SessionClient, {

@@ -39,8 +39,9 @@ export function registerFork(app: Hono<ConversationEnv>): void {
     const { afterTurn } = await readJson(c, ForkBody);
     const snapshot = await expectOk(c.var.client.forkSnapshot(afterTurn));
     const id = crypto.randomUUID();
-    // The new conversation is created by the Worker itself: the caller's token belongs to the original.
-    const created = await expectOk(sessionClient(c.env, id, { kind: "master" }).importFork(snapshot));
+    // The new conversation is created by the Worker itself: the caller's token belongs to the original. A signed-in user owns the fork.
+    const access = c.get("access");
+    const created = await expectOk(sessionClient(c.env, id, access.kind === "user" ? access : { kind: "master" }).importFork(snapshot));
     return c.json(
       {
         id,

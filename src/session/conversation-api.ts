@@ -47,6 +47,8 @@ export type EventsOutcome = { kind: "stream"; stream: ReadableStream<Uint8Array>
 export interface Caller {
   conversationId: string;
   grant?: string | undefined;
+  /** A signed-in user's id: they reach only the conversations they own, and own those they create or fork. */
+  user?: string | undefined;
   /** The request's W3C `traceparent`: a turn it starts is traced as that span's child. */
   traceparent?: string | undefined;
 }

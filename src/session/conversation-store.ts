@@ -105,8 +105,8 @@ export class ConversationStore {
     };
   }
 
-  /** Stores an empty conversation held by the entry agent, unless one exists. */
-  create(conversationId: string, entryAgent: string, grant: string): ConversationState {
+  /** Stores an empty conversation held by the entry agent, unless one exists; `owner` is the signed-in user who made it. */
+  create(conversationId: string, entryAgent: string, grant: string, owner?: string): ConversationState {
     const existing = this.state();
     if (existing) return existing;
     return this.#write({
@@ -117,6 +117,7 @@ export class ConversationStore {
       grant,
       lastEventId: 0,
       turn: 0,
+      ...(owner === undefined ? {} : { owner }),
     });
   }
 
@@ -149,8 +150,17 @@ export class ConversationStore {
   }
 
   /** Stores a new conversation from another's snapshot: its rows as they were, a state of its own, no events. */
-  importFork(conversationId: string, grant: string, snapshot: ForkSnapshot): ConversationState {
-    const state = { conversationId, holding: snapshot.holding, suspension: null, decisions: [], grant, lastEventId: 0, turn: 0 };
+  importFork(conversationId: string, grant: string, snapshot: ForkSnapshot, owner?: string): ConversationState {
+    const state = {
+      conversationId,
+      holding: snapshot.holding,
+      suspension: null,
+      decisions: [],
+      grant,
+      lastEventId: 0,
+      turn: 0,
+      ...(owner === undefined ? {} : { owner }),
+    };
     this.#write(state, () => storeSnapshot(this.#db, snapshot));
     this.#state = null;
     this.#messages = null;

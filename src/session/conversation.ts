@@ -92,7 +92,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
 
   /** Creates the conversation, held by the entry agent, without a turn; the grant signs its tokens. */
   async create(caller: Caller): Promise<SessionResult<{ activeAgent: string; grant: string }>> {
-    const state = this.#store.create(caller.conversationId, this.#network.entry.name, newGrant());
+    const state = this.#store.create(caller.conversationId, this.#network.entry.name, newGrant(), caller.user);
     return ok({ activeAgent: state.holding.activeAgent, grant: state.grant ?? this.#store.setGrant(newGrant()).grant! });
   }
 
@@ -228,7 +228,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   async importFork(caller: Caller, snapshot: ForkSnapshot): Promise<SessionResult<{ activeAgent: string; grant: string }>> {
     // A fork's id is freshly made by the Worker: it cannot be taken.
     if (this.#store.state()) throw new Error(`conversation ${caller.conversationId} already exists`);
-    const state = this.#store.importFork(caller.conversationId, newGrant(), snapshot);
+    const state = this.#store.importFork(caller.conversationId, newGrant(), snapshot, caller.user);
     return ok({ activeAgent: state.holding.activeAgent, grant: state.grant! });
   }
 
@@ -292,8 +292,9 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
 
   /**
    * Who may go on: a token passes while its grant is the conversation's (it never reaches a
-   * conversation that does not exist); the conversation must exist unless the request may create
-   * it; and no run may be going on when the request would start or change one.
+   * conversation that does not exist); a signed-in user only into a conversation they own; the
+   * conversation must exist unless the request may create it; and no run may be going on when
+   * the request would start or change one.
    */
   #admit(caller: Caller, need: Admission & { orNew: true }): SessionResult<ConversationState | null>;
   #admit(caller: Caller, need?: Admission): SessionResult<ConversationState>;
@@ -304,7 +305,10 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
         "token_revoked",
         "This conversation token was revoked: the conversation was deleted or its tokens were rotated. Ask for a new token.",
       );
-    if (!state && !need.orNew) return fail("conversation_not_found", `No conversation '${caller.conversationId}'.`);
+    // Someone else's conversation is not found, as one that does not exist: ids cannot be probed. A user creates with POST, never by a first message.
+    const owned = caller.user === undefined || (state !== null && state.owner === caller.user);
+    if ((!state && (!need.orNew || caller.user !== undefined)) || !owned)
+      return fail("conversation_not_found", `No conversation '${caller.conversationId}'.`);
     if (need.idle && this.#driver.running) return fail("run_in_progress", RUN_IN_PROGRESS);
     return ok(state);
   }

@@ -22,6 +22,8 @@ export type StateRow = Holding & {
    * conversations stored before tokens carried it, until the master key issues one.
    */
   grant?: string;
+  /** The signed-in user who created (or forked) the conversation; absent for those a backend or anonymous use made. */
+  owner?: string;
 };
 
 /** The state as the store works with it: the holding as one value. */
@@ -31,6 +33,7 @@ export interface StoredState {
   suspension: Suspension | null;
   decisions: ApprovalDecision[];
   grant?: string | undefined;
+  owner?: string | undefined;
 }
 
 /** What a turn started from: the user's message and what the conversation held, which a rewind returns to. */
@@ -43,8 +46,8 @@ type Json = Record<string, unknown>;
 
 /** The state row's JSON. */
 export function writeStateRow(state: StoredState): string {
-  const { holding, grant, ...rest } = state;
-  return JSON.stringify({ ...rest, ...holding, ...(grant === undefined ? {} : { grant }) });
+  const { holding, grant, owner, ...rest } = state;
+  return JSON.stringify({ ...rest, ...holding, ...(grant === undefined ? {} : { grant }), ...(owner === undefined ? {} : { owner }) });
 }
 
 export function readStateRow(json: string): StoredState {
@@ -55,6 +58,7 @@ export function readStateRow(json: string): StoredState {
     suspension: row.suspension ? readSuspension(row.suspension as Json) : null,
     decisions: (row.decisions as ApprovalDecision[] | undefined) ?? [],
     ...(typeof row.grant === "string" ? { grant: row.grant } : {}),
+    ...(typeof row.owner === "string" ? { owner: row.owner } : {}),
   };
 }
 

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { TestProject } from "vitest/node";
 import { startFakeOpenAI } from "./fake-openai-server.ts";
+import { startJwksServer } from "./jwks-server.ts";
 import { startMcpTestServer } from "./mcp-test-server.ts";
 
 /** shared/ sits beside the checkout; found by walking up, so a copy of the project (Stryker's sandbox) finds it too. */
@@ -35,13 +36,16 @@ function readFixtures(): Record<string, { sse: string; expected: unknown }> {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const fake = await startFakeOpenAI();
   const mcp = await startMcpTestServer();
+  const jwks = await startJwksServer();
   project.provide("fakeOpenAIUrl", fake.url);
   project.provide("mcpUrl", mcp.url);
+  project.provide("jwks", { url: jwks.url, keys: jwks.keys, rs1PublicPem: jwks.rs1PublicPem });
   project.provide("providerFixtures", readFixtures());
   provideProperties(project);
   return async () => {
     await fake.close();
     await mcp.close();
+    await jwks.close();
   };
 }
 

@@ -1,0 +1,195 @@
+/**
+ * Signed-in users through the Worker: JWTs from the identity provider's JWKS (test/node/jwks-server.ts)
+ * verified with `jose`, conversations each user owns (someone else's answers 404), and every bad
+ * token refused with a clear 401 (or a 503 while the provider's keys cannot be had), changing nothing.
+ */
+import { importJWK, type JWK, SignJWT } from "jose";
+import { afterEach, describe, expect, inject, it, vi } from "vitest";
+import { scenario } from "../support/scenario.ts";
+import { call } from "../support/worker.ts";
+
+const MASTER = "master-key-for-the-users-tests";
+const { url: jwksUrl, keys, rs1PublicPem } = inject("jwks");
+
+/** A token for `user`, signed with the key `kid`; `claims` and `header` change what a test needs. */
+async function mint(user: string | undefined, options: { kid?: string; claims?: Record<string, unknown>; expiresIn?: string } = {}) {
+  const kid = options.kid ?? "rs1";
+  const jwk = keys[kid] as JWK;
+  const now = Math.floor(Date.now() / 1000);
+  const payload = {
+    ...(user === undefined ? {} : { sub: user, name: `User ${user}` }),
+    iss: "https://idp.test",
+    aud: "handoff-chat",
+    iat: now,
+    ...options.claims,
+  };
+  const jwt = new SignJWT(payload).setProtectedHeader({ alg: jwk.alg!, kid }).setExpirationTime(options.expiresIn ?? "10m");
+  return jwt.sign(await importJWK(jwk, jwk.alg));
+}
+
+const as = (credential: string | undefined, init: RequestInit = {}): RequestInit => ({
+  ...init,
+  headers: { ...(init.headers as Record<string, string>), ...(credential ? { authorization: `Bearer ${credential}` } : {}) },
+});
+const json = (body: unknown) => ({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+async function create(credential: string): Promise<{ id: string; token: string }> {
+  const res = await call("/v1/conversations", as(credential, { method: "POST" }));
+  expect(res.status).toBe(201);
+  return (await res.json()) as { id: string; token: string };
+}
+
+async function jwksFetches(): Promise<number> {
+  return ((await (await fetch(`${jwksUrl}/__jwks/stats`)).json()) as { fetches: number }).fetches;
+}
+
+const control = (body: unknown) => fetch(`${jwksUrl}/__jwks`, { method: "POST", body: JSON.stringify(body) });
+
+afterEach(async () => {
+  vi.useRealTimers();
+  await control({ mode: "ok" });
+});
+
+describe("conversations each signed-in user owns", () => {
+  it("answers every conversation route for its owner, the master key and its token, 404 for anyone else, 401 for no one", async () => {
+    const s = await scenario([{ text: "Hello, Ada." }, { text: "Again." }, { text: "Once more." }, { text: "Chat." }]);
+    const ada = await mint("ada");
+    const { id, token } = await create(ada);
+    const first = await call(`/v1/conversations/${id}/messages`, as(ada, json({ message: s.tag("hi") })));
+    expect(first.status).toBe(200);
+    await first.text();
+    const base = `/v1/conversations/${id}`;
+    const routes: Array<[string, string, RequestInit]> = [
+      ["GET", base, {}],
+      ["GET", `${base}/events`, { headers: { "last-event-id": "0" } }],
+      ["GET", `${base}/turns`, {}],
+      ["GET", `${base}/turns/1/trace`, {}],
+      ["GET", `${base}/ui-messages`, {}],
+      ["GET", `${base}/chat/stream`, {}],
+      ["POST", `${base}/cancel`, { method: "POST" }],
+      ["POST", `${base}/approvals`, json({ decisions: [{ toolCallId: "none", approved: true }] })],
+      ["POST", `${base}/fork`, json({ afterTurn: 1 })],
+      ["POST", `${base}/tokens`, json({})],
+    ];
+    const callers: Array<[string, string | undefined]> = [
+      ["owner", ada],
+      ["another user", await mint("bob")],
+      ["an operator", await mint("olga", { claims: { roles: ["operator"] } })],
+      ["the master key", MASTER],
+      ["its token", token],
+      ["nobody", undefined],
+    ];
+    for (const [method, path, init] of routes) {
+      for (const [who, credential] of callers) {
+        const res = await call(path, as(credential, init));
+        const body = await res.text();
+        const where = `${who}: ${method} ${path} → ${res.status} ${body.slice(0, 120)}`;
+        if ((who === "another user" || who === "an operator") && path.endsWith("/chat/stream")) {
+          // useChat's resume answers a conversation that does not exist with 204 (nothing to resume): someone else's alike.
+          expect(res.status, where).toBe(204);
+        } else if (who === "another user" || who === "an operator") {
+          expect(res.status, where).toBe(404);
+          expect(body, where).toContain("conversation_not_found");
+        } else if (who === "nobody") expect(res.status, where).toBe(401);
+        else if (who === "its token" && path.endsWith("/tokens")) expect(res.status, where).toBe(403);
+        else expect([401, 403, 404], where).not.toContain(res.status);
+      }
+    }
+    // Messages and deletion: someone else's message or delete is a 404 and changes nothing.
+    const bob = await mint("bob");
+    expect((await call(`${base}/messages`, as(bob, json({ message: "mine now" })))).status).toBe(404);
+    expect((await call(base, as(bob, { method: "DELETE" }))).status).toBe(404);
+    const view = (await (await call(base, as(ada))).json()) as { messages: Array<{ content: string | null }> };
+    expect(view.messages.map((m) => m.content)).not.toContain("mine now");
+    expect((await call(base, as(ada, { method: "DELETE" }))).status).toBe(204);
+    expect((await call(base, as(ada))).status).toBe(404);
+  });
+
+  it("gives a fork to whoever made it, and lets no user start a conversation with a first message", async () => {
+    const s = await scenario([{ text: "One." }]);
+    const ada = await mint("ada");
+    const { id } = await create(ada);
+    const sent = await call(`/v1/conversations/${id}/messages`, as(ada, json({ message: s.tag("hi") })));
+    await sent.text();
+    const fork = await call(`/v1/conversations/${id}/fork`, as(ada, json({ afterTurn: 1 })));
+    expect(fork.status).toBe(201);
+    const forked = ((await fork.json()) as { id: string }).id;
+    expect((await call(`/v1/conversations/${forked}`, as(ada))).status).toBe(200);
+    expect((await call(`/v1/conversations/${forked}`, as(await mint("bob")))).status).toBe(404);
+    // A user cannot squat an id by messaging it first; the master key still can.
+    expect((await call("/v1/conversations/picked-by-ada/messages", as(ada, json({ message: "hi" })))).status).toBe(404);
+  });
+
+  it("takes the token from Cloudflare Access's header too, and opens the operator API only with the operator role", async () => {
+    const ada = await mint("ada");
+    const created = await call("/v1/conversations", { method: "POST", headers: { "cf-access-jwt-assertion": ada } });
+    expect(created.status).toBe(201);
+    expect((await call("/v1/operator/conversations", as(ada))).status).toBe(403);
+    expect((await call("/v1/operator/conversations", as(await mint("olga", { claims: { roles: "operator" } })))).status).toBe(200);
+  });
+});
+
+describe("a bad sign-in token", () => {
+  /** A refusal says why in its body and in WWW-Authenticate, and creates nothing. */
+  async function refused(credential: string, why: RegExp, status = 401): Promise<void> {
+    const res = await call("/v1/conversations", as(credential, { method: "POST" }));
+    const body = (await res.json()) as { error?: { code: string; message: string } };
+    expect([res.status, body.error?.message]).toEqual([status, expect.stringMatching(why)]);
+    if (!body.error) return;
+    if (status === 401) {
+      expect(body.error.code).toBe("unauthorized");
+      expect(res.headers.get("www-authenticate")).toMatch(/error="invalid_token", error_description="/);
+    } else expect(body.error.code).toBe("auth_unavailable");
+  }
+
+  const b64 = (value: unknown) => btoa(JSON.stringify(value)).replaceAll("=", "").replaceAll("+", "-").replaceAll("/", "_");
+
+  it("is refused: alg none, an HS256 token signed with the provider's public key, expired, not yet valid, another issuer or audience", async () => {
+    const claims = { sub: "mallory", iss: "https://idp.test", aud: "handoff-chat", exp: Math.floor(Date.now() / 1000) + 600 };
+    await refused(`${b64({ alg: "none" })}.${b64(claims)}.`, /not a valid JWT|algorithm/);
+    const confused = await new SignJWT(claims)
+      .setProtectedHeader({ alg: "HS256", kid: "rs1" })
+      .sign(new TextEncoder().encode(rs1PublicPem));
+    await refused(confused, /algorithm/);
+    await refused(await mint("ada", { expiresIn: "-2h" }), /expired/);
+    await refused(await mint("ada", { claims: { nbf: Math.floor(Date.now() / 1000) + 3600 } }), /nbf/);
+    await refused(await mint("ada", { claims: { iss: "https://evil.test" } }), /iss/);
+    await refused(await mint("ada", { claims: { aud: "another-app" } }), /aud/);
+  });
+
+  it("is refused when it names no user, an oversized one, or a user id that is not a string", async () => {
+    await refused(await mint(undefined), /sub claim/);
+    await refused(await mint("ada", { claims: { sub: 42 } }), /sub claim/);
+    await refused(await mint("ada", { claims: { padding: "x".repeat(9000) } }), /longer than/);
+  });
+
+  it("signed with a key the provider does not list is refused after one refetch; once the provider lists it, it works", async () => {
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() });
+    await create(await mint("ada"));
+    const before = await jwksFetches();
+    // Past the cooldown since the last fetch, an unknown kid makes the one refetch.
+    vi.setSystemTime(Date.now() + 31_000);
+    await refused(await mint("ada", { kid: "rs2" }), /does not list/);
+    expect(await jwksFetches()).toBe(before + 1);
+    // Within the cooldown, an unknown kid does not refetch.
+    await refused(await mint("ada", { kid: "rs2" }), /does not list/);
+    expect(await jwksFetches()).toBe(before + 1);
+    // The provider rotates in the new key; after the cooldown the next unknown kid refetches, and the key works.
+    await control({ publish: ["rs2"] });
+    vi.setSystemTime(Date.now() + 31_000);
+    await create(await mint("ada", { kid: "rs2" }));
+    expect(await jwksFetches()).toBe(before + 2);
+    await create(await mint("ada", { kid: "es1" }));
+  });
+
+  it("meets a provider that is down, answers garbage or is slow with 503 auth_unavailable, never an open door", async () => {
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() });
+    await create(await mint("ada"));
+    // Past the key set's cache age (10 minutes; earlier tests moved the clock too), the keys must be fetched again.
+    for (const mode of ["down", "garbage", "slow"] as const) {
+      await control({ mode });
+      vi.setSystemTime(Date.now() + 30 * 60_000);
+      await refused(await mint("ada"), /could not be fetched/, 503);
+    }
+  }, 30_000);
+});
