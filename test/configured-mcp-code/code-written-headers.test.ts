@@ -4,23 +4,20 @@
  * — events, the stored history, replays, UI messages, traces, what the provider is sent, logs —
  * even when the server echoes it back in a tool result.
  */
-import { describe, expect, vi } from "vitest";
-import { it } from "vitest";
-import { call, chat, scenario } from "../support/worker.ts";
+import { describe, expect, it } from "vitest";
+import { captureLogs, conversationSurfaces } from "../support/surfaces.ts";
+import { chat, scenario } from "../support/worker.ts";
 
 describe("an MCP header value written in code", () => {
   it("never leaves the Durable Object, even when the server echoes it", async () => {
-    const logged: string[] = [];
-    const spies = (["log", "warn", "error", "info"] as const).map((level) =>
-      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(" "))),
-    );
+    const logs = captureLogs();
     const s = await scenario([
       { toolCalls: [{ id: "t", name: "transfer_to_shipping", arguments: "{}" }] },
       { toolCalls: [{ id: "w", name: "tracking_whoami", arguments: "{}" }] },
       { text: "Done." },
     ]);
     const events = await chat(s.conversationId, s.tag("which credentials does tracking see?"));
-    spies.forEach((spy) => spy.mockRestore());
+    logs.stop();
     // The server did get the header (it answered), and what it echoed is redacted.
     expect(events.find((e) => e.type === "tool-result" && e.name === "tracking_whoami")).toMatchObject({
       isError: false,
@@ -28,13 +25,9 @@ describe("an MCP header value written in code", () => {
     });
     const surfaces = [
       JSON.stringify(events),
-      await (await call(`/v1/conversations/${s.conversationId}`)).text(),
-      await (await call(`/v1/conversations/${s.conversationId}/events`, { headers: { "last-event-id": "0" } })).text(),
-      await (await call(`/v1/conversations/${s.conversationId}/ui-messages`)).text(),
-      await (await call(`/v1/conversations/${s.conversationId}/turns/1/trace`)).text(),
-      await (await call(`/v1/conversations/${s.conversationId}/turns`)).text(),
+      ...(await conversationSurfaces(s.conversationId)),
       JSON.stringify((await s.sent()).requests),
-      logged.join("\n"),
+      logs.lines.join("\n"),
     ];
     for (const text of surfaces) expect(text).not.toContain("5f2c9a7e");
   });

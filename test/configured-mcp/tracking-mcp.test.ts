@@ -5,7 +5,8 @@
  * the tools offered after a handoff and not before, one `tools/list` for many turns, an approval
  * across two requests, `GET /v1/agents`, and the token in no response, stored row, log or trace.
  */
-import { describe, expect, inject, it, vi } from "vitest";
+import { describe, expect, inject, it } from "vitest";
+import { captureLogs, conversationSurfaces } from "../support/surfaces.ts";
 import { parseSse } from "../support/sse.ts";
 import { call, chat, scenario, stored } from "../support/worker.ts";
 
@@ -87,28 +88,22 @@ describe("an MCP server in the example network", () => {
   });
 
   it("never lets the server's token out: not in events, stored history, replays, traces or logs, even when the server echoes it", async () => {
-    const logged: string[] = [];
-    const spies = (["log", "warn", "error", "info"] as const).map((level) =>
-      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(" "))),
-    );
+    const logs = captureLogs();
     const s = await scenario([
       { toolCalls: [{ id: "t", name: "transfer_to_shipping", arguments: "{}" }] },
       { toolCalls: [{ id: "w", name: "tracking_whoami", arguments: "{}" }] },
       { text: "Done." },
     ]);
     const events = await chat(s.conversationId, s.tag("which credentials does tracking see?"));
-    spies.forEach((spy) => spy.mockRestore());
+    logs.stop();
     const echoed = events.find((e) => e.type === "tool-result" && e.name === "tracking_whoami");
     expect(echoed).toMatchObject({ isError: false, result: "You called with: [redacted]" });
 
     const surfaces = [
       JSON.stringify(events),
-      await (await call(`/v1/conversations/${s.conversationId}`)).text(),
-      await (await call(`/v1/conversations/${s.conversationId}/events`, { headers: { "last-event-id": "0" } })).text(),
-      await (await call(`/v1/conversations/${s.conversationId}/ui-messages`)).text(),
-      await (await call(`/v1/conversations/${s.conversationId}/turns/1/trace`)).text(),
+      ...(await conversationSurfaces(s.conversationId)),
       JSON.stringify((await s.sent()).requests),
-      logged.join("\n"),
+      logs.lines.join("\n"),
     ];
     for (const text of surfaces) expect(text).not.toContain("5f2c9a7e");
   });
