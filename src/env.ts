@@ -1,4 +1,5 @@
 import type { Conversation } from "./session/conversation.ts";
+import type { Inbox } from "./session/inbox.ts";
 import type { OperatorDesk } from "./session/operator-desk.ts";
 import type { WorkerVars } from "./worker-vars.ts";
 
@@ -9,6 +10,8 @@ export interface Env extends WorkerVars {
   ASSETS?: Fetcher;
   /** The operator desk: conversations people hold or should take (a network with `humanAgent`s needs it). */
   OPERATOR_DESK?: DurableObjectNamespace<OperatorDesk>;
+  /** Signed-in users' inboxes: one Durable Object per user (class Inbox), named by a hash of the user's id. */
+  INBOXES?: DurableObjectNamespace<Inbox>;
   /** The Workers rate-limiting binding: new turns per client. */
   CLIENT_LIMITER?: { limit(options: { key: string }): Promise<{ success: boolean }> };
 }

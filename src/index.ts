@@ -35,4 +35,5 @@ worker.app.all("/mcp/tracking", (c) => serveTrackingMcp(c.req.raw));
 
 export const Conversation = worker.Conversation;
 export const OperatorDesk = worker.OperatorDesk;
+export const Inbox = worker.Inbox;
 export default worker.app;

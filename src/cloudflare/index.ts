@@ -14,10 +14,12 @@ import type { Model } from "../runtime/model-port.ts";
 import type { Network, NetworkOptions } from "../runtime/network.ts";
 import { Conversation as ConversationObject, type ConversationSetup } from "../session/index.ts";
 import { OperatorDesk } from "../session/operator-desk.ts";
+import { Inbox } from "../session/inbox.ts";
 import type { WorkerVars } from "../worker-vars.ts";
 
 export { ConversationObject, type ConversationSetup };
 export { type DeskEntry, type DeskStatus, OperatorDesk } from "../session/operator-desk.ts";
+export { Inbox, type InboxEntry, type InboxPage, type InboxStatus } from "../session/inbox.ts";
 export type { Env } from "../env.ts";
 export type { AppEnv } from "../http/app-env.ts";
 export type { WorkerVars } from "../worker-vars.ts";
@@ -50,6 +52,8 @@ export interface HandoffWorker {
   ) => ConversationObject;
   /** The operator desk's Durable Object class, for networks with people (`humanAgent`): bind it as `OPERATOR_DESK`. */
   OperatorDesk: typeof OperatorDesk;
+  /** Signed-in users' inboxes (one Durable Object per user): bind it as `INBOXES`. */
+  Inbox: typeof Inbox;
 }
 
 /**
@@ -74,7 +78,7 @@ export function createHandoffWorker<E extends WorkerVars = WorkerVars>(options: 
     }
   }
   const app = createApp((env: Env) => networkFor(env as unknown as E));
-  return { fetch: app.fetch, app, Conversation, OperatorDesk };
+  return { fetch: app.fetch, app, Conversation, OperatorDesk, Inbox };
 }
 
 /** What the environment sets for a network: the default model (OPENAI_MODEL), budgets (TURN_BUDGET, CONVERSATION_BUDGET) and compaction (CONTEXT_BUDGET, COMPACTION_KEEP_TURNS). */

@@ -13,6 +13,7 @@ import {
 } from "./request.ts";
 import {
   ApprovalsBody,
+  ConversationPatch,
   EventCursor,
   EventsQuery,
   MessageBody,
@@ -22,6 +23,7 @@ import {
   RetryBody,
   TurnNumber,
 } from "./schemas.ts";
+import { inboxOf } from "../session/inbox.ts";
 import { registerFork, registerTokenIssue } from "./token-routes.ts";
 import { admitMessage, decisionReply } from "./turn-replies.ts";
 import { registerUIChatRoutes } from "./ui-chat-routes.ts";
@@ -71,19 +73,32 @@ export function conversationRoutes(): Hono<ConversationEnv> {
     return c.json(await expectOk(c.var.client.turnTrace(turn.data)));
   });
 
-  // The newest page of the history by default; `page.previous` is the cursor for the one before.
-  app.get("/", async (c) => c.json(await expectOk(c.var.client.getView(readQuery(c, PageParams)))));
-
   app.delete("/", async (c) => {
     await expectOk(c.var.client.erase());
     return c.body(null, 204);
   });
 
+  registerViewRoutes(app);
   registerOperatorActions(app);
   registerTokenIssue(app);
   registerFork(app);
   registerUIChatRoutes(app);
   return app;
+}
+
+/** The conversation itself: its view, and its title or archived flag. */
+function registerViewRoutes(app: Hono<ConversationEnv>): void {
+  // The newest page of the history by default; `page.previous` is the cursor for the one before.
+  app.get("/", async (c) => {
+    const view = await c.var.client.getView(readQuery(c, PageParams));
+    const access = c.get("access");
+    // A conversation its owner's inbox still lists but that is gone (its removal was missed): it leaves the inbox now.
+    if (!view.ok && view.error.code === "conversation_not_found" && access.kind === "user")
+      await (await inboxOf(c.env, access.user.id))?.remove(c.var.conversationId);
+    return c.json(await expectOk(Promise.resolve(view)));
+  });
+
+  app.patch("/", async (c) => c.json(await expectOk(c.var.client.update(await readJson(c, ConversationPatch)))));
 }
 
 /** A person holding the conversation answers the user, and hands it back to an agent (operator access only). */

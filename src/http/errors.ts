@@ -33,6 +33,7 @@ const STATUS = {
   auth_not_configured: 503,
   auth_unavailable: 503,
   operator_desk_not_configured: 503,
+  inbox_not_configured: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 /** Every error code the HTTP API answers with; each has one status. */

@@ -2,6 +2,7 @@ import * as z from "zod";
 import {
   ApprovalsBody,
   ConversationId,
+  ConversationPatch,
   DeskQuery,
   ForkBody,
   MessageBody,
@@ -74,8 +75,21 @@ function paths(): Record<string, unknown> {
       },
     },
     "/v1/conversations": {
+      get: {
+        summary: "A signed-in user's conversations, newest first (paged with before=next; q searches titles and last messages)",
+        parameters: [
+          { name: "limit", in: "query", schema: { type: "integer" } },
+          { name: "before", in: "query", schema: { type: "integer" } },
+          { name: "q", in: "query", schema: { type: "string" } },
+          { name: "archived", in: "query", schema: { type: "string", enum: ["true", "false"] } },
+        ],
+        responses: {
+          "200": { description: "{ conversations: [{ id, title, createdAt, updatedAt, holder, status, snippet, archived }], next }" },
+          "400": error,
+        },
+      },
       post: {
-        summary: "Create a conversation; returns its id and a token for it",
+        summary: "Create a conversation (a signed-in user's own); returns its id and a token for it",
         responses: { "201": { description: "Created" }, "403": error },
       },
     },
@@ -84,6 +98,11 @@ function paths(): Record<string, unknown> {
       get: {
         summary: "The stored conversation",
         responses: { "200": { description: "State, messages, handoffs, pending approvals" }, "404": error },
+      },
+      patch: {
+        summary: "Rename or archive the conversation (its owner's inbox shows it)",
+        requestBody: { required: true, content: json(ConversationPatch) },
+        responses: { "200": { description: "The conversation's inbox entry" }, "400": error, "404": error },
       },
       delete: { summary: "Erase the conversation", responses: { "204": { description: "Erased" }, "404": error, "409": error } },
     },

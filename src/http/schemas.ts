@@ -94,6 +94,27 @@ export const EventCursor = z
 /** POST /v1/conversations/:id/tokens: `rotate` revokes every token issued before. */
 export const TokenBody = z.strictObject({ rotate: z.boolean().optional() });
 
+/** GET /v1/conversations: a signed-in user's list, newest first, `before` the previous page's `next`; `q` searches titles and last messages. */
+export const InboxQueryParams = z.strictObject({
+  limit: z.coerce.number({ error: "`limit` is a number of conversations, 1 to 100." }).int().min(1).max(100).default(20),
+  before: z.coerce.number({ error: "`before` is the `next` cursor of the page before." }).int().min(0).optional(),
+  q: z.string().max(200, "`q` is at most 200 characters.").optional(),
+  archived: z.enum(["true", "false"], { error: "`archived` is true or false." }).optional(),
+});
+
+/** PATCH /v1/conversations/:id: a new title, or archiving (or not). */
+export const ConversationPatch = z
+  .strictObject({
+    title: z
+      .string({ error: "`title` must be a string." })
+      .trim()
+      .min(1, "`title` must not be empty.")
+      .max(120, "`title` is at most 120 characters.")
+      .optional(),
+    archived: z.boolean({ error: "`archived` is true or false." }).optional(),
+  })
+  .refine((patch) => patch.title !== undefined || patch.archived !== undefined, "Send a `title`, `archived`, or both.");
+
 /** POST /v1/conversations takes no fields today; unknown ones are refused so typos surface. */
 export const CreateConversationBody = z.strictObject({});
 

@@ -2,13 +2,27 @@ import type { Context, Hono } from "hono";
 import { readConfig } from "../config.ts";
 import type { AppEnv, ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
-import { expectOk, readJson, readOptionalJson } from "./request.ts";
-import { CreateConversationBody, ForkBody, TokenBody } from "./schemas.ts";
+import { expectOk, readJson, readOptionalJson, readQuery } from "./request.ts";
+import { CreateConversationBody, ForkBody, InboxQueryParams, TokenBody } from "./schemas.ts";
+import { inboxOf } from "../session/inbox.ts";
 import { sessionClient } from "./session-client.ts";
 import { mintToken } from "./tokens.ts";
 
-/** Creating conversations and issuing their tokens: the master key's business, never a token's. */
+/** Creating conversations and issuing their tokens: the master key's or their owner's business, never a token's. */
 export function registerConversationCreate(app: Hono<AppEnv>): void {
+  // A signed-in user's own conversations, from their inbox.
+  app.get("/v1/conversations", async (c) => {
+    const access = c.get("access");
+    if (access.kind !== "user") throw new HttpError("forbidden", "Listing conversations is for a signed-in user: send your sign-in token.");
+    const { archived, ...query } = readQuery(c, InboxQueryParams);
+    const inbox = await inboxOf(c.env, access.user.id);
+    if (!inbox)
+      throw new HttpError(
+        "inbox_not_configured",
+        "This Worker binds no inboxes: add the INBOXES Durable Object binding (class Inbox) to wrangler.toml.",
+      );
+    return c.json(await inbox.list({ ...query, archived: archived === "true" }));
+  });
   app.post("/v1/conversations", async (c) => {
     if (c.get("access").kind === "conversation")
       throw new HttpError("forbidden", "Creating a conversation needs the API key, not a conversation token.");

@@ -117,7 +117,18 @@ export class ConversationStore {
       grant,
       lastEventId: 0,
       turn: 0,
+      createdAt: Date.now(),
       ...(owner === undefined ? {} : { owner }),
+    });
+  }
+
+  /** A new title or archived flag, what its owner's inbox shows. */
+  describe(meta: { title?: string | undefined; archived?: boolean | undefined }): ConversationState {
+    const state = this.#requireState();
+    return this.#write({
+      ...state,
+      ...(meta.title === undefined ? {} : { title: meta.title }),
+      ...(meta.archived === undefined ? {} : { archived: meta.archived }),
     });
   }
 
@@ -159,6 +170,7 @@ export class ConversationStore {
       grant,
       lastEventId: 0,
       turn: 0,
+      createdAt: Date.now(),
       ...(owner === undefined ? {} : { owner }),
     };
     this.#write(state, () => storeSnapshot(this.#db, snapshot));

@@ -16,6 +16,8 @@ import type { HistoryPage } from "./history-page.ts";
 import { mcpHeaderValues } from "./mcp-secrets.ts";
 import { SqlToolListCache } from "./mcp-tool-cache.ts";
 import { exporterFor } from "./otlp-export.ts";
+import { InboxLink } from "./inbox-link.ts";
+import type { InboxEntry } from "./inbox.ts";
 import { PersonHold } from "./person-hold.ts";
 import { redactingModel } from "./redacting-model.ts";
 import { fail, ok, type SessionResult } from "./results.ts";
@@ -50,6 +52,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   readonly #redactor: Redactor;
   /** While a person holds the conversation: their messages, their hand back, the followers and the desk. */
   readonly #hold: PersonHold;
+  /** Its entry in its owner's inbox, when a signed-in user owns it. */
+  readonly #inbox: InboxLink;
   readonly #driver: TurnDriver;
   /** Start times of recent turns, for the per-conversation rate limit. */
   #recentTurns: number[] = [];
@@ -63,6 +67,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     this.#redactor = redactorFor(env).with(mcpHeaderValues(setup.network, env));
     this.#store = new ConversationStore(ctx.storage);
     this.#hold = new PersonHold(this.#store, this.#redactor, env);
+    this.#inbox = new InboxLink(this.#store, this.#redactor, env);
     const providerRequests = { sent: 0 };
     const model = createModel(this.#config, this.#redactor, providerRequests) ?? setup.offlineModel ?? unconfiguredModel();
     const mcp = new McpConnections({
@@ -74,6 +79,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       store: this.#store,
       redactor: this.#redactor,
       hold: this.#hold,
+      inbox: this.#inbox,
       exporter: exporterFor(this.#config, (message) => console.warn(this.#redactor.text(message))),
       options: {
         network: this.#network,
@@ -93,6 +99,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   /** Creates the conversation, held by the entry agent, without a turn; the grant signs its tokens. */
   async create(caller: Caller): Promise<SessionResult<{ activeAgent: string; grant: string }>> {
     const state = this.#store.create(caller.conversationId, this.#network.entry.name, newGrant(), caller.user);
+    await this.#inbox.tell();
     return ok({ activeAgent: state.holding.activeAgent, grant: state.grant ?? this.#store.setGrant(newGrant()).grant! });
   }
 
@@ -229,6 +236,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     // A fork's id is freshly made by the Worker: it cannot be taken.
     if (this.#store.state()) throw new Error(`conversation ${caller.conversationId} already exists`);
     const state = this.#store.importFork(caller.conversationId, newGrant(), snapshot, caller.user);
+    await this.#inbox.tell();
     return ok({ activeAgent: state.holding.activeAgent, grant: state.grant! });
   }
 
@@ -254,6 +262,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   async erase(caller: Caller): Promise<SessionResult<null>> {
     const admitted = this.#admit(caller, { idle: true });
     if (!admitted.ok) return admitted;
+    await this.#inbox.forget(admitted.value);
     await this.#store.erase();
     await this.#hold.end(caller.conversationId);
     return ok(null);
@@ -264,7 +273,9 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     const held = this.#heldByPerson(caller);
     if (!held.ok) return held;
     const { state, person } = held.value;
-    return ok({ eventId: await this.#hold.say(state, person, text, operator), agent: person });
+    const eventId = await this.#hold.say(state, person, text, operator);
+    await this.#inbox.tell();
+    return ok({ eventId, agent: person });
   }
 
   /** The person gives the conversation back to an agent, with a note the agent reads; the user's next message goes to it. */
@@ -277,7 +288,16 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       return fail("unknown_agent", `'${to}' is not an agent of this network to hand back to: one of ${agents.join(", ")}.`);
     }
     await this.#hold.handBack(held.value.state, held.value.person, to, note);
+    await this.#inbox.tell();
     return ok({ activeAgent: to });
+  }
+
+  /** Renames or archives the conversation; its owner's inbox shows it at once. */
+  async update(caller: Caller, meta: { title?: string | undefined; archived?: boolean | undefined }): Promise<SessionResult<InboxEntry>> {
+    const admitted = this.#admit(caller);
+    if (!admitted.ok) return admitted;
+    const state = this.#store.describe(meta);
+    return ok((await this.#inbox.tell()) ?? this.#inbox.entry(state));
   }
 
   /** The conversation exists, no run is going on, and a person holds it. */

@@ -24,6 +24,10 @@ export type StateRow = Holding & {
   grant?: string;
   /** The signed-in user who created (or forked) the conversation; absent for those a backend or anonymous use made. */
   owner?: string;
+  /** When it was created (absent on conversations stored before it was kept), its own title and whether it is archived: what its owner's inbox shows. */
+  createdAt?: number;
+  title?: string;
+  archived?: boolean;
 };
 
 /** The state as the store works with it: the holding as one value. */
@@ -34,6 +38,9 @@ export interface StoredState {
   decisions: ApprovalDecision[];
   grant?: string | undefined;
   owner?: string | undefined;
+  createdAt?: number | undefined;
+  title?: string | undefined;
+  archived?: boolean | undefined;
 }
 
 /** What a turn started from: the user's message and what the conversation held, which a rewind returns to. */
@@ -46,8 +53,8 @@ type Json = Record<string, unknown>;
 
 /** The state row's JSON. */
 export function writeStateRow(state: StoredState): string {
-  const { holding, grant, owner, ...rest } = state;
-  return JSON.stringify({ ...rest, ...holding, ...(grant === undefined ? {} : { grant }), ...(owner === undefined ? {} : { owner }) });
+  const { holding, ...rest } = state;
+  return JSON.stringify({ ...rest, ...holding });
 }
 
 export function readStateRow(json: string): StoredState {
@@ -59,6 +66,9 @@ export function readStateRow(json: string): StoredState {
     decisions: (row.decisions as ApprovalDecision[] | undefined) ?? [],
     ...(typeof row.grant === "string" ? { grant: row.grant } : {}),
     ...(typeof row.owner === "string" ? { owner: row.owner } : {}),
+    ...(typeof row.createdAt === "number" ? { createdAt: row.createdAt } : {}),
+    ...(typeof row.title === "string" ? { title: row.title } : {}),
+    ...(row.archived === true ? { archived: true } : {}),
   };
 }
 

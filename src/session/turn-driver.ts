@@ -5,11 +5,13 @@
  */
 import { runTurnItems } from "../runtime/run-loop.ts";
 import type { Redactor } from "../runtime/redact.ts";
+import type { TurnOutcome } from "../runtime/events.ts";
 import type { RunItemsOptions, TurnInput } from "../runtime/run-options.ts";
 import { encoderFor, type StoredEvent, type StreamFormat } from "../wire/index.ts";
 import type { ConversationState, ConversationStore } from "./conversation-store.ts";
 import { type EventBatches, eventStream } from "./event-stream.ts";
 import { type OtlpExporter, toOtlp } from "./otlp-export.ts";
+import type { InboxLink } from "./inbox-link.ts";
 import type { PersonHold } from "./person-hold.ts";
 import { fail, type SessionResult } from "./results.ts";
 import { TurnBroadcast } from "./turn-broadcast.ts";
@@ -31,6 +33,8 @@ export interface DriverSetup {
   store: ConversationStore;
   redactor: Redactor;
   hold: PersonHold;
+  /** The conversation's entry in its owner's inbox, told after each leg. */
+  inbox: InboxLink;
   exporter: OtlpExporter | null;
   /** The run's options that do not change from leg to leg. */
   options: Omit<RunItemsOptions, "conversationId" | "conversation" | "input" | "signal">;
@@ -205,8 +209,12 @@ export class TurnDriver {
     }
   }
 
-  /** A leg that ends with a person holding the conversation puts it on the desk: waiting when this leg handed it over. */
-  async #afterLeg(recorder: TurnRecorder, status: string): Promise<void> {
+  /**
+   * After a leg: its owner's inbox is told, and a leg that ends with a person holding the
+   * conversation puts it on the desk (waiting when this leg handed it over).
+   */
+  async #afterLeg(recorder: TurnRecorder, status: TurnOutcome["status"]): Promise<void> {
+    await this.#setup.inbox.tell(status);
     if (status !== "awaiting_human") return;
     const { store, hold } = this.#setup;
     const { conversationId, holding } = store.state()!;

@@ -4,7 +4,9 @@
  * token refused with a clear 401 (or a 503 while the provider's keys cannot be had), changing nothing.
  */
 import { importJWK, type JWK, SignJWT } from "jose";
+import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
+import { inboxOf } from "../../src/session/inbox.ts";
 import { scenario } from "../support/scenario.ts";
 import { call } from "../support/worker.ts";
 
@@ -192,4 +194,103 @@ describe("a bad sign-in token", () => {
       await refused(await mint("ada"), /could not be fetched/, 503);
     }
   }, 30_000);
+});
+
+describe("a signed-in user's inbox", () => {
+  type Page = {
+    conversations: Array<{
+      id: string;
+      title: string;
+      holder: string;
+      status: string;
+      snippet: string;
+      archived: boolean;
+      updatedAt: number;
+    }>;
+    next: number | null;
+  };
+  const list = async (credential: string, query = ""): Promise<Page> => {
+    const res = await call(`/v1/conversations${query}`, as(credential));
+    expect(res.status).toBe(200);
+    return (await res.json()) as Page;
+  };
+  const say = async (credential: string, id: string, message: string) => {
+    const res = await call(`/v1/conversations/${id}/messages`, as(credential, json({ message })));
+    expect(res.status).toBe(200);
+    await res.text();
+  };
+
+  it("lists exactly the user's conversations, newest first, with title, holder, status and the last message; paged; searched", async () => {
+    const s = await scenario([
+      { text: "Your parcel left the depot." },
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "refund" }) }] },
+      { text: "Refund on its way." },
+    ]);
+    const [cleo, dan] = [await mint(`cleo-${s.id}`), await mint(`dan-${s.id}`)];
+    const first = await create(cleo);
+    const second = await create(cleo);
+    const dans = await create(dan);
+    await say(cleo, first.id, s.tag("where is my parcel A1002?"));
+    await say(cleo, second.id, s.tag("refund my double charge"));
+    const page = await list(cleo);
+    expect(page.conversations.map((c) => c.id)).toEqual([second.id, first.id]);
+    expect(page.conversations[0]).toMatchObject({ holder: "billing", status: "completed", snippet: "Refund on its way.", archived: false });
+    expect(page.conversations[0]!.title).toMatch(/^refund my double charge/);
+    expect(page.conversations[1]).toMatchObject({ holder: "triage", status: "completed", snippet: "Your parcel left the depot." });
+    expect((await list(dan)).conversations.map((c) => c.id)).toEqual([dans.id]);
+    // Paged: one at a time, the cursor leading to the next; searched over titles and last messages.
+    const one = await list(cleo, "?limit=1");
+    expect(one.conversations.map((c) => c.id)).toEqual([second.id]);
+    expect((await list(cleo, `?limit=1&before=${one.next}`)).conversations.map((c) => c.id)).toEqual([first.id]);
+    expect((await list(cleo, "?q=parcel")).conversations.map((c) => c.id)).toEqual([first.id]);
+    expect((await list(cleo, "?q=refund%20way")).conversations.map((c) => c.id)).toEqual([second.id]);
+    expect((await list(cleo, `?q=${encodeURIComponent('"(*')}`)).conversations).toEqual([]);
+    const bad = await call("/v1/conversations?limit=0", as(cleo));
+    expect(bad.status).toBe(400);
+    expect((await call("/v1/conversations", as(MASTER))).status).toBe(403);
+  });
+
+  it("renames and archives (only the owner), and a deleted conversation leaves the list", async () => {
+    const erin = await mint("erin-inbox");
+    const { id } = await create(erin);
+    const renamed = await call(`/v1/conversations/${id}`, as(erin, { ...json({ title: "  Trip to Lisbon " }), method: "PATCH" }));
+    expect(renamed.status).toBe(200);
+    expect(await renamed.json()).toMatchObject({ id, title: "Trip to Lisbon", archived: false });
+    expect((await call(`/v1/conversations/${id}`, as(await mint("frank"), { ...json({ title: "mine" }), method: "PATCH" }))).status).toBe(
+      404,
+    );
+    expect((await call(`/v1/conversations/${id}`, as(erin, { ...json({}), method: "PATCH" }))).status).toBe(400);
+    expect((await list(erin)).conversations.map((c) => c.title)).toEqual(["Trip to Lisbon"]);
+    await call(`/v1/conversations/${id}`, as(erin, { ...json({ archived: true }), method: "PATCH" }));
+    expect((await list(erin)).conversations).toEqual([]);
+    expect((await list(erin, "?archived=true")).conversations.map((c) => [c.id, c.archived])).toEqual([[id, true]]);
+    expect((await call(`/v1/conversations/${id}`, as(erin, { method: "DELETE" }))).status).toBe(204);
+    expect((await list(erin, "?archived=true")).conversations).toEqual([]);
+  });
+
+  it("heals by itself: an entry the inbox missed comes with the conversation's next write, one it kept after a delete goes when opened", async () => {
+    const s = await scenario([{ text: "Noted." }]);
+    const gus = await mint(`gus-${s.id}`);
+    const { id } = await create(gus);
+    const inbox = await inboxOf(env, `gus-${s.id}`);
+    // The inbox missed the conversation (a crash between the two objects): the next turn tells it again, whole.
+    await inbox!.remove(id);
+    expect((await list(gus)).conversations).toEqual([]);
+    await say(gus, id, s.tag("remember my seat 12A"));
+    expect((await list(gus)).conversations.map((c) => [c.id, c.snippet])).toEqual([[id, "Noted."]]);
+    // The inbox kept an entry whose conversation is gone: opening it answers 404, and the entry goes.
+    await inbox!.record({
+      id: "gone-conversation",
+      title: "Gone",
+      createdAt: 1,
+      updatedAt: Date.now(),
+      holder: "triage",
+      status: "idle",
+      snippet: "",
+      archived: false,
+    });
+    expect((await list(gus)).conversations.map((c) => c.id)).toContain("gone-conversation");
+    expect((await call("/v1/conversations/gone-conversation", as(gus))).status).toBe(404);
+    expect((await list(gus)).conversations.map((c) => c.id)).not.toContain("gone-conversation");
+  });
 });

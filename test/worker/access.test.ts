@@ -111,7 +111,7 @@ describe("hostile and broken input", () => {
       "message_too_long",
     ],
     ["wrong method", () => call("/v1/conversations/c-x/messages", { method: "PUT" }), 405, "method_not_allowed"],
-    ["wrong method on the collection", () => call("/v1/conversations"), 405, "method_not_allowed"],
+    ["wrong method on the collection", () => call("/v1/conversations", { method: "PUT" }), 405, "method_not_allowed"],
     ["unknown /v1 route", () => call("/v1/conversations/c-x/nothing"), 404, "not_found"],
     ["unknown fields on create", () => post("/v1/conversations", JSON.stringify({ id: "mine" })), 400, "invalid_request"],
   ])("%s gets a JSON error", async (_name, send, status, errorCode) => {

@@ -1,0 +1,60 @@
+/**
+ * A conversation's entry in its owner's inbox, told by the conversation itself: whole each time
+ * (title, holder, status, the last message), so a write the inbox missed heals with the next.
+ */
+import type { Redactor } from "../runtime/redact.ts";
+import type { ConversationState, ConversationStore } from "./conversation-store.ts";
+import { type InboxEntry, type InboxStatus, inboxOf } from "./inbox.ts";
+
+const TITLE_CHARS = 60;
+const SNIPPET_CHARS = 120;
+
+export class InboxLink {
+  readonly #store: ConversationStore;
+  readonly #redactor: Redactor;
+  readonly #env: unknown;
+
+  constructor(store: ConversationStore, redactor: Redactor, env: unknown) {
+    this.#store = store;
+    this.#redactor = redactor;
+    this.#env = env;
+  }
+
+  /** The conversation's entry as it stands; `status` is the latest leg's outcome (the stored turn's when absent). */
+  entry(state: ConversationState, status?: InboxStatus): InboxEntry {
+    const messages = this.#store.messages();
+    const firstUser = messages.find((m) => m.role === "user")?.content;
+    const last = messages.findLast((m) => (m.role === "user" || m.role === "assistant") && m.content)?.content ?? "";
+    const stored = this.#store.turns.record(state.turn)?.status;
+    return this.#redactor.value({
+      id: state.conversationId,
+      // A user's own title, else the first message cut short.
+      title: state.title ?? (firstUser ? cut(firstUser, TITLE_CHARS) : "New conversation"),
+      createdAt: state.createdAt ?? 0,
+      updatedAt: Date.now(),
+      holder: state.holding.activeAgent,
+      status: status ?? (stored === undefined || stored === "rewound" ? "idle" : stored),
+      snippet: cut(last ?? "", SNIPPET_CHARS),
+      archived: state.archived ?? false,
+    });
+  }
+
+  /** Tells the owner's inbox the conversation's entry; nothing for a conversation no signed-in user owns. */
+  async tell(status?: InboxStatus): Promise<InboxEntry | undefined> {
+    const state = this.#store.state();
+    if (!state?.owner) return undefined;
+    const entry = this.entry(state, status);
+    await (await inboxOf(this.#env, state.owner))?.record(entry);
+    return entry;
+  }
+
+  /** The conversation is gone: it leaves its owner's inbox. */
+  async forget(state: ConversationState): Promise<void> {
+    if (state.owner) await (await inboxOf(this.#env, state.owner))?.remove(state.conversationId);
+  }
+}
+
+function cut(text: string, chars: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > chars ? `${flat.slice(0, chars - 1)}…` : flat;
+}
