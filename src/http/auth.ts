@@ -9,7 +9,8 @@ import { looksLikeJwt, type SignedInUser, usersConfigured, verifyUserToken } fro
 
 export type Access =
   | { kind: "master" }
-  | { kind: "operator" }
+  /** The operator API: by the shared key, or by a signed-in user with the operator role (`person`). */
+  | { kind: "operator"; person?: { id: string; name?: string } }
   | { kind: "conversation"; conversationId: string; grant: string }
   /** A signed-in user: the Durable Object admits them to the conversations they own. */
   | { kind: "user"; user: SignedInUser }
@@ -98,7 +99,7 @@ async function userAccess(c: AuthContext, token: string, operatorPath: boolean, 
   if (operatorPath) {
     if (!user.roles.includes(config.AUTH_OPERATOR_ROLE))
       return errorResponse(c, "forbidden", `The operator API needs the '${config.AUTH_OPERATOR_ROLE}' role in your sign-in token.`);
-    c.set("access", { kind: "operator" });
+    c.set("access", { kind: "operator", person: { id: user.id, ...(user.name ? { name: user.name } : {}) } });
   } else c.set("access", { kind: "user", user });
   return next();
 }

@@ -105,10 +105,18 @@ function registerViewRoutes(app: Hono<ConversationEnv>): void {
 function registerOperatorActions(app: Hono<ConversationEnv>): void {
   app.post("/operator/messages", async (c) => {
     const { message, operator } = await readJson(c, OperatorMessageBody);
-    return c.json(await expectOk(c.var.client.operatorMessage(message, operator)));
+    const person = signedInOperator(c.get("access"));
+    // A signed-in operator is who their token says: the name shown is theirs, never a field the client chooses.
+    if (person && operator !== undefined)
+      throw new HttpError("invalid_request", "`operator` is taken from your sign-in token: leave it out.");
+    return c.json(await expectOk(c.var.client.operatorMessage(message, person ? (person.name ?? person.id) : operator, person)));
   });
   app.post("/operator/handoff", async (c) => {
     const { to, note } = await readJson(c, OperatorHandoffBody);
-    return c.json(await expectOk(c.var.client.operatorHandBack(to, note ?? "")));
+    return c.json(await expectOk(c.var.client.operatorHandBack(to, note ?? "", signedInOperator(c.get("access")))));
   });
+}
+
+function signedInOperator(access: ConversationEnv["Variables"]["access"]): { id: string; name?: string } | undefined {
+  return access.kind === "operator" ? access.person : undefined;
 }

@@ -1,4 +1,4 @@
-import type { HandoffRecord } from "./handoff/types.ts";
+import type { HandoffRecord, OperatorIdentity } from "./handoff/types.ts";
 import type { CallPlan } from "./messages.ts";
 import type { Usage, UsageTotals } from "./usage.ts";
 
@@ -28,7 +28,8 @@ export type RunEvent =
   | { type: "compaction"; agent: string; replaced: number; kept: number; summaryChars: number }
   | { type: "warning"; code: string; message: string }
   /** A person's message to the user, from the host's operator API while a person holds the conversation (never from the loop). */
-  | { type: "operator-message"; agent: string; text: string; operator?: string }
+  /** `operator`: the name shown; `by`: the signed-in operator who sent it, from their token (absent for the shared operator key). */
+  | { type: "operator-message"; agent: string; text: string; operator?: string; by?: OperatorIdentity }
   | {
       type: "done";
       status: TurnStatus;

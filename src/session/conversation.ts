@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { type Config, readConfig, redactorFor, runSettings } from "../config.ts";
 import type { WorkerVars } from "../worker-vars.ts";
+import type { OperatorIdentity } from "../runtime/handoff/types.ts";
 import type { Network } from "../runtime/network.ts";
 import type { Redactor } from "../runtime/redact.ts";
 import type { ApprovalDecision } from "../runtime/suspension.ts";
@@ -269,17 +270,22 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /** A person's message to the user, while a person holds the conversation: stored, and streamed to whoever follows it. */
-  async operatorMessage(caller: Caller, text: string, operator?: string): Promise<SessionResult<{ eventId: number; agent: string }>> {
+  async operatorMessage(
+    caller: Caller,
+    text: string,
+    operator?: string,
+    by?: OperatorIdentity,
+  ): Promise<SessionResult<{ eventId: number; agent: string }>> {
     const held = this.#heldByPerson(caller);
     if (!held.ok) return held;
     const { state, person } = held.value;
-    const eventId = await this.#hold.say(state, person, text, operator);
+    const eventId = await this.#hold.say(state, person, text, operator, by);
     await this.#inbox.tell();
     return ok({ eventId, agent: person });
   }
 
   /** The person gives the conversation back to an agent, with a note the agent reads; the user's next message goes to it. */
-  async operatorHandBack(caller: Caller, to: string, note: string): Promise<SessionResult<{ activeAgent: string }>> {
+  async operatorHandBack(caller: Caller, to: string, note: string, by?: OperatorIdentity): Promise<SessionResult<{ activeAgent: string }>> {
     const held = this.#heldByPerson(caller);
     if (!held.ok) return held;
     const target = this.#network.get(to);
@@ -287,7 +293,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       const agents = [...this.#network.agents.values()].filter((a) => !a.human).map((a) => a.name);
       return fail("unknown_agent", `'${to}' is not an agent of this network to hand back to: one of ${agents.join(", ")}.`);
     }
-    await this.#hold.handBack(held.value.state, held.value.person, to, note);
+    await this.#hold.handBack(held.value.state, held.value.person, to, note, by);
     await this.#inbox.tell();
     return ok({ activeAgent: to });
   }

@@ -1,4 +1,4 @@
-import type { HandBackRecord } from "../runtime/handoff/types.ts";
+import type { HandBackRecord, OperatorIdentity } from "../runtime/handoff/types.ts";
 import type { Redactor } from "../runtime/redact.ts";
 import type { StepCommit } from "../runtime/store-port.ts";
 import type { ConversationState, ConversationStore } from "./conversation-store.ts";
@@ -29,13 +29,14 @@ export class PersonHold {
   }
 
   /** The person's message to the user: their assistant message, an `operator-message` event, and the desk says `held`. */
-  async say(state: ConversationState, person: string, text: string, operator?: string): Promise<number> {
+  async say(state: ConversationState, person: string, text: string, operator?: string, by?: OperatorIdentity): Promise<number> {
     const event = this.#redactor.value({
       id: state.lastEventId + 1,
       type: "operator-message" as const,
       agent: person,
       text,
       ...(operator ? { operator } : {}),
+      ...(by ? { by } : {}),
     });
     this.#store.commitStep({ messages: [{ role: "assistant", agent: person, content: event.text }] }, [event]);
     this.#broadcast?.publish(event);
@@ -44,8 +45,8 @@ export class PersonHold {
   }
 
   /** The person hands the conversation back to `to`, with a note the agent finds in the history; it leaves the desk. */
-  async handBack(state: ConversationState, person: string, to: string, note: string): Promise<void> {
-    const record: HandBackRecord = { kind: "hand-back", from: person, to, ...(note ? { note } : {}) };
+  async handBack(state: ConversationState, person: string, to: string, note: string, by?: OperatorIdentity): Promise<void> {
+    const record: HandBackRecord = { kind: "hand-back", from: person, to, ...(note ? { note } : {}), ...(by ? { by } : {}) };
     const content = `The person at '${person}' handed the conversation back to '${to}'${note ? `: ${note}` : "."}`;
     const event = this.#redactor.value({ id: state.lastEventId + 1, type: "handoff" as const, ...record });
     const { holding } = state;

@@ -294,3 +294,33 @@ describe("a signed-in user's inbox", () => {
     expect((await list(gus)).conversations.map((c) => c.id)).not.toContain("gone-conversation");
   });
 });
+
+describe("an operator who signs in", () => {
+  it("answers and hands back under the name in their token, never one the client chooses, and the conversation records who", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "p", name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "wants a person" }) }] },
+    ]);
+    const ada = await mint(`ada-${s.id}`);
+    const { id } = await create(ada);
+    const handed = await call(`/v1/conversations/${id}/messages`, as(ada, json({ message: s.tag("a person, please") })));
+    await handed.text();
+    const olga = await mint("olga", { claims: { roles: ["operator"] } });
+    const base = `/v1/conversations/${id}/operator`;
+    const chosen = await call(`${base}/messages`, as(olga, json({ message: "Hi", operator: "Someone Else" })));
+    expect([chosen.status, ((await chosen.json()) as { error: { message: string } }).error.message]).toEqual([
+      400,
+      expect.stringMatching(/sign-in token/),
+    ]);
+    expect((await call(`${base}/messages`, as(olga, json({ message: "Hi, Olga here." })))).status).toBe(200);
+    expect((await call(`${base}/handoff`, as(olga, json({ to: "triage", note: "sorted" })))).status).toBe(200);
+    // The owner's view and replay say who answered and who handed back.
+    const view = (await (await call(`/v1/conversations/${id}`, as(ada))).json()) as { handoffs: unknown[] };
+    expect(view.handoffs.at(-1)).toMatchObject({ kind: "hand-back", note: "sorted", by: { id: "olga", name: "User olga" } });
+    const replay = await (await call(`/v1/conversations/${id}/events`, as(ada, { headers: { "last-event-id": "0" } }))).text();
+    const spoke = replay
+      .split("\n\n")
+      .filter((frame) => frame.includes("operator-message"))
+      .map((frame) => JSON.parse(frame.slice(frame.indexOf("data: ") + 6)));
+    expect(spoke).toMatchObject([{ text: "Hi, Olga here.", operator: "User olga", by: { id: "olga", name: "User olga" } }]);
+  });
+});

@@ -57,10 +57,18 @@ export type ReturnRecord = HandoffBase & { kind: "return"; stepIndex: number } &
     | { mode: "on-answer"; openedBy: string }
   );
 
+/** Who acted as a person: a signed-in operator's id and display name, from their sign-in token. */
+export interface OperatorIdentity {
+  id: string;
+  name?: string;
+}
+
 /** A person who held the conversation gave it back to an agent, with a note the agent reads. */
 export interface HandBackRecord extends HandoffBase {
   kind: "hand-back";
   note?: string;
+  /** The signed-in operator who handed it back (absent for the shared operator key). */
+  by?: OperatorIdentity;
 }
 
 /** A change of hands: stored with the conversation and streamed as the `handoff` event. */
