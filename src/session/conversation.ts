@@ -21,6 +21,7 @@ import { InboxLink } from "./inbox-link.ts";
 import type { InboxEntry } from "./inbox.ts";
 import { PersonHold } from "./person-hold.ts";
 import { redactingModel } from "./redacting-model.ts";
+import { newGrant } from "./grants.ts";
 import { fail, ok, type SessionResult } from "./results.ts";
 import { TurnDriver } from "./turn-driver.ts";
 import type { TurnSummary } from "./turn-log.ts";
@@ -350,13 +351,4 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       { retryAfter },
     );
   }
-}
-
-/** A random grant: 128 bits, base64url. */
-function newGrant(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return btoa(String.fromCharCode(...bytes))
-    .replaceAll("+", "-")
-    .replaceAll("/", "_")
-    .replace(/=+$/, "");
 }
