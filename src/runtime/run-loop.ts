@@ -169,7 +169,7 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
     yield { type: "guardrail", kind: "output", agent: prepared.agent.name, reason: answerBlocked };
     throw new RuntimeError("guardrail_blocked", `The answer was blocked: ${answerBlocked}`);
   }
-  const outcome = buildStepCommit({ state, prepared, step, records, options: network.options, stateUpdates });
+  const outcome = buildStepCommit({ state, prepared, step, records, options: network.options, stateUpdates, assistant: ahead?.assistant });
   const item = await commit(run, outcome.commit);
   if (item) yield item;
   for (const event of outcome.events) yield event;

@@ -57,13 +57,15 @@ export function buildStepCommit(input: {
   options: Pick<NetworkOptions, "systemPrompt" | "compaction">;
   /** Agents' states the step's tools set. */
   stateUpdates?: ReadonlyMap<string, Record<string, unknown>>;
+  /** The step's assistant message when it was already built (written ahead of the step's tools). */
+  assistant?: AssistantMessage | undefined;
 }): StepOutcome {
   const { state, prepared, step, records, options } = input;
   const agentStates = input.stateUpdates?.size ? Object.fromEntries(input.stateUpdates) : undefined;
   const { agent, compaction } = prepared;
   const spent = { ...stepUsage(prepared, step), toolCalls: records.filter((r) => r.plan.kind === "tool" && r.blocked === null).length };
   const kept = records.filter((r) => r.kept);
-  const assistant = assistantMessage(agent.name, step.text, kept);
+  const assistant = input.assistant ?? assistantMessage(agent.name, step.text, kept);
   const taken = records.map((r) => r.plan).find((p): p is TakenHandoff => p.kind === "transfer" || p.kind === "return");
   const accepted = taken?.kind === "transfer" ? taken : undefined;
   const results = kept.map((r) => (r.answer ? toolMessage(r.call, r.answer.outcome) : null));
