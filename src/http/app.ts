@@ -10,6 +10,7 @@ import type { Network } from "../runtime/network.ts";
 import type { AppEnv } from "./app-env.ts";
 import { requireAccess } from "./auth.ts";
 import { conversationRoutes } from "./conversation-routes.ts";
+import { registerSignInRoutes } from "./dev-sign-in.ts";
 import { errorResponse, HttpError, httpErrorResponse } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import { registerOperatorRoutes } from "./operator-routes.ts";
@@ -36,6 +37,7 @@ export function createApp(networkFor: (env: Env) => Network): Hono<AppEnv> {
 
   app.get("/v1/openapi.json", (c) => c.json(openApiDocument()));
   app.get("/v1/agents", (c) => c.json(describeAgents(networkFor(c.env))));
+  registerSignInRoutes(app);
   registerOperatorRoutes(app);
   registerConversationCreate(app);
   app.route("/v1/conversations/:id", conversationRoutes());

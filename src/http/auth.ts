@@ -5,7 +5,7 @@ import type { Env } from "../env.ts";
 import { errorResponse } from "./errors.ts";
 import { conversationIdOf } from "./schemas.ts";
 import { safeEqual, verifyToken } from "./tokens.ts";
-import { looksLikeJwt, type SignedInUser, usersConfigured, verifyUserToken } from "./user-tokens.ts";
+import { looksLikeJwt, type SignedInUser, signInAccepted, usersConfigured, verifyUserToken } from "./user-tokens.ts";
 
 export type Access =
   | { kind: "master" }
@@ -36,10 +36,11 @@ export function requireAccess(): MiddlewareHandler<AuthEnv> {
     const users = usersConfigured(config);
     // Cloudflare Access puts the user's JWT in its own header, whenever JWTs are configured.
     const credential = bearer ?? (users ? c.req.header("cf-access-jwt-assertion") : undefined);
+    const signIns = signInAccepted(config);
     // The path within this app: a team may mount it under a prefix of its own Worker.
     const path = c.req.path.slice(basePath(c).replace(/\/$/, "").length);
     const operator = OPERATOR_PATH.test(path);
-    if (credential && users && looksLikeJwt(credential) && !(config.API_KEY && (await safeEqual(credential, config.API_KEY))))
+    if (credential && signIns && looksLikeJwt(credential) && !(config.API_KEY && (await safeEqual(credential, config.API_KEY))))
       return userAccess(c, credential, operator, next);
     if (operator) return operatorAccess(c, credential, next);
     if (!config.API_KEY && !users) {

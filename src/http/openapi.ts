@@ -1,5 +1,6 @@
 import * as z from "zod";
 import {
+  DevSignInBody,
   ApprovalsBody,
   ConversationId,
   ConversationPatch,
@@ -116,6 +117,27 @@ function paths(): Record<string, unknown> {
     },
     ...turnPaths(),
     ...operatorPaths(),
+    ...signInPaths(),
+  };
+}
+
+/** Who is signed in, and the development sign-in of `npm start`. */
+function signInPaths(): Record<string, unknown> {
+  return {
+    "/v1/me": {
+      get: {
+        summary: "Who the request's credential is: { access, user (id, name, roles) or null, signIn: provider | development | null }",
+        responses: { "200": { description: "Who is asking" }, "401": error },
+      },
+    },
+    "/v1/dev/sign-in": {
+      post: {
+        summary:
+          "Development only (ALLOW_ANONYMOUS on the command line, no identity provider): a one-hour sign-in token for a name, an operator if asked",
+        requestBody: { required: true, content: json(DevSignInBody) },
+        responses: { "201": { description: "{ token, user, expiresAt }" }, "400": error, "404": error },
+      },
+    },
   };
 }
 

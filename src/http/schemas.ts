@@ -145,3 +145,13 @@ export const UIChatBody = z.looseObject({
     .min(1, "Send at least one message."),
 });
 export type UIChatBody = z.infer<typeof UIChatBody>;
+
+/** POST /v1/dev/sign-in: the name to sign in as, and whether as an operator. */
+export const DevSignInBody = z.strictObject({
+  name: z
+    .string({ error: "`name` must be a string, the name you sign in as." })
+    .trim()
+    .min(1, "`name` must not be empty.")
+    .max(40, "`name` is at most 40 characters."),
+  operator: z.boolean({ error: "`operator` must be true or false." }).optional(),
+});

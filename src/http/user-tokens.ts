@@ -26,9 +26,33 @@ const CLOCK_SKEW_SECONDS = 60;
 const JWKS_TIMEOUT_MS = 5_000;
 const JWKS_REFETCH_COOLDOWN_MS = 30_000;
 
-/** Whether signed-in users are configured at all. */
+/** Whether an identity provider is configured (a JWKS URL or a shared secret). */
 export function usersConfigured(config: Config): boolean {
   return config.AUTH_JWKS_URL !== undefined || config.AUTH_JWT_SECRET !== undefined;
+}
+
+/**
+ * The development sign-in of `npm start`: on only with ALLOW_ANONYMOUS and no identity provider,
+ * its tokens signed with a key this isolate made (so they die with the dev run).
+ */
+export function devSignInEnabled(config: Config): boolean {
+  return config.ALLOW_ANONYMOUS && !usersConfigured(config);
+}
+
+/** Whether sign-in tokens are taken at all: from the identity provider, or from the development sign-in. */
+export function signInAccepted(config: Config): boolean {
+  return usersConfigured(config) || devSignInEnabled(config);
+}
+
+/** The issuer of development sign-in tokens: no identity provider names itself so. */
+export const DEV_ISSUER = "handoff-runtime/dev-sign-in";
+
+let devKey: Uint8Array | undefined;
+
+/** The development sign-in's HS256 key: random, made on first use, never stored. */
+export function devSigningKey(): Uint8Array {
+  devKey ??= crypto.getRandomValues(new Uint8Array(32));
+  return devKey;
 }
 
 /**
@@ -49,7 +73,8 @@ export function looksLikeJwt(token: string): boolean {
 /** Remote key sets by URL, kept for the isolate's life: their cache and cooldown live in them. */
 const keySets = new Map<string, JWTVerifyGetKey>();
 
-function verificationKey(config: Config): { key: Uint8Array | JWTVerifyGetKey; algorithms: string[] } {
+function verificationKey(config: Config): { key: Uint8Array | JWTVerifyGetKey; algorithms: string[]; issuer?: string } {
+  if (devSignInEnabled(config)) return { key: devSigningKey(), algorithms: ["HS256"], issuer: DEV_ISSUER };
   if (config.AUTH_JWKS_URL && config.AUTH_JWT_SECRET)
     throw new ConfigError("Set one of AUTH_JWKS_URL and AUTH_JWT_SECRET, not both: the tokens are verified with one key source.");
   if (config.AUTH_JWT_SECRET)
@@ -66,13 +91,13 @@ function verificationKey(config: Config): { key: Uint8Array | JWTVerifyGetKey; a
 /** Verifies a user's JWT and reads who it names. */
 export async function verifyUserToken(token: string, config: Config): Promise<UserVerdict> {
   if (token.length > MAX_TOKEN_CHARS) return refused(`The token is longer than ${MAX_TOKEN_CHARS} characters.`);
-  const { key, algorithms } = verificationKey(config);
+  const { key, algorithms, issuer = config.AUTH_ISSUER } = verificationKey(config);
   let payload: JWTPayload;
   try {
     const options = {
       algorithms,
       clockTolerance: CLOCK_SKEW_SECONDS,
-      ...(config.AUTH_ISSUER ? { issuer: config.AUTH_ISSUER } : {}),
+      ...(issuer ? { issuer } : {}),
       ...(config.AUTH_AUDIENCE ? { audience: config.AUTH_AUDIENCE } : {}),
     };
     payload = (typeof key === "function" ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options)).payload;

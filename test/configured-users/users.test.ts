@@ -122,6 +122,17 @@ describe("conversations each signed-in user owns", () => {
     expect((await call("/v1/conversations/picked-by-ada/messages", as(ada, json({ message: "hi" })))).status).toBe(404);
   });
 
+  it("has no development sign-in when an identity provider is configured, and GET /v1/me says who the token names", async () => {
+    const res = await call("/v1/dev/sign-in", as(MASTER, json({ name: "Mallory", operator: true })));
+    expect([res.status, ((await res.json()) as { error: { code: string } }).error.code]).toEqual([404, "not_found"]);
+    expect(await (await call("/v1/me", as(await mint("ada")))).json()).toEqual({
+      access: "user",
+      user: { id: "ada", name: "User ada", roles: [] },
+      signIn: "provider",
+    });
+    expect((await call("/v1/me")).status).toBe(401);
+  });
+
   it("takes the token from Cloudflare Access's header too, and opens the operator API only with the operator role", async () => {
     const ada = await mint("ada");
     const created = await call("/v1/conversations", { method: "POST", headers: { "cf-access-jwt-assertion": ada } });

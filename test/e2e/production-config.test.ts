@@ -3,7 +3,7 @@
  * the offline demo model, and the `openai` client talking to a fake provider over HTTP.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -30,6 +30,11 @@ after(async () => {
 });
 
 describe("wrangler dev with the production configuration", () => {
+  it("never allows anonymous use (nor so the development sign-in) from wrangler.toml: only `npm start`'s command line does", () => {
+    assert.doesNotMatch(readFileSync("wrangler.toml", "utf8"), /ALLOW_ANONYMOUS/);
+    assert.match(JSON.parse(readFileSync("package.json", "utf8")).scripts.start, /--var ALLOW_ANONYMOUS:true/);
+  });
+
   it("answers with the offline demo model: triage hands a double charge to billing", async () => {
     const events = await chat(demo.url, "e2e-demo", "I was charged twice for order A1001");
     assert.equal(events[0]?.type, "run-start");
