@@ -1,10 +1,17 @@
 // The chat page: plain browser JavaScript, no build step. It keeps the conversation id (and
 // token, when the Worker issues one) in localStorage, streams turns over fetch, and reconnects
 // to GET /events with Last-Event-ID when a stream drops, skipping events it has already drawn.
+// A signed-in user gets a sidebar with their conversations (their inbox) and the last one they
+// had open comes back after a reload.
 
+import { drawAccount, loadAccount } from "/account.js";
+import { inboxPanel } from "/inbox.js";
 import { tracePanel } from "/trace-panel.js";
 
-const STORAGE_KEY = "handoff-chat";
+let account = { user: null };
+let inbox = null; // the sidebar's list, for a signed-in user
+// The open conversation, per user: two people on one browser do not share it.
+const storageKey = () => (account.user ? `handoff-chat:${account.user.id}` : "handoff-chat");
 const log = document.querySelector("#log");
 const statusLine = document.querySelector("#status");
 const agentBadge = document.querySelector("#agent");
@@ -25,8 +32,10 @@ let lastEventId = 0;
 let bubble = null; // the assistant bubble text deltas go into
 const toolNodes = new Map(); // toolCallId → <details>
 
-function headers(extra = {}) {
-  return { ...(conversation?.token ? { authorization: `Bearer ${conversation.token}` } : {}), ...extra };
+/** A signed-in user's token opens their own conversations; otherwise the conversation's token, when there is one. */
+function headers(extra = {}, target = conversation) {
+  const token = account.token ?? target?.token;
+  return { ...(token ? { authorization: `Bearer ${token}` } : {}), ...extra };
 }
 
 function el(tag, className, text) {
@@ -157,11 +166,13 @@ function draw(event) {
       if (event.status === "cancelled") el("div", "notice", "Stopped.");
       setBusy(false, statusText(event.status, event.agent));
       if (event.status === "awaiting_human") queueMicrotask(follow);
+      inbox?.refresh().catch(() => {});
       return true;
     case "error":
       el("div", "error-line", `Error (${event.code}): ${event.message}`);
       setBusy(false);
       refreshTrace();
+      inbox?.refresh().catch(() => {});
       return true;
     default:
       return false;
@@ -178,9 +189,10 @@ function statusText(status, agent) {
 async function follow() {
   if (following) return;
   following = true;
+  const followed = conversation.id;
   try {
-    for (let attempt = 0; attempt < 1000; attempt++) {
-      const response = await fetch(`/v1/conversations/${conversation.id}/events?follow=true`, {
+    for (let attempt = 0; attempt < 1000 && conversation?.id === followed; attempt++) {
+      const response = await fetch(`/v1/conversations/${followed}/events?follow=true`, {
         headers: headers({ "last-event-id": String(lastEventId) }),
       }).catch(() => null);
       if (response?.status === 204) return;
@@ -378,33 +390,80 @@ async function loadEarlier() {
 }
 
 async function createConversation() {
-  const response = await fetch("/v1/conversations", { method: "POST" });
+  const response = await fetch("/v1/conversations", { method: "POST", headers: headers() });
   const body = await response.json();
   if (!response.ok) throw new Error(body.error?.message ?? `HTTP ${response.status}`);
+  clearLog();
   conversation = { id: body.id, token: body.token };
-  localStorage.setItem(STORAGE_KEY, JSON.stringify(conversation));
+  localStorage.setItem(storageKey(), JSON.stringify(conversation));
   setAgent(body.activeAgent);
+  setBusy(false);
+  refreshTrace();
+  await inbox?.refresh();
+}
+
+function clearLog() {
+  log.replaceChildren();
+  toolNodes.clear();
+  bubble = null;
+  lastEventId = 0;
+  setPrevious(null);
+}
+
+/** Shows a stored conversation (false when it is gone or not this user's) and follows it if a turn or a person is live. */
+async function openConversation(saved) {
+  const response = await fetch(`/v1/conversations/${saved.id}`, { headers: headers({}, saved) });
+  if (!response.ok) return false;
+  clearLog();
+  conversation = saved;
+  localStorage.setItem(storageKey(), JSON.stringify(conversation));
+  const view = await response.json();
+  drawHistory(view);
+  refreshTrace();
+  inbox?.refresh().catch(() => {});
+  if (view.status === "running") {
+    reconnect();
+    return true;
+  }
+  setBusy(false, view.pendingApprovals.length ? "Waiting for your approval." : statusText(view.status, view.activeAgent));
+  if (people.has(view.activeAgent)) follow();
+  return true;
+}
+
+/** The sidebar of a signed-in user: their conversations, searched, switched, renamed and deleted. */
+function showInbox() {
+  document.querySelector("#inbox").hidden = false;
+  inbox = inboxPanel({
+    list: document.querySelector("#inbox-list"),
+    search: document.querySelector("#inbox-search"),
+    api: async (path, init = {}) => {
+      const response = await fetch(path, { ...init, headers: headers(init.headers) });
+      const body = response.status === 204 ? null : await response.json();
+      if (!response.ok) throw new Error(body?.error?.message ?? `HTTP ${response.status}`);
+      return body;
+    },
+    open: (id) => openConversation({ id }),
+    current: () => conversation?.id,
+    gone: async (id) => {
+      if (conversation?.id === id) await createConversation();
+    },
+  });
 }
 
 async function start() {
+  account = await loadAccount();
+  drawAccount(document.querySelector("#account"), account);
   const agents = await fetch("/v1/agents", { headers: headers() })
     .then((r) => r.json())
     .catch(() => ({ agents: [] }));
   people = new Set(agents.agents.filter((a) => a.human).map((a) => a.name));
-  conversation = JSON.parse(localStorage.getItem(STORAGE_KEY) ?? "null");
-  if (conversation) {
-    const response = await fetch(`/v1/conversations/${conversation.id}`, { headers: headers() });
-    if (response.ok) {
-      const view = await response.json();
-      drawHistory(view);
-      if (view.status === "running") return reconnect();
-      setBusy(false, view.pendingApprovals.length ? "Waiting for your approval." : statusText(view.status, view.activeAgent));
-      if (people.has(view.activeAgent)) follow();
-      return;
-    }
-  }
+  if (account.user) showInbox();
+  const saved = JSON.parse(localStorage.getItem(storageKey()) ?? "null");
+  if (saved && (await openConversation(saved))) return;
+  // A signed-in user comes back to their newest conversation; anyone else starts one.
+  const newest = account.user ? await inbox.refresh().then(() => document.querySelector("#inbox-list [data-conversation]")) : null;
+  if (newest && (await openConversation({ id: newest.dataset.conversation }))) return;
   await createConversation();
-  setBusy(false);
 }
 
 form.addEventListener("submit", (event) => {
@@ -430,13 +489,7 @@ stopButton.addEventListener("click", async () => {
   }
 });
 
-document.querySelector("#new-conversation").addEventListener("click", async () => {
-  localStorage.removeItem(STORAGE_KEY);
-  log.replaceChildren();
-  lastEventId = 0;
-  await createConversation();
-  refreshTrace();
-});
+document.querySelector("#new-conversation").addEventListener("click", () => createConversation());
 
 traceButton.addEventListener("click", () => {
   traceSection.hidden = !traceSection.hidden;

@@ -1,6 +1,10 @@
 // The operator desk: plain browser JavaScript, no build step. It lists the conversations handed to
 // a person (GET /v1/operator/conversations), shows one with its handoff path, sends the person's
 // answers and hands the conversation back to an agent with a note. The key stays in this tab.
+// An operator who signs in (their identity provider, or the development sign-in of `npm start`)
+// needs no key and no name box: the Worker takes who they are from their token.
+
+import { drawAccount, loadAccount } from "/account.js";
 
 const keyInput = document.querySelector("#operator-key");
 const nameInput = document.querySelector("#operator-name");
@@ -11,12 +15,14 @@ const path = document.querySelector("#path");
 const handBackTo = document.querySelector("#hand-back-to");
 let selected = null;
 let people = new Set();
+let account = { user: null };
 
 keyInput.value = sessionStorage.getItem("operator-key") ?? "";
 keyInput.addEventListener("change", () => sessionStorage.setItem("operator-key", keyInput.value));
 
 function headers(extra = {}) {
-  return { ...(keyInput.value ? { authorization: `Bearer ${keyInput.value}` } : {}), ...extra };
+  const token = account.token ?? keyInput.value;
+  return { ...(token ? { authorization: `Bearer ${token}` } : {}), ...extra };
 }
 
 async function api(url, init = {}) {
@@ -32,7 +38,7 @@ function item(entry) {
   button.type = "button";
   button.dataset.conversation = entry.conversationId;
   button.setAttribute("aria-current", String(entry.conversationId === selected));
-  button.textContent = `${entry.conversationId} · ${entry.person}`;
+  button.textContent = `${entry.conversationId} · ${entry.person}${entry.operator ? ` · ${entry.operator.name ?? entry.operator.id}` : ""}`;
   const preview = document.createElement("span");
   preview.className = "preview";
   preview.textContent = entry.preview;
@@ -93,7 +99,8 @@ document.querySelector("#answer").addEventListener("submit", async (event) => {
   await api(`/v1/conversations/${selected}/operator/messages`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ text: text.value, operator: nameInput.value || undefined }),
+    // Signed in, the name is the one in the token: the Worker refuses one chosen here.
+    body: JSON.stringify({ text: text.value, operator: account.user ? undefined : nameInput.value || undefined }),
   });
   text.value = "";
   await refreshConversation();
@@ -116,6 +123,10 @@ document.querySelector("#hand-back").addEventListener("submit", async (event) =>
 });
 
 async function start() {
+  account = await loadAccount();
+  drawAccount(document.querySelector("#account"), account, { operatorByDefault: true });
+  // Signed in, who is answering comes from the token: no key, no name to type.
+  for (const field of [keyInput, nameInput]) field.closest("label").hidden = Boolean(account.user);
   const { agents } = await api("/v1/agents").catch(() => ({ agents: [] }));
   people = new Set(agents.filter((a) => a.human).map((a) => a.name));
   handBackTo.replaceChildren(

@@ -47,10 +47,12 @@ export function conversationRoutes(): Hono<ConversationEnv> {
     return streamResponse(await expectOk(c.var.client.retry(body?.message, "sse")));
   });
 
-  app.post("/approvals", async (c) => {
-    const { decisions } = await readJson(c, ApprovalsBody);
-    return decisionReply(c, await expectOk(c.var.client.decide(decisions, "sse")), "sse");
-  });
+  // The user's decisions, or (under /operator/) an operator's: either is recorded with who decided.
+  for (const path of ["/approvals", "/operator/approvals"])
+    app.post(path, async (c) => {
+      const { decisions } = await readJson(c, ApprovalsBody);
+      return decisionReply(c, await expectOk(c.var.client.decide(decisions, "sse")), "sse");
+    });
 
   // 204 when there is nothing to send and nothing running: the SSE rule that stops EventSource reconnecting.
   app.get("/events", async (c) => {

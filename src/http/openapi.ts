@@ -178,6 +178,14 @@ function operatorPaths(): Record<string, unknown> {
         responses: { "200": { description: "{ activeAgent }" }, "400": error, "404": error, "409": error },
       },
     },
+    "/v1/conversations/{id}/operator/approvals": {
+      parameters: [idParam],
+      post: {
+        summary: "An operator decides pending tool calls (recorded with who); streams the resumed turn",
+        requestBody: { required: true, content: json(ApprovalsBody) },
+        responses: { "200": stream, "202": { description: "Decisions recorded; calls still pending" }, "404": error, "409": error },
+      },
+    },
   };
 }
 

@@ -24,10 +24,15 @@ export function sessionClient(env: Env, conversationId: string, access: Access, 
   const caller: Caller = {
     conversationId,
     ...(access.kind === "conversation" ? { grant: access.grant } : {}),
-    ...(access.kind === "user" ? { user: access.user.id } : {}),
+    ...(access.kind === "user" ? { user: access.user.id, identity: identityOf(access.user) } : {}),
+    ...(access.kind === "operator" && access.person ? { identity: access.person } : {}),
     ...(traceparent ? { traceparent } : {}),
   };
   return new Proxy({} as SessionClient, {
     get: (_target, method) => (typeof method === "string" ? (...args: unknown[]) => stub[method]!(caller, ...args) : undefined),
   });
+}
+
+function identityOf(user: { id: string; name?: string }): { id: string; name?: string } {
+  return { id: user.id, ...(user.name ? { name: user.name } : {}) };
 }

@@ -1,4 +1,6 @@
 /** What the conversation's Durable Object answers over RPC, and what a Worker gives it: the types of its surface. */
+import type { OperatorIdentity } from "../runtime/handoff/types.ts";
+import type { Activity } from "./activity-log.ts";
 import type { Compaction } from "../runtime/compaction.ts";
 import type { Holding } from "../runtime/holding.ts";
 import type { Limits } from "../runtime/limits.ts";
@@ -27,6 +29,8 @@ export interface ConversationView extends Pick<Holding, "activeAgent" | "handoff
   compactions: Array<Compaction & { turn: number; agent: string }>;
   /** Where `messages` sits in the whole history (indexes, as `compactions` count them). */
   page: HistoryPage;
+  /** What people did, and when: a person's answers and hand backs, approvals and denials, with who (the latest 100). */
+  activity: Activity[];
 }
 
 /** A page of the history: at most `limit` messages before `before` (the newest by default). */
@@ -49,6 +53,8 @@ export interface Caller {
   grant?: string | undefined;
   /** A signed-in user's id: they reach only the conversations they own, and own those they create or fork. */
   user?: string | undefined;
+  /** Who acts, from their sign-in token (a user, or an operator): recorded with their approvals and denials. */
+  identity?: OperatorIdentity | undefined;
   /** The request's W3C `traceparent`: a turn it starts is traced as that span's child. */
   traceparent?: string | undefined;
 }

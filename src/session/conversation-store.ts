@@ -4,6 +4,8 @@
  * what it adds and reads the history once per start. The turn log, the event log, forks and the
  * trace ring are modules of their own over the same SQL handle, whose writes count into the turn.
  */
+import type { OperatorIdentity } from "../runtime/handoff/types.ts";
+import { ActivityLog } from "./activity-log.ts";
 import type { CallsInFlight } from "../runtime/calls-in-flight.ts";
 import type { Compaction } from "../runtime/compaction.ts";
 import type { TurnOutcome } from "../runtime/events.ts";
@@ -41,6 +43,7 @@ export class ConversationStore {
   readonly turns: TurnLog;
   readonly events: EventLog;
   readonly traces: TraceRing;
+  readonly activity: ActivityLog;
   #state: ConversationState | null = null;
   #messages: Message[] | null = null;
   /** What the current turn spent so far; written with the turn's end. */
@@ -52,6 +55,7 @@ export class ConversationStore {
     this.turns = new TurnLog(this.#db);
     this.events = new EventLog(this.#db);
     this.traces = new TraceRing(this.#db);
+    this.activity = new ActivityLog(this.#db);
     migrate(this.#db.sql);
     this.#recoverInterruptedTurn();
   }
@@ -181,9 +185,21 @@ export class ConversationStore {
   }
 
   /** Records decisions on the suspension; the turn is marked running again when `resume` is set. */
-  recordDecisions(decisions: readonly ApprovalDecision[], resume: boolean): ConversationState {
+  /** Decisions, and who made them (one activity row each), in one transaction. */
+  recordDecisions(decisions: readonly ApprovalDecision[], resume: boolean, by?: OperatorIdentity): ConversationState {
     const state = this.#requireState();
+    const pending = new Map(state.suspension?.pending.map((p) => [p.toolCallId, p]));
     return this.#write({ ...state, decisions: [...state.decisions, ...decisions] }, () => {
+      for (const { toolCallId, approved } of decisions) {
+        const call = pending.get(toolCallId);
+        this.activity.record({
+          kind: approved ? "approved" : "denied",
+          ...(by ? { by } : {}),
+          agent: call?.agent ?? state.holding.activeAgent,
+          toolCallId,
+          ...(call ? { tool: call.name } : {}),
+        });
+      }
       if (resume) this.turns.resume(state.turn);
     });
   }

@@ -24,6 +24,7 @@ export function conversationView(store: ConversationStore, state: ConversationSt
     lastTurnStorage: turn && turn.status !== "running" ? { rowsWritten: turn.rowsWritten, bytesWritten: turn.bytesWritten } : null,
     usage: store.usage(),
     compactions: store.compactions(),
+    activity: store.activity.latest(),
   };
 }
 

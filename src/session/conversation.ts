@@ -157,7 +157,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     if (!checked.ok) return checked;
     const limited = checked.value.complete ? this.#driver.limitStreams() : null;
     if (limited) return limited;
-    const state = this.#store.recordDecisions(decisions, checked.value.complete);
+    const state = this.#store.recordDecisions(decisions, checked.value.complete, caller.identity);
     const suspension = state.suspension!;
     if (!checked.value.complete) {
       const decided = new Set(state.decisions.map((d) => d.toolCallId));

@@ -1,3 +1,4 @@
+import { type Activity, actor } from "./activity-log.ts";
 import type { HandBackRecord, OperatorIdentity } from "../runtime/handoff/types.ts";
 import type { Redactor } from "../runtime/redact.ts";
 import type { StepCommit } from "../runtime/store-port.ts";
@@ -39,8 +40,10 @@ export class PersonHold {
       ...(by ? { by } : {}),
     });
     this.#store.commitStep({ messages: [{ role: "assistant", agent: person, content: event.text }] }, [event]);
+    const who = actor(by, operator);
+    this.#store.activity.record({ kind: "answered", ...(who ? { by: who } : {}), agent: person });
     this.#broadcast?.publish(event);
-    await this.toDesk(state.conversationId, person, "held");
+    await this.toDesk(state.conversationId, person, "held", who);
     return event.id;
   }
 
@@ -56,6 +59,7 @@ export class PersonHold {
       handoff: record,
     });
     this.#store.commitStep(commit, [event]);
+    this.#store.activity.record({ kind: "handed-back", ...(by ? { by } : {}), agent: person, to });
     this.#broadcast?.publish(event);
     await this.end(state.conversationId);
   }
@@ -69,9 +73,10 @@ export class PersonHold {
 
   /**
    * Puts the conversation on the operator desk, or updates its row there with the user's latest
-   * message; a status given replaces the one it has (`waiting` when it is new).
+   * message; a status given replaces the one it has (`waiting` when it is new), and `operator` says
+   * who holds it now.
    */
-  async toDesk(conversationId: string, person: string, status?: DeskStatus): Promise<void> {
+  async toDesk(conversationId: string, person: string, status?: DeskStatus, operator?: Activity["by"]): Promise<void> {
     const desk = deskOf(this.#env);
     if (!desk) return;
     const preview = this.#store.messages().findLast((m) => m.role === "user")?.content ?? "";
@@ -83,6 +88,7 @@ export class PersonHold {
       updatedAt: now,
       preview: this.#redactor.text(preview),
       ...(status ? { status } : {}),
+      ...(operator ? { operator: this.#redactor.value(operator) } : {}),
     });
   }
 }

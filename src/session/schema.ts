@@ -28,6 +28,8 @@ export const MIGRATIONS: readonly string[][] = [
   [`CREATE TABLE mcp_tools (server TEXT PRIMARY KEY, url TEXT NOT NULL, tools TEXT NOT NULL, listed_at INTEGER NOT NULL)`],
   // 6: the calls of the step whose tools run, written ahead of them (one row, rewritten each such step).
   [`CREATE TABLE calls_in_flight (id INTEGER PRIMARY KEY CHECK (id = 1), turn INTEGER NOT NULL, data TEXT NOT NULL)`],
+  // 7: what people did, and when: a person's answers and hand backs, approvals and denials, with who.
+  [`CREATE TABLE activity (seq INTEGER PRIMARY KEY, at INTEGER NOT NULL, data TEXT NOT NULL)`],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

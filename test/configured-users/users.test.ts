@@ -334,4 +334,50 @@ describe("an operator who signs in", () => {
       .map((frame) => JSON.parse(frame.slice(frame.indexOf("data: ") + 6)));
     expect(spoke).toMatchObject([{ text: "Hi, Olga here.", operator: "User olga", by: { id: "olga", name: "User olga" } }]);
   });
+
+  it("is named on the desk while holding a conversation, and the view lists who answered, handed back, approved or denied, and when", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "p", name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "wants a person" }) }] },
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "refund" }) }] },
+      {
+        toolCalls: [
+          { id: "r1", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 10 }) },
+          { id: "r2", name: "refund", arguments: JSON.stringify({ orderId: "A1002", amountUsd: 20 }) },
+        ],
+      },
+      { text: "One refunded, one not." },
+    ]);
+    const ada = await mint(`ada-${s.id}`);
+    const { id } = await create(ada);
+    await (await call(`/v1/conversations/${id}/messages`, as(ada, json({ message: s.tag("a person, please") })))).text();
+    const olga = await mint("olga", { claims: { roles: ["operator"] } });
+    const base = `/v1/conversations/${id}`;
+    const started = Date.now();
+    expect((await call(`${base}/operator/messages`, as(olga, json({ message: "Olga here." })))).status).toBe(200);
+    const desk = (await (await call("/v1/operator/conversations", as(olga))).json()) as {
+      conversations: Array<{ conversationId: string; status: string; operator?: unknown }>;
+    };
+    expect(desk.conversations.find((c) => c.conversationId === id)).toMatchObject({
+      status: "held",
+      operator: { id: "olga", name: "User olga" },
+    });
+    await call(`${base}/operator/handoff`, as(olga, json({ to: "triage", note: "over to you" })));
+    await (await call(`${base}/messages`, as(ada, json({ message: s.tag("refund both") })))).text();
+    // The owner approves one; an operator denies the other through the operator API.
+    expect((await call(`${base}/approvals`, as(ada, json({ decisions: [{ toolCallId: "r1", approved: true }] })))).status).toBe(202);
+    const denied = await call(`${base}/operator/approvals`, as(olga, json({ decisions: [{ toolCallId: "r2", approved: false }] })));
+    expect(denied.status).toBe(200);
+    await denied.text();
+    const view = (await (await call(base, as(ada))).json()) as { activity: Array<{ at: string }> };
+    expect(view.activity).toMatchObject([
+      { kind: "answered", by: { id: "olga", name: "User olga" }, agent: "support-desk" },
+      { kind: "handed-back", by: { id: "olga", name: "User olga" }, agent: "support-desk", to: "triage" },
+      { kind: "approved", by: { id: `ada-${s.id}`, name: `User ada-${s.id}` }, agent: "billing", toolCallId: "r1", tool: "refund" },
+      { kind: "denied", by: { id: "olga", name: "User olga" }, agent: "billing", toolCallId: "r2", tool: "refund" },
+    ]);
+    for (const act of view.activity) expect(Date.parse(act.at)).toBeGreaterThanOrEqual(started - 1000);
+    // An operator without the role cannot decide through the operator API.
+    const uma = await call(`${base}/operator/approvals`, as(await mint("uma"), json({ decisions: [] })));
+    expect(uma.status).toBe(403);
+  });
 });

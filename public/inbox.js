@@ -1,0 +1,82 @@
+// The signed-in user's conversations, in the chat page's sidebar: GET /v1/conversations (newest
+// first; ?q= searches titles and messages), switch by clicking one, rename (PATCH title) and
+// delete (DELETE) from its row.
+
+/**
+ * `api(path, init)` answers the parsed JSON body (null for 204) or throws; `open(id)` switches to
+ * a conversation; `current()` is the id on show; `gone(id)` is told a deleted one.
+ */
+export function inboxPanel({ list, search, api, open, current, gone }) {
+  let query = "";
+  let timer;
+
+  async function refresh() {
+    const path = query ? `/v1/conversations?limit=50&q=${encodeURIComponent(query)}` : "/v1/conversations?limit=50";
+    const { conversations } = await api(path);
+    list.replaceChildren(...conversations.map(row));
+    if (!conversations.length)
+      list.append(
+        Object.assign(document.createElement("li"), { className: "empty", textContent: query ? "No match." : "No conversations yet." }),
+      );
+  }
+
+  function row(entry) {
+    const li = document.createElement("li");
+    li.dataset.conversation = entry.id;
+    const pick = Object.assign(document.createElement("button"), { type: "button", className: "pick" });
+    pick.setAttribute("aria-current", String(entry.id === current()));
+    const title = Object.assign(document.createElement("span"), { className: "title", textContent: entry.title });
+    const meta = Object.assign(document.createElement("span"), {
+      className: "meta",
+      textContent: `${entry.holder} · ${label(entry.status)}`,
+    });
+    const snippet = Object.assign(document.createElement("span"), { className: "snippet", textContent: entry.snippet });
+    pick.append(title, meta, snippet);
+    pick.addEventListener("click", () => open(entry.id));
+    const rename = Object.assign(document.createElement("button"), { type: "button", className: "rename", textContent: "Rename" });
+    rename.setAttribute("aria-label", `Rename ${entry.title}`);
+    rename.addEventListener("click", () => renameInPlace(li, entry));
+    const remove = Object.assign(document.createElement("button"), { type: "button", className: "delete", textContent: "Delete" });
+    remove.setAttribute("aria-label", `Delete ${entry.title}`);
+    remove.addEventListener("click", async () => {
+      if (!confirm(`Delete "${entry.title}"? Its messages and tokens go with it.`)) return;
+      await api(`/v1/conversations/${entry.id}`, { method: "DELETE" });
+      await gone(entry.id);
+      await refresh();
+    });
+    li.append(pick, rename, remove);
+    return li;
+  }
+
+  function renameInPlace(li, entry) {
+    const form = Object.assign(document.createElement("form"), { className: "rename-form" });
+    const input = Object.assign(document.createElement("input"), { value: entry.title, maxLength: 120, required: true });
+    input.setAttribute("aria-label", "New title");
+    form.append(input, Object.assign(document.createElement("button"), { type: "submit", textContent: "Save" }));
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      await api(`/v1/conversations/${entry.id}`, {
+        method: "PATCH",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ title: input.value.trim() }),
+      });
+      await refresh();
+    });
+    li.replaceChildren(form);
+    input.select();
+  }
+
+  search.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      query = search.value.trim();
+      refresh().catch(() => {});
+    }, 200);
+  });
+
+  return { refresh };
+}
+
+function label(status) {
+  return { awaiting_approval: "awaiting approval", awaiting_human: "awaiting a person" }[status] ?? status;
+}
