@@ -75,7 +75,8 @@ export default defineConfig({
         test: { name: "mcp-code", include: MCP_CODE },
       },
       {
-        // Signed-in users: the identity provider's JWKS (test/node/jwks-server.ts), an issuer and audience, a master key, no anonymous use.
+        // Signed-in users: the identity provider's JWKS (test/node/jwks-server.ts), an issuer and audience, a master key, no anonymous use;
+        // titles by the first message, so no title call takes a step of a test's script (model-made titles: test/worker/titles.test.ts).
         plugins: [
           worker({
             AUTH_JWKS_URL: "{{jwks}}/jwks.json",
@@ -83,6 +84,9 @@ export default defineConfig({
             AUTH_AUDIENCE: "handoff-chat",
             API_KEY: "master-key-for-the-users-tests",
             ALLOW_ANONYMOUS: "false",
+            TITLE_MODEL: "off",
+            // A day's tokens per user: far above what the tests spend, but for the one that spends it on purpose.
+            USER_DAILY_TOKENS: "1000000",
           }),
         ],
         test: { name: "users", include: USERS },

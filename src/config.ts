@@ -39,6 +39,10 @@ const ConfigSchema = z.object({
     .enum(["true", "false"])
     .transform((value) => value === "true")
     .optional(),
+  /** Tokens (input and output) a signed-in user may spend per UTC day across all their conversations; unset for no limit. */
+  USER_DAILY_TOKENS: z.coerce.number().int().min(1).optional(),
+  /** The model that titles a signed-in user's conversations after their first turn (default: the agents' model); `off` titles them by their first message. */
+  TITLE_MODEL: z.string().min(1).optional(),
   OPENAI_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
   MAX_STEPS: z.coerce.number().int().min(1).max(100).optional(),
   MAX_HANDOFFS_PER_TURN: z.coerce.number().int().min(0).max(100).optional(),

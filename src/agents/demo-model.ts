@@ -1,4 +1,12 @@
-import type { Message, Model, ModelEvent, ModelRequest, ToolCall, ToolMessage } from "../runtime/index.ts";
+import {
+  type Message,
+  type Model,
+  type ModelEvent,
+  type ModelRequest,
+  TITLE_AGENT,
+  type ToolCall,
+  type ToolMessage,
+} from "../runtime/index.ts";
 
 type Intent = "billing" | "shipping" | "calculator" | "support_desk";
 
@@ -47,9 +55,22 @@ function estimateUsage(request: ModelRequest, output: string): { inputTokens: nu
 
 type Decision = string | Array<Omit<ToolCall, "id">>;
 
+/** A title as a model might make it: what the user wants, by the same keywords the routing uses. */
+function demoTitle(text: string): string {
+  const intent = INTENTS.find(([, pattern]) => pattern.test(text))?.[0];
+  const orderId = findOrderId(text);
+  const order = orderId ? ` on order ${orderId}` : "";
+  if (intent === "billing") return /\b(twice|double)\b/i.test(text) ? `Double charge${order}` : `Billing question${order}`;
+  if (intent === "shipping") return orderId ? `Delivery of order ${orderId}` : "Delivery question";
+  if (intent === "calculator") return "Solving a sum";
+  if (intent === "support_desk") return "Asking for a person";
+  return text.split(/\s+/).slice(0, 6).join(" ");
+}
+
 function decide(request: ModelRequest): Decision {
   const lastUser = [...request.messages].reverse().find((m) => m.role === "user");
   const text = lastUser?.content ?? "";
+  if (request.agent === TITLE_AGENT) return demoTitle(/^User: (.*)$/m.exec(text)?.[1] ?? text);
   const results = resultsSinceLastUser(request.messages);
   const has = (name: string) => request.tools.some((t) => t.name === name);
   const intent = INTENTS.find(([, pattern]) => pattern.test(text))?.[0];

@@ -1,16 +1,7 @@
 import { Hono } from "hono";
 import type { ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
-import {
-  conversationScope,
-  describeProblems,
-  expectOk,
-  limitClient,
-  readJson,
-  readOptionalJson,
-  readQuery,
-  streamResponse,
-} from "./request.ts";
+import { conversationScope, describeProblems, expectOk, readJson, readOptionalJson, readQuery, streamResponse } from "./request.ts";
 import {
   ApprovalsBody,
   ConversationPatch,
@@ -25,7 +16,7 @@ import {
 } from "./schemas.ts";
 import { inboxOf } from "../session/inbox.ts";
 import { registerFork, registerTokenIssue } from "./token-routes.ts";
-import { admitMessage, decisionReply } from "./turn-replies.ts";
+import { admitTurn, decisionReply } from "./turn-replies.ts";
 import { registerUIChatRoutes } from "./ui-chat-routes.ts";
 
 /** Everything under /v1/conversations/:id: one middleware validates the id for all of it. */
@@ -35,15 +26,14 @@ export function conversationRoutes(): Hono<ConversationEnv> {
 
   app.post("/messages", async (c) => {
     const { message } = await readJson(c, MessageBody);
-    await admitMessage(c, message);
+    await admitTurn(c, message);
     return streamResponse(await expectOk(c.var.client.sendMessage(message, "sse")));
   });
 
   // Runs the last turn again from its user message, or from `message` when the user edited it.
   app.post("/retry", async (c) => {
     const body = await readOptionalJson(c, RetryBody);
-    if (body?.message !== undefined) await admitMessage(c, body.message);
-    else await limitClient(c.env, c.req.header("cf-connecting-ip"));
+    await admitTurn(c, body?.message);
     return streamResponse(await expectOk(c.var.client.retry(body?.message, "sse")));
   });
 

@@ -27,6 +27,7 @@ const STATUS = {
   message_too_long: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  user_budget_exhausted: 429,
   too_many_streams: 429,
   internal_error: 500,
   invalid_configuration: 500,

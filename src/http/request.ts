@@ -80,9 +80,9 @@ export function streamResponse(stream: ReadableStream<Uint8Array>, format: Strea
   return new Response(stream, { headers: headersFor(format) });
 }
 
-/** New turns per client (by address), through the Workers rate-limiting binding when it is bound. */
-export async function limitClient(env: Env, address: string | undefined): Promise<void> {
+/** New turns per client (`key`: a signed-in user's id, else the address), through the Workers rate-limiting binding when it is bound. */
+export async function limitClient(env: Env, key: string): Promise<void> {
   if (!env.CLIENT_LIMITER) return;
-  const { success } = await env.CLIENT_LIMITER.limit({ key: address ?? "local" });
+  const { success } = await env.CLIENT_LIMITER.limit({ key });
   if (!success) throw new HttpError("rate_limited", "Too many new turns from this client; try again in a minute.", { retryAfter: 60 });
 }

@@ -20,6 +20,7 @@ export type { StepCommit, TurnStore } from "./store-port.ts";
 export { runTurn, runTurnItems } from "./run-loop.ts";
 export type { RunTurnOptions, TurnInput } from "./run-options.ts";
 export type { ApprovalDecision, Suspension } from "./suspension.ts";
+export { TITLE_AGENT } from "./titles.ts";
 export { tool, type Tool, type ToolContext } from "./tool.ts";
 export type { UsageTotals } from "./usage.ts";
 export type { Budgets } from "./budgets.ts";

@@ -136,6 +136,15 @@ export class ConversationStore {
     });
   }
 
+  /** The title a model made after the first turn, and what the call spent, counted with that turn. */
+  titleFirstTurn(title: string, spent: { inputTokens: number; outputTokens: number }): ConversationState {
+    const state = this.#requireState();
+    this.#conversationUsage = null;
+    return this.#write({ ...state, title }, () =>
+      this.turns.addSpent(1, { modelCalls: 1, inputTokens: spent.inputTokens, outputTokens: spent.outputTokens, toolCalls: 0 }),
+    );
+  }
+
   /** Opens a new turn; with a user message, it records what the conversation held, for a rewind. */
   beginTurn(message?: string): ConversationState {
     const previous = this.#requireState();

@@ -17,6 +17,7 @@ import type { HistoryPage } from "./history-page.ts";
 import { mcpHeaderValues } from "./mcp-secrets.ts";
 import { SqlToolListCache } from "./mcp-tool-cache.ts";
 import { exporterFor } from "./otlp-export.ts";
+import { titleMaker } from "./conversation-titles.ts";
 import { InboxLink } from "./inbox-link.ts";
 import type { InboxEntry } from "./inbox.ts";
 import { PersonHold } from "./person-hold.ts";
@@ -69,9 +70,10 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     this.#redactor = redactorFor(env).with(mcpHeaderValues(setup.network, env));
     this.#store = new ConversationStore(ctx.storage);
     this.#hold = new PersonHold(this.#store, this.#redactor, env);
-    this.#inbox = new InboxLink(this.#store, this.#redactor, env);
     const providerRequests = { sent: 0 };
     const model = createModel(this.#config, this.#redactor, providerRequests) ?? setup.offlineModel ?? unconfiguredModel();
+    const titles = titleMaker(this.#config, this.#network, this.#store, redactingModel(model, this.#redactor), this.#redactor);
+    this.#inbox = new InboxLink(this.#store, this.#redactor, env, titles && { maker: titles, waitUntil: ctx.waitUntil.bind(ctx) });
     const mcp = new McpConnections({
       env,
       cache: new SqlToolListCache(ctx.storage.sql),

@@ -4,6 +4,7 @@
  */
 import type { Redactor } from "../runtime/redact.ts";
 import type { ConversationState, ConversationStore } from "./conversation-store.ts";
+import type { ConversationTitles } from "./conversation-titles.ts";
 import { type InboxEntry, type InboxStatus, inboxOf } from "./inbox.ts";
 
 const TITLE_CHARS = 60;
@@ -13,11 +14,19 @@ export class InboxLink {
   readonly #store: ConversationStore;
   readonly #redactor: Redactor;
   readonly #env: unknown;
+  readonly #titles: { maker: ConversationTitles; waitUntil: (promise: Promise<unknown>) => void } | null;
 
-  constructor(store: ConversationStore, redactor: Redactor, env: unknown) {
+  /** `titles`: who makes the titles of owned conversations after their first turn, and where that work waits (off the turn's path). */
+  constructor(
+    store: ConversationStore,
+    redactor: Redactor,
+    env: unknown,
+    titles: { maker: ConversationTitles; waitUntil: (promise: Promise<unknown>) => void } | null = null,
+  ) {
     this.#store = store;
     this.#redactor = redactor;
     this.#env = env;
+    this.#titles = titles;
   }
 
   /** The conversation's entry as it stands; `status` is the latest leg's outcome (the stored turn's when absent). */
@@ -44,8 +53,21 @@ export class InboxLink {
     const state = this.#store.state();
     if (!state?.owner) return undefined;
     const entry = this.entry(state, status);
-    await (await inboxOf(this.#env, state.owner))?.record(entry);
+    const { inputTokens, outputTokens } = this.#store.usage();
+    await (await inboxOf(this.#env, state.owner))?.record(entry, inputTokens + outputTokens);
     return entry;
+  }
+
+  /** After a leg: the entry as it stands, then (the first turn of an untitled one) its title, made off the turn's path. */
+  async afterLeg(status: InboxStatus): Promise<void> {
+    await this.tell(status);
+    const titles = this.#titles;
+    if (!titles?.maker.due()) return;
+    titles.waitUntil(
+      titles.maker.make().then(async (made) => {
+        if (made) await this.tell(status);
+      }),
+    );
   }
 
   /** The conversation is gone: it leaves its owner's inbox. */

@@ -67,15 +67,36 @@ export class Inbox extends DurableObject<Record<string, unknown>> {
     );
     this.#sql.exec(`CREATE INDEX IF NOT EXISTS inbox_updated ON inbox (archived, updated_at DESC)`);
     this.#sql.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS inbox_search USING fts5(id UNINDEXED, title, snippet)`);
+    // What each conversation has spent (its total, as it last said), and the user's tokens per UTC day: the daily budget.
+    const columns = this.#sql.exec<{ name: string }>(`PRAGMA table_info(inbox)`).toArray();
+    if (!columns.some((c) => c.name === "tokens")) this.#sql.exec(`ALTER TABLE inbox ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0`);
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS daily_tokens (day TEXT PRIMARY KEY, tokens INTEGER NOT NULL)`);
   }
 
-  /** Keeps a conversation's entry as its object says it is now. */
-  async record(entry: InboxEntry): Promise<void> {
+  /**
+   * Keeps a conversation's entry as its object says it is now; `tokens` is the conversation's total
+   * spent so far, whose growth since it last said counts toward today's tokens (so a missed write is
+   * counted with the next one). Answers the rows it wrote (what Durable Object storage bills).
+   */
+  async record(entry: InboxEntry, tokens?: number): Promise<{ rowsWritten: number }> {
+    let rowsWritten = 0;
+    const write = (query: string, ...bindings: SqlStorageValue[]) => {
+      rowsWritten += this.#sql.exec(query, ...bindings).rowsWritten;
+    };
     this.ctx.storage.transactionSync(() => {
-      this.#sql.exec(
-        `INSERT INTO inbox (id, title, created_at, updated_at, holder, status, snippet, archived) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      type Known = { tokens: number; title: string; snippet: string };
+      const known = this.#sql.exec<Known>(`SELECT tokens, title, snippet FROM inbox WHERE id = ?`, entry.id).toArray()[0];
+      const total = Math.max(known?.tokens ?? 0, tokens ?? 0);
+      if (total > (known?.tokens ?? 0))
+        write(
+          `INSERT INTO daily_tokens (day, tokens) VALUES (?1, ?2) ON CONFLICT (day) DO UPDATE SET tokens = tokens + ?2`,
+          utcDay(),
+          total - (known?.tokens ?? 0),
+        );
+      write(
+        `INSERT INTO inbox (id, title, created_at, updated_at, holder, status, snippet, archived, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (id) DO UPDATE SET title = excluded.title, updated_at = excluded.updated_at, holder = excluded.holder,
-           status = excluded.status, snippet = excluded.snippet, archived = excluded.archived`,
+           status = excluded.status, snippet = excluded.snippet, archived = excluded.archived, tokens = excluded.tokens`,
         entry.id,
         entry.title,
         entry.createdAt,
@@ -84,10 +105,19 @@ export class Inbox extends DurableObject<Record<string, unknown>> {
         entry.status,
         entry.snippet,
         entry.archived ? 1 : 0,
+        total,
       );
-      this.#sql.exec(`DELETE FROM inbox_search WHERE id = ?`, entry.id);
-      this.#sql.exec(`INSERT INTO inbox_search (id, title, snippet) VALUES (?, ?, ?)`, entry.id, entry.title, entry.snippet);
+      // The search index changes only when the words do: a status or holder change writes none of it.
+      if (known?.title === entry.title && known.snippet === entry.snippet) return;
+      write(`DELETE FROM inbox_search WHERE id = ?`, entry.id);
+      write(`INSERT INTO inbox_search (id, title, snippet) VALUES (?, ?, ?)`, entry.id, entry.title, entry.snippet);
     });
+    return { rowsWritten };
+  }
+
+  /** Tokens the user's conversations spent today (UTC). */
+  async tokensToday(): Promise<number> {
+    return this.#sql.exec<{ tokens: number }>(`SELECT tokens FROM daily_tokens WHERE day = ?`, utcDay()).toArray()[0]?.tokens ?? 0;
   }
 
   async remove(id: string): Promise<void> {
@@ -122,6 +152,10 @@ export class Inbox extends DurableObject<Record<string, unknown>> {
     const page = rows.slice(0, query.limit).map(entryOf);
     return { conversations: page, next: rows.length > query.limit ? page.at(-1)!.updatedAt : null };
   }
+}
+
+function utcDay(): string {
+  return new Date().toISOString().slice(0, 10);
 }
 
 function entryOf(row: Row): InboxEntry {

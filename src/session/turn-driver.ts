@@ -214,7 +214,7 @@ export class TurnDriver {
    * conversation puts it on the desk (waiting when this leg handed it over).
    */
   async #afterLeg(recorder: TurnRecorder, status: TurnOutcome["status"]): Promise<void> {
-    await this.#setup.inbox.tell(status);
+    await this.#setup.inbox.afterLeg(status);
     if (status !== "awaiting_human") return;
     const { store, hold } = this.#setup;
     const { conversationId, holding } = store.state()!;

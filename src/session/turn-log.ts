@@ -83,6 +83,18 @@ export class TurnLog {
     );
   }
 
+  /** Spending after a turn's end (its title call), added to the turn's. Call inside a transaction. */
+  addSpent(turn: number, spent: UsageTotals): void {
+    this.#db.exec(
+      `UPDATE turns SET model_calls = model_calls + ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, tool_calls = tool_calls + ? WHERE turn = ?`,
+      spent.modelCalls,
+      spent.inputTokens,
+      spent.outputTokens,
+      spent.toolCalls,
+      turn,
+    );
+  }
+
   /** The turn runs again (its suspension was decided). Call inside a transaction. */
   resume(turn: number): void {
     this.#db.exec(`UPDATE turns SET status = 'running', ended_at = NULL WHERE turn = ?`, turn);

@@ -306,6 +306,57 @@ describe("a signed-in user's inbox", () => {
   });
 });
 
+describe("per user", () => {
+  it("limits new turns by the user's id, not the address: a user spread over many addresses is limited at 600; another user is not", async () => {
+    const WINDOW_MS = 60_000;
+    const user = await mint(`busy-${crypto.randomUUID()}`);
+    const send = (credential: string, i: number) =>
+      call(`/v1/conversations/not-yet-${i}/messages`, {
+        ...as(credential, json({ message: "hi" })),
+        headers: { authorization: `Bearer ${credential}`, "content-type": "application/json", "cf-connecting-ip": `198.51.100.${i % 250}` },
+      });
+    // Early in a window (the binding's windows are epoch minutes), so the count falls in one.
+    if (Date.now() % WINDOW_MS > 20_000) await new Promise((resolve) => setTimeout(resolve, WINDOW_MS - (Date.now() % WINDOW_MS) + 200));
+    const window = Math.floor(Date.now() / WINDOW_MS);
+    const statuses: number[] = [];
+    for (let batch = 0; batch < 625; batch += 25)
+      statuses.push(...(await Promise.all(Array.from({ length: 25 }, (_, j) => send(user, batch + j).then((r) => r.status)))));
+    expect(Math.floor(Date.now() / WINDOW_MS), "the count ran past its window: the machine is too slow for this test").toBe(window);
+    // Turns the limit lets through reach the conversation, which answers 404: a user cannot start one by messaging it.
+    expect(statuses.filter((status) => status === 404)).toHaveLength(600);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(25);
+    expect((await send(await mint(`calm-${crypto.randomUUID()}`), 1)).status).toBe(404);
+  }, 100_000);
+
+  it("refuses new turns with user_budget_exhausted once the user's tokens today pass USER_DAILY_TOKENS, across their conversations", async () => {
+    const s = await scenario([
+      { text: "That was expensive.", usage: { promptTokens: 999_000, completionTokens: 1_500 } },
+      { text: "Cheap." },
+    ]);
+    const payer = await mint(`payer-${s.id}`);
+    const first = await create(payer);
+    await (await call(`/v1/conversations/${first.id}/messages`, as(payer, json({ message: s.tag("hi") })))).text();
+    // Another of the user's conversations is refused too: the budget is the user's, kept in their inbox.
+    const second = await create(payer);
+    const refused = await call(`/v1/conversations/${second.id}/messages`, as(payer, json({ message: s.tag("more") })));
+    const body = (await refused.json()) as { error: { code: string; message: string; details: { spent: number; budget: number } } };
+    expect([refused.status, body.error.code]).toEqual([429, "user_budget_exhausted"]);
+    expect(body.error.message).toMatch(/1000500 of your 1000000 tokens for today \(UTC\).*accepted again from \d{4}-\d\d-\d\dT00:00:00/);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(Number(refused.headers.get("retry-after"))).toBeLessThanOrEqual(86_400);
+    const retry = await call(`/v1/conversations/${first.id}/retry`, as(payer, { method: "POST" }));
+    expect(retry.status).toBe(429);
+    // Nothing was stored by the refusals; another user goes on.
+    const view = (await (await call(`/v1/conversations/${second.id}`, as(payer))).json()) as { messages: unknown[] };
+    expect(view.messages).toEqual([]);
+    const other = await mint(`other-${s.id}`);
+    const theirs = await create(other);
+    const answered = await call(`/v1/conversations/${theirs.id}/messages`, as(other, json({ message: s.tag("hello") })));
+    expect(answered.status).toBe(200);
+    await answered.text();
+  });
+});
+
 describe("an operator who signs in", () => {
   it("answers and hands back under the name in their token, never one the client chooses, and the conversation records who", async () => {
     const s = await scenario([

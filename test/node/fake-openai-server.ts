@@ -32,6 +32,8 @@ export type ScriptedAnswer =
       stallAfter?: number;
       /** Characters of text a chunk carries (default 4). */
       chunkChars?: number;
+      /** The usage the final chunk reports (default 42 prompt and 7 completion tokens). */
+      usage?: { promptTokens: number; completionTokens: number };
     }
   | { raw: string }
   | { status: number; error: { message: string; type?: string; code?: string }; headers?: Record<string, string> }
@@ -175,7 +177,13 @@ async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, re
 
 /** The chunks OpenAI sends: role first, content in small deltas, each tool call opened then its arguments in pieces. */
 export function chatChunks(
-  answer: { text?: string; toolCalls?: ScriptedToolCall[]; finishReason?: string; chunkChars?: number },
+  answer: {
+    text?: string;
+    toolCalls?: ScriptedToolCall[];
+    finishReason?: string;
+    chunkChars?: number;
+    usage?: { promptTokens: number; completionTokens: number };
+  },
   model: string,
 ): unknown[] {
   const base = { id: "chatcmpl-fake", object: "chat.completion.chunk", created: 1767225600, model, system_fingerprint: null };
@@ -193,7 +201,12 @@ export function chatChunks(
       chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
   }
   chunks.push(chunk({}, answer.finishReason ?? (answer.toolCalls?.length ? "tool_calls" : "stop")));
-  chunks.push({ ...base, choices: [], usage: { prompt_tokens: 42, completion_tokens: 7, total_tokens: 49 } });
+  const { promptTokens, completionTokens } = answer.usage ?? { promptTokens: 42, completionTokens: 7 };
+  chunks.push({
+    ...base,
+    choices: [],
+    usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+  });
   return chunks;
 }
 
