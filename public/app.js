@@ -166,17 +166,24 @@ function draw(event) {
       if (event.status === "cancelled") el("div", "notice", "Stopped.");
       setBusy(false, statusText(event.status, event.agent));
       if (event.status === "awaiting_human") queueMicrotask(follow);
-      inbox?.refresh().catch(() => {});
+      refreshInbox();
       return true;
     case "error":
       el("div", "error-line", `Error (${event.code}): ${event.message}`);
       setBusy(false);
       refreshTrace();
-      inbox?.refresh().catch(() => {});
+      refreshInbox();
       return true;
     default:
       return false;
   }
+}
+
+/** After a turn: the list now, and again shortly, when a first turn's title (made after it ends) has come. */
+function refreshInbox() {
+  if (!inbox) return;
+  inbox.refresh().catch(() => {});
+  setTimeout(() => inbox.refresh().catch(() => {}), 1500);
 }
 
 function statusText(status, agent) {

@@ -83,7 +83,10 @@ async function select(id) {
 async function refreshConversation() {
   if (!selected) return;
   const view = await api(`/v1/operator/conversations/${selected}`);
-  path.textContent = `Handoff path: ${[view.handoffs[0]?.from ?? view.activeAgent, ...view.handoffs.map((h) => h.to)].join(" → ")} · held by ${view.activeAgent}`;
+  // Who answered last (the view's activity names them), beside the person agent holding it.
+  const answered = view.activity.findLast((a) => a.kind === "answered" && a.agent === view.activeAgent)?.by;
+  const operator = answered ? ` (${answered.name ?? answered.id})` : "";
+  path.textContent = `Handoff path: ${[view.handoffs[0]?.from ?? view.activeAgent, ...view.handoffs.map((h) => h.to)].join(" → ")} · held by ${view.activeAgent}${operator}`;
   log.replaceChildren();
   for (const message of view.messages) {
     if (message.role === "user") bubble("user", "", message.content);

@@ -1,0 +1,148 @@
+/**
+ * People who sign in, in Debian's Chromium against wrangler dev with the development sign-in of
+ * `npm start` (ALLOW_ANONYMOUS on the command line, no identity provider): two users side by side
+ * with inboxes of their own (titles, switching, searching, renaming, deleting, a reload), and an
+ * operator who signs in and answers under their own name. Screenshots are kept in test-artifacts/.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const persistTo = mkdtempSync(join(tmpdir(), "handoff-sign-in-"));
+let dev: WranglerDev;
+let browser: Browser;
+
+before(async () => {
+  assert.ok(existsSync(CHROMIUM), `Debian's chromium is needed at ${CHROMIUM}: apt-get install -y chromium (.ci/run does it)`);
+  dev = await startWranglerDev({ persistTo });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"] });
+  mkdirSync("test-artifacts", { recursive: true });
+});
+
+after(async () => {
+  await browser?.close();
+  await dev?.stop();
+  rmSync(persistTo, { recursive: true, force: true });
+});
+
+/** A browser of its own (its own localStorage), signed in through the development sign-in. */
+async function signedIn(name: string, path = "/", operator = false): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1150, height: 800 } });
+  const page = await context.newPage();
+  await page.goto(`${dev.url}${path}`);
+  await page.getByLabel("Your name").first().fill(name);
+  const box = page.getByRole("checkbox", { name: "operator" });
+  if ((await box.isChecked()) !== operator) await box.click();
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page
+    .getByTestId("signed-in")
+    .filter({ hasText: `Signed in as ${name}` })
+    .waitFor();
+  return page;
+}
+
+async function send(page: Page, text: string): Promise<void> {
+  await page.getByRole("button", { name: "Send" }).and(page.locator(":enabled")).waitFor();
+  await page.getByLabel("Message").fill(text);
+  await page.getByRole("button", { name: "Send" }).click();
+}
+
+const titles = (page: Page) => page.getByTestId("inbox").locator(".title").allTextContents();
+
+async function waitForTitles(page: Page, expected: string[]): Promise<void> {
+  await page.waitForFunction(
+    (want) => JSON.stringify([...document.querySelectorAll("#inbox-list .title")].map((n) => n.textContent)) === JSON.stringify(want),
+    expected,
+    { timeout: 15_000 },
+  );
+}
+
+describe("signed-in users in the chat page", () => {
+  it("keeps two users' conversations apart, titled, switched, searched, renamed and deleted, across a reload", async () => {
+    const ada = await signedIn("Ada");
+    await send(ada, "I was charged twice for order A1001");
+    await ada.getByTestId("approval").filter({ hasText: "billing wants to run refund" }).waitFor();
+    await waitForTitles(ada, ["Double charge on order A1001"]);
+    await ada.getByRole("button", { name: "New conversation" }).click();
+    await send(ada, "Where is order A1002?");
+    await ada.locator(".assistant").filter({ hasText: "Order A1002 is" }).waitFor();
+    await waitForTitles(ada, ["Delivery of order A1002", "Double charge on order A1001"]);
+
+    const bob = await signedIn("Bob");
+    await bob.getByTestId("inbox").getByText("No conversations yet.").waitFor();
+    await send(bob, "Solve x^2 - 5x + 6 = 0");
+    await waitForTitles(bob, ["Solving a sum"]);
+    await ada.screenshot({ path: "test-artifacts/inbox-ada.png", fullPage: true });
+    await bob.screenshot({ path: "test-artifacts/inbox-bob.png", fullPage: true });
+
+    // Search, then switch to what it found: the earlier conversation comes back whole, approval and all.
+    await ada.getByLabel("Search conversations").fill("charged");
+    await waitForTitles(ada, ["Double charge on order A1001"]);
+    await ada.getByTestId("inbox").locator(".pick").first().click();
+    await ada.locator(".user").filter({ hasText: "I was charged twice for order A1001" }).waitFor();
+    await ada.getByTestId("approval").waitFor();
+    assert.equal(await ada.getByTestId("active-agent").textContent(), "billing");
+    assert.equal(await ada.locator(".user").count(), 1);
+
+    // Rename it; a reload (with a sign-in token the Worker no longer takes) signs in again as Ada and shows it open.
+    await ada.getByLabel("Search conversations").fill("");
+    await ada.getByRole("button", { name: "Rename Double charge on order A1001" }).click();
+    await ada.getByLabel("New title").fill("Refund for A1001");
+    await ada.getByRole("button", { name: "Save" }).click();
+    await waitForTitles(ada, ["Refund for A1001", "Delivery of order A1002"]);
+    await ada.evaluate(() => {
+      const saved = JSON.parse(localStorage.getItem("handoff-account") ?? "{}");
+      localStorage.setItem("handoff-account", JSON.stringify({ ...saved, token: "eyJhbGciOiJIUzI1NiJ9.e30.expired" }));
+    });
+    await ada.reload();
+    await ada.getByTestId("signed-in").filter({ hasText: "Signed in as Ada" }).waitFor();
+    await ada.locator(".user").filter({ hasText: "I was charged twice for order A1001" }).waitFor();
+    await waitForTitles(ada, ["Refund for A1001", "Delivery of order A1002"]);
+
+    // Delete the other one: it leaves the list; Bob's list never had Ada's.
+    ada.once("dialog", (dialog) => dialog.accept());
+    await ada.getByRole("button", { name: "Delete Delivery of order A1002" }).click();
+    await waitForTitles(ada, ["Refund for A1001"]);
+    assert.deepEqual(await titles(bob), ["Solving a sum"]);
+    await ada.screenshot({ path: "test-artifacts/inbox-ada-after.png", fullPage: true });
+    await ada.context().close();
+    await bob.context().close();
+  });
+
+  it("lets an operator sign in on the desk and answer under their own name, recorded in the conversation", async () => {
+    const cleo = await signedIn("Cleo");
+    await send(cleo, "I want to talk to a person");
+    await cleo.getByText("A person at support-desk will answer here.").waitFor();
+    const id = await cleo.evaluate(() => (JSON.parse(localStorage.getItem("handoff-chat:dev:cleo") ?? "{}") as { id: string }).id);
+
+    const desk = await signedIn("Olga", "/operator.html", true);
+    assert.equal(await desk.getByTestId("signed-in").textContent(), "Signed in as Olga (operator)");
+    // Signed in, there is no key to paste and no name to type.
+    assert.equal(await desk.getByLabel("Your name").isVisible(), false);
+    const waiting = desk.getByTestId("waiting").locator(`button[data-conversation="${id}"]`);
+    await waiting.click();
+    await desk.getByLabel("Answer").fill("Hi, Olga here. How can I help?");
+    await desk.getByRole("button", { name: "Send answer" }).click();
+    await cleo.locator(".assistant.person").filter({ hasText: "Hi, Olga here." }).waitFor();
+    assert.match((await cleo.locator(".assistant.person .who").first().textContent()) ?? "", /support-desk \(Olga\)/);
+    await desk.getByTestId("held").locator(`button[data-conversation="${id}"]`).filter({ hasText: "Olga" }).waitFor();
+    await desk.screenshot({ path: "test-artifacts/operator-signed-in.png", fullPage: true });
+
+    // The conversation records who answered, and when.
+    const activity = await cleo.evaluate(async (conversationId) => {
+      const { token } = JSON.parse(localStorage.getItem("handoff-account") ?? "{}") as { token: string };
+      const view = await (await fetch(`/v1/conversations/${conversationId}`, { headers: { authorization: `Bearer ${token}` } })).json();
+      return view.activity as Array<{ kind: string; by: { id: string; name: string } }>;
+    }, id);
+    assert.deepEqual(
+      activity.map((a) => [a.kind, a.by]),
+      [["answered", { id: "dev:olga", name: "Olga" }]],
+    );
+    await cleo.screenshot({ path: "test-artifacts/chat-person-signed-in.png", fullPage: true });
+  });
+});
