@@ -65,7 +65,7 @@ export function drawAccount(box, account, { operatorByDefault = false } = {}) {
   const form = document.createElement("form");
   form.className = "sign-in";
   form.innerHTML = `<span class="hint">Development sign-in</span>
-    <input name="name" aria-label="Your name" placeholder="Your name" required maxlength="40" />
+    <input name="name" aria-label="Sign-in name" placeholder="Your name" required maxlength="40" />
     <label><input name="operator" type="checkbox" /> operator</label>
     <button type="submit">Sign in</button>`;
   form.elements.operator.checked = operatorByDefault;

@@ -97,7 +97,10 @@ export const TokenBody = z.strictObject({ rotate: z.boolean().optional() });
 /** GET /v1/conversations: a signed-in user's list, newest first, `before` the previous page's `next`; `q` searches titles and last messages. */
 export const InboxQueryParams = z.strictObject({
   limit: z.coerce.number({ error: "`limit` is a number of conversations, 1 to 100." }).int().min(1).max(100).default(20),
-  before: z.coerce.number({ error: "`before` is the `next` cursor of the page before." }).int().min(0).optional(),
+  before: z
+    .string()
+    .regex(/^\d{1,16}(\.[A-Za-z0-9_-]{1,128})?$/, "`before` is the `next` cursor of the page before, such as 1764590000000.3f2a-….")
+    .optional(),
   q: z.string().max(200, "`q` is at most 200 characters.").optional(),
   archived: z.enum(["true", "false"], { error: "`archived` is true or false." }).optional(),
 });

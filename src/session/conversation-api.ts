@@ -21,8 +21,11 @@ export interface ConversationView extends Pick<Holding, "activeAgent" | "handoff
   pendingApprovals: PendingApproval[];
   /** The id of the last stored event: where GET /events picks up. */
   lastEventId: number;
-  /** Storage written by the latest turn: rows (what Durable Object storage bills) and bytes. */
-  lastTurnStorage: { rowsWritten: number; bytesWritten: number } | null;
+  /**
+   * Storage written by the latest turn: rows (what Durable Object storage bills) and bytes; and the
+   * rows its owner's inbox wrote to keep its entry current, while this object has stayed in memory.
+   */
+  lastTurnStorage: { rowsWritten: number; bytesWritten: number; inboxRowsWritten?: number } | null;
   /** What the conversation has spent: model calls, tokens, tool calls. */
   usage: UsageTotals;
   /** Summaries the model is sent in place of older messages; `messages` keeps every original. */

@@ -5,7 +5,13 @@ import type { ConversationState, ConversationStore } from "./conversation-store.
 import { type HistoryPage, pageOfHistory } from "./history-page.ts";
 
 /** The conversation's view: who holds it, a page of its history, its handoffs, what waits, what it spent. */
-export function conversationView(store: ConversationStore, state: ConversationState, running: boolean, query: PageQuery): ConversationView {
+export function conversationView(
+  store: ConversationStore,
+  state: ConversationState,
+  running: boolean,
+  query: PageQuery,
+  inboxRowsWritten: number | null = null,
+): ConversationView {
   const { activeAgent, handoffCount, callers } = state.holding;
   const turn = store.turns.record(state.turn);
   const { messages, page } = pageOfHistory(store.messages(), query.limit, query.before);
@@ -21,7 +27,10 @@ export function conversationView(store: ConversationStore, state: ConversationSt
     handoffs: store.handoffs(),
     pendingApprovals: state.suspension?.pending ?? [],
     lastEventId: state.lastEventId,
-    lastTurnStorage: turn && turn.status !== "running" ? { rowsWritten: turn.rowsWritten, bytesWritten: turn.bytesWritten } : null,
+    lastTurnStorage:
+      turn && turn.status !== "running"
+        ? { rowsWritten: turn.rowsWritten, bytesWritten: turn.bytesWritten, ...(inboxRowsWritten === null ? {} : { inboxRowsWritten }) }
+        : null,
     usage: store.usage(),
     compactions: store.compactions(),
     activity: store.activity.latest(),

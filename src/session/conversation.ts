@@ -198,7 +198,9 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   async getView(caller: Caller, query: PageQuery = {}): Promise<SessionResult<ConversationView>> {
     const admitted = this.#admit(caller);
     if (!admitted.ok) return admitted;
-    return ok(this.#redactor.value(conversationView(this.#store, admitted.value, this.#driver.running, query)));
+    return ok(
+      this.#redactor.value(conversationView(this.#store, admitted.value, this.#driver.running, query, this.#inbox.lastRowsWritten)),
+    );
   }
 
   /** Every turn: status, times, usage, handoffs. */

@@ -15,6 +15,8 @@ export class InboxLink {
   readonly #redactor: Redactor;
   readonly #env: unknown;
   readonly #titles: { maker: ConversationTitles; waitUntil: (promise: Promise<unknown>) => void } | null;
+  /** Rows the inbox wrote for this conversation's latest leg (kept in memory: a figure, not state). */
+  lastRowsWritten: number | null = null;
 
   /** `titles`: who makes the titles of owned conversations after their first turn, and where that work waits (off the turn's path). */
   constructor(
@@ -54,7 +56,8 @@ export class InboxLink {
     if (!state?.owner) return undefined;
     const entry = this.entry(state, status);
     const { inputTokens, outputTokens } = this.#store.usage();
-    await (await inboxOf(this.#env, state.owner))?.record(entry, inputTokens + outputTokens);
+    const written = await (await inboxOf(this.#env, state.owner))?.record(entry, inputTokens + outputTokens);
+    if (written) this.lastRowsWritten = written.rowsWritten;
     return entry;
   }
 

@@ -20,13 +20,13 @@ export interface InboxEntry {
 /** A page of the inbox: newest first; `next` is the `before` cursor of the page after it, null at the end. */
 export interface InboxPage {
   conversations: InboxEntry[];
-  next: number | null;
+  next: string | null;
 }
 
 export interface InboxQuery {
   limit: number;
-  /** Entries updated before this time (the previous page's `next`). */
-  before?: number | undefined;
+  /** The previous page's `next`: entries after it. */
+  before?: string | undefined;
   /** Full-text search over titles and the last messages. */
   q?: string | undefined;
   /** Archived ones instead of the others. */
@@ -49,11 +49,25 @@ type Row = Record<string, SqlStorageValue> & {
   archived: number;
 };
 
+/** Columns added to the first form of the table: what a conversation spent (in all, and on its last day), and whether search has its words. */
+const ADDED_COLUMNS = [
+  ["tokens", "INTEGER NOT NULL DEFAULT 0"],
+  ["day", "TEXT NOT NULL DEFAULT ''"],
+  ["day_tokens", "INTEGER NOT NULL DEFAULT 0"],
+  ["indexed", "INTEGER NOT NULL DEFAULT 0"],
+] as const;
+
 /**
  * A signed-in user's conversations, in a Durable Object of their own (SQLite, with an FTS5 index
  * over titles and last messages). The conversations' own objects are the truth: each tells its
  * owner's inbox its whole entry when it is created, after each turn, when it is renamed or
  * archived, and when it is deleted; a missed write heals with the next one, since each is whole.
+ *
+ * A turn costs the inbox one row written: the entry's row, which also carries what the
+ * conversation spent today (the daily budget sums them) and a flag that its words changed. The
+ * search index is brought up to date when someone searches, once per changed conversation, and
+ * the list is sorted without an index (an index on the time of last activity would cost a second
+ * row per turn).
  */
 export class Inbox extends DurableObject<Record<string, unknown>> {
   readonly #sql: SqlStorage;
@@ -65,12 +79,15 @@ export class Inbox extends DurableObject<Record<string, unknown>> {
       `CREATE TABLE IF NOT EXISTS inbox (id TEXT PRIMARY KEY, title TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
          holder TEXT NOT NULL, status TEXT NOT NULL, snippet TEXT NOT NULL, archived INTEGER NOT NULL)`,
     );
-    this.#sql.exec(`CREATE INDEX IF NOT EXISTS inbox_updated ON inbox (archived, updated_at DESC)`);
+    const columns = new Set(
+      this.#sql
+        .exec<{ name: string }>(`PRAGMA table_info(inbox)`)
+        .toArray()
+        .map((c) => c.name),
+    );
+    for (const [name, type] of ADDED_COLUMNS) if (!columns.has(name)) this.#sql.exec(`ALTER TABLE inbox ADD COLUMN ${name} ${type}`);
+    this.#sql.exec(`DROP INDEX IF EXISTS inbox_updated`);
     this.#sql.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS inbox_search USING fts5(id UNINDEXED, title, snippet)`);
-    // What each conversation has spent (its total, as it last said), and the user's tokens per UTC day: the daily budget.
-    const columns = this.#sql.exec<{ name: string }>(`PRAGMA table_info(inbox)`).toArray();
-    if (!columns.some((c) => c.name === "tokens")) this.#sql.exec(`ALTER TABLE inbox ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0`);
-    this.#sql.exec(`CREATE TABLE IF NOT EXISTS daily_tokens (day TEXT PRIMARY KEY, tokens INTEGER NOT NULL)`);
   }
 
   /**
@@ -79,45 +96,43 @@ export class Inbox extends DurableObject<Record<string, unknown>> {
    * counted with the next one). Answers the rows it wrote (what Durable Object storage bills).
    */
   async record(entry: InboxEntry, tokens?: number): Promise<{ rowsWritten: number }> {
-    let rowsWritten = 0;
-    const write = (query: string, ...bindings: SqlStorageValue[]) => {
-      rowsWritten += this.#sql.exec(query, ...bindings).rowsWritten;
-    };
-    this.ctx.storage.transactionSync(() => {
-      type Known = { tokens: number; title: string; snippet: string };
-      const known = this.#sql.exec<Known>(`SELECT tokens, title, snippet FROM inbox WHERE id = ?`, entry.id).toArray()[0];
-      const total = Math.max(known?.tokens ?? 0, tokens ?? 0);
-      if (total > (known?.tokens ?? 0))
-        write(
-          `INSERT INTO daily_tokens (day, tokens) VALUES (?1, ?2) ON CONFLICT (day) DO UPDATE SET tokens = tokens + ?2`,
-          utcDay(),
-          total - (known?.tokens ?? 0),
-        );
-      write(
-        `INSERT INTO inbox (id, title, created_at, updated_at, holder, status, snippet, archived, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET title = excluded.title, updated_at = excluded.updated_at, holder = excluded.holder,
-           status = excluded.status, snippet = excluded.snippet, archived = excluded.archived, tokens = excluded.tokens`,
-        entry.id,
-        entry.title,
-        entry.createdAt,
-        entry.updatedAt,
-        entry.holder,
-        entry.status,
-        entry.snippet,
-        entry.archived ? 1 : 0,
-        total,
-      );
-      // The search index changes only when the words do: a status or holder change writes none of it.
-      if (known?.title === entry.title && known.snippet === entry.snippet) return;
-      write(`DELETE FROM inbox_search WHERE id = ?`, entry.id);
-      write(`INSERT INTO inbox_search (id, title, snippet) VALUES (?, ?, ?)`, entry.id, entry.title, entry.snippet);
-    });
-    return { rowsWritten };
+    type Known = { tokens: number; day: string; day_tokens: number; title: string; snippet: string; indexed: number };
+    const known = this.#sql
+      .exec<Known>(`SELECT tokens, day, day_tokens, title, snippet, indexed FROM inbox WHERE id = ?`, entry.id)
+      .toArray()[0];
+    const total = Math.max(known?.tokens ?? 0, tokens ?? 0);
+    const today = utcDay();
+    const grown = total - (known?.tokens ?? 0);
+    const dayTokens = (known?.day === today ? known.day_tokens : 0) + grown;
+    // The search index still has these words when neither the title nor the last message changed.
+    const indexed = known?.indexed === 1 && known.title === entry.title && known.snippet === entry.snippet ? 1 : 0;
+    const cursor = this.#sql.exec(
+      `INSERT INTO inbox (id, title, created_at, updated_at, holder, status, snippet, archived, tokens, day, day_tokens, indexed)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET title = excluded.title, updated_at = excluded.updated_at, holder = excluded.holder,
+         status = excluded.status, snippet = excluded.snippet, archived = excluded.archived, tokens = excluded.tokens,
+         day = excluded.day, day_tokens = excluded.day_tokens, indexed = excluded.indexed`,
+      entry.id,
+      entry.title,
+      entry.createdAt,
+      entry.updatedAt,
+      entry.holder,
+      entry.status,
+      entry.snippet,
+      entry.archived ? 1 : 0,
+      total,
+      today,
+      dayTokens,
+      indexed,
+    );
+    return { rowsWritten: cursor.rowsWritten };
   }
 
   /** Tokens the user's conversations spent today (UTC). */
   async tokensToday(): Promise<number> {
-    return this.#sql.exec<{ tokens: number }>(`SELECT tokens FROM daily_tokens WHERE day = ?`, utcDay()).toArray()[0]?.tokens ?? 0;
+    return (
+      this.#sql.exec<{ tokens: number | null }>(`SELECT sum(day_tokens) AS tokens FROM inbox WHERE day = ?`, utcDay()).one().tokens ?? 0
+    );
   }
 
   async remove(id: string): Promise<void> {
@@ -127,31 +142,51 @@ export class Inbox extends DurableObject<Record<string, unknown>> {
     });
   }
 
+  /** Newest first, `before` the previous page's cursor; with `q`, those whose title or last message has its words. */
   async list(query: InboxQuery): Promise<InboxPage> {
-    const before = query.before ?? Number.MAX_SAFE_INTEGER;
+    const [time, id] = query.before ? parseCursor(query.before) : [Number.MAX_SAFE_INTEGER, ""];
     const archived = query.archived ? 1 : 0;
+    const after = `inbox.archived = ? AND (inbox.updated_at < ? OR (inbox.updated_at = ? AND inbox.id < ?))`;
+    const order = `ORDER BY inbox.updated_at DESC, inbox.id DESC LIMIT ?`;
+    if (query.q) this.#indexChanged();
     const rows = query.q
       ? this.#sql
           .exec<Row>(
-            `SELECT inbox.* FROM inbox_search JOIN inbox ON inbox.id = inbox_search.id
-             WHERE inbox_search MATCH ? AND inbox.archived = ? AND inbox.updated_at < ? ORDER BY inbox.updated_at DESC LIMIT ?`,
+            `SELECT inbox.* FROM inbox_search JOIN inbox ON inbox.id = inbox_search.id WHERE inbox_search MATCH ? AND ${after} ${order}`,
             ftsQuery(query.q),
             archived,
-            before,
+            time,
+            time,
+            id || "\uffff",
             query.limit + 1,
           )
           .toArray()
-      : this.#sql
-          .exec<Row>(
-            `SELECT * FROM inbox WHERE archived = ? AND updated_at < ? ORDER BY updated_at DESC LIMIT ?`,
-            archived,
-            before,
-            query.limit + 1,
-          )
-          .toArray();
+      : this.#sql.exec<Row>(`SELECT * FROM inbox WHERE ${after} ${order}`, archived, time, time, id || "\uffff", query.limit + 1).toArray();
     const page = rows.slice(0, query.limit).map(entryOf);
-    return { conversations: page, next: rows.length > query.limit ? page.at(-1)!.updatedAt : null };
+    const last = page.at(-1);
+    return { conversations: page, next: rows.length > query.limit && last ? `${last.updatedAt}.${last.id}` : null };
   }
+
+  /** The search index takes the words of each conversation changed since the last search. */
+  #indexChanged(): void {
+    const changed = this.#sql
+      .exec<{ id: string; title: string; snippet: string }>(`SELECT id, title, snippet FROM inbox WHERE indexed = 0`)
+      .toArray();
+    if (!changed.length) return;
+    this.ctx.storage.transactionSync(() => {
+      for (const { id, title, snippet } of changed) {
+        this.#sql.exec(`DELETE FROM inbox_search WHERE id = ?`, id);
+        this.#sql.exec(`INSERT INTO inbox_search (id, title, snippet) VALUES (?, ?, ?)`, id, title, snippet);
+        this.#sql.exec(`UPDATE inbox SET indexed = 1 WHERE id = ?`, id);
+      }
+    });
+  }
+}
+
+/** A page cursor: the last entry's time and id (entries of the same millisecond are told apart by id). */
+function parseCursor(cursor: string): [number, string] {
+  const dot = cursor.indexOf(".");
+  return dot < 0 ? [Number(cursor), "\uffff"] : [Number(cursor.slice(0, dot)), cursor.slice(dot + 1)];
 }
 
 function utcDay(): string {

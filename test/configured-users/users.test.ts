@@ -218,7 +218,7 @@ describe("a signed-in user's inbox", () => {
       archived: boolean;
       updatedAt: number;
     }>;
-    next: number | null;
+    next: string | null;
   };
   const list = async (credential: string, query = ""): Promise<Page> => {
     const res = await call(`/v1/conversations${query}`, as(credential));
@@ -259,6 +259,32 @@ describe("a signed-in user's inbox", () => {
     const bad = await call("/v1/conversations?limit=0", as(cleo));
     expect(bad.status).toBe(400);
     expect((await call("/v1/conversations", as(MASTER))).status).toBe(403);
+  });
+
+  it("writes one inbox row per turn, and pages through entries of the same millisecond without losing one", async () => {
+    const s = await scenario([{ text: "One." }, { text: "Two." }, { text: "Two." }]);
+    const user = await mint(`rows-${s.id}`);
+    const { id } = await create(user);
+    for (const message of ["first", "second", "second"]) {
+      await say(user, id, s.tag(message));
+      const view = (await (await call(`/v1/conversations/${id}`, as(user))).json()) as { lastTurnStorage: { inboxRowsWritten: number } };
+      expect(view.lastTurnStorage.inboxRowsWritten, message).toBe(1);
+    }
+    // Many created at once share milliseconds: one page at a time still reaches each exactly once.
+    const made = await Promise.all(Array.from({ length: 12 }, () => create(user)));
+    const seen: string[] = [];
+    let cursor: string | null = "";
+    while (cursor !== null) {
+      const page = await list(user, `?limit=5${cursor ? `&before=${cursor}` : ""}`);
+      seen.push(...page.conversations.map((c) => c.id));
+      cursor = page.next;
+    }
+    expect(seen.sort()).toEqual([id, ...made.map((m) => m.id)].sort());
+    const bad = await call("/v1/conversations?before=yesterday", as(user));
+    expect([bad.status, ((await bad.json()) as { error: { message: string } }).error.message]).toEqual([
+      400,
+      expect.stringMatching(/cursor/),
+    ]);
   });
 
   it("renames and archives (only the owner), and a deleted conversation leaves the list", async () => {

@@ -35,7 +35,7 @@ async function signedIn(name: string, path = "/", operator = false): Promise<Pag
   const context = await browser.newContext({ viewport: { width: 1150, height: 800 } });
   const page = await context.newPage();
   await page.goto(`${dev.url}${path}`);
-  await page.getByLabel("Your name").first().fill(name);
+  await page.getByLabel("Sign-in name").fill(name);
   const box = page.getByRole("checkbox", { name: "operator" });
   if ((await box.isChecked()) !== operator) await box.click();
   await page.getByRole("button", { name: "Sign in" }).click();
@@ -56,7 +56,7 @@ const titles = (page: Page) => page.getByTestId("inbox").locator(".title").allTe
 
 async function waitForTitles(page: Page, expected: string[]): Promise<void> {
   await page.waitForFunction(
-    (want) => JSON.stringify([...document.querySelectorAll("#inbox-list .title")].map((n) => n.textContent)) === JSON.stringify(want),
+    (want) => JSON.stringify(Array.from(document.querySelectorAll("#inbox-list .title"), (n) => n.textContent)) === JSON.stringify(want),
     expected,
     { timeout: 15_000 },
   );

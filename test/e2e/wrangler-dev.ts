@@ -99,10 +99,15 @@ export interface SseEvent {
   [key: string]: unknown;
 }
 
-export async function chat(url: string, conversationId: string, message: string): Promise<SseEvent[]> {
+export async function chat(
+  url: string,
+  conversationId: string,
+  message: string,
+  headers: Record<string, string> = {},
+): Promise<SseEvent[]> {
   const res = await fetch(`${url}/v1/conversations/${conversationId}/messages`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...headers },
     body: JSON.stringify({ message }),
   });
   if (res.status !== 200) throw new Error(`POST messages answered ${res.status}: ${await res.text()}`);
