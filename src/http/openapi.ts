@@ -80,7 +80,7 @@ function paths(): Record<string, unknown> {
         summary: "A signed-in user's conversations, newest first (paged with before=next; q searches titles and last messages)",
         parameters: [
           { name: "limit", in: "query", schema: { type: "integer" } },
-          { name: "before", in: "query", schema: { type: "integer" } },
+          { name: "before", in: "query", schema: { type: "string" } },
           { name: "q", in: "query", schema: { type: "string" } },
           { name: "archived", in: "query", schema: { type: "string", enum: ["true", "false"] } },
         ],
