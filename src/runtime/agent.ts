@@ -1,3 +1,4 @@
+import { type Duration, durationMs } from "./duration.ts";
 import * as z from "zod";
 import type { Guardrail } from "./guardrails.ts";
 import type { HandoffOptions } from "./handoff/types.ts";
@@ -50,6 +51,18 @@ export interface AgentConfig {
   state?: z.ZodObject;
   /** A person, not a model (made with `humanAgent`): handed the conversation, the turn ends and the person answers. */
   human?: boolean;
+  /** How long this agent's calls wait for approval before they are declined with reason `expired` (a tool's own wins). */
+  approvalExpiresIn?: Duration;
+  /** A person only: how long the conversation waits for their first answer before `onTimeout`. */
+  answerWithin?: Duration;
+  /** A person only: who takes the conversation back when no one answered in time (the agent that handed it over by default), and the note it reads. */
+  onTimeout?: PersonTimeout;
+}
+
+/** What happens when no person answered in time: the conversation goes back to `handBackTo` (else the agent that handed it over) with `note`. */
+export interface PersonTimeout {
+  handBackTo?: string;
+  note?: string;
 }
 
 /**
@@ -57,8 +70,15 @@ export interface AgentConfig {
  * the turn ends with status `awaiting_human`, the user's next messages are stored for the person
  * and start no model call, and the person answers and hands back through the host's operator API.
  */
-export function humanAgent(options: { name: string; description: string }): Agent {
-  return new Agent({ name: options.name, description: options.description, instructions: "", human: true });
+export function humanAgent(options: { name: string; description: string; answerWithin?: Duration; onTimeout?: PersonTimeout }): Agent {
+  return new Agent({
+    name: options.name,
+    description: options.description,
+    instructions: "",
+    human: true,
+    ...(options.answerWithin === undefined ? {} : { answerWithin: options.answerWithin }),
+    ...(options.onTimeout ? { onTimeout: options.onTimeout } : {}),
+  });
 }
 
 function initialState(config: AgentConfig): Readonly<Record<string, unknown>> {
@@ -94,6 +114,11 @@ export class Agent {
   readonly human: boolean;
   /** The state this agent starts with in a conversation: `{}` without a schema. */
   readonly initialState: Readonly<Record<string, unknown>>;
+  /** Milliseconds its calls wait for approval, when it sets a deadline. */
+  readonly approvalExpiresInMs: number | undefined;
+  /** A person: milliseconds the conversation waits for their first answer, when they have a deadline. */
+  readonly answerWithinMs: number | undefined;
+  readonly onTimeout: PersonTimeout;
   readonly #handoffs: Handoff[];
 
   constructor(config: AgentConfig) {
@@ -113,6 +138,13 @@ export class Agent {
     this.stateSchema = config.state;
     this.human = config.human ?? false;
     this.initialState = initialState(config);
+    this.approvalExpiresInMs =
+      config.approvalExpiresIn === undefined
+        ? undefined
+        : durationMs(config.approvalExpiresIn, `Agent '${config.name}': approvalExpiresIn`);
+    this.answerWithinMs =
+      config.answerWithin === undefined ? undefined : durationMs(config.answerWithin, `Agent '${config.name}': answerWithin`);
+    this.onTimeout = { ...config.onTimeout };
     this.#handoffs = (config.handoffs ?? []).map((h) => (h instanceof Agent ? { agent: h } : h));
   }
 

@@ -1,5 +1,7 @@
 import { parseArguments } from "./execute-tool-call.ts";
 import type { ToolCall } from "./messages.ts";
+import type { Agent } from "./agent.ts";
+import { type Duration, durationMs } from "./duration.ts";
 import type { Tool } from "./tool.ts";
 
 /**
@@ -19,4 +21,18 @@ export async function requiresApproval(call: ToolCall, tool: Tool | undefined): 
   } catch {
     return true;
   }
+}
+
+/** When a call that waits for approval expires (epoch ms): the tool's, else its agent's, else the network's deadline; undefined for none. */
+export function approvalExpiry(
+  tool: Tool | undefined,
+  agent: Agent,
+  networkDefault: Duration | undefined,
+  now = Date.now(),
+): number | undefined {
+  const ms =
+    (tool?.approvalExpiresIn === undefined ? undefined : durationMs(tool.approvalExpiresIn, `Tool '${tool.name}': approvalExpiresIn`)) ??
+    agent.approvalExpiresInMs ??
+    (networkDefault === undefined ? undefined : durationMs(networkDefault, "The network's approvalExpiresIn"));
+  return ms === undefined ? undefined : now + ms;
 }

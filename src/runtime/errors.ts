@@ -15,6 +15,8 @@ export type RuntimeErrorCode =
   | "budget_exceeded"
   | "guardrail_blocked"
   | "run_aborted"
+  /** A follow-up outside the host's bounds (too soon, too late, too many), or no schedule: a tool's error result. */
+  | "schedule_refused"
   | "internal_error";
 
 /** A failure of the loop, with a stable `code` (an `error` event's code); model adapters throw it with a model_* code. */

@@ -12,7 +12,8 @@ export type TurnOutcome = { status: TurnStatus } | { status: "failed"; code: str
 
 /** The events of a turn, streamed as they happen: a `run-start`, steps with their text, calls, results and handoffs, and one `done` or `error` at the end. */
 export type RunEvent =
-  | { type: "run-start"; conversationId: string; agent: string; model: string; demo?: boolean; resumed?: boolean }
+  /** `resumed`: a suspended turn goes on after decisions; `scheduled`: a turn the host's schedule started (a follow-up, a deadline). */
+  | { type: "run-start"; conversationId: string; agent: string; model: string; demo?: boolean; resumed?: boolean; scheduled?: boolean }
   | { type: "step-start"; stepIndex: number; agent: string }
   | { type: "text-delta"; delta: string }
   /** `plan`: what the loop makes of the call, decided before any tool runs (a transfer is no tool). */
@@ -20,7 +21,8 @@ export type RunEvent =
   /** `denied`: a person declined the call, which never ran (its result says why). */
   | { type: "tool-result"; toolCallId: string; name: string; result: unknown; isError: boolean; denied?: true }
   | ({ type: "handoff" } & HandoffRecord)
-  | { type: "approval-required"; toolCallId: string; name: string; args: unknown; agent: string }
+  /** `expiresAt`: when an undecided call is declined with reason `expired` (the tool's, agent's or network's `approvalExpiresIn`). */
+  | { type: "approval-required"; toolCallId: string; name: string; args: unknown; agent: string; expiresAt?: string }
   | { type: "step-finish"; stepIndex: number; finishReason: string; usage?: Usage }
   /** A guardrail blocked the turn's input, its final text, or one tool call (`toolCallId`). */
   | { type: "guardrail"; kind: "input" | "output" | "tool"; agent: string; reason: string; toolCallId?: string }

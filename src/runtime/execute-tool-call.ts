@@ -1,6 +1,7 @@
 import * as z from "zod";
 import type { ToolCall, ToolMessage } from "./messages.ts";
 import type { Tool, ToolContext } from "./tool.ts";
+import type { CallContext } from "./tool-context.ts";
 
 /** A tool call's answer: `result` goes on the event, `content` to the model. */
 export interface ToolOutcome {
@@ -28,7 +29,7 @@ export function parseArguments(raw: string): ParsedArguments {
 export async function executeToolCall(
   call: ToolCall,
   tool: Tool | undefined,
-  ctx: Omit<ToolContext, "toolCallId" | "idempotencyKey">,
+  ctx: CallContext,
   availableTools: readonly string[],
 ): Promise<ToolOutcome> {
   if (!tool) {
@@ -41,11 +42,13 @@ export async function executeToolCall(
     return errorOutcome(`Invalid arguments for '${tool.name}': ${z.prettifyError(validated.error)}`);
   }
   try {
-    const result: unknown = await tool.execute(validated.data, {
+    const context: ToolContext = {
       ...ctx,
       toolCallId: call.id,
       idempotencyKey: `${ctx.conversationId}:${call.id}`,
-    });
+      schedule: (request) => ctx.schedule(request, call.id),
+    };
+    const result: unknown = await tool.execute(validated.data, context);
     return { result: result ?? null, content: typeof result === "string" ? result : JSON.stringify(result ?? null), isError: false };
   } catch (error) {
     return errorOutcome(`Tool '${tool.name}' failed: ${error instanceof Error ? error.message : String(error)}`);

@@ -4,7 +4,7 @@
  * events and errors. Pure TypeScript with no Cloudflare, Hono or OpenAI imports; hosts plug in
  * through the ports (Model, TurnStore, McpPort).
  */
-export { Agent, type AgentConfig, type AgentContext, humanAgent } from "./agent.ts";
+export { Agent, type AgentConfig, type AgentContext, humanAgent, type PersonTimeout } from "./agent.ts";
 export { handoff } from "./handoff/handoff.ts";
 export type { HandoffOptions, HandoffRecord } from "./handoff/types.ts";
 export { RuntimeError, type RuntimeErrorCode } from "./errors.ts";
@@ -18,9 +18,11 @@ export { mcpToolName, type McpPort, type McpServerConfig } from "./mcp.ts";
 export type { Model, ModelEvent, ModelRequest } from "./model-port.ts";
 export type { StepCommit, TurnStore } from "./store-port.ts";
 export { runTurn, runTurnItems } from "./run-loop.ts";
-export type { RunTurnOptions, TurnInput } from "./run-options.ts";
+export type { FollowUpRequest, RunTurnOptions, ScheduledFollowUp, Scheduler, TurnInput } from "./run-options.ts";
 export type { ApprovalDecision, Suspension } from "./suspension.ts";
 export { TITLE_AGENT } from "./titles.ts";
+export { followUpTool } from "./follow-up-tool.ts";
+export type { Duration } from "./duration.ts";
 export { tool, type Tool, type ToolContext } from "./tool.ts";
 export type { UsageTotals } from "./usage.ts";
 export type { Budgets } from "./budgets.ts";

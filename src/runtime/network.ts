@@ -1,3 +1,5 @@
+import { approvalExpiry } from "./approval-gate.ts";
+import type { Duration } from "./duration.ts";
 import type { Agent } from "./agent.ts";
 import type { Budgets } from "./budgets.ts";
 import type { CompactionOptions } from "./compaction.ts";
@@ -45,6 +47,8 @@ export interface NetworkOptions {
   toolGuardrails?: ToolGuardrail[];
   /** Context compaction: the default token budget, turns kept verbatim, the summarizing model. */
   compaction?: CompactionOptions;
+  /** How long calls wait for approval before they are declined with reason `expired` (an agent's or a tool's own wins); unset: as long as it takes. */
+  approvalExpiresIn?: Duration;
 }
 
 /** The tools one agent is offered in a turn: its own tools plus its enabled transfers. */
@@ -150,6 +154,12 @@ export class Network {
       if (!agent.model && !this.defaultModel) {
         throw new TypeError(`Agent '${agent.name}' has no model and the network has no defaultModel: set one of them.`);
       }
+      // Deadlines fail where they are set, not when a call first waits.
+      for (const t of [undefined, ...agent.tools]) approvalExpiry(t, agent, this.options.approvalExpiresIn);
+      if (agent.onTimeout.handBackTo !== undefined && !agents.get(agent.onTimeout.handBackTo))
+        throw new TypeError(
+          `Person '${agent.name}': onTimeout.handBackTo names '${agent.onTimeout.handBackTo}', which is not an agent of this network.`,
+        );
     }
     const edges = buildEdges(agents, this.#parents, this.options.transferScope ?? defaultScope(agents.values()), names);
     this.#agents = agents;

@@ -74,6 +74,7 @@ async function* runLeg(options: RunItemsOptions, store: TurnStore | undefined): 
     model: model.label ?? network.modelFor(agent),
     ...(model.label ? { demo: true } : {}),
     ...(input.kind === "resume" ? { resumed: true } : {}),
+    ...(input.kind === "scheduled" ? { scheduled: true } : {}),
   };
   // A deploy removed the agent that held the conversation: the entry agent takes over, and says so.
   if (missing)
@@ -89,11 +90,9 @@ async function* runLeg(options: RunItemsOptions, store: TurnStore | undefined): 
       message: `The handoff from '${frame.caller}' to '${frame.callee}' cannot return: '${network.get(frame.caller) ? frame.callee : frame.caller}' no longer exists.`,
     };
   try {
-    if (input.kind === "message") {
-      state = yield* acceptMessage(run, state, input.text, missing);
-    } else {
-      state = yield* settleApprovals(run, state, input.suspension, input.decisions);
-    }
+    if (input.kind === "message") state = yield* acceptMessage(run, state, input.text, missing);
+    else if (input.kind === "scheduled") state = yield* acceptNote(run, state, input.note);
+    else state = yield* settleApprovals(run, state, input.suspension, input.decisions);
     for (;;) {
       // A person holds the conversation (handed over, or holding it when the message came): no model is called.
       if (state.agent.human) return yield* awaitHuman(state);
@@ -107,6 +106,14 @@ async function* runLeg(options: RunItemsOptions, store: TurnStore | undefined): 
     yield doneEvent(state, "cancelled", "");
     return { status: "cancelled" };
   }
+}
+
+/** A scheduled turn's note, stored as a system message to the holder before its first model call. */
+async function* acceptNote(run: RunContext, state: TurnState, note: string): AsyncGenerator<TurnItem, TurnState> {
+  const messages: Message[] = [{ role: "system", agent: state.agent.name, content: note }];
+  const item = await commit(run, { messages, ...holdingChange(state, state) });
+  if (item) yield item;
+  return advance(state, { messages, committed: true });
 }
 
 /** The user's message, past the input guardrails, is stored before the first model call (with a note when its holder is gone). */

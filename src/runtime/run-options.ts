@@ -9,10 +9,15 @@ import type { Network } from "./network.ts";
 import type { StepCommit, TurnStore } from "./store-port.ts";
 import type { ApprovalDecision, Suspension } from "./suspension.ts";
 
-/** A turn starts with a user message, or resumes a suspended one with people's decisions. */
+/**
+ * A turn starts with a user message, resumes a suspended one with people's decisions, or is one
+ * the host scheduled (a follow-up come due, a person who did not answer in time): its note is a
+ * system message to whoever holds the conversation, who answers the user.
+ */
 export type TurnInput =
   | { kind: "message"; text: string }
-  | { kind: "resume"; suspension: Suspension; decisions: readonly ApprovalDecision[] };
+  | { kind: "resume"; suspension: Suspension; decisions: readonly ApprovalDecision[] }
+  | { kind: "scheduled"; note: string };
 
 /** What a host passes `runTurn`: the network, the model and store ports, the stored conversation, and the input. */
 export interface RunTurnOptions {
@@ -22,11 +27,33 @@ export interface RunTurnOptions {
   store: TurnStore;
   /** How agents reach their MCP servers; without it, agents that name servers get no tools from them. */
   mcp?: McpPort;
+  /** Where tools schedule follow-ups (`ctx.schedule`, `scheduleFollowUp()`); without it, scheduling is refused. */
+  scheduler?: Scheduler;
   /** The conversation as stored before this leg (`newConversation(agent)` for a new one). */
   conversation: ConversationSnapshot;
   input: TurnInput;
   limits?: Partial<Limits>;
   signal?: AbortSignal;
+}
+
+/** A follow-up a tool asks for: at `at` (epoch ms), whoever holds the conversation runs a turn with `note`. */
+export interface FollowUpRequest {
+  at: number;
+  note: string;
+  /** The agent whose tool asked. */
+  agent: string;
+  toolCallId: string;
+}
+
+/** A follow-up the host has scheduled: its id (to cancel it) and when it is due (ISO 8601). */
+export interface ScheduledFollowUp {
+  id: string;
+  at: string;
+}
+
+/** The host's schedule. It refuses (throws a RuntimeError with code `schedule_refused`) what its bounds do not allow. */
+export interface Scheduler {
+  schedule(request: FollowUpRequest): Promise<ScheduledFollowUp>;
 }
 
 /**

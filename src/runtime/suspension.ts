@@ -26,6 +26,8 @@ export interface PendingApproval {
   args: unknown;
   /** The agent whose tool it is: it runs with that agent's tool even after a transfer. */
   agent: string;
+  /** When it is declined with reason `expired` if no one has decided it (ISO 8601); absent: it waits as long as it takes. */
+  expiresAt?: string;
 }
 
 /** A person's decision on one call that waits for approval; a denial's reason is shown to the model. */

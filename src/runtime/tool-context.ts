@@ -2,18 +2,20 @@
 import { Agent } from "./agent.ts";
 import { newConversation } from "./conversation-snapshot.ts";
 import { Network } from "./network.ts";
+import { RuntimeError } from "./errors.ts";
+import type { ScheduledFollowUp } from "./run-options.ts";
 import type { DelegateAgent, ToolContext } from "./tool.ts";
 import type { RunContext, TurnState } from "./turn-state.ts";
 
 /** States tools of one step set, by agent name: committed with the step. */
 export type StateUpdates = Map<string, Record<string, unknown>>;
 
-export function toolContext(
-  run: RunContext,
-  state: TurnState,
-  agent: string,
-  updates: StateUpdates,
-): Omit<ToolContext, "toolCallId" | "idempotencyKey"> {
+/** A tool's context before it is given its call: `schedule` takes the call's id then. */
+export type CallContext = Omit<ToolContext, "toolCallId" | "idempotencyKey" | "schedule"> & {
+  schedule(request: Parameters<ToolContext["schedule"]>[0], toolCallId: string): Promise<ScheduledFollowUp>;
+};
+
+export function toolContext(run: RunContext, state: TurnState, agent: string, updates: StateUpdates): CallContext {
   const owner = run.options.network.get(agent);
   return {
     conversationId: run.options.conversationId,
@@ -27,7 +29,27 @@ export function toolContext(
       updates.set(agent, owner.stateSchema.parse(next));
     },
     delegate: (delegate, request) => delegateTo(run, delegate, request),
+    schedule: (request, toolCallId) => scheduleFollowUp(run, agent, request, toolCallId),
   };
+}
+
+/** A tool's follow-up, through the host's schedule: a time, or minutes from now. */
+async function scheduleFollowUp(
+  run: RunContext,
+  agent: string,
+  request: Parameters<ToolContext["schedule"]>[0],
+  toolCallId: string,
+): Promise<ScheduledFollowUp> {
+  const scheduler = run.options.scheduler;
+  if (!scheduler) throw new RuntimeError("schedule_refused", "This conversation has no schedule: follow-ups cannot be scheduled here.");
+  if (typeof request.note !== "string" || !request.note.trim())
+    throw new RuntimeError("schedule_refused", "A follow-up needs a note: what to do when it is due.");
+  if ((request.at === undefined) === (request.inMinutes === undefined))
+    throw new RuntimeError("schedule_refused", "Give a follow-up one of `at` (a time) or `inMinutes`.");
+  const at = request.at === undefined ? Date.now() + request.inMinutes! * 60_000 : new Date(request.at).getTime();
+  if (!Number.isFinite(at))
+    throw new RuntimeError("schedule_refused", `The follow-up's time ${JSON.stringify(request.at ?? request.inMinutes)} is not a time.`);
+  return scheduler.schedule({ at, note: request.note.trim(), agent, toolCallId });
 }
 
 /** An agent's state in the turn: as stored, else the one it starts with. */

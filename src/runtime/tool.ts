@@ -1,4 +1,6 @@
 import * as z from "zod";
+import type { Duration } from "./duration.ts";
+import type { ScheduledFollowUp } from "./run-options.ts";
 
 /** An `Agent`, as a tool sees it; declared here so that tools and agents do not import each other. */
 export interface DelegateAgent {
@@ -24,6 +26,12 @@ export interface ToolContext {
   setState(next: Record<string, unknown>): void;
   /** Runs another agent (an `Agent`) on a fresh context and resolves to its final text (agent-as-tool). */
   delegate(agent: DelegateAgent, request: string): Promise<string>;
+  /**
+   * Schedules a follow-up: when due, whoever holds the conversation then runs a turn with `note`
+   * as a system message. `at` is a time (a Date, ISO 8601 or epoch ms), or `inMinutes` from now.
+   * Refused (a RuntimeError, code `schedule_refused`) outside the host's bounds or without a schedule.
+   */
+  schedule(request: { note: string; at?: Date | string | number; inMinutes?: number }): Promise<ScheduledFollowUp>;
 }
 
 /** A function the model can call: zod parameters, an execute function, and whether a person must approve it. */
@@ -35,6 +43,8 @@ export interface Tool<Schema extends z.ZodType = z.ZodType> {
   inputSchema?: Record<string, unknown>;
   /** A person must approve the call before it runs; a function decides per call. */
   needsApproval?: boolean | ((args: z.infer<Schema>) => boolean | Promise<boolean>);
+  /** How long a call waits for approval before it is declined with reason `expired` (over the agent's and network's `approvalExpiresIn`). */
+  approvalExpiresIn?: Duration;
   execute(args: z.infer<Schema>, ctx: ToolContext): unknown;
 }
 

@@ -4,7 +4,7 @@ import type { McpPort } from "../runtime/mcp.ts";
 import type { Network } from "../runtime/network.ts";
 import type { RunEvent, TurnOutcome } from "../runtime/events.ts";
 import { runTurn } from "../runtime/run-loop.ts";
-import type { TurnInput } from "../runtime/run-options.ts";
+import type { Scheduler, TurnInput } from "../runtime/run-options.ts";
 import type { Suspension } from "../runtime/suspension.ts";
 import { MemoryStore } from "./memory-store.ts";
 import { type ScriptStep, ScriptedModel } from "./scripted-model.ts";
@@ -29,13 +29,14 @@ export type ScriptedTurn = {
  * Runs one turn of a network against a script, the way a host would, and checks what must hold
  * after any turn: every script step was played, the stored history is valid (every tool call
  * answered, in order), and exactly one `done` or `error` ended it. Pass the store of an earlier
- * turn to continue that conversation, and an `mcp` port (`McpConnections`) for agents with MCP servers.
+ * turn to continue that conversation, an `mcp` port (`McpConnections`) for agents with MCP servers,
+ * and a `scheduler` for tools that schedule follow-ups (`followUpTool()`, `ctx.schedule`).
  */
 export async function runScripted(
   network: Network,
   input: string | TurnInput,
   script: ScriptStep[],
-  options: { store?: MemoryStore; limits?: Partial<Limits>; conversationId?: string; mcp?: McpPort } = {},
+  options: { store?: MemoryStore; limits?: Partial<Limits>; conversationId?: string; mcp?: McpPort; scheduler?: Scheduler } = {},
 ): Promise<ScriptedTurn> {
   const model = new ScriptedModel(script);
   const store = options.store ?? new MemoryStore(network.entry.name);
@@ -46,6 +47,7 @@ export async function runScripted(
     model,
     store,
     ...(options.mcp ? { mcp: options.mcp } : {}),
+    ...(options.scheduler ? { scheduler: options.scheduler } : {}),
     conversation: store.conversation(),
     input: typeof input === "string" ? { kind: "message", text: input } : input,
     ...(options.limits ? { limits: options.limits } : {}),

@@ -12,8 +12,7 @@ import { type PlannedCall, planToolCalls } from "../handoff/rules.ts";
 import type { ModelStepResult } from "./call-model.ts";
 import { assistantMessage } from "./step-commit.ts";
 import type { ToolCall } from "../messages.ts";
-import type { ToolContext } from "../tool.ts";
-import { type StateUpdates, toolContext } from "../tool-context.ts";
+import { type CallContext, type StateUpdates, toolContext } from "../tool-context.ts";
 import type { RunContext, TurnState } from "../turn-state.ts";
 import { addUsage, type UsageTotals } from "../usage.ts";
 import type { PreparedStep } from "./prepare-step.ts";
@@ -135,11 +134,7 @@ export function planCalls(run: RunContext, state: TurnState, prepared: PreparedS
 }
 
 /** Answers one planned call; handoffs are answered without running anything. */
-async function answer(
-  planned: PlannedCall,
-  ctx: Omit<ToolContext, "toolCallId" | "idempotencyKey">,
-  availableTools: string[],
-): Promise<Answered> {
+async function answer(planned: PlannedCall, ctx: CallContext, availableTools: string[]): Promise<Answered> {
   switch (planned.kind) {
     case "tool":
       return { outcome: await executeToolCall(planned.call, planned.tool, ctx, availableTools), counts: true };

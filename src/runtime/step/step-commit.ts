@@ -11,6 +11,7 @@ import type { Agent } from "../agent.ts";
 import type { AssistantMessage, Message, ToolMessage } from "../messages.ts";
 import type { NetworkOptions } from "../network.ts";
 import type { StepCommit } from "../store-port.ts";
+import { approvalExpiry } from "../approval-gate.ts";
 import type { PendingApproval } from "../suspension.ts";
 import { agentState } from "../tool-context.ts";
 import { advance, holdingChange, type TurnState } from "../turn-state.ts";
@@ -54,7 +55,7 @@ export function buildStepCommit(input: {
   prepared: PreparedStep;
   step: ModelStepResult;
   records: readonly CallRecord[];
-  options: Pick<NetworkOptions, "systemPrompt" | "compaction">;
+  options: Pick<NetworkOptions, "systemPrompt" | "compaction" | "approvalExpiresIn">;
   /** Agents' states the step's tools set. */
   stateUpdates?: ReadonlyMap<string, Record<string, unknown>>;
   /** The step's assistant message when it was already built (written ahead of the step's tools). */
@@ -69,9 +70,7 @@ export function buildStepCommit(input: {
   const taken = records.map((r) => r.plan).find((p): p is TakenHandoff => p.kind === "transfer" || p.kind === "return");
   const accepted = taken?.kind === "transfer" ? taken : undefined;
   const results = kept.map((r) => (r.answer ? toolMessage(r.call, r.answer.outcome) : null));
-  const pending = records
-    .filter((r) => r.awaitsApproval)
-    .map((r) => ({ toolCallId: r.call.id, name: r.call.name, args: argsOf(r.call), agent: agent.name }));
+  const pending = records.filter((r) => r.awaitsApproval).map((r) => pendingApproval(r, prepared, options));
   const holder = nextHolder(state, prepared, taken, step.toolCalls.length === 0 && pending.length === 0);
   const handoff = holder.record;
   const context = accepted?.input ? { ...state.holding.context, ...accepted.input } : undefined;
@@ -198,4 +197,17 @@ function answersOf(records: readonly CallRecord[]): Answered[] {
   const answers: Answered[] = [];
   for (const r of records) if (r.answer) answers.push(r.answer);
   return answers;
+}
+
+/** A call that waits for a person, with its deadline when the tool, its agent or the network sets one. */
+function pendingApproval(record: CallRecord, prepared: PreparedStep, options: Pick<NetworkOptions, "approvalExpiresIn">): PendingApproval {
+  const { call } = record;
+  const expiresAt = approvalExpiry(prepared.toolset.tools.get(call.name), prepared.agent, options.approvalExpiresIn);
+  return {
+    toolCallId: call.id,
+    name: call.name,
+    args: argsOf(call),
+    agent: prepared.agent.name,
+    ...(expiresAt === undefined ? {} : { expiresAt: new Date(expiresAt).toISOString() }),
+  };
 }
