@@ -32,6 +32,7 @@ const TRACE_EXPORT = ["test/configured-otel/**/*.test.ts"];
 const MCP = ["test/configured-mcp/**/*.test.ts"];
 const MCP_CODE = ["test/configured-mcp-code/**/*.test.ts"];
 const USERS = ["test/configured-users/**/*.test.ts"];
+const SCHEDULE = ["test/configured-schedule/**/*.test.ts"];
 
 export default defineConfig({
   test: {
@@ -45,7 +46,17 @@ export default defineConfig({
           name: "worker",
           include: ["test/**/*.test.ts"],
           // Node-side end-to-end tests against wrangler dev run under node --test.
-          exclude: ["test/e2e/**", "test/deep/**", "node_modules/**", ...CONFIGURED, ...TRACE_EXPORT, ...MCP, ...MCP_CODE, ...USERS],
+          exclude: [
+            "test/e2e/**",
+            "test/deep/**",
+            "node_modules/**",
+            ...CONFIGURED,
+            ...TRACE_EXPORT,
+            ...MCP,
+            ...MCP_CODE,
+            ...USERS,
+            ...SCHEDULE,
+          ],
         },
       },
       {
@@ -90,6 +101,11 @@ export default defineConfig({
           }),
         ],
         test: { name: "users", include: USERS },
+      },
+      {
+        // Deadlines short enough to pass within a test: approvals expire after 2 s, the support desk has 2 s to answer.
+        plugins: [worker({ APPROVAL_EXPIRES_IN: "2s", SUPPORT_DESK_ANSWER_WITHIN: "2s" })],
+        test: { name: "schedule", include: SCHEDULE },
       },
     ],
   },

@@ -1,3 +1,4 @@
+import type { Duration } from "./runtime/duration.ts";
 import * as z from "zod";
 import type { Limits } from "./runtime/limits.ts";
 import type { NetworkOptions } from "./runtime/network.ts";
@@ -41,6 +42,11 @@ const ConfigSchema = z.object({
     .optional(),
   /** Tokens (input and output) a signed-in user may spend per UTC day across all their conversations; unset for no limit. */
   USER_DAILY_TOKENS: z.coerce.number().int().min(1).optional(),
+  /** How long a tool call waits for approval before it is declined with reason `expired` (`90s`, `30m`, `24h`, `7d`); unset: as long as it takes. A tool's or agent's own wins. */
+  APPROVAL_EXPIRES_IN: z
+    .string()
+    .regex(/^\d+(\.\d+)?[smhd]$/, "APPROVAL_EXPIRES_IN is a duration such as 90s, 30m, 24h or 7d.")
+    .optional(),
   /** The model that titles a signed-in user's conversations after their first turn (default: the agents' model); `off` titles them by their first message. */
   TITLE_MODEL: z.string().min(1).optional(),
   OPENAI_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
@@ -114,7 +120,7 @@ export type Config = z.infer<typeof ConfigSchema>;
 
 /** What the configuration sets for runs, in one place: the network's budgets, compaction and model, the loop's limits. */
 export interface RunSettings {
-  network: Pick<NetworkOptions, "defaultModel" | "budgets" | "compaction">;
+  network: Pick<NetworkOptions, "defaultModel" | "budgets" | "compaction" | "approvalExpiresIn">;
   limits: Partial<Limits>;
 }
 
@@ -128,6 +134,7 @@ export function runSettings(config: Config): RunSettings {
       ...(config.OPENAI_MODEL ? { defaultModel: config.OPENAI_MODEL } : {}),
       ...(Object.keys(budgets).length ? { budgets } : {}),
       compaction: { keepTurns: config.COMPACTION_KEEP_TURNS, ...(config.CONTEXT_BUDGET ? { contextBudget: config.CONTEXT_BUDGET } : {}) },
+      ...(config.APPROVAL_EXPIRES_IN ? { approvalExpiresIn: config.APPROVAL_EXPIRES_IN as Duration } : {}),
     },
     limits: {
       ...(config.MAX_STEPS ? { maxSteps: config.MAX_STEPS } : {}),

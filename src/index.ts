@@ -5,12 +5,19 @@
  */
 import { createSupportNetwork, DEMO_TRACKING_SERVER, DemoModel, serveTrackingMcp } from "./agents/index.ts";
 import { createHandoffWorker, networkOptionsFromEnv, type WorkerVars } from "./cloudflare/index.ts";
+import type { Duration } from "./runtime/index.ts";
 
 /**
  * The variables of this Worker: the package's, the demo model's pace (`npm start` sets 25 ms a
  * word), and a tracking MCP server of your own in place of the demo's (its token a secret).
  */
-type ExampleVars = WorkerVars & { DEMO_DELAY_MS?: string; TRACKING_MCP_URL?: string; TRACKING_MCP_TOKEN?: string };
+type ExampleVars = WorkerVars & {
+  DEMO_DELAY_MS?: string;
+  TRACKING_MCP_URL?: string;
+  TRACKING_MCP_TOKEN?: string;
+  /** How long the support desk has to answer (`30m`, `2h`) before triage takes the conversation back. */
+  SUPPORT_DESK_ANSWER_WITHIN?: Duration;
+};
 
 const worker = createHandoffWorker<ExampleVars>({
   network: (env) => {
@@ -24,7 +31,7 @@ const worker = createHandoffWorker<ExampleVars>({
           needsApproval: ["cancel_shipment"],
         }
       : DEMO_TRACKING_SERVER;
-    return createSupportNetwork(defaultModel, { ...options, tracking });
+    return createSupportNetwork(defaultModel, { ...options, tracking, supportDeskAnswerWithin: env.SUPPORT_DESK_ANSWER_WITHIN });
   },
   // With no provider configured, the offline demo model answers (`npm start`).
   offlineModel: (env) => new DemoModel({ delayMs: Math.min(2000, Number(env.DEMO_DELAY_MS) || 0) }),

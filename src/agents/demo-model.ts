@@ -55,6 +55,15 @@ function estimateUsage(request: ModelRequest, output: string): { inputTokens: nu
 
 type Decision = string | Array<Omit<ToolCall, "id">>;
 
+/** The notes a scheduled turn starts with (src/session/scheduled-work.ts). */
+const SCHEDULED_NOTE = /^(A follow-up|No one at)/;
+
+function scheduledAnswer(note: string): string {
+  if (note.startsWith("No one at"))
+    return "I am sorry: no one at the support desk could answer in time. I am back with you: ask me about a charge, a delivery or a sum.";
+  return `Following up as promised: ${note.slice(note.indexOf(": ") + 2)}`;
+}
+
 /** A title as a model might make it: what the user wants, by the same keywords the routing uses. */
 function demoTitle(text: string): string {
   const intent = INTENTS.find(([, pattern]) => pattern.test(text))?.[0];
@@ -71,6 +80,9 @@ function decide(request: ModelRequest): Decision {
   const lastUser = [...request.messages].reverse().find((m) => m.role === "user");
   const text = lastUser?.content ?? "";
   if (request.agent === TITLE_AGENT) return demoTitle(/^User: (.*)$/m.exec(text)?.[1] ?? text);
+  // A turn the schedule started: its note is the last message.
+  const last = request.messages.at(-1);
+  if (last?.role === "system" && SCHEDULED_NOTE.test(last.content)) return scheduledAnswer(last.content);
   const results = resultsSinceLastUser(request.messages);
   const has = (name: string) => request.tools.some((t) => t.name === name);
   const intent = INTENTS.find(([, pattern]) => pattern.test(text))?.[0];
@@ -123,6 +135,17 @@ function shipping(text: string, results: ToolMessage[], has: (name: string) => b
     return change.isError
       ? `I could not change the address: ${change.content}`
       : `The address of order ${order.orderId} is now ${address}.`;
+  // "Check again in 10 minutes": a follow-up, a turn of its own when it is due.
+  const later = /\b(?:check|look) again in (\d+) (minute|hour)s?\b/i.exec(text);
+  const followUp = results.find((r) => r.name === "schedule_followup");
+  if (later && !followUp && has("schedule_followup")) {
+    const inMinutes = Number(later[1]) * (later[2]!.toLowerCase() === "hour" ? 60 : 1);
+    return [call("schedule_followup", { inMinutes, note: `Check order ${orderId} again and tell the customer where it is.` })];
+  }
+  if (followUp)
+    return followUp.isError
+      ? `I could not schedule that: ${followUp.content}`
+      : `I will check order ${orderId} again in ${later?.[1]} ${later?.[2]}(s).`;
   // The tracking service is an MCP server: its tools are named `tracking_<tool>`.
   const cancel = results.find((r) => r.name === "tracking_cancel_shipment");
   if (/\bcancel\b/i.test(text) && has("tracking_cancel_shipment") && !cancel) return [call("tracking_cancel_shipment", { orderId })];

@@ -1,4 +1,13 @@
-import { Agent, handoff, humanAgent, type McpServerConfig, Network, type NetworkOptions } from "../runtime/index.ts";
+import {
+  Agent,
+  type Duration,
+  followUpTool,
+  handoff,
+  humanAgent,
+  type McpServerConfig,
+  Network,
+  type NetworkOptions,
+} from "../runtime/index.ts";
 import { calculatorTools, changeAddress, lookupOrder, refund } from "./tools.ts";
 import { serveTrackingMcp } from "./tracking-mcp.ts";
 
@@ -19,12 +28,14 @@ export const DEMO_TRACKING_SERVER: McpServerConfig = {
 export interface SupportNetworkOptions extends Omit<NetworkOptions, "defaultModel"> {
   /** The tracking MCP server (the demo's in-process one by default). */
   tracking?: McpServerConfig;
+  /** How long the support desk has to answer before the conversation goes back to triage (none by default). */
+  supportDeskAnswerWithin?: Duration | undefined;
 }
 
 /** Builds the support network this Worker serves: a router and three specialists that can route back. */
 export function createSupportNetwork(
   defaultModel = DEFAULT_MODEL,
-  { tracking = DEMO_TRACKING_SERVER, ...options }: SupportNetworkOptions = {},
+  { tracking = DEMO_TRACKING_SERVER, supportDeskAnswerWithin, ...options }: SupportNetworkOptions = {},
 ): Network {
   const billing = new Agent({
     name: "billing",
@@ -38,7 +49,8 @@ export function createSupportNetwork(
     description: "Handles delivery status, tracking and address changes.",
     instructions:
       "You are the shipping specialist. Look the order up, track the parcel with the tracking service, report where it is, change the address or cancel a shipment when asked. If the question is not about shipping, transfer back to triage.",
-    tools: [lookupOrder, changeAddress],
+    // schedule_followup: "I'll check again in an hour", a turn of its own when it is due.
+    tools: [lookupOrder, changeAddress, followUpTool()],
     mcpServers: [tracking],
   });
   const calculator = new Agent({
@@ -49,7 +61,11 @@ export function createSupportNetwork(
     tools: calculatorTools,
   });
   // A person at the support desk: answers through the operator API and page, and hands back to an agent.
-  const supportDesk = humanAgent({ name: "support-desk", description: "A person at the support desk, for customers who ask for a human." });
+  const supportDesk = humanAgent({
+    name: "support-desk",
+    description: "A person at the support desk, for customers who ask for a human.",
+    ...(supportDeskAnswerWithin === undefined ? {} : { answerWithin: supportDeskAnswerWithin }),
+  });
   const triage = new Agent({
     name: "triage",
     description: "Routes the customer to the right specialist.",

@@ -81,7 +81,12 @@ export function createHandoffWorker<E extends WorkerVars = WorkerVars>(options: 
   return { fetch: app.fetch, app, Conversation, OperatorDesk, Inbox };
 }
 
-/** What the environment sets for a network: the default model (OPENAI_MODEL), budgets (TURN_BUDGET, CONVERSATION_BUDGET) and compaction (CONTEXT_BUDGET, COMPACTION_KEEP_TURNS). */
-export function networkOptionsFromEnv(env: WorkerVars): Pick<NetworkOptions, "defaultModel" | "budgets" | "compaction"> {
+/**
+ * What the environment sets for a network: the default model (OPENAI_MODEL), budgets (TURN_BUDGET,
+ * CONVERSATION_BUDGET), compaction (CONTEXT_BUDGET, COMPACTION_KEEP_TURNS) and the approvals' deadline (APPROVAL_EXPIRES_IN).
+ */
+export function networkOptionsFromEnv(
+  env: WorkerVars,
+): Pick<NetworkOptions, "defaultModel" | "budgets" | "compaction" | "approvalExpiresIn"> {
   return runSettings(readConfig(env)).network;
 }

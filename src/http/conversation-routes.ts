@@ -71,6 +71,7 @@ export function conversationRoutes(): Hono<ConversationEnv> {
   });
 
   registerViewRoutes(app);
+  registerScheduleRoutes(app);
   registerOperatorActions(app);
   registerTokenIssue(app);
   registerFork(app);
@@ -91,6 +92,13 @@ function registerViewRoutes(app: Hono<ConversationEnv>): void {
   });
 
   app.patch("/", async (c) => c.json(await expectOk(c.var.client.update(await readJson(c, ConversationPatch)))));
+}
+
+/** What is scheduled (follow-ups, deadlines), and cancelling: one entry, or every follow-up. */
+function registerScheduleRoutes(app: Hono<ConversationEnv>): void {
+  app.get("/schedule", async (c) => c.json(await expectOk(c.var.client.scheduleEntries())));
+  app.delete("/schedule", async (c) => c.json(await expectOk(c.var.client.cancelScheduled())));
+  app.delete("/schedule/:entry", async (c) => c.json(await expectOk(c.var.client.cancelScheduled(c.req.param("entry")))));
 }
 
 /** A person holding the conversation answers the user, and hands it back to an agent (operator access only). */

@@ -21,6 +21,7 @@ const STATUS = {
   nothing_to_retry: 409,
   approval_not_found: 404,
   turn_not_found: 404,
+  schedule_entry_not_found: 404,
   not_held_by_person: 409,
   unknown_agent: 400,
   payload_too_large: 413,

@@ -178,6 +178,18 @@ function operatorPaths(): Record<string, unknown> {
         responses: { "200": { description: "{ activeAgent }" }, "400": error, "404": error, "409": error },
       },
     },
+    "/v1/conversations/{id}/schedule": {
+      parameters: [idParam],
+      get: {
+        summary: "What is scheduled, the earliest first: follow-ups (note, agent), the approvals' deadline, a person's deadline",
+        responses: { "200": { description: "{ entries: [{ id, kind, dueAt, turn, … }] }" }, "404": error },
+      },
+      delete: { summary: "Cancel every follow-up", responses: { "200": { description: "{ cancelled }" }, "404": error } },
+    },
+    "/v1/conversations/{id}/schedule/{entry}": {
+      parameters: [idParam, { name: "entry", in: "path", required: true, schema: { type: "string" } }],
+      delete: { summary: "Cancel one scheduled entry", responses: { "200": { description: "{ cancelled: 1 }" }, "404": error } },
+    },
     "/v1/conversations/{id}/operator/approvals": {
       parameters: [idParam],
       post: {

@@ -1,7 +1,6 @@
 import * as z from "zod";
 import type { ToolCall, ToolMessage } from "./messages.ts";
-import type { Tool, ToolContext } from "./tool.ts";
-import type { CallContext } from "./tool-context.ts";
+import type { CallContext, Tool, ToolContext } from "./tool.ts";
 
 /** A tool call's answer: `result` goes on the event, `content` to the model. */
 export interface ToolOutcome {

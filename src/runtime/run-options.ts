@@ -6,6 +6,7 @@ import type { ConversationSnapshot } from "./conversation-snapshot.ts";
 import type { Limits } from "./limits.ts";
 import type { Model } from "./model-port.ts";
 import type { Network } from "./network.ts";
+import type { Scheduler } from "./scheduler-port.ts";
 import type { StepCommit, TurnStore } from "./store-port.ts";
 import type { ApprovalDecision, Suspension } from "./suspension.ts";
 
@@ -34,26 +35,6 @@ export interface RunTurnOptions {
   input: TurnInput;
   limits?: Partial<Limits>;
   signal?: AbortSignal;
-}
-
-/** A follow-up a tool asks for: at `at` (epoch ms), whoever holds the conversation runs a turn with `note`. */
-export interface FollowUpRequest {
-  at: number;
-  note: string;
-  /** The agent whose tool asked. */
-  agent: string;
-  toolCallId: string;
-}
-
-/** A follow-up the host has scheduled: its id (to cancel it) and when it is due (ISO 8601). */
-export interface ScheduledFollowUp {
-  id: string;
-  at: string;
-}
-
-/** The host's schedule. It refuses (throws a RuntimeError with code `schedule_refused`) what its bounds do not allow. */
-export interface Scheduler {
-  schedule(request: FollowUpRequest): Promise<ScheduledFollowUp>;
 }
 
 /**

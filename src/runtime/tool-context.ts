@@ -3,17 +3,12 @@ import { Agent } from "./agent.ts";
 import { newConversation } from "./conversation-snapshot.ts";
 import { Network } from "./network.ts";
 import { RuntimeError } from "./errors.ts";
-import type { ScheduledFollowUp } from "./run-options.ts";
-import type { DelegateAgent, ToolContext } from "./tool.ts";
+import type { ScheduledFollowUp } from "./scheduler-port.ts";
+import type { CallContext, DelegateAgent, ToolContext } from "./tool.ts";
 import type { RunContext, TurnState } from "./turn-state.ts";
 
 /** States tools of one step set, by agent name: committed with the step. */
 export type StateUpdates = Map<string, Record<string, unknown>>;
-
-/** A tool's context before it is given its call: `schedule` takes the call's id then. */
-export type CallContext = Omit<ToolContext, "toolCallId" | "idempotencyKey" | "schedule"> & {
-  schedule(request: Parameters<ToolContext["schedule"]>[0], toolCallId: string): Promise<ScheduledFollowUp>;
-};
 
 export function toolContext(run: RunContext, state: TurnState, agent: string, updates: StateUpdates): CallContext {
   const owner = run.options.network.get(agent);

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import type { Duration } from "./duration.ts";
-import type { ScheduledFollowUp } from "./run-options.ts";
+import type { ScheduledFollowUp } from "./scheduler-port.ts";
 
 /** An `Agent`, as a tool sees it; declared here so that tools and agents do not import each other. */
 export interface DelegateAgent {
@@ -75,3 +75,8 @@ export function toolSpec(t: Tool): ToolSpec {
   }
   return spec;
 }
+
+/** A tool's context before it is given its call: `schedule` takes the call's id then. */
+export type CallContext = Omit<ToolContext, "toolCallId" | "idempotencyKey" | "schedule"> & {
+  schedule(request: Parameters<ToolContext["schedule"]>[0], toolCallId: string): Promise<ScheduledFollowUp>;
+};

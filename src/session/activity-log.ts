@@ -6,7 +6,8 @@
 import type { OperatorIdentity } from "../runtime/handoff/types.ts";
 import type { SqlWriter } from "./sql-writer.ts";
 
-export type ActivityKind = "answered" | "handed-back" | "approved" | "denied";
+/** `expired`: a call nobody decided before its deadline, declined by the schedule; `timed-out`: a person who did not answer in time. */
+export type ActivityKind = "answered" | "handed-back" | "approved" | "denied" | "expired" | "timed-out";
 
 export interface Activity {
   kind: ActivityKind;

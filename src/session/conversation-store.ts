@@ -6,6 +6,7 @@
  */
 import type { OperatorIdentity } from "../runtime/handoff/types.ts";
 import { ActivityLog } from "./activity-log.ts";
+import { EXPIRED, Schedule } from "./schedule.ts";
 import type { CallsInFlight } from "../runtime/calls-in-flight.ts";
 import type { Compaction } from "../runtime/compaction.ts";
 import type { TurnOutcome } from "../runtime/events.ts";
@@ -44,6 +45,7 @@ export class ConversationStore {
   readonly events: EventLog;
   readonly traces: TraceRing;
   readonly activity: ActivityLog;
+  readonly schedule: Schedule;
   #state: ConversationState | null = null;
   #messages: Message[] | null = null;
   /** What the current turn spent so far; written with the turn's end. */
@@ -56,6 +58,7 @@ export class ConversationStore {
     this.events = new EventLog(this.#db);
     this.traces = new TraceRing(this.#db);
     this.activity = new ActivityLog(this.#db);
+    this.schedule = new Schedule(this.#db, storage, () => this.state()?.turn ?? 0);
     migrate(this.#db.sql);
     this.#recoverInterruptedTurn();
   }
@@ -163,7 +166,11 @@ export class ConversationStore {
     const state = this.#requireState();
     const opening = this.turns.opening(state.turn);
     if (!opening) return null;
-    this.#write({ ...state, holding: opening.holding, suspension: null, decisions: [] }, () => this.turns.rewind(state.turn));
+    this.#write({ ...state, holding: opening.holding, suspension: null, decisions: [] }, () => {
+      this.turns.rewind(state.turn);
+      // What the rewound turn scheduled (its follow-ups, its approvals' deadline) goes with it.
+      this.schedule.removeTurn(state.turn);
+    });
     this.#messages = null;
     return opening;
   }
@@ -193,23 +200,25 @@ export class ConversationStore {
     return this.state()!;
   }
 
-  /** Records decisions on the suspension; the turn is marked running again when `resume` is set. */
   /** Decisions, and who made them (one activity row each), in one transaction. */
   recordDecisions(decisions: readonly ApprovalDecision[], resume: boolean, by?: OperatorIdentity): ConversationState {
     const state = this.#requireState();
     const pending = new Map(state.suspension?.pending.map((p) => [p.toolCallId, p]));
     return this.#write({ ...state, decisions: [...state.decisions, ...decisions] }, () => {
-      for (const { toolCallId, approved } of decisions) {
+      for (const { toolCallId, approved, reason } of decisions) {
         const call = pending.get(toolCallId);
         this.activity.record({
-          kind: approved ? "approved" : "denied",
+          kind: approved ? "approved" : reason === EXPIRED && !by ? "expired" : "denied",
           ...(by ? { by } : {}),
           agent: call?.agent ?? state.holding.activeAgent,
           toolCallId,
           ...(call ? { tool: call.name } : {}),
         });
       }
-      if (resume) this.turns.resume(state.turn);
+      if (resume) {
+        this.turns.resume(state.turn);
+        this.schedule.removeKind("approval-expiry");
+      }
     });
   }
 
@@ -287,6 +296,8 @@ export class ConversationStore {
     this.#conversationUsage = null;
     this.#turnUsage = NO_USAGE;
     migrate(this.#db.sql);
+    // Nothing is scheduled any more: no alarm wakes the object.
+    await this.schedule.syncAlarm();
   }
 
   /**

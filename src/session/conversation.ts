@@ -1,30 +1,26 @@
 import { DurableObject } from "cloudflare:workers";
-import { type Config, readConfig, redactorFor, runSettings } from "../config.ts";
+import { type Config, readConfig } from "../config.ts";
 import type { WorkerVars } from "../worker-vars.ts";
 import type { OperatorIdentity } from "../runtime/handoff/types.ts";
 import type { Network } from "../runtime/network.ts";
 import type { Redactor } from "../runtime/redact.ts";
 import type { ApprovalDecision } from "../runtime/suspension.ts";
 import type { StreamFormat, UIMessageOut } from "../wire/index.ts";
-import { McpConnections } from "../mcp/index.ts";
 import { checkDecisions } from "./approvals.ts";
-import { createModel, unconfiguredModel } from "./configured-model.ts";
 import type { Caller, ConversationSetup, ConversationView, DecisionOutcome, EventsOutcome, PageQuery } from "./conversation-api.ts";
 import { type ConversationState, ConversationStore } from "./conversation-store.ts";
 import { conversationView, uiMessagesOf } from "./conversation-view.ts";
 import type { ForkSnapshot } from "./forks.ts";
 import type { HistoryPage } from "./history-page.ts";
-import { mcpHeaderValues } from "./mcp-secrets.ts";
-import { SqlToolListCache } from "./mcp-tool-cache.ts";
-import { exporterFor } from "./otlp-export.ts";
-import { titleMaker } from "./conversation-titles.ts";
 import { InboxLink } from "./inbox-link.ts";
 import type { InboxEntry } from "./inbox.ts";
 import { PersonHold } from "./person-hold.ts";
-import { redactingModel } from "./redacting-model.ts";
 import { newGrant } from "./grants.ts";
 import { fail, ok, type SessionResult } from "./results.ts";
-import { TurnDriver } from "./turn-driver.ts";
+import type { TurnDriver } from "./turn-driver.ts";
+import type { ScheduledWork } from "./scheduled-work.ts";
+import { assembleConversation } from "./conversation-parts.ts";
+import { type ScheduledView, scheduledView } from "./schedule.ts";
 import type { TurnSummary } from "./turn-log.ts";
 import type { TurnTrace } from "./turn-trace.ts";
 
@@ -58,6 +54,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   /** Its entry in its owner's inbox, when a signed-in user owns it. */
   readonly #inbox: InboxLink;
   readonly #driver: TurnDriver;
+  readonly #work: ScheduledWork;
   /** Start times of recent turns, for the per-conversation rate limit. */
   #recentTurns: number[] = [];
 
@@ -66,35 +63,36 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     this.#config = readConfig(env);
     const setup = this.setup(env);
     this.#network = setup.network;
-    // The MCP servers' header values are secrets too, wherever they came from.
-    this.#redactor = redactorFor(env).with(mcpHeaderValues(setup.network, env));
-    this.#store = new ConversationStore(ctx.storage);
-    this.#hold = new PersonHold(this.#store, this.#redactor, env);
-    const providerRequests = { sent: 0 };
-    const model = createModel(this.#config, this.#redactor, providerRequests) ?? setup.offlineModel ?? unconfiguredModel();
-    const titles = titleMaker(this.#config, this.#network, this.#store, redactingModel(model, this.#redactor), this.#redactor);
-    this.#inbox = new InboxLink(this.#store, this.#redactor, env, titles && { maker: titles, waitUntil: ctx.waitUntil.bind(ctx) });
-    const mcp = new McpConnections({
-      env,
-      cache: new SqlToolListCache(ctx.storage.sql),
-      log: (message) => console.warn(this.#redactor.text(message)),
-    });
-    this.#driver = new TurnDriver({
-      store: this.#store,
-      redactor: this.#redactor,
-      hold: this.#hold,
-      inbox: this.#inbox,
-      exporter: exporterFor(this.#config, (message) => console.warn(this.#redactor.text(message))),
-      options: {
-        network: this.#network,
-        model: redactingModel(model, this.#redactor),
-        mcp,
-        limits: { ...runSettings(this.#config).limits, ...setup.limits },
-      },
-      traces: { keep: this.#config.TRACE_TURNS, captureContent: this.#config.OTEL_CAPTURE_CONTENT },
-      providerRequests: () => providerRequests.sent,
-      waitUntil: (promise) => ctx.waitUntil(promise),
-    });
+    const parts = assembleConversation(ctx, env, this.#config, setup);
+    this.#redactor = parts.redactor;
+    this.#store = parts.store;
+    this.#hold = parts.hold;
+    this.#inbox = parts.inbox;
+    this.#driver = parts.driver;
+    this.#work = parts.work;
+  }
+
+  /** The schedule's alarm: follow-ups, approval deadlines and people's deadlines that are due. */
+  override async alarm(): Promise<void> {
+    await this.#work.run();
+  }
+
+  /** What is scheduled: follow-ups, the approvals' deadline, a person's deadline; the earliest first. */
+  async scheduleEntries(caller: Caller): Promise<SessionResult<{ entries: ScheduledView[] }>> {
+    const admitted = this.#admit(caller);
+    if (!admitted.ok) return admitted;
+    return ok({ entries: this.#redactor.value(this.#store.schedule.list().map(scheduledView)) });
+  }
+
+  /** Cancels one entry (`id`) or every follow-up. */
+  async cancelScheduled(caller: Caller, id?: string): Promise<SessionResult<{ cancelled: number }>> {
+    const admitted = this.#admit(caller);
+    if (!admitted.ok) return admitted;
+    const entries = this.#store.schedule.list().filter((e) => (id === undefined ? e.kind === "follow-up" : e.id === id));
+    if (id !== undefined && !entries.length) return fail("schedule_entry_not_found", `Nothing scheduled has the id '${id}'.`);
+    for (const entry of entries) this.#store.schedule.remove(entry.id);
+    await this.#store.schedule.syncAlarm();
+    return ok({ cancelled: entries.length });
   }
 
   /** The network this conversation runs and what overrides the environment, from the Worker that exports the class. */
@@ -160,6 +158,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     const limited = checked.value.complete ? this.#driver.limitStreams() : null;
     if (limited) return limited;
     const state = this.#store.recordDecisions(decisions, checked.value.complete, caller.identity);
+    await this.#store.schedule.syncAlarm();
     const suspension = state.suspension!;
     if (!checked.value.complete) {
       const decided = new Set(state.decisions.map((d) => d.toolCallId));

@@ -42,6 +42,9 @@ export class PersonHold {
     this.#store.commitStep({ messages: [{ role: "assistant", agent: person, content: event.text }] }, [event]);
     const who = actor(by, operator);
     this.#store.activity.record({ kind: "answered", ...(who ? { by: who } : {}), agent: person });
+    // A person answered: their deadline is met.
+    this.#store.schedule.removeKind("person-timeout");
+    await this.#store.schedule.syncAlarm();
     this.#broadcast?.publish(event);
     await this.toDesk(state.conversationId, person, "held", who);
     return event.id;
@@ -60,6 +63,8 @@ export class PersonHold {
     });
     this.#store.commitStep(commit, [event]);
     this.#store.activity.record({ kind: "handed-back", ...(by ? { by } : {}), agent: person, to });
+    this.#store.schedule.removeKind("person-timeout");
+    await this.#store.schedule.syncAlarm();
     this.#broadcast?.publish(event);
     await this.end(state.conversationId);
   }

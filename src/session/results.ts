@@ -13,7 +13,8 @@ export type SessionErrorCode =
   | "nothing_to_retry"
   | "turn_not_found"
   | "not_held_by_person"
-  | "unknown_agent";
+  | "unknown_agent"
+  | "schedule_entry_not_found";
 
 export interface SessionError {
   code: SessionErrorCode;

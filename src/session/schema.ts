@@ -30,6 +30,8 @@ export const MIGRATIONS: readonly string[][] = [
   [`CREATE TABLE calls_in_flight (id INTEGER PRIMARY KEY CHECK (id = 1), turn INTEGER NOT NULL, data TEXT NOT NULL)`],
   // 7: what people did, and when: a person's answers and hand backs, approvals and denials, with who.
   [`CREATE TABLE activity (seq INTEGER PRIMARY KEY, at INTEGER NOT NULL, data TEXT NOT NULL)`],
+  // 8: the schedule (follow-ups, approval deadlines, a person's deadline), on the object's alarm.
+  [`CREATE TABLE schedule (id TEXT PRIMARY KEY, kind TEXT NOT NULL, due_at INTEGER NOT NULL, turn INTEGER NOT NULL, data TEXT NOT NULL)`],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

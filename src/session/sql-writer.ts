@@ -31,6 +31,17 @@ export class SqlWriter {
     this.#deferred = write;
   }
 
+  /** Runs `write` in the next transaction too, after what was deferred before it. */
+  deferAlso(write: () => void): void {
+    const before = this.#deferred;
+    this.#deferred = before
+      ? () => {
+          before();
+          write();
+        }
+      : write;
+  }
+
   /** Runs writes atomically, with the deferred write first; a failed transaction keeps it deferred. */
   transaction(writes: () => void): void {
     const deferred = this.#deferred;

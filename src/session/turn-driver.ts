@@ -85,6 +85,12 @@ export class TurnDriver {
     return stream;
   }
 
+  /** Runs a leg no request reads (the schedule's): its events are stored and reach whoever follows; resolves when it has ended. */
+  async runUnread(caller: LegCaller, input: TurnInput): Promise<void> {
+    await this.start(caller, input, "sse").cancel();
+    await this.#running?.ended;
+  }
+
   /** The current or last turn's events after `afterId`, then the live leg (or, `hold`, a person's messages) until it ends. */
   read(state: ConversationState, afterId: number, format: StreamFormat, hold?: TurnBroadcast): ReadableStream<Uint8Array> {
     return this.#open(this.#readEvents(state, afterId, hold), format, this.#answerId(false));
@@ -215,12 +221,18 @@ export class TurnDriver {
    */
   async #afterLeg(recorder: TurnRecorder, status: TurnOutcome["status"]): Promise<void> {
     await this.#setup.inbox.afterLeg(status);
+    const { store, hold, options } = this.#setup;
+    if (status === "awaiting_approval") await store.schedule.planApprovalExpiry(store.state()!);
     if (status !== "awaiting_human") return;
-    const { store, hold } = this.#setup;
     const { conversationId, holding } = store.state()!;
     const person = holding.activeAgent;
     // A message while a person holds it keeps the status it has.
-    const handedOver = recorder.handoffs.some((h) => h.kind === "transfer" && h.to === person);
-    await hold.toDesk(conversationId, person, handedOver ? "waiting" : undefined);
+    const handover = recorder.handoffs.find((h) => h.kind === "transfer" && h.to === person);
+    await hold.toDesk(conversationId, person, handover ? "waiting" : undefined);
+    const within = options.network.get(person)?.answerWithinMs;
+    if (handover && within !== undefined) {
+      store.schedule.add({ kind: "person-timeout", dueAt: Date.now() + within, person, handedBy: handover.from });
+      await store.schedule.syncAlarm();
+    }
   }
 }

@@ -1,0 +1,140 @@
+/**
+ * A conversation's schedule, on Durable Object alarms: entries in its SQLite (a follow-up a tool
+ * scheduled, the deadline of a suspended step's approvals, a person's deadline to answer) and the
+ * object's one alarm set to the earliest. An entry leaves the table in the transaction that writes
+ * its first effect, so it runs once even when the alarm handler runs twice or the process dies
+ * inside it (before that write it did nothing, and the next alarm runs it).
+ */
+import { RuntimeError } from "../runtime/errors.ts";
+import type { FollowUpRequest, ScheduledFollowUp, Scheduler } from "../runtime/scheduler-port.ts";
+import { APPROVAL_EXPIRED, type ApprovalDecision, type Suspension } from "../runtime/suspension.ts";
+import type { SqlWriter } from "./sql-writer.ts";
+
+export type ScheduleEntry =
+  /** A tool's follow-up: whoever holds the conversation when it is due runs a turn with the note. */
+  | { id: string; kind: "follow-up"; dueAt: number; turn: number; note: string; agent: string; toolCallId: string }
+  /** The earliest deadline of the suspended step's approvals: undecided calls past theirs are declined `expired`. */
+  | { id: string; kind: "approval-expiry"; dueAt: number; turn: number }
+  /** A person handed the conversation has not answered: it goes back to an agent, which answers the user. */
+  | { id: string; kind: "person-timeout"; dueAt: number; turn: number; person: string; handedBy: string };
+
+type NewEntry = ScheduleEntry extends infer E ? (E extends ScheduleEntry ? Omit<E, "id" | "turn"> : never) : never;
+
+/** The reason an undecided call past its deadline is declined with. */
+export const EXPIRED = APPROVAL_EXPIRED;
+
+/** The bounds of follow-ups: how many may wait, how soon and how late one may be. */
+export const FOLLOW_UP_BOUNDS = { maxPending: 20, minDelayMs: 60_000, maxDelayMs: 366 * 86_400_000 } as const;
+
+/** An alarm that finds a turn running tries again this much later. */
+export const BUSY_RETRY_MS = 2_000;
+
+export class Schedule implements Scheduler {
+  readonly #db: SqlWriter;
+  readonly #storage: DurableObjectStorage;
+  readonly #turn: () => number;
+
+  /** `turn`: the conversation's current turn, which entries scheduled now belong to (a rewind takes them away). */
+  constructor(db: SqlWriter, storage: DurableObjectStorage, turn: () => number) {
+    this.#db = db;
+    this.#storage = storage;
+    this.#turn = turn;
+  }
+
+  /** A tool's follow-up, within the bounds; refused ones are errors the model reads. */
+  async schedule(request: FollowUpRequest): Promise<ScheduledFollowUp> {
+    const now = Date.now();
+    const { maxPending, minDelayMs, maxDelayMs } = FOLLOW_UP_BOUNDS;
+    if (request.at < now + minDelayMs)
+      throw new RuntimeError("schedule_refused", `A follow-up must be at least ${minDelayMs / 60_000} minute(s) from now.`);
+    if (request.at > now + maxDelayMs)
+      throw new RuntimeError("schedule_refused", `A follow-up can be at most ${maxDelayMs / 86_400_000} days from now.`);
+    const pending = this.list().filter((e) => e.kind === "follow-up").length;
+    if (pending >= maxPending)
+      throw new RuntimeError("schedule_refused", `This conversation already has ${pending} follow-ups waiting (at most ${maxPending}).`);
+    const entry = this.add({
+      kind: "follow-up",
+      dueAt: request.at,
+      note: request.note,
+      agent: request.agent,
+      toolCallId: request.toolCallId,
+    });
+    await this.syncAlarm();
+    return { id: entry.id, at: new Date(entry.dueAt).toISOString() };
+  }
+
+  /** The deadline of the suspended step's undecided calls: one entry at the earliest, replacing any before it. */
+  async planApprovalExpiry(state: { suspension: Suspension | null; decisions: readonly ApprovalDecision[] }): Promise<void> {
+    const decided = new Set(state.decisions.map((d) => d.toolCallId));
+    const deadlines = (state.suspension?.pending ?? [])
+      .filter((p) => p.expiresAt !== undefined && !decided.has(p.toolCallId))
+      .map((p) => Date.parse(p.expiresAt!));
+    this.removeKind("approval-expiry");
+    if (deadlines.length) this.add({ kind: "approval-expiry", dueAt: Math.min(...deadlines) });
+    await this.syncAlarm();
+  }
+
+  /** Adds an entry (the caller syncs the alarm). */
+  add(entry: NewEntry): ScheduleEntry {
+    const stored = { ...entry, id: crypto.randomUUID(), turn: this.#turn() } as ScheduleEntry;
+    const { id, kind, dueAt, turn, ...data } = stored;
+    this.#db.exec(
+      `INSERT INTO schedule (id, kind, due_at, turn, data) VALUES (?, ?, ?, ?, ?)`,
+      id,
+      kind,
+      dueAt,
+      turn,
+      JSON.stringify(data),
+    );
+    return stored;
+  }
+
+  /** Every entry, the earliest first. */
+  list(): ScheduleEntry[] {
+    return this.#db
+      .rows<{ id: string; kind: string; due_at: number; turn: number; data: string }>(`SELECT * FROM schedule ORDER BY due_at, id`)
+      .map((row) => ({ ...JSON.parse(row.data), id: row.id, kind: row.kind, dueAt: row.due_at, turn: row.turn }) as ScheduleEntry);
+  }
+
+  /** Entries due by `now`, the earliest first. */
+  due(now = Date.now()): ScheduleEntry[] {
+    return this.list().filter((e) => e.dueAt <= now);
+  }
+
+  /** The entry leaves with the next transaction, the one that writes its effect. */
+  removeWithNextWrite(id: string): void {
+    this.#db.deferAlso(() => this.remove(id));
+  }
+
+  /** Removes an entry; call inside the transaction of its effect. False when it was not there. */
+  remove(id: string): boolean {
+    const found = this.#db.rows<{ id: string }>(`SELECT id FROM schedule WHERE id = ?`, id).length > 0;
+    if (found) this.#db.exec(`DELETE FROM schedule WHERE id = ?`, id);
+    return found;
+  }
+
+  removeKind(kind: ScheduleEntry["kind"]): void {
+    if (this.list().some((e) => e.kind === kind)) this.#db.exec(`DELETE FROM schedule WHERE kind = ?`, kind);
+  }
+
+  /** A rewound turn's entries go with it. */
+  removeTurn(turn: number): void {
+    if (this.list().some((e) => e.turn === turn)) this.#db.exec(`DELETE FROM schedule WHERE turn = ?`, turn);
+  }
+
+  /** The one alarm, at the earliest entry (or `at`, when sooner); none when nothing waits. */
+  async syncAlarm(at?: number): Promise<void> {
+    const earliest = Math.min(this.list()[0]?.dueAt ?? Number.POSITIVE_INFINITY, at ?? Number.POSITIVE_INFINITY);
+    const current = await this.#storage.getAlarm();
+    if (earliest === Number.POSITIVE_INFINITY) {
+      if (current !== null) await this.#storage.deleteAlarm();
+    } else if (current !== earliest) await this.#storage.setAlarm(earliest);
+  }
+}
+
+/** An entry as GET …/schedule shows it: its time as ISO 8601. */
+export type ScheduledView = Omit<ScheduleEntry, "dueAt"> & { dueAt: string };
+
+export function scheduledView(entry: ScheduleEntry): ScheduledView {
+  return { ...entry, dueAt: new Date(entry.dueAt).toISOString() };
+}

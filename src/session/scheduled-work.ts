@@ -1,0 +1,118 @@
+/**
+ * What the conversation's alarm does: each due entry of its schedule, the earliest first. A
+ * follow-up runs a turn by whoever holds the conversation then; an approval deadline declines the
+ * undecided calls past it (`expired`) and resumes the turn as its agent; a person's deadline hands
+ * the conversation back to an agent, which answers the user. Each turn is stored and streamed to
+ * whoever follows, as any other. A turn already running puts the alarm off a little.
+ */
+import type { Network } from "../runtime/network.ts";
+import type { ConversationStore } from "./conversation-store.ts";
+import type { PersonHold } from "./person-hold.ts";
+import { BUSY_RETRY_MS, EXPIRED, type ScheduleEntry } from "./schedule.ts";
+import type { TurnDriver } from "./turn-driver.ts";
+
+/** A follow-up due while a step waits for approvals waits this much longer (a new turn cannot start then). */
+const SUSPENDED_RETRY_MS = 5 * 60_000;
+
+export interface ScheduledWorkSetup {
+  store: ConversationStore;
+  driver: TurnDriver;
+  hold: PersonHold;
+  network: Network;
+  /** Told after each entry that ran: the inbox and, when configured, the app's webhook. */
+  afterEntry?: (entry: ScheduleEntry) => Promise<void>;
+}
+
+export class ScheduledWork {
+  readonly #setup: ScheduledWorkSetup;
+
+  constructor(setup: ScheduledWorkSetup) {
+    this.#setup = setup;
+  }
+
+  /** The alarm: due entries, the earliest first; then the alarm is set to the next one. */
+  async run(): Promise<void> {
+    const { store, driver } = this.#setup;
+    for (const entry of store.schedule.due()) {
+      if (driver.running) break;
+      const ran = await this.#runEntry(entry);
+      if (ran) await this.#setup.afterEntry?.(entry);
+    }
+    await store.schedule.syncAlarm(driver.running ? Date.now() + BUSY_RETRY_MS : undefined);
+  }
+
+  /** One entry; false when there was nothing left for it to do (it is removed all the same). */
+  #runEntry(entry: ScheduleEntry): Promise<boolean> {
+    switch (entry.kind) {
+      case "follow-up":
+        return this.#followUp(entry);
+      case "approval-expiry":
+        return this.#expire(entry);
+      case "person-timeout":
+        return this.#personTimeout(entry);
+    }
+  }
+
+  async #followUp(entry: Extract<ScheduleEntry, { kind: "follow-up" }>): Promise<boolean> {
+    const { store, driver } = this.#setup;
+    const state = store.state();
+    if (!state) return this.#drop(entry);
+    if (state.suspension) {
+      store.schedule.remove(entry.id);
+      store.schedule.add({ ...entry, dueAt: Date.now() + SUSPENDED_RETRY_MS });
+      return false;
+    }
+    // After beginTurn: its turn row is deferred to the turn's first commit, and the entry leaves with it.
+    store.beginTurn();
+    store.schedule.removeWithNextWrite(entry.id);
+    const note = `A follow-up '${entry.agent}' scheduled for ${new Date(entry.dueAt).toISOString()} is due: ${entry.note}`;
+    await driver.runUnread({ conversationId: state.conversationId }, { kind: "scheduled", note });
+    return true;
+  }
+
+  async #expire(entry: ScheduleEntry): Promise<boolean> {
+    const { store, driver } = this.#setup;
+    const state = store.state();
+    const suspension = state?.suspension;
+    if (!state || !suspension) return this.#drop(entry);
+    const decided = new Set(state.decisions.map((d) => d.toolCallId));
+    const undecided = suspension.pending.filter((p) => !decided.has(p.toolCallId));
+    const now = Date.now();
+    const expired = undecided.filter((p) => p.expiresAt !== undefined && Date.parse(p.expiresAt) <= now);
+    if (!expired.length) return this.#drop(entry);
+    store.schedule.removeWithNextWrite(entry.id);
+    const complete = expired.length === undecided.length;
+    const next = store.recordDecisions(
+      expired.map((p) => ({ toolCallId: p.toolCallId, approved: false, reason: EXPIRED })),
+      complete,
+    );
+    if (!complete) {
+      await store.schedule.planApprovalExpiry(next);
+      return true;
+    }
+    await driver.runUnread({ conversationId: state.conversationId }, { kind: "resume", suspension, decisions: next.decisions });
+    return true;
+  }
+
+  async #personTimeout(entry: Extract<ScheduleEntry, { kind: "person-timeout" }>): Promise<boolean> {
+    const { store, driver, hold, network } = this.#setup;
+    const state = store.state();
+    const person = network.get(entry.person);
+    if (!state || !person || state.holding.activeAgent !== entry.person) return this.#drop(entry);
+    const to = person.onTimeout.handBackTo ?? (network.get(entry.handedBy) ? entry.handedBy : network.entry.name);
+    store.schedule.removeWithNextWrite(entry.id);
+    store.activity.record({ kind: "timed-out", agent: entry.person, to });
+    await hold.handBack(state, entry.person, to, "No one answered in time.");
+    const note =
+      person.onTimeout.note ??
+      `No one at '${entry.person}' answered in time, and the conversation came back to you. Tell the user so, and help them as far as you can.`;
+    store.beginTurn();
+    await driver.runUnread({ conversationId: state.conversationId }, { kind: "scheduled", note });
+    return true;
+  }
+
+  #drop(entry: ScheduleEntry): Promise<boolean> {
+    this.#setup.store.schedule.remove(entry.id);
+    return Promise.resolve(false);
+  }
+}

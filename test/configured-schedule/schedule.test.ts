@@ -1,0 +1,200 @@
+/**
+ * Conversations that wait, through the Worker in workerd with real Durable Object alarms
+ * (`runDurableObjectAlarm` runs a due alarm now): approvals expire after 2 s here and the support
+ * desk has 2 s to answer (this project's bindings); follow-ups are scheduled by the shipping
+ * agent's `schedule_followup` and made due by moving their time in the object's SQLite. Each
+ * entry runs once, however often the alarm runs; rewind, fork and delete keep the schedule right.
+ */
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { call, chat, type ConversationJson, scenario } from "../support/worker.ts";
+
+const stub = (id: string) => env.CONVERSATIONS.getByName(id);
+const view = async (id: string) => (await (await call(`/v1/conversations/${id}`)).json()) as ConversationJson & Record<string, unknown>;
+const scheduled = async (id: string) =>
+  ((await (await call(`/v1/conversations/${id}/schedule`)).json()) as { entries: Array<Record<string, unknown>> }).entries;
+
+/** Makes every entry due now, as time passing would. */
+async function makeDue(id: string): Promise<void> {
+  await runInDurableObject(stub(id), async (_object, state) => {
+    state.storage.sql.exec(`UPDATE schedule SET due_at = ?`, Date.now() - 1);
+    await state.storage.setAlarm(Date.now() - 1);
+  });
+}
+
+async function until(read: () => Promise<boolean>, what: string, ms = 8_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await read())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const transfer = (to: string, reason = "r") => ({
+  toolCalls: [{ id: `t-${to}`, name: `transfer_to_${to}`, arguments: JSON.stringify({ reason }) }],
+});
+
+describe("approval deadlines", () => {
+  it("decline an undecided call with reason expired when its deadline passes, and the turn resumes as its agent, once", async () => {
+    const s = await scenario([
+      transfer("billing"),
+      { toolCalls: [{ id: "rf", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) }] },
+      { text: "Your refund request expired; ask again when you are ready." },
+    ]);
+    const started = Date.now();
+    const events = await chat(s.conversationId, s.tag("refund A1001"));
+    const required = events.find((e) => e.type === "approval-required") as { expiresAt?: string } | undefined;
+    expect(Date.parse(required!.expiresAt!) - started).toBeGreaterThanOrEqual(1_500);
+    expect(Date.parse(required!.expiresAt!) - started).toBeLessThanOrEqual(3_000);
+    const waiting = await view(s.conversationId);
+    expect((waiting.pendingApprovals[0] as { expiresAt?: string }).expiresAt).toBe(required!.expiresAt);
+    expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "approval-expiry", dueAt: required!.expiresAt }]);
+
+    // The alarm fires by itself at the deadline; running it again after finds nothing to do.
+    await until(async () => (await view(s.conversationId)).status === "completed", "the resumed turn");
+    await runDurableObjectAlarm(stub(s.conversationId));
+    const after = await view(s.conversationId);
+    const result = after.messages.find((m) => m.role === "tool" && m.toolCallId === "rf");
+    expect(result).toMatchObject({ isError: true, content: expect.stringMatching(/expired and did not run/) });
+    expect(after.messages.at(-1)).toMatchObject({ role: "assistant", agent: "billing", content: expect.stringMatching(/expired/) });
+    expect(after.activity).toMatchObject([{ kind: "expired", agent: "billing", toolCallId: "rf", tool: "refund" }]);
+    expect((await s.sent()).requests).toHaveLength(3);
+    expect(await scheduled(s.conversationId)).toEqual([]);
+    // Whoever followed reads the resumed leg as it ran: a run-start that says it resumed, then the answer.
+    const replay = await (await call(`/v1/conversations/${s.conversationId}/events`, { headers: { "last-event-id": "0" } })).text();
+    expect(replay.match(/"resumed":true/g)).toHaveLength(1);
+  });
+
+  it("leave a call decided in time alone: the deadline's entry goes with the decision", async () => {
+    const s = await scenario([
+      transfer("billing"),
+      { toolCalls: [{ id: "rf", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) }] },
+      { text: "Refunded." },
+    ]);
+    await chat(s.conversationId, s.tag("refund A1001"));
+    const decided = await call(`/v1/conversations/${s.conversationId}/approvals`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ decisions: [{ toolCallId: "rf", approved: true }] }),
+    });
+    await decided.text();
+    expect(await scheduled(s.conversationId)).toEqual([]);
+    expect(await runInDurableObject(stub(s.conversationId), (_o, state) => state.storage.getAlarm())).toBeNull();
+  });
+});
+
+describe("a person's deadline", () => {
+  it("gives the conversation back to the agent that handed it over, which answers the user; the desk drops it", async () => {
+    const s = await scenario([transfer("support_desk", "wants a person"), { text: "Sorry, no one was free. How can I help?" }]);
+    await chat(s.conversationId, s.tag("a person, please"));
+    expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "person-timeout", person: "support-desk", handedBy: "triage" }]);
+    await until(async () => (await view(s.conversationId)).activeAgent === "triage", "the hand back");
+    await until(async () => (await view(s.conversationId)).messages.at(-1)?.role === "assistant", "the agent's answer");
+    const after = await view(s.conversationId);
+    expect(after.messages.slice(-3).map((m) => [m.role, m.content])).toEqual([
+      ["system", "The person at 'support-desk' handed the conversation back to 'triage': No one answered in time."],
+      ["system", expect.stringMatching(/^No one at 'support-desk' answered in time/)],
+      ["assistant", "Sorry, no one was free. How can I help?"],
+    ]);
+    expect(after.activity).toMatchObject([
+      { kind: "timed-out", agent: "support-desk", to: "triage" },
+      { kind: "handed-back", agent: "support-desk", to: "triage" },
+    ]);
+    expect((after.activity as Array<{ by?: unknown }>)[1]!.by).toBeUndefined();
+    const desk = (await (await call("/v1/operator/conversations")).json()) as { conversations: Array<{ conversationId: string }> };
+    expect(desk.conversations.map((c) => c.conversationId)).not.toContain(s.conversationId);
+    await runDurableObjectAlarm(stub(s.conversationId));
+    expect((await s.sent()).requests).toHaveLength(2);
+  });
+
+  it("is met when a person answers in time: nothing is scheduled after their first answer", async () => {
+    const s = await scenario([transfer("support_desk", "wants a person")]);
+    await chat(s.conversationId, s.tag("a person, please"));
+    const answered = await call(`/v1/conversations/${s.conversationId}/operator/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ message: "Sam here.", operator: "Sam" }),
+    });
+    expect(answered.status).toBe(200);
+    expect(await scheduled(s.conversationId)).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 2_300));
+    expect((await view(s.conversationId)).activeAgent).toBe("support-desk");
+  });
+});
+
+describe("follow-ups an agent schedules", () => {
+  const followUp = (inMinutes: number) => ({
+    toolCalls: [{ id: `f${inMinutes}`, name: "schedule_followup", arguments: JSON.stringify({ inMinutes, note: "Check parcel A1002." }) }],
+  });
+
+  it("run a turn of whoever holds the conversation when due, with the note, once however often the alarm runs", async () => {
+    const s = await scenario([
+      transfer("shipping"),
+      followUp(30),
+      { text: "I will check in 30 minutes." },
+      { text: "It has left the depot." },
+    ]);
+    const before = Date.now();
+    await chat(s.conversationId, s.tag("where is A1002? check again in 30 minutes"));
+    const [entry] = await scheduled(s.conversationId);
+    expect(entry).toMatchObject({ kind: "follow-up", agent: "shipping", note: "Check parcel A1002.", toolCallId: "f30" });
+    expect(Date.parse(entry!.dueAt as string) - before).toBeGreaterThanOrEqual(30 * 60_000);
+    // Due now: the alarm fires by itself and is run here too, twice; the follow-up runs once.
+    await makeDue(s.conversationId);
+    await runDurableObjectAlarm(stub(s.conversationId));
+    await until(async () => (await view(s.conversationId)).messages.at(-1)?.content === "It has left the depot.", "the follow-up");
+    await runDurableObjectAlarm(stub(s.conversationId));
+    const sent = (await s.sent()).requests;
+    expect(sent).toHaveLength(4);
+    expect(sent[3]!.messages.at(-1)).toMatchObject({
+      role: "system",
+      content: expect.stringMatching(/^A follow-up 'shipping' scheduled for .* is due: Check parcel A1002\.$/),
+    });
+    const after = await view(s.conversationId);
+    expect(after.messages.at(-1)).toMatchObject({ role: "assistant", agent: "shipping", content: "It has left the depot." });
+    expect(after.turn).toBe(2);
+    expect(await scheduled(s.conversationId)).toEqual([]);
+  });
+
+  it("are refused outside the bounds as error results, listed, and cancelled with DELETE", async () => {
+    const s = await scenario([transfer("shipping"), followUp(0.5), followUp(60), { text: "Scheduled for an hour from now." }]);
+    const events = await chat(s.conversationId, s.tag("check again soon"));
+    const results = events.filter((e) => e.type === "tool-result") as Array<{ toolCallId: string; isError: boolean; result: unknown }>;
+    expect(results.find((r) => r.toolCallId === "f0.5")).toMatchObject({
+      isError: true,
+      result: expect.stringMatching(/at least 1 minute/),
+    });
+    expect(results.find((r) => r.toolCallId === "f60")).toMatchObject({ isError: false });
+    const [entry] = await scheduled(s.conversationId);
+    expect(await runInDurableObject(stub(s.conversationId), (_o, state) => state.storage.getAlarm())).toBe(
+      Date.parse(entry!.dueAt as string),
+    );
+    const unknown = await call(`/v1/conversations/${s.conversationId}/schedule/nope`, { method: "DELETE" });
+    expect([unknown.status, ((await unknown.json()) as { error: { code: string } }).error.code]).toEqual([404, "schedule_entry_not_found"]);
+    const cancelled = await call(`/v1/conversations/${s.conversationId}/schedule/${entry!.id}`, { method: "DELETE" });
+    expect(await cancelled.json()).toEqual({ cancelled: 1 });
+    expect(await scheduled(s.conversationId)).toEqual([]);
+    expect(await runInDurableObject(stub(s.conversationId), (_o, state) => state.storage.getAlarm())).toBeNull();
+  });
+
+  it("go with a rewound turn, are not inherited by a fork, and leave no alarm after a delete", async () => {
+    const s = await scenario([transfer("shipping"), followUp(30), { text: "Scheduled." }, { text: "Retried without a follow-up." }]);
+    await chat(s.conversationId, s.tag("check again in 30 minutes"));
+    expect(await scheduled(s.conversationId)).toHaveLength(1);
+    const fork = await call(`/v1/conversations/${s.conversationId}/fork`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ afterTurn: 1 }),
+    });
+    const forked = ((await fork.json()) as { id: string }).id;
+    expect(await scheduled(forked)).toEqual([]);
+    const retried = await call(`/v1/conversations/${s.conversationId}/retry`, { method: "POST" });
+    await retried.text();
+    expect(await scheduled(s.conversationId)).toEqual([]);
+
+    const s2 = await scenario([transfer("shipping"), followUp(30), { text: "Scheduled." }]);
+    await chat(s2.conversationId, s2.tag("check again in 30 minutes"));
+    expect((await call(`/v1/conversations/${s2.conversationId}`, { method: "DELETE" })).status).toBe(204);
+    expect(await runInDurableObject(stub(s2.conversationId), (_o, state) => state.storage.getAlarm())).toBeNull();
+  });
+});
