@@ -104,7 +104,15 @@ export default defineConfig({
       },
       {
         // Deadlines short enough to pass within a test: approvals expire after 2 s, the support desk has 2 s to answer.
-        plugins: [worker({ APPROVAL_EXPIRES_IN: "2s", SUPPORT_DESK_ANSWER_WITHIN: "2s" })],
+        // The app's webhook is the fake server's hook sink, its deliveries signed with a secret.
+        plugins: [
+          worker({
+            APPROVAL_EXPIRES_IN: "2s",
+            SUPPORT_DESK_ANSWER_WITHIN: "2s",
+            NOTIFY_URL: "{{fake}}/hooks/app",
+            NOTIFY_SECRET: "notify-secret 9a7c!~value",
+          }),
+        ],
         test: { name: "schedule", include: SCHEDULE },
       },
     ],

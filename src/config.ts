@@ -47,6 +47,10 @@ const ConfigSchema = z.object({
     .string()
     .regex(/^\d+(\.\d+)?[smhd]$/, "APPROVAL_EXPIRES_IN is a duration such as 90s, 30m, 24h or 7d.")
     .optional(),
+  /** Where the app is told that a user is needed (an approval waits or expired, a person answered or did not, a follow-up was answered): a signed JSON POST. */
+  NOTIFY_URL: z.url().optional(),
+  /** Signs those notifications (HMAC-SHA256, `x-handoff-signature`); a secret. */
+  NOTIFY_SECRET: z.string().min(16, "NOTIFY_SECRET must be at least 16 characters").optional(),
   /** The model that titles a signed-in user's conversations after their first turn (default: the agents' model); `off` titles them by their first message. */
   TITLE_MODEL: z.string().min(1).optional(),
   OPENAI_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),

@@ -11,6 +11,7 @@ import { InboxLink } from "./inbox-link.ts";
 import { mcpHeaderValues } from "./mcp-secrets.ts";
 import { SqlToolListCache } from "./mcp-tool-cache.ts";
 import { exporterFor } from "./otlp-export.ts";
+import { Notifier } from "./notifier.ts";
 import { PersonHold } from "./person-hold.ts";
 import { redactingModel } from "./redacting-model.ts";
 import { ScheduledWork } from "./scheduled-work.ts";
@@ -39,7 +40,8 @@ export function assembleConversation(
   const redactor = redactorFor(env).with(mcpHeaderValues(network, env));
   const log = (message: string) => console.warn(redactor.text(message));
   const store = new ConversationStore(ctx.storage);
-  const hold = new PersonHold(store, redactor, env);
+  const notifier = new Notifier(store, config, redactor, log);
+  const hold = new PersonHold(store, redactor, env, notifier);
   const providerRequests = { sent: 0 };
   const model = redactingModel(createModel(config, redactor, providerRequests) ?? setup.offlineModel ?? unconfiguredModel(), redactor);
   const titles = titleMaker(config, network, store, model, redactor);
@@ -49,6 +51,7 @@ export function assembleConversation(
     redactor,
     hold,
     inbox,
+    notifier,
     exporter: exporterFor(config, log),
     options: {
       network,
@@ -61,6 +64,6 @@ export function assembleConversation(
     providerRequests: () => providerRequests.sent,
     waitUntil: (promise) => ctx.waitUntil(promise),
   });
-  const work = new ScheduledWork({ store, driver, hold, network, afterEntry: async () => void (await inbox.tell()) });
+  const work = new ScheduledWork({ store, driver, hold, network, notifier, afterEntry: async () => void (await inbox.tell()) });
   return { redactor, store, hold, inbox, driver, work };
 }

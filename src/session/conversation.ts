@@ -81,14 +81,18 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   async scheduleEntries(caller: Caller): Promise<SessionResult<{ entries: ScheduledView[] }>> {
     const admitted = this.#admit(caller);
     if (!admitted.ok) return admitted;
-    return ok({ entries: this.#redactor.value(this.#store.schedule.list().map(scheduledView)) });
+    // Notifications to the app are the Worker's own deliveries, not the conversation's schedule.
+    const entries = this.#store.schedule.list().filter((e) => e.kind !== "notify");
+    return ok({ entries: this.#redactor.value(entries.map(scheduledView)) });
   }
 
   /** Cancels one entry (`id`) or every follow-up. */
   async cancelScheduled(caller: Caller, id?: string): Promise<SessionResult<{ cancelled: number }>> {
     const admitted = this.#admit(caller);
     if (!admitted.ok) return admitted;
-    const entries = this.#store.schedule.list().filter((e) => (id === undefined ? e.kind === "follow-up" : e.id === id));
+    const entries = this.#store.schedule
+      .list()
+      .filter((e) => (id === undefined ? e.kind === "follow-up" : e.id === id && e.kind !== "notify"));
     if (id !== undefined && !entries.length) return fail("schedule_entry_not_found", `Nothing scheduled has the id '${id}'.`);
     for (const entry of entries) this.#store.schedule.remove(entry.id);
     await this.#store.schedule.syncAlarm();

@@ -4,6 +4,7 @@ import type { Redactor } from "../runtime/redact.ts";
 import type { StepCommit } from "../runtime/store-port.ts";
 import type { ConversationState, ConversationStore } from "./conversation-store.ts";
 import { type DeskStatus, deskOf } from "./operator-desk.ts";
+import type { Notifier } from "./notifier.ts";
 import { TurnBroadcast } from "./turn-broadcast.ts";
 
 /**
@@ -15,12 +16,14 @@ export class PersonHold {
   readonly #store: ConversationStore;
   readonly #redactor: Redactor;
   readonly #env: unknown;
+  readonly #notifier: Notifier | undefined;
   #broadcast: TurnBroadcast | null = null;
 
-  constructor(store: ConversationStore, redactor: Redactor, env: unknown) {
+  constructor(store: ConversationStore, redactor: Redactor, env: unknown, notifier?: Notifier) {
     this.#store = store;
     this.#redactor = redactor;
     this.#env = env;
+    this.#notifier = notifier;
   }
 
   /** What followers of the conversation read while a person holds it. */
@@ -47,6 +50,7 @@ export class PersonHold {
     await this.#store.schedule.syncAlarm();
     this.#broadcast?.publish(event);
     await this.toDesk(state.conversationId, person, "held", who);
+    await this.#notifier?.notify("person_answered", { person, ...(who ? { operator: who } : {}) });
     return event.id;
   }
 

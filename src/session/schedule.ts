@@ -16,7 +16,9 @@ export type ScheduleEntry =
   /** The earliest deadline of the suspended step's approvals: undecided calls past theirs are declined `expired`. */
   | { id: string; kind: "approval-expiry"; dueAt: number; turn: number }
   /** A person handed the conversation has not answered: it goes back to an agent, which answers the user. */
-  | { id: string; kind: "person-timeout"; dueAt: number; turn: number; person: string; handedBy: string };
+  | { id: string; kind: "person-timeout"; dueAt: number; turn: number; person: string; handedBy: string }
+  /** A signal to the app (NOTIFY_URL), its body signed when sent; `attempt` counts the deliveries tried. */
+  | { id: string; kind: "notify"; dueAt: number; turn: number; body: string; attempt: number };
 
 type NewEntry = ScheduleEntry extends infer E ? (E extends ScheduleEntry ? Omit<E, "id" | "turn"> : never) : never;
 

@@ -7,6 +7,7 @@
  */
 import type { Network } from "../runtime/network.ts";
 import type { ConversationStore } from "./conversation-store.ts";
+import type { Notifier } from "./notifier.ts";
 import type { PersonHold } from "./person-hold.ts";
 import { BUSY_RETRY_MS, EXPIRED, type ScheduleEntry } from "./schedule.ts";
 import type { TurnDriver } from "./turn-driver.ts";
@@ -19,6 +20,7 @@ export interface ScheduledWorkSetup {
   driver: TurnDriver;
   hold: PersonHold;
   network: Network;
+  notifier: Notifier;
   /** Told after each entry that ran: the inbox and, when configured, the app's webhook. */
   afterEntry?: (entry: ScheduleEntry) => Promise<void>;
 }
@@ -32,17 +34,17 @@ export class ScheduledWork {
 
   /** The alarm: due entries, the earliest first; then the alarm is set to the next one. */
   async run(): Promise<void> {
-    const { store, driver } = this.#setup;
+    const { store, driver, notifier } = this.#setup;
     for (const entry of store.schedule.due()) {
-      if (driver.running) break;
-      const ran = await this.#runEntry(entry);
-      if (ran) await this.#setup.afterEntry?.(entry);
+      // Notifications go out whatever runs; a turn's work waits for the running turn.
+      if (entry.kind === "notify") await notifier.deliver(entry);
+      else if (!driver.running && (await this.#runEntry(entry))) await this.#setup.afterEntry?.(entry);
     }
     await store.schedule.syncAlarm(driver.running ? Date.now() + BUSY_RETRY_MS : undefined);
   }
 
   /** One entry; false when there was nothing left for it to do (it is removed all the same). */
-  #runEntry(entry: ScheduleEntry): Promise<boolean> {
+  #runEntry(entry: Exclude<ScheduleEntry, { kind: "notify" }>): Promise<boolean> {
     switch (entry.kind) {
       case "follow-up":
         return this.#followUp(entry);
@@ -67,6 +69,7 @@ export class ScheduledWork {
     store.schedule.removeWithNextWrite(entry.id);
     const note = `A follow-up '${entry.agent}' scheduled for ${new Date(entry.dueAt).toISOString()} is due: ${entry.note}`;
     await driver.runUnread({ conversationId: state.conversationId }, { kind: "scheduled", note });
+    await this.#setup.notifier.notify("follow_up_answered", { agent: entry.agent, note: entry.note });
     return true;
   }
 
@@ -82,6 +85,7 @@ export class ScheduledWork {
     if (!expired.length) return this.#drop(entry);
     store.schedule.removeWithNextWrite(entry.id);
     const complete = expired.length === undecided.length;
+    await this.#setup.notifier.notify("approval_expired", { toolCallIds: expired.map((p) => p.toolCallId) });
     const next = store.recordDecisions(
       expired.map((p) => ({ toolCallId: p.toolCallId, approved: false, reason: EXPIRED })),
       complete,
@@ -102,6 +106,7 @@ export class ScheduledWork {
     const to = person.onTimeout.handBackTo ?? (network.get(entry.handedBy) ? entry.handedBy : network.entry.name);
     store.schedule.removeWithNextWrite(entry.id);
     store.activity.record({ kind: "timed-out", agent: entry.person, to });
+    await this.#setup.notifier.notify("person_timed_out", { person: entry.person, to });
     await hold.handBack(state, entry.person, to, "No one answered in time.");
     const note =
       person.onTimeout.note ??

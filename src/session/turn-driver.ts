@@ -12,6 +12,7 @@ import type { ConversationState, ConversationStore } from "./conversation-store.
 import { type EventBatches, eventStream } from "./event-stream.ts";
 import { type OtlpExporter, toOtlp } from "./otlp-export.ts";
 import type { InboxLink } from "./inbox-link.ts";
+import type { Notifier } from "./notifier.ts";
 import type { PersonHold } from "./person-hold.ts";
 import { fail, type SessionResult } from "./results.ts";
 import { TurnBroadcast } from "./turn-broadcast.ts";
@@ -35,6 +36,8 @@ export interface DriverSetup {
   hold: PersonHold;
   /** The conversation's entry in its owner's inbox, told after each leg. */
   inbox: InboxLink;
+  /** The app's webhook, told when a leg leaves calls waiting for approval. */
+  notifier?: Notifier;
   exporter: OtlpExporter | null;
   /** The run's options that do not change from leg to leg. */
   options: Omit<RunItemsOptions, "conversationId" | "conversation" | "input" | "signal">;
@@ -222,7 +225,12 @@ export class TurnDriver {
   async #afterLeg(recorder: TurnRecorder, status: TurnOutcome["status"]): Promise<void> {
     await this.#setup.inbox.afterLeg(status);
     const { store, hold, options } = this.#setup;
-    if (status === "awaiting_approval") await store.schedule.planApprovalExpiry(store.state()!);
+    if (status === "awaiting_approval") {
+      const state = store.state()!;
+      await store.schedule.planApprovalExpiry(state);
+      const pending = state.suspension?.pending.map(({ toolCallId, name, agent, expiresAt }) => ({ toolCallId, name, agent, expiresAt }));
+      await this.#setup.notifier?.notify("approval_waiting", { pending });
+    }
     if (status !== "awaiting_human") return;
     const { conversationId, holding } = store.state()!;
     const person = holding.activeAgent;

@@ -101,10 +101,35 @@ async function handleOtlp(url: URL, req: IncomingMessage, res: ServerResponse, b
   return json(res, 200, {});
 }
 
+/**
+ * An app's webhook beside the provider: POST /hooks/<name> records each delivery (its body, headers
+ * and the status answered; GET /hooks/<name> lists them); POST /hooks/<name>/fail { count } makes
+ * the next `count` deliveries answer 503.
+ */
+const hookDeliveries = new Map<string, Array<{ body: string; headers: IncomingMessage["headers"]; status: number }>>();
+const hookFailures = new Map<string, number>();
+
+function handleHook(url: URL, req: IncomingMessage, res: ServerResponse, body: string): void {
+  const [name = "", control] = url.pathname.slice("/hooks/".length).split("/");
+  if (control === "fail") {
+    hookFailures.set(name, (JSON.parse(body) as { count: number }).count);
+    return json(res, 200, {});
+  }
+  const received = hookDeliveries.get(name) ?? [];
+  hookDeliveries.set(name, received);
+  if (req.method === "GET") return json(res, 200, received);
+  const failing = hookFailures.get(name) ?? 0;
+  if (failing > 0) hookFailures.set(name, failing - 1);
+  const status = failing > 0 ? 503 : 200;
+  received.push({ body, headers: req.headers, status });
+  return json(res, status, {});
+}
+
 async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = await readBody(req);
   const url = new URL(req.url ?? "/", "http://fake");
   if (url.pathname.startsWith("/otlp/")) return handleOtlp(url, req, res, body);
+  if (url.pathname.startsWith("/hooks/")) return handleHook(url, req, res, body);
   if (req.method === "POST" && url.pathname === "/__scenarios") {
     const { id, answers } = JSON.parse(body) as { id: string; answers: ScriptedAnswer[] };
     let release = () => {};

@@ -1,0 +1,110 @@
+/**
+ * The app's webhook (NOTIFY_URL, here the fake server's hook sink): a signed JSON POST when an
+ * approval waits or expires, when a person answers or does not, when a follow-up is answered;
+ * delivered by the conversation's alarm, never on a turn's path, and retried with backoff.
+ */
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, inject, it } from "vitest";
+import { call, chat, scenario } from "../support/worker.ts";
+
+const SECRET = "notify-secret 9a7c!~value";
+const hook = `${inject("fakeOpenAIUrl")}/hooks/app`;
+
+interface Delivery {
+  body: string;
+  headers: Record<string, string>;
+  status: number;
+}
+
+async function deliveries(conversationId: string): Promise<Delivery[]> {
+  const all = (await (await fetch(hook)).json()) as Delivery[];
+  return all.filter((d) => d.body.includes(conversationId));
+}
+
+async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, what: string): Promise<T> {
+  const deadline = Date.now() + 8_000;
+  for (;;) {
+    const value = await read();
+    if (ok(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function hmac(payload: string): Promise<string> {
+  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(SECRET), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return [...new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(payload)))]
+    .map((b) => b.toString(16).padStart(2, "0"))
+    .join("");
+}
+
+describe("the app's webhook", () => {
+  it("is told an approval waits, in a body signed with NOTIFY_SECRET, after the turn's stream has ended", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "refund" }) }] },
+      { toolCalls: [{ id: "rf", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) }] },
+      { text: "Expired." },
+    ]);
+    await chat(s.conversationId, s.tag("refund A1001"));
+    const [first] = await until(
+      () => deliveries(s.conversationId),
+      (d) => d.length > 0,
+      "the first delivery",
+    );
+    const body = JSON.parse(first!.body) as Record<string, unknown>;
+    expect(body).toMatchObject({
+      reason: "approval_waiting",
+      conversationId: s.conversationId,
+      holder: "billing",
+      pending: [{ toolCallId: "rf", name: "refund", agent: "billing", expiresAt: expect.any(String) }],
+    });
+    const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(first!.headers["x-handoff-signature"] ?? "") ?? [];
+    expect(v1).toBe(await hmac(`${t}.${first!.body}`));
+    expect(first!.body).not.toContain(SECRET);
+    // Then the deadline passes: the app hears that it expired.
+    const expired = await until(
+      () => deliveries(s.conversationId),
+      (d) => d.some((x) => x.body.includes("approval_expired")),
+      "the expiry's delivery",
+    );
+    expect(JSON.parse(expired.find((x) => x.body.includes("approval_expired"))!.body)).toMatchObject({ toolCallIds: ["rf"] });
+  });
+
+  it("is tried again with backoff when the app answers 503, the same notification each time, until it is taken", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "p", name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "a person" }) }] },
+    ]);
+    await chat(s.conversationId, s.tag("a person, please"));
+    await fetch(`${hook}/fail`, { method: "POST", body: JSON.stringify({ count: 2 }) });
+    const answered = await call(`/v1/conversations/${s.conversationId}/operator/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ message: "Sam here.", operator: "Sam" }),
+    });
+    expect(answered.status).toBe(200);
+    const stub = env.CONVERSATIONS.getByName(s.conversationId);
+    const attempts = () => deliveries(s.conversationId).then((d) => d.filter((x) => x.body.includes("person_answered")));
+    await until(attempts, (d) => d.length === 1, "the first attempt");
+    for (const expected of [2, 3]) {
+      // The retry waits 30 s, then 60 s: made due here, as time passing would.
+      const retry = await runInDurableObject(stub, (_o, state) =>
+        state.storage.sql.exec(`SELECT due_at FROM schedule WHERE kind = 'notify'`).toArray(),
+      );
+      expect(retry).toHaveLength(1);
+      expect(Number(retry[0]!.due_at) - Date.now()).toBeGreaterThan(expected === 2 ? 25_000 : 55_000);
+      await runInDurableObject(
+        stub,
+        (_o, state) => void state.storage.sql.exec(`UPDATE schedule SET due_at = ? WHERE kind = 'notify'`, Date.now() - 1),
+      );
+      await runDurableObjectAlarm(stub);
+      await until(attempts, (d) => d.length === expected, `attempt ${expected}`);
+    }
+    const tried = await attempts();
+    expect(tried.map((d) => d.status)).toEqual([503, 503, 200]);
+    expect(new Set(tried.map((d) => (JSON.parse(d.body) as { id: string }).id)).size).toBe(1);
+    expect(JSON.parse(tried[0]!.body)).toMatchObject({ reason: "person_answered", person: "support-desk", operator: { name: "Sam" } });
+    expect(
+      await runInDurableObject(stub, (_o, state) => state.storage.sql.exec(`SELECT * FROM schedule WHERE kind = 'notify'`).toArray()),
+    ).toEqual([]);
+  });
+});
