@@ -32,7 +32,10 @@ const CONVERSATION_PATH = /^\/v1\/conversations\/([^/]+)/;
 export function requireAccess(): MiddlewareHandler<AuthEnv> {
   return async (c, next) => {
     const config = readConfig(c.env);
-    const bearer = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
+    // A browser's WebSocket cannot send Authorization: the socket route takes the credential as ?token= too.
+    const bearer =
+      /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1] ??
+      (c.req.path.endsWith("/socket") ? c.req.query("token") : undefined);
     const users = usersConfigured(config);
     // Cloudflare Access puts the user's JWT in its own header, whenever JWTs are configured.
     const credential = bearer ?? (users ? c.req.header("cf-access-jwt-assertion") : undefined);

@@ -15,6 +15,9 @@ import {
   TurnNumber,
 } from "./schemas.ts";
 import { inboxOf } from "../session/inbox.ts";
+import type { SessionResult } from "../session/results.ts";
+import { SOCKET_CALLER_HEADER } from "../session/sockets.ts";
+import { callerOf } from "./session-client.ts";
 import { registerFork, registerTokenIssue } from "./token-routes.ts";
 import { admitTurn, decisionReply } from "./turn-replies.ts";
 import { registerUIChatRoutes } from "./ui-chat-routes.ts";
@@ -72,6 +75,7 @@ export function conversationRoutes(): Hono<ConversationEnv> {
 
   registerViewRoutes(app);
   registerScheduleRoutes(app);
+  registerSocket(app);
   registerOperatorActions(app);
   registerTokenIssue(app);
   registerFork(app);
@@ -92,6 +96,28 @@ function registerViewRoutes(app: Hono<ConversationEnv>): void {
   });
 
   app.patch("/", async (c) => c.json(await expectOk(c.var.client.update(await readJson(c, ConversationPatch)))));
+}
+
+/**
+ * GET …/socket: a WebSocket the conversation's Durable Object accepts through the hibernation API,
+ * carrying every event of every turn (`?after=<id>` resumes; `?token=` where a browser cannot send
+ * Authorization). The Worker authenticates it and names the caller to the object.
+ */
+function registerSocket(app: Hono<ConversationEnv>): void {
+  app.get("/socket", async (c) => {
+    if (c.req.header("upgrade")?.toLowerCase() !== "websocket")
+      throw new HttpError("upgrade_required", "GET …/socket upgrades to a WebSocket: send Upgrade: websocket (new WebSocket(url) does).");
+    const after = EventCursor.safeParse(c.req.query("after") ?? "0");
+    if (!after.success) throw new HttpError("invalid_request", "?after= must be an event id in decimal digits, such as 42.");
+    const caller = callerOf(c.var.conversationId, c.get("access"));
+    const res = await c.env.CONVERSATIONS.getByName(c.var.conversationId).fetch(
+      new Request(`https://conversation/socket?after=${after.data}`, {
+        headers: { upgrade: "websocket", [SOCKET_CALLER_HEADER]: JSON.stringify(caller) },
+      }),
+    );
+    if (res.status === 101) return res;
+    return expectOk(res.json() as Promise<SessionResult<never>>);
+  });
 }
 
 /** What is scheduled (follow-ups, deadlines), and cancelling: one entry, or every follow-up. */

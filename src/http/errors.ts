@@ -27,6 +27,7 @@ const STATUS = {
   payload_too_large: 413,
   message_too_long: 413,
   unsupported_media_type: 415,
+  upgrade_required: 426,
   rate_limited: 429,
   user_budget_exhausted: 429,
   too_many_streams: 429,

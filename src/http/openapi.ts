@@ -75,25 +75,7 @@ function paths(): Record<string, unknown> {
         },
       },
     },
-    "/v1/conversations": {
-      get: {
-        summary: "A signed-in user's conversations, newest first (paged with before=next; q searches titles and last messages)",
-        parameters: [
-          { name: "limit", in: "query", schema: { type: "integer" } },
-          { name: "before", in: "query", schema: { type: "string" } },
-          { name: "q", in: "query", schema: { type: "string" } },
-          { name: "archived", in: "query", schema: { type: "string", enum: ["true", "false"] } },
-        ],
-        responses: {
-          "200": { description: "{ conversations: [{ id, title, createdAt, updatedAt, holder, status, snippet, archived }], next }" },
-          "400": error,
-        },
-      },
-      post: {
-        summary: "Create a conversation (a signed-in user's own); returns its id and a token for it",
-        responses: { "201": { description: "Created" }, "403": error },
-      },
-    },
+    ...inboxPaths(),
     "/v1/conversations/{id}": {
       parameters: [idParam, ...pageParams],
       get: {
@@ -118,6 +100,62 @@ function paths(): Record<string, unknown> {
     ...turnPaths(),
     ...operatorPaths(),
     ...signInPaths(),
+    ...waitingPaths(),
+  };
+}
+
+/** A signed-in user's conversations: the list, and creating one. */
+function inboxPaths(): Record<string, unknown> {
+  return {
+    "/v1/conversations": {
+      get: {
+        summary: "A signed-in user's conversations, newest first (paged with before=next; q searches titles and last messages)",
+        parameters: [
+          { name: "limit", in: "query", schema: { type: "integer" } },
+          { name: "before", in: "query", schema: { type: "string" } },
+          { name: "q", in: "query", schema: { type: "string" } },
+          { name: "archived", in: "query", schema: { type: "string", enum: ["true", "false"] } },
+        ],
+        responses: {
+          "200": { description: "{ conversations: [{ id, title, createdAt, updatedAt, holder, status, snippet, archived }], next }" },
+          "400": error,
+        },
+      },
+      post: {
+        summary: "Create a conversation (a signed-in user's own); returns its id and a token for it",
+        responses: { "201": { description: "Created" }, "403": error },
+      },
+    },
+  };
+}
+
+/** The socket, and the schedule of a conversation that waits. */
+function waitingPaths(): Record<string, unknown> {
+  return {
+    "/v1/conversations/{id}/socket": {
+      parameters: [
+        idParam,
+        { name: "after", in: "query", schema: { type: "string" } },
+        { name: "token", in: "query", schema: { type: "string" } },
+      ],
+      get: {
+        summary:
+          'Upgrade to a WebSocket that carries every event of every turn as {"id","type","data"} frames; send {"type":"message","text"} or {"type":"decision","decisions"}',
+        responses: { "101": { description: "Switching protocols" }, "404": error, "409": error, "426": error },
+      },
+    },
+    "/v1/conversations/{id}/schedule": {
+      parameters: [idParam],
+      get: {
+        summary: "What is scheduled, the earliest first: follow-ups (note, agent), the approvals' deadline, a person's deadline",
+        responses: { "200": { description: "{ entries: [{ id, kind, dueAt, turn, … }] }" }, "404": error },
+      },
+      delete: { summary: "Cancel every follow-up", responses: { "200": { description: "{ cancelled }" }, "404": error } },
+    },
+    "/v1/conversations/{id}/schedule/{entry}": {
+      parameters: [idParam, { name: "entry", in: "path", required: true, schema: { type: "string" } }],
+      delete: { summary: "Cancel one scheduled entry", responses: { "200": { description: "{ cancelled: 1 }" }, "404": error } },
+    },
   };
 }
 
@@ -177,18 +215,6 @@ function operatorPaths(): Record<string, unknown> {
         requestBody: { required: true, content: json(OperatorHandoffBody) },
         responses: { "200": { description: "{ activeAgent }" }, "400": error, "404": error, "409": error },
       },
-    },
-    "/v1/conversations/{id}/schedule": {
-      parameters: [idParam],
-      get: {
-        summary: "What is scheduled, the earliest first: follow-ups (note, agent), the approvals' deadline, a person's deadline",
-        responses: { "200": { description: "{ entries: [{ id, kind, dueAt, turn, … }] }" }, "404": error },
-      },
-      delete: { summary: "Cancel every follow-up", responses: { "200": { description: "{ cancelled }" }, "404": error } },
-    },
-    "/v1/conversations/{id}/schedule/{entry}": {
-      parameters: [idParam, { name: "entry", in: "path", required: true, schema: { type: "string" } }],
-      delete: { summary: "Cancel one scheduled entry", responses: { "200": { description: "{ cancelled: 1 }" }, "404": error } },
     },
     "/v1/conversations/{id}/operator/approvals": {
       parameters: [idParam],

@@ -21,16 +21,21 @@ export type SessionClient = { [K in SessionMethod]: WithoutCaller<Conversation[K
  */
 export function sessionClient(env: Env, conversationId: string, access: Access, traceparent?: string): SessionClient {
   const stub = env.CONVERSATIONS.getByName(conversationId) as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-  const caller: Caller = {
+  const caller = callerOf(conversationId, access, traceparent);
+  return new Proxy({} as SessionClient, {
+    get: (_target, method) => (typeof method === "string" ? (...args: unknown[]) => stub[method]!(caller, ...args) : undefined),
+  });
+}
+
+/** Who the Durable Object is told is asking: the conversation, a token's grant, a signed-in user or operator. */
+export function callerOf(conversationId: string, access: Access, traceparent?: string): Caller {
+  return {
     conversationId,
     ...(access.kind === "conversation" ? { grant: access.grant } : {}),
     ...(access.kind === "user" ? { user: access.user.id, identity: identityOf(access.user) } : {}),
     ...(access.kind === "operator" && access.person ? { identity: access.person } : {}),
     ...(traceparent ? { traceparent } : {}),
   };
-  return new Proxy({} as SessionClient, {
-    get: (_target, method) => (typeof method === "string" ? (...args: unknown[]) => stub[method]!(caller, ...args) : undefined),
-  });
 }
 
 function identityOf(user: { id: string; name?: string }): { id: string; name?: string } {

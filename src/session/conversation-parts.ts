@@ -15,6 +15,7 @@ import { Notifier } from "./notifier.ts";
 import { PersonHold } from "./person-hold.ts";
 import { redactingModel } from "./redacting-model.ts";
 import { ScheduledWork } from "./scheduled-work.ts";
+import { ConversationSockets } from "./sockets.ts";
 import { TurnDriver } from "./turn-driver.ts";
 
 export interface ConversationParts {
@@ -27,6 +28,8 @@ export interface ConversationParts {
   driver: TurnDriver;
   /** What the alarm runs: the schedule's due entries. */
   work: ScheduledWork;
+  /** The open WebSockets (hibernation API), told every event. */
+  sockets: ConversationSockets;
 }
 
 export function assembleConversation(
@@ -41,7 +44,8 @@ export function assembleConversation(
   const log = (message: string) => console.warn(redactor.text(message));
   const store = new ConversationStore(ctx.storage);
   const notifier = new Notifier(store, config, redactor, log);
-  const hold = new PersonHold(store, redactor, env, notifier);
+  const sockets = new ConversationSockets(ctx, redactor);
+  const hold = new PersonHold(store, redactor, env, notifier, sockets.tap);
   const providerRequests = { sent: 0 };
   const model = redactingModel(createModel(config, redactor, providerRequests) ?? setup.offlineModel ?? unconfiguredModel(), redactor);
   const titles = titleMaker(config, network, store, model, redactor);
@@ -63,7 +67,8 @@ export function assembleConversation(
     traces: { keep: config.TRACE_TURNS, captureContent: config.OTEL_CAPTURE_CONTENT },
     providerRequests: () => providerRequests.sent,
     waitUntil: (promise) => ctx.waitUntil(promise),
+    tap: sockets.tap,
   });
   const work = new ScheduledWork({ store, driver, hold, network, notifier, afterEntry: async () => void (await inbox.tell()) });
-  return { redactor, store, hold, inbox, driver, work };
+  return { redactor, store, hold, inbox, driver, work, sockets };
 }

@@ -20,7 +20,8 @@ import { fail, ok, type SessionResult } from "./results.ts";
 import type { TurnDriver } from "./turn-driver.ts";
 import type { ScheduledWork } from "./scheduled-work.ts";
 import { assembleConversation } from "./conversation-parts.ts";
-import { type ScheduledView, scheduledView } from "./schedule.ts";
+import type { ScheduledView } from "./schedule.ts";
+import { answerFrame, type ConversationSockets, openSocket } from "./sockets.ts";
 import type { TurnSummary } from "./turn-log.ts";
 import type { TurnTrace } from "./turn-trace.ts";
 
@@ -55,6 +56,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   readonly #inbox: InboxLink;
   readonly #driver: TurnDriver;
   readonly #work: ScheduledWork;
+  readonly #sockets: ConversationSockets;
   /** Start times of recent turns, for the per-conversation rate limit. */
   #recentTurns: number[] = [];
 
@@ -70,6 +72,31 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     this.#inbox = parts.inbox;
     this.#driver = parts.driver;
     this.#work = parts.work;
+    this.#sockets = parts.sockets;
+  }
+
+  /** A WebSocket the Worker upgraded (GET …/socket), for the caller it names: accepted through the hibernation API. */
+  override async fetch(request: Request): Promise<Response> {
+    return openSocket(request, {
+      sockets: this.#sockets,
+      admit: (caller) => this.#admit(caller),
+      catchUp: (state, after) => this.#driver.catchUp(state, after),
+      waitUntil: (promise) => this.ctx.waitUntil(promise),
+    });
+  }
+
+  /** A frame from a socket: a message that starts a turn, or decisions; the turn's events reach every socket as they happen. */
+  override async webSocketMessage(ws: WebSocket, raw: string | ArrayBuffer): Promise<void> {
+    await answerFrame(ws, raw, {
+      sockets: this.#sockets,
+      maxMessageChars: this.#config.MAX_MESSAGE_CHARS,
+      send: (caller, text) => this.sendMessage(caller, text),
+      decide: (caller, decisions) => this.decide(caller, decisions),
+    });
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    ws.close(code === 1005 ? 1000 : code, reason);
   }
 
   /** The schedule's alarm: follow-ups, approval deadlines and people's deadlines that are due. */
@@ -80,23 +107,13 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   /** What is scheduled: follow-ups, the approvals' deadline, a person's deadline; the earliest first. */
   async scheduleEntries(caller: Caller): Promise<SessionResult<{ entries: ScheduledView[] }>> {
     const admitted = this.#admit(caller);
-    if (!admitted.ok) return admitted;
-    // Notifications to the app are the Worker's own deliveries, not the conversation's schedule.
-    const entries = this.#store.schedule.list().filter((e) => e.kind !== "notify");
-    return ok({ entries: this.#redactor.value(entries.map(scheduledView)) });
+    return admitted.ok ? ok({ entries: this.#redactor.value(this.#store.schedule.shown()) }) : admitted;
   }
 
   /** Cancels one entry (`id`) or every follow-up. */
   async cancelScheduled(caller: Caller, id?: string): Promise<SessionResult<{ cancelled: number }>> {
     const admitted = this.#admit(caller);
-    if (!admitted.ok) return admitted;
-    const entries = this.#store.schedule
-      .list()
-      .filter((e) => (id === undefined ? e.kind === "follow-up" : e.id === id && e.kind !== "notify"));
-    if (id !== undefined && !entries.length) return fail("schedule_entry_not_found", `Nothing scheduled has the id '${id}'.`);
-    for (const entry of entries) this.#store.schedule.remove(entry.id);
-    await this.#store.schedule.syncAlarm();
-    return ok({ cancelled: entries.length });
+    return admitted.ok ? this.#store.schedule.cancel(id) : admitted;
   }
 
   /** The network this conversation runs and what overrides the environment, from the Worker that exports the class. */

@@ -53,21 +53,23 @@ export class EventLog {
   /**
    * Reads one turn's stored events with an id above `afterId` (and below `beforeId`), a row per
    * call, so a replay holds one row in memory however large the turn; null after the last.
+   * `every`: the events of every turn after `afterId` (a socket resuming across turns).
    * Handoff events stored by older releases come out in today's form.
    */
-  replay(turn: number, afterId: number, beforeId = Number.POSITIVE_INFINITY): () => StoredEvent[] | null {
+  replay(turn: number | "every", afterId: number, beforeId = Number.POSITIVE_INFINITY): () => StoredEvent[] | null {
     type Row = { first_id: number; turn: number; data: string };
     let cursor: number | null = null;
     return () => {
       const row =
         cursor === null
           ? this.#db.rows<Row>(
-              `SELECT first_id, turn, data FROM events WHERE turn = ? AND last_id > ? ORDER BY first_id LIMIT 1`,
-              turn,
+              `SELECT first_id, turn, data FROM events WHERE (turn = ? OR ? = 'every') AND last_id > ? ORDER BY first_id LIMIT 1`,
+              turn === "every" ? -1 : turn,
+              turn === "every" ? "every" : "",
               afterId,
             )[0]
           : this.#db.rows<Row>(`SELECT first_id, turn, data FROM events WHERE first_id > ? ORDER BY first_id LIMIT 1`, cursor)[0];
-      if (!row || row.turn !== turn || row.first_id >= beforeId) return null;
+      if (!row || (turn !== "every" && row.turn !== turn) || row.first_id >= beforeId) return null;
       cursor = row.first_id;
       return (JSON.parse(row.data) as StoredEvent[]).filter((event) => event.id > afterId && event.id < beforeId).map(upgraded);
     };

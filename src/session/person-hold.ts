@@ -4,6 +4,7 @@ import type { Redactor } from "../runtime/redact.ts";
 import type { StepCommit } from "../runtime/store-port.ts";
 import type { ConversationState, ConversationStore } from "./conversation-store.ts";
 import { type DeskStatus, deskOf } from "./operator-desk.ts";
+import type { StoredEvent } from "../wire/index.ts";
 import type { Notifier } from "./notifier.ts";
 import { TurnBroadcast } from "./turn-broadcast.ts";
 
@@ -19,11 +20,15 @@ export class PersonHold {
   readonly #notifier: Notifier | undefined;
   #broadcast: TurnBroadcast | null = null;
 
-  constructor(store: ConversationStore, redactor: Redactor, env: unknown, notifier?: Notifier) {
+  readonly #tap: ((event: StoredEvent) => void) | undefined;
+
+  /** `tap`: told each event as it is stored (the open WebSockets). */
+  constructor(store: ConversationStore, redactor: Redactor, env: unknown, notifier?: Notifier, tap?: (event: StoredEvent) => void) {
     this.#store = store;
     this.#redactor = redactor;
     this.#env = env;
     this.#notifier = notifier;
+    this.#tap = tap;
   }
 
   /** What followers of the conversation read while a person holds it. */
@@ -49,6 +54,7 @@ export class PersonHold {
     this.#store.schedule.removeKind("person-timeout");
     await this.#store.schedule.syncAlarm();
     this.#broadcast?.publish(event);
+    this.#tap?.(event);
     await this.toDesk(state.conversationId, person, "held", who);
     await this.#notifier?.notify("person_answered", { person, ...(who ? { operator: who } : {}) });
     return event.id;
@@ -70,6 +76,7 @@ export class PersonHold {
     this.#store.schedule.removeKind("person-timeout");
     await this.#store.schedule.syncAlarm();
     this.#broadcast?.publish(event);
+    this.#tap?.(event);
     await this.end(state.conversationId);
   }
 

@@ -14,7 +14,9 @@ export type SessionErrorCode =
   | "turn_not_found"
   | "not_held_by_person"
   | "unknown_agent"
-  | "schedule_entry_not_found";
+  | "schedule_entry_not_found"
+  | "invalid_request"
+  | "message_too_long";
 
 export interface SessionError {
   code: SessionErrorCode;

@@ -8,6 +8,7 @@
 import { RuntimeError } from "../runtime/errors.ts";
 import type { FollowUpRequest, ScheduledFollowUp, Scheduler } from "../runtime/scheduler-port.ts";
 import { APPROVAL_EXPIRED, type ApprovalDecision, type Suspension } from "../runtime/suspension.ts";
+import { fail, ok, type SessionResult } from "./results.ts";
 import type { SqlWriter } from "./sql-writer.ts";
 
 export type ScheduleEntry =
@@ -96,6 +97,22 @@ export class Schedule implements Scheduler {
     return this.#db
       .rows<{ id: string; kind: string; due_at: number; turn: number; data: string }>(`SELECT * FROM schedule ORDER BY due_at, id`)
       .map((row) => ({ ...JSON.parse(row.data), id: row.id, kind: row.kind, dueAt: row.due_at, turn: row.turn }) as ScheduleEntry);
+  }
+
+  /** What GET …/schedule shows: every entry but the notifications to the app (the Worker's own deliveries). */
+  shown(): ScheduledView[] {
+    return this.list()
+      .filter((e) => e.kind !== "notify")
+      .map(scheduledView);
+  }
+
+  /** Cancels one entry (`id`) or every follow-up. */
+  async cancel(id?: string): Promise<SessionResult<{ cancelled: number }>> {
+    const entries = this.list().filter((e) => (id === undefined ? e.kind === "follow-up" : e.id === id && e.kind !== "notify"));
+    if (id !== undefined && !entries.length) return fail("schedule_entry_not_found", `Nothing scheduled has the id '${id}'.`);
+    for (const entry of entries) this.remove(entry.id);
+    await this.syncAlarm();
+    return ok({ cancelled: entries.length });
   }
 
   /** Entries due by `now`, the earliest first. */

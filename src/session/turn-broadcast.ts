@@ -30,6 +30,12 @@ export class TurnBroadcast {
   #closed = false;
   #wake: Array<() => void> = [];
   readonly #readers = new Set<Reader>();
+  /** Told each event as it is published (the open WebSockets). */
+  readonly #tap: ((event: StoredEvent) => void) | undefined;
+
+  constructor(tap?: (event: StoredEvent) => void) {
+    this.#tap = tap;
+  }
 
   /** The id of the first event of this leg: stored events before it are read from storage. */
   get firstId(): number | undefined {
@@ -42,6 +48,7 @@ export class TurnBroadcast {
     this.#bytes += event.type === "text-delta" ? event.delta.length + 48 : JSON.stringify(event).length;
     this.#ends.push(this.#bytes);
     this.#notify();
+    this.#tap?.(event);
   }
 
   close(): void {

@@ -46,6 +46,8 @@ export interface DriverSetup {
   /** Requests the provider's client has sent: the trace counts a model call's retries by it. */
   providerRequests: () => number;
   waitUntil: (promise: Promise<unknown>) => void;
+  /** Told each event of a leg as it is published (the open WebSockets). */
+  tap?: (event: StoredEvent) => void;
 }
 
 /** Who started a leg: the conversation, and the request's W3C `traceparent` (a new turn is traced as its child). */
@@ -78,7 +80,7 @@ export class TurnDriver {
 
   /** Starts a leg of the current turn and returns its stream; the run goes on if the stream's reader leaves. */
   start(caller: LegCaller, input: TurnInput, format: StreamFormat): ReadableStream<Uint8Array> {
-    const running = { broadcast: new TurnBroadcast(), controller: new AbortController(), ended: Promise.resolve() };
+    const running = { broadcast: new TurnBroadcast(this.#setup.tap), controller: new AbortController(), ended: Promise.resolve() };
     this.#running = running;
     const state = this.#setup.store.state()!;
     const stream = this.#open(this.#readEvents(state, state.lastEventId), format, this.#answerId(input.kind === "message"));
@@ -97,6 +99,11 @@ export class TurnDriver {
   /** The current or last turn's events after `afterId`, then the live leg (or, `hold`, a person's messages) until it ends. */
   read(state: ConversationState, afterId: number, format: StreamFormat, hold?: TurnBroadcast): ReadableStream<Uint8Array> {
     return this.#open(this.#readEvents(state, afterId, hold), format, this.#answerId(false));
+  }
+
+  /** What a WebSocket opened after `afterId` missed, across turns, then the running leg's events until it ends. */
+  catchUp(state: ConversationState, afterId: number): EventBatches {
+    return this.#readEvents(state, afterId, undefined, "every");
   }
 
   /** Aborts the running leg and waits for it to end; false when nothing was running. */
@@ -133,7 +140,7 @@ export class TurnDriver {
    * goes on) the live run's events. Stored rows pass the redactor again: rows written before
    * redaction by value existed are cleaned on the way out.
    */
-  #readEvents(state: ConversationState, afterId: number, hold?: TurnBroadcast): EventBatches {
+  #readEvents(state: ConversationState, afterId: number, hold?: TurnBroadcast, turns: "current" | "every" = "current"): EventBatches {
     const { store, redactor } = this.#setup;
     return (disconnect) => {
       const live = this.#running?.broadcast ?? hold;
@@ -141,7 +148,10 @@ export class TurnDriver {
       // A follower of a person-held conversation reconnects now and then (Last-Event-ID): no stream is held for ever.
       const timer = hold ? setTimeout(disconnect, HOLD_STREAM_MS) : undefined;
       const firstLive = live?.firstId ?? Number.POSITIVE_INFINITY;
-      let stored = afterId < state.lastEventId && afterId + 1 < firstLive ? store.events.replay(state.turn, afterId, firstLive) : null;
+      let stored =
+        afterId < state.lastEventId && afterId + 1 < firstLive
+          ? store.events.replay(turns === "every" ? "every" : state.turn, afterId, firstLive)
+          : null;
       let last = afterId;
       let sawEnd = false;
       const take = (batch: StoredEvent[]) => {

@@ -7,6 +7,7 @@
  */
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { openSocket } from "../support/socket.ts";
 import { call, chat, type ConversationJson, scenario } from "../support/worker.ts";
 
 const stub = (id: string) => env.CONVERSATIONS.getByName(id);
@@ -80,7 +81,10 @@ describe("approval deadlines", () => {
     await decided.text();
     expect((await scheduled(s.conversationId)).filter((e) => e.kind !== "notify")).toEqual([]);
     // What is left is the app's notification, delivered by the alarm; then no alarm is set.
-    await until(async () => (await runInDurableObject(stub(s.conversationId), (_o, state) => state.storage.getAlarm())) === null, "no alarm");
+    await until(
+      async () => (await runInDurableObject(stub(s.conversationId), (_o, state) => state.storage.getAlarm())) === null,
+      "no alarm",
+    );
   });
 });
 
@@ -140,7 +144,8 @@ describe("follow-ups an agent schedules", () => {
     const [entry] = await scheduled(s.conversationId);
     expect(entry).toMatchObject({ kind: "follow-up", agent: "shipping", note: "Check parcel A1002.", toolCallId: "f30" });
     expect(Date.parse(entry!.dueAt as string) - before).toBeGreaterThanOrEqual(30 * 60_000);
-    // Due now: the alarm fires by itself and is run here too, twice; the follow-up runs once.
+    // Due now: the alarm fires by itself and is run here too, twice; the follow-up runs once, and an open socket sees it.
+    const socket = await openSocket(s.conversationId, `?after=${(await view(s.conversationId)).lastEventId}`);
     await makeDue(s.conversationId);
     await runDurableObjectAlarm(stub(s.conversationId));
     await until(async () => (await view(s.conversationId)).messages.at(-1)?.content === "It has left the depot.", "the follow-up");
@@ -154,6 +159,16 @@ describe("follow-ups an agent schedules", () => {
     const after = await view(s.conversationId);
     expect(after.messages.at(-1)).toMatchObject({ role: "assistant", agent: "shipping", content: "It has left the depot." });
     expect(after.turn).toBe(2);
+    await socket.until((f) => f.type === "done", "the follow-up's end on the socket");
+    expect(socket.frames.map((f) => f.type)).toEqual([
+      "run-start",
+      "step-start",
+      ...socket.frames.slice(2, -2).map(() => "text-delta"),
+      "step-finish",
+      "done",
+    ]);
+    expect(socket.frames[0]!.data).toMatchObject({ agent: "shipping", scheduled: true });
+    socket.ws.close();
     expect(await scheduled(s.conversationId)).toEqual([]);
   });
 
@@ -176,7 +191,10 @@ describe("follow-ups an agent schedules", () => {
     expect(await cancelled.json()).toEqual({ cancelled: 1 });
     expect((await scheduled(s.conversationId)).filter((e) => e.kind !== "notify")).toEqual([]);
     // What is left is the app's notification, delivered by the alarm; then no alarm is set.
-    await until(async () => (await runInDurableObject(stub(s.conversationId), (_o, state) => state.storage.getAlarm())) === null, "no alarm");
+    await until(
+      async () => (await runInDurableObject(stub(s.conversationId), (_o, state) => state.storage.getAlarm())) === null,
+      "no alarm",
+    );
   });
 
   it("go with a rewound turn, are not inherited by a fork, and leave no alarm after a delete", async () => {

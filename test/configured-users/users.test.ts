@@ -107,6 +107,25 @@ describe("conversations each signed-in user owns", () => {
     expect((await call(base, as(ada))).status).toBe(404);
   });
 
+  it("opens the WebSocket for its owner (the sign-in token as ?token=, as a browser must send it), and no one else", async () => {
+    const s = await scenario([{ text: "Hi." }]);
+    const ada = await mint(`ws-${s.id}`);
+    const { id, token } = await create(ada);
+    await (await call(`/v1/conversations/${id}/messages`, as(ada, json({ message: s.tag("hi") })))).text();
+    const socket = (credential: string) =>
+      call(`/v1/conversations/${id}/socket?token=${encodeURIComponent(credential)}`, { headers: { upgrade: "websocket" } });
+    const owner = await socket(ada);
+    expect(owner.status).toBe(101);
+    owner.webSocket!.accept();
+    owner.webSocket!.close();
+    const byToken = await socket(token);
+    expect(byToken.status).toBe(101);
+    byToken.webSocket!.accept();
+    byToken.webSocket!.close();
+    expect((await socket(await mint("bob"))).status).toBe(404);
+    expect((await call(`/v1/conversations/${id}/socket`, { headers: { upgrade: "websocket" } })).status).toBe(401);
+  });
+
   it("gives a fork to whoever made it, and lets no user start a conversation with a first message", async () => {
     const s = await scenario([{ text: "One." }]);
     const ada = await mint("ada");

@@ -1,0 +1,79 @@
+/**
+ * GET /v1/conversations/:id/socket: a WebSocket accepted by the conversation's Durable Object
+ * through the hibernation API. Each event is one JSON text frame `{ id, type, data }` with the SSE
+ * event's id and data; `?after=` resumes across turns; a client sends a message or decisions, and
+ * an operator's message reaches an open socket. (Turns run by the alarm: test/configured-schedule.)
+ */
+import { describe, expect, it } from "vitest";
+import { openSocket as open } from "../support/socket.ts";
+import { call, chat, scenario } from "../support/worker.ts";
+
+const asFrames = (events: Array<Record<string, unknown> & { id: number; type: string }>) =>
+  events.map((event) => {
+    const { sseEvent: _sse, ...data } = event as Record<string, unknown>;
+    return { id: event.id, type: event.type, data };
+  });
+
+describe("the conversation's WebSocket", () => {
+  it("carries each turn's events with the SSE stream's ids and data, across turns, and resumes after an id", async () => {
+    const s = await scenario([
+      { text: "Hello there.", toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "money" }) }] },
+      { text: "Billing here." },
+      { text: "Second answer." },
+    ]);
+    const first = await chat(s.conversationId, s.tag("my bill"));
+    const socket = await open(s.conversationId);
+    await socket.until((f) => f.id === first.at(-1)!.id, "the first turn's last event");
+    const second = await chat(s.conversationId, s.tag("again"));
+    await socket.until((f) => f.id === second.at(-1)!.id, "the second turn's last event");
+    expect(socket.frames).toEqual(asFrames([...first, ...second] as never));
+
+    // ?after= resumes: only what came after, across turns.
+    const resumed = await open(s.conversationId, `?after=${first[2]!.id}`);
+    await resumed.until((f) => f.id === second.at(-1)!.id, "the end");
+    expect(resumed.frames).toEqual(asFrames([...first.slice(3), ...second] as never));
+    socket.ws.close();
+    resumed.ws.close();
+  });
+
+  it("takes a message and decisions as frames, answers each, and streams the turns they start", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "refund" }) }] },
+      { toolCalls: [{ id: "rf", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) }] },
+      { text: "Refunded." },
+    ]);
+    await chat(s.conversationId, s.tag("hello"));
+    const past = await call(`/v1/conversations/${s.conversationId}/socket?after=999999`, { headers: { upgrade: "websocket" } });
+    expect([past.status, ((await past.json()) as { error: { code: string } }).error.code]).toEqual([409, "event_id_unknown"]);
+    const live = await open(s.conversationId);
+    live.send({ type: "nonsense" });
+    expect(await live.until((f) => f.type === "error", "the refusal")).toMatchObject({ data: { code: "invalid_request" } });
+    expect(live.frames.find((f) => f.type === "error")!.id).toBeUndefined();
+    live.send({ type: "decision", decisions: [{ toolCallId: "rf", approved: true }] });
+    await live.until((f) => f.type === "done" && f.data.status === "completed", "the resumed turn");
+    expect(live.frames.filter((f) => f.type === "accepted")).toEqual([{ type: "accepted", data: { request: "decision" } }]);
+    expect(live.frames.some((f) => f.type === "tool-result" && f.data.toolCallId === "rf")).toBe(true);
+    live.ws.close();
+  });
+
+  it("reaches an open socket with an operator's message, and refuses what is not a WebSocket upgrade", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "p", name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "a person" }) }] },
+    ]);
+    await chat(s.conversationId, s.tag("a person, please"));
+    const socket = await open(s.conversationId);
+    const sent = await call(`/v1/conversations/${s.conversationId}/operator/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ message: "Sam here.", operator: "Sam" }),
+    });
+    expect(sent.status).toBe(200);
+    const frame = await socket.until((f) => f.type === "operator-message", "the person's message");
+    expect(frame).toMatchObject({ id: expect.any(Number), data: { text: "Sam here.", operator: "Sam", agent: "support-desk" } });
+    const plain = await call(`/v1/conversations/${s.conversationId}/socket`);
+    expect([plain.status, ((await plain.json()) as { error: { code: string } }).error.code]).toEqual([426, "upgrade_required"]);
+    const missing = await call("/v1/conversations/never-made/socket", { headers: { upgrade: "websocket" } });
+    expect(missing.status).toBe(404);
+    socket.ws.close();
+  });
+});
