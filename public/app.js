@@ -6,9 +6,11 @@
 
 import { drawAccount, loadAccount } from "/account.js";
 import { inboxPanel } from "/inbox.js";
+import { liveSocket } from "/live-socket.js";
 import { tracePanel } from "/trace-panel.js";
 
 let account = { user: null };
+let live = null; // the open conversation's WebSocket, when the Worker offers one
 let inbox = null; // the sidebar's list, for a signed-in user
 // The open conversation, per user: two people on one browser do not share it.
 const storageKey = () => (account.user ? `handoff-chat:${account.user.id}` : "handoff-chat");
@@ -31,6 +33,7 @@ const refreshTrace = () => trace.refresh(conversation?.id, agentBadge.textConten
 let lastEventId = 0;
 let bubble = null; // the assistant bubble text deltas go into
 const toolNodes = new Map(); // toolCallId → <details>
+const approvalCards = new Map(); // toolCallId → what closes its card once the call is answered
 
 /** A signed-in user's token opens their own conversations; otherwise the conversation's token, when there is one. */
 function headers(extra = {}, target = conversation) {
@@ -90,6 +93,9 @@ function toolCall(id, name, args) {
 }
 
 function toolResult(id, name, result, isError) {
+  // A call answered while its card still asks (an approval that expired, one decided in another tab): the card closes.
+  approvalCards.get(id)?.(typeof result === "string" && /expired/.test(result) ? " Expired: no one decided in time." : "");
+  approvalCards.delete(id);
   const details = toolNodes.get(id);
   if (!details) return;
   const pre = document.createElement("pre");
@@ -122,6 +128,11 @@ function approvalCard(call) {
   approve.addEventListener("click", () => decide(true));
   deny.addEventListener("click", () => decide(false));
   card.append(text, approve, deny);
+  approvalCards.set(call.toolCallId, (note) => {
+    if (approve.disabled) return;
+    approve.disabled = deny.disabled = true;
+    text.textContent += note;
+  });
 }
 
 /** Draws one event; returns true when it ends the turn. */
@@ -165,7 +176,8 @@ function draw(event) {
       refreshTrace();
       if (event.status === "cancelled") el("div", "notice", "Stopped.");
       setBusy(false, statusText(event.status, event.agent));
-      if (event.status === "awaiting_human") queueMicrotask(follow);
+      // With a socket open, a person's messages come over it; else a follow stream fetches them.
+      if (event.status === "awaiting_human" && !live) queueMicrotask(follow);
       refreshInbox();
       return true;
     case "error":
@@ -239,9 +251,15 @@ async function consume(body) {
       const frame = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
       const { id, data } = parseFrame(frame);
-      if (!data || id <= lastEventId) continue; // already drawn before a reconnect
+      if (!data) continue;
+      const event = JSON.parse(data);
+      // Already drawn (before a reconnect, or from the socket): a turn's end still ends this stream.
+      if (id <= lastEventId) {
+        if (event.type === "done" || event.type === "error") return true;
+        continue;
+      }
       lastEventId = id;
-      if (draw(JSON.parse(data))) return true;
+      if (draw(event)) return true;
     }
   }
 }
@@ -406,12 +424,14 @@ async function createConversation() {
   setAgent(body.activeAgent);
   setBusy(false);
   refreshTrace();
+  goLive();
   await inbox?.refresh();
 }
 
 function clearLog() {
   log.replaceChildren();
   toolNodes.clear();
+  approvalCards.clear();
   bubble = null;
   lastEventId = 0;
   setPrevious(null);
@@ -430,10 +450,35 @@ async function openConversation(saved) {
   inbox?.refresh().catch(() => {});
   if (view.status === "running") {
     reconnect();
+    goLive();
     return true;
   }
   setBusy(false, view.pendingApprovals.length ? "Waiting for your approval." : statusText(view.status, view.activeAgent));
-  if (people.has(view.activeAgent)) follow();
+  // A person's messages come over the socket; without one, a follow stream fetches them.
+  if (!(await goLive()) && people.has(view.activeAgent)) follow();
+  return true;
+}
+
+/** Opens the conversation's socket (closing another's); false when the Worker offers none. */
+async function goLive() {
+  live?.close();
+  live = null;
+  const id = conversation.id;
+  const socket = liveSocket({
+    id,
+    token: account.token ?? conversation.token,
+    after: () => lastEventId,
+    current: () => conversation?.id,
+    onEvent: (eventId, event) => {
+      if (eventId <= lastEventId || conversation?.id !== id) return;
+      lastEventId = eventId;
+      if (event.type === "run-start") setBusy(true, "…");
+      draw(event);
+    },
+  });
+  if (!(await socket.opened)) return false;
+  if (conversation?.id === id) live = socket;
+  else socket.close();
   return true;
 }
 

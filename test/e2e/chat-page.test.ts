@@ -172,8 +172,9 @@ describe("the chat page", () => {
     await page.close();
   });
 
-  it("reconnects a dropped stream with Last-Event-ID and draws no text twice", async () => {
+  it("reconnects a dropped stream with Last-Event-ID and draws no text twice (no socket: the SSE fallback)", async () => {
     const page = await browser.newPage();
+    await page.routeWebSocket(/\/socket/, (socket) => socket.close());
     await page.goto(dev.url);
     await page.getByTestId("active-agent").filter({ hasText: "triage" }).waitFor();
     const resumes: string[] = [];
@@ -201,8 +202,9 @@ describe("the chat page", () => {
     await page.close();
   });
 
-  it("draws text holding line and paragraph separators whole", async () => {
+  it("draws text holding line and paragraph separators whole (no socket: the SSE fallback)", async () => {
     const page = await browser.newPage();
+    await page.routeWebSocket(/\/socket/, (socket) => socket.close());
     await page.goto(dev.url);
     await page.getByTestId("active-agent").filter({ hasText: "triage" }).waitFor();
     const odd = "first\u2028second\u2029third";

@@ -19,7 +19,8 @@ let browser: Browser;
 
 before(async () => {
   assert.ok(existsSync(CHROMIUM), `Debian's chromium is needed at ${CHROMIUM}: apt-get install -y chromium (.ci/run does it)`);
-  dev = await startWranglerDev({ persistTo });
+  // Approvals expire after 3 s here: a turn the schedule runs reaches the open page over its socket.
+  dev = await startWranglerDev({ persistTo, vars: { APPROVAL_EXPIRES_IN: "3s" } });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"] });
 });
 
@@ -86,5 +87,27 @@ describe("a handoff to a person, in two pages", () => {
     assert.equal(await user.getByTestId("active-agent").textContent(), "triage");
     await user.close();
     await desk.close();
+  });
+
+  it("shows a turn the schedule ran (an approval that expired) in the open page, over its socket, with no action", async () => {
+    const user = await browser.newPage({ viewport: { width: 900, height: 800 } });
+    const frames: string[] = [];
+    user.on("websocket", (socket) => socket.on("framereceived", (frame) => frames.push(String(frame.payload))));
+    await user.goto(dev.url);
+    await user.getByTestId("active-agent").filter({ hasText: "triage" }).waitFor();
+    await user.getByLabel("Message").fill("I was charged twice for order A1001");
+    await user.getByRole("button", { name: "Send" }).click();
+    await user.getByTestId("approval").waitFor();
+    // Nobody decides: after 3 s the alarm declines the refund and billing answers, in this page.
+    await user.locator(".assistant").filter({ hasText: "did not go through" }).waitFor({ timeout: 20_000 });
+    await user.getByTestId("approval").filter({ hasText: "Expired: no one decided in time." }).waitFor();
+    assert.equal(await user.getByTestId("approval").getByRole("button", { name: "Approve" }).isDisabled(), true);
+    assert.ok(
+      frames.some((frame) => frame.includes('"scheduled"') || frame.includes('"resumed":true')),
+      "the answer came over the socket",
+    );
+    mkdirSync("test-artifacts", { recursive: true });
+    await user.screenshot({ path: "test-artifacts/chat-page-expired-approval.png", fullPage: true });
+    await user.close();
   });
 });
