@@ -6,6 +6,7 @@
  */
 export { Agent, type AgentConfig, type AgentContext, humanAgent, type PersonTimeout } from "./agent.ts";
 export { handoff } from "./handoff/handoff.ts";
+export { type AnnouncedHandoffs, announcedHandoff, NUDGE_NOTE } from "./handoff/announced.ts";
 export type { HandoffOptions, HandoffRecord } from "./handoff/types.ts";
 export { RuntimeError, type RuntimeErrorCode } from "./errors.ts";
 export type { RunEvent, TurnOutcome, TurnStatus } from "./events.ts";

@@ -1,4 +1,5 @@
 import { approvalExpiry } from "./approval-gate.ts";
+import type { AnnouncedHandoffs } from "./handoff/announced.ts";
 import type { Duration } from "./duration.ts";
 import type { Agent } from "./agent.ts";
 import type { Budgets } from "./budgets.ts";
@@ -47,6 +48,13 @@ export interface NetworkOptions {
   toolGuardrails?: ToolGuardrail[];
   /** Context compaction: the default token budget, turns kept verbatim, the summarizing model. */
   compaction?: CompactionOptions;
+  /**
+   * An agent's final answer says it will hand over but no transfer was called: `warn` (default)
+   * emits a `warning` event (code `handoff_announced_not_made`) and a trace attribute; `nudge` also
+   * runs one more step with a short note (call the transfer tool now, or answer yourself), at most
+   * once per turn; `off` does nothing.
+   */
+  announcedHandoffs?: AnnouncedHandoffs;
   /** How long calls wait for approval before they are declined with reason `expired` (an agent's or a tool's own wins); unset: as long as it takes. */
   approvalExpiresIn?: Duration;
 }

@@ -2,6 +2,7 @@
  * The run loop: a turn is steps, each read top to bottom as its stages — prepare, call the model,
  * resolve the calls, build the commit, store it, announce it, decide what comes next.
  */
+import { announcedHandoff, NUDGE_NOTE } from "./handoff/announced.ts";
 import { RuntimeError, toRuntimeError } from "./errors.ts";
 import type { RunEvent, TurnOutcome, TurnStatus } from "./events.ts";
 import { firstBlock } from "./guardrails.ts";
@@ -60,6 +61,7 @@ async function* runLeg(options: RunItemsOptions, store: TurnStore | undefined): 
     signal: options.signal ?? new AbortController().signal,
     store,
     runTurn,
+    once: { nudged: false },
   };
   const { activeAgent, callers: stored } = options.conversation.holding;
   const agent = network.get(activeAgent) ?? network.entry;
@@ -190,8 +192,40 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
     ...(step.usage ? { usage: step.usage } : {}),
   };
   const end = stepEnd(run, step, outcome);
+  // A final answer that announces a handoff it did not make: a warning, or (nudge) one more step.
+  const nudged = end.outcome?.status === "completed" ? yield* guardAnnouncement(run, prepared, step.text, next) : null;
+  if (nudged) return { state: nudged };
   if (end.done) yield end.done;
   return end.outcome ? { state: next, ended: end.outcome } : { state: next };
+}
+
+/** The announced-but-unmade handoff guard (network option `announcedHandoffs`, `warn` by default). */
+async function* guardAnnouncement(
+  run: RunContext,
+  prepared: PreparedStep,
+  text: string,
+  next: TurnState,
+): AsyncGenerator<TurnItem, TurnState | null> {
+  const mode = run.options.network.options.announcedHandoffs ?? "warn";
+  if (mode === "off") return null;
+  const said = announcedHandoff(
+    text,
+    [...prepared.toolset.transfers.values()].map((edge) => edge.target),
+  );
+  if (said === null) return null;
+  const nudge = mode === "nudge" && !run.once.nudged;
+  const agent = prepared.agent.name;
+  yield {
+    type: "warning",
+    code: "handoff_announced_not_made",
+    message: `'${agent}' said "${said}" but called no transfer tool${nudge ? ": it is asked once to call one now or answer itself" : ""}.`,
+  };
+  if (!nudge) return null;
+  run.once.nudged = true;
+  const messages: Message[] = [{ role: "system", agent, content: NUDGE_NOTE }];
+  const item = await commit(run, { messages, ...holdingChange(next, next) });
+  if (item) yield item;
+  return advance(next, { messages, committed: true });
 }
 
 /** The turn ends waiting for the person who holds the conversation. */

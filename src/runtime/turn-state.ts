@@ -38,6 +38,8 @@ export interface RunContext {
   readonly store: TurnStore | undefined;
   /** Runs a nested turn, for delegation (passed in so tools need not import the loop). */
   readonly runTurn: (options: RunTurnOptions) => AsyncGenerator<RunEvent, unknown>;
+  /** What a leg does at most once: the nudge after an announced-but-unmade handoff. */
+  readonly once: { nudged: boolean };
 }
 
 /** What one step, a settled approval or the user's message changes; what is absent stays as it was. */

@@ -124,6 +124,10 @@ export class TraceBuilder {
         }
         break;
       case "warning":
+        // The model call whose answer announced a handoff it did not make carries it.
+        if (event.code === "handoff_announced_not_made" && this.#model)
+          this.#model.attributes["handoff.announced_not_made"] = event.message;
+        break;
       case "operator-message":
       case "done":
         break;
