@@ -17,6 +17,7 @@ const ENTRIES: Record<string, string> = {
   "handoff-runtime-openai": "models/index.d.ts",
   "handoff-runtime-testing": "testing/index.d.ts",
   "handoff-runtime-mcp": "mcp/index.d.ts",
+  "handoff-runtime-evals": "evals/index.d.ts",
 };
 
 mkdirSync(`${root}api`, { recursive: true });

@@ -6,7 +6,14 @@
  */
 import { build } from "esbuild";
 
-const ENTRIES = ["src/runtime/index.ts", "src/cloudflare/index.ts", "src/models/index.ts", "src/testing/index.ts", "src/mcp/index.ts"];
+const ENTRIES = [
+  "src/runtime/index.ts",
+  "src/cloudflare/index.ts",
+  "src/models/index.ts",
+  "src/testing/index.ts",
+  "src/mcp/index.ts",
+  "src/evals/index.ts",
+];
 const problems: string[] = [];
 for (const entry of ENTRIES) {
   const result = await build({

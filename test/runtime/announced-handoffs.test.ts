@@ -36,6 +36,8 @@ describe("an announced handoff", () => {
       "I transferred you to billing earlier, and they refunded the order.",
       "If you like, I'll transfer you to billing.",
       'Ask about a charge ("I was charged twice") and I will hand you to the right specialist.',
+      // The offline demo model's own greeting: quoted questions end no sentence.
+      'This is the offline demo model. Ask about a charge ("I was charged twice for order A1001"), a delivery ("Where is order A1002?") or a sum ("Solve x^2 - 5x + 6 = 0") and I will hand you to the right specialist, or ask to talk to a person.',
       "Let me check your order first.",
       "I will send you the invoice by email.",
     ])

@@ -67,14 +67,16 @@ function wordsFor(target: Agent): string[] {
 export function announcedHandoff(text: string, targets: readonly Agent[]): string | null {
   if (!targets.length) return null;
   const words = new Set([...targets.flatMap(wordsFor), ...GENERIC]);
-  for (const match of text.matchAll(ANNOUNCING)) {
+  // Quotations and asides are blanked (same length, so indexes hold): their punctuation ends no sentence.
+  const plain = text.replace(/"[^"]*"|“[^”]*”|\([^)]*\)/g, (quoted) => " ".repeat(quoted.length));
+  for (const match of plain.matchAll(ANNOUNCING)) {
     // "Ask about a charge and I will hand you to a specialist", "if you like, I'll transfer you": an offer, not an announcement.
-    const before = text.slice(0, match.index);
+    const before = plain.slice(0, match.index);
     const clause = before.slice(
       Math.max(before.lastIndexOf("."), before.lastIndexOf("!"), before.lastIndexOf("?"), before.lastIndexOf("\n")) + 1,
     );
     if (CONDITIONAL.test(clause)) continue;
-    const after = text.slice(match.index, match.index + match[0].length + REACH).toLowerCase();
+    const after = plain.slice(match.index, match.index + match[0].length + REACH).toLowerCase();
     const sentence = after.split(/[.!?\n]/)[0] ?? after;
     const said: string[] = sentence.match(/[a-z][a-z-]*/g) ?? [];
     const joined = ` ${said.join(" ")} `;

@@ -1,0 +1,107 @@
+#!/usr/bin/env node
+/**
+ * handoff-eval: run eval cases (JSONL) against a network and score its routing.
+ *
+ *   handoff-eval run cases.jsonl --network ./src/network.ts [--compare ./src/network-b.ts]
+ *     [--k 3] [--concurrency 4] [--retries 2] [--model demo|<name>] [--prices prices.json]
+ *     [--out DIR] [--title TEXT] [--min-accuracy 0.8] [--min-pass 0.8]
+ *
+ * The network module's default export (or `network`) is a Network, or a function that returns one.
+ * The model is the one the Worker would use: OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL (and
+ * OPENAI_API); with neither key nor URL, or `--model demo`, the offline demo model answers.
+ * Exit codes: 0 passed the thresholds, 1 below a threshold, 2 bad input (nothing is run).
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { compare, DemoModel, htmlReport, parseCases, runEval, score, scoreTable } from "../dist/evals/index.js";
+
+const USAGE = "usage: handoff-eval run <cases.jsonl> --network <module> [--compare <module>] [--k N] [--concurrency N] [--out DIR] [--model demo|<name>] [--prices FILE] [--min-accuracy X] [--min-pass X]";
+
+/** @param {string} message */
+function refuse(message) {
+  console.error(`handoff-eval: ${message}`);
+  process.exit(2);
+}
+
+/** @param {string} path */
+async function loadNetwork(path) {
+  const module = await import(pathToFileURL(resolve(path)).href).catch((error) => refuse(`cannot load the network module ${path}: ${error.message}`));
+  const exported = module.default ?? module.network;
+  const network = typeof exported === "function" ? await exported() : exported;
+  if (!network?.entry || typeof network.toolset !== "function") refuse(`${path} exports no Network (default export, or \`network\`: a Network or a function returning one).`);
+  return network;
+}
+
+/** @param {string | undefined} name */
+async function loadModel(name) {
+  if (name === "demo" || (!process.env.OPENAI_API_KEY && !process.env.OPENAI_BASE_URL)) return { model: new DemoModel(), label: "the offline demo model" };
+  const [{ default: OpenAI }, { OpenAIModel }] = await Promise.all([import("openai"), import("../dist/models/index.js")]);
+  const client = new OpenAI({ apiKey: process.env.OPENAI_API_KEY ?? "none", baseURL: process.env.OPENAI_BASE_URL, maxRetries: 2 });
+  const api = process.env.OPENAI_API === "responses" ? "responses" : "chat";
+  return { model: new OpenAIModel(client, { api }), label: `${name ?? process.env.OPENAI_MODEL ?? "the agents' models"} at ${process.env.OPENAI_BASE_URL ?? "OpenAI"}` };
+}
+
+/** A progress bar on stderr when it is a terminal. */
+function progress() {
+  const tty = process.stderr.isTTY;
+  return (/** @type {number} */ done, /** @type {number} */ total) => {
+    if (!tty) return;
+    const width = 30;
+    const filled = Math.round((done / total) * width);
+    process.stderr.write(`\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total}`);
+    if (done === total) process.stderr.write("\n");
+  };
+}
+
+async function main() {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      network: { type: "string" },
+      compare: { type: "string" },
+      k: { type: "string", default: "1" },
+      concurrency: { type: "string", default: "4" },
+      retries: { type: "string", default: "2" },
+      model: { type: "string" },
+      prices: { type: "string" },
+      out: { type: "string" },
+      title: { type: "string" },
+      "min-accuracy": { type: "string" },
+      "min-pass": { type: "string" },
+    },
+  });
+  const [command, casesPath] = positionals;
+  if (command !== "run" || !casesPath || !values.network) refuse(USAGE);
+  const parsed = parseCases(readFileSync(/** @type {string} */ (casesPath), "utf8"));
+  if (!parsed.ok) refuse(`${casesPath}:${parsed.line}: ${parsed.message}`);
+  const cases = /** @type {{ ok: true, cases: any[] }} */ (parsed).cases;
+  const numbers = { k: Number(values.k), concurrency: Number(values.concurrency), retries: Number(values.retries) };
+  for (const [name, n] of Object.entries(numbers)) if (!Number.isInteger(n) || n < (name === "retries" ? 0 : 1)) refuse(`--${name} must be a whole number${name === "retries" ? "" : " of 1 or more"}.`);
+  const prices = values.prices ? JSON.parse(readFileSync(values.prices, "utf8")) : undefined;
+  const { model, label } = await loadModel(values.model);
+  const run = async (/** @type {string} */ path) =>
+    runEval({ network: await loadNetwork(path), model, cases, ...numbers, onProgress: progress() });
+  console.error(`${cases.length} cases × ${numbers.k} against ${label}`);
+  const samples = await run(/** @type {string} */ (values.network));
+  const scores = score(samples, { prices, model: values.model ?? process.env.OPENAI_MODEL });
+  const other = values.compare ? await run(values.compare) : undefined;
+  const comparison = other ? compare(samples, other) : undefined;
+  console.log(scoreTable(scores, comparison));
+  if (values.out) {
+    mkdirSync(values.out, { recursive: true });
+    writeFileSync(join(values.out, "results.json"), `${JSON.stringify({ model: label, scores, comparison, samples: samples.map(({ turns, ...s }) => ({ ...s, turns: turns.map(({ events, ...t }) => t) })) }, null, 2)}\n`);
+    writeFileSync(join(values.out, "report.html"), htmlReport(samples, scores, values.title ?? `Handoff eval: ${casesPath}`, comparison));
+    console.error(`wrote ${join(values.out, "results.json")} and ${join(values.out, "report.html")}`);
+  }
+  const below = [];
+  if (values["min-accuracy"] !== undefined && scores.routing.accuracy < Number(values["min-accuracy"])) below.push(`routing accuracy ${scores.routing.accuracy.toFixed(3)} < ${values["min-accuracy"]}`);
+  if (values["min-pass"] !== undefined && scores.passAtK.rate < Number(values["min-pass"])) below.push(`pass^k ${scores.passAtK.rate.toFixed(3)} < ${values["min-pass"]}`);
+  if (below.length) {
+    console.error(`handoff-eval: below the thresholds: ${below.join("; ")}`);
+    process.exit(1);
+  }
+}
+
+await main();

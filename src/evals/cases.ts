@@ -1,0 +1,55 @@
+/** Eval cases, one JSON object per line (JSONL), checked with zod: a bad line is refused with its number and what is wrong. */
+import * as z from "zod";
+
+/** What must hold after a turn: who holds the conversation, tools called or not, handoffs, agents not reached. */
+export const TurnExpectation = z.strictObject({
+  holder: z.string().min(1).optional(),
+  calls: z.array(z.string().min(1)).optional(),
+  notCalls: z.array(z.string().min(1)).optional(),
+  maxHandoffs: z.number().int().min(0).optional(),
+  notReached: z.array(z.string().min(1)).optional(),
+});
+export type TurnExpectation = z.infer<typeof TurnExpectation>;
+
+const HistoryMessage = z.union([
+  z.strictObject({ role: z.literal("user"), content: z.string() }),
+  z.strictObject({ role: z.literal("assistant"), agent: z.string(), content: z.string() }),
+]);
+
+export const EvalCase = z.strictObject({
+  id: z.string().min(1, "`id` names the case."),
+  tags: z.array(z.string()).optional(),
+  /** Who holds the conversation before the first turn (the entry agent by default). */
+  holder: z.string().min(1).optional(),
+  /** An earlier conversation, as plain user and assistant messages. */
+  history: z.array(HistoryMessage).optional(),
+  turns: z
+    .array(z.strictObject({ user: z.string().min(1, "`user` is the user's message."), expect: TurnExpectation.optional() }))
+    .min(1, "`turns` needs at least one user turn."),
+});
+export type EvalCase = z.infer<typeof EvalCase>;
+
+export type ParsedCases = { ok: true; cases: EvalCase[] } | { ok: false; line: number; message: string };
+
+/** Reads JSONL; blank lines and lines starting with `//` are skipped; case ids must be unique. */
+export function parseCases(text: string): ParsedCases {
+  const cases: EvalCase[] = [];
+  const ids = new Set<string>();
+  for (const [index, raw] of text.split("\n").entries()) {
+    const line = raw.trim();
+    if (!line || line.startsWith("//")) continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (error) {
+      return { ok: false, line: index + 1, message: `not JSON: ${error instanceof Error ? error.message : String(error)}` };
+    }
+    const parsed = EvalCase.safeParse(value);
+    if (!parsed.success) return { ok: false, line: index + 1, message: z.prettifyError(parsed.error).replaceAll("\n", " ") };
+    if (ids.has(parsed.data.id)) return { ok: false, line: index + 1, message: `the id '${parsed.data.id}' is used twice.` };
+    ids.add(parsed.data.id);
+    cases.push(parsed.data);
+  }
+  if (!cases.length) return { ok: false, line: 0, message: "no cases: write one JSON object per line." };
+  return { ok: true, cases };
+}

@@ -1,0 +1,13 @@
+/**
+ * @module
+ * `handoff-runtime/evals`: know whether a network routes right. Cases are JSONL (`parseCases`);
+ * `runEval` runs each k times against a model (the loop, an in-memory store); `score` and
+ * `compare` give routing accuracy, the confusion matrix, pass^k, handoffs, tokens, cost and
+ * latency, and the A/B difference with its interval; `scoreTable` and `htmlReport` show them.
+ * The `handoff-eval` command runs all of it from the terminal.
+ */
+export { EvalCase, parseCases, type ParsedCases, TurnExpectation } from "./cases.ts";
+export { check, type EvalOptions, type EvalSample, type EvalTurn, runEval } from "./runner.ts";
+export { type AgentScore, type Comparison, compare, type PriceTable, type Scores, score } from "./scores.ts";
+export { htmlReport, scoreTable } from "./report.ts";
+export { DemoModel } from "../agents/demo-model.ts";
