@@ -16,6 +16,7 @@ const HistoryMessage = z.union([
   z.strictObject({ role: z.literal("assistant"), agent: z.string(), content: z.string() }),
 ]);
 
+/** One eval case: a conversation's user turns (optionally an earlier history and a starting holder) and what must hold after each. */
 export const EvalCase = z.strictObject({
   id: z.string().min(1, "`id` names the case."),
   tags: z.array(z.string()).optional(),
@@ -27,8 +28,10 @@ export const EvalCase = z.strictObject({
     .array(z.strictObject({ user: z.string().min(1, "`user` is the user's message."), expect: TurnExpectation.optional() }))
     .min(1, "`turns` needs at least one user turn."),
 });
+/** One eval case, as `EvalCase` parses it. */
 export type EvalCase = z.infer<typeof EvalCase>;
 
+/** The cases of a JSONL file, or the first bad line's number and what is wrong with it. */
 export type ParsedCases = { ok: true; cases: EvalCase[] } | { ok: false; line: number; message: string };
 
 /** Reads JSONL; blank lines and lines starting with `//` are skipped; case ids must be unique. */

@@ -13,6 +13,7 @@ import { MemoryStore } from "../testing/memory-store.ts";
 import type { RunEvent } from "../runtime/events.ts";
 import type { EvalCase, TurnExpectation } from "./cases.ts";
 
+/** What one turn of a sample did, measured from its events, and what of its expectation failed. */
 export interface EvalTurn {
   user: string;
   expect?: TurnExpectation | undefined;
@@ -34,6 +35,7 @@ export interface EvalTurn {
   events: Array<{ atMs: number; event: RunEvent }>;
 }
 
+/** One run of one case: its turns, whether every expectation held, its handoff path and transcript. */
 export interface EvalSample {
   caseId: string;
   sample: number;
@@ -47,6 +49,7 @@ export interface EvalSample {
   error?: string;
 }
 
+/** What `runEval` runs: the network, the model, the cases, and how (k samples, concurrency, retries). */
 export interface EvalOptions {
   network: Network;
   model: Model;
@@ -62,6 +65,7 @@ export interface EvalOptions {
 
 const PROVIDER_FAILURES = new Set(["model_rate_limited", "model_unavailable", "model_timeout", "model_stream_interrupted", "model_error"]);
 
+/** Runs every case k times and answers each sample, in the order of the cases. */
 export async function runEval(options: EvalOptions): Promise<EvalSample[]> {
   const k = options.k ?? 1;
   const jobs = options.cases.flatMap((c) => Array.from({ length: k }, (_, sample) => ({ c, sample })));

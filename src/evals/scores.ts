@@ -9,6 +9,7 @@ import type { EvalSample } from "./runner.ts";
 /** Dollars per million tokens, by model name (or `*` for any). */
 export type PriceTable = Record<string, { input: number; output: number }>;
 
+/** How well the turns expected to end with one agent did: precision and recall. */
 export interface AgentScore {
   agent: string;
   /** Turns expected to end with this agent. */
@@ -20,6 +21,7 @@ export interface AgentScore {
   recall: number;
 }
 
+/** The scores of an eval run (see `score`). */
 export interface Scores {
   cases: number;
   samples: number;
@@ -43,6 +45,7 @@ export interface Scores {
   providerErrors: number;
 }
 
+/** Scores the samples of a run; `prices` (dollars per million tokens) gives the cost. */
 export function score(samples: readonly EvalSample[], options: { prices?: PriceTable; model?: string } = {}): Scores {
   const turns = samples.flatMap((s) => s.turns);
   const routed = turns.filter((t) => t.expect?.holder !== undefined);
@@ -80,6 +83,7 @@ export function score(samples: readonly EvalSample[], options: { prices?: PriceT
   };
 }
 
+/** Two runs of the same cases compared: routing accuracy of each, the difference and its 95% interval. */
 export interface Comparison {
   a: number;
   b: number;
