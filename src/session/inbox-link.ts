@@ -61,6 +61,19 @@ export class InboxLink {
     return entry;
   }
 
+  /** A turn started: its owner's list shows it running (in the inbox's memory: no row is written for it). */
+  started(waitUntil: (promise: Promise<unknown>) => void): void {
+    const state = this.#store.state();
+    if (!state?.owner) return;
+    const { conversationId, owner } = state;
+    const since = Date.now();
+    waitUntil(
+      (async () => {
+        await (await inboxOf(this.#env, owner))?.markRunning(conversationId, since);
+      })().catch(() => {}),
+    );
+  }
+
   /** After a leg: the entry as it stands, then (the first turn of an untitled one) its title, made off the turn's path. */
   async afterLeg(status: InboxStatus): Promise<void> {
     await this.tell(status);

@@ -71,6 +71,8 @@ const ADDED_COLUMNS = [
  */
 export class Inbox extends DurableObject<Record<string, unknown>> {
   readonly #sql: SqlStorage;
+  /** Conversations with a turn running now: kept in memory only (no row written); the turn's end clears it. */
+  readonly #running = new Set<string>();
 
   constructor(ctx: DurableObjectState, env: Record<string, unknown>) {
     super(ctx, env);
@@ -95,7 +97,14 @@ export class Inbox extends DurableObject<Record<string, unknown>> {
    * spent so far, whose growth since it last said counts toward today's tokens (so a missed write is
    * counted with the next one). Answers the rows it wrote (what Durable Object storage bills).
    */
+  /** A turn started at `since`: the list shows the conversation `running` until its entry is next recorded (unless it already was). */
+  async markRunning(id: string, since: number): Promise<void> {
+    const updated = this.#sql.exec<{ updated_at: number }>(`SELECT updated_at FROM inbox WHERE id = ?`, id).toArray()[0]?.updated_at;
+    if (updated === undefined || updated < since) this.#running.add(id);
+  }
+
   async record(entry: InboxEntry, tokens?: number): Promise<{ rowsWritten: number }> {
+    this.#running.delete(entry.id);
     type Known = { tokens: number; day: string; day_tokens: number; title: string; snippet: string; indexed: number };
     const known = this.#sql
       .exec<Known>(`SELECT tokens, day, day_tokens, title, snippet, indexed FROM inbox WHERE id = ?`, entry.id)
@@ -162,7 +171,9 @@ export class Inbox extends DurableObject<Record<string, unknown>> {
           )
           .toArray()
       : this.#sql.exec<Row>(`SELECT * FROM inbox WHERE ${after} ${order}`, archived, time, time, id || "\uffff", query.limit + 1).toArray();
-    const page = rows.slice(0, query.limit).map(entryOf);
+    const page = rows
+      .slice(0, query.limit)
+      .map((row) => ({ ...entryOf(row), ...(this.#running.has(row.id) ? { status: "running" as const } : {}) }));
     const last = page.at(-1);
     return { conversations: page, next: rows.length > query.limit && last ? `${last.updatedAt}.${last.id}` : null };
   }

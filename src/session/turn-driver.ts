@@ -87,6 +87,7 @@ export class TurnDriver {
     // The run is driven here, not by the response stream: a client that drops does not stop it.
     running.ended = this.#drive(running.broadcast, caller, input, running.controller.signal);
     this.#setup.waitUntil(running.ended);
+    this.#setup.inbox.started(this.#setup.waitUntil);
     return stream;
   }
 

@@ -280,6 +280,19 @@ describe("a signed-in user's inbox", () => {
     expect((await call("/v1/conversations", as(MASTER))).status).toBe(403);
   });
 
+  it("shows a conversation as running while its turn runs, with no row written for it", async () => {
+    const s = await scenario([{ text: "A slow answer, held by the provider.", holdAfter: 2 }]);
+    const user = await mint(`running-${s.id}`);
+    const { id } = await create(user);
+    const sent = await call(`/v1/conversations/${id}/messages`, as(user, json({ message: s.tag("hello") })));
+    const statusOf = async () => (await list(user)).conversations.find((c) => c.id === id)?.status;
+    for (let i = 0; i < 100 && (await statusOf()) !== "running"; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await statusOf()).toBe("running");
+    await s.release();
+    await sent.text();
+    expect(await statusOf()).toBe("completed");
+  });
+
   it("writes one inbox row per turn, and pages through entries of the same millisecond without losing one", async () => {
     const s = await scenario([{ text: "One." }, { text: "Two." }, { text: "Two." }]);
     const user = await mint(`rows-${s.id}`);
