@@ -6,7 +6,8 @@
  *     [--k 3] [--concurrency 4] [--retries 2] [--model demo|<name>] [--prices prices.json]
  *     [--out DIR] [--title TEXT] [--min-accuracy 0.8] [--min-pass 0.8]
  *
- * The network module's default export (or `network`) is a Network, or a function that returns one.
+ * The network module's default export (or `network`) is a Network, or a function that returns one;
+ * its agents' MCP servers are reached through the package's MCP client (headers from this environment).
  * The model is the one the Worker would use: OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL (and
  * OPENAI_API); with neither key nor URL, or `--model demo`, the offline demo model answers.
  * Exit codes: 0 passed the thresholds, 1 below a threshold, 2 bad input (nothing is run).
@@ -16,6 +17,7 @@ import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { compare, DemoModel, htmlReport, parseCases, runEval, score, scoreTable } from "../dist/evals/index.js";
+import { McpConnections } from "../dist/mcp/index.js";
 
 const USAGE = "usage: handoff-eval run <cases.jsonl> --network <module> [--compare <module>] [--k N] [--concurrency N] [--out DIR] [--model demo|<name>] [--prices FILE] [--min-accuracy X] [--min-pass X]";
 
@@ -81,8 +83,10 @@ async function main() {
   for (const [name, n] of Object.entries(numbers)) if (!Number.isInteger(n) || n < (name === "retries" ? 0 : 1)) refuse(`--${name} must be a whole number${name === "retries" ? "" : " of 1 or more"}.`);
   const prices = values.prices ? JSON.parse(readFileSync(values.prices, "utf8")) : undefined;
   const { model, label } = await loadModel(values.model);
+  // Agents' MCP servers are reached through the package's client; their headers read this process's environment.
+  const mcp = new McpConnections({ env: process.env, log: (message) => console.error(`mcp: ${message}`) });
   const run = async (/** @type {string} */ path) =>
-    runEval({ network: await loadNetwork(path), model, cases, ...numbers, onProgress: progress() });
+    runEval({ network: await loadNetwork(path), model, cases, mcp, ...numbers, onProgress: progress() });
   console.error(`${cases.length} cases × ${numbers.k} against ${label}`);
   const samples = await run(/** @type {string} */ (values.network));
   const scores = score(samples, { prices, model: values.model ?? process.env.OPENAI_MODEL });
