@@ -148,11 +148,12 @@ export class ConversationStore {
     );
   }
 
-  /** Opens a new turn; with a user message, it records what the conversation held, for a rewind. */
-  beginTurn(message?: string): ConversationState {
+  /** Opens a new turn; with a user message (or a scheduled turn's note), it records what the conversation held, for a rewind. */
+  beginTurn(message?: string | { note: string }): ConversationState {
     const previous = this.#requireState();
     const next: ConversationState = { ...previous, turn: previous.turn + 1 };
-    this.turns.begin(next.turn, message === undefined ? null : { message, holding: previous.holding });
+    const opening = message === undefined ? null : typeof message === "string" ? { message } : { message: "", note: message.note };
+    this.turns.begin(next.turn, opening && { ...opening, holding: previous.holding });
     this.#state = next;
     return next;
   }

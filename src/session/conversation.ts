@@ -165,6 +165,11 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     const opening = admitted.value.turn > 0 ? this.#store.rewindLastTurn() : null;
     if (!opening) return fail("nothing_to_retry", "There is no turn to run again: send a message instead.");
     this.#recentTurns.push(Date.now());
+    // A turn the schedule ran runs again with its note, unless the retry gives a message of its own.
+    if (opening.note !== undefined && message === undefined) {
+      this.#store.beginTurn({ note: opening.note });
+      return ok(this.#driver.start(caller, { kind: "scheduled", note: opening.note }, format));
+    }
     const text = message ?? opening.message;
     this.#store.beginTurn(text);
     return ok(this.#driver.start(caller, { kind: "message", text }, format));

@@ -64,10 +64,10 @@ export class ScheduledWork {
       store.schedule.add({ ...entry, dueAt: Date.now() + SUSPENDED_RETRY_MS });
       return false;
     }
-    // After beginTurn: its turn row is deferred to the turn's first commit, and the entry leaves with it.
-    store.beginTurn();
-    store.schedule.removeWithNextWrite(entry.id);
     const note = `A follow-up '${entry.agent}' scheduled for ${new Date(entry.dueAt).toISOString()} is due: ${entry.note}`;
+    // After beginTurn: its turn row is deferred to the turn's first commit, and the entry leaves with it.
+    store.beginTurn({ note });
+    store.schedule.removeWithNextWrite(entry.id);
     await driver.runUnread({ conversationId: state.conversationId }, { kind: "scheduled", note });
     await this.#setup.notifier.notify("follow_up_answered", { agent: entry.agent, note: entry.note });
     return true;
@@ -111,7 +111,7 @@ export class ScheduledWork {
     const note =
       person.onTimeout.note ??
       `No one at '${entry.person}' answered in time, and the conversation came back to you. Tell the user so, and help them as far as you can.`;
-    store.beginTurn();
+    store.beginTurn({ note });
     await driver.runUnread({ conversationId: state.conversationId }, { kind: "scheduled", note });
     return true;
   }

@@ -47,6 +47,8 @@ export interface StoredState {
 export interface TurnOpening {
   message: string;
   holding: Holding;
+  /** A turn the schedule started: its note (and `message` is empty), so a retry runs it again as such. */
+  note?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -74,12 +76,12 @@ export function readStateRow(json: string): StoredState {
 
 /** A turn's opening as the turns table keeps it (flat, like the state row). */
 export function writeOpening(opening: TurnOpening): string {
-  return JSON.stringify({ message: opening.message, ...opening.holding });
+  return JSON.stringify({ message: opening.message, ...(opening.note === undefined ? {} : { note: opening.note }), ...opening.holding });
 }
 
 export function readOpening(json: string): TurnOpening {
   const row = JSON.parse(json) as Json;
-  return { message: String(row.message), holding: readHolding(row) };
+  return { message: String(row.message), holding: readHolding(row), ...(typeof row.note === "string" ? { note: row.note } : {}) };
 }
 
 /** The holding fields of a stored row; rows stored before returning handoffs and agents' states lack the last ones. */

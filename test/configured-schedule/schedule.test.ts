@@ -169,6 +169,13 @@ describe("follow-ups an agent schedules", () => {
     ]);
     expect(socket.frames[0]!.data).toMatchObject({ agent: "shipping", scheduled: true });
     socket.ws.close();
+    // A retry runs the scheduled turn again, with its note (it has no user message to run again).
+    const retried = await call(`/v1/conversations/${s.conversationId}/retry`, { method: "POST" });
+    expect(retried.status).toBe(200);
+    expect(await retried.text()).toContain('"scheduled":true');
+    const again = (await s.sent()).requests[4]!;
+    expect(again.messages.at(-1)).toMatchObject({ role: "system", content: expect.stringMatching(/is due: Check parcel A1002\.$/) });
+    expect((await view(s.conversationId)).messages.filter((m) => m.role === "system" && /is due/.test(String(m.content)))).toHaveLength(1);
     expect(await scheduled(s.conversationId)).toEqual([]);
   });
 

@@ -11,7 +11,7 @@
  * predicted from what the test knows of the conversation, so no assertion is conditional.
  */
 import { env } from "cloudflare:workers";
-import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, inject, it } from "vitest";
 import type { ScriptedAnswer } from "../node/fake-openai-server.ts";
@@ -35,6 +35,8 @@ const toolCall = fc.constantFrom(
   { name: "transfer_to_support_desk", arguments: args({ reason: "wants a person" }) },
   { name: "transfer_to_triage", arguments: "{}" },
   { name: "transfer_to_nobody", arguments: "{}" },
+  // A follow-up (shipping has the tool; anyone else's call is an unknown tool).
+  { name: "schedule_followup", arguments: args({ inMinutes: 30, note: "check the parcel again" }) },
 );
 
 const answer: fc.Arbitrary<ScriptedAnswer> = fc.oneof(
@@ -54,6 +56,18 @@ const answer: fc.Arbitrary<ScriptedAnswer> = fc.oneof(
       { toolCalls: [{ name: "transfer_to_calculator", arguments: "{}" }] },
       { toolCalls: [{ name: "transfer_to_support_desk", arguments: args({ reason: "wants a person" }) }] },
     ),
+  },
+  // Shipping schedules a follow-up (a turn of its own when the alarm runs it); with another holder it is an unknown tool.
+  {
+    weight: 3,
+    arbitrary: fc.constant<ScriptedAnswer>({ toolCalls: [{ name: "transfer_to_shipping", arguments: args({ reason: "a parcel" }) }] }),
+  },
+  {
+    weight: 5,
+    arbitrary: fc.constant<ScriptedAnswer>({
+      text: "I will check again later.",
+      toolCalls: [{ name: "schedule_followup", arguments: args({ inMinutes: 45, note: "check the parcel again" }) }],
+    }),
   },
   // Two refunds at once, so decisions can differ between them.
   {
@@ -88,7 +102,8 @@ type Op =
   | { kind: "evict" }
   | { kind: "operator-message" }
   | { kind: "hand-back" }
-  | { kind: "crash-mid-tool" };
+  | { kind: "crash-mid-tool" }
+  | { kind: "alarm" };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   {
@@ -114,6 +129,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ kind: "operator-message" as const }) },
   { weight: 3, arbitrary: fc.constant({ kind: "hand-back" as const }) },
   { weight: 2, arbitrary: fc.constant({ kind: "crash-mid-tool" as const }) },
+  { weight: 4, arbitrary: fc.constant({ kind: "alarm" as const }) },
 );
 
 /** The example network's returning handoffs: to the calculator, from the agents that hand it sums. */
@@ -157,7 +173,35 @@ const tally = {
   operatorMessages: 0,
   handBacks: 0,
   crashesMidTool: 0,
+  followUpsRun: 0,
 };
+
+interface Entry {
+  id: string;
+  kind: string;
+  turn: number;
+}
+
+async function scheduleOf(id: string): Promise<Entry[]> {
+  const res = await call(`/v1/conversations/${id}/schedule`);
+  if (res.status === 404) {
+    await res.body?.cancel();
+    return [];
+  }
+  return ((await res.json()) as { entries: Entry[] }).entries;
+}
+
+/** Makes one entry due now, as time passing would, and runs the alarm twice (it must act once). */
+async function fireAlarm(id: string, entry: string): Promise<void> {
+  const stub = env.CONVERSATIONS.getByName(id);
+  // The alarm stays set for the entry's old time (no alarm fires by itself meanwhile); runDurableObjectAlarm runs it now.
+  await runInDurableObject(
+    stub,
+    (_instance, state) => void state.storage.sql.exec(`UPDATE schedule SET due_at = ? WHERE id = ?`, Date.now() - 1, entry),
+  );
+  await runDurableObjectAlarm(stub);
+  await runDurableObjectAlarm(stub);
+}
 
 describe("service invariants (fast-check, through the Worker)", () => {
   it(
@@ -184,6 +228,9 @@ describe("service invariants (fast-check, through the Worker)", () => {
             let first = true;
             for (const operation of ops) {
               const known = await look(id);
+              // The schedule holds only entries of turns that exist: a rewind or a delete takes theirs away.
+              const entries = await scheduleOf(id);
+              for (const entry of entries) expect(entry.turn).toBeLessThanOrEqual(known.view?.turn ?? 0);
               const pending = known.view?.pendingApprovals.map((p) => p.toolCallId) ?? [];
               let events: ReceivedEvent[] | undefined;
               if (operation.kind === "message") {
@@ -322,6 +369,27 @@ describe("service invariants (fast-check, through the Worker)", () => {
                   { isError: true, content: expect.stringContaining("may or may not have taken effect") },
                 ]);
                 continue;
+              } else if (operation.kind === "alarm") {
+                // Due follow-ups run a turn of whoever holds the conversation; one due while calls wait is put off.
+                const followUp = entries.find((e) => e.kind === "follow-up");
+                if (!known.view || !followUp) continue;
+                await fireAlarm(id, followUp.id);
+                const after = await stored(id);
+                if (after.lastEventId === known.view.lastEventId) {
+                  expect(known.view.pendingApprovals.length).toBeGreaterThan(0);
+                  continue;
+                }
+                tally.followUpsRun++;
+                first = false;
+                turnHandoffs = 0;
+                turnStartStack = [...stack];
+                const res = await call(`/v1/conversations/${id}/events`, { headers: { "last-event-id": String(known.view.lastEventId) } });
+                const replayed = await res.text();
+                expect(res.status, `${replayed} (before ${known.view.lastEventId}, after ${after.lastEventId})`).toBe(200);
+                events = parseSse(replayed);
+                expect(events[0]).toMatchObject({ type: "run-start", scheduled: true });
+                // The second alarm ran nothing more: one follow-up, one turn.
+                expect((await stored(id)).turn).toBe(known.view.turn + 1);
               } else if (operation.kind === "operator-message" || operation.kind === "hand-back") {
                 const handBack = operation.kind === "hand-back";
                 const res = await call(`/v1/conversations/${id}/operator/${handBack ? "handoff" : "messages"}`, {
@@ -390,7 +458,7 @@ describe("service invariants (fast-check, through the Worker)", () => {
         { numRuns: runs, seed: inject("propertySeed") },
       );
       console.log(
-        `session property over ${runs} runs: ${tally.approvalsDecided} approvals decided (${tally.mixedDecisions} mixed), ${tally.reconnectsDuringRun} reconnects during a run, ${tally.retries} retries, ${tally.cancelsDuringRun} cancels that stopped a run, ${tally.forks} forks, ${tally.returns} returns, ${tally.personHeldMessages} messages to a person, ${tally.operatorMessages} operator messages, ${tally.handBacks} hand backs, ${tally.crashesMidTool} crashes mid-tool`,
+        `session property over ${runs} runs: ${tally.approvalsDecided} approvals decided (${tally.mixedDecisions} mixed), ${tally.reconnectsDuringRun} reconnects during a run, ${tally.retries} retries, ${tally.cancelsDuringRun} cancels that stopped a run, ${tally.forks} forks, ${tally.returns} returns, ${tally.personHeldMessages} messages to a person, ${tally.operatorMessages} operator messages, ${tally.handBacks} hand backs, ${tally.crashesMidTool} crashes mid-tool, ${tally.followUpsRun} follow-ups run by the alarm`,
       );
       expect(tally.approvalsDecided).toBeGreaterThan(0);
       expect(tally.reconnectsDuringRun).toBeGreaterThan(0);

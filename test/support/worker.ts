@@ -51,8 +51,9 @@ export interface ConversationJson {
 /** The stored conversation, checked to be a valid history for the model APIs. */
 export async function stored(conversationId: string): Promise<ConversationJson> {
   const res = await call(`/v1/conversations/${conversationId}`);
-  expect(res.status).toBe(200);
-  const body = (await res.json()) as ConversationJson;
+  const text = await res.text();
+  expect(res.status, text).toBe(200);
+  const body = JSON.parse(text) as ConversationJson;
   expect(findHistoryProblem(body.messages)).toBeNull();
   return body;
 }
