@@ -4,6 +4,7 @@
  * event's id and data; `?after=` resumes across turns; a client sends a message or decisions, and
  * an operator's message reaches an open socket. (Turns run by the alarm: test/configured-schedule.)
  */
+import { env, evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { openSocket as open } from "../support/socket.ts";
 import { call, chat, scenario } from "../support/worker.ts";
@@ -74,6 +75,22 @@ describe("the conversation's WebSocket", () => {
     expect([plain.status, ((await plain.json()) as { error: { code: string } }).error.code]).toEqual([426, "upgrade_required"]);
     const missing = await call("/v1/conversations/never-made/socket", { headers: { upgrade: "websocket" } });
     expect(missing.status).toBe(404);
+    socket.ws.close();
+  });
+});
+
+describe("a hibernating WebSocket", () => {
+  it("stays open while the object is evicted, and receives the turn of the message that wakes it", async () => {
+    const s = await scenario([{ text: "Before." }, { text: "After the object woke." }]);
+    await chat(s.conversationId, s.tag("first"));
+    const socket = await open(s.conversationId);
+    await socket.until((f) => f.type === "done", "the first turn, caught up");
+    // The object goes away (as when it hibernates and is evicted); the socket is the runtime's, not the object's.
+    await evictDurableObject(env.CONVERSATIONS.getByName(s.conversationId));
+    socket.send({ type: "message", text: "second" });
+    const done = await socket.until((f) => f.type === "done" && f.data.text === "After the object woke.", "the woken object's answer");
+    expect(done.data).toMatchObject({ status: "completed" });
+    expect(socket.frames.some((f) => f.type === "accepted")).toBe(true);
     socket.ws.close();
   });
 });
