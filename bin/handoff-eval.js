@@ -106,6 +106,8 @@ async function main() {
     console.error(`handoff-eval: below the thresholds: ${below.join("; ")}`);
     process.exit(1);
   }
+  // The provider's client keeps its connections open: the run is over, so is the process.
+  process.exit(0);
 }
 
 await main();
