@@ -8,13 +8,13 @@ import type { ApprovalDecision } from "../runtime/suspension.ts";
 import type { StreamFormat, UIMessageOut } from "../wire/index.ts";
 import { checkDecisions } from "./approvals.ts";
 import type { Caller, ConversationSetup, ConversationView, DecisionOutcome, EventsOutcome, PageQuery } from "./conversation-api.ts";
-import { type ConversationState, ConversationStore } from "./conversation-store.ts";
+import type { ConversationState, ConversationStore } from "./conversation-store.ts";
 import { conversationView, uiMessagesOf } from "./conversation-view.ts";
 import type { ForkSnapshot } from "./forks.ts";
 import type { HistoryPage } from "./history-page.ts";
-import { InboxLink } from "./inbox-link.ts";
+import type { InboxLink } from "./inbox-link.ts";
 import type { InboxEntry } from "./inbox.ts";
-import { PersonHold } from "./person-hold.ts";
+import type { PersonHold } from "./person-hold.ts";
 import { newGrant } from "./grants.ts";
 import { fail, ok, type SessionResult } from "./results.ts";
 import type { TurnDriver } from "./turn-driver.ts";
@@ -41,7 +41,8 @@ const RUN_IN_PROGRESS = "A run is in progress for this conversation; wait for it
 /**
  * One conversation: its active agent, history and counters in SQLite, and at most one run.
  * The RPC surface and who may do what; storage is ConversationStore, running a turn TurnDriver,
- * a person's hold PersonHold. Everything it stores or streams passes the redactor of the
+ * a person's hold PersonHold, the alarm's work ScheduledWork, open WebSockets ConversationSockets
+ * (all put together by conversation-parts.ts). Everything it stores or streams passes the redactor of the
  * configured secrets first. A Worker makes its own subclass with `setup` (`createHandoffWorker`
  * in `handoff-runtime/cloudflare` does).
  */
