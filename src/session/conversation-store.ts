@@ -11,7 +11,7 @@ import type { CallsInFlight } from "../runtime/calls-in-flight.ts";
 import type { Compaction } from "../runtime/compaction.ts";
 import type { TurnOutcome } from "../runtime/events.ts";
 import type { ConversationSnapshot } from "../runtime/conversation-snapshot.ts";
-import { newHolding } from "../runtime/holding.ts";
+import { type Holding, newHolding } from "../runtime/holding.ts";
 import type { Message } from "../runtime/messages.ts";
 import { applyCommit, type StepCommit } from "../runtime/store-port.ts";
 import type { ApprovalDecision } from "../runtime/suspension.ts";
@@ -116,17 +116,7 @@ export class ConversationStore {
   create(conversationId: string, entryAgent: string, grant: string, owner?: string): ConversationState {
     const existing = this.state();
     if (existing) return existing;
-    return this.#write({
-      conversationId,
-      holding: newHolding(entryAgent),
-      suspension: null,
-      decisions: [],
-      grant,
-      lastEventId: 0,
-      turn: 0,
-      createdAt: Date.now(),
-      ...(owner === undefined ? {} : { owner }),
-    });
+    return this.#write(freshState(conversationId, newHolding(entryAgent), grant, owner));
   }
 
   /** A new title or archived flag, what its owner's inbox shows. */
@@ -183,18 +173,7 @@ export class ConversationStore {
 
   /** Stores a new conversation from another's snapshot: its rows as they were, a state of its own, no events. */
   importFork(conversationId: string, grant: string, snapshot: ForkSnapshot, owner?: string): ConversationState {
-    const state = {
-      conversationId,
-      holding: snapshot.holding,
-      suspension: null,
-      decisions: [],
-      grant,
-      lastEventId: 0,
-      turn: 0,
-      createdAt: Date.now(),
-      ...(owner === undefined ? {} : { owner }),
-    };
-    this.#write(state, () => storeSnapshot(this.#db, snapshot));
+    this.#write(freshState(conversationId, snapshot.holding, grant, owner), () => storeSnapshot(this.#db, snapshot));
     this.#state = null;
     this.#messages = null;
     this.#conversationUsage = null;
@@ -372,4 +351,19 @@ export class ConversationStore {
     if (!state) throw new Error("No turn has begun in this conversation.");
     return state;
   }
+}
+
+/** A conversation no turn has touched yet: new, or a fork about to take its snapshot's rows. */
+function freshState(conversationId: string, holding: Holding, grant: string, owner: string | undefined): ConversationState {
+  return {
+    conversationId,
+    holding,
+    suspension: null,
+    decisions: [],
+    grant,
+    lastEventId: 0,
+    turn: 0,
+    createdAt: Date.now(),
+    ...(owner === undefined ? {} : { owner }),
+  };
 }

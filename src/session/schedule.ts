@@ -133,12 +133,17 @@ export class Schedule implements Scheduler {
   }
 
   removeKind(kind: ScheduleEntry["kind"]): void {
-    if (this.list().some((e) => e.kind === kind)) this.#db.exec(`DELETE FROM schedule WHERE kind = ?`, kind);
+    this.#db.exec(`DELETE FROM schedule WHERE kind = ?`, kind);
   }
 
   /** A rewound turn's entries go with it. */
   removeTurn(turn: number): void {
-    if (this.list().some((e) => e.turn === turn)) this.#db.exec(`DELETE FROM schedule WHERE turn = ?`, turn);
+    this.#db.exec(`DELETE FROM schedule WHERE turn = ?`, turn);
+  }
+
+  /** An entry due later (the caller syncs the alarm); its id stays, so it can still be cancelled by it. */
+  postpone(id: string, dueAt: number): void {
+    this.#db.exec(`UPDATE schedule SET due_at = ? WHERE id = ?`, dueAt, id);
   }
 
   /** The one alarm, at the earliest entry (or `at`, when sooner); none when nothing waits. */

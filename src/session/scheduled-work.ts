@@ -60,14 +60,13 @@ export class ScheduledWork {
     const state = store.state();
     if (!state) return this.#drop(entry);
     if (state.suspension) {
-      store.schedule.remove(entry.id);
-      store.schedule.add({ ...entry, dueAt: Date.now() + SUSPENDED_RETRY_MS });
+      store.schedule.postpone(entry.id, Date.now() + SUSPENDED_RETRY_MS);
       return false;
     }
     const note = `A follow-up '${entry.agent}' scheduled for ${new Date(entry.dueAt).toISOString()} is due: ${entry.note}`;
-    // After beginTurn: its turn row is deferred to the turn's first commit, and the entry leaves with it.
-    store.beginTurn({ note });
+    // The entry leaves with the turn's first commit (which also writes its deferred turn row).
     store.schedule.removeWithNextWrite(entry.id);
+    store.beginTurn({ note });
     await driver.runUnread({ conversationId: state.conversationId }, { kind: "scheduled", note });
     await this.#setup.notifier.notify("follow_up_answered", { agent: entry.agent, note: entry.note });
     return true;

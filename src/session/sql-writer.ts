@@ -8,6 +8,8 @@ export class SqlWriter {
   readonly #storage: DurableObjectStorage;
   #written = { rows: 0, bytes: 0 };
   #deferred: (() => void) | null = null;
+  /** Writes that ride along with the next transaction whatever is deferred (a schedule entry leaving with its effect). */
+  #riders: Array<() => void> = [];
 
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
@@ -23,7 +25,8 @@ export class SqlWriter {
   exec(query: string, ...bindings: Array<string | number | null>): void {
     const cursor = this.sql.exec(query, ...bindings);
     this.#written.rows += cursor.rowsWritten;
-    for (const value of bindings) this.#written.bytes += typeof value === "string" ? value.length : 8;
+    // A statement that matched nothing (a delete of entries that are not there) wrote nothing.
+    if (cursor.rowsWritten > 0) for (const value of bindings) this.#written.bytes += typeof value === "string" ? value.length : 8;
   }
 
   /** Runs `write` in the next transaction, before its own writes (or drops it when `write` is null). */
@@ -31,25 +34,22 @@ export class SqlWriter {
     this.#deferred = write;
   }
 
-  /** Runs `write` in the next transaction too, after what was deferred before it. */
+  /** Runs `write` in the next transaction too, beside the deferred write (which a later `defer` may replace; this one stays). */
   deferAlso(write: () => void): void {
-    const before = this.#deferred;
-    this.#deferred = before
-      ? () => {
-          before();
-          write();
-        }
-      : write;
+    this.#riders.push(write);
   }
 
   /** Runs writes atomically, with the deferred write first; a failed transaction keeps it deferred. */
   transaction(writes: () => void): void {
     const deferred = this.#deferred;
+    const riders = this.#riders;
     this.#storage.transactionSync(() => {
       deferred?.();
+      for (const ride of riders) ride();
       writes();
     });
     this.#deferred = null;
+    this.#riders = [];
   }
 
   /** What was written since the last call, and the count starts again. */
@@ -62,6 +62,7 @@ export class SqlWriter {
   async deleteAll(): Promise<void> {
     await this.#storage.deleteAll();
     this.#deferred = null;
+    this.#riders = [];
     this.#written = { rows: 0, bytes: 0 };
   }
 }

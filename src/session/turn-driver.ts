@@ -56,10 +56,16 @@ export interface LegCaller {
   traceparent?: string | undefined;
 }
 
+/** The one running leg of a conversation: its fan-out, what cancels it, and when it has ended. */
+interface RunningLeg {
+  broadcast: TurnBroadcast;
+  controller: AbortController;
+  ended: Promise<void>;
+}
+
 export class TurnDriver {
   readonly #setup: DriverSetup;
-  /** The one running leg: its fan-out, what cancels it, and when it has ended. */
-  #running: { broadcast: TurnBroadcast; controller: AbortController; ended: Promise<void> } | null = null;
+  #running: RunningLeg | null = null;
   #openStreams = 0;
 
   constructor(setup: DriverSetup) {
@@ -80,21 +86,35 @@ export class TurnDriver {
 
   /** Starts a leg of the current turn and returns its stream; the run goes on if the stream's reader leaves. */
   start(caller: LegCaller, input: TurnInput, format: StreamFormat): ReadableStream<Uint8Array> {
-    const running = { broadcast: new TurnBroadcast(this.#setup.tap), controller: new AbortController(), ended: Promise.resolve() };
-    this.#running = running;
+    const running = this.#claim();
     const state = this.#setup.store.state()!;
     const stream = this.#open(this.#readEvents(state, state.lastEventId), format, this.#answerId(input.kind === "message"));
-    // The run is driven here, not by the response stream: a client that drops does not stop it.
-    running.ended = this.#drive(running.broadcast, caller, input, running.controller.signal);
-    this.#setup.waitUntil(running.ended);
-    this.#setup.inbox.started(this.#setup.waitUntil);
+    this.#launch(running, caller, input);
     return stream;
   }
 
   /** Runs a leg no request reads (the schedule's): its events are stored and reach whoever follows; resolves when it has ended. */
-  async runUnread(caller: LegCaller, input: TurnInput): Promise<void> {
-    await this.start(caller, input, "sse").cancel();
-    await this.#running?.ended;
+  runUnread(caller: LegCaller, input: TurnInput): Promise<void> {
+    return this.#launch(this.#claim(), caller, input);
+  }
+
+  /** Makes a new leg the running one, before anything reads it. */
+  #claim(): RunningLeg {
+    const running: RunningLeg = {
+      broadcast: new TurnBroadcast(this.#setup.tap),
+      controller: new AbortController(),
+      ended: Promise.resolve(),
+    };
+    this.#running = running;
+    return running;
+  }
+
+  /** The run is driven here, not by a response stream: a client that drops does not stop it. */
+  #launch(running: RunningLeg, caller: LegCaller, input: TurnInput): Promise<void> {
+    running.ended = this.#drive(running.broadcast, caller, input, running.controller.signal);
+    this.#setup.waitUntil(running.ended);
+    this.#setup.inbox.started(this.#setup.waitUntil);
+    return running.ended;
   }
 
   /** The current or last turn's events after `afterId`, then the live leg (or, `hold`, a person's messages) until it ends. */

@@ -5,6 +5,7 @@
  */
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
+import { until } from "../support/until.ts";
 import { call, chat, scenario } from "../support/worker.ts";
 
 const SECRET = "notify-secret 9a7c!~value";
@@ -19,16 +20,6 @@ interface Delivery {
 async function deliveries(conversationId: string): Promise<Delivery[]> {
   const all = (await (await fetch(hook)).json()) as Delivery[];
   return all.filter((d) => d.body.includes(conversationId));
-}
-
-async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + 8_000;
-  for (;;) {
-    const value = await read();
-    if (ok(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 async function hmac(payload: string): Promise<string> {

@@ -8,6 +8,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { openSocket } from "../support/socket.ts";
+import { until } from "../support/until.ts";
 import { call, chat, type ConversationJson, scenario } from "../support/worker.ts";
 
 const stub = (id: string) => env.CONVERSATIONS.getByName(id);
@@ -21,14 +22,6 @@ async function makeDue(id: string): Promise<void> {
     state.storage.sql.exec(`UPDATE schedule SET due_at = ?`, Date.now() - 1);
     await state.storage.setAlarm(Date.now() - 1);
   });
-}
-
-async function until(read: () => Promise<boolean>, what: string, ms = 8_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await read())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 const transfer = (to: string, reason = "r") => ({
@@ -52,7 +45,11 @@ describe("approval deadlines", () => {
     expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "approval-expiry", dueAt: required!.expiresAt }]);
 
     // The alarm fires by itself at the deadline; running it again after finds nothing to do.
-    await until(async () => (await view(s.conversationId)).status === "completed", "the resumed turn");
+    await until(
+      () => view(s.conversationId),
+      (v) => v.status === "completed",
+      "the resumed turn",
+    );
     await runDurableObjectAlarm(stub(s.conversationId));
     const after = await view(s.conversationId);
     const result = after.messages.find((m) => m.role === "tool" && m.toolCallId === "rf");
@@ -82,7 +79,8 @@ describe("approval deadlines", () => {
     expect((await scheduled(s.conversationId)).filter((e) => e.kind !== "notify")).toEqual([]);
     // What is left is the app's notification, delivered by the alarm; then no alarm is set.
     await until(
-      async () => (await runInDurableObject(stub(s.conversationId), (_o, state) => state.storage.getAlarm())) === null,
+      () => runInDurableObject(stub(s.conversationId), (_o, state) => state.storage.getAlarm()),
+      (alarm) => alarm === null,
       "no alarm",
     );
   });
@@ -93,8 +91,16 @@ describe("a person's deadline", () => {
     const s = await scenario([transfer("support_desk", "wants a person"), { text: "Sorry, no one was free. How can I help?" }]);
     await chat(s.conversationId, s.tag("a person, please"));
     expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "person-timeout", person: "support-desk", handedBy: "triage" }]);
-    await until(async () => (await view(s.conversationId)).activeAgent === "triage", "the hand back");
-    await until(async () => (await view(s.conversationId)).messages.at(-1)?.role === "assistant", "the agent's answer");
+    await until(
+      () => view(s.conversationId),
+      (v) => v.activeAgent === "triage",
+      "the hand back",
+    );
+    await until(
+      () => view(s.conversationId),
+      (v) => v.messages.at(-1)?.role === "assistant",
+      "the agent's answer",
+    );
     const after = await view(s.conversationId);
     expect(after.messages.slice(-3).map((m) => [m.role, m.content])).toEqual([
       ["system", "The person at 'support-desk' handed the conversation back to 'triage': No one answered in time."],
@@ -148,7 +154,11 @@ describe("follow-ups an agent schedules", () => {
     const socket = await openSocket(s.conversationId, `?after=${(await view(s.conversationId)).lastEventId}`);
     await makeDue(s.conversationId);
     await runDurableObjectAlarm(stub(s.conversationId));
-    await until(async () => (await view(s.conversationId)).messages.at(-1)?.content === "It has left the depot.", "the follow-up");
+    await until(
+      () => view(s.conversationId),
+      (v) => v.messages.at(-1)?.content === "It has left the depot.",
+      "the follow-up",
+    );
     await runDurableObjectAlarm(stub(s.conversationId));
     const sent = (await s.sent()).requests;
     expect(sent).toHaveLength(4);
@@ -199,7 +209,8 @@ describe("follow-ups an agent schedules", () => {
     expect((await scheduled(s.conversationId)).filter((e) => e.kind !== "notify")).toEqual([]);
     // What is left is the app's notification, delivered by the alarm; then no alarm is set.
     await until(
-      async () => (await runInDurableObject(stub(s.conversationId), (_o, state) => state.storage.getAlarm())) === null,
+      () => runInDurableObject(stub(s.conversationId), (_o, state) => state.storage.getAlarm()),
+      (alarm) => alarm === null,
       "no alarm",
     );
   });
@@ -221,7 +232,11 @@ describe("follow-ups an agent schedules", () => {
 
     const s2 = await scenario([transfer("shipping"), followUp(30), { text: "Scheduled." }]);
     await chat(s2.conversationId, s2.tag("check again in 30 minutes"));
-    await until(async () => (await scheduled(s2.conversationId)).length === 1, "only the follow-up");
+    await until(
+      () => scheduled(s2.conversationId),
+      (entries) => entries.length === 1,
+      "only the follow-up",
+    );
     expect((await call(`/v1/conversations/${s2.conversationId}`, { method: "DELETE" })).status).toBe(204);
     expect(await runInDurableObject(stub(s2.conversationId), (_o, state) => state.storage.getAlarm())).toBeNull();
   });

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { findHistoryProblem } from "../../src/runtime/messages.ts";
 import type { Message } from "../../src/runtime/index.ts";
+import { until } from "../support/until.ts";
 import { chat, startWranglerDev } from "./wrangler-dev.ts";
 
 const root = mkdtempSync(join(tmpdir(), "handoff-crash-schedule-"));
@@ -24,17 +25,19 @@ interface View {
   pendingApprovals: unknown[];
 }
 
-const view = async (url: string, id: string) => (await (await fetch(`${url}/v1/conversations/${id}`)).json()) as View;
-
-async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, what: string, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read().catch(() => undefined);
-    if (value !== undefined && ok(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)?.slice(0, 400)}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
+/** The view, or null while the restarted Worker does not answer yet. */
+const view = async (url: string, id: string): Promise<View | null> =>
+  fetch(`${url}/v1/conversations/${id}`)
+    .then((res) => res.json() as Promise<View>)
+    .catch(() => null);
+/** The view once it answers and `ok` holds of it (up to 30 s: a restart is slow on a shared machine). */
+const viewOnce = (url: string, id: string, ok: (v: View) => boolean, what: string): Promise<View> =>
+  until(
+    () => view(url, id),
+    (v): v is View => v !== null && ok(v),
+    what,
+    30_000,
+  ) as Promise<View>;
 
 const expiredResults = (messages: Message[]) => messages.filter((m) => m.role === "tool" && /expired and did not run/.test(m.content));
 
@@ -54,11 +57,7 @@ describe("the schedule when the process is killed", () => {
     const second = await startWranglerDev({ persistTo, vars });
     try {
       // The alarm fires on the first touch of the object after the start, at the latest.
-      const done = await until(
-        () => view(second.url, "sched-between"),
-        (v) => v.status === "completed",
-        "the resumed turn",
-      );
+      const done = await viewOnce(second.url, "sched-between", (v) => v.status === "completed", "the resumed turn");
       assert.equal(expiredResults(done.messages).length, 1);
       assert.equal(findHistoryProblem(done.messages), null);
       assert.equal(done.activeAgent, "billing");
@@ -77,24 +76,16 @@ describe("the schedule when the process is killed", () => {
     const first = await startWranglerDev({ persistTo, vars });
     try {
       await chat(first.url, "sched-inside", "I was charged twice for order A1001");
-      await until(
-        () => view(first.url, "sched-inside"),
-        (v) => v.status === "running",
-        "the alarm's turn",
-      );
+      await viewOnce(first.url, "sched-inside", (v) => v.status === "running", "the alarm's turn");
     } finally {
       await first.stop("SIGKILL");
     }
     const second = await startWranglerDev({ persistTo, vars });
     try {
-      const settled = await until(
-        () => view(second.url, "sched-inside"),
-        (v) => v.status !== "running",
-        "the recovered turn",
-      );
+      const settled = await viewOnce(second.url, "sched-inside", (v) => v.status !== "running", "the recovered turn");
       // The entry left with the decision, stored before the turn ran: the next start does not decide again.
       await new Promise((resolve) => setTimeout(resolve, 2_000));
-      const after = await view(second.url, "sched-inside");
+      const after = await viewOnce(second.url, "sched-inside", () => true, "the view");
       assert.equal(settled.status, "failed");
       assert.equal(expiredResults(after.messages).length, 1);
       assert.equal(findHistoryProblem(after.messages), null);

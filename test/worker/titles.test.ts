@@ -4,6 +4,7 @@
  * counted with the first turn; a title the user gave first is kept; later turns make no title call.
  */
 import { describe, expect, it } from "vitest";
+import { until } from "../support/until.ts";
 import { call, scenario } from "../support/worker.ts";
 
 const post = (path: string, token: string, body?: unknown, method = "POST") =>
@@ -29,15 +30,6 @@ async function entry(token: string, id: string) {
   return list.conversations.find((c) => c.id === id);
 }
 
-async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
-  for (let i = 0; i < 100; i++) {
-    const value = await read();
-    if (ok(value)) return value;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return read();
-}
-
 describe("conversation titles", () => {
   it("are made by one model call after the first turn, with no tools, shown in the inbox and counted as spent", async () => {
     const s = await scenario([{ text: "I can help with that." }, { text: '"Refund for a double charge."' }, { text: "Sure." }]);
@@ -47,6 +39,7 @@ describe("conversation titles", () => {
     const titled = await until(
       () => entry(token, id),
       (e) => e?.title === "Refund for a double charge",
+      "the title",
     );
     expect(titled?.title).toBe("Refund for a double charge");
     const sent = await s.sent();
