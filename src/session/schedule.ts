@@ -125,11 +125,9 @@ export class Schedule implements Scheduler {
     this.#db.deferAlso(() => this.remove(id));
   }
 
-  /** Removes an entry; call inside the transaction of its effect. False when it was not there. */
-  remove(id: string): boolean {
-    const found = this.#db.rows<{ id: string }>(`SELECT id FROM schedule WHERE id = ?`, id).length > 0;
-    if (found) this.#db.exec(`DELETE FROM schedule WHERE id = ?`, id);
-    return found;
+  /** Removes an entry (none when it is not there). */
+  remove(id: string): void {
+    this.#db.exec(`DELETE FROM schedule WHERE id = ?`, id);
   }
 
   removeKind(kind: ScheduleEntry["kind"]): void {
