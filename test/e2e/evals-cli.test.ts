@@ -3,17 +3,24 @@
  * malformed case line is refused with its line number and exit code 2 before anything runs; a run
  * with the offline demo model writes the JSON and the HTML report, and exits 1 below a threshold.
  * The report is opened in Debian's Chromium: failed cases first, the confusion matrix as a heat map.
+ * Against a fake OpenAI-compatible server (the real streaming wire format), the scores of three
+ * scripted routings are the ones worked out by hand.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { chromium } from "playwright-core";
+import { startFakeOpenAI } from "../node/fake-openai-server.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "handoff-evals-"));
-after(() => rmSync(dir, { recursive: true, force: true }));
+const fake = await startFakeOpenAI();
+after(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  await fake.close();
+});
 
 const run = (...args: string[]) =>
   spawnSync(process.execPath, ["bin/handoff-eval.js", ...args], {
@@ -28,6 +35,29 @@ writeFileSync(
   cases,
   `${[...sample.filter((l) => l.includes('"billing"')).slice(0, 6), ...sample.filter((l) => l.includes('"cards"')).slice(0, 6)].join("\n")}\n`,
 );
+
+/** The command as a child that does not block this process, which hosts the fake provider. */
+function runAsync(env: Record<string, string>, ...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["bin/handoff-eval.js", ...args], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk;
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk;
+    });
+    child.on("error", reject);
+    child.on("close", (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+const script = (id: string, answers: unknown[]) =>
+  fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id, answers }) });
 
 describe("handoff-eval", () => {
   it("refuses a malformed case line with its number, exit code 2, and runs nothing", () => {
@@ -76,5 +106,47 @@ describe("handoff-eval", () => {
     } finally {
       await browser.close();
     }
+  });
+
+  it("scores a provider's routings as worked out by hand", async () => {
+    await script("ev-cards", [{ toolCalls: [{ name: "transfer_to_cards", arguments: "{}" }] }, { text: "Cards here: it is on its way." }]);
+    await script("ev-misroute", [{ toolCalls: [{ name: "transfer_to_cards", arguments: "{}" }] }, { text: "Cards here." }]);
+    await script("ev-announced", [{ text: "Let me transfer you to the transfers team." }]);
+    const file = join(dir, "provider.jsonl");
+    const line = (id: string, user: string, holder: string) =>
+      JSON.stringify({ id, turns: [{ user: `[${id}] ${user}`, expect: { holder } }] });
+    writeFileSync(
+      file,
+      `${[line("ev-cards", "My card never arrived.", "cards"), line("ev-misroute", "I was charged twice.", "billing"), line("ev-announced", "My transfer failed.", "transfers")].join("\n")}\n`,
+    );
+    const out = join(dir, "provider");
+    const env = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-eval", OPENAI_MODEL: "fake-model" };
+    const result = await runAsync(env, "run", file, "--network", "examples/bank/network.ts", "--out", out, "--min-accuracy", "0.5");
+    assert.equal(result.status, 1, result.stderr);
+    assert.match(result.stderr, /3 cases × 1 against fake-model at http:\/\/127\.0\.0\.1/);
+    const { scores } = JSON.parse(readFileSync(join(out, "results.json"), "utf8"));
+    assert.deepEqual(scores.routing, { turns: 3, correct: 1, accuracy: 1 / 3 });
+    assert.deepEqual(scores.passAtK, { passed: 1, cases: 3, rate: 1 / 3 });
+    assert.equal(scores.announcedHandoffs, 1);
+    assert.equal(scores.handoffsPerCase, 2 / 3);
+    assert.equal(scores.providerErrors, 0);
+    const cards = scores.perAgent.find((a: { agent: string }) => a.agent === "cards");
+    assert.deepEqual({ precision: cards.precision, recall: cards.recall }, { precision: 0.5, recall: 1 });
+    const { labels, counts } = scores.confusion as { labels: string[]; counts: number[][] };
+    assert.equal(counts[labels.indexOf("billing")]?.[labels.indexOf("cards")], 1, "billing expected, cards reached");
+    assert.equal(counts[labels.indexOf("transfers")]?.[labels.indexOf("triage")], 1, "transfers expected, triage kept it");
+    // What the provider was sent: the configured model and key, the entry's transfer tools, then the specialist's prompt.
+    const { requests } = (await (await fetch(`${fake.url}/__scenarios/ev-cards`)).json()) as {
+      requests: Array<{
+        model: string;
+        authorization: string;
+        tools: Array<{ function: { name: string } }>;
+        messages: Array<{ role: string; content: string }>;
+      }>;
+    };
+    assert.equal(requests.length, 2);
+    assert.deepEqual([requests[0]?.model, requests[0]?.authorization], ["fake-model", "Bearer sk-eval"]);
+    assert.ok(requests[0]?.tools.some((t) => t.function.name === "transfer_to_billing"));
+    assert.match(requests[1]?.messages[0]?.content ?? "", /cards specialist/);
   });
 });
