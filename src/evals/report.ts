@@ -1,8 +1,9 @@
 /**
  * The outputs of an eval run: a table for the terminal, and a static HTML report (no scripts from
  * anywhere, no CDN): the scores, the confusion matrix as a heat map, accuracy per agent, and every
- * failed case first with its transcript, its handoff path and its trace (the turn's events in time).
+ * failed case first with its transcript, its handoff path and its trace (the trace builder's spans, as a waterfall).
  */
+import type { Span, TurnTrace } from "../session/turn-trace.ts";
 import type { EvalSample } from "./runner.ts";
 import type { Comparison, Scores } from "./scores.ts";
 
@@ -50,7 +51,9 @@ th{font-weight:600}.summary td:first-child,.agents td:first-child{text-align:lef
 .heat td{width:3.2rem;height:2rem;text-align:center;border:1px solid #fff}.heat th.row{text-align:right}.heat th.col{writing-mode:vertical-rl;transform:rotate(180deg);height:6rem;vertical-align:bottom}
 .bar{display:inline-block;height:.7rem;background:#2563eb;vertical-align:middle}.case{border:1px solid #ddd;border-radius:.4rem;margin:.6rem 0;padding:.5rem .8rem}
 .case.fail{border-color:#dc2626}.case summary{cursor:pointer}.fails{color:#dc2626}.path{color:#555}.msg{margin:.2rem 0;white-space:pre-wrap}.msg b{color:#555;font-weight:600}
-.trace{font:12px ui-monospace,monospace;color:#444;max-height:14rem;overflow:auto;background:#f7f7f7;padding:.4rem}
+.trace{font:12px ui-monospace,monospace;color:#444;background:#f7f7f7;margin:.4rem 0;width:100%}.trace caption{text-align:left;color:#555}
+.trace td:first-child,.trace th:first-child,.trace td.facts{text-align:left}.trace td.lane{width:30%;text-align:left}.span-bar{display:block;height:.6rem;background:#64748b}
+.k-model{background:#2563eb}.k-tool{background:#16a34a}.k-handoff,.k-refused-handoff{background:#d97706}.k-agent{background:#a5b4fc}
 </style></head><body>
 <h1>${escape(title)}</h1>
 ${summaryTable(scores, comparison)}
@@ -103,14 +106,44 @@ function caseBlock(sample: EvalSample): string {
     .flatMap((m) => (m.role === "user" ? [["user", m.content]] : m.role === "assistant" && m.content ? [[m.agent, m.content]] : []))
     .map(([who, text]) => `<div class="msg"><b>${escape(who ?? "")}</b> ${escape(text ?? "")}</div>`)
     .join("");
-  const trace = sample.turns
-    .flatMap((t, i) =>
-      t.events
-        .filter(({ event }) => event.type !== "text-delta")
-        .map(({ atMs, event }) => `turn ${i + 1} +${atMs.toFixed(1)} ms ${escape(JSON.stringify(event).slice(0, 240))}`),
-    )
-    .join("\n");
+  const trace = sample.turns.map((t, i) => traceTable(t.trace, i + 1)).join("");
   return `<details class="case${sample.pass ? "" : " fail"}"${sample.pass ? "" : " open"} data-testid="${sample.pass ? "passed-case" : "failed-case"}">
 <summary><b>${escape(sample.caseId)}</b>${sample.sample ? ` (sample ${sample.sample + 1})` : ""} ${sample.pass ? "passed" : `<span class="fails">${escape(sample.error ?? failures.join("; "))}</span>`}</summary>
-<p class="path">handoff path: ${escape(sample.path.join(" → "))}</p>${transcript}<pre class="trace">${trace}</pre></details>`;
+<p class="path">handoff path: ${escape(sample.path.join(" → "))}</p>${transcript}${trace}</details>`;
+}
+
+/** Attributes worth a glance in a span's row (the rest are ids). */
+const SHOWN: Record<string, string> = {
+  timeToFirstTokenMs: "first token ms",
+  "gen_ai.usage.input_tokens": "in",
+  "gen_ai.usage.output_tokens": "out",
+  "gen_ai.response.finish_reasons": "finish",
+  retries: "retries",
+  reason: "reason",
+  error: "error",
+  denied: "denied",
+  "handoff.announced_not_made": "announced, not made",
+  status: "status",
+};
+
+/** One turn's spans as a waterfall: each span indented under its parent, a bar placed in the turn's time. */
+function traceTable(trace: TurnTrace, turn: number): string {
+  const root = trace.spans.find((s) => s.parentId === null || !trace.spans.some((p) => p.id === s.parentId));
+  const start = root?.start ?? 0;
+  const total = Math.max(1, (root?.end ?? start) - start);
+  const depth = (span: Span): number => {
+    const parent = trace.spans.find((p) => p.id === span.parentId);
+    return parent ? depth(parent) + 1 : 0;
+  };
+  const rows = trace.spans.map((span) => {
+    const from = span.start - start;
+    const took = (span.end ?? span.start) - span.start;
+    const facts = Object.entries(SHOWN)
+      .filter(([key]) => span.attributes[key] !== undefined && span.attributes[key] !== false)
+      .map(([key, label]) => `${label} ${escape(String(span.attributes[key]))}`)
+      .join(" · ");
+    const bar = `<span class="span-bar k-${span.kind}" style="margin-left:${((from / total) * 100).toFixed(1)}%;width:${Math.max(0.5, (took / total) * 100).toFixed(1)}%"></span>`;
+    return `<tr><td style="padding-left:${depth(span) * 1.1 + 0.3}rem">${escape(span.name)}</td><td>${span.kind}</td><td>+${from} ms</td><td>${took} ms</td><td class="lane">${bar}</td><td class="facts">${facts}</td></tr>`;
+  });
+  return `<table class="trace" data-testid="trace"><caption>turn ${turn} trace (${trace.traceId})</caption><tr><th>span</th><th>kind</th><th>start</th><th>took</th><th></th><th></th></tr>${rows.join("")}</table>`;
 }

@@ -10,7 +10,8 @@ import type { Model } from "../runtime/model-port.ts";
 import type { Network } from "../runtime/network.ts";
 import { runTurn } from "../runtime/run-loop.ts";
 import { MemoryStore } from "../testing/memory-store.ts";
-import type { RunEvent } from "../runtime/events.ts";
+import type { RunEvent, TurnOutcome } from "../runtime/events.ts";
+import { TraceBuilder, type TurnTrace } from "../session/turn-trace.ts";
 import type { EvalCase, TurnExpectation } from "./cases.ts";
 
 /** What one turn of a sample did, measured from its events, and what of its expectation failed. */
@@ -31,8 +32,8 @@ export interface EvalTurn {
   latencyMs: number;
   /** What failed of the expectation (empty when it held). */
   failures: string[];
-  /** The turn's events, with their times from its start: the sample's trace. */
-  events: Array<{ atMs: number; event: RunEvent }>;
+  /** The turn's trace, by the trace builder the Worker exports from: the agents, model calls, tools and handoffs in time. */
+  trace: TurnTrace;
 }
 
 /** One run of one case: its turns, whether every expectation held, its handoff path and transcript. */
@@ -100,8 +101,8 @@ async function runSample(options: EvalOptions, c: EvalCase, sample: number): Pro
   store.history = (c.history ?? []).map((m) => ({ ...m }));
   const turns: EvalTurn[] = [];
   let error: string | undefined;
-  for (const turn of c.turns) {
-    const measured = await runOneTurn(options, store, `${c.id}#${sample}`, turn.user);
+  for (const [index, turn] of c.turns.entries()) {
+    const measured = await runOneTurn(options, store, `${c.id}#${sample}`, turn.user, index + 1);
     if (measured.providerError) {
       error = measured.providerError;
       break;
@@ -127,9 +128,11 @@ async function runOneTurn(
   store: MemoryStore,
   conversationId: string,
   text: string,
+  turnNumber: number,
 ): Promise<{ turn: Omit<EvalTurn, "user" | "expect" | "failures">; providerError?: string }> {
   const start = performance.now();
-  const events: EvalTurn["events"] = [];
+  const all: RunEvent[] = [];
+  const tracer = new TraceBuilder(turnNumber);
   for await (const event of runTurn({
     conversationId,
     network: options.network,
@@ -138,9 +141,10 @@ async function runOneTurn(
     ...(options.mcp ? { mcp: options.mcp } : {}),
     conversation: store.conversation(),
     input: { kind: "message", text },
-  }))
-    events.push({ atMs: performance.now() - start, event });
-  const all = events.map((e) => e.event);
+  })) {
+    all.push(event);
+    tracer.record(event, Date.now());
+  }
   const failed = all.find((e) => e.type === "error");
   const done = all.find((e) => e.type === "done");
   const turn = {
@@ -153,11 +157,16 @@ async function runOneTurn(
     inputTokens: done?.type === "done" ? (done.usage?.inputTokens ?? 0) : 0,
     outputTokens: done?.type === "done" ? (done.usage?.outputTokens ?? 0) : 0,
     latencyMs: performance.now() - start,
-    events,
+    trace: tracer.finish(turnNumber, outcome(failed, done), Date.now()),
   };
   return failed?.type === "error" && PROVIDER_FAILURES.has(failed.code)
     ? { turn, providerError: `${failed.code}: ${failed.message}` }
     : { turn };
+}
+
+function outcome(failed: RunEvent | undefined, done: RunEvent | undefined): TurnOutcome {
+  if (failed?.type === "error") return { status: "failed", code: failed.code };
+  return { status: done?.type === "done" ? done.status : "completed" };
 }
 
 /** What of the expectation did not hold. */

@@ -55,6 +55,8 @@ export class TraceBuilder {
   #turn: Span;
   #agent: Span | null = null;
   #model: Span | null = null;
+  /** The model call that finished last: what a warning about its answer, which comes after it, is about. */
+  #answered: Span | null = null;
   /** The current model call's answer, as GenAI message parts. */
   #answer: OutputPart[] = [];
   readonly #requests: () => number;
@@ -124,9 +126,9 @@ export class TraceBuilder {
         }
         break;
       case "warning":
-        // The model call whose answer announced a handoff it did not make carries it.
-        if (event.code === "handoff_announced_not_made" && this.#model)
-          this.#model.attributes["handoff.announced_not_made"] = event.message;
+        // The model call whose answer announced a handoff it did not make carries it (the warning follows its step-finish).
+        if (event.code === "handoff_announced_not_made" && this.#answered)
+          this.#answered.attributes["handoff.announced_not_made"] = event.message;
         break;
       case "operator-message":
       case "done":
@@ -230,6 +232,7 @@ export class TraceBuilder {
     if (this.content)
       this.#keep(model, "gen_ai.output.messages", [{ role: "assistant", parts: this.#answer, finish_reason: event.finishReason }]);
     this.#answer = [];
+    this.#answered = model;
     this.#model = null;
   }
 

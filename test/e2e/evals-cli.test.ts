@@ -100,9 +100,19 @@ describe("handoff-eval", () => {
       const failedFirst = await page.locator("details.case").first().getAttribute("data-testid");
       assert.equal(failedFirst, json.samples.some((s: { pass: boolean }) => !s.pass) ? "failed-case" : "passed-case");
       assert.match((await page.getByTestId("summary").textContent()) ?? "", /routing accuracy/);
+      // Each case's trace is the trace builder's spans: the turn, the agents' tenures, the model calls, the handoffs.
+      const trace = page.getByTestId("trace").first();
+      assert.match((await trace.textContent()) ?? "", /turn 1 trace/);
+      const kinds = await trace.locator("tr td:nth-child(2)").allTextContents();
+      assert.ok(
+        ["turn", "agent", "model"].every((kind) => kinds.includes(kind)),
+        kinds.join(","),
+      );
       assert.deepEqual(elsewhere, [], "the report asks nothing of any other origin");
       mkdirSync("test-artifacts", { recursive: true });
       await page.screenshot({ path: "test-artifacts/eval-report.png", fullPage: false });
+      await page.locator("details.case").first().scrollIntoViewIfNeeded();
+      await page.locator("details.case").first().screenshot({ path: "test-artifacts/eval-report-case.png" });
     } finally {
       await browser.close();
     }

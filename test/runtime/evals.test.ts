@@ -76,6 +76,17 @@ describe("the eval runner and its scores", () => {
       ["held by triage, expected cards"],
       ["triage"],
     ]);
+    // Its trace, by the trace builder: the turn, triage's tenure with its two model calls and the refused transfer.
+    const spans = failed.turns[0]!.trace.spans;
+    expect(spans.map((s) => [s.kind, s.name])).toEqual([
+      ["turn", "turn 1"],
+      ["agent", "triage"],
+      ["model", "model call 0"],
+      ["refused-handoff", "transfer_to_nobody"],
+      ["model", "model call 1"],
+    ]);
+    expect(spans[4]!.attributes["handoff.announced_not_made"]).toMatch(/cards/);
+    expect(samples[0]!.turns[0]!.trace.spans.filter((s) => s.kind === "handoff").map((s) => s.name)).toEqual(["triage → billing"]);
     expect(scoreTable(scores)).toMatch(/routing accuracy \(turns\)\s+75\.0% \(3\/4\)/);
     expect(htmlReport(samples, scores)).not.toMatch(/<script|https?:\/\//);
   });
@@ -102,7 +113,7 @@ describe("the eval runner and its scores", () => {
           outputTokens: 0,
           latencyMs: 0,
           failures: [],
-          events: [],
+          trace: { turn: 1, traceId: "0".repeat(32), spans: [] },
         },
       ],
     });

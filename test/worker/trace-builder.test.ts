@@ -116,6 +116,21 @@ describe("the trace of a call, by what the loop planned", () => {
     expect(spans.find((s) => s.kind === "tool")!.attributes).toMatchObject({ "gen_ai.tool.name": "transfer_to_billing", error: false });
     expect(spans.some((s) => s.kind === "handoff")).toBe(false);
   });
+
+  it("marks the model call whose answer announced a transfer it did not make, and no other", async () => {
+    const billing = new Agent({ name: "billing", description: "Charges and refunds.", instructions: "You bill." });
+    const triage = new Agent({ name: "triage", instructions: "You route.", handoffs: [billing] });
+    const model = new ScriptedModel([
+      { toolCalls: [{ id: "bad", name: "transfer_to_nobody" }] },
+      { text: "Let me transfer you to billing." },
+    ]);
+    const { spans } = await traced(new Network(triage, { defaultModel: "m" }), model);
+    const models = spans.filter((s) => s.kind === "model");
+    expect(models.map((s) => s.attributes["handoff.announced_not_made"])).toEqual([
+      undefined,
+      `'triage' said "Let me transfer you to billing" but called no transfer tool.`,
+    ]);
+  });
 });
 
 describe("the trace's figures", () => {
