@@ -115,6 +115,12 @@ export default defineConfig({
         ],
         test: { name: "schedule", include: SCHEDULE },
       },
+      {
+        // The session property again, with deadlines on every approval and on the person, long enough never to pass by
+        // themselves: the property's alarm operation makes one due, as time passing would.
+        plugins: [worker({ APPROVAL_EXPIRES_IN: "1h", SUPPORT_DESK_ANSWER_WITHIN: "1h" })],
+        test: { name: "session-deadlines", include: ["test/properties/session.property.test.ts"] },
+      },
     ],
   },
 });

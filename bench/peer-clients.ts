@@ -1,6 +1,7 @@
 /**
- * The two clients of the peer bench, each speaking its Worker's own protocol: this project's chat
- * endpoint (POST a message, read Server-Sent Events), and AIChatAgent's WebSocket chat protocol
+ * The clients of the peer bench, each speaking its Worker's own protocol: this project's chat
+ * endpoint (POST a message, read Server-Sent Events) and its conversation WebSocket (a message
+ * frame, the events as JSON frames), and AIChatAgent's WebSocket chat protocol
  * (`cf_agent_use_chat_request` with the whole UI message list, as `useAgentChat` sends it; the
  * answer as `cf_agent_use_chat_response` chunks, assembled with the AI SDK's `readUIMessageStream`).
  */
@@ -39,6 +40,47 @@ export async function oursTurn(url: string, conversation: string, text: string):
     }
   }
   return timing(start, stamps, performance.now());
+}
+
+/** A conversation with this project's Worker over its hibernating WebSocket: a `message` frame starts a turn. */
+export class OursSocket {
+  readonly #ws: WebSocket;
+
+  private constructor(ws: WebSocket) {
+    this.#ws = ws;
+  }
+
+  /** Connects after the conversation's last event (`after`), so only new turns' frames arrive. */
+  static async open(url: string, conversation: string): Promise<OursSocket> {
+    const view = (await (await fetch(`${url}/v1/conversations/${conversation}?limit=1`)).json()) as { lastEventId?: number };
+    const ws = new WebSocket(`${url.replace(/^http/, "ws")}/v1/conversations/${conversation}/socket?after=${view.lastEventId ?? 0}`);
+    await new Promise((resolve, reject) => {
+      ws.addEventListener("open", resolve);
+      ws.addEventListener("error", reject);
+    });
+    return new OursSocket(ws);
+  }
+
+  turn(text: string): Promise<TurnTiming> {
+    const stamps: number[] = [];
+    const start = performance.now();
+    return new Promise((resolve, reject) => {
+      const onFrame = (event: MessageEvent) => {
+        const frame = JSON.parse(String(event.data)) as { type: string; data?: unknown };
+        if (frame.type === "text-delta") stamps.push(performance.now());
+        if (frame.type === "error") reject(new Error(`ours (socket): ${JSON.stringify(frame.data)}`));
+        if (frame.type !== "done" && frame.type !== "error") return;
+        this.#ws.removeEventListener("message", onFrame);
+        resolve(timing(start, stamps, performance.now()));
+      };
+      this.#ws.addEventListener("message", onFrame);
+      this.#ws.send(JSON.stringify({ type: "message", text }));
+    });
+  }
+
+  close(): void {
+    this.#ws.close();
+  }
 }
 
 /** What this project's Durable Object wrote for the conversation's last turn. */

@@ -16,25 +16,29 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { startWranglerDev, type WranglerDev } from "../test/e2e/wrangler-dev.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../test/node/fake-openai-server.ts";
+import { type CpuProfile, profile, workerdCpuMs } from "./cpu.ts";
 import { median } from "./loop-overhead.ts";
-import { oursLastTurnStorage, oursTurn, PeerChat, type TurnTiming } from "./peer-clients.ts";
+import { OursSocket, oursLastTurnStorage, oursTurn, PeerChat, type TurnTiming } from "./peer-clients.ts";
 
 const PEER_DIR = new URL("./peers/cloudflare-agents/", import.meta.url).pathname;
 const OURS_CONFIG = new URL("./peers/ours/wrangler.toml", import.meta.url).pathname;
 
 interface Sizes {
   latency: { runs: number; tokens: number; paceMs: number };
+  cpuTurns: number;
   concurrency: { conversations: number; turns: number };
   storage: { early: number; late: number; restartTurns: number; memoryAt: number };
 }
 
 const FULL: Sizes = {
   latency: { runs: 15, tokens: 200, paceMs: 5 },
+  cpuTurns: 30,
   concurrency: { conversations: 50, turns: 4 },
   storage: { early: 10, late: 500, restartTurns: 1000, memoryAt: 500 },
 };
 const QUICK: Sizes = {
   latency: { runs: 5, tokens: 100, paceMs: 3 },
+  cpuTurns: 10,
   concurrency: { conversations: 10, turns: 4 },
   storage: { early: 10, late: 60, restartTurns: 100, memoryAt: 60 },
 };
@@ -75,7 +79,7 @@ async function latencyRows(
   await script(
     fake,
     "scnpeerlatours",
-    Array.from({ length: runs + 1 }, () => answer),
+    Array.from({ length: 2 * runs + 1 }, () => answer),
   );
   await script(
     fake,
@@ -86,8 +90,9 @@ async function latencyRows(
   // Warm-up: each side's first turn starts its Durable Object.
   await oursTurn(ours.url, "latency", "hello [scnpeerlatours]");
   await chat.turn("hello [scnpeerlatpeer]");
+  const socket = await OursSocket.open(ours.url, "latency");
   const direct: number[] = [];
-  const sides = { ours: [] as TurnTiming[], peer: [] as TurnTiming[] };
+  const sides = { ours: [] as TurnTiming[], socket: [] as TurnTiming[], peer: [] as TurnTiming[] };
   for (let run = 0; run < runs; run++) {
     progress(`latency run ${run + 1} of ${runs}`);
     const id = `scnpeerdirect${run}`;
@@ -103,9 +108,11 @@ async function latencyRows(
     direct.push(performance.now() - start);
     while (!(await reader.read()).done);
     sides.ours.push(await oursTurn(ours.url, "latency", `message ${run}`));
+    sides.socket.push(await socket.turn(`socket message ${run}`));
     sides.peer.push(await chat.turn(`message ${run}`));
   }
   chat.close();
+  socket.close();
   const base = median(direct);
   const gaps = (side: TurnTiming[]) => side.flatMap((t) => t.gaps);
   return [
@@ -130,6 +137,21 @@ async function latencyRows(
       "ms",
       "no per-chunk storage writes on the streaming path (events are stored with each step's commit)",
     ],
+    [
+      "over this project's WebSocket: time to first token added over the provider, median",
+      median(sides.socket.map((t) => t.firstMs)) - base,
+      median(sides.peer.map((t) => t.firstMs)) - base,
+      "ms",
+      "both sides over a WebSocket that ends in the Durable Object: a message frame starts the turn with no request through the Worker",
+    ],
+    [
+      "over this project's WebSocket: gap between tokens, median",
+      median(gaps(sides.socket)),
+      median(gaps(sides.peer)),
+      "ms",
+      "the socket's frames leave the Durable Object directly, as the peer's do: no Durable Object → Worker hop",
+    ],
+    ["over this project's WebSocket: gap between tokens, p95", p95(gaps(sides.socket)), p95(gaps(sides.peer)), "ms", "as above"],
   ];
 }
 
@@ -178,6 +200,71 @@ async function concurrencyRows(
       "as above: CPU per turn is what a shared workerd queues on",
     ],
     ["turn latency at that load, p95", p95(o.latencies), p95(p.latencies), "ms", "as above"],
+  ];
+}
+
+/**
+ * 6. CPU per turn of each side's workerd (Worker and Durable Object: one process each), from the
+ * operating system, turns alternating; then a profile of this project's turns from workerd's inspector.
+ */
+async function cpuRows(
+  fake: FakeOpenAI,
+  ours: WranglerDev,
+  peer: WranglerDev,
+  turns: number,
+): Promise<{ rows: Row[]; profile: CpuProfile }> {
+  const answers = Array.from({ length: 3 * turns + 2 }, () => toolTurn).flat();
+  await script(fake, "scnpeercpuours", answers);
+  await script(fake, "scnpeercpupeer", answers);
+  const chat = await PeerChat.open(peer.url, "cpu");
+  await oursTurn(ours.url, "cpu", "where is A1001? [scnpeercpuours]");
+  await chat.turn("where is A1001? [scnpeercpupeer]");
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 150));
+  // What a turn costs, with the work it leaves for after its response (waitUntil) settled; less what workerd spends idle meanwhile.
+  const measure = async (dev: WranglerDev, turn: () => Promise<unknown>) => {
+    const idleStart = workerdCpuMs(dev);
+    await settle();
+    const idle = workerdCpuMs(dev) - idleStart;
+    const before = workerdCpuMs(dev);
+    await turn();
+    await settle();
+    return workerdCpuMs(dev) - before - idle;
+  };
+  const sides = { ours: [] as number[], peer: [] as number[] };
+  for (let t = 0; t < turns; t++) {
+    sides.ours.push(await measure(ours, () => oursTurn(ours.url, "cpu", `and A1001 now? ${t}`)));
+    sides.peer.push(await measure(peer, () => chat.turn(`and A1001 now? ${t}`)));
+  }
+  const profiled = await profile(ours, async () => {
+    for (let t = 0; t < turns; t++) await oursTurn(ours.url, "cpu", `profiled ${t}`);
+  });
+  chat.close();
+  const why =
+    "the whole of each workerd (Worker, Durable Object, the runtime's own threads) for a turn of a tool call and an answer; schedstat nanoseconds of every thread, less what it spends idle over the same wait";
+  return {
+    rows: [
+      ["CPU per turn (workerd, from the OS), median", median(sides.ours), median(sides.peer), "ms", why],
+      ["CPU per turn (workerd, from the OS), p95", p95(sides.ours), p95(sides.peer), "ms", "as above"],
+    ],
+    profile: profiled,
+  };
+}
+
+/** Where this project's CPU goes in those turns, as lines under the table. */
+function profileLines(cpu: CpuProfile, turns: number): string[] {
+  const line = ({ name, ms, share }: { name: string; ms: number; share: number }) =>
+    `| ${name} | ${(ms / turns).toFixed(2)} ms | ${(share * 100).toFixed(1)}% |`;
+  return [
+    "",
+    `Where this project's CPU goes (workerd's inspector, sampling every 100 µs over ${turns} turns of the same job; per turn; idle left out):`,
+    "",
+    "| part | per turn | share |",
+    "|---|---:|---:|",
+    ...cpu.groups.slice(0, 12).map(line),
+    "",
+    "| function (self time) | per turn | share |",
+    "|---|---:|---:|",
+    ...cpu.functions.slice(0, 10).map(line),
   ];
 }
 
@@ -268,7 +355,7 @@ async function storageRows(
   return rows;
 }
 
-/** 6. The bundle each side deploys, from `wrangler deploy --dry-run`, gzip, as built and minified. */
+/** 7. The bundle each side deploys, from `wrangler deploy --dry-run`, gzip, as built and minified. */
 function bundleRows(): Row[] {
   const size = (cwd: string, config: string | null, minify: boolean) => {
     const out = mkdtempSync(join(tmpdir(), "bench-bundle-"));
@@ -327,12 +414,17 @@ export async function peerRows(quick: boolean): Promise<string[]> {
   const scratch = mkdtempSync(join(tmpdir(), "bench-peer-"));
   const vars = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "1000000" };
   const rows: Row[] = [];
+  let after: string[] = [];
   try {
     const ours = await startWranglerDev({ persistTo: join(scratch, "ours"), vars, config: OURS_CONFIG });
     const peer = await startWranglerDev({ persistTo: join(scratch, "peer"), vars, cwd: PEER_DIR, ready: "/" });
     try {
       progress("latency");
       rows.push(...(await latencyRows(fake, ours, peer, sizes.latency)));
+      progress("CPU per turn");
+      const cpu = await cpuRows(fake, ours, peer, sizes.cpuTurns);
+      rows.push(...cpu.rows);
+      after = profileLines(cpu.profile, sizes.cpuTurns);
       progress("load");
       rows.push(...(await concurrencyRows(fake, ours, peer, sizes.concurrency)));
     } finally {
@@ -347,7 +439,7 @@ export async function peerRows(quick: boolean): Promise<string[]> {
     await fake.close();
     rmSync(scratch, { recursive: true, force: true });
   }
-  return table(rows, sizes);
+  return [...table(rows, sizes), ...after];
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -6,6 +6,8 @@ export interface WranglerDev {
   url: string;
   /** The process group's id: wrangler and the workerd it runs (for memory figures). */
   pid: number;
+  /** Where workerd's inspector (Chrome DevTools Protocol) listens: for profiles. */
+  inspectorPort: number;
   /** Output so far, for failure messages. */
   log(): string;
   stop(signal?: NodeJS.Signals): Promise<void>;
@@ -35,6 +37,7 @@ export async function startWranglerDev(options: {
   ready?: string;
 }): Promise<WranglerDev> {
   const port = options.port ?? (await freePort());
+  const inspectorPort = await freePort();
   const vars = Object.entries({ ALLOW_ANONYMOUS: "true", ...options.vars }).flatMap(([key, value]) => ["--var", `${key}:${value}`]);
   const child: ChildProcess = spawn(
     "npx",
@@ -46,7 +49,7 @@ export async function startWranglerDev(options: {
       "--port",
       String(port),
       "--inspector-port",
-      String(await freePort()),
+      String(inspectorPort),
       "--persist-to",
       options.persistTo,
       "--show-interactive-dev-session=false",
@@ -82,6 +85,7 @@ export async function startWranglerDev(options: {
   return {
     url,
     pid: child.pid!,
+    inspectorPort,
     log: () => output,
     stop: (signal = "SIGTERM") =>
       new Promise<void>((resolve) => {

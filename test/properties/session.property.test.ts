@@ -6,8 +6,9 @@
  * retries and edits of the last turn, cancels (during a turn and with none running), forks,
  * deletes and evictions, handoffs that return (to the calculator, which gives the conversation
  * back once it has answered) and to a person (who answers and hands back through the operator
- * API), and a crash between a step's calls being recorded and its results committed, all through
- * the Worker's fetch handler. Every request's status is
+ * API), and a crash between a step's calls being recorded and its results committed, follow-ups the
+ * alarm runs, and (in the session-deadlines project) approvals that expire and a person who does not
+ * answer in time, all through the Worker's fetch handler. Every request's status is
  * predicted from what the test knows of the conversation, so no assertion is conditional.
  */
 import { env } from "cloudflare:workers";
@@ -103,7 +104,8 @@ type Op =
   | { kind: "operator-message" }
   | { kind: "hand-back" }
   | { kind: "crash-mid-tool" }
-  | { kind: "alarm" };
+  /** Makes one scheduled entry due (`pick` of them) and runs the alarm twice. */
+  | { kind: "alarm"; pick: number };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   {
@@ -129,7 +131,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ kind: "operator-message" as const }) },
   { weight: 3, arbitrary: fc.constant({ kind: "hand-back" as const }) },
   { weight: 2, arbitrary: fc.constant({ kind: "crash-mid-tool" as const }) },
-  { weight: 4, arbitrary: fc.constant({ kind: "alarm" as const }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant("alarm" as const), pick: fc.nat({ max: 5 }) }) },
 );
 
 /** The example network's returning handoffs: to the calculator, from the agents that hand it sums. */
@@ -174,7 +176,15 @@ const tally = {
   handBacks: 0,
   crashesMidTool: 0,
   followUpsRun: 0,
+  approvalsExpired: 0,
+  personTimeouts: 0,
 };
+
+/**
+ * In the session-deadlines project every approval and the person have a deadline (an hour: none
+ * passes by itself); the alarm operation makes one pass, as time would.
+ */
+const deadlines = (env as unknown as { APPROVAL_EXPIRES_IN?: string }).APPROVAL_EXPIRES_IN !== undefined;
 
 interface Entry {
   id: string;
@@ -191,16 +201,43 @@ async function scheduleOf(id: string): Promise<Entry[]> {
   return ((await res.json()) as { entries: Entry[] }).entries;
 }
 
-/** Makes one entry due now, as time passing would, and runs the alarm twice (it must act once). */
-async function fireAlarm(id: string, entry: string): Promise<void> {
+/**
+ * Makes one entry due now, as time passing would, and runs the alarm twice (it must act once). An
+ * approval's deadline is also in the suspension's calls (`expiresAt`), so time passes for them too,
+ * and the object restarts to read them.
+ */
+async function fireAlarm(id: string, entry: Entry): Promise<void> {
   const stub = env.CONVERSATIONS.getByName(id);
+  const past = Date.now() - 1;
   // The alarm stays set for the entry's old time (no alarm fires by itself meanwhile); runDurableObjectAlarm runs it now.
-  await runInDurableObject(
-    stub,
-    (_instance, state) => void state.storage.sql.exec(`UPDATE schedule SET due_at = ? WHERE id = ?`, Date.now() - 1, entry),
-  );
+  await runInDurableObject(stub, (_instance, state) => {
+    state.storage.sql.exec(`UPDATE schedule SET due_at = ? WHERE id = ?`, past, entry.id);
+    if (entry.kind !== "approval-expiry") return;
+    const row = state.storage.sql.exec<{ data: string }>(`SELECT data FROM state WHERE id = 1`).one();
+    const data = JSON.parse(row.data) as { suspension: { pending: Array<{ expiresAt?: string }> } };
+    for (const call of data.suspension.pending) call.expiresAt = new Date(past).toISOString();
+    state.storage.sql.exec(`UPDATE state SET data = ? WHERE id = 1`, JSON.stringify(data));
+  });
+  if (entry.kind === "approval-expiry") await evictDurableObject(stub).catch(() => {});
   await runDurableObjectAlarm(stub);
   await runDurableObjectAlarm(stub);
+}
+
+/** What the schedule holds agrees with the conversation: deadlines only while someone is waited for. */
+function checkSchedule(entries: Entry[], view: ConversationJson | null, personAnswered: boolean): void {
+  // The schedule holds only entries of turns that exist: a rewind or a delete takes theirs away.
+  for (const entry of entries) expect(entry.turn).toBeLessThanOrEqual(view?.turn ?? 0);
+  const kinds = entries.map((e) => e.kind);
+  if (!deadlines) {
+    expect(kinds.filter((k) => k !== "follow-up")).toEqual([]);
+    return;
+  }
+  const pending = view?.pendingApprovals ?? [];
+  // Every call waiting for a person has its deadline, and one entry stands for the earliest.
+  for (const call of pending) expect(call.expiresAt).toEqual(expect.any(String));
+  expect(kinds.filter((k) => k === "approval-expiry")).toHaveLength(pending.length > 0 ? 1 : 0);
+  // A person's deadline stands only while the person holds the conversation and has not answered.
+  if (kinds.includes("person-timeout")) expect([view?.activeAgent, personAnswered]).toEqual([PERSON, false]);
 }
 
 describe("service invariants (fast-check, through the Worker)", () => {
@@ -226,11 +263,12 @@ describe("service invariants (fast-check, through the Worker)", () => {
             let stack: string[] = [];
             let turnStartStack: string[] = [];
             let first = true;
+            /** Whether the person answered since the conversation was last handed to them. */
+            let personAnswered = false;
             for (const operation of ops) {
               const known = await look(id);
-              // The schedule holds only entries of turns that exist: a rewind or a delete takes theirs away.
               const entries = await scheduleOf(id);
-              for (const entry of entries) expect(entry.turn).toBeLessThanOrEqual(known.view?.turn ?? 0);
+              checkSchedule(entries, known.view, personAnswered);
               const pending = known.view?.pendingApprovals.map((p) => p.toolCallId) ?? [];
               let events: ReceivedEvent[] | undefined;
               if (operation.kind === "message") {
@@ -345,6 +383,7 @@ describe("service invariants (fast-check, through the Worker)", () => {
                 stack = [];
                 turnStartStack = [];
                 first = true;
+                personAnswered = false;
                 continue;
               } else if (operation.kind === "crash-mid-tool") {
                 // A turn whose step's calls were recorded, then the process died before their results were committed.
@@ -370,26 +409,46 @@ describe("service invariants (fast-check, through the Worker)", () => {
                 ]);
                 continue;
               } else if (operation.kind === "alarm") {
-                // Due follow-ups run a turn of whoever holds the conversation; one due while calls wait is put off.
-                const followUp = entries.find((e) => e.kind === "follow-up");
-                if (!known.view || !followUp) continue;
-                await fireAlarm(id, followUp.id);
+                const entry = entries[operation.pick % Math.max(1, entries.length)];
+                if (!known.view || !entry) continue;
+                await fireAlarm(id, entry);
                 const after = await stored(id);
-                if (after.lastEventId === known.view.lastEventId) {
+                if (entry.kind === "follow-up" && after.lastEventId === known.view.lastEventId) {
+                  // A follow-up due while calls wait for a person is put off.
                   expect(known.view.pendingApprovals.length).toBeGreaterThan(0);
                   continue;
                 }
-                tally.followUpsRun++;
-                first = false;
-                turnHandoffs = 0;
-                turnStartStack = [...stack];
                 const res = await call(`/v1/conversations/${id}/events`, { headers: { "last-event-id": String(known.view.lastEventId) } });
                 const replayed = await res.text();
                 expect(res.status, `${replayed} (before ${known.view.lastEventId}, after ${after.lastEventId})`).toBe(200);
                 events = parseSse(replayed);
-                expect(events[0]).toMatchObject({ type: "run-start", scheduled: true });
-                // The second alarm ran nothing more: one follow-up, one turn.
-                expect((await stored(id)).turn).toBe(known.view.turn + 1);
+                if (entry.kind === "approval-expiry") {
+                  // Every undecided call is declined as expired, and the suspended turn goes on as its agent.
+                  tally.approvalsExpired++;
+                  expect(events[0]).toMatchObject({ type: "run-start", resumed: true });
+                  const declined = events.flatMap((e) => (e.type === "tool-result" && e.denied ? [e.toolCallId] : []));
+                  expect(declined).toEqual(known.view.pendingApprovals.map((p) => p.toolCallId));
+                  expect(after.turn).toBe(known.view.turn);
+                } else {
+                  // A follow-up, or the person's deadline passing, runs a turn of its own, once for the two alarms.
+                  if (entry.kind === "person-timeout") {
+                    // The person's hands give the conversation back first (a change of hands of the turn before).
+                    tally.personTimeouts++;
+                    handoffs++;
+                    events = events.filter((e) => !(e.type === "handoff" && e.kind === "hand-back"));
+                    const later = events.filter((e) => e.type === "handoff").length;
+                    expect(after.handoffs.at(-1 - later)).toMatchObject({
+                      kind: "hand-back",
+                      from: PERSON,
+                      note: "No one answered in time.",
+                    });
+                  } else tally.followUpsRun++;
+                  first = false;
+                  turnHandoffs = 0;
+                  turnStartStack = [...stack];
+                  expect(events[0]).toMatchObject({ type: "run-start", scheduled: true });
+                  expect(after.turn).toBe(known.view.turn + 1);
+                }
               } else if (operation.kind === "operator-message" || operation.kind === "hand-back") {
                 const handBack = operation.kind === "hand-back";
                 const res = await call(`/v1/conversations/${id}/operator/${handBack ? "handoff" : "messages"}`, {
@@ -417,6 +476,7 @@ describe("service invariants (fast-check, through the Worker)", () => {
                   });
                 } else {
                   tally.operatorMessages++;
+                  personAnswered = true;
                   expect(after.messages.at(-1)).toMatchObject({ role: "assistant", agent: PERSON, content: "A person here." });
                 }
                 expect(after.handoffCount).toBe(handoffs);
@@ -434,6 +494,7 @@ describe("service invariants (fast-check, through the Worker)", () => {
               // Returns close the frame on top, the one their transfer opened; returning transfers open one.
               for (const e of handedOff) {
                 const { kind, from, to } = e as ReceivedEvent & { kind: string; from: string; to: string };
+                if (to === PERSON) personAnswered = false;
                 if (kind === "return") {
                   tally.returns++;
                   expect(stack.pop()).toBe(`${to}→${from}`);
@@ -458,8 +519,9 @@ describe("service invariants (fast-check, through the Worker)", () => {
         { numRuns: runs, seed: inject("propertySeed") },
       );
       console.log(
-        `session property over ${runs} runs: ${tally.approvalsDecided} approvals decided (${tally.mixedDecisions} mixed), ${tally.reconnectsDuringRun} reconnects during a run, ${tally.retries} retries, ${tally.cancelsDuringRun} cancels that stopped a run, ${tally.forks} forks, ${tally.returns} returns, ${tally.personHeldMessages} messages to a person, ${tally.operatorMessages} operator messages, ${tally.handBacks} hand backs, ${tally.crashesMidTool} crashes mid-tool, ${tally.followUpsRun} follow-ups run by the alarm`,
+        `session property over ${runs} runs: ${tally.approvalsDecided} approvals decided (${tally.mixedDecisions} mixed), ${tally.reconnectsDuringRun} reconnects during a run, ${tally.retries} retries, ${tally.cancelsDuringRun} cancels that stopped a run, ${tally.forks} forks, ${tally.returns} returns, ${tally.personHeldMessages} messages to a person, ${tally.operatorMessages} operator messages, ${tally.handBacks} hand backs, ${tally.crashesMidTool} crashes mid-tool, ${tally.followUpsRun} follow-ups run by the alarm, ${tally.approvalsExpired} approvals expired, ${tally.personTimeouts} people timed out`,
       );
+      if (deadlines) expect(tally.approvalsExpired + tally.personTimeouts).toBeGreaterThan(0);
       expect(tally.approvalsDecided).toBeGreaterThan(0);
       expect(tally.reconnectsDuringRun).toBeGreaterThan(0);
       expect(tally.retries).toBeGreaterThan(0);

@@ -45,7 +45,7 @@ export interface ConversationJson {
   handoffs: Array<{ kind: string; from: string; to: string; turn: number; stepIndex?: number; reason?: string }>;
   /** Agents waiting for the conversation to come back, the next to get it last. */
   callers: Array<{ caller: string; callee: string; mode: string; toolCallId: string }>;
-  pendingApprovals: Array<{ toolCallId: string; name: string; agent: string }>;
+  pendingApprovals: Array<{ toolCallId: string; name: string; agent: string; expiresAt?: string }>;
 }
 
 /** The stored conversation, checked to be a valid history for the model APIs. */
