@@ -118,7 +118,12 @@ function awake(side: Side, from: number, until: number): { ms: number; gaps: num
 
 const fake = await startFakeOpenAI();
 const scratch = mkdtempSync(join(tmpdir(), "bench-awake-"));
-const vars = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", OPERATOR_KEY: "bench-operator-key-0001", TURNS_PER_MINUTE: "1000" };
+const vars = {
+  OPENAI_BASE_URL: `${fake.url}/v1`,
+  OPENAI_API_KEY: "sk-bench",
+  OPERATOR_KEY: "bench-operator-key-0001",
+  TURNS_PER_MINUTE: "1000",
+};
 const [sse, ws] = (await Promise.all(
   ["sse", "ws"].map(async (name) => ({
     dev: await startWranglerDev({ persistTo: join(scratch, name), vars, config: CONFIG }),

@@ -48,6 +48,9 @@ type Row = [measure: string, ours: number, peer: number, unit: string, why: stri
 /** Where a long run is, on stderr (the table goes to stdout). */
 const progress = (what: string) => console.error(`bench peer: ${what}…`);
 
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+/** The percentage of values below a bound. */
+const share = (values: number[], below: number) => (100 * values.filter((v) => v < below).length) / values.length;
 const p95 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * 0.95))]!;
 
 function installPeer(): void {
@@ -152,6 +155,21 @@ async function latencyRows(
       "the socket's frames leave the Durable Object directly, as the peer's do: no Durable Object → Worker hop",
     ],
     ["over this project's WebSocket: gap between tokens, p95", p95(gaps(sides.socket)), p95(gaps(sides.peer)), "ms", "as above"],
+    [
+      "gap between tokens, mean (SSE)",
+      mean(gaps(sides.ours)),
+      mean(gaps(sides.peer)),
+      "ms",
+      `the provider's pace is ${paceMs} ms: a mean at the pace is a stream that kept up; a median below it is deltas that arrived bunched`,
+    ],
+    [
+      "gaps under 1 ms: deltas that arrived bunched (SSE)",
+      share(gaps(sides.ours), 1),
+      share(gaps(sides.peer), 1),
+      "%",
+      "deltas that reached the client together though the provider sent them a pace apart",
+    ],
+    ["gaps under 1 ms (this project's WebSocket)", share(gaps(sides.socket), 1), share(gaps(sides.peer), 1), "%", "as above"],
   ];
 }
 
@@ -400,7 +418,7 @@ function table(rows: Row[], sizes: Sizes): string[] {
     "|---|---:|---:|---:|---|",
     ...rows.map(
       ([measure, ours, peer, unit, why]) =>
-        `| ${measure} | ${figure(ours, unit)} | ${figure(peer, unit)} | ${(ours / peer).toFixed(2)}× | ${why} |`,
+        `| ${measure} | ${figure(ours, unit)} | ${figure(peer, unit)} | ${peer === 0 ? "–" : `${(ours / peer).toFixed(2)}×`} | ${why} |`,
     ),
     "",
     ...NOTES,

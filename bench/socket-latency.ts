@@ -14,57 +14,12 @@ import { parseArgs } from "node:util";
 import { startFakeOpenAI } from "../test/node/fake-openai-server.ts";
 import { chat, startWranglerDev } from "../test/e2e/wrangler-dev.ts";
 import { median } from "./loop-overhead.ts";
+import { OursSocket, oursTurn, type TurnTiming } from "./peer-clients.ts";
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "10" } } });
 const RUNS = Number(values.runs);
 const TOKENS = 200;
 const PACE_MS = 5;
-
-interface Timing {
-  firstMs: number;
-  gaps: number[];
-}
-
-function timing(start: number, stamps: number[]): Timing {
-  return { firstMs: stamps[0]! - start, gaps: stamps.slice(1).map((t, i) => t - stamps[i]!) };
-}
-
-async function overSse(url: string, id: string, message: string): Promise<Timing> {
-  const start = performance.now();
-  const res = await fetch(`${url}/v1/conversations/${id}/messages`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ message }),
-  });
-  const stamps: number[] = [];
-  const decoder = new TextDecoder();
-  for await (const bytes of res.body as unknown as AsyncIterable<Uint8Array>) {
-    const frames = decoder
-      .decode(bytes, { stream: true })
-      .split("\n\n")
-      .filter((f) => f.includes("event: text-delta")).length;
-    for (let i = 0; i < frames; i++) stamps.push(performance.now());
-  }
-  return timing(start, stamps);
-}
-
-async function overSocket(socket: WebSocket, message: string): Promise<Timing> {
-  const stamps: number[] = [];
-  const start = performance.now();
-  await new Promise<void>((resolve) => {
-    const onFrame = (event: MessageEvent) => {
-      const frame = JSON.parse(String(event.data)) as { type: string };
-      if (frame.type === "text-delta") stamps.push(performance.now());
-      if (frame.type === "done" || frame.type === "error") {
-        socket.removeEventListener("message", onFrame);
-        resolve();
-      }
-    };
-    socket.addEventListener("message", onFrame);
-    socket.send(JSON.stringify({ type: "message", text: message }));
-  });
-  return timing(start, stamps);
-}
 
 const persistTo = mkdtempSync(join(tmpdir(), "handoff-bench-socket-"));
 const fake = await startFakeOpenAI();
@@ -79,27 +34,21 @@ try {
     method: "POST",
     body: JSON.stringify({ id: script, answers: Array.from({ length: RUNS * 2 + 1 }, () => ({ text, delayMs: PACE_MS })) }),
   });
-  // The conversation exists, and the script's id is in its history, before the socket opens.
+  // The conversation exists, and the script's id is in its history, before the socket opens (after its last event).
   await chat(dev.url, "socket-bench", `hello [${script}]`);
-  const socket = new WebSocket(`${dev.url.replace("http", "ws")}/v1/conversations/socket-bench/socket?after=0`);
-  await new Promise((resolve, reject) => {
-    socket.addEventListener("open", resolve);
-    socket.addEventListener("error", reject);
-  });
-  // What it missed (the first turn) arrives first: let it pass.
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  const sse: Timing[] = [];
-  const ws: Timing[] = [];
+  const socket = await OursSocket.open(dev.url, "socket-bench");
+  const sse: TurnTiming[] = [];
+  const ws: TurnTiming[] = [];
   for (let run = 0; run < RUNS; run++) {
-    sse.push(await overSse(dev.url, "socket-bench", `message ${run}`));
-    ws.push(await overSocket(socket, `socket message ${run}`));
+    sse.push(await oursTurn(dev.url, "socket-bench", `message ${run}`));
+    ws.push(await socket.turn(`socket message ${run}`));
   }
   socket.close();
   const ms = (v: number) => `${v.toFixed(2)} ms`;
   const p95 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length * 0.95)]!;
-  const warm = (timings: Timing[]) => timings.slice(1);
-  const gaps = (timings: Timing[]) => warm(timings).flatMap((t) => t.gaps);
-  const first = (timings: Timing[]) => median(warm(timings).map((t) => t.firstMs));
+  const warm = (timings: TurnTiming[]) => timings.slice(1);
+  const gaps = (timings: TurnTiming[]) => warm(timings).flatMap((t) => t.gaps);
+  const first = (timings: TurnTiming[]) => median(warm(timings).map((t) => t.firstMs));
   console.log(
     `The conversation's WebSocket against its SSE route: ${TOKENS} tokens at ${PACE_MS} ms, ${RUNS} turns each, alternating (medians)`,
   );
