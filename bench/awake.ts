@@ -124,15 +124,17 @@ const vars = {
   OPERATOR_KEY: "bench-operator-key-0001",
   TURNS_PER_MINUTE: "1000",
 };
-const [sse, ws] = (await Promise.all(
-  ["sse", "ws"].map(async (name) => ({
-    dev: await startWranglerDev({ persistTo: join(scratch, name), vars, config: CONFIG }),
-    received: 0,
-    answers: [],
-    requests: 0,
-    open: [],
-  })),
-)) as unknown as [Side, Side];
+// Both sides start, or neither is left running.
+const started = await Promise.allSettled(
+  ["sse", "ws"].map((name) => startWranglerDev({ persistTo: join(scratch, name), vars, config: CONFIG })),
+);
+const devs = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+if (devs.length < 2) {
+  await Promise.all([...devs.map((dev) => dev.stop()), fake.close()]);
+  throw (started.find((s) => s.status === "rejected") as PromiseRejectedResult).reason;
+}
+const side = (dev: WranglerDev): Side => ({ dev, received: 0, answers: [], requests: 0, open: [] });
+const [sse, ws] = [side(devs[0]!), side(devs[1]!)];
 try {
   const lastIds: number[] = [];
   for (const [side, id] of [
