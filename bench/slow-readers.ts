@@ -3,7 +3,8 @@
  * stream and read nothing while it streams ~6 MB, and when 30 clients ask for the replay of that
  * finished turn and read nothing. Measured through `wrangler dev` against the fake provider.
  *
- *   npm run bench:slow-readers        (LIVE_READERS=20 for a smaller run)
+ *   npm run bench:slow-readers        (LIVE_READERS=20 for a smaller run; -- --direct: to the Worker's
+ *                                     own workerd, past wrangler dev's proxy, bench/direct-workerd.ts)
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -12,20 +13,31 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeOpenAI } from "../test/node/fake-openai-server.ts";
 import { startWranglerDev } from "../test/e2e/wrangler-dev.ts";
+import { directUrl } from "./direct-workerd.ts";
 
 const LIVE_READERS = Number(process.env.LIVE_READERS ?? 200);
 const REPLAY_READERS = 30;
 const TURN_BYTES = 6 * 1024 * 1024;
 
-/** Resident memory of the workerd processes under the dev server, in MiB. */
-function workerdRssMiB(): number {
-  const out = execFileSync("ps", ["-eo", "rss=,comm="], { encoding: "utf8" });
-  return (
-    out
+/** Where the Worker runs: its address, and the resident memory of its workerd processes in MiB. */
+interface Target {
+  url: string;
+  rssMiB(): number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Under `wrangler dev`: its workerd processes (the dev proxy's and the Worker's), by process group;
+ * `direct`, its Worker's own workerd is sent the requests, with the dev proxy out of the way.
+ */
+async function underWranglerDev(persistTo: string, vars: Record<string, string>, direct: boolean): Promise<Target> {
+  const dev = await startWranglerDev({ persistTo, vars });
+  const rssMiB = () =>
+    execFileSync("ps", ["-o", "rss=,comm=", "-g", String(dev.pid)], { encoding: "utf8" })
       .split("\n")
       .filter((line) => line.includes("workerd"))
-      .reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[0]), 0) / 1024
-  );
+      .reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[0]), 0) / 1024;
+  return { url: direct ? await directUrl(dev) : dev.url, rssMiB, stop: () => dev.stop() };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -46,13 +58,12 @@ function nonReader(url: string, path: string): Promise<{ socket: Socket; status:
   });
 }
 
-export async function slowReaderRows(): Promise<string[]> {
+export async function slowReaderRows(direct = false): Promise<string[]> {
   const persistTo = mkdtempSync(join(tmpdir(), "handoff-bench-slow-"));
   const fake = await startFakeOpenAI();
-  const dev = await startWranglerDev({
-    persistTo,
-    vars: { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "1000" },
-  });
+  const vars = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "1000" };
+  const dev = await underWranglerDev(persistTo, vars, direct);
+  const workerdRssMiB = () => dev.rssMiB();
   const sockets: Socket[] = [];
   try {
     const id = "benchslow";
@@ -110,4 +121,7 @@ export async function slowReaderRows(): Promise<string[]> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) console.log((await slowReaderRows()).join("\n"));
+if (import.meta.url === `file://${process.argv[1]}`) {
+  console.log((await slowReaderRows(process.argv.includes("--direct"))).join("\n"));
+  process.exit(0);
+}
