@@ -185,6 +185,8 @@ export async function slowReaderRows(options: { direct?: boolean; baseline?: str
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({ options: { direct: { type: "boolean" }, baseline: { type: "string" } } });
-  console.log((await slowReaderRows({ direct: values.direct ?? false, ...(values.baseline ? { baseline: values.baseline } : {}) })).join("\n"));
+  console.log(
+    (await slowReaderRows({ direct: values.direct ?? false, ...(values.baseline ? { baseline: values.baseline } : {}) })).join("\n"),
+  );
   process.exit(0);
 }
