@@ -29,7 +29,7 @@ try {
   section("3. Storage cost per turn", await storageRows(quick ? 30 : 500));
   section("4. Concurrency", await concurrencyRows(join(scratch, "concurrency")));
   section("5. Bundle", bundleRows());
-  section("6. Clients that never read", await slowReaderRows());
+  section("6. Clients that never read", await slowReaderRows({ direct: true }));
   section("7. What tracing costs a turn", await tracingRows(join(scratch, "tracing"), quick ? 8 : 40));
   section("8. An MCP tool against a local one", await mcpRows(quick ? 30 : 200));
   section("9. Against Cloudflare's AIChatAgent, side by side", await peerRows(quick));
