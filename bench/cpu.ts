@@ -73,8 +73,10 @@ async function inspector(dev: WranglerDev) {
 function moduleLines(source: string): Array<{ line: number; module: string }> {
   const starts: Array<{ line: number; module: string }> = [];
   source.split("\n").forEach((text, line) => {
-    const match = /^\/\/ ((?:\.\.\/)*(?:src|node_modules|bench)\/\S+)$/.exec(text);
-    if (match) starts.push({ line, module: match[1]!.replace(/^(\.\.\/)+/, "") });
+    // The path is relative to where wrangler ran, and node_modules may be reached through a link: keep from `node_modules/` or `src/`.
+    const match = /^\/\/ (\S+\.(?:[mc]?[jt]s|json))$/.exec(text);
+    const path = match?.[1];
+    if (path) starts.push({ line, module: path.slice(Math.max(0, path.search(/(node_modules|src|bench)\//))) });
   });
   return starts;
 }
