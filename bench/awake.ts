@@ -51,8 +51,9 @@ async function followOverSse(side: Side, id: string, until: number, after: numbe
       const res = await fetch(`${side.dev.url}/v1/conversations/${id}/events?follow=true&after=${last}`, { signal: controller.signal });
       if (res.status === 204 || !res.body) throw new Error(`the follow stream answered ${res.status}`);
       let text = "";
+      const decoder = new TextDecoder();
       for await (const bytes of res.body as unknown as AsyncIterable<Uint8Array>) {
-        text += new TextDecoder().decode(bytes);
+        text += decoder.decode(bytes, { stream: true });
         const frames = text.split("\n\n");
         text = frames.pop() ?? "";
         for (const frame of frames) {

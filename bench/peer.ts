@@ -16,7 +16,8 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { startWranglerDev, type WranglerDev } from "../test/e2e/wrangler-dev.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../test/node/fake-openai-server.ts";
-import { type CpuProfile, profile, workerdCpuMs } from "./cpu.ts";
+import { type CpuProfile, profile } from "./profile.ts";
+import { workerdCpuMs, workerdRssMiB } from "./workerd-processes.ts";
 import { median } from "./loop-overhead.ts";
 import { OursSocket, oursLastTurnStorage, oursTurn, PeerChat, type TurnTiming } from "./peer-clients.ts";
 
@@ -284,16 +285,6 @@ function profileLines(cpu: CpuProfile, turns: number): string[] {
     "|---|---:|---:|",
     ...cpu.functions.slice(0, 10).map(line),
   ];
-}
-
-/** Resident memory of the workerd processes under a wrangler dev (its process group). */
-function workerdRssMiB(dev: WranglerDev): number {
-  const out = spawnSync("ps", ["-o", "rss=,comm=", "-g", String(dev.pid)], { encoding: "utf8" }).stdout;
-  const kib = out
-    .split("\n")
-    .filter((line) => line.includes("workerd"))
-    .reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[0]), 0);
-  return kib / 1024;
 }
 
 /** 3–5. One long conversation each: rows and bytes a turn writes early and late, memory, and the first request after a restart. */

@@ -8,7 +8,7 @@
  *
  *   npm run bench:slow-readers [-- --direct] [-- --baseline <git ref>]
  *     --direct    requests go to the Worker's own workerd, past wrangler dev's proxy (which reads
- *                 responses whatever the client's pace): bench/direct-workerd.ts
+ *                 responses whatever the client's pace): bench/workerd-processes.ts
  *     --baseline  also measures the Worker as it was at <ref> (a git worktree), first, in the same run
  *     LIVE_READERS=20 for a smaller run; TURN_MIB=6 for the turn of the first runs, below the bound
  */
@@ -20,7 +20,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { startFakeOpenAI, type FakeOpenAI } from "../test/node/fake-openai-server.ts";
 import { startWranglerDev } from "../test/e2e/wrangler-dev.ts";
-import { directUrl } from "./direct-workerd.ts";
+import { directUrl, workerdRssMiB } from "./workerd-processes.ts";
 
 const LIVE_READERS = Number(process.env.LIVE_READERS ?? 200);
 const REPLAY_READERS = 30;
@@ -40,14 +40,9 @@ interface Target {
 async function underWranglerDev(vars: Record<string, string>, direct: boolean, cwd?: string): Promise<Target> {
   const persistTo = mkdtempSync(join(tmpdir(), "handoff-bench-slow-"));
   const dev = await startWranglerDev({ persistTo, vars, ...(cwd ? { cwd } : {}) });
-  const rssMiB = () =>
-    execFileSync("ps", ["-o", "rss=,comm=", "-g", String(dev.pid)], { encoding: "utf8" })
-      .split("\n")
-      .filter((line) => line.includes("workerd"))
-      .reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[0]), 0) / 1024;
   return {
     url: direct ? await directUrl(dev) : dev.url,
-    rssMiB,
+    rssMiB: () => workerdRssMiB(dev),
     stop: async () => {
       await dev.stop();
       rmSync(persistTo, { recursive: true, force: true });

@@ -54,9 +54,12 @@ export class ConversationSockets {
     return (ws.deserializeAttachment() as Attachment | null)?.caller ?? null;
   }
 
-  /** Sends an event to every open socket that is not catching up. */
+  /** Sends an event to every open socket that is not catching up (its frame made once for all). */
   readonly tap = (event: StoredEvent): void => {
-    for (const ws of this.#ctx.getWebSockets()) if (!this.#catchingUp.has(ws)) this.#send(ws, event);
+    const sockets = this.#ctx.getWebSockets();
+    if (!sockets.length) return;
+    const frame = socketFrame(event);
+    for (const ws of sockets) if (!this.#catchingUp.has(ws)) this.#send(ws, event, frame);
   };
 
   /** A frame that is not an event: an answer to what the client sent. */
@@ -77,16 +80,20 @@ export class ConversationSockets {
     }
   }
 
-  #send(ws: WebSocket, event: StoredEvent): void {
+  #send(ws: WebSocket, event: StoredEvent, frame = socketFrame(event)): void {
     if (event.id <= (this.#sent.get(ws) ?? 0)) return;
     this.#sent.set(ws, event.id);
-    const { id, type } = event;
     try {
-      ws.send(JSON.stringify({ id, type, data: event }));
+      ws.send(frame);
     } catch {
       // A socket closing as it is sent to: its client reconnects with ?after=.
     }
   }
+}
+
+/** An event as a socket carries it: one JSON text frame with the SSE event's id, type and data. */
+function socketFrame(event: StoredEvent): string {
+  return JSON.stringify({ id: event.id, type: event.type, data: event });
 }
 
 const SocketFrame = z.discriminatedUnion("type", [

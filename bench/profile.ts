@@ -1,34 +1,9 @@
 /**
- * CPU time a `wrangler dev`'s workerd spends, read from the operating system, and where it goes,
- * from workerd's inspector (the Chrome DevTools Protocol's sampling profiler). Linux only: the
- * figures are the `schedstat` nanoseconds of every thread of every workerd in the dev's process group.
+ * Where a `wrangler dev`'s JavaScript time goes, from workerd's inspector (the Chrome DevTools
+ * Protocol's sampling profiler): samples attributed to the bundle's modules and grouped by this
+ * project's folders and by package.
  */
-import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import type { WranglerDev } from "../test/e2e/wrangler-dev.ts";
-
-/** The workerd processes under a wrangler dev (its process group). */
-function workerdPids(dev: WranglerDev): number[] {
-  return spawnSync("ps", ["-o", "pid=,comm=", "-g", String(dev.pid)], { encoding: "utf8" })
-    .stdout.split("\n")
-    .filter((line) => line.includes("workerd"))
-    .map((line) => Number(line.trim().split(/\s+/)[0]));
-}
-
-/** CPU time so far, in milliseconds, of every thread of the dev's workerd processes. */
-export function workerdCpuMs(dev: WranglerDev): number {
-  let ns = 0;
-  for (const pid of workerdPids(dev)) {
-    for (const task of readdirSync(`/proc/${pid}/task`)) {
-      try {
-        ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
-      } catch {
-        // A thread that ended between the listing and the read.
-      }
-    }
-  }
-  return ns / 1e6;
-}
 
 interface ProfileNode {
   id: number;
@@ -128,7 +103,7 @@ function attribute(result: Profile, sources: Map<string, Array<{ line: number; m
     const ms = (result.timeDeltas[i] ?? 0) / 1000;
     const { functionName, scriptId, lineNumber } = node.callFrame;
     if (functionName === "(idle)") return;
-    const module = [...(sources.get(scriptId) ?? [])].reverse().find((m) => m.line <= lineNumber)?.module;
+    const module = sources.get(scriptId)?.findLast((m) => m.line <= lineNumber)?.module;
     const where = module ? group(module) : functionName.startsWith("(") ? functionName : "(workerd built-ins)";
     total += ms;
     groups.set(where, (groups.get(where) ?? 0) + ms);
