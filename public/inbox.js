@@ -9,6 +9,9 @@
 export function inboxPanel({ list, search, api, open, current, gone }) {
   let query = "";
   let timer;
+  // The row being renamed survives a refresh (a search settling, a turn's title arriving), so the form
+  // someone is typing in is not taken away under them.
+  let editing = null;
 
   async function refresh() {
     const path = query ? `/v1/conversations?limit=50&q=${encodeURIComponent(query)}` : "/v1/conversations?limit=50";
@@ -21,6 +24,7 @@ export function inboxPanel({ list, search, api, open, current, gone }) {
   }
 
   function row(entry) {
+    if (editing?.id === entry.id) return editing.li;
     const li = document.createElement("li");
     li.dataset.conversation = entry.id;
     const pick = Object.assign(document.createElement("button"), { type: "button", className: "pick" });
@@ -49,6 +53,7 @@ export function inboxPanel({ list, search, api, open, current, gone }) {
   }
 
   function renameInPlace(li, entry) {
+    editing = { id: entry.id, li };
     const form = Object.assign(document.createElement("form"), { className: "rename-form" });
     const input = Object.assign(document.createElement("input"), { value: entry.title, maxLength: 120, required: true });
     input.setAttribute("aria-label", "New title");
@@ -60,7 +65,13 @@ export function inboxPanel({ list, search, api, open, current, gone }) {
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ title: input.value.trim() }),
       });
+      editing = null;
       await refresh();
+    });
+    input.addEventListener("keydown", (event) => {
+      if (event.key !== "Escape") return;
+      editing = null;
+      refresh().catch(() => {});
     });
     li.replaceChildren(form);
     input.select();

@@ -97,6 +97,8 @@ describe("signed-in users in the chat page", () => {
     // Rename it; a reload (with a sign-in token the Worker no longer takes) signs in again as Ada and shows it open.
     await ada.getByLabel("Search conversations").fill("");
     await ada.getByRole("button", { name: "Rename Double charge on order A1001" }).click();
+    // The cleared search refreshes the list while the rename form is open: the form stays.
+    await ada.locator("#inbox-list [data-conversation]").filter({ hasText: "Delivery of order A1002" }).waitFor();
     await ada.getByLabel("New title").fill("Refund for A1001");
     await ada.getByRole("button", { name: "Save" }).click();
     await waitForTitles(ada, ["Refund for A1001", "Delivery of order A1002"]);
