@@ -191,11 +191,27 @@ function draw(event) {
   }
 }
 
-/** After a turn: the list now, and again shortly, when a first turn's title (made after it ends) has come. */
-function refreshInbox() {
+/**
+ * After a turn: the list now. After a first turn, again while the conversation's row still shows
+ * the first message as its title: the title a model makes after the turn may take seconds to come.
+ */
+async function refreshInbox() {
   if (!inbox) return;
-  inbox.refresh().catch(() => {});
-  setTimeout(() => inbox.refresh().catch(() => {}), 1500);
+  const id = conversation.id;
+  const users = [...log.querySelectorAll(".user")];
+  const placeholder = users.length === 1 ? cutTitle(users[0].textContent) : null;
+  for (const wait of [0, 1000, 2000, 4000, 8000, 8000]) {
+    await new Promise((resolve) => setTimeout(resolve, wait));
+    if (conversation?.id !== id) return;
+    const list = await inbox.refresh().catch(() => []);
+    if (placeholder === null || list.find((entry) => entry.id === id)?.title !== placeholder) return;
+  }
+}
+
+/** The title the Worker shows until one is made: the first message, on one line, cut to 60 characters. */
+function cutTitle(text) {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > 60 ? `${flat.slice(0, 59)}…` : flat;
 }
 
 function statusText(status, agent) {

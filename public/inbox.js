@@ -3,6 +3,7 @@
 // delete (DELETE) from its row.
 
 /**
+ * `refresh()` redraws the list and answers its entries.
  * `api(path, init)` answers the parsed JSON body (null for 204) or throws; `open(id)` switches to
  * a conversation; `current()` is the id on show; `gone(id)` is told a deleted one.
  */
@@ -21,6 +22,7 @@ export function inboxPanel({ list, search, api, open, current, gone }) {
       list.append(
         Object.assign(document.createElement("li"), { className: "empty", textContent: query ? "No match." : "No conversations yet." }),
       );
+    return conversations;
   }
 
   function row(entry) {

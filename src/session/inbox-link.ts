@@ -3,11 +3,11 @@
  * (title, holder, status, the last message), so a write the inbox missed heals with the next.
  */
 import type { Redactor } from "../runtime/redact.ts";
+import { TITLE_CHARS } from "../runtime/titles.ts";
 import type { ConversationState, ConversationStore } from "./conversation-store.ts";
 import type { ConversationTitles } from "./conversation-titles.ts";
 import { type InboxEntry, type InboxStatus, inboxOf } from "./inbox.ts";
 
-const TITLE_CHARS = 60;
 const SNIPPET_CHARS = 120;
 
 export class InboxLink {
