@@ -431,9 +431,15 @@ async function loadEarlier() {
 }
 
 async function createConversation() {
+  // Until the new one is open, a message would go to the one on show.
+  sendButton.disabled = true;
   const response = await fetch("/v1/conversations", { method: "POST", headers: headers() });
   const body = await response.json();
-  if (!response.ok) throw new Error(body.error?.message ?? `HTTP ${response.status}`);
+  if (!response.ok) {
+    setBusy(false, `Error: ${body.error?.message ?? `HTTP ${response.status}`}`);
+    sendButton.disabled = conversation === null;
+    return;
+  }
   clearLog();
   conversation = { id: body.id, token: body.token };
   localStorage.setItem(storageKey(), JSON.stringify(conversation));
@@ -455,8 +461,14 @@ function clearLog() {
 
 /** Shows a stored conversation (false when it is gone or not this user's) and follows it if a turn or a person is live. */
 async function openConversation(saved) {
+  // As when creating one: until it is open, a message would go to the one on show.
+  const shown = sendButton.disabled;
+  sendButton.disabled = true;
   const response = await fetch(`/v1/conversations/${saved.id}`, { headers: headers({}, saved) });
-  if (!response.ok) return false;
+  if (!response.ok) {
+    sendButton.disabled = shown;
+    return false;
+  }
   clearLog();
   conversation = saved;
   localStorage.setItem(storageKey(), JSON.stringify(conversation));

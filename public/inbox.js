@@ -62,14 +62,22 @@ export function inboxPanel({ list, search, api, open, current, gone }) {
     form.append(input, Object.assign(document.createElement("button"), { type: "submit", textContent: "Save" }));
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
-      await api(`/v1/conversations/${entry.id}`, {
-        method: "PATCH",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ title: input.value.trim() }),
-      });
+      try {
+        await api(`/v1/conversations/${entry.id}`, {
+          method: "PATCH",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ title: input.value.trim() }),
+        });
+      } catch (error) {
+        // The Worker's message says what to fix (an empty title, say); the form stays to fix it in.
+        input.setCustomValidity(error.message);
+        input.reportValidity();
+        return;
+      }
       editing = null;
       await refresh();
     });
+    input.addEventListener("input", () => input.setCustomValidity(""));
     input.addEventListener("keydown", (event) => {
       if (event.key !== "Escape") return;
       editing = null;

@@ -68,8 +68,14 @@ describe("signed-in users in the chat page", () => {
     await send(ada, "I was charged twice for order A1001");
     await ada.getByTestId("approval").filter({ hasText: "billing wants to run refund" }).waitFor();
     await waitForTitles(ada, ["Double charge on order A1001"]);
+    // A slow network: the new conversation is created late, and a message typed meanwhile waits for it.
+    await ada.route("**/v1/conversations", async (route) => {
+      if (route.request().method() === "POST") await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await route.continue();
+    });
     await ada.getByRole("button", { name: "New conversation" }).click();
     await send(ada, "Where is order A1002?");
+    await ada.unroute("**/v1/conversations");
     await ada.locator(".assistant").filter({ hasText: "Order A1002 is" }).waitFor();
     await waitForTitles(ada, ["Delivery of order A1002", "Double charge on order A1001"]);
 
@@ -99,6 +105,14 @@ describe("signed-in users in the chat page", () => {
     await ada.getByRole("button", { name: "Rename Double charge on order A1001" }).click();
     // The cleared search refreshes the list while the rename form is open: the form stays.
     await ada.locator("#inbox-list [data-conversation]").filter({ hasText: "Delivery of order A1002" }).waitFor();
+    // A title of spaces is refused by the Worker; its message shows on the field, which stays.
+    await ada.getByLabel("New title").fill("   ");
+    await ada.getByRole("button", { name: "Save" }).click();
+    await ada.waitForFunction(() => (document.querySelector<HTMLInputElement>(".rename-form input")?.validationMessage ?? "") !== "");
+    assert.match(
+      await ada.getByLabel("New title").evaluate((field: HTMLInputElement) => field.validationMessage),
+      /`title` must not be empty/,
+    );
     await ada.getByLabel("New title").fill("Refund for A1001");
     await ada.getByRole("button", { name: "Save" }).click();
     await waitForTitles(ada, ["Refund for A1001", "Delivery of order A1002"]);
@@ -109,6 +123,11 @@ describe("signed-in users in the chat page", () => {
     await ada.reload();
     await ada.getByTestId("signed-in").filter({ hasText: "Signed in as Ada" }).waitFor();
     await ada.locator(".user").filter({ hasText: "I was charged twice for order A1001" }).waitFor();
+    await waitForTitles(ada, ["Refund for A1001", "Delivery of order A1002"]);
+
+    // Escape leaves a rename as it was.
+    await ada.getByRole("button", { name: "Rename Delivery of order A1002" }).click();
+    await ada.getByLabel("New title").press("Escape");
     await waitForTitles(ada, ["Refund for A1001", "Delivery of order A1002"]);
 
     // Delete the other one: it leaves the list; Bob's list never had Ada's.
