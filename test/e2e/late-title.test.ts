@@ -44,6 +44,9 @@ it("shows the title a model made seconds after the first turn, without a reload"
   await page.goto(dev.url);
   await page.getByLabel("Sign-in name").fill("Lena");
   await page.getByRole("button", { name: "Sign in" }).click();
+  // Signing in reloads the page: until then, Send is the anonymous page's, and a message sent
+  // there is lost with the reload.
+  await page.getByTestId("signed-in").filter({ hasText: "Signed in as Lena" }).waitFor();
   await page.getByRole("button", { name: "Send" }).and(page.locator(":enabled")).waitFor();
   await page.getByLabel("Message").fill(message);
   await page.getByRole("button", { name: "Send" }).click();
