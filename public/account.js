@@ -42,8 +42,13 @@ export async function loadAccount() {
   return { user: who.user, token: who.user ? remembered()?.token : undefined, signIn: who.signIn };
 }
 
-/** Draws the account box: who is signed in with Sign out, or the development sign-in form. */
-export function drawAccount(box, account, { operatorByDefault = false } = {}) {
+/**
+ * Draws the account box: who is signed in with Sign out, or the development sign-in form.
+ * `signingIn()` is called as a sign-in starts (the page reloads once it is done) and returns what
+ * undoes it if the sign-in is refused: the chat page holds its Send button meanwhile, since a
+ * message sent then would be lost with the reload.
+ */
+export function drawAccount(box, account, { operatorByDefault = false, signingIn = () => () => {} } = {}) {
   box.replaceChildren();
   if (account.user) {
     const who = document.createElement("span");
@@ -71,11 +76,16 @@ export function drawAccount(box, account, { operatorByDefault = false } = {}) {
   form.elements.operator.checked = operatorByDefault;
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
+    const button = form.querySelector("button");
+    button.disabled = true;
+    const undo = signingIn();
     try {
       await devSignIn(form.elements.name.value.trim(), form.elements.operator.checked);
       location.reload();
     } catch (error) {
       form.querySelector(".hint").textContent = error.message;
+      button.disabled = false;
+      undo();
     }
   });
   box.append(form);

@@ -26,6 +26,7 @@ const stopButton = document.querySelector("#stop");
 let conversation = null; // { id, token }
 let people = new Set(); // names of the network's people (humanAgent), from /v1/agents
 let following = false; // a follow stream is open while a person holds the conversation
+let signingIn = false; // the development sign-in reloads the page once it is done
 const traceSection = document.querySelector("#trace");
 const traceButton = document.querySelector("#show-trace");
 const trace = tracePanel(traceSection, (path) => fetch(path, { headers: headers() }));
@@ -532,7 +533,17 @@ function showInbox() {
 
 async function start() {
   account = await loadAccount();
-  drawAccount(document.querySelector("#account"), account);
+  drawAccount(document.querySelector("#account"), account, {
+    signingIn: () => {
+      const held = sendButton.disabled;
+      signingIn = true;
+      sendButton.disabled = true;
+      return () => {
+        signingIn = false;
+        sendButton.disabled = held;
+      };
+    },
+  });
   const agents = await fetch("/v1/agents", { headers: headers() })
     .then((r) => r.json())
     .catch(() => ({ agents: [] }));
@@ -549,7 +560,8 @@ async function start() {
 form.addEventListener("submit", (event) => {
   event.preventDefault();
   const text = input.value.trim();
-  if (!text || sendButton.disabled) return;
+  // While signing in, a turn ending meanwhile may have let Send go again.
+  if (!text || sendButton.disabled || signingIn) return;
   input.value = "";
   userBubble(text);
   runStream(`/v1/conversations/${conversation.id}/messages`, {

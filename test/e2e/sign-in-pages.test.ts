@@ -140,6 +140,34 @@ describe("signed-in users in the chat page", () => {
     await bob.context().close();
   });
 
+  it("holds Send while a sign-in is under way: the page reloads once it is done, and a message sent meanwhile would be lost", async () => {
+    const page = await (await browser.newContext({ viewport: { width: 1150, height: 800 } })).newPage();
+    let answer = () => {};
+    let held = new Promise<void>((resolve) => (answer = resolve));
+    await page.route("**/v1/dev/sign-in", async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(dev.url);
+    const send = page.getByRole("button", { name: "Send" });
+    await send.and(page.locator(":enabled")).waitFor();
+    // A sign-in the Worker refuses gives Send back, and says why.
+    await page.getByLabel("Sign-in name").fill("   ");
+    answer();
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.locator(".sign-in .hint").filter({ hasText: "`name` must not be empty." }).waitFor();
+    assert.equal(await send.isEnabled(), true, "Send after a refused sign-in");
+    held = new Promise<void>((resolve) => (answer = resolve));
+    await page.getByLabel("Sign-in name").fill("Dora");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    assert.equal(await send.isDisabled(), true, "Send while the sign-in is answered");
+    assert.equal(await page.getByRole("button", { name: "Sign in" }).isDisabled(), true, "a second Sign in");
+    answer();
+    await page.getByTestId("signed-in").filter({ hasText: "Signed in as Dora" }).waitFor();
+    await send.and(page.locator(":enabled")).waitFor();
+    await page.context().close();
+  });
+
   it("lets an operator sign in on the desk and answer under their own name, recorded in the conversation", async () => {
     const cleo = await signedIn("Cleo");
     await send(cleo, "I want to talk to a person");
