@@ -27,6 +27,7 @@ let conversation = null; // { id, token }
 let people = new Set(); // names of the network's people (humanAgent), from /v1/agents
 let following = false; // a follow stream is open while a person holds the conversation
 let signingIn = false; // the development sign-in reloads the page once it is done
+let running = false; // a turn is on: Send waits for its end
 const traceSection = document.querySelector("#trace");
 const traceButton = document.querySelector("#show-trace");
 const trace = tracePanel(traceSection, (path) => fetch(path, { headers: headers() }));
@@ -56,7 +57,8 @@ function setAgent(name) {
 }
 
 function setBusy(busy, text = "") {
-  sendButton.disabled = busy;
+  running = busy;
+  sendButton.disabled = busy || signingIn;
   stopButton.hidden = !busy;
   statusLine.textContent = text;
 }
@@ -535,12 +537,11 @@ async function start() {
   account = await loadAccount();
   drawAccount(document.querySelector("#account"), account, {
     signingIn: () => {
-      const held = sendButton.disabled;
       signingIn = true;
       sendButton.disabled = true;
       return () => {
         signingIn = false;
-        sendButton.disabled = held;
+        sendButton.disabled = running || conversation === null;
       };
     },
   });
@@ -560,7 +561,7 @@ async function start() {
 form.addEventListener("submit", (event) => {
   event.preventDefault();
   const text = input.value.trim();
-  // While signing in, a turn ending meanwhile may have let Send go again.
+  // While signing in, a conversation opened meanwhile may have let Send go again.
   if (!text || sendButton.disabled || signingIn) return;
   input.value = "";
   userBubble(text);
