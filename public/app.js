@@ -26,8 +26,11 @@ const stopButton = document.querySelector("#stop");
 let conversation = null; // { id, token }
 let people = new Set(); // names of the network's people (humanAgent), from /v1/agents
 let following = false; // a follow stream is open while a person holds the conversation
-let signingIn = false; // the development sign-in reloads the page once it is done
-let running = false; // a turn is on: Send waits for its end
+// What holds Send: a turn on; a conversation being created or opened (a message would go to the
+// one on show); a sign-in under way (the page reloads once it is done, losing a message sent meanwhile).
+let running = false;
+let switching = false;
+let signingIn = false;
 const traceSection = document.querySelector("#trace");
 const traceButton = document.querySelector("#show-trace");
 const trace = tracePanel(traceSection, (path) => fetch(path, { headers: headers() }));
@@ -56,9 +59,13 @@ function setAgent(name) {
   agentBadge.textContent = name;
 }
 
+function updateSend() {
+  sendButton.disabled = running || switching || signingIn || conversation === null;
+}
+
 function setBusy(busy, text = "") {
   running = busy;
-  sendButton.disabled = busy || signingIn;
+  updateSend();
   stopButton.hidden = !busy;
   statusLine.textContent = text;
 }
@@ -433,14 +440,23 @@ async function loadEarlier() {
   }
 }
 
+/** Starts a new conversation and shows it; Send waits meanwhile. */
 async function createConversation() {
-  // Until the new one is open, a message would go to the one on show.
-  sendButton.disabled = true;
+  switching = true;
+  updateSend();
+  try {
+    await newConversation();
+  } finally {
+    switching = false;
+    updateSend();
+  }
+}
+
+async function newConversation() {
   const response = await fetch("/v1/conversations", { method: "POST", headers: headers() });
   const body = await response.json();
   if (!response.ok) {
     setBusy(false, `Error: ${body.error?.message ?? `HTTP ${response.status}`}`);
-    sendButton.disabled = conversation === null;
     return;
   }
   clearLog();
@@ -464,14 +480,19 @@ function clearLog() {
 
 /** Shows a stored conversation (false when it is gone or not this user's) and follows it if a turn or a person is live. */
 async function openConversation(saved) {
-  // As when creating one: until it is open, a message would go to the one on show.
-  const shown = sendButton.disabled;
-  sendButton.disabled = true;
-  const response = await fetch(`/v1/conversations/${saved.id}`, { headers: headers({}, saved) });
-  if (!response.ok) {
-    sendButton.disabled = shown;
-    return false;
+  switching = true;
+  updateSend();
+  try {
+    return await showConversation(saved);
+  } finally {
+    switching = false;
+    updateSend();
   }
+}
+
+async function showConversation(saved) {
+  const response = await fetch(`/v1/conversations/${saved.id}`, { headers: headers({}, saved) });
+  if (!response.ok) return false;
   clearLog();
   conversation = saved;
   localStorage.setItem(storageKey(), JSON.stringify(conversation));
@@ -538,10 +559,10 @@ async function start() {
   drawAccount(document.querySelector("#account"), account, {
     signingIn: () => {
       signingIn = true;
-      sendButton.disabled = true;
+      updateSend();
       return () => {
         signingIn = false;
-        sendButton.disabled = running || conversation === null;
+        updateSend();
       };
     },
   });
@@ -561,8 +582,7 @@ async function start() {
 form.addEventListener("submit", (event) => {
   event.preventDefault();
   const text = input.value.trim();
-  // While signing in, a conversation opened meanwhile may have let Send go again.
-  if (!text || sendButton.disabled || signingIn) return;
+  if (!text || sendButton.disabled) return;
   input.value = "";
   userBubble(text);
   runStream(`/v1/conversations/${conversation.id}/messages`, {
