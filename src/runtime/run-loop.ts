@@ -113,8 +113,7 @@ async function* runLeg(options: RunItemsOptions, store: TurnStore | undefined): 
 /** A scheduled turn's note, stored as a system message to the holder before its first model call. */
 async function* acceptNote(run: RunContext, state: TurnState, note: string): AsyncGenerator<TurnItem, TurnState> {
   const messages: Message[] = [{ role: "system", agent: state.agent.name, content: note }];
-  const item = await commit(run, { messages, ...holdingChange(state, state) });
-  if (item) yield item;
+  for (const item of await commit(run, { messages, ...holdingChange(state, state) })) yield item;
   return advance(state, { messages, committed: true });
 }
 
@@ -143,8 +142,7 @@ async function* acceptMessage(
   }
   const messages: Message[] = [...note, { role: "user", content: text }];
   // A holder or caller frames a deploy removed are replaced in the store with the message.
-  const item = await commit(run, { messages, ...holdingChange(state, state) });
-  if (item) yield item;
+  for (const item of await commit(run, { messages, ...holdingChange(state, state) })) yield item;
   return advance(state, { messages, committed: true });
 }
 
@@ -179,33 +177,28 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
     throw new RuntimeError("guardrail_blocked", `The answer was blocked: ${answerBlocked}`);
   }
   const outcome = buildStepCommit({ state, prepared, step, records, options: network.options, stateUpdates, assistant: ahead?.assistant });
-  const item = await commit(run, outcome.commit);
-  if (item) yield item;
-  for (const event of outcome.events) yield event;
-  const changed = outcome.handoff ?? outcome.returned;
-  if (changed) await runHandoffHook(network, changed);
-  const next = outcome.next;
-  yield {
+  const finish: RunEvent = {
     type: "step-finish",
     stepIndex: prepared.stepIndex,
     finishReason: step.finishReason,
     ...(step.usage ? { usage: step.usage } : {}),
   };
+  // A final answer that announces a handoff it did not make is warned of with the step it belongs to.
+  const announced = step.toolCalls.length === 0 ? announcement(run, prepared, step.text) : null;
+  const announcedEvents = announced ? [announced.warning] : [];
+  for (const item of await commit(run, outcome.commit, [...outcome.events, finish, ...announcedEvents])) yield item;
+  const changed = outcome.handoff ?? outcome.returned;
+  if (changed) await runHandoffHook(network, changed);
+  const next = outcome.next;
   const end = stepEnd(run, step, outcome);
-  // A final answer that announces a handoff it did not make: a warning, or (nudge) one more step.
-  const nudged = end.outcome?.status === "completed" ? yield* guardAnnouncement(run, prepared, step.text, next) : null;
-  if (nudged) return { state: nudged };
+  // Asked (nudge) once: one more step, to call a transfer tool or answer itself.
+  if (announced?.nudge && end.outcome?.status === "completed") return { state: yield* nudge(run, prepared, next) };
   if (end.done) yield end.done;
   return end.outcome ? { state: next, ended: end.outcome } : { state: next };
 }
 
-/** The announced-but-unmade handoff guard (network option `announcedHandoffs`, `warn` by default). */
-async function* guardAnnouncement(
-  run: RunContext,
-  prepared: PreparedStep,
-  text: string,
-  next: TurnState,
-): AsyncGenerator<TurnItem, TurnState | null> {
+/** The announced-but-unmade handoff guard (network option `announcedHandoffs`, `warn` by default): its warning, and whether to nudge. */
+function announcement(run: RunContext, prepared: PreparedStep, text: string): { warning: RunEvent; nudge: boolean } | null {
   const mode = run.options.network.options.announcedHandoffs ?? "warn";
   if (mode === "off") return null;
   const said = announcedHandoff(
@@ -215,16 +208,15 @@ async function* guardAnnouncement(
   if (said === null) return null;
   const nudge = mode === "nudge" && !run.once.nudged;
   const agent = prepared.agent.name;
-  yield {
-    type: "warning",
-    code: "handoff_announced_not_made",
-    message: `'${agent}' said "${said}" but called no transfer tool${nudge ? ": it is asked once to call one now or answer itself" : ""}.`,
-  };
-  if (!nudge) return null;
+  const message = `'${agent}' said "${said}" but called no transfer tool${nudge ? ": it is asked once to call one now or answer itself" : ""}.`;
+  return { warning: { type: "warning", code: "handoff_announced_not_made", message }, nudge };
+}
+
+/** The nudge: a note to the agent that announced a handoff, committed before its next step. */
+async function* nudge(run: RunContext, prepared: PreparedStep, next: TurnState): AsyncGenerator<TurnItem, TurnState> {
   run.once.nudged = true;
-  const messages: Message[] = [{ role: "system", agent, content: NUDGE_NOTE }];
-  const item = await commit(run, { messages, ...holdingChange(next, next) });
-  if (item) yield item;
+  const messages: Message[] = [{ role: "system", agent: prepared.agent.name, content: NUDGE_NOTE }];
+  for (const item of await commit(run, { messages, ...holdingChange(next, next) })) yield item;
   return advance(next, { messages, committed: true });
 }
 

@@ -38,10 +38,15 @@ export interface RunTurnOptions {
 }
 
 /**
- * What `runTurnItems` yields: the run's events, each step's commit after the events it stores,
- * and a step's calls before its first tool starts (for the host to keep until that commit).
+ * What `runTurnItems` yields: the run's events; each step's commit after the events that came
+ * before it, carrying the events the step announces once it is stored (`events`: tool results,
+ * handoff, step-finish, warnings), to be stored with it in one transaction; and a step's calls
+ * before its first tool starts (for the host to keep, with the events before them, until that commit).
  */
-export type TurnItem = RunEvent | { type: "commit"; commit: StepCommit } | { type: "calls"; calls: CallsInFlight };
+export type TurnItem =
+  | RunEvent
+  | { type: "commit"; commit: StepCommit; events: readonly RunEvent[] }
+  | { type: "calls"; calls: CallsInFlight };
 
 /** `runTurnItems` takes no store: its consumer stores the commits. */
 export type RunItemsOptions = Omit<RunTurnOptions, "store">;

@@ -205,16 +205,22 @@ export class ConversationStore {
   /**
    * The calls of the current step, written before its first tool starts: one row, rewritten by the
    * next such step. The step's commit answers them; if the process dies first, the next start does
-   * (see #recoverInterruptedTurn). The events so far wait for the step's commit, as before.
+   * (see #recoverInterruptedTurn). The events so far (the calls' `tool-call` events among them) go
+   * in the same row, for that recovery to store before its answers; the commit stores them as usual.
    */
-  recordCalls(calls: CallsInFlight): void {
+  recordCalls(calls: CallsInFlight, events: readonly StoredEvent[] = []): void {
     const { turn } = this.#requireState();
     this.#transaction(() =>
-      this.#db.exec(`INSERT OR REPLACE INTO calls_in_flight (id, turn, data) VALUES (1, ?, ?)`, turn, JSON.stringify(calls)),
+      this.#db.exec(
+        `INSERT OR REPLACE INTO calls_in_flight (id, turn, data, events) VALUES (1, ?, ?, ?)`,
+        turn,
+        JSON.stringify(calls),
+        JSON.stringify(events),
+      ),
     );
   }
 
-  /** Commits one step and the events produced so far, in one transaction. */
+  /** Commits one step with its events (those before it and those it announces), in one transaction. */
   commitStep(commit: StepCommit, events: readonly StoredEvent[]): void {
     const state = this.#requireState();
     const messages = commit.messages.map(capMessage);
@@ -290,9 +296,15 @@ export class ConversationStore {
     if (this.#db.rows(`SELECT turn FROM turns WHERE status = 'running' LIMIT 1`).length === 0) return;
     let id = this.events.lastId() + CRASH_ID_GAP;
     const state = this.state();
-    const row = this.#db.rows<{ turn: number; data: string }>(`SELECT turn, data FROM calls_in_flight WHERE id = 1`)[0];
-    const inFlight = row && { turn: row.turn, calls: JSON.parse(row.data) as CallsInFlight };
-    const settled = state ? settleCutOff(state, this.messages(), inFlight) : { messages: [], answered: [] };
+    const row = this.#db.rows<{ turn: number; data: string; events: string | null }>(
+      `SELECT turn, data, events FROM calls_in_flight WHERE id = 1`,
+    )[0];
+    const inFlight = row && {
+      turn: row.turn,
+      calls: JSON.parse(row.data) as CallsInFlight,
+      events: JSON.parse(row.events ?? "[]") as StoredEvent[],
+    };
+    const settled = state ? settleCutOff(state, this.messages(), inFlight) : { messages: [], answered: [], streamed: [] };
     const results: StoredEvent[] = settled.answered.map((m) => ({
       id: id++,
       type: "tool-result",
@@ -309,7 +321,8 @@ export class ConversationStore {
       message: "The run was interrupted (the conversation's process restarted); send the message again.",
     };
     this.#db.transaction(() => {
-      for (const turn of this.turns.failRunning()) this.events.insert(turn, [...(turn === state?.turn ? results : []), { ...event }]);
+      for (const turn of this.turns.failRunning())
+        this.events.insert(turn, [...(turn === state?.turn ? [...settled.streamed, ...results] : []), { ...event }]);
       if (!state) return;
       for (const message of settled.messages)
         this.#db.exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(message));

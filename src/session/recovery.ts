@@ -6,13 +6,23 @@
 import { type CallsInFlight, settleCallsInFlight } from "../runtime/calls-in-flight.ts";
 import type { Message, ToolMessage } from "../runtime/messages.ts";
 import { settleInterrupted, type Suspension } from "../runtime/suspension.ts";
+import type { StoredEvent } from "../wire/index.ts";
 import type { StoredState } from "./stored-state.ts";
+
+/** A step's calls written ahead of its tools, with the events streamed before them (its `tool-call` events among them). */
+export interface InFlight {
+  turn: number;
+  calls: CallsInFlight;
+  events: StoredEvent[];
+}
 
 export interface Settlement {
   /** Appended to the history of the turn. */
   messages: Message[];
   /** The calls answered, for their `tool-result` events. */
   answered: ToolMessage[];
+  /** Events streamed but not yet stored when the process died, stored before the answers' events (the calls they answer). */
+  streamed: StoredEvent[];
   /** The suspension that stays (calls still undecided), or null when it is settled; absent when untouched. */
   suspension?: Suspension | null;
 }
@@ -25,17 +35,17 @@ export interface Settlement {
 export function settleCutOff(
   state: StoredState & { turn: number },
   history: readonly Message[],
-  inFlight: { turn: number; calls: CallsInFlight } | undefined,
+  inFlight: InFlight | undefined,
 ): Settlement {
   if (state.suspension && state.decisions.length > 0) {
     const settled = settleInterrupted(state.suspension, state.decisions);
-    return { messages: settled.complete ?? [], answered: settled.answered, suspension: settled.suspension };
+    return { messages: settled.complete ?? [], answered: settled.answered, streamed: [], suspension: settled.suspension };
   }
   if (inFlight && inFlight.turn === state.turn && !committed(inFlight.calls, history, state.suspension)) {
     const { messages, answers } = settleCallsInFlight(inFlight.calls);
-    return { messages, answered: answers };
+    return { messages, answered: answers, streamed: inFlight.events };
   }
-  return { messages: [], answered: [] };
+  return { messages: [], answered: [], streamed: [] };
 }
 
 /** The step's commit came: its results are in the history, or its step waits in the suspension. */

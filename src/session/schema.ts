@@ -32,6 +32,8 @@ export const MIGRATIONS: readonly string[][] = [
   [`CREATE TABLE activity (seq INTEGER PRIMARY KEY, at INTEGER NOT NULL, data TEXT NOT NULL)`],
   // 8: the schedule (follow-ups, approval deadlines, a person's deadline), on the object's alarm.
   [`CREATE TABLE schedule (id TEXT PRIMARY KEY, kind TEXT NOT NULL, due_at INTEGER NOT NULL, turn INTEGER NOT NULL, data TEXT NOT NULL)`],
+  // 9: the events streamed before a step's tools start (their calls among them), kept with the calls for a recovery to store.
+  [`ALTER TABLE calls_in_flight ADD COLUMN events TEXT`],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

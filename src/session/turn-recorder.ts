@@ -1,3 +1,4 @@
+import type { CallsInFlight } from "../runtime/calls-in-flight.ts";
 import type { RunEvent, TurnOutcome } from "../runtime/events.ts";
 import type { HandoffRecord } from "../runtime/handoff/types.ts";
 import { type Redactor, StreamingRedaction } from "../runtime/redact.ts";
@@ -19,8 +20,9 @@ export interface TraceTarget {
 
 /**
  * Records one leg of a turn as the run's items arrive, in one direction: each event is redacted,
- * numbered and published; each commit is stored with the events that came before it; the outcome
- * the run reports ends the turn. Text deltas go through a streaming redaction, so a secret split
+ * numbered and published; each commit is stored with the events that came before it and the events
+ * it announces, in one transaction (a crash keeps both or neither), and those are published once it
+ * is stored; a step's calls are written ahead with a copy of the events so far; the outcome the run reports ends the turn. Text deltas go through a streaming redaction, so a secret split
  * across deltas is caught too; what it holds back is sent before the next item of another kind.
  * Each event also goes to the turn's trace, with the time it arrived.
  */
@@ -53,8 +55,8 @@ export class TurnRecorder {
       return;
     }
     this.#flushText();
-    if (item.type === "commit") this.#commit(item.commit);
-    else if (item.type === "calls") this.#store.recordCalls(this.#redactor.value(item.calls));
+    if (item.type === "commit") this.#commit(item.commit, item.events);
+    else if (item.type === "calls") this.#recordCalls(item.calls);
     else this.#publish(this.#redactor.value(item));
   }
 
@@ -96,20 +98,35 @@ export class TurnRecorder {
     }
   }
 
-  #commit(commit: StepCommit): void {
-    this.#store.commitStep(this.#redactor.value(commit), this.#pending);
+  /** The step, the events before it and the events it announces, in one transaction; those are published once it is stored. */
+  #commit(commit: StepCommit, announced: readonly RunEvent[]): void {
+    const events = this.#redactor.value(announced).map((event, i): StoredEvent => ({ id: this.#nextId + i, ...event }));
+    this.#store.commitStep(this.#redactor.value(commit), [...this.#pending, ...events]);
+    this.#nextId += events.length;
     this.#pending = [];
+    for (const event of events) this.#announce(event);
   }
 
+  /** The calls of a step, written ahead of its tools with a copy of the events so far (their `tool-call` events among them). */
+  #recordCalls(calls: CallsInFlight): void {
+    this.#store.recordCalls(this.#redactor.value(calls), this.#pending);
+  }
+
+  /** An event not stored yet: numbered and published, stored with the next write. */
   #publish(event: RunEvent): void {
-    this.#trace.builder.record(event, Date.now());
     const stored: StoredEvent = { id: this.#nextId++, ...event };
+    this.#pending.push(stored);
+    this.#announce(stored);
+  }
+
+  /** A numbered event goes to the trace, the leg's handoffs and its readers. */
+  #announce(stored: StoredEvent): void {
+    this.#trace.builder.record(stored, Date.now());
     if (stored.type === "handoff") {
       const { id: _id, type: _type, ...record } = stored;
       this.handoffs.push(record);
     }
     this.#ended ||= stored.type === "done" || stored.type === "error";
-    this.#pending.push(stored);
     this.#broadcast.publish(stored);
   }
 

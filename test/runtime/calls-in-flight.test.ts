@@ -69,8 +69,10 @@ describe("calls written ahead of their tools", () => {
     });
     const kinds: string[] = [];
     for await (const item of items) {
-      if (item.type === "tool-call" || item.type === "commit" || item.type === "calls" || item.type === "tool-result")
-        kinds.push(item.type === "tool-call" || item.type === "tool-result" ? `${item.type} ${item.toolCallId}` : item.type);
+      if (item.type === "tool-call" || item.type === "calls")
+        kinds.push(item.type === "tool-call" ? `tool-call ${item.toolCallId}` : "calls");
+      if (item.type === "commit")
+        kinds.push("commit", ...item.events.flatMap((e) => (e.type === "tool-result" ? [`tool-result ${e.toolCallId}`] : [])));
     }
     expect(kinds).toEqual([
       "commit",

@@ -38,7 +38,7 @@ async function items(
 }
 
 describe("runTurnItems", () => {
-  it("hands each commit over after the events of its step and before its results, and returns the outcome", async () => {
+  it("hands each commit over after the events of its step, carrying the events it announces (results, handoff, step-finish), and returns the outcome", async () => {
     const { items: seen, outcome } = await items(supportLike(), [
       { toolCalls: [{ id: "t", name: "transfer_to_billing" }] },
       { text: "billing" },
@@ -49,20 +49,19 @@ describe("runTurnItems", () => {
       "step-start",
       "tool-call",
       "commit",
-      "tool-result",
-      "handoff",
-      "step-finish",
       "step-start",
       "text-delta",
       "commit",
-      "step-finish",
       "done",
     ]);
-    expect(seen[1]).toEqual({ type: "commit", commit: { messages: [{ role: "user", content: "hi" }] } });
+    expect(seen[1]).toEqual({ type: "commit", commit: { messages: [{ role: "user", content: "hi" }] }, events: [] });
     expect(seen[4]).toMatchObject({
       type: "commit",
       commit: { holding: { activeAgent: "billing", handoffCount: 1 }, handoff: { kind: "transfer", from: "triage", to: "billing" } },
     });
+    const announced = (i: number) => (seen[i]!.type === "commit" ? seen[i].events.map((e) => e.type) : []);
+    expect(announced(4)).toEqual(["tool-result", "handoff", "step-finish"]);
+    expect(announced(7)).toEqual(["step-finish"]);
     expect(outcome).toEqual({ status: "completed" });
   });
 

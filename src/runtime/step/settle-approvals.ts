@@ -1,5 +1,6 @@
 /** A resumed leg's first stage: the suspended step's awaited calls answered, the whole step committed. */
 import { errorOutcome, executeToolCall, toolMessage } from "../execute-tool-call.ts";
+import type { RunEvent } from "../events.ts";
 import type { ToolMessage } from "../messages.ts";
 import type { TurnItem } from "../run-options.ts";
 import { type ApprovalDecision, denialMessage, type PendingApproval, type Suspension } from "../suspension.ts";
@@ -49,19 +50,16 @@ export async function* settleApprovals(
     ),
     committed: true,
   });
-  const item = await commit(run, { messages, suspension: null, ...holdingChange(state, next) });
-  if (item) yield item;
-  for (const [pending, answered] of settled) {
-    yield {
-      type: "tool-result",
-      toolCallId: pending.toolCallId,
-      name: pending.name,
-      result: answered.outcome.result,
-      isError: answered.outcome.isError,
-      // Only a declined call is not counted by the error guard: that is what marks it here.
-      ...(answered.counts ? {} : { denied: true as const }),
-    };
-  }
+  const announced: RunEvent[] = settled.map(([pending, answered]) => ({
+    type: "tool-result",
+    toolCallId: pending.toolCallId,
+    name: pending.name,
+    result: answered.outcome.result,
+    isError: answered.outcome.isError,
+    // Only a declined call is not counted by the error guard: that is what marks it here.
+    ...(answered.counts ? {} : { denied: true as const }),
+  }));
+  for (const item of await commit(run, { messages, suspension: null, ...holdingChange(state, next) }, announced)) yield item;
   if (next.progress.errorSteps >= run.limits.maxToolErrorSteps) throw tooManyErrors(run.limits);
   return next;
 }

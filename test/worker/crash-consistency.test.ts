@@ -1,0 +1,162 @@
+/**
+ * A commit and its events are one: the Durable Object is killed between every pair of writes of a
+ * turn with a transfer, a tool and an approval (its storage refuses every write past the N-th
+ * transaction, as a process gone at that point would), started again, and the replay of its events
+ * must tell the story its stored view tells: every handoff counted has its event and the holder is
+ * the last one's target, every stored tool result has its `tool-result` event after its
+ * `tool-call`, no result event answers a call the history does not, and a suspension that waits is
+ * announced. Where the kill left calls waiting, deciding them resumes the turn to its end.
+ */
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { ConversationObject, type ConversationSetup, type WorkerVars } from "../../src/cloudflare/index.ts";
+import { findHistoryProblem } from "../../src/runtime/messages.ts";
+import { ConversationStore } from "../../src/session/conversation-store.ts";
+import type { StoredEvent } from "../../src/wire/index.ts";
+import { withApprovals } from "../support/networks.ts";
+import { ScriptedModel, type ScriptStep } from "../support/scripted-model.ts";
+
+class Killed extends Error {}
+
+let script: ScriptStep[] = [];
+
+class ScriptedConversation extends ConversationObject {
+  protected setup(): ConversationSetup {
+    return { network: withApprovals(), offlineModel: new ScriptedModel(script) };
+  }
+}
+
+/** No provider configured: the scripted model answers. */
+const offline = { ...env, OPENAI_BASE_URL: undefined, OPENAI_API_KEY: undefined } as WorkerVars;
+
+/**
+ * Kills the object's storage after `writes` transactions: that one and every later write throws,
+ * as they would for a process gone at that point. `revive` puts the storage back for the next start.
+ */
+function dying(storage: DurableObjectStorage, writes: number): { killed: () => boolean; revive: () => void } {
+  let left = writes;
+  const dead = () => left < 0;
+  const { sql } = storage;
+  const own = { transactionSync: storage.transactionSync, setAlarm: storage.setAlarm, deleteAlarm: storage.deleteAlarm, exec: sql.exec };
+  const patched = storage as unknown as Record<string, unknown>;
+  patched.transactionSync = <T>(write: () => T): T => {
+    if (--left < 0) throw new Killed("killed");
+    return own.transactionSync.call(storage, write) as T;
+  };
+  for (const name of ["setAlarm", "deleteAlarm"] as const)
+    patched[name] = (...args: unknown[]) =>
+      dead() ? Promise.resolve() : (own[name] as (...a: unknown[]) => Promise<void>).apply(storage, args);
+  (sql as unknown as Record<string, unknown>).exec = (query: string, ...bindings: SqlStorageValue[]) => {
+    if (dead() && !/^\s*SELECT/i.test(query)) throw new Killed("killed");
+    return own.exec.call(sql, query, ...bindings);
+  };
+  return {
+    killed: dead,
+    revive: () => {
+      for (const name of ["transactionSync", "setAlarm", "deleteAlarm"] as const) delete patched[name];
+      delete (sql as unknown as Record<string, unknown>).exec;
+    },
+  };
+}
+
+async function drain(result: { ok: boolean; value?: unknown }): Promise<void> {
+  if (!result.ok) return;
+  const value = result.value as ReadableStream | { kind: string; stream?: ReadableStream };
+  const stream = value instanceof ReadableStream ? value : value.stream;
+  if (stream) await new Response(stream).text();
+}
+
+/** What the replay and the stored view disagree on; empty when they tell one story. */
+function disagreements(store: ConversationStore): string[] {
+  const events: StoredEvent[] = [];
+  const next = store.events.replay("every", 0);
+  for (let batch = next(); batch; batch = next()) events.push(...batch);
+  const state = store.state()!;
+  const problems: string[] = [];
+  const handoffEvents = events.filter((e) => e.type === "handoff");
+  if (handoffEvents.length !== state.holding.handoffCount || store.handoffs().length !== state.holding.handoffCount)
+    problems.push(`handoffs: ${handoffEvents.length} events, ${store.handoffs().length} rows, count ${state.holding.handoffCount}`);
+  const holder = handoffEvents.at(-1)?.to ?? "triage";
+  if (holder !== state.holding.activeAgent) problems.push(`held by ${state.holding.activeAgent}, the replay says ${holder}`);
+  const position = (type: string, id: string) => events.findIndex((e) => e.type === type && "toolCallId" in e && e.toolCallId === id);
+  // A step that suspended keeps the results of its calls that ran with the suspension, until it resumes.
+  const results = [...store.messages(), ...(state.suspension?.results ?? [])].flatMap((m) => (m?.role === "tool" ? [m.toolCallId] : []));
+  for (const id of results) {
+    const result = position("tool-result", id);
+    if (result < 0) problems.push(`stored result of ${id} has no tool-result event`);
+    else if (position("tool-call", id) < 0 || position("tool-call", id) > result)
+      problems.push(`tool-result ${id} has no tool-call before it`);
+  }
+  for (const event of events) {
+    if (event.type !== "tool-result") continue;
+    if (!results.includes(event.toolCallId)) problems.push(`tool-result ${event.toolCallId} answers no stored call`);
+    if (events.filter((e) => e.type === "tool-result" && e.toolCallId === event.toolCallId).length > 1)
+      problems.push(`tool-result ${event.toolCallId} twice`);
+  }
+  for (const pending of state.suspension?.pending ?? [])
+    if (position("approval-required", pending.toolCallId) < 0) problems.push(`waiting call ${pending.toolCallId} was never announced`);
+  const history = findHistoryProblem(store.messages());
+  if (history) problems.push(`history: ${history}`);
+  return problems;
+}
+
+const LEG_ONE: ScriptStep[] = [
+  { toolCalls: [{ id: "t", name: "transfer_to_billing", args: { reason: "a refund" } }] },
+  { toolCalls: [{ id: "e", name: "echo", args: { text: "A1001" } }] },
+  // The refund waits for approval; the echo beside it runs first.
+  {
+    toolCalls: [
+      { id: "r", name: "refund", args: { amount: 50 } },
+      { id: "e2", name: "echo", args: { text: "refund asked" } },
+    ],
+  },
+];
+
+/** The turn, as a client drives it: the message, then the approval once the refund waits. */
+async function playTurn(conversation: ConversationObject, conversationId: string): Promise<void> {
+  const caller = { conversationId };
+  try {
+    await drain(await conversation.sendMessage(caller, "I want a refund for A1001"));
+    const view = await conversation.getView(caller);
+    if (view.ok && view.value.pendingApprovals.length > 0)
+      await drain(await conversation.decide(caller, [{ toolCallId: "r", approved: true }]));
+  } catch (error) {
+    if (!(error instanceof Killed)) throw error;
+  }
+}
+
+describe("a kill between any two writes of a turn", () => {
+  it("leaves a replay that agrees with the stored conversation, and calls left waiting can still be decided", async () => {
+    const outcomes: string[] = [];
+    for (let writes = 0; ; writes++) {
+      const id = `crash-${writes}-${crypto.randomUUID()}`;
+      const done = await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+        script = [...LEG_ONE, { text: "Refunded." }];
+        const { killed, revive } = dying(state.storage, writes);
+        await playTurn(new ScriptedConversation(state, offline), id);
+        revive();
+        if (!killed()) return true;
+        // The next start: a new object over what was stored.
+        const restarted = new ConversationStore(state.storage);
+        if (!restarted.state()) return false;
+        expect(disagreements(restarted), `killed after ${writes} writes`).toEqual([]);
+        const waiting = restarted.state()!.suspension?.pending.map((p) => p.toolCallId) ?? [];
+        outcomes.push(`${writes}: ${restarted.turns.record(1)?.status} ${waiting.join(",")}`.trim());
+        if (waiting.length === 0) return false;
+        script = [{ text: "Refunded." }];
+        const again = new ScriptedConversation(state, offline);
+        await drain(await again.decide({ conversationId: id }, [{ toolCallId: "r", approved: true }]));
+        const resumed = new ConversationStore(state.storage);
+        expect(disagreements(resumed), `decided after a kill after ${writes} writes`).toEqual([]);
+        expect(resumed.messages().at(-1)).toMatchObject({ role: "assistant", content: "Refunded." });
+        return false;
+      });
+      if (done) break;
+      expect(writes, "the turn should end within 40 writes").toBeLessThan(40);
+    }
+    // Kills fell in both legs, and at least one left the refund waiting for its decision.
+    expect(outcomes.length).toBeGreaterThan(6);
+    expect(outcomes.some((o) => o.endsWith(" r"))).toBe(true);
+  });
+});
