@@ -17,9 +17,9 @@ import {
 import { inboxOf } from "../session/inbox.ts";
 import type { SessionResult } from "../session/results.ts";
 import { SOCKET_CALLER_HEADER } from "../session/sockets.ts";
-import { callerOf } from "./session-client.ts";
+import { callerOf, originOf } from "./session-client.ts";
 import { registerFork, registerTokenIssue } from "./token-routes.ts";
-import { admitTurn, decisionReply } from "./turn-replies.ts";
+import { decisionReply } from "./turn-replies.ts";
 import { registerUIChatRoutes } from "./ui-chat-routes.ts";
 
 /** Everything under /v1/conversations/:id: one middleware validates the id for all of it. */
@@ -29,14 +29,12 @@ export function conversationRoutes(): Hono<ConversationEnv> {
 
   app.post("/messages", async (c) => {
     const { message } = await readJson(c, MessageBody);
-    await admitTurn(c, message);
     return streamResponse(await expectOk(c.var.client.sendMessage(message, "sse")));
   });
 
   // Runs the last turn again from its user message, or from `message` when the user edited it.
   app.post("/retry", async (c) => {
     const body = await readOptionalJson(c, RetryBody);
-    await admitTurn(c, body?.message);
     return streamResponse(await expectOk(c.var.client.retry(body?.message, "sse")));
   });
 
@@ -109,7 +107,7 @@ function registerSocket(app: Hono<ConversationEnv>): void {
       throw new HttpError("upgrade_required", "GET …/socket upgrades to a WebSocket: send Upgrade: websocket (new WebSocket(url) does).");
     const after = EventCursor.safeParse(c.req.query("after") ?? "0");
     if (!after.success) throw new HttpError("invalid_request", "?after= must be an event id in decimal digits, such as 42.");
-    const caller = callerOf(c.var.conversationId, c.get("access"));
+    const caller = callerOf(c.var.conversationId, c.get("access"), originOf(c.req));
     const res = await c.env.CONVERSATIONS.getByName(c.var.conversationId).fetch(
       new Request(`https://conversation/socket?after=${after.data}`, {
         headers: { upgrade: "websocket", [SOCKET_CALLER_HEADER]: JSON.stringify(caller) },

@@ -2,11 +2,10 @@ import type { Context, MiddlewareHandler } from "hono";
 import * as z from "zod";
 import type { SessionErrorCode, SessionResult } from "../session/index.ts";
 import { headersFor, type StreamFormat } from "../wire/index.ts";
-import type { Env } from "../env.ts";
 import type { ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
 import { conversationIdOf } from "./schemas.ts";
-import { sessionClient } from "./session-client.ts";
+import { originOf, sessionClient } from "./session-client.ts";
 
 /** An error lists at most this many problems, and says how many more there were. */
 const MAX_PROBLEMS = 10;
@@ -55,7 +54,7 @@ export function conversationScope(): MiddlewareHandler<ConversationEnv> {
   return async (c, next) => {
     const id = conversationIdOf(c.req.param("id"));
     c.set("conversationId", id);
-    c.set("client", sessionClient(c.env, id, c.get("access"), c.req.header("traceparent")));
+    c.set("client", sessionClient(c.env, id, c.get("access"), originOf(c.req)));
     await next();
   };
 }
@@ -78,11 +77,4 @@ export async function expectOk<T>(result: Promise<SessionResult<T>>): Promise<T>
 
 export function streamResponse(stream: ReadableStream<Uint8Array>, format: StreamFormat = "sse"): Response {
   return new Response(stream, { headers: headersFor(format) });
-}
-
-/** New turns per client (`key`: a signed-in user's id, else the address), through the Workers rate-limiting binding when it is bound. */
-export async function limitClient(env: Env, key: string): Promise<void> {
-  if (!env.CLIENT_LIMITER) return;
-  const { success } = await env.CLIENT_LIMITER.limit({ key });
-  if (!success) throw new HttpError("rate_limited", "Too many new turns from this client; try again in a minute.", { retryAfter: 60 });
 }

@@ -19,22 +19,34 @@ export type SessionClient = { [K in SessionMethod]: WithoutCaller<Conversation[K
  * `unknown` (tool arguments and results) as unserializable; they are plain JSON, so the class's
  * own types are the truth.
  */
-export function sessionClient(env: Env, conversationId: string, access: Access, traceparent?: string): SessionClient {
+export function sessionClient(env: Env, conversationId: string, access: Access, from?: RequestOrigin): SessionClient {
   const stub = env.CONVERSATIONS.getByName(conversationId) as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-  const caller = callerOf(conversationId, access, traceparent);
+  const caller = callerOf(conversationId, access, from);
   return new Proxy({} as SessionClient, {
     get: (_target, method) => (typeof method === "string" ? (...args: unknown[]) => stub[method]!(caller, ...args) : undefined),
   });
 }
 
-/** Who the Durable Object is told is asking: the conversation, a token's grant, a signed-in user or operator. */
-export function callerOf(conversationId: string, access: Access, traceparent?: string): Caller {
+/** What a request tells of where it comes from: its W3C `traceparent`, and the client's address (for the per-client limit). */
+export interface RequestOrigin {
+  traceparent?: string | undefined;
+  address?: string | undefined;
+}
+
+/** The origin of a Hono request: `traceparent` and `cf-connecting-ip`. */
+export function originOf(req: { header(name: string): string | undefined }): RequestOrigin {
+  return { traceparent: req.header("traceparent"), address: req.header("cf-connecting-ip") };
+}
+
+/** Who the Durable Object is told is asking: the conversation, a token's grant, a signed-in user or operator, and from where. */
+export function callerOf(conversationId: string, access: Access, from: RequestOrigin = {}): Caller {
   return {
     conversationId,
     ...(access.kind === "conversation" ? { grant: access.grant } : {}),
     ...(access.kind === "user" ? { user: access.user.id, identity: identityOf(access.user) } : {}),
     ...(access.kind === "operator" && access.person ? { identity: access.person } : {}),
-    ...(traceparent ? { traceparent } : {}),
+    ...(from.traceparent ? { traceparent: from.traceparent } : {}),
+    ...(from.address ? { address: from.address } : {}),
   };
 }
 

@@ -4,7 +4,7 @@ import type { ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
 import { expectOk, readJson, readQuery, streamResponse } from "./request.ts";
 import { PageParams, UIChatBody } from "./schemas.ts";
-import { admitTurn, decisionReply } from "./turn-replies.ts";
+import { decisionReply } from "./turn-replies.ts";
 
 /** The AI SDK's chat protocol over a conversation: what `useChat` with `DefaultChatTransport` speaks. */
 export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
@@ -24,7 +24,6 @@ export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
         ?.parts.flatMap((p) => (p.type === "text" && p.text ? [p.text] : []))
         .join("\n") ?? "";
     if (!text.trim()) throw new HttpError("invalid_request", "The newest user message has no text.");
-    await admitTurn(c, text);
     // regenerate(), or an edit of the newest user message (sendMessage with its messageId): the server
     // rewinds the last turn and runs it again from this text, as the SDK has dropped what followed it.
     const edited = body.messageId !== undefined && last.role === "user" && last.id === body.messageId;

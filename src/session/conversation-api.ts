@@ -60,6 +60,8 @@ export interface Caller {
   identity?: OperatorIdentity | undefined;
   /** The request's W3C `traceparent`: a turn it starts is traced as that span's child. */
   traceparent?: string | undefined;
+  /** The client's address (`cf-connecting-ip`): the per-client turn limit's key when no user signed in. */
+  address?: string | undefined;
 }
 
 /** What a Worker gives its conversations: the network they run, and what overrides the environment. */

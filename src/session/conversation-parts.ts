@@ -16,6 +16,7 @@ import { PersonHold } from "./person-hold.ts";
 import { redactingModel } from "./redacting-model.ts";
 import { ScheduledWork } from "./scheduled-work.ts";
 import { ConversationSockets } from "./sockets.ts";
+import { TurnAdmission } from "./turn-admission.ts";
 import { TurnDriver } from "./turn-driver.ts";
 
 export interface ConversationParts {
@@ -30,6 +31,8 @@ export interface ConversationParts {
   work: ScheduledWork;
   /** The open WebSockets (hibernation API), told every event. */
   sockets: ConversationSockets;
+  /** The one admission every way in passes. */
+  admission: TurnAdmission;
 }
 
 export function assembleConversation(
@@ -69,6 +72,7 @@ export function assembleConversation(
     waitUntil: (promise) => ctx.waitUntil(promise),
     tap: sockets.tap,
   });
-  const work = new ScheduledWork({ store, driver, hold, network, notifier, afterEntry: async () => void (await inbox.tell()) });
-  return { redactor, store, hold, inbox, driver, work, sockets };
+  const admission = new TurnAdmission({ store, driver, network, config, env });
+  const work = new ScheduledWork({ store, driver, hold, network, notifier, admission, afterEntry: async () => void (await inbox.tell()) });
+  return { redactor, store, hold, inbox, driver, work, sockets, admission };
 }

@@ -8,7 +8,7 @@ import type { ApprovalDecision } from "../runtime/suspension.ts";
 import type { StreamFormat, UIMessageOut } from "../wire/index.ts";
 import { checkDecisions } from "./approvals.ts";
 import type { Caller, ConversationSetup, ConversationView, DecisionOutcome, EventsOutcome, PageQuery } from "./conversation-api.ts";
-import type { ConversationState, ConversationStore } from "./conversation-store.ts";
+import type { ConversationStore } from "./conversation-store.ts";
 import { conversationView, uiMessagesOf } from "./conversation-view.ts";
 import type { ForkSnapshot } from "./forks.ts";
 import type { HistoryPage } from "./history-page.ts";
@@ -22,21 +22,11 @@ import type { ScheduledWork } from "./scheduled-work.ts";
 import { assembleConversation } from "./conversation-parts.ts";
 import type { ScheduledView } from "./schedule.ts";
 import { answerFrame, type ConversationSockets, openSocket } from "./sockets.ts";
+import { RUN_IN_PROGRESS, type TurnAdmission } from "./turn-admission.ts";
 import type { TurnSummary } from "./turn-log.ts";
 import type { TurnTrace } from "./turn-trace.ts";
 
 export type { Caller, ConversationSetup, ConversationView, DecisionOutcome, EventsOutcome, PageQuery } from "./conversation-api.ts";
-
-/** What a request needs of the conversation: that it exists (or may be created by it), and that no run is going on. */
-interface Admission {
-  /** No run may be going on. */
-  idle?: boolean;
-  /** The request may create the conversation (the master key, or anonymous use, with a first message). */
-  orNew?: boolean;
-}
-
-/** The one wording of a refusal while a turn runs. */
-const RUN_IN_PROGRESS = "A run is in progress for this conversation; wait for it to end, or cancel it.";
 
 /**
  * One conversation: its active agent, history and counters in SQLite, and at most one run.
@@ -58,8 +48,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   readonly #driver: TurnDriver;
   readonly #work: ScheduledWork;
   readonly #sockets: ConversationSockets;
-  /** Start times of recent turns, for the per-conversation rate limit. */
-  #recentTurns: number[] = [];
+  /** Every way in passes it: access, state, length, limits, budget, streams. */
+  readonly #admission: TurnAdmission;
 
   constructor(ctx: DurableObjectState, env: WorkerVars) {
     super(ctx, env);
@@ -74,13 +64,14 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     this.#driver = parts.driver;
     this.#work = parts.work;
     this.#sockets = parts.sockets;
+    this.#admission = parts.admission;
   }
 
   /** A WebSocket the Worker upgraded (GET …/socket), for the caller it names: accepted through the hibernation API. */
   override async fetch(request: Request): Promise<Response> {
     return openSocket(request, {
       sockets: this.#sockets,
-      admit: (caller) => this.#admit(caller),
+      admit: (caller) => this.#admission.access(caller),
       catchUp: (state, after) => this.#driver.catchUp(state, after),
       waitUntil: (promise) => this.ctx.waitUntil(promise),
     });
@@ -90,7 +81,6 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   override async webSocketMessage(ws: WebSocket, raw: string | ArrayBuffer): Promise<void> {
     await answerFrame(ws, raw, {
       sockets: this.#sockets,
-      maxMessageChars: this.#config.MAX_MESSAGE_CHARS,
       send: (caller, text) => this.sendMessage(caller, text),
       decide: (caller, decisions) => this.decide(caller, decisions),
     });
@@ -107,13 +97,13 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
 
   /** What is scheduled: follow-ups, the approvals' deadline, a person's deadline; the earliest first. */
   async scheduleEntries(caller: Caller): Promise<SessionResult<{ entries: ScheduledView[] }>> {
-    const admitted = this.#admit(caller);
+    const admitted = this.#admission.access(caller);
     return admitted.ok ? ok({ entries: this.#redactor.value(this.#store.schedule.shown()) }) : admitted;
   }
 
   /** Cancels one entry (`id`) or every follow-up. */
   async cancelScheduled(caller: Caller, id?: string): Promise<SessionResult<{ cancelled: number }>> {
-    const admitted = this.#admit(caller);
+    const admitted = this.#admission.access(caller);
     return admitted.ok ? this.#store.schedule.cancel(id) : admitted;
   }
 
@@ -129,7 +119,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
 
   /** The grant for new tokens of an existing conversation; `rotate` revokes every token issued before. */
   async issueGrant(caller: Caller, rotate: boolean): Promise<SessionResult<{ grant: string }>> {
-    const admitted = this.#admit(caller);
+    const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     const { grant } = admitted.value;
     return ok({ grant: !rotate && grant ? grant : this.#store.setGrant(newGrant()).grant! });
@@ -137,17 +127,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
 
   /** Starts a turn and returns its stream. The run goes on if the stream's reader leaves. */
   async sendMessage(caller: Caller, message: string, format: StreamFormat = "sse"): Promise<SessionResult<ReadableStream<Uint8Array>>> {
-    const admitted = this.#admit(caller, { idle: true, orNew: true });
+    const admitted = await this.#admission.turn(caller, { kind: "message", message });
     if (!admitted.ok) return admitted;
-    const suspension = admitted.value?.suspension;
-    if (suspension) {
-      return fail("approval_pending", "Tool calls are waiting for approval: decide them first.", {
-        pending: suspension.pending.map((p) => p.toolCallId),
-      });
-    }
-    const limited = this.#limitTurns() ?? this.#driver.limitStreams();
-    if (limited) return limited;
-    this.#recentTurns.push(Date.now());
     if (!admitted.value) this.#store.create(caller.conversationId, this.#network.entry.name, newGrant());
     this.#store.beginTurn(message);
     return ok(this.#driver.start(caller, { kind: "message", text: message }, format));
@@ -159,13 +140,10 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * started, whatever its status. Only the last turn can be rewound; what it spent stays counted.
    */
   async retry(caller: Caller, message?: string, format: StreamFormat = "sse"): Promise<SessionResult<ReadableStream<Uint8Array>>> {
-    const admitted = this.#admit(caller, { idle: true });
+    const admitted = await this.#admission.turn(caller, { kind: "retry", message });
     if (!admitted.ok) return admitted;
-    const limited = this.#limitTurns() ?? this.#driver.limitStreams();
-    if (limited) return limited;
-    const opening = admitted.value.turn > 0 ? this.#store.rewindLastTurn() : null;
+    const opening = admitted.value!.turn > 0 ? this.#store.rewindLastTurn() : null;
     if (!opening) return fail("nothing_to_retry", "There is no turn to run again: send a message instead.");
-    this.#recentTurns.push(Date.now());
     // A turn the schedule ran runs again with its note, unless the retry gives a message of its own.
     if (opening.note !== undefined && message === undefined) {
       this.#store.beginTurn({ note: opening.note });
@@ -178,12 +156,13 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
 
   /** Records decisions; once every pending call is decided, resumes the turn as the same agent. */
   async decide(caller: Caller, decisions: ApprovalDecision[], format: StreamFormat = "sse"): Promise<SessionResult<DecisionOutcome>> {
-    const admitted = this.#admit(caller, { idle: true });
+    const admitted = this.#admission.access(caller, { idle: true });
     if (!admitted.ok) return admitted;
     const checked = checkDecisions(admitted.value, this.#store.messages(), decisions);
     if (!checked.ok) return checked;
-    const limited = checked.value.complete ? this.#driver.limitStreams() : null;
-    if (limited) return limited;
+    // Decisions that complete the step resume the turn: that is a turn starting, admitted as one.
+    const resumes = checked.value.complete ? await this.#admission.turn(caller, { kind: "resume" }) : null;
+    if (resumes && !resumes.ok) return resumes;
     const state = this.#store.recordDecisions(decisions, checked.value.complete, caller.identity);
     await this.#store.schedule.syncAlarm();
     const suspension = state.suspension!;
@@ -200,7 +179,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * past the last event of a finished turn is refused: it belongs to a conversation deleted since.
    */
   async events(caller: Caller, afterId: number, format: StreamFormat = "sse", follow = false): Promise<SessionResult<EventsOutcome>> {
-    const admitted = this.#admit(caller);
+    const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     const state = admitted.value;
     const running = this.#driver.running;
@@ -222,7 +201,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   async getView(caller: Caller, query: PageQuery = {}): Promise<SessionResult<ConversationView>> {
-    const admitted = this.#admit(caller);
+    const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     return ok(
       this.#redactor.value(conversationView(this.#store, admitted.value, this.#driver.running, query, this.#inbox.lastRowsWritten)),
@@ -231,14 +210,14 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
 
   /** Every turn: status, times, usage, handoffs. */
   async turns(caller: Caller): Promise<SessionResult<TurnSummary[]>> {
-    const admitted = this.#admit(caller);
+    const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     return ok(this.#redactor.value(this.#store.turns.list(this.#store.handoffs())));
   }
 
   /** A turn's trace: its spans, from the turn down to each model call, tool call and handoff. */
   async turnTrace(caller: Caller, turn: number): Promise<SessionResult<TurnTrace>> {
-    const admitted = this.#admit(caller);
+    const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     const trace = this.#store.traces.read(turn);
     if (!trace)
@@ -251,7 +230,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
 
   /** The conversation as it stood after `afterTurn`, for a fork; the conversation itself is untouched. */
   async forkSnapshot(caller: Caller, afterTurn: number): Promise<SessionResult<ForkSnapshot>> {
-    const admitted = this.#admit(caller);
+    const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     const state = admitted.value;
     if (afterTurn > state.turn)
@@ -274,7 +253,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
 
   /** The stored conversation as the AI SDK's `UIMessage[]`, to seed `useChat({ messages })` after a reload. */
   async uiMessages(caller: Caller, query: PageQuery = {}): Promise<SessionResult<{ messages: UIMessageOut[]; page: HistoryPage }>> {
-    const admitted = this.#admit(caller);
+    const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     return ok(this.#redactor.value(uiMessagesOf(this.#store, admitted.value, query)));
   }
@@ -285,14 +264,14 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * has ended, so a new message is accepted right after; `cancelled: false` when nothing was running.
    */
   async cancel(caller: Caller): Promise<SessionResult<{ cancelled: boolean }>> {
-    const admitted = this.#admit(caller);
+    const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     return ok({ cancelled: await this.#driver.cancel() });
   }
 
   /** Erases the conversation entirely: its tokens are revoked with it, and it leaves the operator desk. */
   async erase(caller: Caller): Promise<SessionResult<null>> {
-    const admitted = this.#admit(caller, { idle: true });
+    const admitted = this.#admission.access(caller, { idle: true });
     if (!admitted.ok) return admitted;
     await this.#inbox.forget(admitted.value);
     await this.#store.erase();
@@ -307,9 +286,10 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     operator?: string,
     by?: OperatorIdentity,
   ): Promise<SessionResult<{ eventId: number; agent: string }>> {
-    const held = this.#heldByPerson(caller);
+    const held = await this.#admission.turn(caller, { kind: "person" });
     if (!held.ok) return held;
-    const { state, person } = held.value;
+    const state = held.value!;
+    const person = state.holding.activeAgent;
     const eventId = await this.#hold.say(state, person, text, operator, by);
     await this.#inbox.tell();
     return ok({ eventId, agent: person });
@@ -317,68 +297,24 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
 
   /** The person gives the conversation back to an agent, with a note the agent reads; the user's next message goes to it. */
   async operatorHandBack(caller: Caller, to: string, note: string, by?: OperatorIdentity): Promise<SessionResult<{ activeAgent: string }>> {
-    const held = this.#heldByPerson(caller);
+    const held = await this.#admission.turn(caller, { kind: "person" });
     if (!held.ok) return held;
     const target = this.#network.get(to);
     if (!target || target.human) {
       const agents = [...this.#network.agents.values()].filter((a) => !a.human).map((a) => a.name);
       return fail("unknown_agent", `'${to}' is not an agent of this network to hand back to: one of ${agents.join(", ")}.`);
     }
-    await this.#hold.handBack(held.value.state, held.value.person, to, note, by);
+    const state = held.value!;
+    await this.#hold.handBack(state, state.holding.activeAgent, to, note, by);
     await this.#inbox.tell();
     return ok({ activeAgent: to });
   }
 
   /** Renames or archives the conversation; its owner's inbox shows it at once. */
   async update(caller: Caller, meta: { title?: string | undefined; archived?: boolean | undefined }): Promise<SessionResult<InboxEntry>> {
-    const admitted = this.#admit(caller);
+    const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     const state = this.#store.describe(meta);
     return ok((await this.#inbox.tell()) ?? this.#inbox.entry(state));
-  }
-
-  /** The conversation exists, no run is going on, and a person holds it. */
-  #heldByPerson(caller: Caller): SessionResult<{ state: ConversationState; person: string }> {
-    const admitted = this.#admit(caller, { idle: true });
-    if (!admitted.ok) return admitted;
-    const state = admitted.value;
-    const person = state.holding.activeAgent;
-    if (!this.#network.get(person)?.human) return fail("not_held_by_person", `No person holds this conversation: '${person}' does.`);
-    return ok({ state, person });
-  }
-
-  /**
-   * Who may go on: a token passes while its grant is the conversation's (it never reaches a
-   * conversation that does not exist); a signed-in user only into a conversation they own; the
-   * conversation must exist unless the request may create it; and no run may be going on when
-   * the request would start or change one.
-   */
-  #admit(caller: Caller, need: Admission & { orNew: true }): SessionResult<ConversationState | null>;
-  #admit(caller: Caller, need?: Admission): SessionResult<ConversationState>;
-  #admit(caller: Caller, need: Admission = {}): SessionResult<ConversationState | null> {
-    const state = this.#store.state();
-    if (caller.grant !== undefined && (state?.grant === undefined || state.grant !== caller.grant))
-      return fail(
-        "token_revoked",
-        "This conversation token was revoked: the conversation was deleted or its tokens were rotated. Ask for a new token.",
-      );
-    // Someone else's conversation is not found, as one that does not exist: ids cannot be probed. A user creates with POST, never by a first message.
-    const owned = caller.user === undefined || (state !== null && state.owner === caller.user);
-    if ((!state && (!need.orNew || caller.user !== undefined)) || !owned)
-      return fail("conversation_not_found", `No conversation '${caller.conversationId}'.`);
-    if (need.idle && this.#driver.running) return fail("run_in_progress", RUN_IN_PROGRESS);
-    return ok(state);
-  }
-
-  #limitTurns(): SessionResult<never> | null {
-    const now = Date.now();
-    this.#recentTurns = this.#recentTurns.filter((t) => t > now - 60_000);
-    if (this.#recentTurns.length < this.#config.TURNS_PER_MINUTE) return null;
-    const retryAfter = Math.max(1, Math.ceil((this.#recentTurns[0]! + 60_000 - now) / 1000));
-    return fail(
-      "rate_limited",
-      `This conversation takes ${this.#config.TURNS_PER_MINUTE} new turns a minute; try again in ${retryAfter} s.`,
-      { retryAfter },
-    );
   }
 }

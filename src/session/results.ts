@@ -16,7 +16,8 @@ export type SessionErrorCode =
   | "unknown_agent"
   | "schedule_entry_not_found"
   | "invalid_request"
-  | "message_too_long";
+  | "message_too_long"
+  | "user_budget_exhausted";
 
 export interface SessionError {
   code: SessionErrorCode;

@@ -10,6 +10,7 @@ import type { ConversationStore } from "./conversation-store.ts";
 import type { Notifier } from "./notifier.ts";
 import type { PersonHold } from "./person-hold.ts";
 import { BUSY_RETRY_MS, EXPIRED, type ScheduleEntry } from "./schedule.ts";
+import type { TurnAdmission } from "./turn-admission.ts";
 import type { TurnDriver } from "./turn-driver.ts";
 
 /** A follow-up due while a step waits for approvals waits this much longer (a new turn cannot start then). */
@@ -21,6 +22,8 @@ export interface ScheduledWorkSetup {
   hold: PersonHold;
   network: Network;
   notifier: Notifier;
+  /** The alarm's turns pass the same admission as every other (their owner's daily budget among its checks). */
+  admission: TurnAdmission;
   /** Told after each entry that ran: the inbox and, when configured, the app's webhook. */
   afterEntry?: (entry: ScheduleEntry) => Promise<void>;
 }
@@ -63,6 +66,7 @@ export class ScheduledWork {
       store.schedule.postpone(entry.id, Date.now() + SUSPENDED_RETRY_MS);
       return false;
     }
+    if (!(await this.#admitted(state.conversationId, entry))) return false;
     const note = `A follow-up '${entry.agent}' scheduled for ${new Date(entry.dueAt).toISOString()} is due: ${entry.note}`;
     // The entry leaves with the turn's first commit (which also writes its deferred turn row).
     store.schedule.removeWithNextWrite(entry.id);
@@ -82,6 +86,7 @@ export class ScheduledWork {
     const now = Date.now();
     const expired = undecided.filter((p) => p.expiresAt !== undefined && Date.parse(p.expiresAt) <= now);
     if (!expired.length) return this.#drop(entry);
+    if (!(await this.#admitted(state.conversationId, entry, "expiry"))) return false;
     store.schedule.removeWithNextWrite(entry.id);
     const complete = expired.length === undecided.length;
     await this.#setup.notifier.notify("approval_expired", { toolCallIds: expired.map((p) => p.toolCallId) });
@@ -102,6 +107,7 @@ export class ScheduledWork {
     const state = store.state();
     const person = network.get(entry.person);
     if (!state || !person || state.holding.activeAgent !== entry.person) return this.#drop(entry);
+    if (!(await this.#admitted(state.conversationId, entry))) return false;
     const to = person.onTimeout.handBackTo ?? (network.get(entry.handedBy) ? entry.handedBy : network.entry.name);
     store.schedule.removeWithNextWrite(entry.id);
     store.activity.record({ kind: "timed-out", agent: entry.person, to });
@@ -113,6 +119,18 @@ export class ScheduledWork {
     store.beginTurn({ note });
     await driver.runUnread({ conversationId: state.conversationId }, { kind: "scheduled", note });
     return true;
+  }
+
+  /**
+   * The alarm's turn through the admission (no client: its owner's budget). Refused, the entry
+   * waits until the refusal says to try again (a spent budget: the next UTC day).
+   */
+  async #admitted(conversationId: string, entry: ScheduleEntry, kind: "scheduled" | "expiry" = "scheduled"): Promise<boolean> {
+    const admitted = await this.#setup.admission.turn({ conversationId }, { kind });
+    if (admitted.ok) return true;
+    const retryAfter = Number(admitted.error.details?.retryAfter ?? BUSY_RETRY_MS / 1000);
+    this.#setup.store.schedule.postpone(entry.id, Date.now() + retryAfter * 1000);
+    return false;
   }
 
   #drop(entry: ScheduleEntry): Promise<boolean> {

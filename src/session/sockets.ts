@@ -65,7 +65,9 @@ export class ConversationSockets {
   /** A frame that is not an event: an answer to what the client sent. */
   reply(
     ws: WebSocket,
-    frame: { type: "error"; data: { code: string; message: string } } | { type: "accepted"; data: Record<string, unknown> },
+    frame:
+      | { type: "error"; data: { code: string; message: string; details?: unknown } }
+      | { type: "accepted"; data: Record<string, unknown> },
   ): void {
     ws.send(JSON.stringify(this.#redactor.value(frame)));
   }
@@ -164,7 +166,6 @@ export function openSocket(request: Request, conversation: SocketOpening): Respo
 /** What answering a client's frame needs of the conversation. */
 export interface SocketFrames {
   sockets: ConversationSockets;
-  maxMessageChars: number;
   send(caller: Caller, text: string): Promise<SessionResult<ReadableStream<Uint8Array>>>;
   decide(caller: Caller, decisions: ApprovalDecision[]): Promise<SessionResult<DecisionOutcome>>;
 }
@@ -178,14 +179,6 @@ export async function answerFrame(ws: WebSocket, raw: string | ArrayBuffer, conv
     return sockets.reply(ws, {
       type: "error",
       data: { code: "invalid_request", message: "error" in request ? request.error : "Unknown socket." },
-    });
-  if (request.type === "message" && request.text.length > conversation.maxMessageChars)
-    return sockets.reply(ws, {
-      type: "error",
-      data: {
-        code: "message_too_long",
-        message: `The message is ${request.text.length} characters; the limit is ${conversation.maxMessageChars}.`,
-      },
     });
   const result =
     request.type === "message" ? await conversation.send(caller, request.text) : await conversation.decide(caller, request.decisions);

@@ -1,0 +1,254 @@
+/**
+ * One admission: every way a turn starts (a message over HTTP, the AI SDK chat route, retry, an
+ * edit, decisions over HTTP and through the chat route, and a socket's message and decision
+ * frames) × every refusal (over the daily budget, over the per-client limit, too long, a turn
+ * running, someone else's conversation) gets the same code, with the same details, over HTTP and
+ * over the socket; and a refused request leaves the conversation as it was.
+ */
+import { importJWK, type JWK, SignJWT } from "jose";
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { ConversationStore } from "../../src/session/conversation-store.ts";
+import { describe, expect, inject, it } from "vitest";
+import { inboxOf } from "../../src/session/inbox.ts";
+import { scenario } from "../support/scenario.ts";
+import { call } from "../support/worker.ts";
+
+const { keys } = inject("jwks");
+const BUDGET = 1_000_000;
+const LONG = "y".repeat(8_001);
+
+async function mint(user: string): Promise<string> {
+  const jwk = keys.rs1 as JWK;
+  const payload = { sub: user, iss: "https://idp.test", aud: "handoff-chat" };
+  return new SignJWT(payload)
+    .setProtectedHeader({ alg: jwk.alg!, kid: "rs1" })
+    .setIssuedAt()
+    .setExpirationTime("10m")
+    .sign(await importJWK(jwk, jwk.alg));
+}
+
+const post = (credential: string, body: unknown): RequestInit => ({
+  method: "POST",
+  headers: { authorization: `Bearer ${credential}`, "content-type": "application/json" },
+  body: JSON.stringify(body),
+});
+
+type Refusal = "over budget" | "over the limit" | "too long" | "running" | "someone else's";
+const EXPECTED: Record<Refusal, [number, string]> = {
+  "over budget": [429, "user_budget_exhausted"],
+  "over the limit": [429, "rate_limited"],
+  "too long": [413, "message_too_long"],
+  running: [409, "run_in_progress"],
+  "someone else's": [404, "conversation_not_found"],
+};
+
+/** A conversation of its own user, after one turn that completed (or, `suspended`, that waits on the refund's approval). */
+async function conversation(suspended: boolean) {
+  const refund = [
+    { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "double charge" }) }] },
+    { toolCalls: [{ id: "ref", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) }] },
+  ];
+  // A turn that runs until released (the `running` refusal), then answers for anything admitted by mistake.
+  const s = await scenario([...(suspended ? refund : [{ text: "Hello." }]), { text: "Held.", holdAfter: 1 }, { text: "Again." }]);
+  const user = `u-${crypto.randomUUID()}`;
+  const credential = await mint(user);
+  const created = (await (
+    await call("/v1/conversations", { method: "POST", headers: { authorization: `Bearer ${credential}` } })
+  ).json()) as {
+    id: string;
+  };
+  const first = await call(`/v1/conversations/${created.id}/messages`, post(credential, { message: s.tag("refund A1001") }));
+  await first.text();
+  return { s, user, credential, id: created.id, text: (t: string) => s.tag(t) };
+}
+
+type Conv = Awaited<ReturnType<typeof conversation>>;
+
+/** A way in: what it sends (`text` is the message it carries, when it carries one). */
+interface Way {
+  name: string;
+  suspended: boolean;
+  carriesText: boolean;
+  /** Over HTTP: the response. Over a socket: the frame to send. */
+  http?: (c: Conv, credential: string, text: string) => Promise<Response>;
+  frame?: (text: string) => unknown;
+}
+
+const WAYS: Way[] = [
+  {
+    name: "POST …/messages",
+    suspended: false,
+    carriesText: true,
+    http: (c, cr, t) => call(`/v1/conversations/${c.id}/messages`, post(cr, { message: t })),
+  },
+  {
+    name: "POST …/chat",
+    suspended: false,
+    carriesText: true,
+    http: (c, cr, t) =>
+      call(`/v1/conversations/${c.id}/chat`, post(cr, { messages: [{ id: "m9", role: "user", parts: [{ type: "text", text: t }] }] })),
+  },
+  {
+    name: "POST …/retry",
+    suspended: false,
+    carriesText: false,
+    http: (c, cr) => call(`/v1/conversations/${c.id}/retry`, { method: "POST", headers: { authorization: `Bearer ${cr}` } }),
+  },
+  {
+    name: "POST …/retry (an edit)",
+    suspended: false,
+    carriesText: true,
+    http: (c, cr, t) => call(`/v1/conversations/${c.id}/retry`, post(cr, { message: t })),
+  },
+  {
+    name: "POST …/approvals",
+    suspended: true,
+    carriesText: false,
+    http: (c, cr) => call(`/v1/conversations/${c.id}/approvals`, post(cr, { decisions: [{ toolCallId: "ref", approved: true }] })),
+  },
+  {
+    name: "POST …/chat (approval responses)",
+    suspended: true,
+    carriesText: false,
+    http: (c, cr) =>
+      call(
+        `/v1/conversations/${c.id}/chat`,
+        post(cr, {
+          messages: [
+            { role: "assistant", parts: [{ type: "tool-refund", state: "approval-responded", approval: { id: "ref", approved: true } }] },
+          ],
+        }),
+      ),
+  },
+  { name: "socket message frame", suspended: false, carriesText: true, frame: (t) => ({ type: "message", text: t }) },
+  {
+    name: "socket decision frame",
+    suspended: true,
+    carriesText: false,
+    frame: () => ({ type: "decision", decisions: [{ toolCallId: "ref", approved: true }] }),
+  },
+];
+
+/** Puts the conversation in the refusal's way; the credential the way in is tried with. */
+async function arrange(c: Conv, refusal: Refusal): Promise<string> {
+  if (refusal === "over budget") {
+    const entry = {
+      id: `elsewhere-${c.user}`,
+      title: "t",
+      createdAt: 0,
+      updatedAt: Date.now(),
+      holder: "triage",
+      status: "idle" as const,
+      snippet: "",
+      archived: false,
+    };
+    await (await inboxOf(env, c.user))!.record(entry, BUDGET);
+  }
+  if (refusal === "over the limit") {
+    // The binding's windows are epoch minutes: spend this one's 600 turns with time to spare.
+    if (Date.now() % 60_000 > 50_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - (Date.now() % 60_000) + 100));
+    for (let spent = 0; spent < 700; spent++) if (!(await env.CLIENT_LIMITER!.limit({ key: `user:${c.user}` })).success) break;
+  }
+  if (refusal === "running") {
+    // A retry that holds inside its model call: the turn runs until released.
+    const held = await call(`/v1/conversations/${c.id}/retry`, { method: "POST", headers: { authorization: `Bearer ${c.credential}` } });
+    const reader = held.body!.getReader();
+    await reader.read();
+    void reader.cancel();
+  }
+  return refusal === "someone else's" ? mint(`other-${crypto.randomUUID()}`) : c.credential;
+}
+
+/** What the conversation holds, as its owner sees it: compared before and after a refusal. */
+async function snapshot(c: Conv) {
+  const view = (await (await call(`/v1/conversations/${c.id}`, { headers: { authorization: `Bearer ${c.credential}` } })).json()) as {
+    messages: unknown[];
+    pendingApprovals: unknown[];
+    activeAgent: string;
+    turn: number;
+  };
+  return { messages: view.messages.length, pending: view.pendingApprovals.length, holder: view.activeAgent, turn: view.turn };
+}
+
+/** A way in over the socket: the upgrade's refusal, or the error frame its frame is answered with. */
+async function overSocket(c: Conv, credential: string, frame: unknown): Promise<{ status: number; code: string; details?: unknown }> {
+  const res = await call(`/v1/conversations/${c.id}/socket`, { headers: { upgrade: "websocket", authorization: `Bearer ${credential}` } });
+  if (res.status !== 101) {
+    const body = (await res.json()) as { error: { code: string; details?: unknown } };
+    return { status: res.status, code: body.error.code, details: body.error.details };
+  }
+  const ws = res.webSocket!;
+  ws.accept();
+  const answer = new Promise<{ code: string; details?: unknown }>((resolve) =>
+    ws.addEventListener("message", (event) => {
+      const parsed = JSON.parse(event.data as string) as { type: string; data: { code: string; details?: unknown } };
+      if (parsed.type === "error") resolve(parsed.data);
+      if (parsed.type === "accepted") resolve({ code: "accepted" });
+    }),
+  );
+  ws.send(JSON.stringify(frame));
+  const data = await answer;
+  ws.close();
+  return { status: 0, ...data };
+}
+
+describe("every way a turn starts, refused the same way", () => {
+  const refusals = Object.keys(EXPECTED) as Refusal[];
+  for (const way of WAYS)
+    for (const refusal of refusals) {
+      if (refusal === "too long" && !way.carriesText) continue;
+      it(`${way.name}: ${refusal}`, async () => {
+        const c = await conversation(way.suspended);
+        const credential = await arrange(c, refusal);
+        const before = await snapshot(c);
+        const text = refusal === "too long" ? LONG : c.text("one more");
+        const [status, code] = EXPECTED[refusal];
+        let details: unknown;
+        if (way.http) {
+          const res = await way.http(c, credential, text);
+          const body = (await res.json()) as { error: { code: string; details?: unknown } };
+          expect([res.status, body.error.code]).toEqual([status, code]);
+          details = body.error.details;
+        } else {
+          const answered = await overSocket(c, credential, way.frame!(text));
+          // Someone else's conversation: the socket is not even opened, with the HTTP refusal; else an error frame.
+          expect(answered.code).toBe(code);
+          if (refusal === "someone else's") expect(answered.status).toBe(404);
+          details = answered.details;
+        }
+        if (refusal === "over budget") {
+          expect(details).toMatchObject({ budget: BUDGET, resetsAt: expect.any(String), retryAfter: expect.any(Number) });
+          expect((details as { spent: number }).spent).toBeGreaterThanOrEqual(BUDGET);
+        }
+        if (refusal === "over the limit") expect(details).toEqual({ retryAfter: 60 });
+        if (refusal === "too long") expect(details).toEqual({ length: LONG.length, limit: 8_000 });
+        await c.s.release();
+        if (refusal !== "running") expect(await snapshot(c)).toEqual(before);
+      });
+    }
+});
+
+describe("the alarm's turn, which has no client", () => {
+  it("passes the same admission: its owner over budget, a due follow-up runs no turn and waits for the next UTC day", async () => {
+    const c = await conversation(false);
+    await arrange(c, "over budget");
+    const stub = env.CONVERSATIONS.getByName(c.id);
+    await runInDurableObject(stub, async (_instance, state) => {
+      const store = new ConversationStore(state.storage);
+      store.schedule.add({ kind: "follow-up", dueAt: Date.now() - 1, note: "Check in.", agent: "triage", toolCallId: "f1" });
+      await store.schedule.syncAlarm();
+    });
+    const before = await snapshot(c);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await snapshot(c)).toEqual(before);
+    const { entries } = (await (
+      await call(`/v1/conversations/${c.id}/schedule`, { headers: { authorization: `Bearer ${c.credential}` } })
+    ).json()) as { entries: Array<{ kind: string; dueAt: string }> };
+    const midnight = new Date(new Date().toISOString().slice(0, 10));
+    midnight.setUTCDate(midnight.getUTCDate() + 1);
+    expect(entries).toHaveLength(1);
+    expect(Math.abs(Date.parse(entries[0]!.dueAt) - midnight.getTime())).toBeLessThan(5_000);
+    await c.s.release();
+  });
+});
