@@ -16,6 +16,7 @@ import { PersonHold } from "./person-hold.ts";
 import { redactingModel } from "./redacting-model.ts";
 import { ScheduledWork } from "./scheduled-work.ts";
 import { ConversationSockets } from "./sockets.ts";
+import { CommitEffects } from "./commit-effects.ts";
 import { TurnAdmission } from "./turn-admission.ts";
 import { TurnDriver } from "./turn-driver.ts";
 
@@ -33,6 +34,8 @@ export interface ConversationParts {
   sockets: ConversationSockets;
   /** The one admission every way in passes. */
   admission: TurnAdmission;
+  /** What follows each write: the alarm, the inbox. */
+  effects: CommitEffects;
 }
 
 export function assembleConversation(
@@ -73,6 +76,7 @@ export function assembleConversation(
     tap: sockets.tap,
   });
   const admission = new TurnAdmission({ store, driver, network, config, env });
-  const work = new ScheduledWork({ store, driver, hold, network, notifier, admission, afterEntry: async () => void (await inbox.tell()) });
-  return { redactor, store, hold, inbox, driver, work, sockets, admission };
+  const work = new ScheduledWork({ store, driver, hold, network, notifier, admission });
+  const effects = new CommitEffects({ store, storage: ctx.storage, inbox, waitUntil: (promise) => ctx.waitUntil(promise), log });
+  return { redactor, store, hold, inbox, driver, work, sockets, admission, effects };
 }

@@ -21,7 +21,7 @@ import { CRASH_ID_GAP, EventLog } from "./event-log.ts";
 import { type ForkSnapshot, storeSnapshot, takeSnapshot } from "./forks.ts";
 import { settleCutOff } from "./recovery.ts";
 import { migrate } from "./schema.ts";
-import { SqlWriter } from "./sql-writer.ts";
+import { SqlWriter, type Written } from "./sql-writer.ts";
 import { readHandoff, readStateRow, type StoredState, type TurnOpening, writeStateRow } from "./stored-state.ts";
 import { capMessage } from "./stored-size-limits.ts";
 import { DEFAULT_KEPT_TRACES, TraceRing } from "./trace-ring.ts";
@@ -51,6 +51,8 @@ export class ConversationStore {
   /** What the current turn spent so far; written with the turn's end. */
   #turnUsage: UsageTotals = NO_USAGE;
   #conversationUsage: UsageTotals | null = null;
+  /** A leg runs (a turn begun or resumed, not yet ended): its commits tell no one until its end. */
+  #legOpen = false;
 
   constructor(storage: DurableObjectStorage) {
     this.#db = new SqlWriter(storage);
@@ -58,9 +60,19 @@ export class ConversationStore {
     this.events = new EventLog(this.#db);
     this.traces = new TraceRing(this.#db);
     this.activity = new ActivityLog(this.#db);
-    this.schedule = new Schedule(this.#db, storage, () => this.state()?.turn ?? 0);
+    this.schedule = new Schedule(this.#db, () => this.state()?.turn ?? 0);
     migrate(this.#db.sql);
     this.#recoverInterruptedTurn();
+  }
+
+  /** Told what each committed write changed (see CommitEffects). */
+  onWritten(listener: (written: Written) => void): void {
+    this.#db.onWritten(listener);
+  }
+
+  /** Whether a leg is running: begun or resumed, and not yet ended. */
+  get legOpen(): boolean {
+    return this.#legOpen;
   }
 
   state(): ConversationState | null {
@@ -145,6 +157,7 @@ export class ConversationStore {
     const opening = message === undefined ? null : typeof message === "string" ? { message } : { message: "", note: message.note };
     this.turns.begin(next.turn, opening && { ...opening, holding: previous.holding });
     this.#state = next;
+    this.#legOpen = true;
     return next;
   }
 
@@ -199,6 +212,7 @@ export class ConversationStore {
         this.turns.resume(state.turn);
         this.schedule.removeKind("approval-expiry");
       }
+      this.#legOpen ||= resume;
     });
   }
 
@@ -246,6 +260,7 @@ export class ConversationStore {
       }
       this.events.insert(state.turn, events);
       if (next.holding !== state.holding || next.suspension !== state.suspension) this.#writeState(next);
+      if (messages.length > 0) this.#db.changed("entry");
     });
     this.#state = next;
     if (commit.usage) this.#turnUsage = addUsage(this.#turnUsage, commit.usage);
@@ -263,6 +278,8 @@ export class ConversationStore {
       this.events.insert(state.turn, events);
       if (trace) this.traces.keep(state.turn, trace, keepTraces);
       this.turns.end(state.turn, outcome, this.#turnUsage);
+      this.#legOpen = false;
+      this.#db.changed("entry");
     });
     this.#db.takeWritten();
     this.#state = { ...state, lastEventId: events.at(-1)?.id ?? state.lastEventId };
@@ -283,7 +300,7 @@ export class ConversationStore {
     this.#turnUsage = NO_USAGE;
     migrate(this.#db.sql);
     // Nothing is scheduled any more: no alarm wakes the object.
-    await this.schedule.syncAlarm();
+    this.#db.changed("schedule");
   }
 
   /**
@@ -354,9 +371,11 @@ export class ConversationStore {
     }
   }
 
+  /** The state row: what the inbox entry shows (title, holder, archived) may have changed. */
   #writeState(state: ConversationState): void {
     const { lastEventId: _derived, turn: _derivedTurn, ...stored } = state;
     this.#db.exec(`INSERT OR REPLACE INTO state (id, data) VALUES (1, ?)`, writeStateRow(stored));
+    this.#db.changed("entry");
   }
 
   #requireState(): ConversationState {

@@ -23,6 +23,7 @@ import { assembleConversation } from "./conversation-parts.ts";
 import type { ScheduledView } from "./schedule.ts";
 import { answerFrame, type ConversationSockets, openSocket } from "./sockets.ts";
 import { RUN_IN_PROGRESS, type TurnAdmission } from "./turn-admission.ts";
+import type { CommitEffects } from "./commit-effects.ts";
 import type { TurnSummary } from "./turn-log.ts";
 import type { TurnTrace } from "./turn-trace.ts";
 
@@ -50,6 +51,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   readonly #sockets: ConversationSockets;
   /** Every way in passes it: access, state, length, limits, budget, streams. */
   readonly #admission: TurnAdmission;
+  /** What follows each write: the alarm, the inbox. */
+  readonly #effects: CommitEffects;
 
   constructor(ctx: DurableObjectState, env: WorkerVars) {
     super(ctx, env);
@@ -65,6 +68,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     this.#work = parts.work;
     this.#sockets = parts.sockets;
     this.#admission = parts.admission;
+    this.#effects = parts.effects;
   }
 
   /** A WebSocket the Worker upgraded (GET …/socket), for the caller it names: accepted through the hibernation API. */
@@ -93,6 +97,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   /** The schedule's alarm: follow-ups, approval deadlines and people's deadlines that are due. */
   override async alarm(): Promise<void> {
     await this.#work.run();
+    this.#effects.alarmRang();
   }
 
   /** What is scheduled: follow-ups, the approvals' deadline, a person's deadline; the earliest first. */
@@ -113,7 +118,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   /** Creates the conversation, held by the entry agent, without a turn; the grant signs its tokens. */
   async create(caller: Caller): Promise<SessionResult<{ activeAgent: string; grant: string }>> {
     const state = this.#store.create(caller.conversationId, this.#network.entry.name, newGrant(), caller.user);
-    await this.#inbox.tell();
+    await this.#effects.settled();
     return ok({ activeAgent: state.holding.activeAgent, grant: state.grant ?? this.#store.setGrant(newGrant()).grant! });
   }
 
@@ -164,7 +169,6 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     const resumes = checked.value.complete ? await this.#admission.turn(caller, { kind: "resume" }) : null;
     if (resumes && !resumes.ok) return resumes;
     const state = this.#store.recordDecisions(decisions, checked.value.complete, caller.identity);
-    await this.#store.schedule.syncAlarm();
     const suspension = state.suspension!;
     if (!checked.value.complete) {
       const decided = new Set(state.decisions.map((d) => d.toolCallId));
@@ -247,7 +251,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     // A fork's id is freshly made by the Worker: it cannot be taken.
     if (this.#store.state()) throw new Error(`conversation ${caller.conversationId} already exists`);
     const state = this.#store.importFork(caller.conversationId, newGrant(), snapshot, caller.user);
-    await this.#inbox.tell();
+    await this.#effects.settled();
     return ok({ activeAgent: state.holding.activeAgent, grant: state.grant! });
   }
 
@@ -291,7 +295,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     const state = held.value!;
     const person = state.holding.activeAgent;
     const eventId = await this.#hold.say(state, person, text, operator, by);
-    await this.#inbox.tell();
+    await this.#effects.settled();
     return ok({ eventId, agent: person });
   }
 
@@ -306,7 +310,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     }
     const state = held.value!;
     await this.#hold.handBack(state, state.holding.activeAgent, to, note, by);
-    await this.#inbox.tell();
+    await this.#effects.settled();
     return ok({ activeAgent: to });
   }
 
@@ -315,6 +319,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     const state = this.#store.describe(meta);
-    return ok((await this.#inbox.tell()) ?? this.#inbox.entry(state));
+    await this.#effects.settled();
+    return ok(this.#inbox.lastTold ?? this.#inbox.entry(state));
   }
 }

@@ -6,7 +6,7 @@ import type { Redactor } from "../runtime/redact.ts";
 import { TITLE_CHARS } from "../runtime/titles.ts";
 import type { ConversationState, ConversationStore } from "./conversation-store.ts";
 import type { ConversationTitles } from "./conversation-titles.ts";
-import { type InboxEntry, type InboxStatus, inboxOf } from "./inbox.ts";
+import { type InboxEntry, inboxOf } from "./inbox.ts";
 
 const SNIPPET_CHARS = 120;
 
@@ -17,6 +17,8 @@ export class InboxLink {
   readonly #titles: { maker: ConversationTitles; waitUntil: (promise: Promise<unknown>) => void } | null;
   /** Rows the inbox wrote for this conversation's latest leg (kept in memory: a figure, not state). */
   lastRowsWritten: number | null = null;
+  /** The entry last told (in memory). */
+  lastTold: InboxEntry | undefined;
 
   /** `titles`: who makes the titles of owned conversations after their first turn, and where that work waits (off the turn's path). */
   constructor(
@@ -31,8 +33,8 @@ export class InboxLink {
     this.#titles = titles;
   }
 
-  /** The conversation's entry as it stands; `status` is the latest leg's outcome (the stored turn's when absent). */
-  entry(state: ConversationState, status?: InboxStatus): InboxEntry {
+  /** The conversation's entry as it stands: its status is the latest turn's. */
+  entry(state: ConversationState): InboxEntry {
     const messages = this.#store.messages();
     const firstUser = messages.find((m) => m.role === "user")?.content;
     const last = messages.findLast((m) => (m.role === "user" || m.role === "assistant") && m.content)?.content ?? "";
@@ -44,20 +46,21 @@ export class InboxLink {
       createdAt: state.createdAt ?? 0,
       updatedAt: Date.now(),
       holder: state.holding.activeAgent,
-      status: status ?? (stored === undefined || stored === "rewound" ? "idle" : stored),
+      status: stored === undefined || stored === "rewound" ? "idle" : stored,
       snippet: cut(last ?? "", SNIPPET_CHARS),
       archived: state.archived ?? false,
     });
   }
 
-  /** Tells the owner's inbox the conversation's entry; nothing for a conversation no signed-in user owns. */
-  async tell(status?: InboxStatus): Promise<InboxEntry | undefined> {
+  /** Tells the owner's inbox the conversation's entry (CommitEffects does, after a change); nothing for a conversation no signed-in user owns. */
+  async tell(): Promise<InboxEntry | undefined> {
     const state = this.#store.state();
     if (!state?.owner) return undefined;
-    const entry = this.entry(state, status);
+    const entry = this.entry(state);
     const { inputTokens, outputTokens } = this.#store.usage();
     const written = await (await inboxOf(this.#env, state.owner))?.record(entry, inputTokens + outputTokens);
     if (written) this.lastRowsWritten = written.rowsWritten;
+    this.lastTold = entry;
     return entry;
   }
 
@@ -74,16 +77,11 @@ export class InboxLink {
     );
   }
 
-  /** After a leg: the entry as it stands, then (the first turn of an untitled one) its title, made off the turn's path. */
-  async afterLeg(status: InboxStatus): Promise<void> {
-    await this.tell(status);
+  /** After a leg: the first turn of an untitled one gets its title, made off the turn's path (storing it tells the inbox). */
+  titleAfterLeg(): void {
     const titles = this.#titles;
     if (!titles?.maker.due()) return;
-    titles.waitUntil(
-      titles.maker.make().then(async (made) => {
-        if (made) await this.tell(status);
-      }),
-    );
+    titles.waitUntil(titles.maker.make());
   }
 
   /** The conversation is gone: it leaves its owner's inbox. */

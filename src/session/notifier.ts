@@ -50,7 +50,6 @@ export class Notifier {
       ...detail,
     });
     this.#store.schedule.add({ kind: "notify", dueAt: Date.now(), body: JSON.stringify(body), attempt: 0 });
-    await this.#store.schedule.syncAlarm();
   }
 
   /** One delivery attempt: done on a 2xx, else tried again later, until the attempts are spent. */

@@ -31,9 +31,9 @@ export class PersonHold {
     this.#tap = tap;
   }
 
-  /** What followers of the conversation read while a person holds it. */
+  /** What followers of the conversation read while a person holds it; its events reach the open sockets too. */
   followers(): TurnBroadcast {
-    this.#broadcast ??= new TurnBroadcast();
+    this.#broadcast ??= new TurnBroadcast(this.#tap);
     return this.#broadcast;
   }
 
@@ -52,9 +52,7 @@ export class PersonHold {
     this.#store.activity.record({ kind: "answered", ...(who ? { by: who } : {}), agent: person });
     // A person answered: their deadline is met.
     this.#store.schedule.removeKind("person-timeout");
-    await this.#store.schedule.syncAlarm();
-    this.#broadcast?.publish(event);
-    this.#tap?.(event);
+    this.followers().publish(event);
     await this.toDesk(state.conversationId, person, "held", who);
     await this.#notifier?.notify("person_answered", { person, ...(who ? { operator: who } : {}) });
     return event.id;
@@ -74,9 +72,7 @@ export class PersonHold {
     this.#store.commitStep(commit, [event]);
     this.#store.activity.record({ kind: "handed-back", ...(by ? { by } : {}), agent: person, to });
     this.#store.schedule.removeKind("person-timeout");
-    await this.#store.schedule.syncAlarm();
-    this.#broadcast?.publish(event);
-    this.#tap?.(event);
+    this.followers().publish(event);
     await this.end(state.conversationId);
   }
 

@@ -32,15 +32,19 @@ export const FOLLOW_UP_BOUNDS = { maxPending: 20, minDelayMs: 60_000, maxDelayMs
 /** An alarm that finds a turn running tries again this much later. */
 export const BUSY_RETRY_MS = 2_000;
 
+/**
+ * Every change of the schedule is told as `schedule` written (SqlWriter.changed): the alarm follows
+ * from that in one place (CommitEffects), never from the code that changed it.
+ */
 export class Schedule implements Scheduler {
   readonly #db: SqlWriter;
-  readonly #storage: DurableObjectStorage;
   readonly #turn: () => number;
+  /** A wake asked for sooner than any entry (an alarm that found a turn running). */
+  #wake: number | null = null;
 
   /** `turn`: the conversation's current turn, which entries scheduled now belong to (a rewind takes them away). */
-  constructor(db: SqlWriter, storage: DurableObjectStorage, turn: () => number) {
+  constructor(db: SqlWriter, turn: () => number) {
     this.#db = db;
-    this.#storage = storage;
     this.#turn = turn;
   }
 
@@ -62,22 +66,20 @@ export class Schedule implements Scheduler {
       agent: request.agent,
       toolCallId: request.toolCallId,
     });
-    await this.syncAlarm();
     return { id: entry.id, at: new Date(entry.dueAt).toISOString() };
   }
 
   /** The deadline of the suspended step's undecided calls: one entry at the earliest, replacing any before it. */
-  async planApprovalExpiry(state: { suspension: Suspension | null; decisions: readonly ApprovalDecision[] }): Promise<void> {
+  planApprovalExpiry(state: { suspension: Suspension | null; decisions: readonly ApprovalDecision[] }): void {
     const decided = new Set(state.decisions.map((d) => d.toolCallId));
     const deadlines = (state.suspension?.pending ?? [])
       .filter((p) => p.expiresAt !== undefined && !decided.has(p.toolCallId))
       .map((p) => Date.parse(p.expiresAt!));
     this.removeKind("approval-expiry");
     if (deadlines.length) this.add({ kind: "approval-expiry", dueAt: Math.min(...deadlines) });
-    await this.syncAlarm();
   }
 
-  /** Adds an entry (the caller syncs the alarm). */
+  /** Adds an entry. */
   add(entry: NewEntry): ScheduleEntry {
     const stored = { ...entry, id: crypto.randomUUID(), turn: this.#turn() } as ScheduleEntry;
     const { id, kind, dueAt, turn, ...data } = stored;
@@ -89,6 +91,7 @@ export class Schedule implements Scheduler {
       turn,
       JSON.stringify(data),
     );
+    this.#db.changed("schedule");
     return stored;
   }
 
@@ -107,11 +110,10 @@ export class Schedule implements Scheduler {
   }
 
   /** Cancels one entry (`id`) or every follow-up. */
-  async cancel(id?: string): Promise<SessionResult<{ cancelled: number }>> {
+  cancel(id?: string): SessionResult<{ cancelled: number }> {
     const entries = this.list().filter((e) => (id === undefined ? e.kind === "follow-up" : e.id === id && e.kind !== "notify"));
     if (id !== undefined && !entries.length) return fail("schedule_entry_not_found", `Nothing scheduled has the id '${id}'.`);
     for (const entry of entries) this.remove(entry.id);
-    await this.syncAlarm();
     return ok({ cancelled: entries.length });
   }
 
@@ -127,30 +129,40 @@ export class Schedule implements Scheduler {
 
   /** Removes an entry (none when it is not there). */
   remove(id: string): void {
-    this.#db.exec(`DELETE FROM schedule WHERE id = ?`, id);
+    this.#write(`DELETE FROM schedule WHERE id = ?`, id);
   }
 
   removeKind(kind: ScheduleEntry["kind"]): void {
-    this.#db.exec(`DELETE FROM schedule WHERE kind = ?`, kind);
+    this.#write(`DELETE FROM schedule WHERE kind = ?`, kind);
   }
 
   /** A rewound turn's entries go with it. */
   removeTurn(turn: number): void {
-    this.#db.exec(`DELETE FROM schedule WHERE turn = ?`, turn);
+    this.#write(`DELETE FROM schedule WHERE turn = ?`, turn);
   }
 
-  /** An entry due later (the caller syncs the alarm); its id stays, so it can still be cancelled by it. */
+  /** An entry due later; its id stays, so it can still be cancelled by it. */
   postpone(id: string, dueAt: number): void {
-    this.#db.exec(`UPDATE schedule SET due_at = ? WHERE id = ?`, dueAt, id);
+    this.#write(`UPDATE schedule SET due_at = ? WHERE id = ?`, dueAt, id);
   }
 
-  /** The one alarm, at the earliest entry (or `at`, when sooner); none when nothing waits. */
-  async syncAlarm(at?: number): Promise<void> {
-    const earliest = Math.min(this.list()[0]?.dueAt ?? Number.POSITIVE_INFINITY, at ?? Number.POSITIVE_INFINITY);
-    const current = await this.#storage.getAlarm();
-    if (earliest === Number.POSITIVE_INFINITY) {
-      if (current !== null) await this.#storage.deleteAlarm();
-    } else if (current !== earliest) await this.#storage.setAlarm(earliest);
+  /** Wake the object by `at` even if nothing is due then (an alarm that found a turn running tries again). */
+  wakeBy(at: number): void {
+    this.#wake = at;
+    this.#db.changed("schedule");
+  }
+
+  /** When the alarm should ring: the earliest entry, or a sooner wake asked for; null when nothing waits. */
+  nextWake(now = Date.now()): number | null {
+    const earliest = this.#db.rows<{ at: number | null }>(`SELECT min(due_at) AS at FROM schedule`)[0]?.at ?? null;
+    const wake = this.#wake !== null && this.#wake > now ? this.#wake : null;
+    if (earliest === null) return wake;
+    return wake === null ? earliest : Math.min(earliest, wake);
+  }
+
+  #write(query: string, ...bindings: Array<string | number>): void {
+    this.#db.exec(query, ...bindings);
+    this.#db.changed("schedule");
   }
 }
 

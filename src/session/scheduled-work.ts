@@ -24,8 +24,6 @@ export interface ScheduledWorkSetup {
   notifier: Notifier;
   /** The alarm's turns pass the same admission as every other (their owner's daily budget among its checks). */
   admission: TurnAdmission;
-  /** Told after each entry that ran: the inbox and, when configured, the app's webhook. */
-  afterEntry?: (entry: ScheduleEntry) => Promise<void>;
 }
 
 export class ScheduledWork {
@@ -41,9 +39,9 @@ export class ScheduledWork {
     for (const entry of store.schedule.due()) {
       // Notifications go out whatever runs; a turn's work waits for the running turn.
       if (entry.kind === "notify") await notifier.deliver(entry);
-      else if (!driver.running && (await this.#runEntry(entry))) await this.#setup.afterEntry?.(entry);
+      else if (!driver.running) await this.#runEntry(entry);
     }
-    await store.schedule.syncAlarm(driver.running ? Date.now() + BUSY_RETRY_MS : undefined);
+    if (driver.running) store.schedule.wakeBy(Date.now() + BUSY_RETRY_MS);
   }
 
   /** One entry; false when there was nothing left for it to do (it is removed all the same). */
@@ -95,7 +93,7 @@ export class ScheduledWork {
       complete,
     );
     if (!complete) {
-      await store.schedule.planApprovalExpiry(next);
+      store.schedule.planApprovalExpiry(next);
       return true;
     }
     await driver.runUnread({ conversationId: state.conversationId }, { kind: "resume", suspension, decisions: next.decisions });

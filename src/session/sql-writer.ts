@@ -1,7 +1,12 @@
+/** What a write changed that something follows from: the schedule (the alarm), the conversation's inbox entry. */
+export type Changed = "schedule" | "entry";
+export type Written = ReadonlySet<Changed>;
+
 /**
  * The conversation's SQL handle, shared by its storage modules: writes that count their rows and
- * bytes into the current turn (the storage figures), and transactions that take along a write
- * deferred until the next one (a turn's row, written with its first commit).
+ * bytes into the current turn (the storage figures), transactions that take along a write
+ * deferred until the next one (a turn's row, written with its first commit), and what each write
+ * changed, told to the listeners once it is committed (see CommitEffects).
  */
 export class SqlWriter {
   readonly sql: SqlStorage;
@@ -10,6 +15,9 @@ export class SqlWriter {
   #deferred: (() => void) | null = null;
   /** Writes that ride along with the next transaction whatever is deferred (a schedule entry leaving with its effect). */
   #riders: Array<() => void> = [];
+  #inTransaction = false;
+  #changed = new Set<Changed>();
+  readonly #listeners: Array<(written: Written) => void> = [];
 
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
@@ -39,17 +47,44 @@ export class SqlWriter {
     this.#riders.push(write);
   }
 
-  /** Runs writes atomically, with the deferred write first; a failed transaction keeps it deferred. */
+  /** Runs writes atomically, with the deferred write first; a failed transaction keeps it deferred (and tells nothing). */
   transaction(writes: () => void): void {
     const deferred = this.#deferred;
     const riders = this.#riders;
-    this.#storage.transactionSync(() => {
-      deferred?.();
-      for (const ride of riders) ride();
-      writes();
-    });
+    this.#inTransaction = true;
+    try {
+      this.#storage.transactionSync(() => {
+        deferred?.();
+        for (const ride of riders) ride();
+        writes();
+      });
+    } catch (error) {
+      this.#changed.clear();
+      throw error;
+    } finally {
+      this.#inTransaction = false;
+    }
     this.#deferred = null;
     this.#riders = [];
+    this.#tell();
+  }
+
+  /** A write changed `what`: the listeners hear of it once it is committed (now, outside a transaction). */
+  changed(what: Changed): void {
+    this.#changed.add(what);
+    if (!this.#inTransaction) this.#tell();
+  }
+
+  /** Told what each committed write changed. */
+  onWritten(listener: (written: Written) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  #tell(): void {
+    if (this.#changed.size === 0) return;
+    const written: Written = this.#changed;
+    this.#changed = new Set();
+    for (const listener of this.#listeners) listener(written);
   }
 
   /** What was written since the last call, and the count starts again. */

@@ -34,7 +34,7 @@ export interface DriverSetup {
   store: ConversationStore;
   redactor: Redactor;
   hold: PersonHold;
-  /** The conversation's entry in its owner's inbox, told after each leg. */
+  /** The conversation's entry in its owner's inbox: shown running as a leg starts, titled after the first. */
   inbox: InboxLink;
   /** The app's webhook, told when a leg leaves calls waiting for approval. */
   notifier?: Notifier;
@@ -250,15 +250,17 @@ export class TurnDriver {
   }
 
   /**
-   * After a leg: its owner's inbox is told, and a leg that ends with a person holding the
-   * conversation puts it on the desk (waiting when this leg handed it over).
+   * After a leg: the first turn of an untitled conversation is titled, calls left waiting get their
+   * deadline and the app is told, and a leg that ends with a person holding the conversation puts
+   * it on the desk (waiting when this leg handed it over). What follows from its writes (the alarm,
+   * the inbox) is CommitEffects'.
    */
   async #afterLeg(recorder: TurnRecorder, status: TurnOutcome["status"]): Promise<void> {
-    await this.#setup.inbox.afterLeg(status);
+    this.#setup.inbox.titleAfterLeg();
     const { store, hold, options } = this.#setup;
     if (status === "awaiting_approval") {
       const state = store.state()!;
-      await store.schedule.planApprovalExpiry(state);
+      store.schedule.planApprovalExpiry(state);
       const pending = state.suspension?.pending.map(({ toolCallId, name, agent, expiresAt }) => ({ toolCallId, name, agent, expiresAt }));
       await this.#setup.notifier?.notify("approval_waiting", { pending });
     }
@@ -271,7 +273,6 @@ export class TurnDriver {
     const within = options.network.get(person)?.answerWithinMs;
     if (handover && within !== undefined) {
       store.schedule.add({ kind: "person-timeout", dueAt: Date.now() + within, person, handedBy: handover.from });
-      await store.schedule.syncAlarm();
     }
   }
 }

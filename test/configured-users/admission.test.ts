@@ -237,7 +237,7 @@ describe("the alarm's turn, which has no client", () => {
     await runInDurableObject(stub, async (_instance, state) => {
       const store = new ConversationStore(state.storage);
       store.schedule.add({ kind: "follow-up", dueAt: Date.now() - 1, note: "Check in.", agent: "triage", toolCallId: "f1" });
-      await store.schedule.syncAlarm();
+      await state.storage.setAlarm(Date.now());
     });
     const before = await snapshot(c);
     expect(await runDurableObjectAlarm(stub)).toBe(true);
