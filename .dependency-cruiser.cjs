@@ -1,7 +1,8 @@
 /**
  * The architecture as rules, checked by `npm test` (`npm run check:architecture`). The run loop in
  * src/runtime is pure TypeScript that everything else depends on, never the reverse; adapters
- * (models, agents) sit beside the session, and the HTTP layer on top.
+ * (models, agents) sit beside the Durable Objects (conversation, inbox, desk), the traces below
+ * them all, and the HTTP layer on top.
  */
 module.exports = {
   forbidden: [
@@ -20,18 +21,32 @@ module.exports = {
       to: { path: ["^cloudflare:", "(^|/)node_modules/(hono|openai)/", "^src/(?!runtime/)"] },
     },
     {
-      name: "adapters-below-session-and-http",
-      comment: "src/models and src/agents do not import src/session or src/http.",
+      name: "adapters-below-objects-and-http",
+      comment: "src/models and src/agents import no Durable Object's folder and not src/http.",
       severity: "error",
       from: { path: "^src/(models|agents)/" },
-      to: { path: "^src/(session|http)/" },
+      to: { path: "^src/(conversation|inbox|desk|http)/" },
     },
     {
-      name: "session-below-http",
-      comment: "src/session does not import src/http.",
+      name: "objects-below-http",
+      comment: "The Durable Objects' folders (conversation, inbox, desk) and the traces do not import src/http.",
       severity: "error",
-      from: { path: "^src/session/" },
+      from: { path: "^src/(conversation|inbox|desk|traces)/" },
       to: { path: "^src/http/" },
+    },
+    {
+      name: "traces-and-evals-need-no-object",
+      comment: "src/traces (trace builder, OTLP export) and src/evals reach into no Durable Object's folder: the Worker and the evals share them.",
+      severity: "error",
+      from: { path: "^src/(traces|evals)/" },
+      to: { path: "^src/(conversation|inbox|desk)/" },
+    },
+    {
+      name: "inbox-and-desk-stand-alone",
+      comment: "The inbox and the operator desk are objects of their own: they import nothing of the conversation's.",
+      severity: "error",
+      from: { path: "^src/(inbox|desk)/" },
+      to: { path: "^src/conversation/" },
     },
     {
       name: "worker-uses-entry-points",

@@ -1,6 +1,6 @@
-import type { Conversation } from "./session/conversation.ts";
-import type { Inbox } from "./session/inbox.ts";
-import type { OperatorDesk } from "./session/operator-desk.ts";
+import type { Conversation } from "./conversation/conversation.ts";
+import type { Inbox } from "./inbox/inbox.ts";
+import type { OperatorDesk } from "./desk/operator-desk.ts";
 import type { WorkerVars } from "./worker-vars.ts";
 
 /** The Worker's bindings, with its variables and secrets. */

@@ -55,7 +55,7 @@ function estimateUsage(request: ModelRequest, output: string): { inputTokens: nu
 
 type Decision = string | Array<Omit<ToolCall, "id">>;
 
-/** The notes a scheduled turn starts with (src/session/scheduled-work.ts). */
+/** The notes a scheduled turn starts with (src/conversation/schedule/scheduled-work.ts). */
 const SCHEDULED_NOTE = /^(A follow-up|No one at)/;
 
 function scheduledAnswer(note: string): string {

@@ -10,5 +10,5 @@ export { EvalCase, parseCases, type ParsedCases, TurnExpectation } from "./cases
 export { check, type EvalOptions, type EvalSample, type EvalTurn, runEval } from "./runner.ts";
 export { type AgentScore, type Comparison, compare, type PriceTable, type Scores, score } from "./scores.ts";
 export { htmlReport, scoreTable } from "./report.ts";
-export type { Span, SpanKind, TurnTrace } from "../session/turn-trace.ts";
+export type { Span, SpanKind, TurnTrace } from "../traces/turn-trace.ts";
 export { DemoModel } from "../agents/demo-model.ts";

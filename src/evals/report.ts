@@ -3,7 +3,7 @@
  * anywhere, no CDN): the scores, the confusion matrix as a heat map, accuracy per agent, and every
  * failed case first with its transcript, its handoff path and its trace (the trace builder's spans, as a waterfall).
  */
-import type { Span, TurnTrace } from "../session/turn-trace.ts";
+import type { Span, TurnTrace } from "../traces/turn-trace.ts";
 import type { EvalSample } from "./runner.ts";
 import type { Comparison, Scores } from "./scores.ts";
 

@@ -4,14 +4,14 @@
  * fails (rate limits, outages, timeouts). What each turn did is measured from its events.
  */
 import { newHolding } from "../runtime/holding.ts";
-import type { McpPort } from "../runtime/mcp.ts";
+import type { McpPort } from "../runtime/ports/mcp.ts";
 import type { Message } from "../runtime/messages.ts";
-import type { Model } from "../runtime/model-port.ts";
+import type { Model } from "../runtime/ports/model-port.ts";
 import type { Network } from "../runtime/network.ts";
 import { runTurn } from "../runtime/run-loop.ts";
 import { MemoryStore } from "../testing/memory-store.ts";
 import type { RunEvent, TurnOutcome } from "../runtime/events.ts";
-import { TraceBuilder, type TurnTrace } from "../session/turn-trace.ts";
+import { TraceBuilder, type TurnTrace } from "../traces/turn-trace.ts";
 import type { EvalCase, TurnExpectation } from "./cases.ts";
 
 /** What one turn of a sample did, measured from its events, and what of its expectation failed. */

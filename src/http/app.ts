@@ -5,7 +5,7 @@ import { secureHeaders } from "hono/secure-headers";
 import { ConfigError, readConfig, redactorFor } from "../config.ts";
 import type { Env } from "../env.ts";
 import { knownToolList } from "../mcp/index.ts";
-import { type McpServerConfig, mcpToolName, mcpToolOffered } from "../runtime/mcp.ts";
+import { type McpServerConfig, mcpToolName, mcpToolOffered } from "../runtime/ports/mcp.ts";
 import type { Network } from "../runtime/network.ts";
 import type { AppEnv } from "./app-env.ts";
 import { requireAccess } from "./auth.ts";

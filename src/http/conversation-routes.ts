@@ -14,9 +14,9 @@ import {
   RetryBody,
   TurnNumber,
 } from "./schemas.ts";
-import { inboxOf } from "../session/inbox.ts";
-import type { SessionResult } from "../session/results.ts";
-import { SOCKET_CALLER_HEADER } from "../session/sockets.ts";
+import { inboxOf } from "../inbox/inbox.ts";
+import type { SessionResult } from "../conversation/results.ts";
+import { SOCKET_CALLER_HEADER } from "../conversation/sockets.ts";
 import { callerOf, originOf } from "./session-client.ts";
 import { registerFork, registerTokenIssue } from "./token-routes.ts";
 import { decisionReply } from "./turn-replies.ts";

@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { deskOf } from "../session/operator-desk.ts";
+import { deskOf } from "../desk/operator-desk.ts";
 import type { AppEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
 import { expectOk, readQuery } from "./request.ts";

@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
 import * as z from "zod";
-import type { SessionErrorCode, SessionResult } from "../session/index.ts";
+import type { SessionErrorCode, SessionResult } from "../conversation/index.ts";
 import { headersFor, type StreamFormat } from "../wire/index.ts";
 import type { ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";

@@ -1,5 +1,5 @@
 import type { Env } from "../env.ts";
-import type { Caller, Conversation } from "../session/index.ts";
+import type { Caller, Conversation } from "../conversation/index.ts";
 import type { Access } from "./auth.ts";
 
 /** The Durable Object's RPC methods: those that take the caller first. */

@@ -4,7 +4,7 @@ import type { AppEnv, ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
 import { expectOk, readJson, readOptionalJson, readQuery } from "./request.ts";
 import { CreateConversationBody, ForkBody, InboxQueryParams, TokenBody } from "./schemas.ts";
-import { inboxOf } from "../session/inbox.ts";
+import { inboxOf } from "../inbox/inbox.ts";
 import { sessionClient } from "./session-client.ts";
 import { mintToken } from "./tokens.ts";
 

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { DecisionOutcome } from "../session/index.ts";
+import type { DecisionOutcome } from "../conversation/index.ts";
 import type { StreamFormat } from "../wire/index.ts";
 import type { ConversationEnv } from "./app-env.ts";
 import { streamResponse } from "./request.ts";

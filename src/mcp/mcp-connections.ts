@@ -16,7 +16,14 @@ import {
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/client/validators/cf-worker";
-import { type McpCallResult, type McpHostEnv, type McpPort, type McpServerConfig, type McpToolInfo, mcpHeaders } from "../runtime/mcp.ts";
+import {
+  type McpCallResult,
+  type McpHostEnv,
+  type McpPort,
+  type McpServerConfig,
+  type McpToolInfo,
+  mcpHeaders,
+} from "../runtime/ports/mcp.ts";
 
 /** A server's listed tools, as kept between turns. */
 export interface CachedToolList {

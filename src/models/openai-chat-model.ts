@@ -1,8 +1,8 @@
 import type OpenAI from "openai";
 import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
 import type { Message } from "../runtime/messages.ts";
-import type { ModelEvent, ModelRequest } from "../runtime/model-port.ts";
-import type { ToolSpec } from "../runtime/tool.ts";
+import type { ModelEvent, ModelRequest } from "../runtime/ports/model-port.ts";
+import type { ToolSpec } from "../runtime/tools/tool.ts";
 import { ChatStreamAssembler } from "./chat-stream-assembler.ts";
 import type { ProviderDefaults } from "./provider-defaults.ts";
 import { streamProviderStep } from "./provider-stream.ts";

@@ -1,5 +1,5 @@
 import type OpenAI from "openai";
-import type { Model, ModelEvent, ModelRequest } from "../runtime/model-port.ts";
+import type { Model, ModelEvent, ModelRequest } from "../runtime/ports/model-port.ts";
 import { streamChatCompletion } from "./openai-chat-model.ts";
 import { streamResponse } from "./openai-responses-model.ts";
 import type { ProviderDefaults } from "./provider-defaults.ts";

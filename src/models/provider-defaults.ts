@@ -1,4 +1,4 @@
-import type { ModelSettings } from "../runtime/model-port.ts";
+import type { ModelSettings } from "../runtime/ports/model-port.ts";
 import type { ProviderLog } from "./model-errors.ts";
 
 /** Model options from the Worker's environment; an agent's own modelSettings win. */

@@ -1,4 +1,4 @@
-import type { ModelEvent } from "../runtime/model-port.ts";
+import type { ModelEvent } from "../runtime/ports/model-port.ts";
 import { RuntimeError } from "../runtime/errors.ts";
 import type { ToolCall } from "../runtime/messages.ts";
 import type { Usage } from "../runtime/usage.ts";

@@ -1,10 +1,10 @@
 import { type Duration, durationMs } from "./duration.ts";
 import * as z from "zod";
-import type { Guardrail } from "./guardrails.ts";
+import type { Guardrail } from "./tools/guardrails.ts";
 import type { HandoffOptions } from "./handoff/types.ts";
-import type { McpServerConfig } from "./mcp.ts";
-import type { ModelSettings } from "./model-port.ts";
-import type { Tool } from "./tool.ts";
+import type { McpServerConfig } from "./ports/mcp.ts";
+import type { ModelSettings } from "./ports/model-port.ts";
+import type { Tool } from "./tools/tool.ts";
 
 /** What an agent's instructions and tools can read: the context handoffs have carried so far. */
 export interface AgentContext {

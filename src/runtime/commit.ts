@@ -1,7 +1,7 @@
 import type { CallsInFlight } from "./calls-in-flight.ts";
 import type { RunEvent } from "./events.ts";
 import type { TurnItem } from "./run-options.ts";
-import type { StepCommit } from "./store-port.ts";
+import type { StepCommit } from "./ports/store-port.ts";
 import type { RunContext } from "./turn-state.ts";
 
 /**

@@ -1,6 +1,6 @@
 import type { Message } from "./messages.ts";
-import type { Model, ModelRequest } from "./model-port.ts";
-import type { ToolSpec } from "./tool.ts";
+import type { Model, ModelRequest } from "./ports/model-port.ts";
+import type { ToolSpec } from "./tools/tool.ts";
 
 /** A compaction: the first `replaces` stored messages are sent to the model as `summary`. */
 export interface Compaction {

@@ -4,7 +4,7 @@ import type { RunEvent } from "./events.ts";
 import { arrivalFilter } from "./handoff/history-filter.ts";
 import type { Message } from "./messages.ts";
 import type { Network } from "./network.ts";
-import type { ToolSpec } from "./tool.ts";
+import type { ToolSpec } from "./tools/tool.ts";
 import type { RunContext, TurnState } from "./turn-state.ts";
 import type { UsageTotals } from "./usage.ts";
 

@@ -1,15 +1,15 @@
-import { approvalExpiry } from "./approval-gate.ts";
+import { approvalExpiry } from "./tools/approval-gate.ts";
 import type { AnnouncedHandoffs } from "./handoff/announced.ts";
 import type { Duration } from "./duration.ts";
 import type { Agent } from "./agent.ts";
 import type { Budgets } from "./budgets.ts";
 import type { CompactionOptions } from "./compaction.ts";
-import type { ToolGuardrail } from "./guardrails.ts";
+import type { ToolGuardrail } from "./tools/guardrails.ts";
 import { buildEdges, defaultScope, type HandoffEdge, type HandoffScope, isEnabled } from "./handoff/handoff.ts";
-import { transferToolNames } from "./tool-names.ts";
+import { transferToolNames } from "./tools/tool-names.ts";
 import { type TransferStyle, transferSpecs } from "./handoff/transfer-tools.ts";
 import type { HandoffInfo, HandoffState } from "./handoff/types.ts";
-import { type Tool, type ToolSpec, toolSpec } from "./tool.ts";
+import { type Tool, type ToolSpec, toolSpec } from "./tools/tool.ts";
 
 /** How a network behaves where the peer systems differ, and its limits, budgets and hooks. */
 export interface NetworkOptions {

@@ -1,13 +1,13 @@
 /** What a host passes `runTurn`: the network, the ports, the stored state and the input. */
 import type { CallsInFlight } from "./calls-in-flight.ts";
-import type { McpPort } from "./mcp.ts";
+import type { McpPort } from "./ports/mcp.ts";
 import type { RunEvent } from "./events.ts";
 import type { ConversationSnapshot } from "./conversation-snapshot.ts";
 import type { Limits } from "./limits.ts";
-import type { Model } from "./model-port.ts";
+import type { Model } from "./ports/model-port.ts";
 import type { Network } from "./network.ts";
-import type { Scheduler } from "./scheduler-port.ts";
-import type { StepCommit, TurnStore } from "./store-port.ts";
+import type { Scheduler } from "./ports/scheduler-port.ts";
+import type { StepCommit, TurnStore } from "./ports/store-port.ts";
 import type { ApprovalDecision, Suspension } from "./suspension.ts";
 
 /**

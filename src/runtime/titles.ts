@@ -3,7 +3,7 @@
  * message and the answer, as plain text, and no tools.
  */
 import type { Message } from "./messages.ts";
-import type { Model, ModelRequest } from "./model-port.ts";
+import type { Model, ModelRequest } from "./ports/model-port.ts";
 
 /** The agent name a title call carries (logs, traces, and models that route by agent, as the demo does). */
 export const TITLE_AGENT = "conversation-title";

@@ -7,7 +7,7 @@ import type { Limits } from "./limits.ts";
 import type { Message } from "./messages.ts";
 import type { RunEvent } from "./events.ts";
 import type { RunItemsOptions, RunTurnOptions } from "./run-options.ts";
-import type { TurnStore } from "./store-port.ts";
+import type { TurnStore } from "./ports/store-port.ts";
 import { TURN_START, type TurnProgress } from "./suspension.ts";
 import { addUsage, NO_USAGE, type UsageTotals } from "./usage.ts";
 

@@ -3,7 +3,7 @@ import type { ConversationSnapshot } from "../runtime/conversation-snapshot.ts";
 import { type Holding, newHolding } from "../runtime/holding.ts";
 import type { HandoffRecord } from "../runtime/handoff/types.ts";
 import type { Message } from "../runtime/messages.ts";
-import { applyCommit, type StepCommit, type TurnStore } from "../runtime/store-port.ts";
+import { applyCommit, type StepCommit, type TurnStore } from "../runtime/ports/store-port.ts";
 import type { Suspension } from "../runtime/suspension.ts";
 
 /** An in-memory store that applies commits with the function the Durable Object uses. */

@@ -1,11 +1,11 @@
 import { findHistoryProblem } from "../runtime/messages.ts";
 import type { Limits } from "../runtime/limits.ts";
-import type { McpPort } from "../runtime/mcp.ts";
+import type { McpPort } from "../runtime/ports/mcp.ts";
 import type { Network } from "../runtime/network.ts";
 import type { RunEvent, TurnOutcome } from "../runtime/events.ts";
 import { runTurn } from "../runtime/run-loop.ts";
 import type { TurnInput } from "../runtime/run-options.ts";
-import type { Scheduler } from "../runtime/scheduler-port.ts";
+import type { Scheduler } from "../runtime/ports/scheduler-port.ts";
 import type { Suspension } from "../runtime/suspension.ts";
 import { MemoryStore } from "./memory-store.ts";
 import { type ScriptStep, ScriptedModel } from "./scripted-model.ts";

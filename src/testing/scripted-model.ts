@@ -1,6 +1,6 @@
 import type { Message } from "../runtime/messages.ts";
-import type { Model, ModelEvent, ModelRequest } from "../runtime/model-port.ts";
-import type { ToolSpec } from "../runtime/tool.ts";
+import type { Model, ModelEvent, ModelRequest } from "../runtime/ports/model-port.ts";
+import type { ToolSpec } from "../runtime/tools/tool.ts";
 
 /** One tool call a scripted step makes. */
 export interface ScriptedCall {

@@ -8,9 +8,9 @@
 import { importJWK, type JWK, SignJWT } from "jose";
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { ConversationStore } from "../../src/session/conversation-store.ts";
+import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { describe, expect, inject, it } from "vitest";
-import { inboxOf } from "../../src/session/inbox.ts";
+import { inboxOf } from "../../src/inbox/inbox.ts";
 import { scenario } from "../support/scenario.ts";
 import { call } from "../support/worker.ts";
 

@@ -6,7 +6,7 @@
 import { importJWK, type JWK, SignJWT } from "jose";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
-import { inboxOf } from "../../src/session/inbox.ts";
+import { inboxOf } from "../../src/inbox/inbox.ts";
 import { scenario } from "../support/scenario.ts";
 import { call } from "../support/worker.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { readConfig } from "../../src/config.ts";
-import { createModel } from "../../src/session/configured-model.ts";
+import { createModel } from "../../src/conversation/configured-model.ts";
 import type { Model } from "../../src/runtime/index.ts";
 import { Redactor } from "../../src/runtime/redact.ts";
 import { providerModel, step } from "../support/model-step.ts";

@@ -17,7 +17,7 @@ import fc from "fast-check";
 import { describe, expect, inject, it } from "vitest";
 import type { ScriptedAnswer } from "../node/fake-openai-server.ts";
 import { findHistoryProblem } from "../../src/runtime/messages.ts";
-import { ConversationStore } from "../../src/session/conversation-store.ts";
+import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { parseSse, type ReceivedEvent, readSse } from "../support/sse.ts";
 import { call, type ConversationJson, postMessage, scenario, stored } from "../support/worker.ts";
 

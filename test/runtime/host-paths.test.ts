@@ -8,7 +8,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { newConversation, Agent, type Model, Network, runTurnItems, tool, type TurnOutcome } from "../../src/runtime/index.ts";
 import { newHolding } from "../../src/runtime/holding.ts";
-import { applyCommit } from "../../src/runtime/store-port.ts";
+import { applyCommit } from "../../src/runtime/ports/store-port.ts";
 import type { RunItemsOptions, TurnItem } from "../../src/runtime/run-options.ts";
 import { MemoryStore, ScriptedModel, type ScriptStep } from "../../src/testing/index.ts";
 import { echo, explode, refunds, supportLike, withApprovals } from "../support/networks.ts";

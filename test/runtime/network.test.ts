@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Agent, handoff, Network } from "../../src/runtime/index.ts";
-import { transferToolNames } from "../../src/runtime/tool-names.ts";
+import { transferToolNames } from "../../src/runtime/tools/tool-names.ts";
 
 describe("transfer tool names", () => {
   it("lower-case the name and turn other characters into _", () => {

@@ -20,7 +20,7 @@ import {
 } from "../../src/runtime/index.ts";
 import { findHistoryProblem } from "../../src/runtime/messages.ts";
 import { INTERRUPTED_CALL, settleInterrupted } from "../../src/runtime/suspension.ts";
-import { transferToolNames } from "../../src/runtime/tool-names.ts";
+import { transferToolNames } from "../../src/runtime/tools/tool-names.ts";
 import { MemoryStore } from "../support/scripted-model.ts";
 import { echo, supportLike } from "../support/networks.ts";
 import { ofType, playTurn } from "../support/run.ts";

@@ -2,8 +2,8 @@ import OpenAI from "openai";
 import { inject } from "vitest";
 import { OpenAIModel } from "../../src/models/index.ts";
 import { type Message, type ModelEvent, type ModelRequest, RuntimeError } from "../../src/runtime/index.ts";
-import type { ModelSettings } from "../../src/runtime/model-port.ts";
-import type { ToolSpec } from "../../src/runtime/tool.ts";
+import type { ModelSettings } from "../../src/runtime/ports/model-port.ts";
+import type { ToolSpec } from "../../src/runtime/tools/tool.ts";
 
 export interface StepResult {
   text: string;

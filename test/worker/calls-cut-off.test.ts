@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { NOT_RUN_CALL } from "../../src/runtime/calls-in-flight.ts";
 import { findHistoryProblem } from "../../src/runtime/messages.ts";
 import { INTERRUPTED_CALL } from "../../src/runtime/suspension.ts";
-import { ConversationStore } from "../../src/session/conversation-store.ts";
+import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 
 const assistant = {
   role: "assistant" as const,

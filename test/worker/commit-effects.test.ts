@@ -7,7 +7,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { readConfig } from "../../src/config.ts";
-import { assembleConversation } from "../../src/session/conversation-parts.ts";
+import { assembleConversation } from "../../src/conversation/conversation-parts.ts";
 import { supportLike } from "../support/networks.ts";
 
 describe("the alarm follows the schedule", () => {

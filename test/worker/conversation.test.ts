@@ -3,7 +3,7 @@ import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from "
 import { describe, expect, it } from "vitest";
 import { createSupportNetwork } from "../../src/agents/network.ts";
 import { newConversation, type RunEvent, runTurn } from "../../src/runtime/index.ts";
-import { ConversationStore } from "../../src/session/conversation-store.ts";
+import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { ScriptedModel } from "../support/scripted-model.ts";
 import { parseSse, readSse, type ReceivedEvent } from "../support/sse.ts";
 import { call, chat, postMessage, scenario, stored } from "../support/worker.ts";

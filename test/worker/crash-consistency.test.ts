@@ -12,7 +12,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ConversationObject, type ConversationSetup, type WorkerVars } from "../../src/cloudflare/index.ts";
 import { findHistoryProblem } from "../../src/runtime/messages.ts";
-import { ConversationStore } from "../../src/session/conversation-store.ts";
+import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import type { StoredEvent } from "../../src/wire/index.ts";
 import { withApprovals } from "../support/networks.ts";
 import { ScriptedModel, type ScriptStep } from "../support/scripted-model.ts";

@@ -3,8 +3,8 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index.ts";
 import { INTERRUPTED_CALL } from "../../src/runtime/suspension.ts";
-import { ConversationStore } from "../../src/session/conversation-store.ts";
-import { MAX_STREAMS } from "../../src/session/index.ts";
+import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
+import { MAX_STREAMS } from "../../src/conversation/index.ts";
 import { parseSse, readSse } from "../support/sse.ts";
 import { call, chat, postMessage, scenario, stored } from "../support/worker.ts";
 

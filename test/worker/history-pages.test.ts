@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { findHistoryProblem } from "../../src/runtime/messages.ts";
 import type { Message } from "../../src/runtime/index.ts";
-import { pageOfHistory } from "../../src/session/history-page.ts";
+import { pageOfHistory } from "../../src/conversation/storage/history-page.ts";
 import { call, chat, scenario } from "../support/worker.ts";
 
 const turn = (n: number, withTool = false): Message[] => [

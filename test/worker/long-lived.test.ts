@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { migrate, SCHEMA_VERSION } from "../../src/session/schema.ts";
+import { migrate, SCHEMA_VERSION } from "../../src/conversation/storage/schema.ts";
 import { call, chat, postMessage, scenario, stored } from "../support/worker.ts";
 
 /** Replaces a conversation's storage with what an earlier deploy wrote, then restarts the object. */
@@ -106,7 +106,7 @@ describe("rate limits and usage", () => {
 describe("compaction in storage", () => {
   it("stores a marker row: GET shows every original message and the summary the model is sent", async () => {
     const { Agent, Network, runTurn } = await import("../../src/runtime/index.ts");
-    const { ConversationStore } = await import("../../src/session/conversation-store.ts");
+    const { ConversationStore } = await import("../../src/conversation/storage/conversation-store.ts");
     const id = `compaction-${crypto.randomUUID()}`;
     await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
       const store = new ConversationStore(state.storage);

@@ -8,7 +8,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ConversationStore } from "../../src/session/conversation-store.ts";
+import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { parseSse } from "../support/sse.ts";
 import { scenario } from "../support/scenario.ts";
 import { call, stored } from "../support/worker.ts";

@@ -1,6 +1,6 @@
 /** The trace exporter against collectors that misbehave: it retries, gives up, drops, and never throws. */
 import { describe, expect, inject, it } from "vitest";
-import { OtlpExporter, parseOtlpHeaders } from "../../src/session/otlp-export.ts";
+import { OtlpExporter, parseOtlpHeaders } from "../../src/traces/otlp-export.ts";
 
 function exporter(endpoint: string) {
   const log: string[] = [];

@@ -7,7 +7,7 @@
  * the whole turn and its `done`.
  */
 import { describe, expect, it } from "vitest";
-import { MAX_LAG_BYTES } from "../../src/session/turn-broadcast.ts";
+import { MAX_LAG_BYTES } from "../../src/conversation/turns/turn-broadcast.ts";
 import { parseSse } from "../support/sse.ts";
 import { call, postMessage, scenario } from "../support/worker.ts";
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { Agent, type Message, type Model, Network, type RunEvent, type RunTurnOptions, tool } from "../../src/runtime/index.ts";
-import { TraceBuilder } from "../../src/session/turn-trace.ts";
+import { TraceBuilder } from "../../src/traces/turn-trace.ts";
 import { MemoryStore, ScriptedModel } from "../../src/testing/index.ts";
 import { eventsOfTurn } from "../support/run.ts";
 

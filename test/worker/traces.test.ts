@@ -6,8 +6,8 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { ConversationStore } from "../../src/session/conversation-store.ts";
-import type { Span, TurnTrace } from "../../src/session/turn-trace.ts";
+import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
+import type { Span, TurnTrace } from "../../src/traces/turn-trace.ts";
 import { call, chat, scenario } from "../support/worker.ts";
 
 const args = (value: unknown) => JSON.stringify(value);

@@ -1,6 +1,6 @@
 /** Returning handoffs: the caller stack's rules, and the `return_to_<caller>` tool an on-call target is offered. */
-import type { ToolSpec } from "../tool.ts";
-import { sanitizeAgentName } from "../tool-names.ts";
+import type { ToolSpec } from "../tools/tool.ts";
+import { sanitizeAgentName } from "../tools/tool-names.ts";
 import type { CallerFrame } from "./types.ts";
 
 /** The prefix of return tools: `return_to_<caller>`. */

@@ -3,7 +3,7 @@ import * as z from "zod";
 import type { Limits } from "../limits.ts";
 import type { CallPlan, ToolCall } from "../messages.ts";
 import type { AgentToolset } from "../network.ts";
-import type { Tool } from "../tool.ts";
+import type { Tool } from "../tools/tool.ts";
 import type { HandoffEdge } from "./handoff.ts";
 import { returnToolName } from "./returns.ts";
 import { readTransfer, type TransferStyle, validTargets } from "./transfer-tools.ts";

@@ -1,9 +1,9 @@
 /** What the model sees of handoffs: the transfer tools' specs, and reading its calls of them back. */
 import * as z from "zod";
 import type { ToolCall } from "../messages.ts";
-import type { ToolSpec } from "../tool.ts";
+import type { ToolSpec } from "../tools/tool.ts";
 import type { HandoffEdge } from "./handoff.ts";
-import { TRANSFER_PREFIX } from "../tool-names.ts";
+import { TRANSFER_PREFIX } from "../tools/tool-names.ts";
 
 /**
  * How handoffs look to the model. `per-target`: one `transfer_to_<name>` tool per target.

@@ -1,7 +1,7 @@
 /** The second stage of a step: one model call, streamed. */
 import type { RunEvent } from "../events.ts";
 import type { ToolCall } from "../messages.ts";
-import type { Model, ModelRequest } from "../model-port.ts";
+import type { Model, ModelRequest } from "../ports/model-port.ts";
 import type { Usage } from "../usage.ts";
 
 export interface ModelStepResult {

@@ -1,5 +1,5 @@
 /** The record of one call of a step, from its plan to its answer: what the commit and the events are built from. */
-import type { ToolOutcome } from "../execute-tool-call.ts";
+import type { ToolOutcome } from "../tools/execute-tool-call.ts";
 import type { PlannedCall } from "../handoff/rules.ts";
 import type { ToolCall } from "../messages.ts";
 

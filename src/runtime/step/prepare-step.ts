@@ -4,13 +4,13 @@ import { checkBudgets } from "../budgets.ts";
 import { type CompactionResult, compactIfNeeded, visibleHistory } from "../context-window.ts";
 import { RuntimeError } from "../errors.ts";
 import type { RunEvent } from "../events.ts";
-import { remoteTools } from "../mcp.ts";
+import { remoteTools } from "../ports/mcp.ts";
 import type { Message } from "../messages.ts";
 import type { AgentToolset, Network } from "../network.ts";
 import { answerReturn, openReturn, returnToolSpec } from "../handoff/returns.ts";
-import { agentState } from "../tool-context.ts";
+import { agentState } from "../tools/tool-context.ts";
 import type { CallerFrame } from "../handoff/types.ts";
-import { toolSpec } from "../tool.ts";
+import { toolSpec } from "../tools/tool.ts";
 import type { RunContext, TurnState } from "../turn-state.ts";
 
 export interface PreparedStep {

@@ -3,17 +3,17 @@
  * call. In order: handoffs are picked out before anything runs (each call's plan, announced), then
  * tool guardrails and the approval gate, then the calls that start are written ahead of them, and they run.
  */
-import { requiresApproval } from "../approval-gate.ts";
+import { requiresApproval } from "../tools/approval-gate.ts";
 import { checkBudgets } from "../budgets.ts";
-import { argsOf, errorOutcome, executeToolCall } from "../execute-tool-call.ts";
-import { firstBlock } from "../guardrails.ts";
+import { argsOf, errorOutcome, executeToolCall } from "../tools/execute-tool-call.ts";
+import { firstBlock } from "../tools/guardrails.ts";
 import type { CallsInFlight } from "../calls-in-flight.ts";
 import { type PlannedCall, planToolCalls } from "../handoff/rules.ts";
 import type { ModelStepResult } from "./call-model.ts";
 import { assistantMessage } from "./step-commit.ts";
 import type { ToolCall } from "../messages.ts";
-import { type StateUpdates, toolContext } from "../tool-context.ts";
-import type { CallContext } from "../tool.ts";
+import { type StateUpdates, toolContext } from "../tools/tool-context.ts";
+import type { CallContext } from "../tools/tool.ts";
 import type { RunContext, TurnState } from "../turn-state.ts";
 import { addUsage, type UsageTotals } from "../usage.ts";
 import type { PreparedStep } from "./prepare-step.ts";

@@ -1,16 +1,16 @@
 /** A resumed leg's first stage: the suspended step's awaited calls answered, the whole step committed. */
-import { errorOutcome, executeToolCall, toolMessage } from "../execute-tool-call.ts";
+import { errorOutcome, executeToolCall, toolMessage } from "../tools/execute-tool-call.ts";
 import type { RunEvent } from "../events.ts";
 import type { ToolMessage } from "../messages.ts";
 import type { TurnItem } from "../run-options.ts";
 import { type ApprovalDecision, denialMessage, type PendingApproval, type Suspension } from "../suspension.ts";
 import { commit } from "../commit.ts";
-import { type StateUpdates, toolContext } from "../tool-context.ts";
+import { type StateUpdates, toolContext } from "../tools/tool-context.ts";
 import { advance, holdingChange, type RunContext, type TurnState } from "../turn-state.ts";
 import { countErrorSteps, tooManyErrors } from "./next-step.ts";
 import { withRemoteTools } from "./prepare-step.ts";
 import type { Answered } from "./call-record.ts";
-import type { Tool } from "../tool.ts";
+import type { Tool } from "../tools/tool.ts";
 
 export async function* settleApprovals(
   run: RunContext,

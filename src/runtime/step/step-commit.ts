@@ -4,16 +4,16 @@
  */
 import { estimateTokens } from "../compaction.ts";
 import type { RunEvent } from "../events.ts";
-import { argsOf, toolMessage } from "../execute-tool-call.ts";
+import { argsOf, toolMessage } from "../tools/execute-tool-call.ts";
 import { callPlanOf, type PlannedCall } from "../handoff/rules.ts";
 import type { CallerFrame, HandoffRecord, ReturnRecord, TransferRecord } from "../handoff/types.ts";
 import type { Agent } from "../agent.ts";
 import type { AssistantMessage, Message, ToolMessage } from "../messages.ts";
 import type { NetworkOptions } from "../network.ts";
-import type { StepCommit } from "../store-port.ts";
-import { approvalExpiry } from "../approval-gate.ts";
+import type { StepCommit } from "../ports/store-port.ts";
+import { approvalExpiry } from "../tools/approval-gate.ts";
 import type { PendingApproval } from "../suspension.ts";
-import { agentState } from "../tool-context.ts";
+import { agentState } from "../tools/tool-context.ts";
 import { advance, holdingChange, type TurnState } from "../turn-state.ts";
 import { addUsage, modelCallUsage, NO_USAGE, type UsageTotals } from "../usage.ts";
 import type { ModelStepResult } from "./call-model.ts";

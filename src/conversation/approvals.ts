@@ -1,0 +1,30 @@
+import type { ApprovalDecision } from "../runtime/suspension.ts";
+import type { Message } from "../runtime/messages.ts";
+import type { ConversationState } from "./storage/conversation-store.ts";
+import { fail, ok, type SessionResult } from "./results.ts";
+
+/** Checks decisions against the suspended step: each must name a call that still waits. */
+export function checkDecisions(
+  state: ConversationState | null,
+  history: readonly Message[],
+  decisions: readonly ApprovalDecision[],
+): SessionResult<{ complete: boolean }> {
+  const suspension = state?.suspension;
+  for (const { toolCallId } of decisions) {
+    const decided =
+      state?.decisions.some((d) => d.toolCallId === toolCallId) ||
+      suspension?.results.some((r) => r?.toolCallId === toolCallId) ||
+      history.some((m) => m.role === "tool" && m.toolCallId === toolCallId);
+    if (decided) return fail("approval_already_decided", `Tool call '${toolCallId}' was already decided.`, { toolCallId });
+    if (!suspension?.pending.some((p) => p.toolCallId === toolCallId)) {
+      return suspension
+        ? fail("approval_not_found", `No pending approval '${toolCallId}'.`, {
+            toolCallId,
+            pending: suspension.pending.map((p) => p.toolCallId),
+          })
+        : fail("no_pending_approval", "Nothing in this conversation is waiting for an approval.");
+    }
+  }
+  const decided = new Set([...(state?.decisions ?? []), ...decisions].map((d) => d.toolCallId));
+  return ok({ complete: suspension!.pending.every((p) => decided.has(p.toolCallId)) });
+}

@@ -1,0 +1,66 @@
+import OpenAI from "openai";
+import type { Config } from "../config.ts";
+import { OpenAIModel } from "../models/index.ts";
+import { RuntimeError } from "../runtime/errors.ts";
+import type { Model } from "../runtime/ports/model-port.ts";
+import type { Redactor } from "../runtime/redact.ts";
+
+/** HTTP requests the client has sent, retries included; a trace tells a retried call by it. */
+export interface RequestCount {
+  sent: number;
+}
+
+/**
+ * The configured provider's model; undefined when neither a key nor a base URL is configured. What
+ * the provider says in its errors, and whatever the client logs, reaches the log only through `redactor`.
+ */
+export function createModel(config: Config, redactor: Redactor, requests: RequestCount = { sent: 0 }): Model | undefined {
+  if (!config.OPENAI_API_KEY && !config.OPENAI_BASE_URL) return undefined;
+  const log = (message: string) => console.warn(redactor.text(message));
+  const client = new OpenAI({
+    logger: redactingLogger(redactor),
+    apiKey: config.OPENAI_API_KEY ?? "not-needed",
+    ...(config.OPENAI_BASE_URL ? { baseURL: config.OPENAI_BASE_URL } : {}),
+    // Retries 429, 5xx and connection failures before the first byte, with backoff, jitter and Retry-After.
+    maxRetries: config.OPENAI_MAX_RETRIES,
+    fetch: (input, init) => {
+      requests.sent++;
+      return fetch(input, init);
+    },
+  });
+  return new OpenAIModel(client, {
+    idleTimeoutMs: config.OPENAI_IDLE_TIMEOUT_MS,
+    log,
+    ...(config.OPENAI_API ? { api: config.OPENAI_API } : {}),
+    ...(config.OPENAI_TEMPERATURE !== undefined ? { temperature: config.OPENAI_TEMPERATURE } : {}),
+    ...(config.OPENAI_REASONING_EFFORT ? { reasoningEffort: config.OPENAI_REASONING_EFFORT } : {}),
+    ...(config.OPENAI_MAX_OUTPUT_TOKENS !== undefined ? { maxOutputTokens: config.OPENAI_MAX_OUTPUT_TOKENS } : {}),
+    ...(config.OPENAI_PARALLEL_TOOL_CALLS !== undefined ? { parallelToolCalls: config.OPENAI_PARALLEL_TOOL_CALLS } : {}),
+  });
+}
+
+/** The `openai` client's logger, with every argument redacted before it reaches the console. */
+function redactingLogger(redactor: Redactor) {
+  const clean = (args: unknown[]) =>
+    args.map((arg) =>
+      redactor.text(typeof arg === "string" ? arg : arg instanceof Error ? arg.message : (JSON.stringify(arg) ?? String(arg))),
+    );
+  return {
+    error: (...args: unknown[]) => console.error(...clean(args)),
+    warn: (...args: unknown[]) => console.warn(...clean(args)),
+    info: (...args: unknown[]) => console.info(...clean(args)),
+    debug: (...args: unknown[]) => console.debug(...clean(args)),
+  };
+}
+
+/** Without a provider and without an offline model, every turn says what to configure. */
+export function unconfiguredModel(): Model {
+  return {
+    stream() {
+      throw new RuntimeError(
+        "model_not_configured",
+        "No model is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a provider other than OpenAI).",
+      );
+    },
+  };
+}

@@ -1,0 +1,74 @@
+/** What the conversation's Durable Object answers over RPC, and what a Worker gives it: the types of its surface. */
+import type { OperatorIdentity } from "../runtime/handoff/types.ts";
+import type { Activity } from "./storage/activity-log.ts";
+import type { Compaction } from "../runtime/compaction.ts";
+import type { Holding } from "../runtime/holding.ts";
+import type { Limits } from "../runtime/limits.ts";
+import type { Message } from "../runtime/messages.ts";
+import type { Model } from "../runtime/ports/model-port.ts";
+import type { Network } from "../runtime/network.ts";
+import type { PendingApproval } from "../runtime/suspension.ts";
+import type { UsageTotals } from "../runtime/usage.ts";
+import type { HistoryPage } from "./storage/history-page.ts";
+import type { StoredHandoff, StoredTurnStatus } from "./storage/turn-log.ts";
+
+export interface ConversationView extends Pick<Holding, "activeAgent" | "handoffCount" | "callers"> {
+  id: string;
+  turn: number;
+  status: StoredTurnStatus | "idle";
+  messages: readonly Message[];
+  handoffs: StoredHandoff[];
+  pendingApprovals: PendingApproval[];
+  /** The id of the last stored event: where GET /events picks up. */
+  lastEventId: number;
+  /**
+   * Storage written by the latest turn: rows (what Durable Object storage bills) and bytes; and the
+   * rows its owner's inbox wrote to keep its entry current, while this object has stayed in memory.
+   */
+  lastTurnStorage: { rowsWritten: number; bytesWritten: number; inboxRowsWritten?: number } | null;
+  /** What the conversation has spent: model calls, tokens, tool calls. */
+  usage: UsageTotals;
+  /** Summaries the model is sent in place of older messages; `messages` keeps every original. */
+  compactions: Array<Compaction & { turn: number; agent: string }>;
+  /** Where `messages` sits in the whole history (indexes, as `compactions` count them). */
+  page: HistoryPage;
+  /** What people did, and when: a person's answers and hand backs, approvals and denials, with who (the latest 100). */
+  activity: Activity[];
+}
+
+/** A page of the history: at most `limit` messages before `before` (the newest by default). */
+export interface PageQuery {
+  limit?: number | undefined;
+  before?: number | undefined;
+}
+
+export type DecisionOutcome = { kind: "stream"; stream: ReadableStream<Uint8Array> } | { kind: "awaiting"; pending: string[] };
+
+/** `idle`: nothing after the cursor, and no run that could add to it. */
+export type EventsOutcome = { kind: "stream"; stream: ReadableStream<Uint8Array> } | { kind: "idle" };
+
+/**
+ * Who is asking: the conversation, and the grant of the conversation token used (absent for the
+ * master key and anonymous use). A token whose grant is not the conversation's is revoked.
+ */
+export interface Caller {
+  conversationId: string;
+  grant?: string | undefined;
+  /** A signed-in user's id: they reach only the conversations they own, and own those they create or fork. */
+  user?: string | undefined;
+  /** Who acts, from their sign-in token (a user, or an operator): recorded with their approvals and denials. */
+  identity?: OperatorIdentity | undefined;
+  /** The request's W3C `traceparent`: a turn it starts is traced as that span's child. */
+  traceparent?: string | undefined;
+  /** The client's address (`cf-connecting-ip`): the per-client turn limit's key when no user signed in. */
+  address?: string | undefined;
+}
+
+/** What a Worker gives its conversations: the network they run, and what overrides the environment. */
+export interface ConversationSetup {
+  network: Network;
+  /** Answers when no provider is configured (neither OPENAI_API_KEY nor OPENAI_BASE_URL); without it such turns fail with `model_not_configured`. */
+  offlineModel?: Model | undefined;
+  /** Limits that take precedence over MAX_STEPS and MAX_HANDOFFS_PER_TURN. */
+  limits?: Partial<Limits> | undefined;
+}

@@ -1,0 +1,82 @@
+/** The parts of a conversation's Durable Object, put together once per instance from its environment and setup. */
+import { type Config, redactorFor, runSettings } from "../config.ts";
+import { McpConnections } from "../mcp/index.ts";
+import type { Redactor } from "../runtime/redact.ts";
+import type { WorkerVars } from "../worker-vars.ts";
+import { createModel, unconfiguredModel } from "./configured-model.ts";
+import type { ConversationSetup } from "./conversation-api.ts";
+import { ConversationStore } from "./storage/conversation-store.ts";
+import { titleMaker } from "./conversation-titles.ts";
+import { InboxLink } from "./inbox-link.ts";
+import { mcpHeaderValues } from "./mcp-secrets.ts";
+import { SqlToolListCache } from "./storage/mcp-tool-cache.ts";
+import { exporterFor } from "../traces/otlp-export.ts";
+import { Notifier } from "./schedule/notifier.ts";
+import { PersonHold } from "./person-hold.ts";
+import { redactingModel } from "./redacting-model.ts";
+import { ScheduledWork } from "./schedule/scheduled-work.ts";
+import { ConversationSockets } from "./sockets.ts";
+import { CommitEffects } from "./commit-effects.ts";
+import { TurnAdmission } from "./turn-admission.ts";
+import { TurnDriver } from "./turns/turn-driver.ts";
+
+export interface ConversationParts {
+  redactor: Redactor;
+  store: ConversationStore;
+  /** While a person holds the conversation: their messages, their hand back, the followers and the desk. */
+  hold: PersonHold;
+  /** Its entry in its owner's inbox, when a signed-in user owns it. */
+  inbox: InboxLink;
+  driver: TurnDriver;
+  /** What the alarm runs: the schedule's due entries. */
+  work: ScheduledWork;
+  /** The open WebSockets (hibernation API), told every event. */
+  sockets: ConversationSockets;
+  /** The one admission every way in passes. */
+  admission: TurnAdmission;
+  /** What follows each write: the alarm, the inbox. */
+  effects: CommitEffects;
+}
+
+export function assembleConversation(
+  ctx: DurableObjectState,
+  env: WorkerVars,
+  config: Config,
+  setup: ConversationSetup,
+): ConversationParts {
+  const { network } = setup;
+  // The MCP servers' header values are secrets too, wherever they came from.
+  const redactor = redactorFor(env).with(mcpHeaderValues(network, env));
+  const log = (message: string) => console.warn(redactor.text(message));
+  const store = new ConversationStore(ctx.storage);
+  const notifier = new Notifier(store, config, redactor, log);
+  const sockets = new ConversationSockets(ctx, redactor);
+  const hold = new PersonHold(store, redactor, env, notifier, sockets.tap);
+  const providerRequests = { sent: 0 };
+  const model = redactingModel(createModel(config, redactor, providerRequests) ?? setup.offlineModel ?? unconfiguredModel(), redactor);
+  const titles = titleMaker(config, network, store, model, redactor);
+  const inbox = new InboxLink(store, redactor, env, titles && { maker: titles, waitUntil: ctx.waitUntil.bind(ctx) });
+  const driver = new TurnDriver({
+    store,
+    redactor,
+    hold,
+    inbox,
+    notifier,
+    exporter: exporterFor(config, log),
+    options: {
+      network,
+      model,
+      mcp: new McpConnections({ env, cache: new SqlToolListCache(ctx.storage.sql), log }),
+      scheduler: store.schedule,
+      limits: { ...runSettings(config).limits, ...setup.limits },
+    },
+    traces: { keep: config.TRACE_TURNS, captureContent: config.OTEL_CAPTURE_CONTENT },
+    providerRequests: () => providerRequests.sent,
+    waitUntil: (promise) => ctx.waitUntil(promise),
+    tap: sockets.tap,
+  });
+  const admission = new TurnAdmission({ store, driver, network, config, env });
+  const work = new ScheduledWork({ store, driver, hold, network, notifier, admission });
+  const effects = new CommitEffects({ store, storage: ctx.storage, inbox, waitUntil: (promise) => ctx.waitUntil(promise), log });
+  return { redactor, store, hold, inbox, driver, work, sockets, admission, effects };
+}

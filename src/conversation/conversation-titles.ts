@@ -1,0 +1,75 @@
+/**
+ * Titles for a signed-in user's conversations: after the first turn's first leg, one small model
+ * call (TITLE_MODEL, the agents' model by default; `off` for none), off the turn's path. A title
+ * the user gave meanwhile wins; a call that fails leaves the first message, cut short, as the title.
+ */
+import type { Config } from "../config.ts";
+import type { Model } from "../runtime/ports/model-port.ts";
+import type { Network } from "../runtime/network.ts";
+import type { Redactor } from "../runtime/redact.ts";
+import { makeTitle } from "../runtime/titles.ts";
+import type { ConversationStore } from "./storage/conversation-store.ts";
+
+/** A title call that has not answered in this long is given up. */
+const TITLE_TIMEOUT_MS = 20_000;
+
+export interface TitleSetup {
+  model: Model;
+  /** The model name sent with the call. */
+  modelName: string;
+  redactor: Redactor;
+  log: (message: string) => void;
+}
+
+export class ConversationTitles {
+  readonly #store: ConversationStore;
+  readonly #setup: TitleSetup;
+  #making = false;
+
+  constructor(store: ConversationStore, setup: TitleSetup) {
+    this.#store = store;
+    this.#setup = setup;
+  }
+
+  /** Whether the conversation should get a title now: owned, untitled, in its first turn. */
+  due(): boolean {
+    const state = this.#store.state();
+    return !this.#making && state?.owner !== undefined && state.title === undefined && state.turn === 1;
+  }
+
+  /** Makes and stores the title; true when one was stored. */
+  async make(): Promise<boolean> {
+    this.#making = true;
+    const { model, modelName, redactor, log } = this.#setup;
+    try {
+      const made = await makeTitle(
+        model,
+        { model: modelName, settings: {}, signal: AbortSignal.timeout(TITLE_TIMEOUT_MS) },
+        this.#store.messages(),
+      );
+      const state = this.#store.state();
+      // Renamed, or deleted, while the model was asked.
+      if (!made || !state || state.title !== undefined) return false;
+      this.#store.titleFirstTurn(redactor.text(made.title), { inputTokens: made.inputTokens, outputTokens: made.outputTokens });
+      return true;
+    } catch (error) {
+      log(redactor.text(`conversation title not made: ${error instanceof Error ? error.message : String(error)}`));
+      return false;
+    } finally {
+      this.#making = false;
+    }
+  }
+}
+
+/** Who titles a conversation after its first turn: TITLE_MODEL, else the entry agent's model; none when it is `off`. */
+export function titleMaker(
+  config: Config,
+  network: Network,
+  store: ConversationStore,
+  model: Model,
+  redactor: Redactor,
+): ConversationTitles | null {
+  const modelName = config.TITLE_MODEL ?? network.modelFor(network.entry);
+  if (modelName === "off") return null;
+  return new ConversationTitles(store, { model, modelName, redactor, log: (message) => console.warn(message) });
+}

@@ -1,0 +1,325 @@
+import { DurableObject } from "cloudflare:workers";
+import { type Config, readConfig } from "../config.ts";
+import type { WorkerVars } from "../worker-vars.ts";
+import type { OperatorIdentity } from "../runtime/handoff/types.ts";
+import type { Network } from "../runtime/network.ts";
+import type { Redactor } from "../runtime/redact.ts";
+import type { ApprovalDecision } from "../runtime/suspension.ts";
+import type { StreamFormat, UIMessageOut } from "../wire/index.ts";
+import { checkDecisions } from "./approvals.ts";
+import type { Caller, ConversationSetup, ConversationView, DecisionOutcome, EventsOutcome, PageQuery } from "./conversation-api.ts";
+import type { ConversationStore } from "./storage/conversation-store.ts";
+import { conversationView, uiMessagesOf } from "./conversation-view.ts";
+import type { ForkSnapshot } from "./storage/forks.ts";
+import type { HistoryPage } from "./storage/history-page.ts";
+import type { InboxLink } from "./inbox-link.ts";
+import type { InboxEntry } from "../inbox/inbox.ts";
+import type { PersonHold } from "./person-hold.ts";
+import { newGrant } from "./grants.ts";
+import { fail, ok, type SessionResult } from "./results.ts";
+import type { TurnDriver } from "./turns/turn-driver.ts";
+import type { ScheduledWork } from "./schedule/scheduled-work.ts";
+import { assembleConversation } from "./conversation-parts.ts";
+import type { ScheduledView } from "./schedule/schedule.ts";
+import { answerFrame, type ConversationSockets, openSocket } from "./sockets.ts";
+import { RUN_IN_PROGRESS, type TurnAdmission } from "./turn-admission.ts";
+import type { CommitEffects } from "./commit-effects.ts";
+import type { TurnSummary } from "./storage/turn-log.ts";
+import type { TurnTrace } from "../traces/turn-trace.ts";
+
+export type { Caller, ConversationSetup, ConversationView, DecisionOutcome, EventsOutcome, PageQuery } from "./conversation-api.ts";
+
+/**
+ * One conversation: its active agent, history and counters in SQLite, and at most one run.
+ * The RPC surface and who may do what; storage is ConversationStore, running a turn TurnDriver,
+ * a person's hold PersonHold, the alarm's work ScheduledWork, open WebSockets ConversationSockets
+ * (all put together by conversation-parts.ts). Everything it stores or streams passes the redactor of the
+ * configured secrets first. A Worker makes its own subclass with `setup` (`createHandoffWorker`
+ * in `handoff-runtime/cloudflare` does).
+ */
+export abstract class Conversation extends DurableObject<WorkerVars> {
+  readonly #store: ConversationStore;
+  readonly #config: Config;
+  readonly #network: Network;
+  readonly #redactor: Redactor;
+  /** While a person holds the conversation: their messages, their hand back, the followers and the desk. */
+  readonly #hold: PersonHold;
+  /** Its entry in its owner's inbox, when a signed-in user owns it. */
+  readonly #inbox: InboxLink;
+  readonly #driver: TurnDriver;
+  readonly #work: ScheduledWork;
+  readonly #sockets: ConversationSockets;
+  /** Every way in passes it: access, state, length, limits, budget, streams. */
+  readonly #admission: TurnAdmission;
+  /** What follows each write: the alarm, the inbox. */
+  readonly #effects: CommitEffects;
+
+  constructor(ctx: DurableObjectState, env: WorkerVars) {
+    super(ctx, env);
+    this.#config = readConfig(env);
+    const setup = this.setup(env);
+    this.#network = setup.network;
+    const parts = assembleConversation(ctx, env, this.#config, setup);
+    this.#redactor = parts.redactor;
+    this.#store = parts.store;
+    this.#hold = parts.hold;
+    this.#inbox = parts.inbox;
+    this.#driver = parts.driver;
+    this.#work = parts.work;
+    this.#sockets = parts.sockets;
+    this.#admission = parts.admission;
+    this.#effects = parts.effects;
+  }
+
+  /** A WebSocket the Worker upgraded (GET …/socket), for the caller it names: accepted through the hibernation API. */
+  override async fetch(request: Request): Promise<Response> {
+    return openSocket(request, {
+      sockets: this.#sockets,
+      admit: (caller) => this.#admission.access(caller),
+      catchUp: (state, after) => this.#driver.catchUp(state, after),
+      waitUntil: (promise) => this.ctx.waitUntil(promise),
+    });
+  }
+
+  /** A frame from a socket: a message that starts a turn, or decisions; the turn's events reach every socket as they happen. */
+  override async webSocketMessage(ws: WebSocket, raw: string | ArrayBuffer): Promise<void> {
+    await answerFrame(ws, raw, {
+      sockets: this.#sockets,
+      send: (caller, text) => this.sendMessage(caller, text),
+      decide: (caller, decisions) => this.decide(caller, decisions),
+    });
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    ws.close(code === 1005 ? 1000 : code, reason);
+  }
+
+  /** The schedule's alarm: follow-ups, approval deadlines and people's deadlines that are due. */
+  override async alarm(): Promise<void> {
+    await this.#work.run();
+    this.#effects.alarmRang();
+  }
+
+  /** What is scheduled: follow-ups, the approvals' deadline, a person's deadline; the earliest first. */
+  async scheduleEntries(caller: Caller): Promise<SessionResult<{ entries: ScheduledView[] }>> {
+    const admitted = this.#admission.access(caller);
+    return admitted.ok ? ok({ entries: this.#redactor.value(this.#store.schedule.shown()) }) : admitted;
+  }
+
+  /** Cancels one entry (`id`) or every follow-up. */
+  async cancelScheduled(caller: Caller, id?: string): Promise<SessionResult<{ cancelled: number }>> {
+    const admitted = this.#admission.access(caller);
+    return admitted.ok ? this.#store.schedule.cancel(id) : admitted;
+  }
+
+  /** The network this conversation runs and what overrides the environment, from the Worker that exports the class. */
+  protected abstract setup(env: WorkerVars): ConversationSetup;
+
+  /** Creates the conversation, held by the entry agent, without a turn; the grant signs its tokens. */
+  async create(caller: Caller): Promise<SessionResult<{ activeAgent: string; grant: string }>> {
+    const state = this.#store.create(caller.conversationId, this.#network.entry.name, newGrant(), caller.user);
+    await this.#effects.settled();
+    return ok({ activeAgent: state.holding.activeAgent, grant: state.grant ?? this.#store.setGrant(newGrant()).grant! });
+  }
+
+  /** The grant for new tokens of an existing conversation; `rotate` revokes every token issued before. */
+  async issueGrant(caller: Caller, rotate: boolean): Promise<SessionResult<{ grant: string }>> {
+    const admitted = this.#admission.access(caller);
+    if (!admitted.ok) return admitted;
+    const { grant } = admitted.value;
+    return ok({ grant: !rotate && grant ? grant : this.#store.setGrant(newGrant()).grant! });
+  }
+
+  /** Starts a turn and returns its stream. The run goes on if the stream's reader leaves. */
+  async sendMessage(caller: Caller, message: string, format: StreamFormat = "sse"): Promise<SessionResult<ReadableStream<Uint8Array>>> {
+    const admitted = await this.#admission.turn(caller, { kind: "message", message });
+    if (!admitted.ok) return admitted;
+    if (!admitted.value) this.#store.create(caller.conversationId, this.#network.entry.name, newGrant());
+    this.#store.beginTurn(message);
+    return ok(this.#driver.start(caller, { kind: "message", text: message }, format));
+  }
+
+  /**
+   * Rewinds the last turn and runs it again from its user message (`message` replaces its text):
+   * its messages, handoffs and what the conversation held return to what they were when it
+   * started, whatever its status. Only the last turn can be rewound; what it spent stays counted.
+   */
+  async retry(caller: Caller, message?: string, format: StreamFormat = "sse"): Promise<SessionResult<ReadableStream<Uint8Array>>> {
+    const admitted = await this.#admission.turn(caller, { kind: "retry", message });
+    if (!admitted.ok) return admitted;
+    const opening = admitted.value!.turn > 0 ? this.#store.rewindLastTurn() : null;
+    if (!opening) return fail("nothing_to_retry", "There is no turn to run again: send a message instead.");
+    // A turn the schedule ran runs again with its note, unless the retry gives a message of its own.
+    if (opening.note !== undefined && message === undefined) {
+      this.#store.beginTurn({ note: opening.note });
+      return ok(this.#driver.start(caller, { kind: "scheduled", note: opening.note }, format));
+    }
+    const text = message ?? opening.message;
+    this.#store.beginTurn(text);
+    return ok(this.#driver.start(caller, { kind: "message", text }, format));
+  }
+
+  /** Records decisions; once every pending call is decided, resumes the turn as the same agent. */
+  async decide(caller: Caller, decisions: ApprovalDecision[], format: StreamFormat = "sse"): Promise<SessionResult<DecisionOutcome>> {
+    const admitted = this.#admission.access(caller, { idle: true });
+    if (!admitted.ok) return admitted;
+    const checked = checkDecisions(admitted.value, this.#store.messages(), decisions);
+    if (!checked.ok) return checked;
+    // Decisions that complete the step resume the turn: that is a turn starting, admitted as one.
+    const resumes = checked.value.complete ? await this.#admission.turn(caller, { kind: "resume" }) : null;
+    if (resumes && !resumes.ok) return resumes;
+    const state = this.#store.recordDecisions(decisions, checked.value.complete, caller.identity);
+    const suspension = state.suspension!;
+    if (!checked.value.complete) {
+      const decided = new Set(state.decisions.map((d) => d.toolCallId));
+      return ok({ kind: "awaiting", pending: suspension.pending.filter((p) => !decided.has(p.toolCallId)).map((p) => p.toolCallId) });
+    }
+    const stream = this.#driver.start(caller, { kind: "resume", suspension, decisions: state.decisions }, format);
+    return ok({ kind: "stream", stream });
+  }
+
+  /**
+   * The current or last turn's events after `afterId`, then the live run until it ends. A cursor
+   * past the last event of a finished turn is refused: it belongs to a conversation deleted since.
+   */
+  async events(caller: Caller, afterId: number, format: StreamFormat = "sse", follow = false): Promise<SessionResult<EventsOutcome>> {
+    const admitted = this.#admission.access(caller);
+    if (!admitted.ok) return admitted;
+    const state = admitted.value;
+    const running = this.#driver.running;
+    // Following a conversation a person holds: its events, then the person's messages as they are sent.
+    const hold = follow && !running && this.#network.get(state.holding.activeAgent)?.human ? this.#hold.followers() : undefined;
+    if (!running && !hold) {
+      if (afterId > state.lastEventId) {
+        return fail(
+          "event_id_unknown",
+          `Event ${afterId} is past this conversation's last event (${state.lastEventId}); it may belong to a deleted conversation of the same id.`,
+          { lastEventId: state.lastEventId },
+        );
+      }
+      if (afterId === state.lastEventId) return ok({ kind: "idle" });
+    }
+    const limited = this.#driver.limitStreams();
+    if (limited) return limited;
+    return ok({ kind: "stream", stream: this.#driver.read(state, afterId, format, hold) });
+  }
+
+  async getView(caller: Caller, query: PageQuery = {}): Promise<SessionResult<ConversationView>> {
+    const admitted = this.#admission.access(caller);
+    if (!admitted.ok) return admitted;
+    return ok(
+      this.#redactor.value(conversationView(this.#store, admitted.value, this.#driver.running, query, this.#inbox.lastRowsWritten)),
+    );
+  }
+
+  /** Every turn: status, times, usage, handoffs. */
+  async turns(caller: Caller): Promise<SessionResult<TurnSummary[]>> {
+    const admitted = this.#admission.access(caller);
+    if (!admitted.ok) return admitted;
+    return ok(this.#redactor.value(this.#store.turns.list(this.#store.handoffs())));
+  }
+
+  /** A turn's trace: its spans, from the turn down to each model call, tool call and handoff. */
+  async turnTrace(caller: Caller, turn: number): Promise<SessionResult<TurnTrace>> {
+    const admitted = this.#admission.access(caller);
+    if (!admitted.ok) return admitted;
+    const trace = this.#store.traces.read(turn);
+    if (!trace)
+      return fail(
+        "turn_not_found",
+        `No trace of turn ${turn}: only the latest turns keep theirs (turns 1 to ${admitted.value.turn} exist).`,
+      );
+    return ok(this.#redactor.value(trace));
+  }
+
+  /** The conversation as it stood after `afterTurn`, for a fork; the conversation itself is untouched. */
+  async forkSnapshot(caller: Caller, afterTurn: number): Promise<SessionResult<ForkSnapshot>> {
+    const admitted = this.#admission.access(caller);
+    if (!admitted.ok) return admitted;
+    const state = admitted.value;
+    if (afterTurn > state.turn)
+      return fail("turn_not_found", `This conversation has ${state.turn} turns; fork after one of them (1 to ${state.turn}).`);
+    if (this.#driver.running && afterTurn === state.turn)
+      return fail("run_in_progress", `${RUN_IN_PROGRESS} Or fork after an earlier turn.`);
+    const snapshot = this.#store.forkSnapshot(afterTurn);
+    if (!snapshot) return fail("turn_not_found", `Turn ${afterTurn} was stored before forks were possible; fork after a later turn.`);
+    return ok(snapshot);
+  }
+
+  /** Creates this conversation as a fork of another, from its snapshot, with a grant of its own. */
+  async importFork(caller: Caller, snapshot: ForkSnapshot): Promise<SessionResult<{ activeAgent: string; grant: string }>> {
+    // A fork's id is freshly made by the Worker: it cannot be taken.
+    if (this.#store.state()) throw new Error(`conversation ${caller.conversationId} already exists`);
+    const state = this.#store.importFork(caller.conversationId, newGrant(), snapshot, caller.user);
+    await this.#effects.settled();
+    return ok({ activeAgent: state.holding.activeAgent, grant: state.grant! });
+  }
+
+  /** The stored conversation as the AI SDK's `UIMessage[]`, to seed `useChat({ messages })` after a reload. */
+  async uiMessages(caller: Caller, query: PageQuery = {}): Promise<SessionResult<{ messages: UIMessageOut[]; page: HistoryPage }>> {
+    const admitted = this.#admission.access(caller);
+    if (!admitted.ok) return admitted;
+    return ok(this.#redactor.value(uiMessagesOf(this.#store, admitted.value, query)));
+  }
+
+  /**
+   * Stops the running turn: its model request is aborted, tools not yet started never start, what
+   * was committed stays, and its stream ends with `done`, status `cancelled`. Answers once the turn
+   * has ended, so a new message is accepted right after; `cancelled: false` when nothing was running.
+   */
+  async cancel(caller: Caller): Promise<SessionResult<{ cancelled: boolean }>> {
+    const admitted = this.#admission.access(caller);
+    if (!admitted.ok) return admitted;
+    return ok({ cancelled: await this.#driver.cancel() });
+  }
+
+  /** Erases the conversation entirely: its tokens are revoked with it, and it leaves the operator desk. */
+  async erase(caller: Caller): Promise<SessionResult<null>> {
+    const admitted = this.#admission.access(caller, { idle: true });
+    if (!admitted.ok) return admitted;
+    await this.#inbox.forget(admitted.value);
+    await this.#store.erase();
+    await this.#hold.end(caller.conversationId);
+    return ok(null);
+  }
+
+  /** A person's message to the user, while a person holds the conversation: stored, and streamed to whoever follows it. */
+  async operatorMessage(
+    caller: Caller,
+    text: string,
+    operator?: string,
+    by?: OperatorIdentity,
+  ): Promise<SessionResult<{ eventId: number; agent: string }>> {
+    const held = await this.#admission.turn(caller, { kind: "person" });
+    if (!held.ok) return held;
+    const state = held.value!;
+    const person = state.holding.activeAgent;
+    const eventId = await this.#hold.say(state, person, text, operator, by);
+    await this.#effects.settled();
+    return ok({ eventId, agent: person });
+  }
+
+  /** The person gives the conversation back to an agent, with a note the agent reads; the user's next message goes to it. */
+  async operatorHandBack(caller: Caller, to: string, note: string, by?: OperatorIdentity): Promise<SessionResult<{ activeAgent: string }>> {
+    const held = await this.#admission.turn(caller, { kind: "person" });
+    if (!held.ok) return held;
+    const target = this.#network.get(to);
+    if (!target || target.human) {
+      const agents = [...this.#network.agents.values()].filter((a) => !a.human).map((a) => a.name);
+      return fail("unknown_agent", `'${to}' is not an agent of this network to hand back to: one of ${agents.join(", ")}.`);
+    }
+    const state = held.value!;
+    await this.#hold.handBack(state, state.holding.activeAgent, to, note, by);
+    await this.#effects.settled();
+    return ok({ activeAgent: to });
+  }
+
+  /** Renames or archives the conversation; its owner's inbox shows it at once. */
+  async update(caller: Caller, meta: { title?: string | undefined; archived?: boolean | undefined }): Promise<SessionResult<InboxEntry>> {
+    const admitted = this.#admission.access(caller);
+    if (!admitted.ok) return admitted;
+    const state = this.#store.describe(meta);
+    await this.#effects.settled();
+    return ok(this.#inbox.lastTold ?? this.#inbox.entry(state));
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * A conversation's entry in its owner's inbox, told by the conversation itself: whole each time
+ * (title, holder, status, the last message), so a write the inbox missed heals with the next.
+ */
+import type { Redactor } from "../runtime/redact.ts";
+import { TITLE_CHARS } from "../runtime/titles.ts";
+import type { ConversationState, ConversationStore } from "./storage/conversation-store.ts";
+import type { ConversationTitles } from "./conversation-titles.ts";
+import { type InboxEntry, inboxOf } from "../inbox/inbox.ts";
+
+const SNIPPET_CHARS = 120;
+
+export class InboxLink {
+  readonly #store: ConversationStore;
+  readonly #redactor: Redactor;
+  readonly #env: unknown;
+  readonly #titles: { maker: ConversationTitles; waitUntil: (promise: Promise<unknown>) => void } | null;
+  /** Rows the inbox wrote for this conversation's latest leg (kept in memory: a figure, not state). */
+  lastRowsWritten: number | null = null;
+  /** The entry last told (in memory). */
+  lastTold: InboxEntry | undefined;
+
+  /** `titles`: who makes the titles of owned conversations after their first turn, and where that work waits (off the turn's path). */
+  constructor(
+    store: ConversationStore,
+    redactor: Redactor,
+    env: unknown,
+    titles: { maker: ConversationTitles; waitUntil: (promise: Promise<unknown>) => void } | null = null,
+  ) {
+    this.#store = store;
+    this.#redactor = redactor;
+    this.#env = env;
+    this.#titles = titles;
+  }
+
+  /** The conversation's entry as it stands: its status is the latest turn's. */
+  entry(state: ConversationState): InboxEntry {
+    const messages = this.#store.messages();
+    const firstUser = messages.find((m) => m.role === "user")?.content;
+    const last = messages.findLast((m) => (m.role === "user" || m.role === "assistant") && m.content)?.content ?? "";
+    const stored = this.#store.turns.record(state.turn)?.status;
+    return this.#redactor.value({
+      id: state.conversationId,
+      // A user's own title, else the first message cut short.
+      title: state.title ?? (firstUser ? cut(firstUser, TITLE_CHARS) : "New conversation"),
+      createdAt: state.createdAt ?? 0,
+      updatedAt: Date.now(),
+      holder: state.holding.activeAgent,
+      status: stored === undefined || stored === "rewound" ? "idle" : stored,
+      snippet: cut(last ?? "", SNIPPET_CHARS),
+      archived: state.archived ?? false,
+    });
+  }
+
+  /** Tells the owner's inbox the conversation's entry (CommitEffects does, after a change); nothing for a conversation no signed-in user owns. */
+  async tell(): Promise<InboxEntry | undefined> {
+    const state = this.#store.state();
+    if (!state?.owner) return undefined;
+    const entry = this.entry(state);
+    const { inputTokens, outputTokens } = this.#store.usage();
+    const written = await (await inboxOf(this.#env, state.owner))?.record(entry, inputTokens + outputTokens);
+    if (written) this.lastRowsWritten = written.rowsWritten;
+    this.lastTold = entry;
+    return entry;
+  }
+
+  /** A turn started: its owner's list shows it running (in the inbox's memory: no row is written for it). */
+  started(waitUntil: (promise: Promise<unknown>) => void): void {
+    const state = this.#store.state();
+    if (!state?.owner) return;
+    const { conversationId, owner } = state;
+    const since = Date.now();
+    waitUntil(
+      (async () => {
+        await (await inboxOf(this.#env, owner))?.markRunning(conversationId, since);
+      })().catch(() => {}),
+    );
+  }
+
+  /** After a leg: the first turn of an untitled one gets its title, made off the turn's path (storing it tells the inbox). */
+  titleAfterLeg(): void {
+    const titles = this.#titles;
+    if (!titles?.maker.due()) return;
+    titles.waitUntil(titles.maker.make());
+  }
+
+  /** The conversation is gone: it leaves its owner's inbox. */
+  async forget(state: ConversationState): Promise<void> {
+    if (state.owner) await (await inboxOf(this.#env, state.owner))?.remove(state.conversationId);
+  }
+}
+
+function cut(text: string, chars: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > chars ? `${flat.slice(0, chars - 1)}…` : flat;
+}

@@ -1,0 +1,106 @@
+import { type Activity, actor } from "./storage/activity-log.ts";
+import type { HandBackRecord, OperatorIdentity } from "../runtime/handoff/types.ts";
+import type { Redactor } from "../runtime/redact.ts";
+import type { StepCommit } from "../runtime/ports/store-port.ts";
+import type { ConversationState, ConversationStore } from "./storage/conversation-store.ts";
+import { type DeskStatus, deskOf } from "../desk/operator-desk.ts";
+import type { StoredEvent } from "../wire/index.ts";
+import type { Notifier } from "./schedule/notifier.ts";
+import { TurnBroadcast } from "./turns/turn-broadcast.ts";
+
+/**
+ * A conversation while a person holds it: what the person says and how they hand it back, stored
+ * as the conversation's own rows and events; the fan-out of those events to the user's follow
+ * streams; and the conversation's row on the operator desk. The Durable Object checks who may act.
+ */
+export class PersonHold {
+  readonly #store: ConversationStore;
+  readonly #redactor: Redactor;
+  readonly #env: unknown;
+  readonly #notifier: Notifier | undefined;
+  #broadcast: TurnBroadcast | null = null;
+
+  readonly #tap: ((event: StoredEvent) => void) | undefined;
+
+  /** `tap`: told each event as it is stored (the open WebSockets). */
+  constructor(store: ConversationStore, redactor: Redactor, env: unknown, notifier?: Notifier, tap?: (event: StoredEvent) => void) {
+    this.#store = store;
+    this.#redactor = redactor;
+    this.#env = env;
+    this.#notifier = notifier;
+    this.#tap = tap;
+  }
+
+  /** What followers of the conversation read while a person holds it; its events reach the open sockets too. */
+  followers(): TurnBroadcast {
+    this.#broadcast ??= new TurnBroadcast(this.#tap);
+    return this.#broadcast;
+  }
+
+  /** The person's message to the user: their assistant message, an `operator-message` event, and the desk says `held`. */
+  async say(state: ConversationState, person: string, text: string, operator?: string, by?: OperatorIdentity): Promise<number> {
+    const event = this.#redactor.value({
+      id: state.lastEventId + 1,
+      type: "operator-message" as const,
+      agent: person,
+      text,
+      ...(operator ? { operator } : {}),
+      ...(by ? { by } : {}),
+    });
+    this.#store.commitStep({ messages: [{ role: "assistant", agent: person, content: event.text }] }, [event]);
+    const who = actor(by, operator);
+    this.#store.activity.record({ kind: "answered", ...(who ? { by: who } : {}), agent: person });
+    // A person answered: their deadline is met.
+    this.#store.schedule.removeKind("person-timeout");
+    this.followers().publish(event);
+    await this.toDesk(state.conversationId, person, "held", who);
+    await this.#notifier?.notify("person_answered", { person, ...(who ? { operator: who } : {}) });
+    return event.id;
+  }
+
+  /** The person hands the conversation back to `to`, with a note the agent finds in the history; it leaves the desk. */
+  async handBack(state: ConversationState, person: string, to: string, note: string, by?: OperatorIdentity): Promise<void> {
+    const record: HandBackRecord = { kind: "hand-back", from: person, to, ...(note ? { note } : {}), ...(by ? { by } : {}) };
+    const content = `The person at '${person}' handed the conversation back to '${to}'${note ? `: ${note}` : "."}`;
+    const event = this.#redactor.value({ id: state.lastEventId + 1, type: "handoff" as const, ...record });
+    const { holding } = state;
+    const commit: StepCommit = this.#redactor.value({
+      messages: [{ role: "system", agent: to, content }],
+      holding: { ...holding, activeAgent: to, handoffCount: holding.handoffCount + 1 },
+      handoff: record,
+    });
+    this.#store.commitStep(commit, [event]);
+    this.#store.activity.record({ kind: "handed-back", ...(by ? { by } : {}), agent: person, to });
+    this.#store.schedule.removeKind("person-timeout");
+    this.followers().publish(event);
+    await this.end(state.conversationId);
+  }
+
+  /** The hold is over (handed back, or the conversation erased): followers' streams end, and it leaves the desk. */
+  async end(conversationId: string): Promise<void> {
+    this.#broadcast?.close();
+    this.#broadcast = null;
+    await deskOf(this.#env)?.remove(conversationId);
+  }
+
+  /**
+   * Puts the conversation on the operator desk, or updates its row there with the user's latest
+   * message; a status given replaces the one it has (`waiting` when it is new), and `operator` says
+   * who holds it now.
+   */
+  async toDesk(conversationId: string, person: string, status?: DeskStatus, operator?: Activity["by"]): Promise<void> {
+    const desk = deskOf(this.#env);
+    if (!desk) return;
+    const preview = this.#store.messages().findLast((m) => m.role === "user")?.content ?? "";
+    const now = Date.now();
+    await desk.put({
+      conversationId,
+      person,
+      since: now,
+      updatedAt: now,
+      preview: this.#redactor.text(preview),
+      ...(status ? { status } : {}),
+      ...(operator ? { operator: this.#redactor.value(operator) } : {}),
+    });
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * A conversation's schedule, on Durable Object alarms: entries in its SQLite (a follow-up a tool
+ * scheduled, the deadline of a suspended step's approvals, a person's deadline to answer) and the
+ * object's one alarm set to the earliest. An entry leaves the table in the transaction that writes
+ * its first effect, so it runs once even when the alarm handler runs twice or the process dies
+ * inside it (before that write it did nothing, and the next alarm runs it).
+ */
+import { RuntimeError } from "../../runtime/errors.ts";
+import type { FollowUpRequest, ScheduledFollowUp, Scheduler } from "../../runtime/ports/scheduler-port.ts";
+import { APPROVAL_EXPIRED, type ApprovalDecision, type Suspension } from "../../runtime/suspension.ts";
+import { fail, ok, type SessionResult } from "../results.ts";
+import type { SqlWriter } from "../storage/sql-writer.ts";
+
+export type ScheduleEntry =
+  /** A tool's follow-up: whoever holds the conversation when it is due runs a turn with the note. */
+  | { id: string; kind: "follow-up"; dueAt: number; turn: number; note: string; agent: string; toolCallId: string }
+  /** The earliest deadline of the suspended step's approvals: undecided calls past theirs are declined `expired`. */
+  | { id: string; kind: "approval-expiry"; dueAt: number; turn: number }
+  /** A person handed the conversation has not answered: it goes back to an agent, which answers the user. */
+  | { id: string; kind: "person-timeout"; dueAt: number; turn: number; person: string; handedBy: string }
+  /** A signal to the app (NOTIFY_URL), its body signed when sent; `attempt` counts the deliveries tried. */
+  | { id: string; kind: "notify"; dueAt: number; turn: number; body: string; attempt: number };
+
+type NewEntry = ScheduleEntry extends infer E ? (E extends ScheduleEntry ? Omit<E, "id" | "turn"> : never) : never;
+
+/** The reason an undecided call past its deadline is declined with. */
+export const EXPIRED = APPROVAL_EXPIRED;
+
+/** The bounds of follow-ups: how many may wait, how soon and how late one may be. */
+export const FOLLOW_UP_BOUNDS = { maxPending: 20, minDelayMs: 60_000, maxDelayMs: 366 * 86_400_000 } as const;
+
+/** An alarm that finds a turn running tries again this much later. */
+export const BUSY_RETRY_MS = 2_000;
+
+/**
+ * Every change of the schedule is told as `schedule` written (SqlWriter.changed): the alarm follows
+ * from that in one place (CommitEffects), never from the code that changed it.
+ */
+export class Schedule implements Scheduler {
+  readonly #db: SqlWriter;
+  readonly #turn: () => number;
+  /** A wake asked for sooner than any entry (an alarm that found a turn running). */
+  #wake: number | null = null;
+
+  /** `turn`: the conversation's current turn, which entries scheduled now belong to (a rewind takes them away). */
+  constructor(db: SqlWriter, turn: () => number) {
+    this.#db = db;
+    this.#turn = turn;
+  }
+
+  /** A tool's follow-up, within the bounds; refused ones are errors the model reads. */
+  async schedule(request: FollowUpRequest): Promise<ScheduledFollowUp> {
+    const now = Date.now();
+    const { maxPending, minDelayMs, maxDelayMs } = FOLLOW_UP_BOUNDS;
+    if (request.at < now + minDelayMs)
+      throw new RuntimeError("schedule_refused", `A follow-up must be at least ${minDelayMs / 60_000} minute(s) from now.`);
+    if (request.at > now + maxDelayMs)
+      throw new RuntimeError("schedule_refused", `A follow-up can be at most ${maxDelayMs / 86_400_000} days from now.`);
+    const pending = this.list().filter((e) => e.kind === "follow-up").length;
+    if (pending >= maxPending)
+      throw new RuntimeError("schedule_refused", `This conversation already has ${pending} follow-ups waiting (at most ${maxPending}).`);
+    const entry = this.add({
+      kind: "follow-up",
+      dueAt: request.at,
+      note: request.note,
+      agent: request.agent,
+      toolCallId: request.toolCallId,
+    });
+    return { id: entry.id, at: new Date(entry.dueAt).toISOString() };
+  }
+
+  /** The deadline of the suspended step's undecided calls: one entry at the earliest, replacing any before it. */
+  planApprovalExpiry(state: { suspension: Suspension | null; decisions: readonly ApprovalDecision[] }): void {
+    const decided = new Set(state.decisions.map((d) => d.toolCallId));
+    const deadlines = (state.suspension?.pending ?? [])
+      .filter((p) => p.expiresAt !== undefined && !decided.has(p.toolCallId))
+      .map((p) => Date.parse(p.expiresAt!));
+    this.removeKind("approval-expiry");
+    if (deadlines.length) this.add({ kind: "approval-expiry", dueAt: Math.min(...deadlines) });
+  }
+
+  /** Adds an entry. */
+  add(entry: NewEntry): ScheduleEntry {
+    const stored = { ...entry, id: crypto.randomUUID(), turn: this.#turn() } as ScheduleEntry;
+    const { id, kind, dueAt, turn, ...data } = stored;
+    this.#db.exec(
+      `INSERT INTO schedule (id, kind, due_at, turn, data) VALUES (?, ?, ?, ?, ?)`,
+      id,
+      kind,
+      dueAt,
+      turn,
+      JSON.stringify(data),
+    );
+    this.#db.changed("schedule");
+    return stored;
+  }
+
+  /** Every entry, the earliest first. */
+  list(): ScheduleEntry[] {
+    return this.#db
+      .rows<{ id: string; kind: string; due_at: number; turn: number; data: string }>(`SELECT * FROM schedule ORDER BY due_at, id`)
+      .map((row) => ({ ...JSON.parse(row.data), id: row.id, kind: row.kind, dueAt: row.due_at, turn: row.turn }) as ScheduleEntry);
+  }
+
+  /** What GET …/schedule shows: every entry but the notifications to the app (the Worker's own deliveries). */
+  shown(): ScheduledView[] {
+    return this.list()
+      .filter((e) => e.kind !== "notify")
+      .map(scheduledView);
+  }
+
+  /** Cancels one entry (`id`) or every follow-up. */
+  cancel(id?: string): SessionResult<{ cancelled: number }> {
+    const entries = this.list().filter((e) => (id === undefined ? e.kind === "follow-up" : e.id === id && e.kind !== "notify"));
+    if (id !== undefined && !entries.length) return fail("schedule_entry_not_found", `Nothing scheduled has the id '${id}'.`);
+    for (const entry of entries) this.remove(entry.id);
+    return ok({ cancelled: entries.length });
+  }
+
+  /** Entries due by `now`, the earliest first. */
+  due(now = Date.now()): ScheduleEntry[] {
+    return this.list().filter((e) => e.dueAt <= now);
+  }
+
+  /** The entry leaves with the next transaction, the one that writes its effect. */
+  removeWithNextWrite(id: string): void {
+    this.#db.deferAlso(() => this.remove(id));
+  }
+
+  /** Removes an entry (none when it is not there). */
+  remove(id: string): void {
+    this.#write(`DELETE FROM schedule WHERE id = ?`, id);
+  }
+
+  removeKind(kind: ScheduleEntry["kind"]): void {
+    this.#write(`DELETE FROM schedule WHERE kind = ?`, kind);
+  }
+
+  /** A rewound turn's entries go with it. */
+  removeTurn(turn: number): void {
+    this.#write(`DELETE FROM schedule WHERE turn = ?`, turn);
+  }
+
+  /** An entry due later; its id stays, so it can still be cancelled by it. */
+  postpone(id: string, dueAt: number): void {
+    this.#write(`UPDATE schedule SET due_at = ? WHERE id = ?`, dueAt, id);
+  }
+
+  /** Wake the object by `at` even if nothing is due then (an alarm that found a turn running tries again). */
+  wakeBy(at: number): void {
+    this.#wake = at;
+    this.#db.changed("schedule");
+  }
+
+  /** When the alarm should ring: the earliest entry, or a sooner wake asked for; null when nothing waits. */
+  nextWake(now = Date.now()): number | null {
+    const earliest = this.#db.rows<{ at: number | null }>(`SELECT min(due_at) AS at FROM schedule`)[0]?.at ?? null;
+    const wake = this.#wake !== null && this.#wake > now ? this.#wake : null;
+    if (earliest === null) return wake;
+    return wake === null ? earliest : Math.min(earliest, wake);
+  }
+
+  #write(query: string, ...bindings: Array<string | number>): void {
+    this.#db.exec(query, ...bindings);
+    this.#db.changed("schedule");
+  }
+}
+
+/** An entry as GET …/schedule shows it: its time as ISO 8601. */
+export type ScheduledView = Omit<ScheduleEntry, "dueAt"> & { dueAt: string };
+
+export function scheduledView(entry: ScheduleEntry): ScheduledView {
+  return { ...entry, dueAt: new Date(entry.dueAt).toISOString() };
+}

@@ -1,0 +1,138 @@
+/**
+ * What the conversation's alarm does: each due entry of its schedule, the earliest first. A
+ * follow-up runs a turn by whoever holds the conversation then; an approval deadline declines the
+ * undecided calls past it (`expired`) and resumes the turn as its agent; a person's deadline hands
+ * the conversation back to an agent, which answers the user. Each turn is stored and streamed to
+ * whoever follows, as any other. A turn already running puts the alarm off a little.
+ */
+import type { Network } from "../../runtime/network.ts";
+import type { ConversationStore } from "../storage/conversation-store.ts";
+import type { Notifier } from "./notifier.ts";
+import type { PersonHold } from "../person-hold.ts";
+import { BUSY_RETRY_MS, EXPIRED, type ScheduleEntry } from "./schedule.ts";
+import type { TurnAdmission } from "../turn-admission.ts";
+import type { TurnDriver } from "../turns/turn-driver.ts";
+
+/** A follow-up due while a step waits for approvals waits this much longer (a new turn cannot start then). */
+const SUSPENDED_RETRY_MS = 5 * 60_000;
+
+export interface ScheduledWorkSetup {
+  store: ConversationStore;
+  driver: TurnDriver;
+  hold: PersonHold;
+  network: Network;
+  notifier: Notifier;
+  /** The alarm's turns pass the same admission as every other (their owner's daily budget among its checks). */
+  admission: TurnAdmission;
+}
+
+export class ScheduledWork {
+  readonly #setup: ScheduledWorkSetup;
+
+  constructor(setup: ScheduledWorkSetup) {
+    this.#setup = setup;
+  }
+
+  /** The alarm: due entries, the earliest first; then the alarm is set to the next one. */
+  async run(): Promise<void> {
+    const { store, driver, notifier } = this.#setup;
+    for (const entry of store.schedule.due()) {
+      // Notifications go out whatever runs; a turn's work waits for the running turn.
+      if (entry.kind === "notify") await notifier.deliver(entry);
+      else if (!driver.running) await this.#runEntry(entry);
+    }
+    if (driver.running) store.schedule.wakeBy(Date.now() + BUSY_RETRY_MS);
+  }
+
+  /** One entry; false when there was nothing left for it to do (it is removed all the same). */
+  #runEntry(entry: Exclude<ScheduleEntry, { kind: "notify" }>): Promise<boolean> {
+    switch (entry.kind) {
+      case "follow-up":
+        return this.#followUp(entry);
+      case "approval-expiry":
+        return this.#expire(entry);
+      case "person-timeout":
+        return this.#personTimeout(entry);
+    }
+  }
+
+  async #followUp(entry: Extract<ScheduleEntry, { kind: "follow-up" }>): Promise<boolean> {
+    const { store, driver } = this.#setup;
+    const state = store.state();
+    if (!state) return this.#drop(entry);
+    if (state.suspension) {
+      store.schedule.postpone(entry.id, Date.now() + SUSPENDED_RETRY_MS);
+      return false;
+    }
+    if (!(await this.#admitted(state.conversationId, entry))) return false;
+    const note = `A follow-up '${entry.agent}' scheduled for ${new Date(entry.dueAt).toISOString()} is due: ${entry.note}`;
+    // The entry leaves with the turn's first commit (which also writes its deferred turn row).
+    store.schedule.removeWithNextWrite(entry.id);
+    store.beginTurn({ note });
+    await driver.runUnread({ conversationId: state.conversationId }, { kind: "scheduled", note });
+    await this.#setup.notifier.notify("follow_up_answered", { agent: entry.agent, note: entry.note });
+    return true;
+  }
+
+  async #expire(entry: ScheduleEntry): Promise<boolean> {
+    const { store, driver } = this.#setup;
+    const state = store.state();
+    const suspension = state?.suspension;
+    if (!state || !suspension) return this.#drop(entry);
+    const decided = new Set(state.decisions.map((d) => d.toolCallId));
+    const undecided = suspension.pending.filter((p) => !decided.has(p.toolCallId));
+    const now = Date.now();
+    const expired = undecided.filter((p) => p.expiresAt !== undefined && Date.parse(p.expiresAt) <= now);
+    if (!expired.length) return this.#drop(entry);
+    if (!(await this.#admitted(state.conversationId, entry, "expiry"))) return false;
+    store.schedule.removeWithNextWrite(entry.id);
+    const complete = expired.length === undecided.length;
+    await this.#setup.notifier.notify("approval_expired", { toolCallIds: expired.map((p) => p.toolCallId) });
+    const next = store.recordDecisions(
+      expired.map((p) => ({ toolCallId: p.toolCallId, approved: false, reason: EXPIRED })),
+      complete,
+    );
+    if (!complete) {
+      store.schedule.planApprovalExpiry(next);
+      return true;
+    }
+    await driver.runUnread({ conversationId: state.conversationId }, { kind: "resume", suspension, decisions: next.decisions });
+    return true;
+  }
+
+  async #personTimeout(entry: Extract<ScheduleEntry, { kind: "person-timeout" }>): Promise<boolean> {
+    const { store, driver, hold, network } = this.#setup;
+    const state = store.state();
+    const person = network.get(entry.person);
+    if (!state || !person || state.holding.activeAgent !== entry.person) return this.#drop(entry);
+    if (!(await this.#admitted(state.conversationId, entry))) return false;
+    const to = person.onTimeout.handBackTo ?? (network.get(entry.handedBy) ? entry.handedBy : network.entry.name);
+    store.schedule.removeWithNextWrite(entry.id);
+    store.activity.record({ kind: "timed-out", agent: entry.person, to });
+    await this.#setup.notifier.notify("person_timed_out", { person: entry.person, to });
+    await hold.handBack(state, entry.person, to, "No one answered in time.");
+    const note =
+      person.onTimeout.note ??
+      `No one at '${entry.person}' answered in time, and the conversation came back to you. Tell the user so, and help them as far as you can.`;
+    store.beginTurn({ note });
+    await driver.runUnread({ conversationId: state.conversationId }, { kind: "scheduled", note });
+    return true;
+  }
+
+  /**
+   * The alarm's turn through the admission (no client: its owner's budget). Refused, the entry
+   * waits until the refusal says to try again (a spent budget: the next UTC day).
+   */
+  async #admitted(conversationId: string, entry: ScheduleEntry, kind: "scheduled" | "expiry" = "scheduled"): Promise<boolean> {
+    const admitted = await this.#setup.admission.turn({ conversationId }, { kind });
+    if (admitted.ok) return true;
+    const retryAfter = Number(admitted.error.details?.retryAfter ?? BUSY_RETRY_MS / 1000);
+    this.#setup.store.schedule.postpone(entry.id, Date.now() + retryAfter * 1000);
+    return false;
+  }
+
+  #drop(entry: ScheduleEntry): Promise<boolean> {
+    this.#setup.store.schedule.remove(entry.id);
+    return Promise.resolve(false);
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * Live updates over WebSockets accepted through the hibernation API (`ctx.acceptWebSocket`), so an
+ * idle open connection keeps no object awake. Every event of every turn (a request's, the alarm's,
+ * an operator's message) goes to every open socket as one JSON text frame with the SSE event's id,
+ * type and data: `{"id": 12, "type": "text-delta", "data": {…}}`. A socket opened with `?after=<id>`
+ * first gets what it missed, then the live events, each once and in order.
+ */
+import * as z from "zod";
+import type { Redactor } from "../runtime/redact.ts";
+import type { StoredEvent } from "../wire/index.ts";
+import type { ApprovalDecision } from "../runtime/suspension.ts";
+import type { Caller, DecisionOutcome } from "./conversation-api.ts";
+import type { ConversationState } from "./storage/conversation-store.ts";
+import { fail, type SessionResult } from "./results.ts";
+import type { EventBatches } from "./turns/event-stream.ts";
+
+/** What a client may send: a message that starts a turn, or decisions on the calls that wait. */
+export type SocketRequest =
+  | { type: "message"; text: string }
+  | { type: "decision"; decisions: Array<{ toolCallId: string; approved: boolean; reason?: string }> };
+
+/** What a socket remembers across hibernation: who opened it. */
+interface Attachment {
+  caller: Caller;
+}
+
+export class ConversationSockets {
+  readonly #ctx: DurableObjectState;
+  readonly #redactor: Redactor;
+  /** The last event id each socket was sent (in memory: after a hibernation only new events are sent, all of them). */
+  readonly #sent = new WeakMap<WebSocket, number>();
+  /** Sockets still catching up: the live fan-out leaves them to their catch-up, which sends in order. */
+  readonly #catchingUp = new WeakSet<WebSocket>();
+
+  constructor(ctx: DurableObjectState, redactor: Redactor) {
+    this.#ctx = ctx;
+    this.#redactor = redactor;
+    // Keep-alive pings are answered without waking the object.
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair('{"type":"ping"}', '{"type":"pong"}'));
+  }
+
+  /** Accepts a socket for `caller`; its catch-up (what it missed, then the running leg) is `batches`. */
+  accept(caller: Caller, afterId: number, batches: EventBatches): { response: Response; catchUp: Promise<void> } {
+    const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
+    this.#ctx.acceptWebSocket(server);
+    server.serializeAttachment({ caller } satisfies Attachment);
+    this.#sent.set(server, afterId);
+    this.#catchingUp.add(server);
+    return { response: new Response(null, { status: 101, webSocket: client }), catchUp: this.#catchUp(server, batches) };
+  }
+
+  /** Who opened a socket. */
+  callerOf(ws: WebSocket): Caller | null {
+    return (ws.deserializeAttachment() as Attachment | null)?.caller ?? null;
+  }
+
+  /** Sends an event to every open socket that is not catching up (its frame made once for all). */
+  readonly tap = (event: StoredEvent): void => {
+    const sockets = this.#ctx.getWebSockets();
+    if (!sockets.length) return;
+    const frame = socketFrame(event);
+    for (const ws of sockets) if (!this.#catchingUp.has(ws)) this.#send(ws, event, frame);
+  };
+
+  /** A frame that is not an event: an answer to what the client sent. */
+  reply(
+    ws: WebSocket,
+    frame:
+      | { type: "error"; data: { code: string; message: string; details?: unknown } }
+      | { type: "accepted"; data: Record<string, unknown> },
+  ): void {
+    ws.send(JSON.stringify(this.#redactor.value(frame)));
+  }
+
+  async #catchUp(ws: WebSocket, batches: EventBatches): Promise<void> {
+    const source = batches(() => ws.close(1013, "Too far behind: reconnect with ?after=<last id>."));
+    try {
+      for (let batch = await source.next(); batch; batch = await source.next()) for (const event of batch) this.#send(ws, event);
+    } finally {
+      source.close();
+      this.#catchingUp.delete(ws);
+    }
+  }
+
+  #send(ws: WebSocket, event: StoredEvent, frame = socketFrame(event)): void {
+    if (event.id <= (this.#sent.get(ws) ?? 0)) return;
+    this.#sent.set(ws, event.id);
+    try {
+      ws.send(frame);
+    } catch {
+      // A socket closing as it is sent to: its client reconnects with ?after=.
+    }
+  }
+}
+
+/** An event as a socket carries it: one JSON text frame with the SSE event's id, type and data. */
+function socketFrame(event: StoredEvent): string {
+  return JSON.stringify({ id: event.id, type: event.type, data: event });
+}
+
+const SocketFrame = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("message"), text: z.string().refine((t) => t.trim().length > 0, "`text` must not be empty.") }),
+  z.strictObject({
+    type: z.literal("decision"),
+    decisions: z
+      .array(z.strictObject({ toolCallId: z.string().min(1), approved: z.boolean(), reason: z.string().max(2000).optional() }))
+      .min(1, "`decisions` needs at least one decision."),
+  }),
+]);
+
+/** A client's frame, checked: what it asks for, or why it is refused. */
+export function parseSocketRequest(raw: string | ArrayBuffer): SocketRequest | { error: string } {
+  if (typeof raw !== "string") return { error: "Frames are JSON text." };
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return { error: "The frame is not JSON." };
+  }
+  const parsed = SocketFrame.safeParse(value);
+  if (parsed.success) return parsed.data as SocketRequest;
+  return {
+    error: `${z.prettifyError(parsed.error)} Send {"type":"message","text":"…"} or {"type":"decision","decisions":[{"toolCallId":"…","approved":true}]}.`,
+  };
+}
+
+/** The header the Worker names the caller in when it hands the object a socket to open (the object is reached only through the Worker). */
+export const SOCKET_CALLER_HEADER = "x-handoff-caller";
+
+/** Who opens a socket and from which event, as the Worker sent it; null for anything else. */
+export function socketAsk(request: Request): { caller: Caller; after: number } | null {
+  if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") return null;
+  try {
+    const caller = JSON.parse(request.headers.get(SOCKET_CALLER_HEADER) ?? "null") as Caller | null;
+    const after = Number(new URL(request.url).searchParams.get("after") ?? "0");
+    return caller && typeof caller.conversationId === "string" && Number.isSafeInteger(after) && after >= 0 ? { caller, after } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** What opening a socket needs of the conversation. */
+export interface SocketOpening {
+  sockets: ConversationSockets;
+  admit(caller: Caller): SessionResult<ConversationState>;
+  catchUp(state: ConversationState, afterId: number): EventBatches;
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+/** Accepts the socket the Worker asked for, or answers why not (a session error, for the Worker to map). */
+export function openSocket(request: Request, conversation: SocketOpening): Response {
+  const asked = socketAsk(request);
+  if (!asked) return Response.json(fail("invalid_request", "Only the Worker opens sockets here."), { status: 400 });
+  const admitted = conversation.admit(asked.caller);
+  if (!admitted.ok) return Response.json(admitted, { status: 400 });
+  const { lastEventId } = admitted.value;
+  if (asked.after > lastEventId)
+    return Response.json(fail("event_id_unknown", `Event ${asked.after} is past this conversation's last event (${lastEventId}).`), {
+      status: 400,
+    });
+  const { response, catchUp } = conversation.sockets.accept(asked.caller, asked.after, conversation.catchUp(admitted.value, asked.after));
+  conversation.waitUntil(catchUp);
+  return response;
+}
+
+/** What answering a client's frame needs of the conversation. */
+export interface SocketFrames {
+  sockets: ConversationSockets;
+  send(caller: Caller, text: string): Promise<SessionResult<ReadableStream<Uint8Array>>>;
+  decide(caller: Caller, decisions: ApprovalDecision[]): Promise<SessionResult<DecisionOutcome>>;
+}
+
+/** A client's frame: starts a turn or decides, and says so (or why not); the events themselves reach every socket. */
+export async function answerFrame(ws: WebSocket, raw: string | ArrayBuffer, conversation: SocketFrames): Promise<void> {
+  const { sockets } = conversation;
+  const caller = sockets.callerOf(ws);
+  const request = parseSocketRequest(raw);
+  if (!caller || "error" in request)
+    return sockets.reply(ws, {
+      type: "error",
+      data: { code: "invalid_request", message: "error" in request ? request.error : "Unknown socket." },
+    });
+  const result =
+    request.type === "message" ? await conversation.send(caller, request.text) : await conversation.decide(caller, request.decisions);
+  if (!result.ok) return sockets.reply(ws, { type: "error", data: result.error });
+  const stream = result.value instanceof ReadableStream ? result.value : result.value.kind === "stream" ? result.value.stream : null;
+  // Nobody reads the turn's own stream: its events go to the sockets as they are published.
+  await stream?.cancel();
+  sockets.reply(ws, { type: "accepted", data: { request: request.type } });
+}

@@ -1,0 +1,401 @@
+/**
+ * The conversation's SQLite storage: the state row and the commits that change it. History is
+ * appended one row per message and kept in memory after the first read, so a turn writes only
+ * what it adds and reads the history once per start. The turn log, the event log, forks and the
+ * trace ring are modules of their own over the same SQL handle, whose writes count into the turn.
+ */
+import type { OperatorIdentity } from "../../runtime/handoff/types.ts";
+import { ActivityLog } from "./activity-log.ts";
+import { EXPIRED, Schedule } from "../schedule/schedule.ts";
+import type { CallsInFlight } from "../../runtime/calls-in-flight.ts";
+import type { Compaction } from "../../runtime/compaction.ts";
+import type { TurnOutcome } from "../../runtime/events.ts";
+import type { ConversationSnapshot } from "../../runtime/conversation-snapshot.ts";
+import { type Holding, newHolding } from "../../runtime/holding.ts";
+import type { Message } from "../../runtime/messages.ts";
+import { applyCommit, type StepCommit } from "../../runtime/ports/store-port.ts";
+import type { ApprovalDecision } from "../../runtime/suspension.ts";
+import { addUsage, NO_USAGE, type UsageTotals } from "../../runtime/usage.ts";
+import type { StoredEvent } from "../../wire/index.ts";
+import { CRASH_ID_GAP, EventLog } from "./event-log.ts";
+import { type ForkSnapshot, storeSnapshot, takeSnapshot } from "./forks.ts";
+import { settleCutOff } from "./recovery.ts";
+import { migrate } from "./schema.ts";
+import { SqlWriter, type Written } from "./sql-writer.ts";
+import { readHandoff, readStateRow, type StoredState, type TurnOpening, writeStateRow } from "./stored-state.ts";
+import { capMessage } from "./stored-size-limits.ts";
+import { DEFAULT_KEPT_TRACES, TraceRing } from "./trace-ring.ts";
+import { type StoredHandoff, TurnLog } from "./turn-log.ts";
+import type { TurnTrace } from "../../traces/turn-trace.ts";
+
+/**
+ * The conversation's state: the stored row, and the latest turn and event id, which are read back
+ * from the turns and events tables rather than written on every step. A step writes its messages
+ * and events, and the state row only when what the conversation holds or its suspension changes.
+ */
+export interface ConversationState extends StoredState {
+  lastEventId: number;
+  /** The number of the latest turn; 0 before the first message. */
+  turn: number;
+}
+
+export class ConversationStore {
+  readonly #db: SqlWriter;
+  readonly turns: TurnLog;
+  readonly events: EventLog;
+  readonly traces: TraceRing;
+  readonly activity: ActivityLog;
+  readonly schedule: Schedule;
+  #state: ConversationState | null = null;
+  #messages: Message[] | null = null;
+  /** What the current turn spent so far; written with the turn's end. */
+  #turnUsage: UsageTotals = NO_USAGE;
+  #conversationUsage: UsageTotals | null = null;
+  /** A leg runs (a turn begun or resumed, not yet ended): its commits tell no one until its end. */
+  #legOpen = false;
+
+  constructor(storage: DurableObjectStorage) {
+    this.#db = new SqlWriter(storage);
+    this.turns = new TurnLog(this.#db);
+    this.events = new EventLog(this.#db);
+    this.traces = new TraceRing(this.#db);
+    this.activity = new ActivityLog(this.#db);
+    this.schedule = new Schedule(this.#db, () => this.state()?.turn ?? 0);
+    migrate(this.#db.sql);
+    this.#recoverInterruptedTurn();
+  }
+
+  /** Told what each committed write changed (see CommitEffects). */
+  onWritten(listener: (written: Written) => void): void {
+    this.#db.onWritten(listener);
+  }
+
+  /** Whether a leg is running: begun or resumed, and not yet ended. */
+  get legOpen(): boolean {
+    return this.#legOpen;
+  }
+
+  state(): ConversationState | null {
+    if (this.#state === null) {
+      const row = this.#db.rows<{ data: string }>(`SELECT data FROM state WHERE id = 1`)[0];
+      if (row) this.#state = { ...readStateRow(row.data), turn: this.turns.latest(), lastEventId: this.events.lastId() };
+    }
+    return this.#state;
+  }
+
+  messages(): readonly Message[] {
+    this.#messages ??= this.#db
+      .rows<{ data: string }>(`SELECT data FROM messages ORDER BY seq`)
+      .map((row) => JSON.parse(row.data) as Message);
+    return this.#messages;
+  }
+
+  handoffs(): StoredHandoff[] {
+    return this.#db
+      .rows<{ turn: number; data: string }>(`SELECT turn, data FROM handoffs ORDER BY seq`)
+      .map((row) => ({ turn: row.turn, ...readHandoff(JSON.parse(row.data)) }));
+  }
+
+  /** What the conversation has spent, its current turn included. */
+  usage(): UsageTotals {
+    this.#conversationUsage ??= this.turns.spent();
+    return addUsage(this.#conversationUsage, this.#turnUsage);
+  }
+
+  compactions(): Array<Compaction & { turn: number; agent: string }> {
+    return this.#db.rows<{ turn: number; replaces: number; summary: string; agent: string }>(
+      `SELECT turn, replaces, summary, agent FROM compactions ORDER BY seq`,
+    );
+  }
+
+  /** The stored conversation as a turn starts from it. */
+  snapshot(): ConversationSnapshot {
+    const { holding } = this.#requireState();
+    const handoff = this.#db.rows<{ data: string }>(`SELECT data FROM handoffs ORDER BY seq DESC LIMIT 1`)[0];
+    const compaction = this.#db.rows<{ replaces: number; summary: string }>(
+      `SELECT replaces, summary FROM compactions ORDER BY seq DESC LIMIT 1`,
+    )[0];
+    return {
+      holding,
+      history: this.messages(),
+      usage: this.usage(),
+      ...(handoff ? { lastHandoff: readHandoff(JSON.parse(handoff.data)) } : {}),
+      ...(compaction ? { compaction: { replaces: compaction.replaces, summary: compaction.summary } } : {}),
+    };
+  }
+
+  /** Stores an empty conversation held by the entry agent, unless one exists; `owner` is the signed-in user who made it. */
+  create(conversationId: string, entryAgent: string, grant: string, owner?: string): ConversationState {
+    const existing = this.state();
+    if (existing) return existing;
+    return this.#write(freshState(conversationId, newHolding(entryAgent), grant, owner));
+  }
+
+  /** A new title or archived flag, what its owner's inbox shows. */
+  describe(meta: { title?: string | undefined; archived?: boolean | undefined }): ConversationState {
+    const state = this.#requireState();
+    return this.#write({
+      ...state,
+      ...(meta.title === undefined ? {} : { title: meta.title }),
+      ...(meta.archived === undefined ? {} : { archived: meta.archived }),
+    });
+  }
+
+  /** The title a model made after the first turn, and what the call spent, counted with that turn. */
+  titleFirstTurn(title: string, spent: { inputTokens: number; outputTokens: number }): ConversationState {
+    const state = this.#requireState();
+    this.#conversationUsage = null;
+    return this.#write({ ...state, title }, () =>
+      this.turns.addSpent(1, { modelCalls: 1, inputTokens: spent.inputTokens, outputTokens: spent.outputTokens, toolCalls: 0 }),
+    );
+  }
+
+  /** Opens a new turn; with a user message (or a scheduled turn's note), it records what the conversation held, for a rewind. */
+  beginTurn(message?: string | { note: string }): ConversationState {
+    const previous = this.#requireState();
+    const next: ConversationState = { ...previous, turn: previous.turn + 1 };
+    const opening = message === undefined ? null : typeof message === "string" ? { message } : { message: "", note: message.note };
+    this.turns.begin(next.turn, opening && { ...opening, holding: previous.holding });
+    this.#state = next;
+    this.#legOpen = true;
+    return next;
+  }
+
+  /**
+   * Rewinds the latest turn to where it started: its rows go (see TurnLog.rewind), what the
+   * conversation held returns to what it was, and a suspension and its decisions go with it.
+   * Null when the turn cannot be rewound (none, or stored before turns recorded their opening).
+   */
+  rewindLastTurn(): TurnOpening | null {
+    const state = this.#requireState();
+    const opening = this.turns.opening(state.turn);
+    if (!opening) return null;
+    this.#write({ ...state, holding: opening.holding, suspension: null, decisions: [] }, () => {
+      this.turns.rewind(state.turn);
+      // What the rewound turn scheduled (its follow-ups, its approvals' deadline) goes with it.
+      this.schedule.removeTurn(state.turn);
+    });
+    this.#messages = null;
+    return opening;
+  }
+
+  /** The conversation as it stood after `afterTurn` (see takeSnapshot). */
+  forkSnapshot(afterTurn: number): ForkSnapshot | null {
+    return takeSnapshot(this.#db, this.turns, afterTurn, this.#requireState().holding);
+  }
+
+  /** Stores a new conversation from another's snapshot: its rows as they were, a state of its own, no events. */
+  importFork(conversationId: string, grant: string, snapshot: ForkSnapshot, owner?: string): ConversationState {
+    this.#write(freshState(conversationId, snapshot.holding, grant, owner), () => storeSnapshot(this.#db, snapshot));
+    this.#state = null;
+    this.#messages = null;
+    this.#conversationUsage = null;
+    return this.state()!;
+  }
+
+  /** Decisions, and who made them (one activity row each), in one transaction. */
+  recordDecisions(decisions: readonly ApprovalDecision[], resume: boolean, by?: OperatorIdentity): ConversationState {
+    const state = this.#requireState();
+    const pending = new Map(state.suspension?.pending.map((p) => [p.toolCallId, p]));
+    return this.#write({ ...state, decisions: [...state.decisions, ...decisions] }, () => {
+      for (const { toolCallId, approved, reason } of decisions) {
+        const call = pending.get(toolCallId);
+        this.activity.record({
+          kind: approved ? "approved" : reason === EXPIRED && !by ? "expired" : "denied",
+          ...(by ? { by } : {}),
+          agent: call?.agent ?? state.holding.activeAgent,
+          toolCallId,
+          ...(call ? { tool: call.name } : {}),
+        });
+      }
+      if (resume) {
+        this.turns.resume(state.turn);
+        this.schedule.removeKind("approval-expiry");
+      }
+      this.#legOpen ||= resume;
+    });
+  }
+
+  /**
+   * The calls of the current step, written before its first tool starts: one row, rewritten by the
+   * next such step. The step's commit answers them; if the process dies first, the next start does
+   * (see #recoverInterruptedTurn). The events so far (the calls' `tool-call` events among them) go
+   * in the same row, for that recovery to store before its answers; the commit stores them as usual.
+   */
+  recordCalls(calls: CallsInFlight, events: readonly StoredEvent[] = []): void {
+    const { turn } = this.#requireState();
+    this.#transaction(() =>
+      this.#db.exec(
+        `INSERT OR REPLACE INTO calls_in_flight (id, turn, data, events) VALUES (1, ?, ?, ?)`,
+        turn,
+        JSON.stringify(calls),
+        JSON.stringify(events),
+      ),
+    );
+  }
+
+  /** Commits one step with its events (those before it and those it announces), in one transaction. */
+  commitStep(commit: StepCommit, events: readonly StoredEvent[]): void {
+    const state = this.#requireState();
+    const messages = commit.messages.map(capMessage);
+    const next: ConversationState = {
+      ...applyCommit(state, commit),
+      lastEventId: events.at(-1)?.id ?? state.lastEventId,
+      // Decisions belong to the suspension they decide.
+      ...(commit.suspension === undefined ? {} : { decisions: [] }),
+    };
+    const holder = next.holding.activeAgent;
+    this.#transaction(() => {
+      for (const message of messages) this.#db.exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(message));
+      if (commit.handoff) this.#db.exec(`INSERT INTO handoffs (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(commit.handoff));
+      const { compaction } = commit;
+      if (compaction) {
+        this.#db.exec(
+          `INSERT INTO compactions (turn, replaces, summary, agent) VALUES (?, ?, ?, ?)`,
+          state.turn,
+          compaction.replaces,
+          compaction.summary,
+          holder,
+        );
+      }
+      this.events.insert(state.turn, events);
+      if (next.holding !== state.holding || next.suspension !== state.suspension) this.#writeState(next);
+      if (messages.length > 0) this.#db.changed("entry");
+    });
+    this.#state = next;
+    if (commit.usage) this.#turnUsage = addUsage(this.#turnUsage, commit.usage);
+    this.messages();
+    this.#messages!.push(...messages);
+  }
+
+  /**
+   * Ends the turn's leg with the outcome the run reported, its remaining events and its trace (one
+   * row per turn, rewritten by a later leg; only the latest `keepTraces` turns keep theirs, none when it is 0).
+   */
+  endTurn(outcome: TurnOutcome, events: readonly StoredEvent[], trace?: TurnTrace, keepTraces = DEFAULT_KEPT_TRACES): void {
+    const state = this.#requireState();
+    this.#transaction(() => {
+      this.events.insert(state.turn, events);
+      if (trace) this.traces.keep(state.turn, trace, keepTraces);
+      this.turns.end(state.turn, outcome, this.#turnUsage);
+      this.#legOpen = false;
+      this.#db.changed("entry");
+    });
+    this.#db.takeWritten();
+    this.#state = { ...state, lastEventId: events.at(-1)?.id ?? state.lastEventId };
+    if (this.#conversationUsage) this.#conversationUsage = addUsage(this.#conversationUsage, this.#turnUsage);
+    this.#turnUsage = NO_USAGE;
+  }
+
+  /** Sets the token grant (a new one revokes the tokens issued under the old). */
+  setGrant(grant: string): ConversationState {
+    return this.#write({ ...this.#requireState(), grant });
+  }
+
+  async erase(): Promise<void> {
+    await this.#db.deleteAll();
+    this.#state = null;
+    this.#messages = null;
+    this.#conversationUsage = null;
+    this.#turnUsage = NO_USAGE;
+    migrate(this.#db.sql);
+    // Nothing is scheduled any more: no alarm wakes the object.
+    this.#db.changed("schedule");
+  }
+
+  /**
+   * A turn still marked running belongs to an instance that died mid-run: it failed. Its stream
+   * gets a terminal error event, past the ids that may have been streamed but not stored, after
+   * the answers of the calls it cut off (see settleCutOff), so the conversation is neither left
+   * waiting on decisions already taken nor missing a call that may have run.
+   */
+  #recoverInterruptedTurn(): void {
+    if (this.#db.rows(`SELECT turn FROM turns WHERE status = 'running' LIMIT 1`).length === 0) return;
+    let id = this.events.lastId() + CRASH_ID_GAP;
+    const state = this.state();
+    const row = this.#db.rows<{ turn: number; data: string; events: string | null }>(
+      `SELECT turn, data, events FROM calls_in_flight WHERE id = 1`,
+    )[0];
+    const inFlight = row && {
+      turn: row.turn,
+      calls: JSON.parse(row.data) as CallsInFlight,
+      events: JSON.parse(row.events ?? "[]") as StoredEvent[],
+    };
+    const settled = state ? settleCutOff(state, this.messages(), inFlight) : { messages: [], answered: [], streamed: [] };
+    const results: StoredEvent[] = settled.answered.map((m) => ({
+      id: id++,
+      type: "tool-result",
+      toolCallId: m.toolCallId,
+      name: m.name,
+      result: m.content,
+      isError: true,
+      ...(m.approval?.approved === false ? { denied: true as const } : {}),
+    }));
+    const event: StoredEvent = {
+      id,
+      type: "error",
+      code: "interrupted",
+      message: "The run was interrupted (the conversation's process restarted); send the message again.",
+    };
+    this.#db.transaction(() => {
+      for (const turn of this.turns.failRunning())
+        this.events.insert(turn, [...(turn === state?.turn ? [...settled.streamed, ...results] : []), { ...event }]);
+      if (!state) return;
+      for (const message of settled.messages)
+        this.#db.exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(message));
+      if (settled.suspension !== undefined) this.#writeState({ ...state, suspension: settled.suspension, decisions: [] });
+    });
+    this.#db.takeWritten();
+    this.#state = null;
+    this.#messages = null;
+  }
+
+  /** Writes the state row (and `also`, in the same transaction) and keeps the state. */
+  #write(state: ConversationState, also?: () => void): ConversationState {
+    this.#transaction(() => {
+      also?.();
+      this.#writeState(state);
+    });
+    this.#state = state;
+    return state;
+  }
+
+  /** Runs writes atomically; the cached state is restored if it fails. */
+  #transaction(writes: () => void): void {
+    const before = this.#state;
+    try {
+      this.#db.transaction(writes);
+    } catch (error) {
+      this.#state = before;
+      throw error;
+    }
+  }
+
+  /** The state row: what the inbox entry shows (title, holder, archived) may have changed. */
+  #writeState(state: ConversationState): void {
+    const { lastEventId: _derived, turn: _derivedTurn, ...stored } = state;
+    this.#db.exec(`INSERT OR REPLACE INTO state (id, data) VALUES (1, ?)`, writeStateRow(stored));
+    this.#db.changed("entry");
+  }
+
+  #requireState(): ConversationState {
+    const state = this.state();
+    if (!state) throw new Error("No turn has begun in this conversation.");
+    return state;
+  }
+}
+
+/** A conversation no turn has touched yet: new, or a fork about to take its snapshot's rows. */
+function freshState(conversationId: string, holding: Holding, grant: string, owner: string | undefined): ConversationState {
+  return {
+    conversationId,
+    holding,
+    suspension: null,
+    decisions: [],
+    grant,
+    lastEventId: 0,
+    turn: 0,
+    createdAt: Date.now(),
+    ...(owner === undefined ? {} : { owner }),
+  };
+}

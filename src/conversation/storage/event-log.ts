@@ -1,0 +1,83 @@
+/**
+ * The conversation's stream events in SQLite: packed several to a row (rows written are what
+ * storage is billed by), read back a row at a time for a replay, and numbered past a crash.
+ */
+import type { StoredEvent } from "../../wire/index.ts";
+import type { SqlWriter } from "./sql-writer.ts";
+import { readHandoff } from "./stored-state.ts";
+import { capEvent } from "./stored-size-limits.ts";
+
+/**
+ * Event ids skipped after a crash. Events of the step in flight were streamed but never stored;
+ * the next ids start past any of them, so a reconnecting client cannot mistake new events for
+ * ones it already has.
+ */
+export const CRASH_ID_GAP = 100_000;
+
+/** An events row stays well under SQLite's 2 MB row limit however much a step streamed. */
+const EVENT_ROW_CHARS = 512 * 1024;
+
+export class EventLog {
+  readonly #db: SqlWriter;
+
+  constructor(db: SqlWriter) {
+    this.#db = db;
+  }
+
+  /** The id of the last stored event; 0 before any. */
+  lastId(): number {
+    return this.#db.sql.exec<{ id: number | null }>(`SELECT max(last_id) AS id FROM events`).one().id ?? 0;
+  }
+
+  /** Packs events several to a row, starting a new row before one would pass EVENT_ROW_CHARS. Call inside a transaction. */
+  insert(turn: number, events: readonly StoredEvent[]): void {
+    let row: string[] = [];
+    let size = 0;
+    let first = 0;
+    const flush = (last: number) => {
+      if (row.length === 0) return;
+      this.#db.exec(`INSERT INTO events (first_id, last_id, turn, data) VALUES (?, ?, ?, ?)`, first, last, turn, `[${row.join(",")}]`);
+      row = [];
+      size = 0;
+    };
+    for (const [i, event] of events.entries()) {
+      const json = JSON.stringify(capEvent(event));
+      if (size + json.length > EVENT_ROW_CHARS) flush(events[i - 1]!.id);
+      if (row.length === 0) first = event.id;
+      row.push(json);
+      size += json.length + 1;
+    }
+    flush(events.at(-1)?.id ?? 0);
+  }
+
+  /**
+   * Reads one turn's stored events with an id above `afterId` (and below `beforeId`), a row per
+   * call, so a replay holds one row in memory however large the turn; null after the last.
+   * `every`: the events of every turn after `afterId` (a socket resuming across turns).
+   * Handoff events stored by older releases come out in today's form.
+   */
+  replay(turn: number | "every", afterId: number, beforeId = Number.POSITIVE_INFINITY): () => StoredEvent[] | null {
+    type Row = { first_id: number; turn: number; data: string };
+    let cursor: number | null = null;
+    return () => {
+      const row =
+        cursor === null
+          ? this.#db.rows<Row>(
+              `SELECT first_id, turn, data FROM events WHERE (turn = ? OR ? = 'every') AND last_id > ? ORDER BY first_id LIMIT 1`,
+              turn === "every" ? -1 : turn,
+              turn === "every" ? "every" : "",
+              afterId,
+            )[0]
+          : this.#db.rows<Row>(`SELECT first_id, turn, data FROM events WHERE first_id > ? ORDER BY first_id LIMIT 1`, cursor)[0];
+      if (!row || (turn !== "every" && row.turn !== turn) || row.first_id >= beforeId) return null;
+      cursor = row.first_id;
+      return (JSON.parse(row.data) as StoredEvent[]).filter((event) => event.id > afterId && event.id < beforeId).map(upgraded);
+    };
+  }
+}
+
+function upgraded(event: StoredEvent): StoredEvent {
+  if (event.type !== "handoff") return event;
+  const { id, type: _type, ...record } = event;
+  return { id, type: "handoff", ...readHandoff(record) };
+}

@@ -1,0 +1,68 @@
+/** Forks: a conversation's rows up to a turn and what it held after that turn, taken from one object and stored in another. */
+import type { Holding } from "../../runtime/holding.ts";
+import type { SqlWriter } from "./sql-writer.ts";
+import type { TurnLog } from "./turn-log.ts";
+
+/** A conversation's rows up to a turn, and what it held after that turn: what a fork starts from. */
+export interface ForkSnapshot {
+  holding: Holding;
+  messages: Array<{ turn: number; data: string }>;
+  handoffs: Array<{ turn: number; data: string }>;
+  compactions: Array<{ turn: number; replaces: number; summary: string; agent: string }>;
+  turns: Array<{
+    turn: number;
+    status: string;
+    started_at: number;
+    ended_at: number | null;
+    error: string | null;
+    model_calls: number;
+    input_tokens: number;
+    output_tokens: number;
+    tool_calls: number;
+    opening: string | null;
+  }>;
+}
+
+const TURN_COLUMNS = [
+  "turn",
+  "status",
+  "started_at",
+  "ended_at",
+  "error",
+  "model_calls",
+  "input_tokens",
+  "output_tokens",
+  "tool_calls",
+  "opening",
+] as const;
+
+/**
+ * The conversation as it stood after `afterTurn`: its rows up to that turn, and what it held after
+ * it (the next turn's opening, or `current` after the last turn). Null when a later turn began
+ * before turns recorded their opening.
+ */
+export function takeSnapshot(db: SqlWriter, turns: TurnLog, afterTurn: number, current: Holding): ForkSnapshot | null {
+  const later = turns.nextOpening(afterTurn);
+  if (later.exists && !later.opening) return null;
+  const rows = <T>(query: string) => db.rows<T & Record<string, SqlStorageValue>>(query, afterTurn) as T[];
+  return {
+    holding: later.opening?.holding ?? current,
+    messages: rows(`SELECT turn, data FROM messages WHERE turn <= ? ORDER BY seq`),
+    handoffs: rows(`SELECT turn, data FROM handoffs WHERE turn <= ? ORDER BY seq`),
+    compactions: rows(`SELECT turn, replaces, summary, agent FROM compactions WHERE turn <= ? ORDER BY seq`),
+    turns: rows(`SELECT ${TURN_COLUMNS.join(", ")} FROM turns WHERE turn <= ? ORDER BY turn`),
+  };
+}
+
+/** Stores a snapshot's rows as they were. Call inside a transaction. */
+export function storeSnapshot(db: SqlWriter, snapshot: ForkSnapshot): void {
+  for (const m of snapshot.messages) db.exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, m.turn, m.data);
+  for (const h of snapshot.handoffs) db.exec(`INSERT INTO handoffs (turn, data) VALUES (?, ?)`, h.turn, h.data);
+  for (const c of snapshot.compactions) {
+    db.exec(`INSERT INTO compactions (turn, replaces, summary, agent) VALUES (?, ?, ?, ?)`, c.turn, c.replaces, c.summary, c.agent);
+  }
+  const placeholders = TURN_COLUMNS.map(() => "?").join(", ");
+  for (const t of snapshot.turns) {
+    db.exec(`INSERT INTO turns (${TURN_COLUMNS.join(", ")}) VALUES (${placeholders})`, ...TURN_COLUMNS.map((column) => t[column]));
+  }
+}

@@ -1,0 +1,43 @@
+import type { CachedToolList, ToolListCache } from "../../mcp/index.ts";
+
+/**
+ * MCP tool lists in the conversation's SQLite (one row per server), so a Durable Object that was
+ * evicted lists nothing again until the TTL runs out or the server says its list changed.
+ */
+export class SqlToolListCache implements ToolListCache {
+  readonly #sql: SqlStorage;
+  readonly #memory = new Map<string, CachedToolList | null>();
+
+  constructor(sql: SqlStorage) {
+    this.#sql = sql;
+  }
+
+  get(server: string): CachedToolList | undefined {
+    if (!this.#memory.has(server)) {
+      const row = this.#sql
+        .exec<{ url: string; tools: string; listed_at: number }>(`SELECT url, tools, listed_at FROM mcp_tools WHERE server = ?`, server)
+        .toArray()[0];
+      this.#memory.set(
+        server,
+        row ? { url: row.url, tools: JSON.parse(row.tools) as CachedToolList["tools"], listedAt: row.listed_at } : null,
+      );
+    }
+    return this.#memory.get(server) ?? undefined;
+  }
+
+  set(server: string, entry: CachedToolList): void {
+    this.#sql.exec(
+      `INSERT OR REPLACE INTO mcp_tools (server, url, tools, listed_at) VALUES (?, ?, ?, ?)`,
+      server,
+      entry.url,
+      JSON.stringify(entry.tools),
+      entry.listedAt,
+    );
+    this.#memory.set(server, entry);
+  }
+
+  delete(server: string): void {
+    this.#sql.exec(`DELETE FROM mcp_tools WHERE server = ?`, server);
+    this.#memory.set(server, null);
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * The stored forms of a conversation's state, and the one reader that upgrades what older
+ * releases stored: the state row, a turn's opening, a handoff record and a suspension. Every
+ * default for a field an older row lacks is here, and nowhere else.
+ */
+import type { ApprovalDecision, PendingApproval, Suspension } from "../../runtime/suspension.ts";
+import type { HandoffRecord } from "../../runtime/handoff/types.ts";
+import { type Holding, newHolding } from "../../runtime/holding.ts";
+import type { AssistantMessage, Message, ToolMessage } from "../../runtime/messages.ts";
+import { NO_USAGE } from "../../runtime/usage.ts";
+
+/** The state row: what the conversation holds (flat, as rows have always stored it), its suspension and its token grant. */
+export type StateRow = Holding & {
+  conversationId: string;
+  /** The suspended step of the latest turn, while it waits for approvals. */
+  suspension: Suspension | null;
+  /** Decisions taken so far on the suspension's pending calls. */
+  decisions: ApprovalDecision[];
+  /**
+   * Bound into every conversation token's signature: a token passes only while it matches, so
+   * deleting the conversation (or rotating it) revokes every token issued before. Absent on
+   * conversations stored before tokens carried it, until the master key issues one.
+   */
+  grant?: string;
+  /** The signed-in user who created (or forked) the conversation; absent for those a backend or anonymous use made. */
+  owner?: string;
+  /** When it was created (absent on conversations stored before it was kept), its own title and whether it is archived: what its owner's inbox shows. */
+  createdAt?: number;
+  title?: string;
+  archived?: boolean;
+};
+
+/** The state as the store works with it: the holding as one value. */
+export interface StoredState {
+  conversationId: string;
+  holding: Holding;
+  suspension: Suspension | null;
+  decisions: ApprovalDecision[];
+  grant?: string | undefined;
+  owner?: string | undefined;
+  createdAt?: number | undefined;
+  title?: string | undefined;
+  archived?: boolean | undefined;
+}
+
+/** What a turn started from: the user's message and what the conversation held, which a rewind returns to. */
+export interface TurnOpening {
+  message: string;
+  holding: Holding;
+  /** A turn the schedule started: its note (and `message` is empty), so a retry runs it again as such. */
+  note?: string;
+}
+
+type Json = Record<string, unknown>;
+
+/** The state row's JSON. */
+export function writeStateRow(state: StoredState): string {
+  const { holding, ...rest } = state;
+  return JSON.stringify({ ...rest, ...holding });
+}
+
+export function readStateRow(json: string): StoredState {
+  const row = JSON.parse(json) as Json;
+  return {
+    conversationId: String(row.conversationId),
+    holding: readHolding(row),
+    suspension: row.suspension ? readSuspension(row.suspension as Json) : null,
+    decisions: (row.decisions as ApprovalDecision[] | undefined) ?? [],
+    ...(typeof row.grant === "string" ? { grant: row.grant } : {}),
+    ...(typeof row.owner === "string" ? { owner: row.owner } : {}),
+    ...(typeof row.createdAt === "number" ? { createdAt: row.createdAt } : {}),
+    ...(typeof row.title === "string" ? { title: row.title } : {}),
+    ...(row.archived === true ? { archived: true } : {}),
+  };
+}
+
+/** A turn's opening as the turns table keeps it (flat, like the state row). */
+export function writeOpening(opening: TurnOpening): string {
+  return JSON.stringify({ message: opening.message, ...(opening.note === undefined ? {} : { note: opening.note }), ...opening.holding });
+}
+
+export function readOpening(json: string): TurnOpening {
+  const row = JSON.parse(json) as Json;
+  return { message: String(row.message), holding: readHolding(row), ...(typeof row.note === "string" ? { note: row.note } : {}) };
+}
+
+/** The holding fields of a stored row; rows stored before returning handoffs and agents' states lack the last ones. */
+function readHolding(row: Json): Holding {
+  const start = newHolding(String(row.activeAgent));
+  return {
+    activeAgent: start.activeAgent,
+    handoffCount: typeof row.handoffCount === "number" ? row.handoffCount : start.handoffCount,
+    callers: (row.callers as Holding["callers"] | undefined) ?? start.callers,
+    agentStates: (row.agentStates as Holding["agentStates"] | undefined) ?? start.agentStates,
+    context: (row.context as Holding["context"] | undefined) ?? start.context,
+  };
+}
+
+/**
+ * A stored handoff record. Records stored before they said their kind: a transfer had none; a
+ * return had `kind: "return"`, and an on-answer one the opening transfer's id with a `:returned`
+ * suffix as its call id; a person's hand back had a made-up `operator-<n>` call id and its note as the reason.
+ */
+export function readHandoff(raw: Json): HandoffRecord {
+  if (raw.kind === "transfer" || raw.kind === "hand-back" || (raw.kind === "return" && "mode" in raw))
+    return raw as unknown as HandoffRecord;
+  const { toolCallId, reason, kind: _kind, ...rest } = raw as { toolCallId: string; reason?: string; kind?: string } & Json;
+  const from = String(rest.from);
+  const to = String(rest.to);
+  const stepIndex = Number(rest.stepIndex ?? 0);
+  if (raw.kind === "return") {
+    const suffix = ":returned";
+    return toolCallId.endsWith(suffix)
+      ? { kind: "return", mode: "on-answer", from, to, openedBy: toolCallId.slice(0, -suffix.length), stepIndex }
+      : { kind: "return", mode: "on-call", from, to, toolCallId, reason: reason ?? "", stepIndex };
+  }
+  if (toolCallId.startsWith("operator-")) return { kind: "hand-back", from, to, ...(reason ? { note: reason } : {}) };
+  return { kind: "transfer", ...(rest as object), from, to, toolCallId, ...(reason ? { reason } : {}), stepIndex };
+}
+
+/** A stored suspension; those stored before turns kept their progress as one value had its fields loose. */
+function readSuspension(raw: Json): Suspension {
+  const base = {
+    assistant: raw.assistant as AssistantMessage,
+    results: raw.results as Array<ToolMessage | null>,
+    pending: raw.pending as PendingApproval[],
+    trailing: (raw.trailing as Message[] | undefined) ?? [],
+  };
+  if (raw.progress) {
+    const progress = raw.progress as Suspension["progress"];
+    return { ...base, progress: { ...progress, handoffs: progress.handoffs.map((h) => readHandoff(h as unknown as Json)) } };
+  }
+  return {
+    ...base,
+    progress: {
+      handoffs: ((raw.turnHandoffs as Json[] | undefined) ?? []).map(readHandoff),
+      agentSteps: Number(raw.agentSteps ?? 0),
+      errorSteps: Number(raw.errorSteps ?? 0),
+      // The suspended step's index then; the next step's now.
+      stepIndex: Number(raw.stepIndex ?? 0) + 1,
+      usage: (raw.turnUsage as Suspension["progress"]["usage"] | undefined) ?? NO_USAGE,
+    },
+  };
+}

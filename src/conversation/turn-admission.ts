@@ -1,0 +1,166 @@
+/**
+ * The one admission of a conversation: every way in (a message over HTTP, the AI SDK chat route,
+ * retry and edit, decisions, socket frames, the alarm's scheduled turns, a person's message and
+ * hand back) passes here, and nowhere else checks these, once and in one order: the caller's grant
+ * and ownership, the conversation's state (running, waiting on approvals, held by a person), the
+ * message length, the turn limits (the conversation's, then the client's by user id, else by
+ * address; a scheduled turn has no client), the user's daily token budget, the stream caps.
+ */
+import type { Config } from "../config.ts";
+import type { Network } from "../runtime/network.ts";
+import type { Caller } from "./conversation-api.ts";
+import type { ConversationState, ConversationStore } from "./storage/conversation-store.ts";
+import { inboxOf } from "../inbox/inbox.ts";
+import { fail, ok, type SessionResult } from "./results.ts";
+import type { TurnDriver } from "./turns/turn-driver.ts";
+
+/**
+ * How a turn starts, which decides the checks it gets: `message` (HTTP, the chat route, a socket
+ * frame), `retry` (run again, or an edit with its new text), `resume` (decisions that complete a
+ * suspended step), `scheduled` (the alarm's follow-ups and a person's deadline), `expiry` (the
+ * alarm declines calls past their deadline and resumes), `person` (a person's answer or hand back: no model is called).
+ */
+export type TurnStart =
+  | { kind: "message"; message: string }
+  | { kind: "retry"; message?: string | undefined }
+  | { kind: "resume" }
+  | { kind: "scheduled" }
+  | { kind: "expiry" }
+  | { kind: "person" };
+
+/** What a request needs of the conversation: that it exists (or may be created by it), and that no run is going on. */
+export interface Need {
+  /** No run may be going on. */
+  idle?: boolean;
+  /** The request may create the conversation (the master key, or anonymous use, with a first message). */
+  orNew?: boolean;
+}
+
+/** Which checks each way in gets, past the caller's access and the conversation's state. */
+const CHECKS: Record<TurnStart["kind"], { clientLimit: boolean; budget: boolean; stream: boolean }> = {
+  message: { clientLimit: true, budget: true, stream: true },
+  retry: { clientLimit: true, budget: true, stream: true },
+  resume: { clientLimit: true, budget: true, stream: true },
+  // The alarm's turn spends its owner's tokens, and is read by no request.
+  scheduled: { clientLimit: false, budget: true, stream: false },
+  // Settling calls past their deadline is never held back: the turn would wait on decisions no one can make any more.
+  expiry: { clientLimit: false, budget: false, stream: false },
+  person: { clientLimit: false, budget: false, stream: false },
+};
+
+/** The one wording of a refusal while a turn runs. */
+export const RUN_IN_PROGRESS = "A run is in progress for this conversation; wait for it to end, or cancel it.";
+
+export interface AdmissionSetup {
+  store: ConversationStore;
+  driver: TurnDriver;
+  network: Network;
+  config: Pick<Config, "MAX_MESSAGE_CHARS" | "TURNS_PER_MINUTE" | "USER_DAILY_TOKENS">;
+  /** The Worker's bindings: the client limiter (`CLIENT_LIMITER`) and the inboxes that count a user's tokens (`INBOXES`). */
+  env: unknown;
+}
+
+export class TurnAdmission {
+  readonly #setup: AdmissionSetup;
+  /** Start times of recent turns, for the per-conversation rate limit. */
+  #recentTurns: number[] = [];
+
+  constructor(setup: AdmissionSetup) {
+    this.#setup = setup;
+  }
+
+  /**
+   * Who may go on: a token passes while its grant is the conversation's (it never reaches a
+   * conversation that does not exist); a signed-in user only into a conversation they own; the
+   * conversation must exist unless the request may create it; and no run may be going on when
+   * the request would start or change one.
+   */
+  access(caller: Caller, need: Need & { orNew: true }): SessionResult<ConversationState | null>;
+  access(caller: Caller, need?: Need): SessionResult<ConversationState>;
+  access(caller: Caller, need: Need = {}): SessionResult<ConversationState | null> {
+    const state = this.#setup.store.state();
+    if (caller.grant !== undefined && (state?.grant === undefined || state.grant !== caller.grant))
+      return fail(
+        "token_revoked",
+        "This conversation token was revoked: the conversation was deleted or its tokens were rotated. Ask for a new token.",
+      );
+    // Someone else's conversation is not found, as one that does not exist: ids cannot be probed. A user creates with POST, never by a first message.
+    const owned = caller.user === undefined || (state !== null && state.owner === caller.user);
+    if ((!state && (!need.orNew || caller.user !== undefined)) || !owned)
+      return fail("conversation_not_found", `No conversation '${caller.conversationId}'.`);
+    if (need.idle && this.#setup.driver.running) return fail("run_in_progress", RUN_IN_PROGRESS);
+    return ok(state);
+  }
+
+  /** A turn of `start`'s kind, checked in the one order; admitted, it counts towards the conversation's limit. */
+  async turn(caller: Caller, start: TurnStart): Promise<SessionResult<ConversationState | null>> {
+    const admitted = this.access(caller, { idle: true, orNew: start.kind === "message" });
+    if (!admitted.ok) return admitted;
+    const state = admitted.value;
+    const held = this.#state(state, start);
+    if (held) return held;
+    const message = "message" in start ? start.message : undefined;
+    const max = this.#setup.config.MAX_MESSAGE_CHARS;
+    if (message !== undefined && message.length > max)
+      return fail("message_too_long", `The message is ${message.length} characters; the limit is ${max}.`, {
+        length: message.length,
+        limit: max,
+      });
+    const checks = CHECKS[start.kind];
+    const starts = start.kind === "message" || start.kind === "retry";
+    const limited =
+      (starts ? this.#limitConversation() : null) ??
+      (checks.clientLimit ? await this.#limitClient(caller) : null) ??
+      (checks.budget ? await this.#withinBudget(caller.user ?? state?.owner) : null) ??
+      (checks.stream ? this.#setup.driver.limitStreams() : null);
+    if (limited) return limited;
+    if (starts) this.#recentTurns.push(Date.now());
+    return ok(state);
+  }
+
+  /** The conversation's state against what `start` needs: no approvals waiting for a new message, a person holding it for a person's act. */
+  #state(state: ConversationState | null, start: TurnStart): SessionResult<never> | null {
+    const suspension = state?.suspension;
+    if (start.kind === "message" && suspension)
+      return fail("approval_pending", "Tool calls are waiting for approval: decide them first.", {
+        pending: suspension.pending.map((p) => p.toolCallId),
+      });
+    const holder = state?.holding.activeAgent ?? "";
+    if (start.kind === "person" && !this.#setup.network.get(holder)?.human)
+      return fail("not_held_by_person", `No person holds this conversation: '${holder}' does.`);
+    return null;
+  }
+
+  #limitConversation(): SessionResult<never> | null {
+    const now = Date.now();
+    const perMinute = this.#setup.config.TURNS_PER_MINUTE;
+    this.#recentTurns = this.#recentTurns.filter((t) => t > now - 60_000);
+    if (this.#recentTurns.length < perMinute) return null;
+    const retryAfter = Math.max(1, Math.ceil((this.#recentTurns[0]! + 60_000 - now) / 1000));
+    return fail("rate_limited", `This conversation takes ${perMinute} new turns a minute; try again in ${retryAfter} s.`, { retryAfter });
+  }
+
+  /** New turns per client (a signed-in user's id, else the address), through the Workers rate-limiting binding when it is bound. */
+  async #limitClient(caller: Caller): Promise<SessionResult<never> | null> {
+    const limiter = (this.#setup.env as { CLIENT_LIMITER?: { limit(o: { key: string }): Promise<{ success: boolean }> } }).CLIENT_LIMITER;
+    if (!limiter) return null;
+    const key = caller.user ? `user:${caller.user}` : `address:${caller.address ?? "local"}`;
+    const { success } = await limiter.limit({ key });
+    return success ? null : fail("rate_limited", "Too many new turns from this client; try again in a minute.", { retryAfter: 60 });
+  }
+
+  /** The user's tokens today, across their conversations (their inbox counts them), against USER_DAILY_TOKENS. */
+  async #withinBudget(user: string | undefined): Promise<SessionResult<never> | null> {
+    const budget = this.#setup.config.USER_DAILY_TOKENS;
+    if (!user || !budget) return null;
+    const spent = (await (await inboxOf(this.#setup.env, user))?.tokensToday()) ?? 0;
+    if (spent < budget) return null;
+    const midnight = new Date(new Date().toISOString().slice(0, 10));
+    midnight.setUTCDate(midnight.getUTCDate() + 1);
+    return fail(
+      "user_budget_exhausted",
+      `You have used ${spent} of your ${budget} tokens for today (UTC); new turns are accepted again from ${midnight.toISOString()}.`,
+      { spent, budget, resetsAt: midnight.toISOString(), retryAfter: Math.ceil((midnight.getTime() - Date.now()) / 1000) },
+    );
+  }
+}

@@ -1,0 +1,278 @@
+/**
+ * Driving a conversation's turns: starting a leg, running it to its end, and reading a turn's
+ * stored and live events together as one stream. At most one leg runs at a time; the streams open
+ * on the conversation are counted here. The Durable Object decides who may start what.
+ */
+import { runTurnItems } from "../../runtime/run-loop.ts";
+import type { Redactor } from "../../runtime/redact.ts";
+import type { TurnOutcome } from "../../runtime/events.ts";
+import type { RunItemsOptions, TurnInput } from "../../runtime/run-options.ts";
+import { encoderFor, type StoredEvent, type StreamFormat } from "../../wire/index.ts";
+import type { ConversationState, ConversationStore } from "../storage/conversation-store.ts";
+import { type EventBatches, eventStream } from "./event-stream.ts";
+import { type OtlpExporter, toOtlp } from "../../traces/otlp-export.ts";
+import type { InboxLink } from "../inbox-link.ts";
+import type { Notifier } from "../schedule/notifier.ts";
+import type { PersonHold } from "../person-hold.ts";
+import { fail, type SessionResult } from "../results.ts";
+import { TurnBroadcast } from "./turn-broadcast.ts";
+import { TurnRecorder } from "./turn-recorder.ts";
+import { parseTraceparent, spansToExport, TraceBuilder } from "../../traces/turn-trace.ts";
+
+/**
+ * Streams open at once on one conversation (live readers and replays); more are refused with 429.
+ * A conversation is one person's, in a few tabs: 16 is plenty, and bounds what clients that never
+ * read can make the runtime hold for them (workerd buffers a stream it carries over RPC).
+ */
+export const MAX_STREAMS = 16;
+
+/** How long a stream following a person-held conversation stays open before its client reconnects. */
+const HOLD_STREAM_MS = 5 * 60_000;
+
+/** What the driver runs legs with: the loop's options but the stored conversation and the input, and the host's parts. */
+export interface DriverSetup {
+  store: ConversationStore;
+  redactor: Redactor;
+  hold: PersonHold;
+  /** The conversation's entry in its owner's inbox: shown running as a leg starts, titled after the first. */
+  inbox: InboxLink;
+  /** The app's webhook, told when a leg leaves calls waiting for approval. */
+  notifier?: Notifier;
+  exporter: OtlpExporter | null;
+  /** The run's options that do not change from leg to leg. */
+  options: Omit<RunItemsOptions, "conversationId" | "conversation" | "input" | "signal">;
+  /** Turns whose trace is kept, and whether content goes to exported spans. */
+  traces: { keep: number; captureContent: boolean };
+  /** Requests the provider's client has sent: the trace counts a model call's retries by it. */
+  providerRequests: () => number;
+  waitUntil: (promise: Promise<unknown>) => void;
+  /** Told each event of a leg as it is published (the open WebSockets). */
+  tap?: (event: StoredEvent) => void;
+}
+
+/** Who started a leg: the conversation, and the request's W3C `traceparent` (a new turn is traced as its child). */
+export interface LegCaller {
+  conversationId: string;
+  traceparent?: string | undefined;
+}
+
+/** The one running leg of a conversation: its fan-out, what cancels it, and when it has ended. */
+interface RunningLeg {
+  broadcast: TurnBroadcast;
+  controller: AbortController;
+  ended: Promise<void>;
+}
+
+export class TurnDriver {
+  readonly #setup: DriverSetup;
+  #running: RunningLeg | null = null;
+  #openStreams = 0;
+
+  constructor(setup: DriverSetup) {
+    this.#setup = setup;
+  }
+
+  get running(): boolean {
+    return this.#running !== null;
+  }
+
+  /** Refuses a new stream while MAX_STREAMS are open. */
+  limitStreams(): SessionResult<never> | null {
+    if (this.#openStreams < MAX_STREAMS) return null;
+    return fail("too_many_streams", `This conversation already has ${MAX_STREAMS} open streams; close one, or try again later.`, {
+      retryAfter: 5,
+    });
+  }
+
+  /** Starts a leg of the current turn and returns its stream; the run goes on if the stream's reader leaves. */
+  start(caller: LegCaller, input: TurnInput, format: StreamFormat): ReadableStream<Uint8Array> {
+    const running = this.#claim();
+    const state = this.#setup.store.state()!;
+    const stream = this.#open(this.#readEvents(state, state.lastEventId), format, this.#answerId(input.kind === "message"));
+    this.#launch(running, caller, input);
+    return stream;
+  }
+
+  /** Runs a leg no request reads (the schedule's): its events are stored and reach whoever follows; resolves when it has ended. */
+  runUnread(caller: LegCaller, input: TurnInput): Promise<void> {
+    return this.#launch(this.#claim(), caller, input);
+  }
+
+  /** Makes a new leg the running one, before anything reads it. */
+  #claim(): RunningLeg {
+    const running: RunningLeg = {
+      broadcast: new TurnBroadcast(this.#setup.tap),
+      controller: new AbortController(),
+      ended: Promise.resolve(),
+    };
+    this.#running = running;
+    return running;
+  }
+
+  /** The run is driven here, not by a response stream: a client that drops does not stop it. */
+  #launch(running: RunningLeg, caller: LegCaller, input: TurnInput): Promise<void> {
+    running.ended = this.#drive(running.broadcast, caller, input, running.controller.signal);
+    this.#setup.waitUntil(running.ended);
+    this.#setup.inbox.started(this.#setup.waitUntil);
+    return running.ended;
+  }
+
+  /** The current or last turn's events after `afterId`, then the live leg (or, `hold`, a person's messages) until it ends. */
+  read(state: ConversationState, afterId: number, format: StreamFormat, hold?: TurnBroadcast): ReadableStream<Uint8Array> {
+    return this.#open(this.#readEvents(state, afterId, hold), format, this.#answerId(false));
+  }
+
+  /** What a WebSocket opened after `afterId` missed, across turns, then the running leg's events until it ends. */
+  catchUp(state: ConversationState, afterId: number): EventBatches {
+    return this.#readEvents(state, afterId, undefined, "every");
+  }
+
+  /** Aborts the running leg and waits for it to end; false when nothing was running. */
+  async cancel(): Promise<boolean> {
+    const running = this.#running;
+    if (!running) return false;
+    running.controller.abort();
+    await running.ended;
+    return true;
+  }
+
+  #open(batches: EventBatches, format: StreamFormat, messageId?: string): ReadableStream<Uint8Array> {
+    this.#openStreams++;
+    return eventStream(batches, encoderFor(format, messageId), () => this.#openStreams--);
+  }
+
+  /**
+   * The id of the current turn's answer, as /ui-messages names it (`msg-<index>`): the message after
+   * the turn's user message. `userPending`: the user message is about to be stored (a new turn),
+   * after a note when the agent that held the conversation is gone.
+   */
+  #answerId(userPending: boolean): string {
+    const { store, options } = this.#setup;
+    const messages = store.messages();
+    if (userPending) {
+      const note = options.network.get(store.state()!.holding.activeAgent) ? 0 : 1;
+      return `msg-${messages.length + note + 1}`;
+    }
+    return `msg-${messages.findLastIndex((m) => m.role === "user") + 1}`;
+  }
+
+  /**
+   * A reader's events: the turn's stored rows after `afterId`, one at a time, then (while a run
+   * goes on) the live run's events. Stored rows pass the redactor again: rows written before
+   * redaction by value existed are cleaned on the way out.
+   */
+  #readEvents(state: ConversationState, afterId: number, hold?: TurnBroadcast, turns: "current" | "every" = "current"): EventBatches {
+    const { store, redactor } = this.#setup;
+    return (disconnect) => {
+      const live = this.#running?.broadcast ?? hold;
+      const tracked = live?.track(disconnect);
+      // A follower of a person-held conversation reconnects now and then (Last-Event-ID): no stream is held for ever.
+      const timer = hold ? setTimeout(disconnect, HOLD_STREAM_MS) : undefined;
+      const firstLive = live?.firstId ?? Number.POSITIVE_INFINITY;
+      let stored =
+        afterId < state.lastEventId && afterId + 1 < firstLive
+          ? store.events.replay(turns === "every" ? "every" : state.turn, afterId, firstLive)
+          : null;
+      let last = afterId;
+      let sawEnd = false;
+      const take = (batch: StoredEvent[]) => {
+        last = batch.at(-1)!.id;
+        sawEnd ||= batch.some((event) => event.type === "done" || event.type === "error");
+        return batch;
+      };
+      return {
+        next: async () => {
+          while (stored) {
+            const batch = stored();
+            if (batch === null) stored = null;
+            else if (batch.length > 0) return take(redactor.value(batch));
+          }
+          if (!live || !tracked) return null;
+          const batch = await live.next(last, tracked.reader, sawEnd);
+          return batch && take(batch);
+        },
+        close: () => {
+          clearTimeout(timer);
+          tracked?.untrack();
+        },
+      };
+    };
+  }
+
+  async #drive(broadcast: TurnBroadcast, caller: LegCaller, input: TurnInput, signal: AbortSignal): Promise<void> {
+    const { store, redactor, traces } = this.#setup;
+    const { conversationId } = caller;
+    const state = store.state()!;
+    // A resumed leg continues the trace its turn began; a new turn is the child of the request's traceparent.
+    const previous = input.kind === "resume" ? store.traces.read(state.turn) : undefined;
+    const builder = new TraceBuilder(state.turn, {
+      previous,
+      parent: parseTraceparent(caller.traceparent),
+      content: traces.captureContent ? { ...(input.kind === "message" ? { input: input.text } : {}) } : undefined,
+      providerRequests: this.#setup.providerRequests,
+    });
+    const recorder = new TurnRecorder(store, redactor, broadcast, state.lastEventId + 1, {
+      builder,
+      conversationId,
+      turn: state.turn,
+      keep: traces.keep,
+    });
+    try {
+      const items = runTurnItems({ ...this.#setup.options, conversationId, conversation: store.snapshot(), input, signal });
+      let next = await items.next();
+      while (!next.done) {
+        let stored = true;
+        try {
+          recorder.record(next.value);
+        } catch (error) {
+          stored = false;
+          next = await items.throw(error);
+        }
+        if (stored) next = await items.next();
+      }
+      const trace = recorder.end(next.value);
+      await this.#afterLeg(recorder, next.value.status);
+      // Sent off the turn's path: a slow or dead collector never delays a stream or fails a turn.
+      const spans = spansToExport(trace, previous);
+      const { exporter } = this.#setup;
+      if (exporter && spans.length > 0) {
+        const body = toOtlp({ traceId: trace.traceId, spans, conversationId, content: builder.content });
+        this.#setup.waitUntil(exporter.export(redactor.value(body)));
+      }
+    } catch (error) {
+      // Only storage can fail here: the loop turns every other failure into an error event.
+      console.error(redactor.text(`conversation turn failed: ${error instanceof Error ? error.message : String(error)}`));
+      recorder.fail();
+    } finally {
+      this.#running = null;
+      broadcast.close();
+    }
+  }
+
+  /**
+   * After a leg: the first turn of an untitled conversation is titled, calls left waiting get their
+   * deadline and the app is told, and a leg that ends with a person holding the conversation puts
+   * it on the desk (waiting when this leg handed it over). What follows from its writes (the alarm,
+   * the inbox) is CommitEffects'.
+   */
+  async #afterLeg(recorder: TurnRecorder, status: TurnOutcome["status"]): Promise<void> {
+    this.#setup.inbox.titleAfterLeg();
+    const { store, hold, options } = this.#setup;
+    if (status === "awaiting_approval") {
+      const state = store.state()!;
+      store.schedule.planApprovalExpiry(state);
+      const pending = state.suspension?.pending.map(({ toolCallId, name, agent, expiresAt }) => ({ toolCallId, name, agent, expiresAt }));
+      await this.#setup.notifier?.notify("approval_waiting", { pending });
+    }
+    if (status !== "awaiting_human") return;
+    const { conversationId, holding } = store.state()!;
+    const person = holding.activeAgent;
+    // A message while a person holds it keeps the status it has.
+    const handover = recorder.handoffs.find((h) => h.kind === "transfer" && h.to === person);
+    await hold.toDesk(conversationId, person, handover ? "waiting" : undefined);
+    const within = options.network.get(person)?.answerWithinMs;
+    if (handover && within !== undefined) {
+      store.schedule.add({ kind: "person-timeout", dueAt: Date.now() + within, person, handedBy: handover.from });
+    }
+  }
+}

@@ -1,0 +1,199 @@
+/**
+ * Tools from remote MCP servers, as the loop sees them: an agent names its servers, a host passes
+ * an `McpPort` that lists and calls their tools, and each listed tool becomes an ordinary `Tool`
+ * (named `<server>_<tool>`) that takes the same path as a local one: handoff interception,
+ * guardrails, the approval gate, then the call. The port owns the wire, sessions and caching.
+ */
+import * as z from "zod";
+import { foldName, uniqueToolName } from "../tools/tool-names.ts";
+import { type Tool, tool } from "../tools/tool.ts";
+
+/** What a `headers` function is given: the Worker's environment, or whatever the host passes. */
+export type McpHostEnv = Readonly<Record<string, unknown>>;
+
+/** A remote MCP server an agent takes tools from. */
+export interface McpServerConfig {
+  /** Prefix of its tools' names (`<name>_<tool>`); also how logs and warnings name it. */
+  name: string;
+  /** Its Streamable HTTP endpoint; a server that only speaks the older HTTP+SSE transport is reached at the same URL. */
+  url: string;
+  /** Sent with every request; a function reads secrets from the environment. Values are redacted everywhere. */
+  headers?: Readonly<Record<string, string>> | McpHeaders;
+  /** Only these of its tools (the server's names); all when absent. */
+  allowTools?: readonly string[];
+  /** None of these (the server's names). */
+  denyTools?: readonly string[];
+  /** A person approves each call: all of them, the tools named (the server's names), or as a function decides per call. */
+  needsApproval?: boolean | readonly string[] | McpApproval;
+  /** How long a call may take before it is answered with an error (default 30 s). */
+  timeoutMs?: number;
+  /** How long a listed set of tools is used before it is listed again (default 10 minutes). */
+  cacheTtlMs?: number;
+  /** How requests reach it: a service binding's `fetch`, or an in-process handler; the global `fetch` when absent. */
+  fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+}
+
+/** Headers from the environment; declared through a method, so a function of a Worker's own `Env` type fits. */
+export type McpHeaders = { bivarianceHack(env: McpHostEnv): Readonly<Record<string, string>> }["bivarianceHack"];
+
+/** Decides whether a call waits for a person. */
+export type McpApproval = (call: { tool: string; args: Record<string, unknown> }) => boolean | Promise<boolean>;
+
+/** A tool as its server lists it. */
+export interface McpToolInfo {
+  name: string;
+  description?: string;
+  /** JSON Schema of its arguments, sent to the model as the server gave it. */
+  inputSchema: Record<string, unknown>;
+  /** JSON Schema of its structured results, when it declares one. */
+  outputSchema?: Record<string, unknown>;
+}
+
+/** One block of a call's result, as MCP defines them (the kinds this runtime reads). */
+export type McpContent =
+  | { type: "text"; text: string }
+  | { type: "image" | "audio"; mimeType?: string; data?: string }
+  | { type: "resource"; resource: { uri: string; mimeType?: string; text?: string } }
+  | { type: "resource_link"; uri: string; name?: string; mimeType?: string }
+  | { type: string; [key: string]: unknown };
+
+/** A call's result, as the server sent it. */
+export interface McpCallResult {
+  content?: readonly McpContent[];
+  structuredContent?: unknown;
+  isError?: boolean;
+}
+
+/**
+ * What the loop needs from a host to use MCP servers. `listTools` and `callTool` reject with an
+ * error whose message says what went wrong (down, slow, refused); the loop turns it into an error
+ * result the agent can recover from.
+ */
+export interface McpPort {
+  listTools(server: McpServerConfig, signal: AbortSignal): Promise<readonly McpToolInfo[]>;
+  /** `idempotencyKey`: the call's stable key (`ctx.idempotencyKey`), for the server to make a retry safe. */
+  callTool(
+    server: McpServerConfig,
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    idempotencyKey?: string,
+  ): Promise<McpCallResult>;
+  /** Checks arguments against a tool's input schema: what is wrong with them, or undefined when they fit. */
+  checkArguments(schema: Record<string, unknown>, args: unknown): string | undefined;
+}
+
+/** `<server>_<tool>` in what providers accept (accents dropped, then `[a-zA-Z0-9_-]`, 64 characters); a name already taken gets `_2`, `_3`. */
+export function mcpToolName(server: string, tool: string, taken: ReadonlySet<string> = new Set()): string {
+  return uniqueToolName(foldName(`${server}_${tool}`, /[^a-zA-Z0-9_-]/g), taken);
+}
+
+/** The headers a server is sent: given, or read from the environment. */
+export function mcpHeaders(server: McpServerConfig, env: McpHostEnv): Readonly<Record<string, string>> {
+  const headers = server.headers;
+  if (headers === undefined) return {};
+  return typeof headers === "function" ? headers(env) : headers;
+}
+
+/**
+ * A call's result as the model reads it: the text blocks joined, structured content as JSON,
+ * images, audio and resources summarized in a line each. An `isError` result is thrown, so the
+ * loop answers it as an error result.
+ */
+export function mcpResultValue(result: McpCallResult): unknown {
+  const lines = (result.content ?? []).map(describeContent);
+  if (result.isError) throw new Error(lines.join("\n") || "the server reported an error without a message");
+  if (result.structuredContent !== undefined) return result.structuredContent;
+  return lines.join("\n");
+}
+
+function describeContent(block: McpContent): string {
+  switch (block.type) {
+    case "text":
+      return String(block.text);
+    case "image":
+    case "audio":
+      return `[${block.type}${block.mimeType ? ` ${String(block.mimeType)}` : ""}, ${typeof block.data === "string" ? Math.floor((block.data.length * 3) / 4) : 0} bytes]`;
+    case "resource": {
+      const resource = block.resource as { uri: string; text?: string };
+      return resource.text !== undefined ? `[resource ${resource.uri}]\n${resource.text}` : `[resource ${resource.uri}]`;
+    }
+    case "resource_link":
+      return `[resource link ${String(block.uri)}${block.name ? ` (${String(block.name)})` : ""}]`;
+    default:
+      return `[${block.type} content]`;
+  }
+}
+
+/** The tools of an agent's servers, or why a server's are missing this step. */
+export interface RemoteTools {
+  tools: Tool[];
+  warnings: Array<{ server: string; message: string }>;
+}
+
+/**
+ * Lists the servers' tools through the port and makes each an ordinary tool. A server that cannot
+ * be listed leaves its tools out of this step, with a warning; the agent carries on with the rest.
+ */
+export async function remoteTools(
+  port: McpPort | undefined,
+  servers: readonly McpServerConfig[],
+  taken: ReadonlySet<string>,
+  signal: AbortSignal,
+): Promise<RemoteTools> {
+  if (servers.length === 0) return { tools: [], warnings: [] };
+  if (!port) return { tools: [], warnings: servers.map((s) => ({ server: s.name, message: "this host has no MCP client" })) };
+  const listed = await Promise.all(
+    servers.map(async (server) => {
+      try {
+        return { server, tools: await port.listTools(server, signal) };
+      } catch (error) {
+        return { server, error: error instanceof Error ? error.message : String(error) };
+      }
+    }),
+  );
+  const names = new Set(taken);
+  const tools: Tool[] = [];
+  const warnings: RemoteTools["warnings"] = [];
+  for (const entry of listed) {
+    if ("error" in entry) {
+      warnings.push({ server: entry.server.name, message: entry.error ?? "unknown error" });
+      continue;
+    }
+    for (const info of entry.tools.filter((t) => mcpToolOffered(entry.server, t.name))) {
+      const name = mcpToolName(entry.server.name, info.name, names);
+      names.add(name);
+      tools.push(remoteTool(port, entry.server, info, name));
+    }
+  }
+  return { tools, warnings };
+}
+
+/** Whether a server's tool is offered: on its allow list (when it has one) and not on its deny list. */
+export function mcpToolOffered(server: McpServerConfig, tool: string): boolean {
+  if (server.allowTools && !server.allowTools.includes(tool)) return false;
+  return !server.denyTools?.includes(tool);
+}
+
+function remoteTool(port: McpPort, server: McpServerConfig, info: McpToolInfo, name: string): Tool {
+  // The server's schema is the contract: checked as JSON Schema, by the port's validator.
+  const parameters = z.record(z.string(), z.unknown()).superRefine((args, ctx) => {
+    const problem = port.checkArguments(info.inputSchema, args);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  });
+  const approval = server.needsApproval;
+  const needsApproval =
+    approval === undefined || approval === false || approval === true
+      ? approval === true
+      : Array.isArray(approval)
+        ? () => (approval as readonly string[]).includes(info.name)
+        : (args: Record<string, unknown>) => (approval as McpApproval)({ tool: info.name, args });
+  return tool({
+    name,
+    description: info.description ?? `${info.name} (from the MCP server '${server.name}')`,
+    parameters,
+    inputSchema: info.inputSchema,
+    needsApproval,
+    execute: async (args, ctx) => mcpResultValue(await port.callTool(server, info.name, args, ctx.signal, ctx.idempotencyKey)),
+  });
+}

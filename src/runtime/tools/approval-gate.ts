@@ -1,0 +1,38 @@
+import { parseArguments } from "./execute-tool-call.ts";
+import type { ToolCall } from "../messages.ts";
+import type { Agent } from "../agent.ts";
+import { type Duration, durationMs } from "../duration.ts";
+import type { Tool } from "./tool.ts";
+
+/**
+ * Whether a call waits for a person. Calls whose arguments do not parse or validate are not
+ * gated: they fail as tool errors without running. A `needsApproval` function that throws gates
+ * the call, since failing open would run a call nobody approved.
+ */
+export async function requiresApproval(call: ToolCall, tool: Tool | undefined): Promise<boolean> {
+  if (!tool?.needsApproval) return false;
+  if (tool.needsApproval === true) return true;
+  const parsed = parseArguments(call.arguments);
+  if (!parsed.ok) return false;
+  const validated = tool.parameters.safeParse(parsed.value);
+  if (!validated.success) return false;
+  try {
+    return await tool.needsApproval(validated.data);
+  } catch {
+    return true;
+  }
+}
+
+/** When a call that waits for approval expires (epoch ms): the tool's, else its agent's, else the network's deadline; undefined for none. */
+export function approvalExpiry(
+  tool: Tool | undefined,
+  agent: Agent,
+  networkDefault: Duration | undefined,
+  now = Date.now(),
+): number | undefined {
+  const ms =
+    (tool?.approvalExpiresIn === undefined ? undefined : durationMs(tool.approvalExpiresIn, `Tool '${tool.name}': approvalExpiresIn`)) ??
+    agent.approvalExpiresInMs ??
+    (networkDefault === undefined ? undefined : durationMs(networkDefault, "The network's approvalExpiresIn"));
+  return ms === undefined ? undefined : now + ms;
+}

@@ -1,0 +1,66 @@
+import * as z from "zod";
+import type { ToolCall, ToolMessage } from "../messages.ts";
+import type { CallContext, Tool, ToolContext } from "./tool.ts";
+
+/** A tool call's answer: `result` goes on the event, `content` to the model. */
+export interface ToolOutcome {
+  result: unknown;
+  content: string;
+  isError: boolean;
+}
+
+export function errorOutcome(message: string): ToolOutcome {
+  return { result: message, content: message, isError: true };
+}
+
+export type ParsedArguments = { ok: true; value: unknown } | { ok: false; message: string };
+
+/** Parses a call's raw JSON arguments; an empty string is no arguments. */
+export function parseArguments(raw: string): ParsedArguments {
+  try {
+    return { ok: true, value: raw.trim() === "" ? {} : JSON.parse(raw) };
+  } catch (error) {
+    return { ok: false, message: `Arguments are not valid JSON: ${(error as Error).message}` };
+  }
+}
+
+/** Runs one call. Every failure becomes an error outcome the model sees; nothing is thrown. */
+export async function executeToolCall(
+  call: ToolCall,
+  tool: Tool | undefined,
+  ctx: CallContext,
+  availableTools: readonly string[],
+): Promise<ToolOutcome> {
+  if (!tool) {
+    return errorOutcome(`Unknown tool '${call.name}'. Available tools: ${availableTools.join(", ") || "none"}.`);
+  }
+  const parsed = parseArguments(call.arguments);
+  if (!parsed.ok) return errorOutcome(parsed.message);
+  const validated = tool.parameters.safeParse(parsed.value);
+  if (!validated.success) {
+    return errorOutcome(`Invalid arguments for '${tool.name}': ${z.prettifyError(validated.error)}`);
+  }
+  try {
+    const context: ToolContext = {
+      ...ctx,
+      toolCallId: call.id,
+      idempotencyKey: `${ctx.conversationId}:${call.id}`,
+      schedule: (request) => ctx.schedule(request, call.id),
+    };
+    const result: unknown = await tool.execute(validated.data, context);
+    return { result: result ?? null, content: typeof result === "string" ? result : JSON.stringify(result ?? null), isError: false };
+  } catch (error) {
+    return errorOutcome(`Tool '${tool.name}' failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** The history's record of a call's answer. */
+export function toolMessage(call: ToolCall, outcome: ToolOutcome): ToolMessage {
+  return { role: "tool", toolCallId: call.id, name: call.name, content: outcome.content, isError: outcome.isError };
+}
+
+/** A call's arguments as events show them: parsed when they parse, else the raw text. */
+export function argsOf(call: ToolCall): unknown {
+  const parsed = parseArguments(call.arguments);
+  return parsed.ok ? parsed.value : call.arguments;
+}

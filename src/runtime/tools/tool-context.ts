@@ -1,0 +1,77 @@
+/** What a tool sees of the run, and delegation: another agent run on a fresh context. */
+import { Agent } from "../agent.ts";
+import { newConversation } from "../conversation-snapshot.ts";
+import { Network } from "../network.ts";
+import { RuntimeError } from "../errors.ts";
+import type { ScheduledFollowUp } from "../ports/scheduler-port.ts";
+import type { CallContext, DelegateAgent, ToolContext } from "./tool.ts";
+import type { RunContext, TurnState } from "../turn-state.ts";
+
+/** States tools of one step set, by agent name: committed with the step. */
+export type StateUpdates = Map<string, Record<string, unknown>>;
+
+export function toolContext(run: RunContext, state: TurnState, agent: string, updates: StateUpdates): CallContext {
+  const owner = run.options.network.get(agent);
+  return {
+    conversationId: run.options.conversationId,
+    agent,
+    signal: run.signal,
+    context: state.holding.context,
+    // The state as the call starts: a tool that sets it sees its own change through what it passed.
+    state: updates.get(agent) ?? agentState(state, owner),
+    setState: (next) => {
+      if (!owner?.stateSchema) throw new TypeError(`Agent '${agent}' has no state: give it a \`state\` schema to keep one.`);
+      updates.set(agent, owner.stateSchema.parse(next));
+    },
+    delegate: (delegate, request) => delegateTo(run, delegate, request),
+    schedule: (request, toolCallId) => scheduleFollowUp(run, agent, request, toolCallId),
+  };
+}
+
+/** A tool's follow-up, through the host's schedule: a time, or minutes from now. */
+async function scheduleFollowUp(
+  run: RunContext,
+  agent: string,
+  request: Parameters<ToolContext["schedule"]>[0],
+  toolCallId: string,
+): Promise<ScheduledFollowUp> {
+  const scheduler = run.options.scheduler;
+  if (!scheduler) throw new RuntimeError("schedule_refused", "This conversation has no schedule: follow-ups cannot be scheduled here.");
+  if (typeof request.note !== "string" || !request.note.trim())
+    throw new RuntimeError("schedule_refused", "A follow-up needs a note: what to do when it is due.");
+  if ((request.at === undefined) === (request.inMinutes === undefined))
+    throw new RuntimeError("schedule_refused", "Give a follow-up one of `at` (a time) or `inMinutes`.");
+  const at = request.at === undefined ? Date.now() + request.inMinutes! * 60_000 : new Date(request.at).getTime();
+  if (!Number.isFinite(at))
+    throw new RuntimeError("schedule_refused", `The follow-up's time ${JSON.stringify(request.at ?? request.inMinutes)} is not a time.`);
+  return scheduler.schedule({ at, note: request.note.trim(), agent, toolCallId });
+}
+
+/** An agent's state in the turn: as stored, else the one it starts with. */
+export function agentState(state: Pick<TurnState, "holding">, agent: Agent | undefined): Readonly<Record<string, unknown>> {
+  return (agent && state.holding.agentStates[agent.name]) ?? agent?.initialState ?? {};
+}
+
+/** The agent runs on a fresh context with only the request; its final text comes back. */
+async function delegateTo(run: RunContext, delegate: DelegateAgent, request: string): Promise<string> {
+  if (!(delegate instanceof Agent)) throw new TypeError("delegate() takes an Agent.");
+  const network = new Network(delegate, { defaultModel: run.options.network.defaultModel, transferScope: "declared" });
+  let text = "";
+  for await (const event of run.runTurn({
+    conversationId: `${run.options.conversationId}/${delegate.name}`,
+    network,
+    model: run.options.model,
+    ...(run.options.mcp ? { mcp: run.options.mcp } : {}),
+    store: { commitStep: () => {} },
+    conversation: newConversation(delegate.name),
+    input: { kind: "message", text: request },
+    limits: run.limits,
+    signal: run.signal,
+  })) {
+    if (event.type === "error") throw new Error(`'${delegate.name}' failed: ${event.message}`);
+    if (event.type === "done" && event.status === "cancelled") throw new Error(`'${delegate.name}' was cancelled.`);
+    if (event.type === "done")
+      text = event.status === "completed" ? event.text : `'${delegate.name}' is waiting for an approval it cannot get here.`;
+  }
+  return text;
+}

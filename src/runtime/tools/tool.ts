@@ -1,0 +1,82 @@
+import * as z from "zod";
+import type { Duration } from "../duration.ts";
+import type { ScheduledFollowUp } from "../ports/scheduler-port.ts";
+
+/** An `Agent`, as a tool sees it; declared here so that tools and agents do not import each other. */
+export interface DelegateAgent {
+  readonly name: string;
+}
+
+/** What a tool's execute function can see about the call it answers. */
+export interface ToolContext {
+  conversationId: string;
+  agent: string;
+  toolCallId: string;
+  /**
+   * Stable for this call however often it runs (`<conversationId>:<toolCallId>`): a tool with side
+   * effects passes it to the system it changes, so a retry after an interruption is safe.
+   */
+  idempotencyKey: string;
+  signal: AbortSignal;
+  /** What handoffs have carried into the conversation (typed handoff input). */
+  context: Readonly<Record<string, unknown>>;
+  /** The calling agent's own state (its `state` schema's); `{}` for an agent without one. */
+  state: Readonly<Record<string, unknown>>;
+  /** Replaces the calling agent's state, checked against its schema; committed with the step. */
+  setState(next: Record<string, unknown>): void;
+  /** Runs another agent (an `Agent`) on a fresh context and resolves to its final text (agent-as-tool). */
+  delegate(agent: DelegateAgent, request: string): Promise<string>;
+  /**
+   * Schedules a follow-up: when due, whoever holds the conversation then runs a turn with `note`
+   * as a system message. `at` is a time (a Date, ISO 8601 or epoch ms), or `inMinutes` from now.
+   * Refused (a RuntimeError, code `schedule_refused`) outside the host's bounds or without a schedule.
+   */
+  schedule(request: { note: string; at?: Date | string | number; inMinutes?: number }): Promise<ScheduledFollowUp>;
+}
+
+/** A function the model can call: zod parameters, an execute function, and whether a person must approve it. */
+export interface Tool<Schema extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  parameters: Schema;
+  /** JSON Schema sent to the model as is, in place of the one derived from `parameters` (a remote tool's, as its server gave it). */
+  inputSchema?: Record<string, unknown>;
+  /** A person must approve the call before it runs; a function decides per call. */
+  needsApproval?: boolean | ((args: z.infer<Schema>) => boolean | Promise<boolean>);
+  /** How long a call waits for approval before it is declined with reason `expired` (over the agent's and network's `approvalExpiresIn`). */
+  approvalExpiresIn?: Duration;
+  execute(args: z.infer<Schema>, ctx: ToolContext): unknown;
+}
+
+/** Identity helper that infers the argument type of execute from the zod schema. */
+export function tool<Schema extends z.ZodType>(definition: Tool<Schema>): Tool {
+  return definition as unknown as Tool;
+}
+
+/** A function tool as the model APIs describe it: JSON Schema parameters. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+const specCache = new WeakMap<Tool, ToolSpec>();
+
+function derivedSchema(parameters: z.ZodType): Record<string, unknown> {
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(parameters) as Record<string, unknown>;
+  return schema;
+}
+
+export function toolSpec(t: Tool): ToolSpec {
+  let spec = specCache.get(t);
+  if (!spec) {
+    spec = { name: t.name, description: t.description, parameters: t.inputSchema ?? derivedSchema(t.parameters) };
+    specCache.set(t, spec);
+  }
+  return spec;
+}
+
+/** A tool's context before it is given its call: `schedule` takes the call's id then. */
+export type CallContext = Omit<ToolContext, "toolCallId" | "idempotencyKey" | "schedule"> & {
+  schedule(request: Parameters<ToolContext["schedule"]>[0], toolCallId: string): Promise<ScheduledFollowUp>;
+};
