@@ -19,11 +19,31 @@ import type { WorkerVars } from "../worker-vars.ts";
 
 export { ConversationObject, type ConversationSetup };
 export { type DeskEntry, type DeskStatus, OperatorDesk } from "../desk/operator-desk.ts";
-export { Inbox, type InboxEntry, type InboxPage, type InboxStatus } from "../inbox/inbox.ts";
+export { Inbox, type InboxEntry, type InboxPage, type InboxQuery, type InboxStatus } from "../inbox/inbox.ts";
 export type { Env } from "../env.ts";
 export type { AppEnv } from "../http/app-env.ts";
+export type { Access } from "../http/auth.ts";
+export type { SignedInUser } from "../http/user-tokens.ts";
 export type { WorkerVars } from "../worker-vars.ts";
-export { errorResponse, type ErrorBody, HttpError, type HttpErrorCode } from "../http/errors.ts";
+export { errorResponse, type ErrorBody, HTTP_ERROR_STATUS, HttpError, type HttpErrorCode } from "../http/errors.ts";
+// What the Conversation object answers over RPC: the types of its methods.
+export type {
+  Caller,
+  ConversationView,
+  DecisionOutcome,
+  EventsOutcome,
+  PageQuery,
+} from "../conversation/conversation-api.ts";
+export type { Activity, ActivityKind } from "../conversation/storage/activity-log.ts";
+export type { ForkSnapshot } from "../conversation/storage/forks.ts";
+export type { HistoryPage } from "../conversation/storage/history-page.ts";
+export type { ScheduledView, ScheduleEntry } from "../conversation/schedule/schedule.ts";
+export type { SessionError, SessionErrorCode, SessionResult } from "../conversation/results.ts";
+export type { StoredHandoff, StoredTurnStatus, TurnSummary } from "../conversation/storage/turn-log.ts";
+export type { Span, SpanKind, TurnTrace } from "../traces/turn-trace.ts";
+export type { StreamFormat, UIMessageOut, UIPart } from "../wire/index.ts";
+// Every type of the run loop, as `handoff-runtime` exports them: the types this entry's signatures use among them.
+export type * from "../runtime/index.ts";
 
 /** What `createHandoffWorker` takes: the network, and what the environment does not set. */
 export interface HandoffWorkerOptions<E extends WorkerVars = WorkerVars> {

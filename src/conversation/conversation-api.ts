@@ -12,6 +12,7 @@ import type { UsageTotals } from "../runtime/usage.ts";
 import type { HistoryPage } from "./storage/history-page.ts";
 import type { StoredHandoff, StoredTurnStatus } from "./storage/turn-log.ts";
 
+/** A conversation as GET /v1/conversations/:id shows it: who holds it, its history page, handoffs, approvals, usage, storage. */
 export interface ConversationView extends Pick<Holding, "activeAgent" | "handoffCount" | "callers"> {
   id: string;
   turn: number;
@@ -42,6 +43,7 @@ export interface PageQuery {
   before?: number | undefined;
 }
 
+/** After decisions: the resumed turn's stream, or the calls still waiting for a decision. */
 export type DecisionOutcome = { kind: "stream"; stream: ReadableStream<Uint8Array> } | { kind: "awaiting"; pending: string[] };
 
 /** `idle`: nothing after the cursor, and no run that could add to it. */

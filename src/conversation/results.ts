@@ -19,12 +19,14 @@ export type SessionErrorCode =
   | "message_too_long"
   | "user_budget_exhausted";
 
+/** A refusal of the conversation's: a stable code, a message that says what to fix, details where they help. */
 export interface SessionError {
   code: SessionErrorCode;
   message: string;
   details?: Record<string, string | number | string[]>;
 }
 
+/** What every method of the conversation's RPC surface answers: its value, or a refusal. */
 export type SessionResult<T> = { ok: true; value: T } | { ok: false; error: SessionError };
 
 export function ok<T>(value: T): SessionResult<T> {

@@ -12,3 +12,5 @@ export { type AgentScore, type Comparison, compare, type PriceTable, type Scores
 export { htmlReport, scoreTable } from "./report.ts";
 export type { Span, SpanKind, TurnTrace } from "../traces/turn-trace.ts";
 export { DemoModel } from "../agents/demo-model.ts";
+// Every type of the run loop, as `handoff-runtime` exports them: the types this entry's signatures use among them.
+export type * from "../runtime/index.ts";

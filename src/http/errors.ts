@@ -3,7 +3,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { redactorFor } from "../config.ts";
 
 /** Every error code the HTTP API answers with, and its status: the one place codes meet statuses. */
-const STATUS = {
+export const HTTP_ERROR_STATUS = {
   bad_json: 400,
   invalid_request: 400,
   invalid_conversation_id: 400,
@@ -40,7 +40,7 @@ const STATUS = {
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 /** Every error code the HTTP API answers with; each has one status. */
-export type HttpErrorCode = keyof typeof STATUS;
+export type HttpErrorCode = keyof typeof HTTP_ERROR_STATUS;
 
 /** The body of every error response: a machine-readable code, a message that says what to fix, details where they help. */
 export interface ErrorBody {
@@ -51,7 +51,7 @@ export interface ErrorBody {
 export function errorResponse(c: Context, code: HttpErrorCode, message: string, details?: Record<string, unknown>): Response {
   const redactor = redactorFor((c.env as object | undefined) ?? {});
   const body: ErrorBody = redactor.value({ error: details ? { code, message, details } : { code, message } });
-  const res = c.json(body, STATUS[code]);
+  const res = c.json(body, HTTP_ERROR_STATUS[code]);
   if (typeof details?.retryAfter === "number") res.headers.set("retry-after", String(details.retryAfter));
   return res;
 }

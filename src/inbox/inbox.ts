@@ -23,6 +23,7 @@ export interface InboxPage {
   next: string | null;
 }
 
+/** A page of an inbox: a search, archived or not, the cursor and the page size (GET /v1/conversations). */
 export interface InboxQuery {
   limit: number;
   /** The previous page's `next`: entries after it. */

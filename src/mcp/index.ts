@@ -13,3 +13,5 @@ export {
   MemoryToolListCache,
   type ToolListCache,
 } from "./mcp-connections.ts";
+// Every type of the run loop, as `handoff-runtime` exports them: the types this entry's signatures use among them.
+export type * from "../runtime/index.ts";

@@ -11,4 +11,6 @@ export { OpenAIModel } from "./openai-model.ts";
 export type { ProviderDefaults } from "./provider-defaults.ts";
 export type { ProviderLog } from "./model-errors.ts";
 export { toResponsesInput } from "./openai-responses-model.ts";
-export { ResponsesStreamAssembler, type ResponsesEvent } from "./responses-stream-assembler.ts";
+export { type ProviderFailure, ResponsesStreamAssembler, type ResponsesEvent } from "./responses-stream-assembler.ts";
+// Every type of the run loop, as `handoff-runtime` exports them: the types this entry's signatures use among them.
+export type * from "../runtime/index.ts";

@@ -2,30 +2,68 @@
  * @module
  * The handoff run loop: agents, tools and handoffs, the network they form, running a turn, and its
  * events and errors. Pure TypeScript with no Cloudflare, Hono or OpenAI imports; hosts plug in
- * through the ports (Model, TurnStore, McpPort).
+ * through the ports (Model, TurnStore, McpPort). Every type an exported signature uses is exported
+ * here too, grouped by what it is about.
  */
-export { Agent, type AgentConfig, type AgentContext, humanAgent, type PersonTimeout } from "./agent.ts";
-export { handoff } from "./handoff/handoff.ts";
+
+// Agents and the network they form.
+export { Agent, type AgentConfig, type AgentContext, type Handoff, humanAgent, type PersonTimeout } from "./agent.ts";
+export { type AgentToolset, Network, type NetworkOptions } from "./network.ts";
 export { type AnnouncedHandoffs, announcedHandoff, NUDGE_NOTE } from "./handoff/announced.ts";
-export type { HandoffOptions, HandoffRecord } from "./handoff/types.ts";
-export { RuntimeError, type RuntimeErrorCode } from "./errors.ts";
-export type { RunEvent, TurnOutcome, TurnStatus } from "./events.ts";
-export { type ConversationSnapshot, newConversation } from "./conversation-snapshot.ts";
-export type { Holding } from "./holding.ts";
-export { DEFAULT_LIMITS, type Limits } from "./limits.ts";
-export type { Message, ToolCall, ToolMessage } from "./messages.ts";
-export { Network, type NetworkOptions } from "./network.ts";
-export { mcpToolName, type McpPort, type McpServerConfig } from "./ports/mcp.ts";
-export type { Model, ModelEvent, ModelRequest } from "./ports/model-port.ts";
-export type { StepCommit, TurnStore } from "./ports/store-port.ts";
-export { runTurn, runTurnItems } from "./run-loop.ts";
-export type { RunTurnOptions, TurnInput } from "./run-options.ts";
-export type { FollowUpRequest, ScheduledFollowUp, Scheduler } from "./ports/scheduler-port.ts";
-export type { ApprovalDecision, Suspension } from "./suspension.ts";
 export { TITLE_AGENT } from "./titles.ts";
+
+// Handoffs: declared, offered to the model, recorded.
+export { handoff, type HandoffEdge, type HandoffScope } from "./handoff/handoff.ts";
+export type { TransferStyle } from "./handoff/transfer-tools.ts";
+export type {
+  HandBackRecord,
+  HandoffBase,
+  HandoffInfo,
+  HandoffOptions,
+  HandoffRecord,
+  HandoffState,
+  OperatorIdentity,
+  ReturnRecord,
+  TransferRecord,
+} from "./handoff/types.ts";
+
+// Tools, their approvals and guardrails.
+export { type DelegateAgent, tool, type Tool, type ToolContext, type ToolSpec } from "./tools/tool.ts";
 export { followUpTool } from "./tools/follow-up-tool.ts";
+export type { Guardrail, GuardrailInput, GuardrailVerdict, ToolCallInput, ToolGuardrail } from "./tools/guardrails.ts";
+export type { ApprovalDecision, PendingApproval, Suspension, TurnProgress } from "./suspension.ts";
+
+// What a conversation holds, and its history.
+export { type ConversationSnapshot, newConversation } from "./conversation-snapshot.ts";
+export type { CallerFrame, Holding, ReturnMode } from "./holding.ts";
+export type { AssistantMessage, CallPlan, Message, SystemMessage, ToolCall, ToolMessage, UserMessage } from "./messages.ts";
+export type { Compaction, CompactionOptions } from "./compaction.ts";
+
+// Running a turn: its options, items, events and outcome.
+export { runTurn, runTurnItems } from "./run-loop.ts";
+export type { RunItemsOptions, RunTurnOptions, TurnInput, TurnItem } from "./run-options.ts";
+export type { RunEvent, TurnOutcome, TurnStatus } from "./events.ts";
+export type { CallsInFlight } from "./calls-in-flight.ts";
+export { RuntimeError, type RuntimeErrorCode } from "./errors.ts";
+
+// Limits, budgets and what a turn spends.
+export { DEFAULT_LIMITS, type Limits } from "./limits.ts";
+export type { BudgetLimits, Budgets } from "./budgets.ts";
+export type { Usage, UsageTotals } from "./usage.ts";
 export type { Duration } from "./duration.ts";
-export { tool, type Tool, type ToolContext } from "./tools/tool.ts";
-export type { UsageTotals } from "./usage.ts";
-export type { Budgets } from "./budgets.ts";
-export type { Guardrail, ToolGuardrail } from "./tools/guardrails.ts";
+
+// The ports a host plugs in: the model, the store, the scheduler, MCP servers.
+export type { Model, ModelEvent, ModelRequest, ModelSettings } from "./ports/model-port.ts";
+export type { StepCommit, TurnStore } from "./ports/store-port.ts";
+export type { FollowUpRequest, ScheduledFollowUp, Scheduler } from "./ports/scheduler-port.ts";
+export {
+  type McpApproval,
+  type McpCallResult,
+  type McpContent,
+  type McpHeaders,
+  type McpHostEnv,
+  type McpPort,
+  type McpServerConfig,
+  type McpToolInfo,
+  mcpToolName,
+} from "./ports/mcp.ts";

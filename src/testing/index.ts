@@ -8,3 +8,5 @@ export { findHistoryProblem } from "../runtime/messages.ts";
 export { MemoryStore } from "./memory-store.ts";
 export { runScripted, type ScriptedTurn } from "./run-scripted.ts";
 export { type RecordedRequest, type ScriptedCall, ScriptedModel, type ScriptStep } from "./scripted-model.ts";
+// Every type of the run loop, as `handoff-runtime` exports them: the types this entry's signatures use among them.
+export type * from "../runtime/index.ts";

@@ -11,6 +11,7 @@ import { APPROVAL_EXPIRED, type ApprovalDecision, type Suspension } from "../../
 import { fail, ok, type SessionResult } from "../results.ts";
 import type { SqlWriter } from "../storage/sql-writer.ts";
 
+/** One entry of the conversation's schedule, on its alarm: what is due, and when. */
 export type ScheduleEntry =
   /** A tool's follow-up: whoever holds the conversation when it is due runs a turn with the note. */
   | { id: string; kind: "follow-up"; dueAt: number; turn: number; note: string; agent: string; toolCallId: string }

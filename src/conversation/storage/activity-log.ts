@@ -9,6 +9,7 @@ import type { SqlWriter } from "./sql-writer.ts";
 /** `expired`: a call nobody decided before its deadline, declined by the schedule; `timed-out`: a person who did not answer in time. */
 export type ActivityKind = "answered" | "handed-back" | "approved" | "denied" | "expired" | "timed-out";
 
+/** One act of a person in the conversation: what, when, by whom, on which agent or call. */
 export interface Activity {
   kind: ActivityKind;
   /** When (ISO 8601). */

@@ -15,7 +15,7 @@ export type PlannedCall =
   /** A call of the holder's return tool: the conversation goes back to the frame's caller. */
   | { kind: "return"; call: ToolCall; frame: CallerFrame; summary: string }
   /** `extra`: a second transfer in the step, which the `drop` policy removes from the history. */
-  | { kind: "refused-transfer"; call: ToolCall; message: string; extra: boolean }
+  | { kind: "refused-handoff"; call: ToolCall; message: string; extra: boolean }
   | { kind: "tool"; call: ToolCall; tool: Tool | undefined };
 
 /** What a planned call is, as `tool-call` events and stored calls say it. */
@@ -27,7 +27,7 @@ export function callPlanOf(planned: PlannedCall): CallPlan {
       return planned.edge.target.human ? "person" : "transfer";
     case "return":
       return "return";
-    case "refused-transfer":
+    case "refused-handoff":
       return "refused-handoff";
     default: {
       const exhaustive: never = planned;
@@ -65,7 +65,7 @@ export function planToolCalls(input: PlanInput): PlannedCall[] {
   return calls.map((call): PlannedCall => {
     const ownTool = toolset.tools.get(call.name);
     if (ownTool) return { kind: "tool", call, tool: ownTool };
-    const refuse = (message: string, extra = false): PlannedCall => ({ kind: "refused-transfer", call, message, extra });
+    const refuse = (message: string, extra = false): PlannedCall => ({ kind: "refused-handoff", call, message, extra });
     const frame = input.returnFrame;
     if (frame && call.name === returnToolName(frame.caller)) {
       const summary = readSummary(call.arguments);

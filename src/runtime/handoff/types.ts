@@ -31,7 +31,7 @@ export interface HandoffOptions {
 }
 
 /** What every change of hands records: who had the conversation, and who has it now. */
-interface HandoffBase {
+export interface HandoffBase {
   from: string;
   to: string;
 }

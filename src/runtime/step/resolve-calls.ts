@@ -77,7 +77,7 @@ export async function gateCalls(
   return {
     blocked,
     gated,
-    kept: plan.map((p) => !(drop && p.kind === "refused-transfer" && p.extra)),
+    kept: plan.map((p) => !(drop && p.kind === "refused-handoff" && p.extra)),
     starts: plan.map((p, i) => p.kind === "tool" && blocked[i] === null && !gated[i]),
   };
 }
@@ -139,7 +139,7 @@ async function answer(planned: PlannedCall, ctx: CallContext, availableTools: st
   switch (planned.kind) {
     case "tool":
       return { outcome: await executeToolCall(planned.call, planned.tool, ctx, availableTools), counts: true };
-    case "refused-transfer":
+    case "refused-handoff":
       // A policy verdict, not a tool failure.
       return { outcome: errorOutcome(planned.message), counts: false };
     case "transfer": {
