@@ -74,7 +74,7 @@ export class OursSocket {
         resolve(timing(start, stamps, performance.now()));
       };
       this.#ws.addEventListener("message", onFrame);
-      this.#ws.send(JSON.stringify({ type: "message", text }));
+      this.#ws.send(JSON.stringify({ type: "message", message: text }));
     });
   }
 

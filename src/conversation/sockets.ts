@@ -16,7 +16,7 @@ import type { EventBatches } from "./turns/event-stream.ts";
 
 /** What a client may send: a message that starts a turn, or decisions on the calls that wait. */
 export type SocketRequest =
-  | { type: "message"; text: string }
+  | { type: "message"; message: string }
   | { type: "decision"; decisions: Array<{ toolCallId: string; approved: boolean; reason?: string }> };
 
 /** What a socket remembers across hibernation: who opened it. */
@@ -98,8 +98,16 @@ function socketFrame(event: StoredEvent): string {
   return JSON.stringify({ id: event.id, type: event.type, data: event });
 }
 
-const SocketFrame = z.discriminatedUnion("type", [
-  z.strictObject({ type: z.literal("message"), text: z.string().refine((t) => t.trim().length > 0, "`text` must not be empty.") }),
+const nonEmpty = (field: string) => z.string().refine((t) => t.trim().length > 0, `\`${field}\` must not be empty.`);
+
+/** A message frame names its text `message`, as every HTTP body does; `text` is still read, for this release (deprecated). */
+const MessageFrame = z
+  .strictObject({ type: z.literal("message"), message: nonEmpty("message").optional(), text: nonEmpty("text").optional() })
+  .refine((frame) => (frame.message === undefined) !== (frame.text === undefined), "Send the message's text as `message` (one field).")
+  .transform(({ message, text }) => ({ type: "message" as const, message: (message ?? text)! }));
+
+const SocketFrame = z.union([
+  MessageFrame,
   z.strictObject({
     type: z.literal("decision"),
     decisions: z
@@ -120,7 +128,7 @@ export function parseSocketRequest(raw: string | ArrayBuffer): SocketRequest | {
   const parsed = SocketFrame.safeParse(value);
   if (parsed.success) return parsed.data as SocketRequest;
   return {
-    error: `${z.prettifyError(parsed.error)} Send {"type":"message","text":"…"} or {"type":"decision","decisions":[{"toolCallId":"…","approved":true}]}.`,
+    error: `${z.prettifyError(parsed.error)} Send {"type":"message","message":"…"} or {"type":"decision","decisions":[{"toolCallId":"…","approved":true}]}.`,
   };
 }
 
@@ -181,7 +189,7 @@ export async function answerFrame(ws: WebSocket, raw: string | ArrayBuffer, conv
       data: { code: "invalid_request", message: "error" in request ? request.error : "Unknown socket." },
     });
   const result =
-    request.type === "message" ? await conversation.send(caller, request.text) : await conversation.decide(caller, request.decisions);
+    request.type === "message" ? await conversation.send(caller, request.message) : await conversation.decide(caller, request.decisions);
   if (!result.ok) return sockets.reply(ws, { type: "error", data: result.error });
   const stream = result.value instanceof ReadableStream ? result.value : result.value.kind === "stream" ? result.value.stream : null;
   // Nobody reads the turn's own stream: its events go to the sockets as they are published.

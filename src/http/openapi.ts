@@ -140,7 +140,7 @@ function waitingPaths(): Record<string, unknown> {
       ],
       get: {
         summary:
-          'Upgrade to a WebSocket that carries every event of every turn as {"id","type","data"} frames; send {"type":"message","text"} or {"type":"decision","decisions"}',
+          'Upgrade to a WebSocket that carries every event of every turn as {"id","type","data"} frames; send {"type":"message","message"} or {"type":"decision","decisions"}',
         responses: { "101": { description: "Switching protocols" }, "404": error, "409": error, "426": error },
       },
     },

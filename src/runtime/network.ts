@@ -132,7 +132,7 @@ export class Network {
     const transfers = new Map<string, HandoffEdge>();
     for (const edge of this.edges(agentName)) {
       // An agent's own tool wins over a transfer tool of the same name.
-      if (isEnabled(edge, state) && !tools.has(edge.toolName)) transfers.set(edge.target.name, edge);
+      if (isEnabled(edge, state) && !tools.has(edge.toolName)) transfers.set(edge.agent.name, edge);
     }
     const specs = [
       ...[...tools.values()].map(toolSpec),

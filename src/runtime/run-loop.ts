@@ -203,7 +203,7 @@ function announcement(run: RunContext, prepared: PreparedStep, text: string): { 
   if (mode === "off") return null;
   const said = announcedHandoff(
     text,
-    [...prepared.toolset.transfers.values()].map((edge) => edge.target),
+    [...prepared.toolset.transfers.values()].map((edge) => edge.agent),
   );
   if (said === null) return null;
   const nudge = mode === "nudge" && !run.once.nudged;

@@ -121,7 +121,7 @@ const WAYS: Way[] = [
         }),
       ),
   },
-  { name: "socket message frame", suspended: false, carriesText: true, frame: (t) => ({ type: "message", text: t }) },
+  { name: "socket message frame", suspended: false, carriesText: true, frame: (t) => ({ type: "message", message: t }) },
   {
     name: "socket decision frame",
     suspended: true,

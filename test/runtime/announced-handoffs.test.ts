@@ -16,7 +16,7 @@ function network(announcedHandoffs?: AnnouncedHandoffs): Network {
   return new Network(triage, { defaultModel: "m", ...(announcedHandoffs ? { announcedHandoffs } : {}) });
 }
 
-const targets = () => [...network().toolset("triage").transfers.values()].map((e) => e.target);
+const targets = () => [...network().toolset("triage").transfers.values()].map((e) => e.agent);
 
 describe("an announced handoff", () => {
   it("is found in the words of a reachable agent's name or description, or a generic one", () => {

@@ -50,6 +50,9 @@ describe("the conversation's WebSocket", () => {
     live.send({ type: "nonsense" });
     expect(await live.until((f) => f.type === "error", "the refusal")).toMatchObject({ data: { code: "invalid_request" } });
     expect(live.frames.find((f) => f.type === "error")!.id).toBeUndefined();
+    // A message's text is `message`, as in every HTTP body; both it and the deprecated `text` is one too many.
+    live.send({ type: "message", message: "a", text: "b" });
+    await live.until((f) => f.type === "error" && String(f.data.message).includes("as `message` (one field)"), "the refusal of two texts");
     live.send({ type: "decision", decisions: [{ toolCallId: "rf", approved: true }] });
     await live.until((f) => f.type === "done" && f.data.status === "completed", "the resumed turn");
     expect(live.frames.filter((f) => f.type === "accepted")).toEqual([{ type: "accepted", data: { request: "decision" } }]);
@@ -87,6 +90,7 @@ describe("a hibernating WebSocket", () => {
     await socket.until((f) => f.type === "done", "the first turn, caught up");
     // The object goes away (as when it hibernates and is evicted); the socket is the runtime's, not the object's.
     await evictDurableObject(env.CONVERSATIONS.getByName(s.conversationId));
+    // `text` is still read in this release (deprecated for `message`).
     socket.send({ type: "message", text: "second" });
     const done = await socket.until((f) => f.type === "done" && f.data.text === "After the object woke.", "the woken object's answer");
     expect(done.data).toMatchObject({ status: "completed" });

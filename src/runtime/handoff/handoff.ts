@@ -7,9 +7,8 @@ export function handoff(agent: Agent, options: HandoffOptions = {}): Handoff {
   return { agent, ...options };
 }
 
-/** One handoff an agent may make, with its options and the transfer tool the model calls for it. */
-export interface HandoffEdge extends HandoffOptions {
-  target: Agent;
+/** One handoff an agent may make, as the network resolved it: the declared `Handoff` and the transfer tool the model calls for it. */
+export interface HandoffEdge extends Handoff {
   toolName: string;
 }
 
@@ -39,7 +38,7 @@ export function buildEdges(
     own.delete(agent);
     edges.set(
       agent.name,
-      [...own.values()].map(({ agent: target, ...options }) => ({ ...options, target, toolName: toolNames.get(target.name)! })),
+      [...own.values()].map((declared) => ({ ...declared, toolName: toolNames.get(declared.agent.name)! })),
     );
   }
   return edges;

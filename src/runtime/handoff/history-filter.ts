@@ -15,5 +15,5 @@ export function arrivalFilter(
 ): ((messages: readonly Message[]) => Message[]) | undefined {
   // A return is no transfer edge: the caller sees its history whole again.
   if (!arrival || arrival.kind === "return" || arrival.to !== holder.name || !network.get(arrival.from)) return undefined;
-  return network.edges(arrival.from).find((e) => e.target.name === arrival.to)?.historyFilter;
+  return network.edges(arrival.from).find((e) => e.agent.name === arrival.to)?.historyFilter;
 }

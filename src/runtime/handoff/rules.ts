@@ -24,7 +24,7 @@ export function callPlanOf(planned: PlannedCall): CallPlan {
     case "tool":
       return "tool";
     case "transfer":
-      return planned.edge.target.human ? "person" : "transfer";
+      return planned.edge.agent.human ? "person" : "transfer";
     case "return":
       return "return";
     case "refused-handoff":
@@ -85,18 +85,18 @@ export function planToolCalls(input: PlanInput): PlannedCall[] {
     }
     const refused = limitRefusal(input, accepted);
     if (refused) return refuse(refused.message, refused.extra);
-    if (input.visited?.has(edge.target.name)) return refuse(`Cannot hand off to '${edge.target.name}': already visited in this turn.`);
+    if (input.visited?.has(edge.agent.name)) return refuse(`Cannot hand off to '${edge.agent.name}': already visited in this turn.`);
     if (edge.returns && (input.callerDepth ?? 0) >= input.limits.maxReturnDepth)
       return refuse(
-        `Cannot hand off to '${edge.target.name}': ${input.limits.maxReturnDepth} agents already wait for the conversation to come back (maxReturnDepth).`,
+        `Cannot hand off to '${edge.agent.name}': ${input.limits.maxReturnDepth} agents already wait for the conversation to come back (maxReturnDepth).`,
       );
     let parsedInput: Record<string, unknown> | undefined;
     if (edge.inputSchema) {
       const parsed = edge.inputSchema.safeParse(request.input);
-      if (!parsed.success) return refuse(`Cannot hand off to '${edge.target.name}': invalid input: ${z.prettifyError(parsed.error)}`);
+      if (!parsed.success) return refuse(`Cannot hand off to '${edge.agent.name}': invalid input: ${z.prettifyError(parsed.error)}`);
       parsedInput = parsed.data;
     }
-    accepted = edge.target.name;
+    accepted = edge.agent.name;
     return {
       kind: "transfer",
       call,

@@ -27,12 +27,12 @@ interface StyleOptions {
 /** The transfer tools an agent is offered for its enabled edges. */
 export function transferSpecs(options: StyleOptions, edges: readonly HandoffEdge[]): ToolSpec[] {
   if (edges.length === 0) return [];
-  const about = (edge: HandoffEdge) => (options.describe ? options.describe(edge.target.name) : edge.target.description);
+  const about = (edge: HandoffEdge) => (options.describe ? options.describe(edge.agent.name) : edge.agent.description);
   switch (options.toolStyle) {
     case "per-target":
       return edges.map((edge) => {
         const input = inputJsonSchema(edge);
-        const sentence = `Transfer the conversation to '${edge.target.name}'.`;
+        const sentence = `Transfer the conversation to '${edge.agent.name}'.`;
         const detail = about(edge);
         return {
           name: edge.toolName,
@@ -52,7 +52,7 @@ export function transferSpecs(options: StyleOptions, edges: readonly HandoffEdge
           description: `Transfer the conversation to a better-suited agent, who takes over from here. Agents:\n${edges.map((e) => describeTarget(e, about(e))).join("\n")}`,
           parameters: {
             type: "object",
-            properties: { agent_name: { type: "string", enum: edges.map((e) => e.target.name) }, reason: REASON, ...inputProperty(edges) },
+            properties: { agent_name: { type: "string", enum: edges.map((e) => e.agent.name) }, reason: REASON, ...inputProperty(edges) },
             required: ["agent_name"],
             additionalProperties: false,
           },
@@ -68,7 +68,7 @@ export function transferSpecs(options: StyleOptions, edges: readonly HandoffEdge
             properties: {
               name: {
                 type: "string",
-                description: `Name of the agent to hand off to. Available agents: ${edges.map((e) => e.target.name).join(", ")}`,
+                description: `Name of the agent to hand off to. Available agents: ${edges.map((e) => e.agent.name).join(", ")}`,
               },
               reason: { type: "string", description: "Brief explanation of why this handoff is needed" },
               ...inputProperty(edges),
@@ -120,13 +120,13 @@ export function validTargets(style: TransferStyle, transfers: ReadonlyMap<string
   const edges = [...transfers.values()];
   if (edges.length === 0) return "This agent has no transfers.";
   return style === "per-target"
-    ? `Available: ${edges.map((e) => `${e.toolName} (${e.target.name})`).join(", ")}.`
-    : `Available agents: ${edges.map((e) => e.target.name).join(", ")}.`;
+    ? `Available: ${edges.map((e) => `${e.toolName} (${e.agent.name})`).join(", ")}.`
+    : `Available agents: ${edges.map((e) => e.agent.name).join(", ")}.`;
 }
 
 function describeTarget(edge: HandoffEdge, about: string): string {
   const input = inputJsonSchema(edge);
-  return `- ${edge.target.name}${about ? `: ${about}` : ""}${input ? ` (input: ${JSON.stringify(input)})` : ""}`;
+  return `- ${edge.agent.name}${about ? `: ${about}` : ""}${input ? ` (input: ${JSON.stringify(input)})` : ""}`;
 }
 
 function inputProperty(edges: readonly HandoffEdge[]): Record<string, unknown> {

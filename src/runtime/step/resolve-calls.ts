@@ -143,7 +143,7 @@ async function answer(planned: PlannedCall, ctx: CallContext, availableTools: st
       // A policy verdict, not a tool failure.
       return { outcome: errorOutcome(planned.message), counts: false };
     case "transfer": {
-      const text = `Transferred to '${planned.edge.target.name}'.${planned.reason ? ` ${planned.reason}` : ""}`;
+      const text = `Transferred to '${planned.edge.agent.name}'.${planned.reason ? ` ${planned.reason}` : ""}`;
       return { outcome: { result: text, content: text, isError: false }, counts: false };
     }
     case "return": {

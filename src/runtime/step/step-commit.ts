@@ -125,7 +125,7 @@ function nextHolder(state: TurnState, prepared: PreparedStep, taken: TakenHandof
   const stepIndex = prepared.stepIndex;
   const { callers } = state.holding;
   if (taken?.kind === "transfer") {
-    const target = taken.edge.target;
+    const target = taken.edge.agent;
     const mode = taken.edge.returns;
     const opened = mode ? [...callers, { caller: from, callee: target.name, mode, toolCallId: taken.call.id }] : undefined;
     return { record: transferRecord(taken, from, stepIndex), target, callers: opened, ends: false };
@@ -145,7 +145,7 @@ function transferRecord(accepted: AcceptedHandoff, from: string, stepIndex: numb
   return {
     kind: "transfer",
     from,
-    to: accepted.edge.target.name,
+    to: accepted.edge.agent.name,
     toolCallId: accepted.call.id,
     ...(accepted.reason ? { reason: accepted.reason } : {}),
     ...(accepted.input ? { input: accepted.input } : {}),
@@ -161,7 +161,7 @@ function appendedPrompt(
   state: Pick<TurnState, "holding">,
 ): Message[] {
   if (!accepted || options.systemPrompt !== "append") return [];
-  const target = accepted.edge.target;
+  const target = accepted.edge.agent;
   return [{ role: "system", agent: target.name, content: target.instructionsFor({ context, state: agentState(state, target) }) }];
 }
 
