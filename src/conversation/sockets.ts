@@ -101,12 +101,13 @@ function socketFrame(event: StoredEvent): string {
 const nonEmpty = (field: string) => z.string().refine((t) => t.trim().length > 0, `\`${field}\` must not be empty.`);
 
 /** A message frame names its text `message`, as every HTTP body does; `text` is still read, for this release (deprecated). */
-const MessageFrame = z
-  .strictObject({ type: z.literal("message"), message: nonEmpty("message").optional(), text: nonEmpty("text").optional() })
-  .refine((frame) => (frame.message === undefined) !== (frame.text === undefined), "Send the message's text as `message` (one field).")
-  .transform(({ message, text }) => ({ type: "message" as const, message: (message ?? text)! }));
+const MessageFrame = z.strictObject({
+  type: z.literal("message"),
+  message: nonEmpty("message").optional(),
+  text: nonEmpty("text").optional(),
+});
 
-const SocketFrame = z.union([
+const SocketFrame = z.discriminatedUnion("type", [
   MessageFrame,
   z.strictObject({
     type: z.literal("decision"),
@@ -126,6 +127,12 @@ export function parseSocketRequest(raw: string | ArrayBuffer): SocketRequest | {
     return { error: "The frame is not JSON." };
   }
   const parsed = SocketFrame.safeParse(value);
+  if (parsed.success && parsed.data.type === "message") {
+    const { message, text } = parsed.data;
+    if ((message === undefined) === (text === undefined))
+      return { error: 'Send the message\'s text as `message` (one field): {"type":"message","message":"…"}.' };
+    return { type: "message", message: (message ?? text)! };
+  }
   if (parsed.success) return parsed.data as SocketRequest;
   return {
     error: `${z.prettifyError(parsed.error)} Send {"type":"message","message":"…"} or {"type":"decision","decisions":[{"toolCallId":"…","approved":true}]}.`,
