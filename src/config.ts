@@ -42,16 +42,25 @@ const ConfigSchema = z.object({
     .optional(),
   /** Tokens (input and output) a signed-in user may spend per UTC day across all their conversations; unset for no limit. */
   USER_DAILY_TOKENS: z.coerce.number().int().min(1).optional(),
-  /** How long a tool call waits for approval before it is declined with reason `expired` (`90s`, `30m`, `24h`, `7d`); unset: as long as it takes. A tool's or agent's own wins. */
+  /**
+   * How long a tool call waits for approval before it is declined with reason `expired` (`90s`, `30m`, `24h`, `7d`); unset: as long as it
+   * takes. A tool's or agent's own wins.
+   */
   APPROVAL_EXPIRES_IN: z
     .string()
     .regex(/^\d+(\.\d+)?[smhd]$/, "APPROVAL_EXPIRES_IN is a duration such as 90s, 30m, 24h or 7d.")
     .optional(),
-  /** Where the app is told that a user is needed (an approval waits or expired, a person answered or did not, a follow-up was answered): a signed JSON POST. */
+  /**
+   * Where the app is told that a user is needed (an approval waits or expired, a person answered or did not, a follow-up was answered): a
+   * signed JSON POST.
+   */
   NOTIFY_URL: z.url().optional(),
   /** Signs those notifications (HMAC-SHA256, `x-handoff-signature`); a secret. */
   NOTIFY_SECRET: z.string().min(16, "NOTIFY_SECRET must be at least 16 characters").optional(),
-  /** The model that titles a signed-in user's conversations after their first turn (default: the agents' model); `off` titles them by their first message. */
+  /**
+   * The model that titles a signed-in user's conversations after their first turn (default: the agents' model); `off` titles them by their
+   * first message.
+   */
   TITLE_MODEL: z.string().min(1).optional(),
   OPENAI_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
   MAX_STEPS: z.coerce.number().int().min(1).max(100).optional(),
@@ -72,7 +81,10 @@ const ConfigSchema = z.object({
   AUTH_ROLES_CLAIM: z.string().min(1).default("roles"),
   /** The role that opens the operator API to a signed-in user. */
   AUTH_OPERATOR_ROLE: z.string().min(1).default("operator"),
-  /** The algorithms a user's token may be signed with, pinned here, never taken from the token: RS256,ES256 with a JWKS, HS256 with a secret by default. */
+  /**
+   * The algorithms a user's token may be signed with, pinned here, never taken from the token: RS256,ES256 with a JWKS, HS256 with a secret
+   * by default.
+   */
   AUTH_ALGORITHMS: z
     .string()
     .optional()

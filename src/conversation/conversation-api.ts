@@ -69,7 +69,10 @@ export interface Caller {
 /** What a Worker gives its conversations: the network they run, and what overrides the environment. */
 export interface ConversationSetup {
   network: Network;
-  /** Answers when no provider is configured (neither OPENAI_API_KEY nor OPENAI_BASE_URL); without it such turns fail with `model_not_configured`. */
+  /**
+   * Answers when no provider is configured (neither OPENAI_API_KEY nor OPENAI_BASE_URL); without it such turns fail with
+   * `model_not_configured`.
+   */
   offlineModel?: Model | undefined;
   /** Limits that take precedence over MAX_STEPS and MAX_HANDOFFS_PER_TURN. */
   limits?: Partial<Limits> | undefined;

@@ -52,7 +52,10 @@ export class InboxLink {
     });
   }
 
-  /** Tells the owner's inbox the conversation's entry (CommitEffects does, after a change); nothing for a conversation no signed-in user owns. */
+  /**
+   * Tells the owner's inbox the conversation's entry (CommitEffects does, after a change); nothing for a conversation no signed-in user
+   * owns.
+   */
   async tell(): Promise<InboxEntry | undefined> {
     const state = this.#store.state();
     if (!state?.owner) return undefined;

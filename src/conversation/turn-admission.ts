@@ -84,7 +84,8 @@ export class TurnAdmission {
         "token_revoked",
         "This conversation token was revoked: the conversation was deleted or its tokens were rotated. Ask for a new token.",
       );
-    // Someone else's conversation is not found, as one that does not exist: ids cannot be probed. A user creates with POST, never by a first message.
+    // Someone else's conversation is not found, as one that does not exist: ids cannot be probed. A user creates with POST, never by a
+    // first message.
     const owned = caller.user === undefined || (state !== null && state.owner === caller.user);
     if ((!state && (!need.orNew || caller.user !== undefined)) || !owned)
       return fail("conversation_not_found", `No conversation '${caller.conversationId}'.`);
@@ -118,7 +119,9 @@ export class TurnAdmission {
     return ok(state);
   }
 
-  /** The conversation's state against what `start` needs: no approvals waiting for a new message, a person holding it for a person's act. */
+  /**
+   * The conversation's state against what `start` needs: no approvals waiting for a new message, a person holding it for a person's act.
+   */
   #state(state: ConversationState | null, start: TurnStart): SessionResult<never> | null {
     const suspension = state?.suspension;
     if (start.kind === "message" && suspension)

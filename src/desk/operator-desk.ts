@@ -36,7 +36,8 @@ export class OperatorDesk extends DurableObject<Record<string, unknown>> {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
     this.#sql.exec(
-      `CREATE TABLE IF NOT EXISTS desk (conversation_id TEXT PRIMARY KEY, status TEXT NOT NULL, person TEXT NOT NULL, since INTEGER NOT NULL, updated_at INTEGER NOT NULL, preview TEXT NOT NULL)`,
+      `CREATE TABLE IF NOT EXISTS desk (conversation_id TEXT PRIMARY KEY, status TEXT NOT NULL, person TEXT NOT NULL,
+         since INTEGER NOT NULL, updated_at INTEGER NOT NULL, preview TEXT NOT NULL)`,
     );
     // Desks stored before operators had names gain the column.
     const columns = this.#sql.exec<{ name: string }>(`PRAGMA table_info(desk)`).toArray();
@@ -49,7 +50,8 @@ export class OperatorDesk extends DurableObject<Record<string, unknown>> {
    */
   async put(entry: Omit<DeskEntry, "status"> & { status?: DeskStatus }): Promise<void> {
     this.#sql.exec(
-      `INSERT INTO desk (conversation_id, status, person, since, updated_at, preview, operator) VALUES (?1, coalesce(?2, 'waiting'), ?3, ?4, ?5, ?6, ?7)
+      `INSERT INTO desk (conversation_id, status, person, since, updated_at, preview, operator)
+         VALUES (?1, coalesce(?2, 'waiting'), ?3, ?4, ?5, ?6, ?7)
        ON CONFLICT (conversation_id) DO UPDATE SET status = coalesce(?2, status), person = ?3, updated_at = ?5, preview = ?6,
          operator = coalesce(?7, operator)`,
       entry.conversationId,

@@ -26,12 +26,14 @@ export function scoreTable(scores: Scores, comparison?: Comparison): string {
   if (comparison)
     rows.push([
       "A/B routing accuracy",
-      `${pct(comparison.a)} → ${pct(comparison.b)}: ${comparison.difference >= 0 ? "+" : ""}${pct(comparison.difference)} (95% CI ${pct(comparison.interval[0])} to ${pct(comparison.interval[1])}${comparison.significant ? "" : ", could be noise"})`,
+      `${pct(comparison.a)} → ${pct(comparison.b)}: ${comparison.difference >= 0 ? "+" : ""}${pct(comparison.difference)} ` +
+        `(95% CI ${pct(comparison.interval[0])} to ${pct(comparison.interval[1])}${comparison.significant ? "" : ", could be noise"})`,
     ]);
   const width = Math.max(...rows.map(([label]) => label.length));
   const agents = scores.perAgent.map(
     (a) =>
-      `  ${a.agent.padEnd(width - 2)}  precision ${pct(a.precision).padStart(6)}  recall ${pct(a.recall).padStart(6)}  (${a.correct}/${a.expected})`,
+      `  ${a.agent.padEnd(width - 2)}  precision ${pct(a.precision).padStart(6)}  ` +
+      `recall ${pct(a.recall).padStart(6)}  (${a.correct}/${a.expected})`,
   );
   return [...rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`), "per expected agent:", ...agents].join("\n");
 }
@@ -46,14 +48,32 @@ export function htmlReport(samples: readonly EvalSample[], scores: Scores, title
 <html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title>
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem auto;max-width:72rem;padding:0 1rem;color:#111}
-h1{font-size:1.4rem}h2{font-size:1.1rem;margin-top:2rem}table{border-collapse:collapse}td,th{padding:.25rem .5rem;text-align:right}
-th{font-weight:600}.summary td:first-child,.agents td:first-child{text-align:left;color:#555}
-.heat td{width:3.2rem;height:2rem;text-align:center;border:1px solid #fff}.heat th.row{text-align:right}.heat th.col{writing-mode:vertical-rl;transform:rotate(180deg);height:6rem;vertical-align:bottom}
-.bar{display:inline-block;height:.7rem;background:#2563eb;vertical-align:middle}.case{border:1px solid #ddd;border-radius:.4rem;margin:.6rem 0;padding:.5rem .8rem}
-.case.fail{border-color:#dc2626}.case summary{cursor:pointer}.fails{color:#dc2626}.path{color:#555}.msg{margin:.2rem 0;white-space:pre-wrap}.msg b{color:#555;font-weight:600}
-.trace{font:12px ui-monospace,monospace;color:#444;background:#f7f7f7;margin:.4rem 0;width:100%}.trace caption{text-align:left;color:#555}
-.trace td:first-child,.trace th:first-child,.trace td.facts{text-align:left}.trace td.lane{width:30%;text-align:left}.span-bar{display:block;height:.6rem;background:#64748b}
-.k-model{background:#2563eb}.k-tool{background:#16a34a}.k-handoff,.k-refused-handoff{background:#d97706}.k-agent{background:#a5b4fc}
+h1{font-size:1.4rem}
+h2{font-size:1.1rem;margin-top:2rem}
+table{border-collapse:collapse}
+td,th{padding:.25rem .5rem;text-align:right}
+th{font-weight:600}
+.summary td:first-child,.agents td:first-child{text-align:left;color:#555}
+.heat td{width:3.2rem;height:2rem;text-align:center;border:1px solid #fff}
+.heat th.row{text-align:right}
+.heat th.col{writing-mode:vertical-rl;transform:rotate(180deg);height:6rem;vertical-align:bottom}
+.bar{display:inline-block;height:.7rem;background:#2563eb;vertical-align:middle}
+.case{border:1px solid #ddd;border-radius:.4rem;margin:.6rem 0;padding:.5rem .8rem}
+.case.fail{border-color:#dc2626}
+.case summary{cursor:pointer}
+.fails{color:#dc2626}
+.path{color:#555}
+.msg{margin:.2rem 0;white-space:pre-wrap}
+.msg b{color:#555;font-weight:600}
+.trace{font:12px ui-monospace,monospace;color:#444;background:#f7f7f7;margin:.4rem 0;width:100%}
+.trace caption{text-align:left;color:#555}
+.trace td:first-child,.trace th:first-child,.trace td.facts{text-align:left}
+.trace td.lane{width:30%;text-align:left}
+.span-bar{display:block;height:.6rem;background:#64748b}
+.k-model{background:#2563eb}
+.k-tool{background:#16a34a}
+.k-handoff,.k-refused-handoff{background:#d97706}
+.k-agent{background:#a5b4fc}
 </style></head><body>
 <h1>${escape(title)}</h1>
 ${summaryTable(scores, comparison)}
@@ -85,7 +105,8 @@ function heatMap(scores: Scores): string {
   const rows = labels.map((row, i) => {
     const cells = counts[i]!.map((n, j) => {
       const hue = i === j ? "37,99,235" : "220,38,38";
-      return `<td title="expected ${escape(row)}, held by ${escape(labels[j]!)}: ${n}" style="background:rgba(${hue},${(n / max).toFixed(3)});color:${n / max > 0.55 ? "#fff" : "#111"}">${n || ""}</td>`;
+      const style = `background:rgba(${hue},${(n / max).toFixed(3)});color:${n / max > 0.55 ? "#fff" : "#111"}`;
+      return `<td title="expected ${escape(row)}, held by ${escape(labels[j]!)}: ${n}" style="${style}">${n || ""}</td>`;
     });
     return `<tr><th class="row">${escape(row)}</th>${cells.join("")}</tr>`;
   });
@@ -95,9 +116,11 @@ function heatMap(scores: Scores): string {
 function agentTable(scores: Scores): string {
   const rows = scores.perAgent.map(
     (a) =>
-      `<tr><td>${escape(a.agent)}</td><td>${pct(a.recall)} <span class="bar" style="width:${(a.recall * 8).toFixed(2)}rem"></span></td><td>${pct(a.precision)}</td><td>${a.correct}/${a.expected}</td></tr>`,
+      `<tr><td>${escape(a.agent)}</td><td>${pct(a.recall)} <span class="bar" style="width:${(a.recall * 8).toFixed(2)}rem"></span></td>` +
+      `<td>${pct(a.precision)}</td><td>${a.correct}/${a.expected}</td></tr>`,
   );
-  return `<table class="agents" data-testid="agents"><tr><th></th><th>recall</th><th>precision</th><th>right</th></tr>${rows.join("")}</table>`;
+  const head = "<tr><th></th><th>recall</th><th>precision</th><th>right</th></tr>";
+  return `<table class="agents" data-testid="agents">${head}${rows.join("")}</table>`;
 }
 
 function caseBlock(sample: EvalSample): string {
@@ -107,8 +130,10 @@ function caseBlock(sample: EvalSample): string {
     .map(([who, text]) => `<div class="msg"><b>${escape(who ?? "")}</b> ${escape(text ?? "")}</div>`)
     .join("");
   const trace = sample.turns.map((t, i) => traceTable(t.trace, i + 1)).join("");
-  return `<details class="case${sample.pass ? "" : " fail"}"${sample.pass ? "" : " open"} data-testid="${sample.pass ? "passed-case" : "failed-case"}">
-<summary><b>${escape(sample.caseId)}</b>${sample.sample ? ` (sample ${sample.sample + 1})` : ""} ${sample.pass ? "passed" : `<span class="fails">${escape(sample.error ?? failures.join("; "))}</span>`}</summary>
+  const open = sample.pass ? `class="case" data-testid="passed-case"` : `class="case fail" open data-testid="failed-case"`;
+  const verdict = sample.pass ? "passed" : `<span class="fails">${escape(sample.error ?? failures.join("; "))}</span>`;
+  return `<details ${open}>
+<summary><b>${escape(sample.caseId)}</b>${sample.sample ? ` (sample ${sample.sample + 1})` : ""} ${verdict}</summary>
 <p class="path">handoff path: ${escape(sample.path.join(" → "))}</p>${transcript}${trace}</details>`;
 }
 
@@ -142,8 +167,11 @@ function traceTable(trace: TurnTrace, turn: number): string {
       .filter(([key]) => span.attributes[key] !== undefined && span.attributes[key] !== false)
       .map(([key, label]) => `${label} ${escape(String(span.attributes[key]))}`)
       .join(" · ");
-    const bar = `<span class="span-bar k-${span.kind}" style="margin-left:${((from / total) * 100).toFixed(1)}%;width:${Math.max(0.5, (took / total) * 100).toFixed(1)}%"></span>`;
-    return `<tr><td style="padding-left:${depth(span) * 1.1 + 0.3}rem">${escape(span.name)}</td><td>${span.kind}</td><td>+${from} ms</td><td>${took} ms</td><td class="lane">${bar}</td><td class="facts">${facts}</td></tr>`;
+    const place = `margin-left:${((from / total) * 100).toFixed(1)}%;width:${Math.max(0.5, (took / total) * 100).toFixed(1)}%`;
+    const bar = `<span class="span-bar k-${span.kind}" style="${place}"></span>`;
+    const name = `<td style="padding-left:${depth(span) * 1.1 + 0.3}rem">${escape(span.name)}</td>`;
+    return `<tr>${name}<td>${span.kind}</td><td>+${from} ms</td><td>${took} ms</td><td class="lane">${bar}</td><td class="facts">${facts}</td></tr>`;
   });
-  return `<table class="trace" data-testid="trace"><caption>turn ${turn} trace (${trace.traceId})</caption><tr><th>span</th><th>kind</th><th>start</th><th>took</th><th></th><th></th></tr>${rows.join("")}</table>`;
+  const head = "<tr><th>span</th><th>kind</th><th>start</th><th>took</th><th></th><th></th></tr>";
+  return `<table class="trace" data-testid="trace"><caption>turn ${turn} trace (${trace.traceId})</caption>${head}${rows.join("")}</table>`;
 }

@@ -7,7 +7,9 @@ import { conversationIdOf } from "./schemas.ts";
 import { safeEqual, verifyToken } from "./tokens.ts";
 import { looksLikeJwt, type SignedInUser, signInAccepted, usersConfigured, verifyUserToken } from "./user-tokens.ts";
 
-/** Who a request is, once its credential is checked: the master key, an operator, a conversation token, a signed-in user, or anonymous use. */
+/**
+ * Who a request is, once its credential is checked: the master key, an operator, a conversation token, a signed-in user, or anonymous use.
+ */
 export type Access =
   | { kind: "master" }
   /** The operator API: by the shared key, or by a signed-in user with the operator role (`person`). */

@@ -94,7 +94,9 @@ export const EventCursor = z
 /** POST /v1/conversations/:id/tokens: `rotate` revokes every token issued before. */
 export const TokenBody = z.strictObject({ rotate: z.boolean().optional() });
 
-/** GET /v1/conversations: a signed-in user's list, newest first, `before` the previous page's `next`; `q` searches titles and last messages. */
+/**
+ * GET /v1/conversations: a signed-in user's list, newest first, `before` the previous page's `next`; `q` searches titles and last messages.
+ */
 export const InboxQueryParams = z.strictObject({
   limit: z.coerce.number({ error: "`limit` is a number of conversations, 1 to 100." }).int().min(1).max(100).default(20),
   before: z

@@ -50,7 +50,9 @@ type Row = Record<string, SqlStorageValue> & {
   archived: number;
 };
 
-/** Columns added to the first form of the table: what a conversation spent (in all, and on its last day), and whether search has its words. */
+/**
+ * Columns added to the first form of the table: what a conversation spent (in all, and on its last day), and whether search has its words.
+ */
 const ADDED_COLUMNS = [
   ["tokens", "INTEGER NOT NULL DEFAULT 0"],
   ["day", "TEXT NOT NULL DEFAULT ''"],

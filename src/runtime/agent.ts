@@ -55,11 +55,17 @@ export interface AgentConfig {
   approvalExpiresIn?: Duration;
   /** A person only: how long the conversation waits for their first answer before `onTimeout`. */
   answerWithin?: Duration;
-  /** A person only: who takes the conversation back when no one answered in time (the agent that handed it over by default), and the note it reads. */
+  /**
+   * A person only: who takes the conversation back when no one answered in time (the agent that handed it over by default), and the note it
+   * reads.
+   */
   onTimeout?: PersonTimeout;
 }
 
-/** What happens when no person answered in time: the conversation goes back to `handBackTo` (else the agent that handed it over) with `note`. */
+/**
+ * What happens when no person answered in time: the conversation goes back to `handBackTo` (else the agent that handed it over) with
+ * `note`.
+ */
 export interface PersonTimeout {
   handBackTo?: string;
   note?: string;

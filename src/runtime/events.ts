@@ -10,7 +10,10 @@ export type TurnStatus = "completed" | "awaiting_approval" | "awaiting_human" | 
 /** How a turn's leg ended: what the host records for the turn. */
 export type TurnOutcome = { status: TurnStatus } | { status: "failed"; code: string };
 
-/** The events of a turn, streamed as they happen: a `run-start`, steps with their text, calls, results and handoffs, and one `done` or `error` at the end. */
+/**
+ * The events of a turn, streamed as they happen: a `run-start`, steps with their text, calls, results and handoffs, and one `done` or
+ * `error` at the end.
+ */
 export type RunEvent =
   /** `resumed`: a suspended turn goes on after decisions; `scheduled`: a turn the host's schedule started (a follow-up, a deadline). */
   | { type: "run-start"; conversationId: string; agent: string; model: string; demo?: boolean; resumed?: boolean; scheduled?: boolean }

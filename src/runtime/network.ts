@@ -55,7 +55,10 @@ export interface NetworkOptions {
    * once per turn; `off` does nothing.
    */
   announcedHandoffs?: AnnouncedHandoffs;
-  /** How long calls wait for approval before they are declined with reason `expired` (an agent's or a tool's own wins); unset: as long as it takes. */
+  /**
+   * How long calls wait for approval before they are declined with reason `expired` (an agent's or a tool's own wins); unset: as long as it
+   * takes.
+   */
   approvalExpiresIn?: Duration;
 }
 

@@ -24,7 +24,10 @@ export type StateRow = Holding & {
   grant?: string;
   /** The signed-in user who created (or forked) the conversation; absent for those a backend or anonymous use made. */
   owner?: string;
-  /** When it was created (absent on conversations stored before it was kept), its own title and whether it is archived: what its owner's inbox shows. */
+  /**
+   * When it was created (absent on conversations stored before it was kept), its own title and whether it is archived: what its owner's
+   * inbox shows.
+   */
   createdAt?: number;
   title?: string;
   archived?: boolean;

@@ -69,7 +69,8 @@ export class TurnLog {
     const written = this.#db.takeWritten();
     this.#db.exec(
       `UPDATE turns SET status = ?, ended_at = ?, error = ?, rows_written = rows_written + ?, bytes_written = bytes_written + ?,
-         model_calls = model_calls + ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, tool_calls = tool_calls + ? WHERE turn = ?`,
+         model_calls = model_calls + ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, tool_calls = tool_calls + ?
+       WHERE turn = ?`,
       outcome.status,
       Date.now(),
       outcome.status === "failed" ? outcome.code : null,
@@ -86,7 +87,8 @@ export class TurnLog {
   /** Spending after a turn's end (its title call), added to the turn's. Call inside a transaction. */
   addSpent(turn: number, spent: UsageTotals): void {
     this.#db.exec(
-      `UPDATE turns SET model_calls = model_calls + ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, tool_calls = tool_calls + ? WHERE turn = ?`,
+      `UPDATE turns SET model_calls = model_calls + ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+         tool_calls = tool_calls + ? WHERE turn = ?`,
       spent.modelCalls,
       spent.inputTokens,
       spent.outputTokens,
@@ -172,7 +174,8 @@ export class TurnLog {
     for (const { turn, ...record } of handoffs) byTurn.set(turn, [...(byTurn.get(turn) ?? []), record as HandoffRecord]);
     let holder: string | undefined;
     const rows = this.#db.rows<Row>(
-      `SELECT turn, status, started_at, ended_at, error, opening, model_calls AS m, input_tokens AS i, output_tokens AS o, tool_calls AS t FROM turns ORDER BY turn`,
+      `SELECT turn, status, started_at, ended_at, error, opening, model_calls AS m, input_tokens AS i, output_tokens AS o, tool_calls AS t
+       FROM turns ORDER BY turn`,
     );
     return rows.map((row) => {
       const made = byTurn.get(row.turn) ?? [];

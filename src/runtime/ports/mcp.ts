@@ -83,7 +83,9 @@ export interface McpPort {
   checkArguments(schema: Record<string, unknown>, args: unknown): string | undefined;
 }
 
-/** `<server>_<tool>` in what providers accept (accents dropped, then `[a-zA-Z0-9_-]`, 64 characters); a name already taken gets `_2`, `_3`. */
+/**
+ * `<server>_<tool>` in what providers accept (accents dropped, then `[a-zA-Z0-9_-]`, 64 characters); a name already taken gets `_2`, `_3`.
+ */
 export function mcpToolName(server: string, tool: string, taken: ReadonlySet<string> = new Set()): string {
   return uniqueToolName(foldName(`${server}_${tool}`, /[^a-zA-Z0-9_-]/g), taken);
 }

@@ -25,7 +25,9 @@ export interface CallGates {
   blocked: ReadonlyArray<string | null>;
   /** Whether each call waits for a person's decision. */
   gated: readonly boolean[];
-  /** The kept calls (the `drop` policy keeps an extra transfer out of the history) and the ones that start: what is written ahead of them. */
+  /**
+   * The kept calls (the `drop` policy keeps an extra transfer out of the history) and the ones that start: what is written ahead of them.
+   */
   kept: readonly boolean[];
   starts: readonly boolean[];
 }

@@ -23,7 +23,9 @@ export async function requiresApproval(call: ToolCall, tool: Tool | undefined): 
   }
 }
 
-/** When a call that waits for approval expires (epoch ms): the tool's, else its agent's, else the network's deadline; undefined for none. */
+/**
+ * When a call that waits for approval expires (epoch ms): the tool's, else its agent's, else the network's deadline; undefined for none.
+ */
 export function approvalExpiry(
   tool: Tool | undefined,
   agent: Agent,

@@ -35,7 +35,10 @@ export function transferToolNames(agentNames: readonly string[]): Map<string, st
   return names;
 }
 
-/** `name` cut to `max` characters, or, when that is taken, with `_2`, `_3`… in place of its end: how every generated tool name avoids another. */
+/**
+ * `name` cut to `max` characters, or, when that is taken, with `_2`, `_3`… in place of its end: how every generated tool name avoids
+ * another.
+ */
 export function uniqueToolName(name: string, taken: ReadonlySet<string>, max = MAX_TOOL_NAME): string {
   const base = name.slice(0, max);
   let candidate = base;

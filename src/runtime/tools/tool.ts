@@ -43,7 +43,9 @@ export interface Tool<Schema extends z.ZodType = z.ZodType> {
   inputSchema?: Record<string, unknown>;
   /** A person must approve the call before it runs; a function decides per call. */
   needsApproval?: boolean | ((args: z.infer<Schema>) => boolean | Promise<boolean>);
-  /** How long a call waits for approval before it is declined with reason `expired` (over the agent's and network's `approvalExpiresIn`). */
+  /**
+   * How long a call waits for approval before it is declined with reason `expired` (over the agent's and network's `approvalExpiresIn`).
+   */
   approvalExpiresIn?: Duration;
   execute(args: z.infer<Schema>, ctx: ToolContext): unknown;
 }
