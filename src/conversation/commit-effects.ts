@@ -1,6 +1,6 @@
 /**
  * What follows a write, derived from what it changed, not from who wrote: the object's one alarm
- * set to the earliest schedule entry whenever the schedule changed, and the owner's inbox told the
+ * set to the earliest schedule entry or outbox message whenever either changed, and the owner's inbox told the
  * conversation's entry whenever it changed while no leg is running (a leg's end tells it once).
  * Every writer (turns, a person's messages and hand backs, decisions, expiries, deletes, forks,
  * follow-ups, notifications) reaches these through the storage's writes, and through nothing else.
@@ -50,7 +50,9 @@ export class CommitEffects {
    * the object's output gate holds its answers until the alarm is stored too.
    */
   #syncAlarm(): void {
-    const at = this.#setup.store.schedule.nextWake();
+    const { schedule, outbox } = this.#setup.store;
+    const wakes = [schedule.nextWake(), outbox.nextDue()].filter((at) => at !== null);
+    const at = wakes.length > 0 ? Math.min(...wakes) : null;
     if (at === this.#alarm) return;
     this.#alarm = at;
     const stored = at === null ? this.#setup.storage.deleteAlarm() : this.#setup.storage.setAlarm(at);

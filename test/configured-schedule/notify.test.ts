@@ -76,17 +76,19 @@ describe("the app's webhook", () => {
     const stub = env.CONVERSATIONS.getByName(s.conversationId);
     const attempts = () => deliveries(s.conversationId).then((d) => d.filter((x) => x.body.includes("person_answered")));
     await until(attempts, (d) => d.length === 1, "the first attempt");
+    const ids = new Set<string>();
     for (const expected of [2, 3]) {
       // The retry waits 30 s, then 60 s: made due here, as time passing would.
       const retry = await runInDurableObject(stub, (_o, state) =>
-        state.storage.sql.exec(`SELECT due_at FROM schedule WHERE kind = 'notify'`).toArray(),
+        state.storage.sql.exec(`SELECT id, due_at, attempt FROM outbox`).toArray(),
       );
+      // One message, kept across attempts under one id; the schedule's timers hold none of it.
       expect(retry).toHaveLength(1);
+      expect(retry[0]!.attempt).toBe(expected - 1);
+      ids.add(String(retry[0]!.id));
+      expect(await runInDurableObject(stub, (_o, state) => state.storage.sql.exec(`SELECT * FROM schedule`).toArray())).toEqual([]);
       expect(Number(retry[0]!.due_at) - Date.now()).toBeGreaterThan(expected === 2 ? 25_000 : 55_000);
-      await runInDurableObject(
-        stub,
-        (_o, state) => void state.storage.sql.exec(`UPDATE schedule SET due_at = ? WHERE kind = 'notify'`, Date.now() - 1),
-      );
+      await runInDurableObject(stub, (_o, state) => void state.storage.sql.exec(`UPDATE outbox SET due_at = ?`, Date.now() - 1));
       await runDurableObjectAlarm(stub);
       await until(attempts, (d) => d.length === expected, `attempt ${expected}`);
     }
@@ -94,8 +96,7 @@ describe("the app's webhook", () => {
     expect(tried.map((d) => d.status)).toEqual([503, 503, 200]);
     expect(new Set(tried.map((d) => (JSON.parse(d.body) as { id: string }).id)).size).toBe(1);
     expect(JSON.parse(tried[0]!.body)).toMatchObject({ reason: "person_answered", person: "support-desk", operator: { name: "Sam" } });
-    expect(
-      await runInDurableObject(stub, (_o, state) => state.storage.sql.exec(`SELECT * FROM schedule WHERE kind = 'notify'`).toArray()),
-    ).toEqual([]);
+    expect(await runInDurableObject(stub, (_o, state) => state.storage.sql.exec(`SELECT * FROM outbox`).toArray())).toEqual([]);
+    expect(ids.size).toBe(1);
   });
 });

@@ -76,7 +76,7 @@ describe("approval deadlines", () => {
       body: JSON.stringify({ decisions: [{ toolCallId: "rf", approved: true }] }),
     });
     await decided.text();
-    expect((await scheduled(s.conversationId)).filter((e) => e.kind !== "notify")).toEqual([]);
+    expect(await scheduled(s.conversationId)).toEqual([]);
     // What is left is the app's notification, delivered by the alarm; then no alarm is set.
     await until(
       () => runInDurableObject(stub(s.conversationId), (_o, state) => state.storage.getAlarm()),
@@ -206,7 +206,7 @@ describe("follow-ups an agent schedules", () => {
     expect([unknown.status, ((await unknown.json()) as { error: { code: string } }).error.code]).toEqual([404, "schedule_entry_not_found"]);
     const cancelled = await call(`/v1/conversations/${s.conversationId}/schedule/${entry!.id}`, { method: "DELETE" });
     expect(await cancelled.json()).toEqual({ cancelled: 1 });
-    expect((await scheduled(s.conversationId)).filter((e) => e.kind !== "notify")).toEqual([]);
+    expect(await scheduled(s.conversationId)).toEqual([]);
     // What is left is the app's notification, delivered by the alarm; then no alarm is set.
     await until(
       () => runInDurableObject(stub(s.conversationId), (_o, state) => state.storage.getAlarm()),

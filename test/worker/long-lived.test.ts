@@ -145,3 +145,26 @@ describe("compaction in storage", () => {
     expect(view.messages[view.compactions.at(-1)!.replaces]).toMatchObject({ role: "user" });
   });
 });
+
+describe("migration 10: the outbox", () => {
+  it("moves the notifications a schema-9 schedule held into the outbox, same id, time, attempt and body; timers stay", async () => {
+    const id = `outbox-${crypto.randomUUID()}`;
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+      await state.storage.deleteAll();
+      const sql = state.storage.sql;
+      migrate(sql, 9);
+      const body = JSON.stringify({ id: "n1", reason: "person_answered" });
+      sql.exec(
+        `INSERT INTO schedule (id, kind, due_at, turn, data) VALUES ('n1', 'notify', 5, 1, ?)`,
+        JSON.stringify({ body, attempt: 2 }),
+      );
+      sql.exec(
+        `INSERT INTO schedule (id, kind, due_at, turn, data) VALUES ('f1', 'follow-up', 7, 1, ?)`,
+        JSON.stringify({ note: "n", agent: "a", toolCallId: "c" }),
+      );
+      migrate(sql);
+      expect(sql.exec(`SELECT id, due_at, attempt, body FROM outbox`).toArray()).toEqual([{ id: "n1", due_at: 5, attempt: 2, body }]);
+      expect(sql.exec(`SELECT id, kind FROM schedule`).toArray()).toEqual([{ id: "f1", kind: "follow-up" }]);
+    });
+  });
+});

@@ -2,21 +2,19 @@
  * A signal to the app when a user is needed (NOTIFY_URL): a JSON body saying which conversation,
  * whose (when a signed-in user owns it) and why, signed with HMAC-SHA256 (NOTIFY_SECRET) as
  * `x-handoff-signature: t=<unix seconds>,v1=<hex of HMAC(secret, "<t>.<body>")>`. Never on a
- * turn's path: each notification is an entry of the conversation's schedule, delivered by the
- * alarm and retried with backoff (30 s, doubling, six attempts); a receiver dedupes by `id`.
+ * turn's path: each notification is a message of the conversation's outbox, delivered by the
+ * alarm and retried with backoff (30 s, doubling, six attempts), the same body and id each time;
+ * a receiver dedupes by `id`.
  */
 import type { Config } from "../../config.ts";
 import type { Redactor } from "../../runtime/redact.ts";
 import type { ConversationStore } from "../storage/conversation-store.ts";
-import type { ScheduleEntry } from "./schedule.ts";
 
 export type NotifyReason = "approval_waiting" | "approval_expired" | "person_answered" | "person_timed_out" | "follow_up_answered";
 
 const ATTEMPTS = 6;
 const FIRST_RETRY_MS = 30_000;
 const DELIVERY_TIMEOUT_MS = 10_000;
-
-type NotifyEntry = Extract<ScheduleEntry, { kind: "notify" }>;
 
 export class Notifier {
   readonly #store: ConversationStore;
@@ -49,22 +47,27 @@ export class Notifier {
       at: new Date().toISOString(),
       ...detail,
     });
-    this.#store.schedule.add({ kind: "notify", dueAt: Date.now(), body: JSON.stringify(body), attempt: 0 });
+    this.#store.outbox.add(body.id, JSON.stringify(body));
   }
 
-  /** One delivery attempt: done on a 2xx, else tried again later, until the attempts are spent. */
-  async deliver(entry: NotifyEntry): Promise<void> {
-    const url = this.#config.NOTIFY_URL;
-    const { schedule } = this.#store;
-    schedule.remove(entry.id);
-    if (!url) return;
-    const failure = await this.#post(url, entry.body);
-    if (failure === null) return;
-    if (entry.attempt + 1 >= ATTEMPTS) {
-      this.#log(this.#redactor.text(`notification ${entry.id} to NOTIFY_URL given up after ${ATTEMPTS} attempts: ${failure}`));
-      return;
+  /** One delivery attempt of each message due: done on a 2xx, else tried again later, until the attempts are spent. */
+  async deliverDue(): Promise<void> {
+    const { outbox } = this.#store;
+    for (const message of outbox.due()) {
+      const url = this.#config.NOTIFY_URL;
+      if (!url) {
+        outbox.remove(message.id);
+        continue;
+      }
+      // The next try is set before this one starts: a process gone mid-delivery tries again then.
+      outbox.attempt(message.id, Date.now() + FIRST_RETRY_MS * 2 ** message.attempt);
+      const failure = await this.#post(url, message.body);
+      if (failure === null) outbox.remove(message.id);
+      else if (message.attempt + 1 >= ATTEMPTS) {
+        this.#log(this.#redactor.text(`notification ${message.id} to NOTIFY_URL given up after ${ATTEMPTS} attempts: ${failure}`));
+        outbox.remove(message.id);
+      }
     }
-    schedule.add({ kind: "notify", dueAt: Date.now() + FIRST_RETRY_MS * 2 ** entry.attempt, body: entry.body, attempt: entry.attempt + 1 });
   }
 
   /** Null when delivered; else what went wrong. */

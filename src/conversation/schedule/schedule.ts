@@ -18,9 +18,7 @@ export type ScheduleEntry =
   /** The earliest deadline of the suspended step's approvals: undecided calls past theirs are declined `expired`. */
   | { id: string; kind: "approval-expiry"; dueAt: number; turn: number }
   /** A person handed the conversation has not answered: it goes back to an agent, which answers the user. */
-  | { id: string; kind: "person-timeout"; dueAt: number; turn: number; person: string; handedBy: string }
-  /** A signal to the app (NOTIFY_URL), its body signed when sent; `attempt` counts the deliveries tried. */
-  | { id: string; kind: "notify"; dueAt: number; turn: number; body: string; attempt: number };
+  | { id: string; kind: "person-timeout"; dueAt: number; turn: number; person: string; handedBy: string };
 
 type NewEntry = ScheduleEntry extends infer E ? (E extends ScheduleEntry ? Omit<E, "id" | "turn"> : never) : never;
 
@@ -103,16 +101,14 @@ export class Schedule implements Scheduler {
       .map((row) => ({ ...JSON.parse(row.data), id: row.id, kind: row.kind, dueAt: row.due_at, turn: row.turn }) as ScheduleEntry);
   }
 
-  /** What GET …/schedule shows: every entry but the notifications to the app (the Worker's own deliveries). */
+  /** What GET …/schedule shows: every entry. */
   shown(): ScheduledView[] {
-    return this.list()
-      .filter((e) => e.kind !== "notify")
-      .map(scheduledView);
+    return this.list().map(scheduledView);
   }
 
   /** Cancels one entry (`id`) or every follow-up. */
   cancel(id?: string): SessionResult<{ cancelled: number }> {
-    const entries = this.list().filter((e) => (id === undefined ? e.kind === "follow-up" : e.id === id && e.kind !== "notify"));
+    const entries = this.list().filter((e) => (id === undefined ? e.kind === "follow-up" : e.id === id));
     if (id !== undefined && !entries.length) return fail("schedule_entry_not_found", `Nothing scheduled has the id '${id}'.`);
     for (const entry of entries) this.remove(entry.id);
     return ok({ cancelled: entries.length });

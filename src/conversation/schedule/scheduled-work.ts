@@ -36,16 +36,14 @@ export class ScheduledWork {
   /** The alarm: due entries, the earliest first; then the alarm is set to the next one. */
   async run(): Promise<void> {
     const { store, driver, notifier } = this.#setup;
-    for (const entry of store.schedule.due()) {
-      // Notifications go out whatever runs; a turn's work waits for the running turn.
-      if (entry.kind === "notify") await notifier.deliver(entry);
-      else if (!driver.running) await this.#runEntry(entry);
-    }
+    // Messages out go whatever runs; a turn's work waits for the running turn.
+    await notifier.deliverDue();
+    for (const entry of store.schedule.due()) if (!driver.running) await this.#runEntry(entry);
     if (driver.running) store.schedule.wakeBy(Date.now() + BUSY_RETRY_MS);
   }
 
   /** One entry; false when there was nothing left for it to do (it is removed all the same). */
-  #runEntry(entry: Exclude<ScheduleEntry, { kind: "notify" }>): Promise<boolean> {
+  #runEntry(entry: ScheduleEntry): Promise<boolean> {
     switch (entry.kind) {
       case "follow-up":
         return this.#followUp(entry);

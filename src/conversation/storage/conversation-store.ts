@@ -6,6 +6,7 @@
  */
 import type { OperatorIdentity } from "../../runtime/handoff/types.ts";
 import { ActivityLog } from "./activity-log.ts";
+import { Outbox } from "../schedule/outbox.ts";
 import { EXPIRED, Schedule } from "../schedule/schedule.ts";
 import type { CallsInFlight } from "../../runtime/calls-in-flight.ts";
 import type { Compaction } from "../../runtime/compaction.ts";
@@ -46,6 +47,8 @@ export class ConversationStore {
   readonly traces: TraceRing;
   readonly activity: ActivityLog;
   readonly schedule: Schedule;
+  /** Messages to send out (the app's webhook), apart from the schedule's timers. */
+  readonly outbox: Outbox;
   #state: ConversationState | null = null;
   #messages: Message[] | null = null;
   /** What the current turn spent so far; written with the turn's end. */
@@ -61,6 +64,7 @@ export class ConversationStore {
     this.traces = new TraceRing(this.#db);
     this.activity = new ActivityLog(this.#db);
     this.schedule = new Schedule(this.#db, () => this.state()?.turn ?? 0);
+    this.outbox = new Outbox(this.#db);
     migrate(this.#db.sql);
     this.#recoverInterruptedTurn();
   }

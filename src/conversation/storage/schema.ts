@@ -34,6 +34,13 @@ export const MIGRATIONS: readonly string[][] = [
   [`CREATE TABLE schedule (id TEXT PRIMARY KEY, kind TEXT NOT NULL, due_at INTEGER NOT NULL, turn INTEGER NOT NULL, data TEXT NOT NULL)`],
   // 9: the events streamed before a step's tools start (their calls among them), kept with the calls for a recovery to store.
   [`ALTER TABLE calls_in_flight ADD COLUMN events TEXT`],
+  // 10: messages to send out (the app's webhook) in an outbox of their own; those the schedule held move there.
+  [
+    `CREATE TABLE outbox (id TEXT PRIMARY KEY, due_at INTEGER NOT NULL, attempt INTEGER NOT NULL, body TEXT NOT NULL)`,
+    `INSERT INTO outbox (id, due_at, attempt, body)
+       SELECT id, due_at, json_extract(data, '$.attempt'), json_extract(data, '$.body') FROM schedule WHERE kind = 'notify'`,
+    `DELETE FROM schedule WHERE kind = 'notify'`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

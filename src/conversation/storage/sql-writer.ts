@@ -1,4 +1,4 @@
-/** What a write changed that something follows from: the schedule (the alarm), the conversation's inbox entry. */
+/** What a write changed that something follows from: the schedule or the outbox (what the alarm rings for), the inbox entry. */
 export type Changed = "schedule" | "entry";
 export type Written = ReadonlySet<Changed>;
 
