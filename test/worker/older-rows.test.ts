@@ -9,6 +9,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
+import { ROW_VERSION } from "../../src/conversation/storage/stored-state.ts";
 import { parseSse } from "../support/sse.ts";
 import { scenario } from "../support/scenario.ts";
 import { call, stored } from "../support/worker.ts";
@@ -98,5 +99,11 @@ describe("rows stored by earlier releases", () => {
     const after = await stored(id);
     expect(after.pendingApprovals).toEqual([]);
     expect(after.messages.at(-1)).toMatchObject({ role: "assistant", agent: "billing", content: "Refunded, and that is all." });
+    // What this release wrote says its version: read as it is from now on, never through the upgrades of version 1.
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
+      const sql = state.storage.sql;
+      expect(JSON.parse(sql.exec<{ data: string }>(`SELECT data FROM state`).one().data)).toMatchObject({ v: ROW_VERSION });
+      expect(sql.exec<{ v: number }>(`SELECT v FROM events ORDER BY first_id DESC LIMIT 1`).one().v).toBe(ROW_VERSION);
+    });
   });
 });

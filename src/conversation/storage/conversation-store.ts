@@ -23,7 +23,7 @@ import { type ForkSnapshot, storeSnapshot, takeSnapshot } from "./forks.ts";
 import { settleCutOff } from "./recovery.ts";
 import { migrate } from "./schema.ts";
 import { SqlWriter, type Written } from "./sql-writer.ts";
-import { readHandoff, readStateRow, type StoredState, type TurnOpening, writeStateRow } from "./stored-state.ts";
+import { readHandoff, readStateRow, type StoredState, type TurnOpening, writeHandoff, writeStateRow } from "./stored-state.ts";
 import { capMessage } from "./stored-size-limits.ts";
 import { DEFAULT_KEPT_TRACES, TraceRing } from "./trace-ring.ts";
 import { type StoredHandoff, TurnLog } from "./turn-log.ts";
@@ -251,7 +251,7 @@ export class ConversationStore {
     const holder = next.holding.activeAgent;
     this.#transaction(() => {
       for (const message of messages) this.#db.exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(message));
-      if (commit.handoff) this.#db.exec(`INSERT INTO handoffs (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(commit.handoff));
+      if (commit.handoff) this.#db.exec(`INSERT INTO handoffs (turn, data) VALUES (?, ?)`, state.turn, writeHandoff(commit.handoff));
       const { compaction } = commit;
       if (compaction) {
         this.#db.exec(

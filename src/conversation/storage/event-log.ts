@@ -4,7 +4,7 @@
  */
 import type { StoredEvent } from "../../wire/index.ts";
 import type { SqlWriter } from "./sql-writer.ts";
-import { readHandoff } from "./stored-state.ts";
+import { readHandoff, ROW_VERSION } from "./stored-state.ts";
 import { capEvent } from "./stored-size-limits.ts";
 
 /**
@@ -36,7 +36,8 @@ export class EventLog {
     let first = 0;
     const flush = (last: number) => {
       if (row.length === 0) return;
-      this.#db.exec(`INSERT INTO events (first_id, last_id, turn, data) VALUES (?, ?, ?, ?)`, first, last, turn, `[${row.join(",")}]`);
+      const data = `[${row.join(",")}]`;
+      this.#db.exec(`INSERT INTO events (first_id, last_id, turn, data, v) VALUES (?, ?, ?, ?, ?)`, first, last, turn, data, ROW_VERSION);
       row = [];
       size = 0;
     };
@@ -57,21 +58,22 @@ export class EventLog {
    * Handoff events stored by older releases come out in today's form.
    */
   replay(turn: number | "every", afterId: number, beforeId = Number.POSITIVE_INFINITY): () => StoredEvent[] | null {
-    type Row = { first_id: number; turn: number; data: string };
+    type Row = { first_id: number; turn: number; data: string; v: number };
     let cursor: number | null = null;
     return () => {
       const row =
         cursor === null
           ? this.#db.rows<Row>(
-              `SELECT first_id, turn, data FROM events WHERE (turn = ? OR ? = 'every') AND last_id > ? ORDER BY first_id LIMIT 1`,
+              `SELECT first_id, turn, data, v FROM events WHERE (turn = ? OR ? = 'every') AND last_id > ? ORDER BY first_id LIMIT 1`,
               turn === "every" ? -1 : turn,
               turn === "every" ? "every" : "",
               afterId,
             )[0]
-          : this.#db.rows<Row>(`SELECT first_id, turn, data FROM events WHERE first_id > ? ORDER BY first_id LIMIT 1`, cursor)[0];
+          : this.#db.rows<Row>(`SELECT first_id, turn, data, v FROM events WHERE first_id > ? ORDER BY first_id LIMIT 1`, cursor)[0];
       if (!row || (turn !== "every" && row.turn !== turn) || row.first_id >= beforeId) return null;
       cursor = row.first_id;
-      return (JSON.parse(row.data) as StoredEvent[]).filter((event) => event.id > afterId && event.id < beforeId).map(upgraded);
+      const events = (JSON.parse(row.data) as StoredEvent[]).filter((event) => event.id > afterId && event.id < beforeId);
+      return row.v >= ROW_VERSION ? events : events.map(upgraded);
     };
   }
 }
@@ -79,5 +81,6 @@ export class EventLog {
 function upgraded(event: StoredEvent): StoredEvent {
   if (event.type !== "handoff") return event;
   const { id, type: _type, ...record } = event;
-  return { id, type: "handoff", ...readHandoff(record) };
+  // The record is read in its row's version, 1: events rows keep the version apart from the events.
+  return { id, type: "handoff", ...readHandoff(record, 1) };
 }

@@ -41,6 +41,8 @@ export const MIGRATIONS: readonly string[][] = [
        SELECT id, due_at, json_extract(data, '$.attempt'), json_extract(data, '$.body') FROM schedule WHERE kind = 'notify'`,
     `DELETE FROM schedule WHERE kind = 'notify'`,
   ],
+  // 11: the form each events row is written in (ROW_VERSION; the rows before it are version 1).
+  [`ALTER TABLE events ADD COLUMN v INTEGER NOT NULL DEFAULT 1`],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

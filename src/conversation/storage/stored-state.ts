@@ -1,7 +1,9 @@
 /**
  * The stored forms of a conversation's state, and the one reader that upgrades what older
- * releases stored: the state row, a turn's opening, a handoff record and a suspension. Every
- * default for a field an older row lacks is here, and nowhere else.
+ * releases stored: the state row, a turn's opening, a handoff record and a suspension. Each row
+ * says the form it was written in (`v`, ROW_VERSION; rows of earlier releases have none and are
+ * version 1): a row of today's version is read as it is, and only older ones go through the
+ * upgrades. Every default for a field an older row lacks is here, and nowhere else.
  */
 import type { ApprovalDecision, PendingApproval, Suspension } from "../../runtime/suspension.ts";
 import type { HandoffRecord } from "../../runtime/handoff/types.ts";
@@ -56,18 +58,27 @@ export interface TurnOpening {
 
 type Json = Record<string, unknown>;
 
+/** The form rows are written in today: 2. Version 1 is every row written before rows carried `v`. */
+export const ROW_VERSION = 2;
+
+/** The version a stored row says it was written in. */
+export function versionOf(row: Json): number {
+  return typeof row.v === "number" ? row.v : 1;
+}
+
 /** The state row's JSON. */
 export function writeStateRow(state: StoredState): string {
   const { holding, ...rest } = state;
-  return JSON.stringify({ ...rest, ...holding });
+  return JSON.stringify({ v: ROW_VERSION, ...rest, ...holding });
 }
 
 export function readStateRow(json: string): StoredState {
   const row = JSON.parse(json) as Json;
+  const current = versionOf(row) >= ROW_VERSION;
   return {
     conversationId: String(row.conversationId),
-    holding: readHolding(row),
-    suspension: row.suspension ? readSuspension(row.suspension as Json) : null,
+    holding: current ? holdingOf(row) : readHolding(row),
+    suspension: row.suspension ? (current ? (row.suspension as Suspension) : readSuspension(row.suspension as Json)) : null,
     decisions: (row.decisions as ApprovalDecision[] | undefined) ?? [],
     ...(typeof row.grant === "string" ? { grant: row.grant } : {}),
     ...(typeof row.owner === "string" ? { owner: row.owner } : {}),
@@ -79,12 +90,20 @@ export function readStateRow(json: string): StoredState {
 
 /** A turn's opening as the turns table keeps it (flat, like the state row). */
 export function writeOpening(opening: TurnOpening): string {
-  return JSON.stringify({ message: opening.message, ...(opening.note === undefined ? {} : { note: opening.note }), ...opening.holding });
+  const note = opening.note === undefined ? {} : { note: opening.note };
+  return JSON.stringify({ v: ROW_VERSION, message: opening.message, ...note, ...opening.holding });
 }
 
 export function readOpening(json: string): TurnOpening {
   const row = JSON.parse(json) as Json;
-  return { message: String(row.message), holding: readHolding(row), ...(typeof row.note === "string" ? { note: row.note } : {}) };
+  const holding = versionOf(row) >= ROW_VERSION ? holdingOf(row) : readHolding(row);
+  return { message: String(row.message), holding, ...(typeof row.note === "string" ? { note: row.note } : {}) };
+}
+
+/** The holding fields of a row of today's version, which has them all. */
+function holdingOf(row: Json): Holding {
+  const { activeAgent, handoffCount, callers, agentStates, context } = row as unknown as Holding;
+  return { activeAgent, handoffCount, callers, agentStates, context };
 }
 
 /** The holding fields of a stored row; rows stored before returning handoffs and agents' states lack the last ones. */
@@ -99,12 +118,20 @@ function readHolding(row: Json): Holding {
   };
 }
 
+/** A handoff record as the handoffs table keeps it, with the version it is written in. */
+export function writeHandoff(record: HandoffRecord): string {
+  return JSON.stringify({ v: ROW_VERSION, ...record });
+}
+
 /**
- * A stored handoff record. Records stored before they said their kind: a transfer had none; a
+ * A stored handoff record (`version`: its row's, when the row keeps it apart, as the events table
+ * does). Version 1 records may be from before they said their kind: a transfer had none; a
  * return had `kind: "return"`, and an on-answer one the opening transfer's id with a `:returned`
  * suffix as its call id; a person's hand back had a made-up `operator-<n>` call id and its note as the reason.
  */
-export function readHandoff(raw: Json): HandoffRecord {
+export function readHandoff(stored: Json, version = versionOf(stored)): HandoffRecord {
+  const { v: _v, ...raw } = stored;
+  if (version >= ROW_VERSION) return raw as unknown as HandoffRecord;
   if (raw.kind === "transfer" || raw.kind === "hand-back" || (raw.kind === "return" && "mode" in raw))
     return raw as unknown as HandoffRecord;
   const { toolCallId, reason, kind: _kind, ...rest } = raw as { toolCallId: string; reason?: string; kind?: string } & Json;
