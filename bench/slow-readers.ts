@@ -12,15 +12,15 @@
  *     --baseline  also measures the Worker as it was at <ref> (a git worktree), first, in the same run
  *     LIVE_READERS=20 for a smaller run; TURN_MIB=6 for the turn of the first runs, below the bound
  */
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startFakeOpenAI, type FakeOpenAI } from "../test/node/fake-openai-server.ts";
 import { startWranglerDev } from "../test/e2e/wrangler-dev.ts";
 import { directUrl, workerdRssMiB } from "./workerd-processes.ts";
+import { worktree } from "./worktree.ts";
 
 const LIVE_READERS = Number(process.env.LIVE_READERS ?? 200);
 const REPLAY_READERS = 30;
@@ -133,14 +133,6 @@ async function measure(fake: FakeOpenAI, dev: Target, label: string, id: string)
     `| ${label} | ${LIVE_READERS} subscribers to a live turn streaming ${mib} MiB | ${tally(live.map((r) => r.status))} | ${grown.toFixed(1)} MiB | ${cut.length} of ${admitted.length} | ${inPipe} |`,
     `| ${label} | ${REPLAY_READERS} replays of that finished turn | ${tally(replays.map((r) => r.status))} | ${replay.toFixed(1)} MiB | | |`,
   ];
-}
-
-/** A checkout of `ref` beside this one, sharing its node_modules. */
-function worktree(ref: string): { dir: string; remove(): void } {
-  const dir = mkdtempSync(join(tmpdir(), "handoff-bench-baseline-"));
-  execFileSync("git", ["worktree", "add", "--detach", "--force", dir, ref], { stdio: "ignore" });
-  symlinkSync(resolve("node_modules"), join(dir, "node_modules"));
-  return { dir, remove: () => execFileSync("git", ["worktree", "remove", "--force", dir], { stdio: "ignore" }) };
 }
 
 export async function slowReaderRows(options: { direct?: boolean; baseline?: string } = {}): Promise<string[]> {

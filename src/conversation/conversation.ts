@@ -132,11 +132,11 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
 
   /** Starts a turn and returns its stream. The run goes on if the stream's reader leaves. */
   async sendMessage(caller: Caller, message: string, format: StreamFormat = "sse"): Promise<SessionResult<ReadableStream<Uint8Array>>> {
-    const admitted = await this.#admission.turn(caller, { kind: "message", message });
-    if (!admitted.ok) return admitted;
-    if (!admitted.value) this.#store.create(caller.conversationId, this.#network.entry.name, newGrant());
-    this.#store.beginTurn(message);
-    return ok(this.#driver.start(caller, { kind: "message", text: message }, format));
+    return this.#admission.turn(caller, { kind: "message", message }, (state) => {
+      if (!state) this.#store.create(caller.conversationId, this.#network.entry.name, newGrant());
+      this.#store.beginTurn(message);
+      return ok(this.#driver.start(caller, { kind: "message", text: message }, format));
+    });
   }
 
   /**
@@ -145,18 +145,18 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * started, whatever its status. Only the last turn can be rewound; what it spent stays counted.
    */
   async retry(caller: Caller, message?: string, format: StreamFormat = "sse"): Promise<SessionResult<ReadableStream<Uint8Array>>> {
-    const admitted = await this.#admission.turn(caller, { kind: "retry", message });
-    if (!admitted.ok) return admitted;
-    const opening = admitted.value!.turn > 0 ? this.#store.rewindLastTurn() : null;
-    if (!opening) return fail("nothing_to_retry", "There is no turn to run again: send a message instead.");
-    // A turn the schedule ran runs again with its note, unless the retry gives a message of its own.
-    if (opening.note !== undefined && message === undefined) {
-      this.#store.beginTurn({ note: opening.note });
-      return ok(this.#driver.start(caller, { kind: "scheduled", note: opening.note }, format));
-    }
-    const text = message ?? opening.message;
-    this.#store.beginTurn(text);
-    return ok(this.#driver.start(caller, { kind: "message", text }, format));
+    return this.#admission.turn(caller, { kind: "retry", message }, (state) => {
+      const opening = state!.turn > 0 ? this.#store.rewindLastTurn() : null;
+      if (!opening) return fail("nothing_to_retry", "There is no turn to run again: send a message instead.");
+      // A turn the schedule ran runs again with its note, unless the retry gives a message of its own.
+      if (opening.note !== undefined && message === undefined) {
+        this.#store.beginTurn({ note: opening.note });
+        return ok(this.#driver.start(caller, { kind: "scheduled", note: opening.note }, format));
+      }
+      const text = message ?? opening.message;
+      this.#store.beginTurn(text);
+      return ok(this.#driver.start(caller, { kind: "message", text }, format));
+    });
   }
 
   /** Records decisions; once every pending call is decided, resumes the turn as the same agent. */
@@ -165,17 +165,22 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     if (!admitted.ok) return admitted;
     const checked = checkDecisions(admitted.value, this.#store.messages(), decisions);
     if (!checked.ok) return checked;
-    // Decisions that complete the step resume the turn: that is a turn starting, admitted as one.
-    const resumes = checked.value.complete ? await this.#admission.turn(caller, { kind: "resume" }) : null;
-    if (resumes && !resumes.ok) return resumes;
-    const state = this.#store.recordDecisions(decisions, checked.value.complete, caller.identity);
-    const suspension = state.suspension!;
     if (!checked.value.complete) {
+      const state = this.#store.recordDecisions(decisions, false, caller.identity);
       const decided = new Set(state.decisions.map((d) => d.toolCallId));
-      return ok({ kind: "awaiting", pending: suspension.pending.filter((p) => !decided.has(p.toolCallId)).map((p) => p.toolCallId) });
+      return ok({
+        kind: "awaiting",
+        pending: state.suspension!.pending.filter((p) => !decided.has(p.toolCallId)).map((p) => p.toolCallId),
+      });
     }
-    const stream = this.#driver.start(caller, { kind: "resume", suspension, decisions: state.decisions }, format);
-    return ok({ kind: "stream", stream });
+    // Decisions that complete the step resume the turn: that is a turn starting, admitted as one (and checked again there).
+    return this.#admission.turn(caller, { kind: "resume" }, (current) => {
+      const still = checkDecisions(current, this.#store.messages(), decisions);
+      if (!still.ok) return still;
+      const state = this.#store.recordDecisions(decisions, true, caller.identity);
+      const stream = this.#driver.start(caller, { kind: "resume", suspension: state.suspension!, decisions: state.decisions }, format);
+      return ok({ kind: "stream" as const, stream });
+    });
   }
 
   /**
@@ -290,28 +295,26 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     operator?: string,
     by?: OperatorIdentity,
   ): Promise<SessionResult<{ eventId: number; agent: string }>> {
-    const held = await this.#admission.turn(caller, { kind: "person" });
-    if (!held.ok) return held;
-    const state = held.value!;
-    const person = state.holding.activeAgent;
-    const eventId = await this.#hold.say(state, person, text, operator, by);
-    await this.#effects.settled();
-    return ok({ eventId, agent: person });
+    return this.#admission.turn(caller, { kind: "person" }, async (state) => {
+      const person = state!.holding.activeAgent;
+      const eventId = await this.#hold.say(state!, person, text, operator, by);
+      await this.#effects.settled();
+      return ok({ eventId, agent: person });
+    });
   }
 
   /** The person gives the conversation back to an agent, with a note the agent reads; the user's next message goes to it. */
   async operatorHandBack(caller: Caller, to: string, note: string, by?: OperatorIdentity): Promise<SessionResult<{ activeAgent: string }>> {
-    const held = await this.#admission.turn(caller, { kind: "person" });
-    if (!held.ok) return held;
-    const target = this.#network.get(to);
-    if (!target || target.human) {
-      const agents = [...this.#network.agents.values()].filter((a) => !a.human).map((a) => a.name);
-      return fail("unknown_agent", `'${to}' is not an agent of this network to hand back to: one of ${agents.join(", ")}.`);
-    }
-    const state = held.value!;
-    await this.#hold.handBack(state, state.holding.activeAgent, to, note, by);
-    await this.#effects.settled();
-    return ok({ activeAgent: to });
+    return this.#admission.turn(caller, { kind: "person" }, async (state) => {
+      const target = this.#network.get(to);
+      if (!target || target.human) {
+        const agents = [...this.#network.agents.values()].filter((a) => !a.human).map((a) => a.name);
+        return fail("unknown_agent", `'${to}' is not an agent of this network to hand back to: one of ${agents.join(", ")}.`);
+      }
+      await this.#hold.handBack(state!, state!.holding.activeAgent, to, note, by);
+      await this.#effects.settled();
+      return ok({ activeAgent: to });
+    });
   }
 
   /** Renames or archives the conversation; its owner's inbox shows it at once. */

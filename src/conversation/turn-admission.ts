@@ -93,12 +93,38 @@ export class TurnAdmission {
     return ok(state);
   }
 
-  /** A turn of `start`'s kind, checked in the one order; admitted, it counts towards the conversation's limit. */
-  async turn(caller: Caller, start: TurnStart): Promise<SessionResult<ConversationState | null>> {
+  /**
+   * A turn of `start`'s kind, checked in the one order, then begun by `begin` with the state it
+   * was admitted on. The client's limit and the budget are asked of other objects (awaited, so
+   * another request may run meanwhile): the conversation's own checks are made again after them,
+   * and `begin` runs in the same synchronous stretch, so two requests can never both start a turn.
+   */
+  async turn<T>(
+    caller: Caller,
+    start: TurnStart,
+    begin: (state: ConversationState | null) => SessionResult<T> | Promise<SessionResult<T>>,
+  ): Promise<SessionResult<T>> {
+    const first = this.#own(caller, start);
+    if (!first.ok) return first;
+    const checks = CHECKS[start.kind];
+    const starts = start.kind === "message" || start.kind === "retry";
+    const limited =
+      (starts ? this.#limitConversation() : null) ??
+      (checks.clientLimit ? await this.#limitClient(caller) : null) ??
+      (checks.budget ? await this.#withinBudget(caller.user ?? first.value?.owner) : null) ??
+      (checks.stream ? this.#setup.driver.limitStreams() : null);
+    if (limited) return limited;
+    const again = this.#own(caller, start);
+    if (!again.ok) return again;
+    if (starts) this.#recentTurns.push(Date.now());
+    return begin(again.value);
+  }
+
+  /** The checks the conversation answers itself, without waiting: access, state, length. */
+  #own(caller: Caller, start: TurnStart): SessionResult<ConversationState | null> {
     const admitted = this.access(caller, { idle: true, orNew: start.kind === "message" });
     if (!admitted.ok) return admitted;
-    const state = admitted.value;
-    const held = this.#state(state, start);
+    const held = this.#state(admitted.value, start);
     if (held) return held;
     const message = "message" in start ? start.message : undefined;
     const max = this.#setup.config.MAX_MESSAGE_CHARS;
@@ -107,16 +133,7 @@ export class TurnAdmission {
         length: message.length,
         limit: max,
       });
-    const checks = CHECKS[start.kind];
-    const starts = start.kind === "message" || start.kind === "retry";
-    const limited =
-      (starts ? this.#limitConversation() : null) ??
-      (checks.clientLimit ? await this.#limitClient(caller) : null) ??
-      (checks.budget ? await this.#withinBudget(caller.user ?? state?.owner) : null) ??
-      (checks.stream ? this.#setup.driver.limitStreams() : null);
-    if (limited) return limited;
-    if (starts) this.#recentTurns.push(Date.now());
-    return ok(state);
+    return admitted;
   }
 
   /**

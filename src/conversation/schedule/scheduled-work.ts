@@ -9,6 +9,7 @@ import type { Network } from "../../runtime/network.ts";
 import type { ConversationStore } from "../storage/conversation-store.ts";
 import type { Notifier } from "./notifier.ts";
 import type { PersonHold } from "../person-hold.ts";
+import { ok } from "../results.ts";
 import { BUSY_RETRY_MS, EXPIRED, type ScheduleEntry } from "./schedule.ts";
 import type { TurnAdmission } from "../turn-admission.ts";
 import type { TurnDriver } from "../turns/turn-driver.ts";
@@ -62,14 +63,14 @@ export class ScheduledWork {
       store.schedule.postpone(entry.id, Date.now() + SUSPENDED_RETRY_MS);
       return false;
     }
-    if (!(await this.#admitted(state.conversationId, entry))) return false;
-    const note = `A follow-up '${entry.agent}' scheduled for ${new Date(entry.dueAt).toISOString()} is due: ${entry.note}`;
-    // The entry leaves with the turn's first commit (which also writes its deferred turn row).
-    store.schedule.removeWithNextWrite(entry.id);
-    store.beginTurn({ note });
-    await driver.runUnread({ conversationId: state.conversationId }, { kind: "scheduled", note });
-    await this.#setup.notifier.notify("follow_up_answered", { agent: entry.agent, note: entry.note });
-    return true;
+    return this.#admitted(state.conversationId, entry, "scheduled", async () => {
+      const note = `A follow-up '${entry.agent}' scheduled for ${new Date(entry.dueAt).toISOString()} is due: ${entry.note}`;
+      // The entry leaves with the turn's first commit (which also writes its deferred turn row).
+      store.schedule.removeWithNextWrite(entry.id);
+      store.beginTurn({ note });
+      await driver.runUnread({ conversationId: state.conversationId }, { kind: "scheduled", note });
+      await this.#setup.notifier.notify("follow_up_answered", { agent: entry.agent, note: entry.note });
+    });
   }
 
   async #expire(entry: ScheduleEntry): Promise<boolean> {
@@ -82,20 +83,18 @@ export class ScheduledWork {
     const now = Date.now();
     const expired = undecided.filter((p) => p.expiresAt !== undefined && Date.parse(p.expiresAt) <= now);
     if (!expired.length) return this.#drop(entry);
-    if (!(await this.#admitted(state.conversationId, entry, "expiry"))) return false;
-    store.schedule.removeWithNextWrite(entry.id);
-    const complete = expired.length === undecided.length;
-    await this.#setup.notifier.notify("approval_expired", { toolCallIds: expired.map((p) => p.toolCallId) });
-    const next = store.recordDecisions(
-      expired.map((p) => ({ toolCallId: p.toolCallId, approved: false, reason: EXPIRED })),
-      complete,
-    );
-    if (!complete) {
-      store.schedule.planApprovalExpiry(next);
-      return true;
-    }
-    await driver.runUnread({ conversationId: state.conversationId }, { kind: "resume", suspension, decisions: next.decisions });
-    return true;
+    return this.#admitted(state.conversationId, entry, "expiry", async () => {
+      store.schedule.removeWithNextWrite(entry.id);
+      const complete = expired.length === undecided.length;
+      const declined = expired.map((p) => ({ toolCallId: p.toolCallId, approved: false, reason: EXPIRED }));
+      const next = store.recordDecisions(declined, complete);
+      if (!complete) store.schedule.planApprovalExpiry(next);
+      const resumed = complete
+        ? driver.runUnread({ conversationId: state.conversationId }, { kind: "resume", suspension, decisions: next.decisions })
+        : null;
+      await this.#setup.notifier.notify("approval_expired", { toolCallIds: expired.map((p) => p.toolCallId) });
+      await resumed;
+    });
   }
 
   async #personTimeout(entry: Extract<ScheduleEntry, { kind: "person-timeout" }>): Promise<boolean> {
@@ -103,26 +102,32 @@ export class ScheduledWork {
     const state = store.state();
     const person = network.get(entry.person);
     if (!state || !person || state.holding.activeAgent !== entry.person) return this.#drop(entry);
-    if (!(await this.#admitted(state.conversationId, entry))) return false;
-    const to = person.onTimeout.handBackTo ?? (network.get(entry.handedBy) ? entry.handedBy : network.entry.name);
-    store.schedule.removeWithNextWrite(entry.id);
-    store.activity.record({ kind: "timed-out", agent: entry.person, to });
-    await this.#setup.notifier.notify("person_timed_out", { person: entry.person, to });
-    await hold.handBack(state, entry.person, to, "No one answered in time.");
-    const note =
-      person.onTimeout.note ??
-      `No one at '${entry.person}' answered in time, and the conversation came back to you. Tell the user so, and help them as far as you can.`;
-    store.beginTurn({ note });
-    await driver.runUnread({ conversationId: state.conversationId }, { kind: "scheduled", note });
-    return true;
+    return this.#admitted(state.conversationId, entry, "scheduled", async () => {
+      const to = person.onTimeout.handBackTo ?? (network.get(entry.handedBy) ? entry.handedBy : network.entry.name);
+      store.schedule.removeWithNextWrite(entry.id);
+      store.activity.record({ kind: "timed-out", agent: entry.person, to });
+      // The hand back's commit is made as it is called, and the leg claimed right after: nothing starts between them.
+      const handedBack = hold.handBack(state, entry.person, to, "No one answered in time.");
+      const note =
+        person.onTimeout.note ??
+        `No one at '${entry.person}' answered in time, and the conversation came back to you. Tell the user so, and help them as far as you can.`;
+      store.beginTurn({ note });
+      const ran = driver.runUnread({ conversationId: state.conversationId }, { kind: "scheduled", note });
+      await this.#setup.notifier.notify("person_timed_out", { person: entry.person, to });
+      await handedBack;
+      await ran;
+    });
   }
 
   /**
-   * The alarm's turn through the admission (no client: its owner's budget). Refused, the entry
-   * waits until the refusal says to try again (a spent budget: the next UTC day).
+   * The alarm's turn through the admission (no client: its owner's budget), `work` begun as it is
+   * admitted. Refused, the entry waits until the refusal says to try again (a spent budget: the next UTC day).
    */
-  async #admitted(conversationId: string, entry: ScheduleEntry, kind: "scheduled" | "expiry" = "scheduled"): Promise<boolean> {
-    const admitted = await this.#setup.admission.turn({ conversationId }, { kind });
+  async #admitted(conversationId: string, entry: ScheduleEntry, kind: "scheduled" | "expiry", work: () => Promise<void>): Promise<boolean> {
+    const admitted = await this.#setup.admission.turn({ conversationId }, { kind }, async () => {
+      await work();
+      return ok(null);
+    });
     if (admitted.ok) return true;
     const retryAfter = Number(admitted.error.details?.retryAfter ?? BUSY_RETRY_MS / 1000);
     this.#setup.store.schedule.postpone(entry.id, Date.now() + retryAfter * 1000);

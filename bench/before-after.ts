@@ -1,0 +1,93 @@
+/**
+ * Rows written and CPU per turn, this tree against another commit, side by side in one run: each
+ * side's Worker under its own `wrangler dev` with the offline demo model, turns alternating
+ * between the sides, in a cycle of three kinds (a transfer and a tool call, a transfer and a
+ * calculator call, plain text). Rows and bytes are what the Durable Object reports for the turn
+ * (`lastTurnStorage`); CPU is every thread of each side's workerd from the OS (schedstat), less
+ * what it spends idle over the same wait.
+ *
+ *   npm run bench:before-after [-- --baseline <git ref>] [-- --turns 30]
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { chat, startWranglerDev, type WranglerDev } from "../test/e2e/wrangler-dev.ts";
+import { workerdCpuMs } from "./workerd-processes.ts";
+import { worktree } from "./worktree.ts";
+
+const KINDS = ["Where is order A1002?", "What is 12 * 7?", "hello"] as const;
+/** The commit before issue 34's changes. */
+const DEFAULT_BASELINE = "8ad8251";
+
+interface Side {
+  label: string;
+  dev: WranglerDev;
+  rows: Map<string, number[]>;
+  bytes: Map<string, number[]>;
+  cpu: number[];
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+const p95 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * 0.95))]!;
+
+async function turn(side: Side, message: string): Promise<void> {
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 150));
+  const idleStart = workerdCpuMs(side.dev);
+  await settle();
+  const idle = workerdCpuMs(side.dev) - idleStart;
+  const before = workerdCpuMs(side.dev);
+  const events = await chat(side.dev.url, "bench-before-after", message);
+  await settle();
+  side.cpu.push(workerdCpuMs(side.dev) - before - idle);
+  if (events.at(-1)?.type !== "done") throw new Error(`${side.label}: a turn ended with ${JSON.stringify(events.at(-1))}`);
+  const view = (await (await fetch(`${side.dev.url}/v1/conversations/bench-before-after`)).json()) as {
+    lastTurnStorage: { rowsWritten: number; bytesWritten: number };
+  };
+  side.rows.set(message, [...(side.rows.get(message) ?? []), view.lastTurnStorage.rowsWritten]);
+  side.bytes.set(message, [...(side.bytes.get(message) ?? []), view.lastTurnStorage.bytesWritten]);
+}
+
+export async function beforeAfterRows(baseline = DEFAULT_BASELINE, turns = 30): Promise<string[]> {
+  const tree = worktree(baseline);
+  const dirs = [mkdtempSync(join(tmpdir(), "handoff-bench-ba-")), mkdtempSync(join(tmpdir(), "handoff-bench-ba-"))];
+  const vars = { TURNS_PER_MINUTE: "100000" };
+  const sides: Side[] = [];
+  try {
+    for (const [label, cwd, persistTo] of [
+      [`at ${baseline}`, tree.dir, dirs[0]!],
+      ["this tree", process.cwd(), dirs[1]!],
+    ] as const)
+      sides.push({ label, dev: await startWranglerDev({ persistTo, vars, cwd }), rows: new Map(), bytes: new Map(), cpu: [] });
+    // Warm both (the first turn loads the Worker's modules), then alternate turn by turn.
+    for (const side of sides) await chat(side.dev.url, "bench-before-after", KINDS[0]);
+    for (let t = 0; t < turns; t++) for (const side of sides) await turn(side, KINDS[t % KINDS.length]!);
+  } finally {
+    for (const side of sides) await side.dev.stop();
+    tree.remove();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  }
+  const [before, after] = sides as [Side, Side];
+  const ratio = (a: number, b: number) => (a === 0 ? "–" : `${(b / a).toFixed(2)}×`);
+  return [
+    `Rows and CPU per turn, ${before.label} against this tree, one run, turns alternating (${turns} per side; medians)`,
+    "",
+    `| measure | ${before.label} | this tree | ratio |`,
+    "|---|---:|---:|---:|",
+    ...KINDS.flatMap((kind) => {
+      const [r0, r1] = [median(before.rows.get(kind)!), median(after.rows.get(kind)!)];
+      const [b0, b1] = [median(before.bytes.get(kind)!), median(after.bytes.get(kind)!)];
+      return [
+        `| rows written, "${kind}" | ${r0} | ${r1} | ${ratio(r0, r1)} |`,
+        `| bytes written, "${kind}" | ${b0} | ${b1} | ${ratio(b0, b1)} |`,
+      ];
+    }),
+    `| CPU per turn (workerd, from the OS), median | ${median(before.cpu).toFixed(1)} ms | ${median(after.cpu).toFixed(1)} ms | ${ratio(median(before.cpu), median(after.cpu))} |`,
+    `| CPU per turn, p95 | ${p95(before.cpu).toFixed(1)} ms | ${p95(after.cpu).toFixed(1)} ms | ${ratio(p95(before.cpu), p95(after.cpu))} |`,
+  ];
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values } = parseArgs({ options: { baseline: { type: "string" }, turns: { type: "string" } } });
+  console.log((await beforeAfterRows(values.baseline ?? DEFAULT_BASELINE, Number(values.turns) || 30)).join("\n"));
+}
