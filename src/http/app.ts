@@ -25,7 +25,11 @@ export const MAX_BODY_BYTES = 64 * 1024;
 export function createApp(networkFor: (env: Env) => Network): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use(securityHeaders());
-  app.use("/v1/*", corsForAllowedOrigins());
+  // The methods a preflight may ask for are the ones the routes answer, read once they are all registered.
+  app.use(
+    "/v1/*",
+    corsForAllowedOrigins(() => routeMethods(app)),
+  );
   app.use("/v1/*", requireAccess());
   app.use(
     "/v1/*",
@@ -71,14 +75,14 @@ function securityHeaders() {
   });
 }
 
-/** CORS for the origins ALLOWED_ORIGINS lists, none by default. */
-function corsForAllowedOrigins() {
+/** CORS for the origins ALLOWED_ORIGINS lists, none by default; `methods`: what the API's routes answer. */
+function corsForAllowedOrigins(methods: () => string[]) {
   return (c: Context<AppEnv>, next: () => Promise<void>) => {
     const allowed = readConfig(c.env).ALLOWED_ORIGINS;
     return cors({
       origin: (origin) => (allowed.includes(origin) ? origin : null),
       allowHeaders: ["authorization", "content-type", "last-event-id", "traceparent"],
-      allowMethods: ["GET", "POST", "DELETE"],
+      allowMethods: methods(),
       exposeHeaders: ["retry-after", "x-page-start", "x-page-total", "x-page-previous"],
       maxAge: 600,
     })(c, next);
@@ -118,6 +122,11 @@ function describeMcpServer(server: McpServerConfig, taken: Set<string>) {
       return { name, serverName: t.name, description: t.description ?? "" };
     });
   return { name: server.name, url: server.url, status: "listed", listedAt: new Date(known.listedAt).toISOString(), tools };
+}
+
+/** Every method a route of the API answers (GET, POST, PATCH, DELETE…), from the routes themselves. */
+function routeMethods(app: Hono<AppEnv>): string[] {
+  return [...new Set(app.routes.filter((r) => r.method !== "ALL" && r.path.startsWith("/v1/")).map((r) => r.method))].sort();
 }
 
 /** 405 for every path the API serves with another method: the paths come from the routes themselves. */

@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { basePath } from "hono/route";
 import { type Config, readConfig } from "../config.ts";
 import type { Env } from "../env.ts";
-import { errorResponse } from "./errors.ts";
+import { bearerChallenge, errorResponse } from "./errors.ts";
 import { conversationIdOf } from "./schemas.ts";
 import { safeEqual, verifyToken } from "./tokens.ts";
 import { looksLikeJwt, type SignedInUser, signInAccepted, usersConfigured, verifyUserToken } from "./user-tokens.ts";
@@ -60,7 +60,7 @@ export function requireAccess(): MiddlewareHandler<AuthEnv> {
       c.set("access", { kind: "anonymous" });
       return next();
     }
-    if (!credential) return unauthorized(c, "Send Authorization: Bearer <API key, your sign-in token or a conversation token>.");
+    if (!credential) return challenge(c, "Send Authorization: Bearer <API key, your sign-in token or a conversation token>.");
     if (config.API_KEY && (await safeEqual(credential, config.API_KEY))) {
       c.set("access", { kind: "master" });
       return next();
@@ -73,7 +73,8 @@ export function requireAccess(): MiddlewareHandler<AuthEnv> {
 async function conversationAccess(c: AuthContext, config: Config, token: string, path: string, next: () => Promise<void>) {
   const secret = config.SESSION_SECRET ?? config.API_KEY;
   const granted = secret ? await verifyToken(secret, token) : null;
-  if (!granted) return unauthorized(c, "The bearer token is not valid.");
+  if (!granted)
+    return invalidToken(c, "The bearer token is not valid: not this Worker's API key, a sign-in token or a conversation token it signed.");
   // Conversation ids need no decoding (A-Z, a-z, 0-9, _ and -): an escape in one is a malformed id.
   const segment = CONVERSATION_PATH.exec(path)?.[1];
   const requested = segment === undefined ? undefined : conversationIdOf(segment);
@@ -95,12 +96,7 @@ async function userAccess(c: AuthContext, token: string, operatorPath: boolean, 
   const verdict = await verifyUserToken(token, config);
   if (!verdict.ok) {
     if (verdict.status === 503) return errorResponse(c, "auth_unavailable", verdict.description);
-    const res = errorResponse(c, "unauthorized", verdict.description);
-    res.headers.set(
-      "www-authenticate",
-      `Bearer realm="handoff-runtime", error="invalid_token", error_description="${verdict.description.replaceAll('"', "'")}"`,
-    );
-    return res;
+    return invalidToken(c, verdict.description);
   }
   const { user } = verdict;
   if (operatorPath) {
@@ -123,15 +119,23 @@ async function operatorAccess(c: AuthContext, bearer: string | undefined, next: 
     c.set("access", { kind: "anonymous" });
     return next();
   }
-  if (!bearer) return unauthorized(c, "Send Authorization: Bearer <OPERATOR_KEY or API key>.");
+  if (!bearer) return challenge(c, "Send Authorization: Bearer <OPERATOR_KEY or API key>.");
   if (config.API_KEY && (await safeEqual(bearer, config.API_KEY))) c.set("access", { kind: "master" });
   else if (config.OPERATOR_KEY && (await safeEqual(bearer, config.OPERATOR_KEY))) c.set("access", { kind: "operator" });
-  else return unauthorized(c, "The operator API takes OPERATOR_KEY or the API key; a conversation token does not open it.");
+  else return invalidToken(c, "The operator API takes OPERATOR_KEY or the API key; a conversation token does not open it.");
   return next();
 }
 
-function unauthorized(c: Parameters<MiddlewareHandler>[0], message: string): Response {
+/** No credential was sent: the bare challenge (RFC 6750 §3.1: no error code then). */
+function challenge(c: Parameters<MiddlewareHandler>[0], message: string): Response {
   const res = errorResponse(c, "unauthorized", message);
-  res.headers.set("www-authenticate", 'Bearer realm="handoff-runtime"');
+  res.headers.set("www-authenticate", bearerChallenge(c));
+  return res;
+}
+
+/** A credential was sent and is not good (unknown, expired, forged): `invalid_token`, and why. */
+function invalidToken(c: Parameters<MiddlewareHandler>[0], description: string): Response {
+  const res = errorResponse(c, "unauthorized", description);
+  res.headers.set("www-authenticate", bearerChallenge(c, description));
   return res;
 }

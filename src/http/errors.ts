@@ -75,6 +75,18 @@ export class HttpError extends Error {
 /** The response for an HttpError: a revoked token also says so in WWW-Authenticate. */
 export function httpErrorResponse(c: Context, error: HttpError): Response {
   const res = errorResponse(c, error.code, error.message, error.details);
-  if (error.code === "token_revoked") res.headers.set("www-authenticate", 'Bearer realm="handoff-runtime", error="invalid_token"');
+  if (error.code === "token_revoked") res.headers.set("www-authenticate", bearerChallenge(c, error.message));
   return res;
+}
+
+/**
+ * The `WWW-Authenticate` challenge of RFC 6750 §3: bare when no credential was sent; with
+ * `error="invalid_token"` and an `error_description` when the one sent is not good (redacted like
+ * every body, and kept to what a quoted header string may hold).
+ */
+export function bearerChallenge(c: Context, invalid?: string): string {
+  if (invalid === undefined) return 'Bearer realm="handoff-runtime"';
+  const redacted = redactorFor((c.env as object | undefined) ?? {}).text(invalid);
+  const description = redacted.replaceAll(/["\\]/g, "'").replaceAll(/[^\x20-\x7e]/g, "?");
+  return `Bearer realm="handoff-runtime", error="invalid_token", error_description="${description}"`;
 }
