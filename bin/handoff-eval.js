@@ -9,7 +9,9 @@
  * The network module's default export (or `network`) is a Network, or a function that returns one;
  * its agents' MCP servers are reached through the package's MCP client (headers from this environment).
  * The model is the one the Worker would use: OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL (and
- * OPENAI_API); with neither key nor URL, or `--model demo`, the offline demo model answers.
+ * OPENAI_API, OPENAI_MAX_RETRIES); with neither key nor URL, or `--model demo`, the offline demo
+ * model answers. `--model <name>` (else OPENAI_MODEL) is the model called for every agent that
+ * names none of its own, over the network's default.
  * Exit codes: 0 passed the thresholds, 1 below a threshold, 2 bad input (nothing is run).
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -30,17 +32,40 @@ function refuse(message) {
 /** @param {string} path */
 async function loadNetwork(path) {
   const module = await import(pathToFileURL(resolve(path)).href).catch((error) => refuse(`cannot load the network module ${path}: ${error.message}`));
-  const exported = module.default ?? module.network;
-  const network = typeof exported === "function" ? await exported() : exported;
-  if (!network?.entry || typeof network.toolset !== "function") refuse(`${path} exports no Network (default export, or \`network\`: a Network or a function returning one).`);
+  const exported = module.default ?? module.network ?? module.createNetwork;
+  // A function is called as the Worker calls its network's: with the environment.
+  const network = typeof exported === "function" ? await exported(process.env) : exported;
+  if (!network?.entry || typeof network.toolset !== "function")
+    refuse(`${path} exports no Network (default export, \`network\` or \`createNetwork\`: a Network or a function returning one).`);
   return network;
+}
+
+/**
+ * The model called: `name` for every agent without a model of its own, over the network's default.
+ * @param {import("../dist/runtime/index.js").Model} model
+ * @param {import("../dist/runtime/index.js").Network} network
+ * @param {string | undefined} name
+ * @returns {import("../dist/runtime/index.js").Model}
+ */
+function choosing(model, network, name) {
+  if (!name) return model;
+  return { ...(model.label ? { label: model.label } : {}), stream: (request) => model.stream({ ...request, model: network.get(request.agent)?.model ?? name }) };
+}
+
+/** OPENAI_MAX_RETRIES, as the Worker reads it: the provider client's retries (2 when unset). */
+function maxRetries() {
+  const raw = process.env.OPENAI_MAX_RETRIES;
+  if (raw === undefined || raw === "") return 2;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 10) refuse(`OPENAI_MAX_RETRIES must be a whole number from 0 to 10 (it is ${raw}).`);
+  return n;
 }
 
 /** @param {string | undefined} name */
 async function loadModel(name) {
   if (name === "demo" || (!process.env.OPENAI_API_KEY && !process.env.OPENAI_BASE_URL)) return { model: new DemoModel(), label: "the offline demo model" };
   const [{ default: OpenAI }, { OpenAIModel }] = await Promise.all([import("openai"), import("../dist/models/index.js")]);
-  const client = new OpenAI({ apiKey: process.env.OPENAI_API_KEY ?? "none", baseURL: process.env.OPENAI_BASE_URL, maxRetries: 2 });
+  const client = new OpenAI({ apiKey: process.env.OPENAI_API_KEY ?? "none", baseURL: process.env.OPENAI_BASE_URL, maxRetries: maxRetries() });
   const api = process.env.OPENAI_API === "responses" ? "responses" : "chat";
   return { model: new OpenAIModel(client, { api }), label: `${name ?? process.env.OPENAI_MODEL ?? "the agents' models"} at ${process.env.OPENAI_BASE_URL ?? "OpenAI"}` };
 }
@@ -85,8 +110,11 @@ async function main() {
   const { model, label } = await loadModel(values.model);
   // Agents' MCP servers are reached through the package's client; their headers read this process's environment.
   const mcp = new McpConnections({ env: process.env, log: (message) => console.error(`mcp: ${message}`) });
-  const run = async (/** @type {string} */ path) =>
-    runEval({ network: await loadNetwork(path), model, cases, mcp, ...numbers, onProgress: progress() });
+  const chosen = values.model === "demo" ? undefined : (values.model ?? process.env.OPENAI_MODEL);
+  const run = async (/** @type {string} */ path) => {
+    const network = await loadNetwork(path);
+    return runEval({ network, model: choosing(model, network, chosen), cases, mcp, ...numbers, onProgress: progress() });
+  };
   console.error(`${cases.length} cases × ${numbers.k} against ${label}`);
   const samples = await run(/** @type {string} */ (values.network));
   const scores = score(samples, { prices, model: values.model ?? process.env.OPENAI_MODEL });

@@ -159,4 +159,38 @@ describe("handoff-eval", () => {
     assert.ok(requests[0]?.tools.some((t) => t.function.name === "transfer_to_billing"));
     assert.match(requests[1]?.messages[0]?.content ?? "", /cards specialist/);
   });
+
+  it("calls the model --model names (else OPENAI_MODEL) over the network's default, honours OPENAI_MAX_RETRIES, and takes a named createNetwork", async () => {
+    await script("ev-model", [{ toolCalls: [{ name: "transfer_to_cards", arguments: "{}" }] }, { text: "Cards here." }]);
+    await script("ev-retries", [{ status: 500, error: { message: "the provider is down" } }, { text: "Never reached." }]);
+    const file = join(dir, "models.jsonl");
+    writeFileSync(
+      file,
+      `${JSON.stringify({ id: "ev-model", turns: [{ user: "[ev-model] My card never arrived.", expect: { holder: "cards" } }] })}\n`,
+    );
+    const base = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-eval", OPENAI_MODEL: "env-model" };
+    const sent = async (id: string) =>
+      ((await (await fetch(`${fake.url}/__scenarios/${id}`)).json()) as { requests: Array<{ model: string }> }).requests.map(
+        (r) => r.model,
+      );
+    const network = "test/e2e/fixtures/eval-network.ts";
+    const chosen = await runAsync(base, "run", file, "--network", network, "--model", "chosen-model");
+    assert.equal(chosen.status, 0, chosen.stderr);
+    // The entry has no model of its own: it gets the one chosen; the specialist keeps its own.
+    assert.deepEqual(await sent("ev-model"), ["chosen-model", "cards-own-model"]);
+    await script("ev-model", [{ toolCalls: [{ name: "transfer_to_cards", arguments: "{}" }] }, { text: "Cards here." }]);
+    assert.equal((await runAsync(base, "run", file, "--network", network)).status, 0);
+    assert.deepEqual(await sent("ev-model"), ["env-model", "cards-own-model"]);
+    // With OPENAI_MAX_RETRIES=0 a failing provider is asked once per try of the case (and --retries 0: once).
+    const failing = join(dir, "retries.jsonl");
+    writeFileSync(
+      failing,
+      `${JSON.stringify({ id: "ev-retries", turns: [{ user: "[ev-retries] hello", expect: { holder: "triage" } }] })}\n`,
+    );
+    await runAsync({ ...base, OPENAI_MAX_RETRIES: "0" }, "run", failing, "--network", network, "--retries", "0");
+    assert.equal((await sent("ev-retries")).length, 1);
+    const refused = await runAsync({ ...base, OPENAI_MAX_RETRIES: "many" }, "run", failing, "--network", network);
+    assert.equal(refused.status, 2);
+    assert.match(refused.stderr, /OPENAI_MAX_RETRIES must be a whole number from 0 to 10/);
+  });
 });
