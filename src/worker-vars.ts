@@ -27,4 +27,27 @@ export interface WorkerVars {
   OPENAI_IDLE_TIMEOUT_MS?: string;
   MAX_STEPS?: string;
   MAX_HANDOFFS_PER_TURN?: string;
+  /** Tokens a signed-in user may spend per UTC day across their conversations (`USER_DAILY_TOKENS`); unset for no limit. */
+  USER_DAILY_TOKENS?: string;
+  /** How long a call waits for approval before it is declined `expired` (`90s`, `30m`, `24h`, `7d`). */
+  APPROVAL_EXPIRES_IN?: string;
+  /** Where the app is told that a user is needed (a signed JSON POST), and the secret that signs it. */
+  NOTIFY_URL?: string;
+  NOTIFY_SECRET?: string;
+  /** The model that titles a signed-in user's conversations after their first turn; `off` titles them by their first message. */
+  TITLE_MODEL?: string;
+  /** Signed-in users: the identity provider's keys (a JWKS URL), or a shared HS256 secret. */
+  AUTH_JWKS_URL?: string;
+  AUTH_JWT_SECRET?: string;
+  /** The `iss` and `aud` a user's token must carry, when set. */
+  AUTH_ISSUER?: string;
+  AUTH_AUDIENCE?: string;
+  /** The algorithms a user's token may be signed with (comma-separated), pinned here. */
+  AUTH_ALGORITHMS?: string;
+  /** The claims that hold the user's id, display name and roles. */
+  AUTH_USER_CLAIM?: string;
+  AUTH_NAME_CLAIM?: string;
+  AUTH_ROLES_CLAIM?: string;
+  /** The role that opens the operator API to a signed-in user. */
+  AUTH_OPERATOR_ROLE?: string;
 }

@@ -11,7 +11,7 @@ import { createApp } from "../http/app.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import type { Limits } from "../runtime/limits.ts";
 import type { Model } from "../runtime/ports/model-port.ts";
-import type { Network, NetworkOptions } from "../runtime/network.ts";
+import { Network, type NetworkOptions } from "../runtime/network.ts";
 import { Conversation as ConversationObject, type ConversationSetup } from "../conversation/index.ts";
 import { OperatorDesk } from "../desk/operator-desk.ts";
 import { Inbox } from "../inbox/inbox.ts";
@@ -87,7 +87,7 @@ export function createHandoffWorker<E extends WorkerVars = WorkerVars>(options: 
     if (typeof options.network !== "function") return options.network;
     let network = built.get(env);
     if (!network) {
-      network = options.network(env);
+      network = networkWithEnvironment(options.network(env), env);
       built.set(env, network);
     }
     return network;
@@ -99,6 +99,37 @@ export function createHandoffWorker<E extends WorkerVars = WorkerVars>(options: 
   }
   const app = createApp((env: Env) => networkFor(env as unknown as E));
   return { fetch: app.fetch, app, Conversation, OperatorDesk, Inbox };
+}
+
+/**
+ * The network with what the environment sets (`networkOptionsFromEnv`) beneath its own options:
+ * an option the network sets wins, each budget and compaction field on its own; the rest comes
+ * from OPENAI_MODEL, TURN_BUDGET, CONVERSATION_BUDGET, CONTEXT_BUDGET, COMPACTION_KEEP_TURNS and
+ * APPROVAL_EXPIRES_IN. `createHandoffWorker` applies it to every network, whether or not the
+ * network reads the environment itself; the same network comes back when the environment adds nothing.
+ */
+export function networkWithEnvironment(network: Network, env: WorkerVars): Network {
+  const fromEnv = networkOptionsFromEnv(env);
+  const own = network.options;
+  const perTurn = { ...fromEnv.budgets?.perTurn, ...own.budgets?.perTurn };
+  const perConversation = { ...fromEnv.budgets?.perConversation, ...own.budgets?.perConversation };
+  const merged: NetworkOptions = {
+    ...own,
+    ...((own.defaultModel ?? fromEnv.defaultModel) ? { defaultModel: own.defaultModel ?? fromEnv.defaultModel } : {}),
+    budgets: {
+      ...(Object.keys(perTurn).length ? { perTurn } : {}),
+      ...(Object.keys(perConversation).length ? { perConversation } : {}),
+    },
+    compaction: { ...fromEnv.compaction, ...own.compaction },
+    ...((own.approvalExpiresIn ?? fromEnv.approvalExpiresIn)
+      ? { approvalExpiresIn: own.approvalExpiresIn ?? fromEnv.approvalExpiresIn }
+      : {}),
+  };
+  const same = (["defaultModel", "budgets", "compaction", "approvalExpiresIn"] as const).every(
+    (key) => JSON.stringify(merged[key] ?? {}) === JSON.stringify(own[key] ?? {}),
+  );
+  // Agents linked after the network was built come along.
+  return same ? network : new Network(network.entry, { ...merged, register: [...network.agents.values()] });
 }
 
 /**
