@@ -46,7 +46,9 @@ try {
     console.error(`bundle check failed:\n- ${problems.join("\n- ")}`);
     process.exit(1);
   }
-  console.log("bundle check: no Node built-ins, Node compatibility switched off (no_nodejs_compat, no_nodejs_compat_v2), no wrangler warnings");
+  console.log(
+    "bundle check: no Node built-ins, Node compatibility switched off (no_nodejs_compat, no_nodejs_compat_v2), no wrangler warnings",
+  );
 } finally {
   rmSync(outdir, { recursive: true, force: true });
 }
