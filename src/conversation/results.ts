@@ -17,7 +17,8 @@ export type SessionErrorCode =
   | "schedule_entry_not_found"
   | "invalid_request"
   | "message_too_long"
-  | "user_budget_exhausted";
+  | "user_budget_exhausted"
+  | "invalid_configuration";
 
 /** A refusal of the conversation's: a stable code, a message that says what to fix, details where they help. */
 export interface SessionError {

@@ -173,7 +173,14 @@ export class TurnAdmission {
   async #withinBudget(user: string | undefined): Promise<SessionResult<never> | null> {
     const budget = this.#setup.config.USER_DAILY_TOKENS;
     if (!user || !budget) return null;
-    const spent = (await (await inboxOf(this.#setup.env, user))?.tokensToday()) ?? 0;
+    const inbox = await inboxOf(this.#setup.env, user);
+    // The inboxes count what users spend: without them a budget would be silently unenforced, so it fails closed.
+    if (!inbox)
+      return fail(
+        "invalid_configuration",
+        "USER_DAILY_TOKENS is set but this Worker binds no INBOXES (the Inbox Durable Object, which counts a user's tokens): bind it in wrangler.toml.",
+      );
+    const spent = await inbox.tokensToday();
     if (spent < budget) return null;
     const midnight = new Date(new Date().toISOString().slice(0, 10));
     midnight.setUTCDate(midnight.getUTCDate() + 1);
