@@ -178,7 +178,8 @@ export class TurnAdmission {
     if (!inbox)
       return fail(
         "invalid_configuration",
-        "USER_DAILY_TOKENS is set but this Worker binds no INBOXES (the Inbox Durable Object, which counts a user's tokens): bind it in wrangler.toml.",
+        "USER_DAILY_TOKENS is set but this Worker binds no INBOXES (the Inbox Durable Object, which counts a user's tokens): " +
+          "bind it in wrangler.toml.",
       );
     const spent = await inbox.tokensToday();
     if (spent < budget) return null;
