@@ -13,7 +13,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { chat, startWranglerDev, type WranglerDev } from "../test/e2e/wrangler-dev.ts";
-import { workerdCpuMs } from "./workerd-processes.ts";
+import { median, p95 } from "./loop-overhead.ts";
+import { turnCpuMs } from "./workerd-processes.ts";
 import { worktree } from "./worktree.ts";
 
 const KINDS = ["Where is order A1002?", "What is 12 * 7?", "hello"] as const;
@@ -28,18 +29,9 @@ interface Side {
   cpu: number[];
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
-const p95 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * 0.95))]!;
-
 async function turn(side: Side, message: string): Promise<void> {
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 150));
-  const idleStart = workerdCpuMs(side.dev);
-  await settle();
-  const idle = workerdCpuMs(side.dev) - idleStart;
-  const before = workerdCpuMs(side.dev);
-  const events = await chat(side.dev.url, "bench-before-after", message);
-  await settle();
-  side.cpu.push(workerdCpuMs(side.dev) - before - idle);
+  let events: Awaited<ReturnType<typeof chat>> = [];
+  side.cpu.push(await turnCpuMs(side.dev, async () => (events = await chat(side.dev.url, "bench-before-after", message))));
   if (events.at(-1)?.type !== "done") throw new Error(`${side.label}: a turn ended with ${JSON.stringify(events.at(-1))}`);
   const view = (await (await fetch(`${side.dev.url}/v1/conversations/bench-before-after`)).json()) as {
     lastTurnStorage: { rowsWritten: number; bytesWritten: number };

@@ -48,6 +48,11 @@ export function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
+export function p95(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))]!;
+}
+
 export function loopOverheadRows(turns: number, rounds: number): string[] {
   const samples: Sample[] = [];
   for (let round = 0; round < rounds; round++) samples.push(measure("runtime", turns), measure("sdk", turns));

@@ -17,8 +17,8 @@ import { gzipSync } from "node:zlib";
 import { startWranglerDev, type WranglerDev } from "../test/e2e/wrangler-dev.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../test/node/fake-openai-server.ts";
 import { type CpuProfile, profile } from "./profile.ts";
-import { workerdCpuMs, workerdRssMiB } from "./workerd-processes.ts";
-import { median } from "./loop-overhead.ts";
+import { turnCpuMs, workerdRssMiB } from "./workerd-processes.ts";
+import { median, p95 } from "./loop-overhead.ts";
 import { OursSocket, oursLastTurnStorage, oursTurn, PeerChat, type TurnTiming } from "./peer-clients.ts";
 
 const PEER_DIR = new URL("./peers/cloudflare-agents/", import.meta.url).pathname;
@@ -52,7 +52,6 @@ const progress = (what: string) => console.error(`bench peer: ${what}…`);
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 /** The percentage of values below a bound. */
 const share = (values: number[], below: number) => (100 * values.filter((v) => v < below).length) / values.length;
-const p95 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * 0.95))]!;
 
 function installPeer(): void {
   if (existsSync(join(PEER_DIR, "node_modules/@cloudflare/ai-chat"))) return;
@@ -238,21 +237,10 @@ async function cpuRows(
   const chat = await PeerChat.open(peer.url, "cpu");
   await oursTurn(ours.url, "cpu", "where is A1001? [scnpeercpuours]");
   await chat.turn("where is A1001? [scnpeercpupeer]");
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 150));
-  // What a turn costs, with the work it leaves for after its response (waitUntil) settled; less what workerd spends idle meanwhile.
-  const measure = async (dev: WranglerDev, turn: () => Promise<unknown>) => {
-    const idleStart = workerdCpuMs(dev);
-    await settle();
-    const idle = workerdCpuMs(dev) - idleStart;
-    const before = workerdCpuMs(dev);
-    await turn();
-    await settle();
-    return workerdCpuMs(dev) - before - idle;
-  };
   const sides = { ours: [] as number[], peer: [] as number[] };
   for (let t = 0; t < turns; t++) {
-    sides.ours.push(await measure(ours, () => oursTurn(ours.url, "cpu", `and A1001 now? ${t}`)));
-    sides.peer.push(await measure(peer, () => chat.turn(`and A1001 now? ${t}`)));
+    sides.ours.push(await turnCpuMs(ours, () => oursTurn(ours.url, "cpu", `and A1001 now? ${t}`)));
+    sides.peer.push(await turnCpuMs(peer, () => chat.turn(`and A1001 now? ${t}`)));
   }
   const profiled = await profile(ours, async () => {
     for (let t = 0; t < turns; t++) await oursTurn(ours.url, "cpu", `profiled ${t}`);

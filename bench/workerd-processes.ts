@@ -38,6 +38,21 @@ export function workerdCpuMs(dev: WranglerDev): number {
   return ns / 1e6;
 }
 
+/**
+ * What one turn costs the dev's workerd in CPU, milliseconds: with the work it leaves for after
+ * its response (waitUntil) settled, less what workerd spends idle over the same wait.
+ */
+export async function turnCpuMs(dev: WranglerDev, turn: () => Promise<unknown>): Promise<number> {
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 150));
+  const idleStart = workerdCpuMs(dev);
+  await settle();
+  const idle = workerdCpuMs(dev) - idleStart;
+  const before = workerdCpuMs(dev);
+  await turn();
+  await settle();
+  return workerdCpuMs(dev) - before - idle;
+}
+
 /** The Worker's own workerd: the one that answers /v1/agents on a port other than the dev proxy's. */
 export async function directUrl(dev: WranglerDev): Promise<string> {
   const listening = execFileSync("ss", ["-ltnp"], { encoding: "utf8" }).split("\n");

@@ -43,8 +43,8 @@ export class ScheduledWork {
     if (driver.running) store.schedule.wakeBy(Date.now() + BUSY_RETRY_MS);
   }
 
-  /** One entry; false when there was nothing left for it to do (it is removed all the same). */
-  #runEntry(entry: ScheduleEntry): Promise<boolean> {
+  /** One entry: its work, or (nothing left for it to do) its removal. */
+  #runEntry(entry: ScheduleEntry): Promise<void> {
     switch (entry.kind) {
       case "follow-up":
         return this.#followUp(entry);
@@ -55,14 +55,11 @@ export class ScheduledWork {
     }
   }
 
-  async #followUp(entry: Extract<ScheduleEntry, { kind: "follow-up" }>): Promise<boolean> {
+  async #followUp(entry: Extract<ScheduleEntry, { kind: "follow-up" }>): Promise<void> {
     const { store, driver } = this.#setup;
     const state = store.state();
     if (!state) return this.#drop(entry);
-    if (state.suspension) {
-      store.schedule.postpone(entry.id, Date.now() + SUSPENDED_RETRY_MS);
-      return false;
-    }
+    if (state.suspension) return store.schedule.postpone(entry.id, Date.now() + SUSPENDED_RETRY_MS);
     return this.#admitted(state.conversationId, entry, "scheduled", async () => {
       const note = `A follow-up '${entry.agent}' scheduled for ${new Date(entry.dueAt).toISOString()} is due: ${entry.note}`;
       // The entry leaves with the turn's first commit (which also writes its deferred turn row).
@@ -73,7 +70,7 @@ export class ScheduledWork {
     });
   }
 
-  async #expire(entry: ScheduleEntry): Promise<boolean> {
+  async #expire(entry: ScheduleEntry): Promise<void> {
     const { store, driver } = this.#setup;
     const state = store.state();
     const suspension = state?.suspension;
@@ -97,7 +94,7 @@ export class ScheduledWork {
     });
   }
 
-  async #personTimeout(entry: Extract<ScheduleEntry, { kind: "person-timeout" }>): Promise<boolean> {
+  async #personTimeout(entry: Extract<ScheduleEntry, { kind: "person-timeout" }>): Promise<void> {
     const { store, driver, hold, network } = this.#setup;
     const state = store.state();
     const person = network.get(entry.person);
@@ -123,19 +120,18 @@ export class ScheduledWork {
    * The alarm's turn through the admission (no client: its owner's budget), `work` begun as it is
    * admitted. Refused, the entry waits until the refusal says to try again (a spent budget: the next UTC day).
    */
-  async #admitted(conversationId: string, entry: ScheduleEntry, kind: "scheduled" | "expiry", work: () => Promise<void>): Promise<boolean> {
+  async #admitted(conversationId: string, entry: ScheduleEntry, kind: "scheduled" | "expiry", work: () => Promise<void>): Promise<void> {
     const admitted = await this.#setup.admission.turn({ conversationId }, { kind }, async () => {
       await work();
       return ok(null);
     });
-    if (admitted.ok) return true;
+    if (admitted.ok) return;
     const retryAfter = Number(admitted.error.details?.retryAfter ?? BUSY_RETRY_MS / 1000);
     this.#setup.store.schedule.postpone(entry.id, Date.now() + retryAfter * 1000);
-    return false;
   }
 
-  #drop(entry: ScheduleEntry): Promise<boolean> {
+  #drop(entry: ScheduleEntry): Promise<void> {
     this.#setup.store.schedule.remove(entry.id);
-    return Promise.resolve(false);
+    return Promise.resolve();
   }
 }
