@@ -2,6 +2,7 @@
  * A conversation's entry in its owner's inbox, told by the conversation itself: whole each time
  * (title, holder, status, the last message), so a write the inbox missed heals with the next.
  */
+import type { Message } from "../runtime/messages.ts";
 import type { Redactor } from "../runtime/redact.ts";
 import { TITLE_CHARS } from "../runtime/titles.ts";
 import type { ConversationState, ConversationStore } from "./storage/conversation-store.ts";
@@ -9,6 +10,8 @@ import type { ConversationTitles } from "./conversation-titles.ts";
 import { type InboxEntry, inboxOf } from "../inbox/inbox.ts";
 
 const SNIPPET_CHARS = 120;
+/** The most of a conversation's words its owner's search keeps (the newest messages' first), so one inbox row stays small. */
+export const SEARCH_WORDS_CHARS = 32_768;
 
 export class InboxLink {
   readonly #store: ConversationStore;
@@ -61,7 +64,8 @@ export class InboxLink {
     if (!state?.owner) return undefined;
     const entry = this.entry(state);
     const { inputTokens, outputTokens } = this.#store.usage();
-    const written = await (await inboxOf(this.#env, state.owner))?.record(entry, inputTokens + outputTokens);
+    const words = searchWords(this.#store.messages(), this.#redactor);
+    const written = await (await inboxOf(this.#env, state.owner))?.record(entry, inputTokens + outputTokens, words);
     if (written) this.lastRowsWritten = written.rowsWritten;
     this.lastTold = entry;
     return entry;
@@ -92,6 +96,31 @@ export class InboxLink {
     if (state.owner) await (await inboxOf(this.#env, state.owner))?.remove(state.conversationId);
   }
 }
+
+/**
+ * The distinct words of every user and agent message (tool results stay out), newest message first,
+ * lowercased and space-separated, for the owner's search. Told whole each time, like the entry, so a
+ * rewound or edited message's words leave the index with the next write. Redacted before it is split,
+ * so a secret cannot be found by its pieces.
+ */
+export function searchWords(messages: readonly Message[], redactor: Redactor): string {
+  const seen = new Set<string>();
+  let chars = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    if ((message.role !== "user" && message.role !== "assistant") || !message.content) continue;
+    for (const word of redactor.text(message.content).toLowerCase().match(WORD) ?? []) {
+      if (seen.has(word)) continue;
+      if (chars + word.length + 1 > SEARCH_WORDS_CHARS) return [...seen].join(" ");
+      seen.add(word);
+      chars += word.length + 1;
+    }
+  }
+  return [...seen].join(" ");
+}
+
+/** A word as search finds it: letters and digits (what FTS5's tokenizer keeps). */
+const WORD = /[\p{L}\p{N}]+/gu;
 
 function cut(text: string, chars: number): string {
   const flat = text.replace(/\s+/g, " ").trim();

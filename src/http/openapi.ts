@@ -109,7 +109,8 @@ function inboxPaths(): Record<string, unknown> {
   return {
     "/v1/conversations": {
       get: {
-        summary: "A signed-in user's conversations, newest first (paged with before=next; q searches titles and last messages)",
+        summary:
+          "A signed-in user's conversations, newest first (paged with before=next; q searches titles and every user and agent message, each word a prefix)",
         parameters: [
           { name: "limit", in: "query", schema: { type: "integer" } },
           { name: "before", in: "query", schema: { type: "string" } },

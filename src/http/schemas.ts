@@ -95,7 +95,7 @@ export const EventCursor = z
 export const TokenBody = z.strictObject({ rotate: z.boolean().optional() });
 
 /**
- * GET /v1/conversations: a signed-in user's list, newest first, `before` the previous page's `next`; `q` searches titles and last messages.
+ * GET /v1/conversations: a signed-in user's list, newest first, `before` the previous page's `next`; `q` searches titles and every user and agent message.
  */
 export const InboxQueryParams = z.strictObject({
   limit: z.coerce.number({ error: "`limit` is a number of conversations, 1 to 100." }).int().min(1).max(100).default(20),

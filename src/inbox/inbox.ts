@@ -28,7 +28,7 @@ export interface InboxQuery {
   limit: number;
   /** The previous page's `next`: entries after it. */
   before?: string | undefined;
-  /** Full-text search over titles and the last messages. */
+  /** Full-text search over titles and every user and agent message: each word a prefix, all of them needed. */
   q?: string | undefined;
   /** Archived ones instead of the others. */
   archived?: boolean | undefined;
@@ -50,6 +50,11 @@ type Row = Record<string, SqlStorageValue> & {
   archived: number;
 };
 
+/** What a list reads of a row (not the words kept for search, the row's largest part). */
+const ENTRY_COLUMNS = ["id", "title", "created_at", "updated_at", "holder", "status", "snippet", "archived"]
+  .map((c) => `inbox.${c}`)
+  .join(", ");
+
 /**
  * Columns added to the first form of the table: what a conversation spent (in all, and on its last day), and whether search has its words.
  */
@@ -58,11 +63,12 @@ const ADDED_COLUMNS = [
   ["day", "TEXT NOT NULL DEFAULT ''"],
   ["day_tokens", "INTEGER NOT NULL DEFAULT 0"],
   ["indexed", "INTEGER NOT NULL DEFAULT 0"],
+  ["words", "TEXT NOT NULL DEFAULT ''"],
 ] as const;
 
 /**
  * A signed-in user's conversations, in a Durable Object of their own (SQLite, with an FTS5 index
- * over titles and last messages). The conversations' own objects are the truth: each tells its
+ * over titles and the words of every message). The conversations' own objects are the truth: each tells its
  * owner's inbox its whole entry when it is created, after each turn, when it is renamed or
  * archived, and when it is deleted; a missed write heals with the next one, since each is whole.
  *
@@ -92,38 +98,51 @@ export class Inbox extends DurableObject<Record<string, unknown>> {
     );
     for (const [name, type] of ADDED_COLUMNS) if (!columns.has(name)) this.#sql.exec(`ALTER TABLE inbox ADD COLUMN ${name} ${type}`);
     this.#sql.exec(`DROP INDEX IF EXISTS inbox_updated`);
-    this.#sql.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS inbox_search USING fts5(id UNINDEXED, title, snippet)`);
+    this.#createSearchIndex();
+  }
+
+  /**
+   * The search index over titles, last messages and every message's words. An inbox made before it
+   * searched every message had one without the words: it is replaced, and every entry is indexed again
+   * at the next search (with the words its conversation tells next).
+   */
+  #createSearchIndex(): void {
+    const tables = this.#sql
+      .exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE name IN ('inbox_search', 'inbox_words')`)
+      .toArray();
+    if (tables.some((t) => t.name === "inbox_words")) return;
+    this.ctx.storage.transactionSync(() => {
+      this.#sql.exec(`DROP TABLE IF EXISTS inbox_search`);
+      this.#sql.exec(`CREATE VIRTUAL TABLE inbox_words USING fts5(id UNINDEXED, title, snippet, words)`);
+      this.#sql.exec(`UPDATE inbox SET indexed = 0`);
+    });
   }
 
   /**
    * Keeps a conversation's entry as its object says it is now; `tokens` is the conversation's total
    * spent so far, whose growth since it last said counts toward today's tokens (so a missed write is
-   * counted with the next one). Answers the rows it wrote (what Durable Object storage bills).
+   * counted with the next one); `words`, those of its messages search finds. Answers the rows it
+   * wrote (what Durable Object storage bills).
    */
-  /** A turn started at `since`: the list shows the conversation `running` until its entry is next recorded (unless it already was). */
-  async markRunning(id: string, since: number): Promise<void> {
-    const updated = this.#sql.exec<{ updated_at: number }>(`SELECT updated_at FROM inbox WHERE id = ?`, id).toArray()[0]?.updated_at;
-    if (updated === undefined || updated < since) this.#running.add(id);
-  }
-
-  async record(entry: InboxEntry, tokens?: number): Promise<{ rowsWritten: number }> {
+  async record(entry: InboxEntry, tokens?: number, words = ""): Promise<{ rowsWritten: number }> {
     this.#running.delete(entry.id);
-    type Known = { tokens: number; day: string; day_tokens: number; title: string; snippet: string; indexed: number };
+    type Known = { tokens: number; day: string; day_tokens: number; title: string; snippet: string; words: string; indexed: number };
     const known = this.#sql
-      .exec<Known>(`SELECT tokens, day, day_tokens, title, snippet, indexed FROM inbox WHERE id = ?`, entry.id)
+      .exec<Known>(`SELECT tokens, day, day_tokens, title, snippet, words, indexed FROM inbox WHERE id = ?`, entry.id)
       .toArray()[0];
     const total = Math.max(known?.tokens ?? 0, tokens ?? 0);
     const today = utcDay();
     const grown = total - (known?.tokens ?? 0);
     const dayTokens = (known?.day === today ? known.day_tokens : 0) + grown;
-    // The search index still has these words when neither the title nor the last message changed.
-    const indexed = known?.indexed === 1 && known.title === entry.title && known.snippet === entry.snippet ? 1 : 0;
+    // The search index still has these words when none of them changed.
+    const same = known?.title === entry.title && known.snippet === entry.snippet && known.words === words;
+    const indexed = known?.indexed === 1 && same ? 1 : 0;
     const cursor = this.#sql.exec(
-      `INSERT INTO inbox (id, title, created_at, updated_at, holder, status, snippet, archived, tokens, day, day_tokens, indexed)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO inbox (id, title, created_at, updated_at, holder, status, snippet, archived, tokens, day, day_tokens, indexed, words)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET title = excluded.title, updated_at = excluded.updated_at, holder = excluded.holder,
          status = excluded.status, snippet = excluded.snippet, archived = excluded.archived, tokens = excluded.tokens,
-         day = excluded.day, day_tokens = excluded.day_tokens, indexed = excluded.indexed`,
+         day = excluded.day, day_tokens = excluded.day_tokens, indexed = excluded.indexed, words = excluded.words`,
       entry.id,
       entry.title,
       entry.createdAt,
@@ -136,8 +155,15 @@ export class Inbox extends DurableObject<Record<string, unknown>> {
       today,
       dayTokens,
       indexed,
+      words,
     );
     return { rowsWritten: cursor.rowsWritten };
+  }
+
+  /** A turn started at `since`: the list shows the conversation `running` until its entry is next recorded (unless it already was). */
+  async markRunning(id: string, since: number): Promise<void> {
+    const updated = this.#sql.exec<{ updated_at: number }>(`SELECT updated_at FROM inbox WHERE id = ?`, id).toArray()[0]?.updated_at;
+    if (updated === undefined || updated < since) this.#running.add(id);
   }
 
   /** Tokens the user's conversations spent today (UTC). */
@@ -150,11 +176,11 @@ export class Inbox extends DurableObject<Record<string, unknown>> {
   async remove(id: string): Promise<void> {
     this.ctx.storage.transactionSync(() => {
       this.#sql.exec(`DELETE FROM inbox WHERE id = ?`, id);
-      this.#sql.exec(`DELETE FROM inbox_search WHERE id = ?`, id);
+      this.#sql.exec(`DELETE FROM inbox_words WHERE id = ?`, id);
     });
   }
 
-  /** Newest first, `before` the previous page's cursor; with `q`, those whose title or last message has its words. */
+  /** Newest first, `before` the previous page's cursor; with `q`, those whose title or messages have its words (as prefixes). */
   async list(query: InboxQuery): Promise<InboxPage> {
     const [time, id] = query.before ? parseCursor(query.before) : [Number.MAX_SAFE_INTEGER, ""];
     const archived = query.archived ? 1 : 0;
@@ -164,7 +190,7 @@ export class Inbox extends DurableObject<Record<string, unknown>> {
     const rows = query.q
       ? this.#sql
           .exec<Row>(
-            `SELECT inbox.* FROM inbox_search JOIN inbox ON inbox.id = inbox_search.id WHERE inbox_search MATCH ? AND ${after} ${order}`,
+            `SELECT ${ENTRY_COLUMNS} FROM inbox_words JOIN inbox ON inbox.id = inbox_words.id WHERE inbox_words MATCH ? AND ${after} ${order}`,
             ftsQuery(query.q),
             archived,
             time,
@@ -173,7 +199,9 @@ export class Inbox extends DurableObject<Record<string, unknown>> {
             query.limit + 1,
           )
           .toArray()
-      : this.#sql.exec<Row>(`SELECT * FROM inbox WHERE ${after} ${order}`, archived, time, time, id || "\uffff", query.limit + 1).toArray();
+      : this.#sql
+          .exec<Row>(`SELECT ${ENTRY_COLUMNS} FROM inbox WHERE ${after} ${order}`, archived, time, time, id || "\uffff", query.limit + 1)
+          .toArray();
     const page = rows
       .slice(0, query.limit)
       .map((row) => ({ ...entryOf(row), ...(this.#running.has(row.id) ? { status: "running" as const } : {}) }));
@@ -184,13 +212,13 @@ export class Inbox extends DurableObject<Record<string, unknown>> {
   /** The search index takes the words of each conversation changed since the last search. */
   #indexChanged(): void {
     const changed = this.#sql
-      .exec<{ id: string; title: string; snippet: string }>(`SELECT id, title, snippet FROM inbox WHERE indexed = 0`)
+      .exec<{ id: string; title: string; snippet: string; words: string }>(`SELECT id, title, snippet, words FROM inbox WHERE indexed = 0`)
       .toArray();
     if (!changed.length) return;
     this.ctx.storage.transactionSync(() => {
-      for (const { id, title, snippet } of changed) {
-        this.#sql.exec(`DELETE FROM inbox_search WHERE id = ?`, id);
-        this.#sql.exec(`INSERT INTO inbox_search (id, title, snippet) VALUES (?, ?, ?)`, id, title, snippet);
+      for (const { id, title, snippet, words } of changed) {
+        this.#sql.exec(`DELETE FROM inbox_words WHERE id = ?`, id);
+        this.#sql.exec(`INSERT INTO inbox_words (id, title, snippet, words) VALUES (?, ?, ?, ?)`, id, title, snippet, words);
         this.#sql.exec(`UPDATE inbox SET indexed = 1 WHERE id = ?`, id);
       }
     });

@@ -5,6 +5,7 @@
  */
 import { importJWK, type JWK, SignJWT } from "jose";
 import { env } from "cloudflare:workers";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
 import { inboxOf } from "../../src/inbox/inbox.ts";
 import { scenario } from "../support/scenario.ts";
@@ -280,6 +281,41 @@ describe("a signed-in user's inbox", () => {
     expect((await call("/v1/conversations", as(MASTER))).status).toBe(403);
   });
 
+  it("searches every user and agent message (not tool results), by prefix, newest first; an edited message's words leave", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "l", name: "lookup_order", arguments: JSON.stringify({ orderId: "A1002" }) }] },
+      { text: "Sorry to hear that: it is being prepared." },
+      { text: "Your parcel is on its way." },
+      { text: "Bye." },
+      { text: "Noted." },
+      { text: "Understood." },
+    ]);
+    const gail = await mint(`gail-${s.id}`);
+    const [late, other] = [await create(gail), await create(gail)];
+    // The user's words, with the agent answering last and the title not having them.
+    await say(gail, late.id, s.tag("my parcel has not arrived"));
+    await call(`/v1/conversations/${late.id}`, as(gail, { ...json({ title: "Delivery" }), method: "PATCH" }));
+    // An agent's words, in a message that is no longer the last.
+    await say(gail, other.id, s.tag("hello there"));
+    await say(gail, other.id, s.tag("thanks"));
+    const found = async (q: string) => (await list(gail, `?q=${encodeURIComponent(q)}`)).conversations.map((c) => c.id);
+    expect(await found("parcel")).toEqual([other.id, late.id]);
+    expect(await found("PARC")).toEqual([other.id, late.id]);
+    expect(await found("parcel arrived")).toEqual([late.id]);
+    expect(await found("hello")).toEqual([other.id]);
+    // The tool's result (the order's item, "USB-C dock") stays out.
+    expect(await found("dock")).toEqual([]);
+    // A secret the user typed is found neither whole nor by its pieces.
+    await say(gail, other.id, s.tag(`the key is ${MASTER}`));
+    expect(await found("users tests")).toEqual([]);
+    // An edit of the last message: its words go, the new ones come.
+    const edited = await call(`/v1/conversations/${other.id}/retry`, as(gail, json({ message: s.tag("goodbye now") })));
+    expect(edited.status).toBe(200);
+    await edited.text();
+    expect(await found("goodbye")).toEqual([other.id]);
+    expect(await found("redacted")).toEqual([]);
+  });
+
   it("shows a conversation as running while its turn runs, with no row written for it", async () => {
     const s = await scenario([{ text: "A slow answer, held by the provider.", holdAfter: 2 }]);
     const user = await mint(`running-${s.id}`);
@@ -361,6 +397,35 @@ describe("a signed-in user's inbox", () => {
     expect((await list(gus)).conversations.map((c) => c.id)).toContain("gone-conversation");
     expect((await call("/v1/conversations/gone-conversation", as(gus))).status).toBe(404);
     expect((await list(gus)).conversations.map((c) => c.id)).not.toContain("gone-conversation");
+  });
+
+  it("an inbox made before search had every message's words gets the new index: each entry indexed again, its words with the next turn", async () => {
+    const s = await scenario([{ text: "Noted." }, { text: "Again." }]);
+    const hal = await mint(`hal-${s.id}`);
+    const { id } = await create(hal);
+    await say(hal, id, s.tag("my parcel has not arrived"));
+    const inbox = (await inboxOf(env, `hal-${s.id}`))!;
+    // The inbox as it was: an index of titles and last messages, every entry in it, no words kept.
+    await runInDurableObject(inbox, (_instance, state) => {
+      state.storage.sql.exec(`DROP TABLE inbox_words`);
+      state.storage.sql.exec(`CREATE VIRTUAL TABLE inbox_search USING fts5(id UNINDEXED, title, snippet)`);
+      state.storage.sql.exec(`INSERT INTO inbox_search (id, title, snippet) SELECT id, title, snippet FROM inbox`);
+      state.storage.sql.exec(`UPDATE inbox SET indexed = 1, words = ''`);
+    });
+    // The object starts again, as after a deploy: its constructor brings the storage up to date.
+    await evictDurableObject(inbox);
+    const tables = await runInDurableObject(inbox, (_instance, state) =>
+      state.storage.sql
+        .exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE name IN ('inbox_search', 'inbox_words')`)
+        .toArray()
+        .map((t) => t.name),
+    );
+    expect(tables).toEqual(["inbox_words"]);
+    const found = async (q: string) => (await list(hal, `?q=${q}`)).conversations.map((c) => c.id);
+    // The title is found again at once; the words of the messages come with the conversation's next write.
+    expect(await found("parcel")).toEqual([id]);
+    await say(hal, id, s.tag("still waiting"));
+    expect(await found("arrived")).toEqual([id]);
   });
 });
 
