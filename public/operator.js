@@ -32,13 +32,38 @@ async function api(url, init = {}) {
   return body;
 }
 
+/** A time of today as the desk shows it ("14:05"), with the day when it is not today. */
+function clock(ms) {
+  const at = new Date(ms);
+  const time = at.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  return at.toDateString() === new Date().toDateString() ? time : `${at.toLocaleDateString()} ${time}`;
+}
+
+/** A card of the desk: the conversation's title, who waits and for which person, since when, the deadline, and the user's latest words. */
 function item(entry) {
   const li = document.createElement("li");
   const button = document.createElement("button");
   button.type = "button";
   button.dataset.conversation = entry.conversationId;
   button.setAttribute("aria-current", String(entry.conversationId === selected));
-  button.textContent = `${entry.conversationId} · ${entry.person}${entry.operator ? ` · ${entry.operator.name ?? entry.operator.id}` : ""}`;
+  const title = Object.assign(document.createElement("strong"), { className: "title", textContent: entry.title ?? entry.conversationId });
+  const who = entry.user ? (entry.user.name ?? entry.user.id) : "a guest";
+  const held = entry.operator ? ` · with ${entry.operator.name ?? entry.operator.id}` : "";
+  const meta = Object.assign(document.createElement("span"), {
+    className: "meta",
+    textContent: `${who} · for ${entry.person} · since ${clock(entry.since)}${held}`,
+  });
+  meta.dataset.testid = "desk-card-meta";
+  button.append(title, meta);
+  if (entry.answerBy !== undefined) {
+    const late = entry.answerBy < Date.now();
+    const deadline = Object.assign(document.createElement("span"), {
+      className: `deadline${late ? " late" : ""}`,
+      textContent: `${late ? "was due" : "answer by"} ${clock(entry.answerBy)}`,
+    });
+    deadline.dataset.testid = "desk-card-deadline";
+    button.append(deadline);
+  }
   const preview = document.createElement("span");
   preview.className = "preview";
   preview.textContent = entry.preview;

@@ -26,7 +26,8 @@ const Budget = z
       .partial(),
   );
 
-const ConfigSchema = z.object({
+/** Every variable the Worker reads, with its default and what it accepts: the one list (docs/configuration.md is tested against it). */
+export const ConfigSchema = z.object({
   OPENAI_API_KEY: z.string().optional(),
   OPENAI_BASE_URL: z.url().optional(),
   OPENAI_MODEL: z.string().min(1).optional(),
@@ -128,6 +129,11 @@ const ConfigSchema = z.object({
     .transform((value) => value === "true"),
   /** Turns whose trace a conversation keeps (the latest ones); 0 keeps none. */
   TRACE_TURNS: z.coerce.number().int().min(0).max(1000).default(50),
+  /**
+   * `on`: new turns per client are limited by the CLIENT_LIMITER rate-limiting binding, and a Worker that binds none refuses them
+   * (fail closed); `off`: a rule in front of the Worker limits clients, and no binding is needed.
+   */
+  CLIENT_LIMIT: z.enum(["on", "off"]).default("on"),
   /** New turns per conversation per minute. */
   TURNS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
 });

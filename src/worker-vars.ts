@@ -11,6 +11,8 @@ export interface WorkerVars {
   CONTEXT_BUDGET?: string;
   COMPACTION_KEEP_TURNS?: string;
   TURNS_PER_MINUTE?: string;
+  /** `off` when a rule in front of the Worker limits clients: then no CLIENT_LIMITER binding is needed. */
+  CLIENT_LIMIT?: string;
   TRACE_TURNS?: string;
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;
   OTEL_EXPORTER_OTLP_HEADERS?: string;

@@ -7,7 +7,8 @@ import type { Config } from "../config.ts";
 import type { Model } from "../runtime/ports/model-port.ts";
 import type { Network } from "../runtime/network.ts";
 import type { Redactor } from "../runtime/redact.ts";
-import { makeTitle } from "../runtime/titles.ts";
+import type { Message } from "../runtime/messages.ts";
+import { makeTitle, TITLE_CHARS } from "../runtime/titles.ts";
 import type { ConversationStore } from "./storage/conversation-store.ts";
 
 /** A title call that has not answered in this long is given up. */
@@ -72,4 +73,16 @@ export function titleMaker(
   const modelName = config.TITLE_MODEL ?? network.modelFor(network.entry);
   if (modelName === "off") return null;
   return new ConversationTitles(store, { model, modelName, redactor, log: (message) => console.warn(message) });
+}
+
+/** The title a conversation is shown by: its own (made or given), else its first message cut short, else "New conversation". */
+export function shownTitle(title: string | undefined, messages: readonly Message[]): string {
+  const firstUser = messages.find((m) => m.role === "user")?.content;
+  return title ?? (firstUser ? cut(firstUser, TITLE_CHARS) : "New conversation");
+}
+
+/** Text on one line, at most `chars` long (an ellipsis says it was cut). */
+export function cut(text: string, chars: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > chars ? `${flat.slice(0, chars - 1)}…` : flat;
 }

@@ -4,9 +4,8 @@
  */
 import type { Message } from "../runtime/messages.ts";
 import type { Redactor } from "../runtime/redact.ts";
-import { TITLE_CHARS } from "../runtime/titles.ts";
 import type { ConversationState, ConversationStore } from "./storage/conversation-store.ts";
-import type { ConversationTitles } from "./conversation-titles.ts";
+import { type ConversationTitles, cut, shownTitle } from "./conversation-titles.ts";
 import { type InboxEntry, inboxOf } from "../inbox/inbox.ts";
 
 const SNIPPET_CHARS = 120;
@@ -39,13 +38,12 @@ export class InboxLink {
   /** The conversation's entry as it stands: its status is the latest turn's. */
   entry(state: ConversationState): InboxEntry {
     const messages = this.#store.messages();
-    const firstUser = messages.find((m) => m.role === "user")?.content;
     const last = messages.findLast((m) => (m.role === "user" || m.role === "assistant") && m.content)?.content ?? "";
     const stored = this.#store.turns.record(state.turn)?.status;
     return this.#redactor.value({
       id: state.conversationId,
       // A user's own title, else the first message cut short.
-      title: state.title ?? (firstUser ? cut(firstUser, TITLE_CHARS) : "New conversation"),
+      title: shownTitle(state.title, messages),
       createdAt: state.createdAt ?? 0,
       updatedAt: Date.now(),
       holder: state.holding.activeAgent,
@@ -121,8 +119,3 @@ export function searchWords(messages: readonly Message[], redactor: Redactor): s
 
 /** A word as search finds it: letters and digits (what FTS5's tokenizer keeps). */
 const WORD = /[\p{L}\p{N}]+/gu;
-
-function cut(text: string, chars: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > chars ? `${flat.slice(0, chars - 1)}…` : flat;
-}

@@ -1,12 +1,16 @@
-import { type Activity, actor } from "./storage/activity-log.ts";
+import { actor } from "./storage/activity-log.ts";
 import type { HandBackRecord, OperatorIdentity } from "../runtime/handoff/types.ts";
 import type { Redactor } from "../runtime/redact.ts";
 import type { StepCommit } from "../runtime/ports/store-port.ts";
 import type { ConversationState, ConversationStore } from "./storage/conversation-store.ts";
-import { type DeskStatus, deskOf } from "../desk/operator-desk.ts";
+import { type DeskPut, deskOf } from "../desk/operator-desk.ts";
+import { shownTitle } from "./conversation-titles.ts";
 import type { StoredEvent } from "../wire/index.ts";
 import type { Notifier } from "./schedule/notifier.ts";
 import { TurnBroadcast } from "./turns/turn-broadcast.ts";
+
+/** What a conversation says of itself on the desk; the preview, title and times are taken as it stands. */
+export type DeskCard = Pick<DeskPut, "conversationId" | "person" | "status" | "operator" | "user" | "answerBy">;
 
 /**
  * A conversation while a person holds it: what the person says and how they hand it back, stored
@@ -53,7 +57,7 @@ export class PersonHold {
     // A person answered: their deadline is met.
     this.#store.schedule.removeKind("person-timeout");
     this.followers().publish(event);
-    await this.toDesk(state.conversationId, person, "held", who);
+    await this.toDesk({ conversationId: state.conversationId, person, status: "held", ...(who ? { operator: who } : {}) });
     await this.#notifier?.notify("person_answered", { person, ...(who ? { operator: who } : {}) });
     return event.id;
   }
@@ -84,23 +88,24 @@ export class PersonHold {
   }
 
   /**
-   * Puts the conversation on the operator desk, or updates its row there with the user's latest
-   * message; a status given replaces the one it has (`waiting` when it is new), and `operator` says
-   * who holds it now.
+   * Puts the conversation on the operator desk, or updates its card there with the user's latest
+   * message and the conversation's title; a status given replaces the one it has (`waiting` when it
+   * is new), `operator` says who holds it now, `user` who waits, `answerBy` the person's deadline.
    */
-  async toDesk(conversationId: string, person: string, status?: DeskStatus, operator?: Activity["by"]): Promise<void> {
+  async toDesk(card: DeskCard): Promise<void> {
     const desk = deskOf(this.#env);
     if (!desk) return;
-    const preview = this.#store.messages().findLast((m) => m.role === "user")?.content ?? "";
+    const messages = this.#store.messages();
+    const preview = messages.findLast((m) => m.role === "user")?.content ?? "";
     const now = Date.now();
-    await desk.put({
-      conversationId,
-      person,
-      since: now,
-      updatedAt: now,
-      preview: this.#redactor.text(preview),
-      ...(status ? { status } : {}),
-      ...(operator ? { operator: this.#redactor.value(operator) } : {}),
-    });
+    await desk.put(
+      this.#redactor.value({
+        ...card,
+        since: now,
+        updatedAt: now,
+        preview,
+        title: shownTitle(this.#store.state()?.title, messages),
+      }),
+    );
   }
 }

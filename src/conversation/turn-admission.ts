@@ -55,8 +55,11 @@ export interface AdmissionSetup {
   store: ConversationStore;
   driver: TurnDriver;
   network: Network;
-  config: Pick<Config, "MAX_MESSAGE_CHARS" | "TURNS_PER_MINUTE" | "USER_DAILY_TOKENS">;
-  /** The Worker's bindings: the client limiter (`CLIENT_LIMITER`) and the inboxes that count a user's tokens (`INBOXES`). */
+  config: Pick<Config, "MAX_MESSAGE_CHARS" | "TURNS_PER_MINUTE" | "USER_DAILY_TOKENS" | "CLIENT_LIMIT">;
+  /**
+   * The Worker's bindings: the client limiter (`CLIENT_LIMITER`), the inboxes that count a user's tokens (`INBOXES`) and the desk a
+   * network with people needs (`OPERATOR_DESK`).
+   */
   env: unknown;
 }
 
@@ -106,6 +109,8 @@ export class TurnAdmission {
   ): Promise<SessionResult<T>> {
     const first = this.#own(caller, start);
     if (!first.ok) return first;
+    const unbound = this.#unbound();
+    if (unbound) return unbound;
     const checks = CHECKS[start.kind];
     const starts = start.kind === "message" || start.kind === "retry";
     const limited =
@@ -160,10 +165,34 @@ export class TurnAdmission {
     return fail("rate_limited", `This conversation takes ${perMinute} new turns a minute; try again in ${retryAfter} s.`, { retryAfter });
   }
 
-  /** New turns per client (a signed-in user's id, else the address), through the Workers rate-limiting binding when it is bound. */
+  /**
+   * A network with people needs the desk they find conversations on: without it a conversation handed to a person would wait unseen, so
+   * every turn is refused, naming the binding.
+   */
+  #unbound(): SessionResult<never> | null {
+    if ((this.#setup.env as { OPERATOR_DESK?: unknown }).OPERATOR_DESK) return null;
+    const people = [...this.#setup.network.agents.values()].filter((agent) => agent.human).map((agent) => agent.name);
+    if (!people.length) return null;
+    return fail(
+      "invalid_configuration",
+      `This network hands conversations to people (${people.join(", ")}) but this Worker binds no OPERATOR_DESK ` +
+        "(the OperatorDesk Durable Object they find them on): bind it in wrangler.toml.",
+    );
+  }
+
+  /**
+   * New turns per client (a signed-in user's id, else the address), through the Workers rate-limiting binding. Without the binding
+   * turns are refused (never silently unlimited) unless CLIENT_LIMIT=off says a rule in front of the Worker limits clients.
+   */
   async #limitClient(caller: Caller): Promise<SessionResult<never> | null> {
     const limiter = (this.#setup.env as { CLIENT_LIMITER?: { limit(o: { key: string }): Promise<{ success: boolean }> } }).CLIENT_LIMITER;
-    if (!limiter) return null;
+    if (!limiter && this.#setup.config.CLIENT_LIMIT === "off") return null;
+    if (!limiter)
+      return fail(
+        "invalid_configuration",
+        "This Worker binds no CLIENT_LIMITER (the rate-limiting binding that limits new turns per client): add a [[ratelimits]] " +
+          'binding named CLIENT_LIMITER to wrangler.toml, or set CLIENT_LIMIT = "off" when a rule in front of the Worker limits clients.',
+      );
     const key = caller.user ? `user:${caller.user}` : `address:${caller.address ?? "local"}`;
     const { success } = await limiter.limit({ key });
     return success ? null : fail("rate_limited", "Too many new turns from this client; try again in a minute.", { retryAfter: 60 });

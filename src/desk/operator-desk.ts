@@ -16,7 +16,24 @@ export interface DeskEntry {
   preview: string;
   /** Who holds it: the operator who answered last (a signed-in id and name, or the name typed with the shared key). */
   operator?: { id?: string; name?: string };
+  /** The conversation's title, as its owner's list shows it (its first message cut short until it has one). */
+  title?: string;
+  /** Who waits: the signed-in user who owns the conversation, with their name when their token carries one. */
+  user?: { id: string; name?: string };
+  /** When the person must have answered (epoch ms), when the `humanAgent` has `answerWithin`. */
+  answerBy?: number;
 }
+
+/** What a conversation tells the desk; `answerBy: null` clears a deadline, an absent one keeps it. */
+export type DeskPut = Omit<DeskEntry, "status" | "answerBy"> & { status?: DeskStatus; answerBy?: number | null };
+
+/** Columns added to the first form of the table, each with its type. */
+const ADDED_COLUMNS = [
+  ["operator", "TEXT"],
+  ["title", "TEXT"],
+  ["user", "TEXT"],
+  ["answer_by", "INTEGER"],
+] as const;
 
 /** The bindings the operator desk needs: one Durable Object of its own, named `desk`. */
 export interface DeskBindings {
@@ -39,21 +56,27 @@ export class OperatorDesk extends DurableObject<Record<string, unknown>> {
       `CREATE TABLE IF NOT EXISTS desk (conversation_id TEXT PRIMARY KEY, status TEXT NOT NULL, person TEXT NOT NULL,
          since INTEGER NOT NULL, updated_at INTEGER NOT NULL, preview TEXT NOT NULL)`,
     );
-    // Desks stored before operators had names gain the column.
-    const columns = this.#sql.exec<{ name: string }>(`PRAGMA table_info(desk)`).toArray();
-    if (!columns.some((c) => c.name === "operator")) this.#sql.exec(`ALTER TABLE desk ADD COLUMN operator TEXT`);
+    // Desks stored before operators had names, or cards their titles, gain the columns.
+    const columns = new Set(
+      this.#sql
+        .exec<{ name: string }>(`PRAGMA table_info(desk)`)
+        .toArray()
+        .map((c) => c.name),
+    );
+    for (const [name, type] of ADDED_COLUMNS) if (!columns.has(name)) this.#sql.exec(`ALTER TABLE desk ADD COLUMN ${name} ${type}`);
   }
 
   /**
    * Adds a conversation (`waiting` unless a status is given), or updates its preview and, when
-   * given, its status and operator; `since` stays the time it was first handed over.
+   * given, its status, operator, title, user and deadline; `since` stays the time it was first handed over.
    */
-  async put(entry: Omit<DeskEntry, "status"> & { status?: DeskStatus }): Promise<void> {
+  async put(entry: DeskPut): Promise<void> {
     this.#sql.exec(
-      `INSERT INTO desk (conversation_id, status, person, since, updated_at, preview, operator)
-         VALUES (?1, coalesce(?2, 'waiting'), ?3, ?4, ?5, ?6, ?7)
+      `INSERT INTO desk (conversation_id, status, person, since, updated_at, preview, operator, title, user, answer_by)
+         VALUES (?1, coalesce(?2, 'waiting'), ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
        ON CONFLICT (conversation_id) DO UPDATE SET status = coalesce(?2, status), person = ?3, updated_at = ?5, preview = ?6,
-         operator = coalesce(?7, operator)`,
+         operator = coalesce(?7, operator), title = coalesce(?8, title), user = coalesce(?9, user),
+         answer_by = CASE WHEN ?11 = 1 THEN ?10 ELSE answer_by END`,
       entry.conversationId,
       entry.status ?? null,
       entry.person,
@@ -61,6 +84,10 @@ export class OperatorDesk extends DurableObject<Record<string, unknown>> {
       entry.updatedAt,
       entry.preview.slice(0, 200),
       entry.operator ? JSON.stringify(entry.operator) : null,
+      entry.title ?? null,
+      entry.user ? JSON.stringify(entry.user) : null,
+      entry.answerBy ?? null,
+      entry.answerBy === undefined ? 0 : 1,
     );
   }
 
@@ -78,6 +105,9 @@ export class OperatorDesk extends DurableObject<Record<string, unknown>> {
       updated_at: number;
       preview: string;
       operator: string | null;
+      title: string | null;
+      user: string | null;
+      answer_by: number | null;
     };
     const rows = status
       ? this.#sql.exec<Row>(`SELECT * FROM desk WHERE status = ? ORDER BY since`, status)
@@ -90,6 +120,9 @@ export class OperatorDesk extends DurableObject<Record<string, unknown>> {
       updatedAt: r.updated_at,
       preview: r.preview,
       ...(r.operator ? { operator: JSON.parse(r.operator) as NonNullable<DeskEntry["operator"]> } : {}),
+      ...(r.title !== null ? { title: r.title } : {}),
+      ...(r.user ? { user: JSON.parse(r.user) as NonNullable<DeskEntry["user"]> } : {}),
+      ...(r.answer_by !== null ? { answerBy: r.answer_by } : {}),
     }));
   }
 }

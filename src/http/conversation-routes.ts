@@ -17,7 +17,7 @@ import {
 import { inboxOf } from "../inbox/inbox.ts";
 import type { SessionResult } from "../conversation/results.ts";
 import { SOCKET_CALLER_HEADER } from "../conversation/sockets.ts";
-import { callerOf, originOf } from "./session-client.ts";
+import { callerOf, conversationObject, originOf } from "./session-client.ts";
 import { registerFork, registerTokenIssue } from "./token-routes.ts";
 import { decisionReply } from "./turn-replies.ts";
 import { registerUIChatRoutes } from "./ui-chat-routes.ts";
@@ -108,7 +108,7 @@ function registerSocket(app: Hono<ConversationEnv>): void {
     const after = EventCursor.safeParse(c.req.query("after") ?? "0");
     if (!after.success) throw new HttpError("invalid_request", "?after= must be an event id in decimal digits, such as 42.");
     const caller = callerOf(c.var.conversationId, c.get("access"), originOf(c.req));
-    const res = await c.env.CONVERSATIONS.getByName(c.var.conversationId).fetch(
+    const res = await conversationObject(c.env, c.var.conversationId).fetch(
       new Request(`https://conversation/socket?after=${after.data}`, {
         headers: { upgrade: "websocket", [SOCKET_CALLER_HEADER]: JSON.stringify(caller) },
       }),

@@ -1,6 +1,7 @@
 import type { Env } from "../env.ts";
 import type { Caller, Conversation } from "../conversation/index.ts";
 import type { Access } from "./auth.ts";
+import { HttpError } from "./errors.ts";
 
 /** The Durable Object's RPC methods: those that take the caller first. */
 type SessionMethod = {
@@ -20,11 +21,23 @@ export type SessionClient = { [K in SessionMethod]: WithoutCaller<Conversation[K
  * own types are the truth.
  */
 export function sessionClient(env: Env, conversationId: string, access: Access, from?: RequestOrigin): SessionClient {
-  const stub = env.CONVERSATIONS.getByName(conversationId) as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  const stub = conversationObject(env, conversationId) as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
   const caller = callerOf(conversationId, access, from);
   return new Proxy({} as SessionClient, {
     get: (_target, method) => (typeof method === "string" ? (...args: unknown[]) => stub[method]!(caller, ...args) : undefined),
   });
+}
+
+/** A conversation's Durable Object; a Worker that binds none is told which binding to add, not sent a TypeError. */
+export function conversationObject(env: Env, conversationId: string): DurableObjectStub<Conversation> {
+  // The type says it is bound; a wrangler.toml without it is what this guards.
+  const namespace = env.CONVERSATIONS as Env["CONVERSATIONS"] | undefined;
+  if (!namespace)
+    throw new HttpError(
+      "invalid_configuration",
+      "This Worker binds no CONVERSATIONS (the Conversation Durable Object, one per conversation): bind it in wrangler.toml.",
+    );
+  return namespace.getByName(conversationId);
 }
 
 /** What a request tells of where it comes from: its W3C `traceparent`, and the client's address (for the per-client limit). */

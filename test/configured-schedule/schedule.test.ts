@@ -121,6 +121,17 @@ describe("a person's deadline", () => {
   it("is met when a person answers in time: nothing is scheduled after their first answer", async () => {
     const s = await scenario([transfer("support_desk", "wants a person")]);
     await chat(s.conversationId, s.tag("a person, please"));
+    // The desk's card shows the deadline the schedule keeps, for a guest (no one signed in).
+    const { conversations } = (await (await call("/v1/operator/conversations")).json()) as {
+      conversations: Array<Record<string, unknown>>;
+    };
+    const card = conversations.find((c) => c.conversationId === s.conversationId)!;
+    const { entries } = (await (await call(`/v1/conversations/${s.conversationId}/schedule`)).json()) as {
+      entries: Array<{ dueAt: string }>;
+    };
+    expect(card).toMatchObject({ status: "waiting", title: expect.stringMatching(/^a person, please/) });
+    expect(card).not.toHaveProperty("user");
+    expect(card.answerBy).toBe(Date.parse(entries[0]!.dueAt));
     const answered = await call(`/v1/conversations/${s.conversationId}/operator/messages`, {
       method: "POST",
       headers: { "content-type": "application/json" },

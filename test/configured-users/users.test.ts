@@ -542,6 +542,18 @@ describe("an operator who signs in", () => {
     const olga = await mint("olga", { claims: { roles: ["operator"] } });
     const base = `/v1/conversations/${id}`;
     const started = Date.now();
+    // The card says what the conversation is and who waits, since when; no deadline, since this person has none.
+    const waiting = (await (await call("/v1/operator/conversations", as(olga))).json()) as {
+      conversations: Array<Record<string, unknown>>;
+    };
+    const card = waiting.conversations.find((c) => c.conversationId === id)!;
+    expect(card).toMatchObject({
+      status: "waiting",
+      title: expect.stringMatching(/^a person, please/),
+      user: { id: `ada-${s.id}`, name: `User ada-${s.id}` },
+    });
+    expect(card.since).toBeGreaterThan(started - 60_000);
+    expect(card).not.toHaveProperty("answerBy");
     expect((await call(`${base}/operator/messages`, as(olga, json({ message: "Olga here." })))).status).toBe(200);
     const desk = (await (await call("/v1/operator/conversations", as(olga))).json()) as {
       conversations: Array<{ conversationId: string; status: string; operator?: unknown }>;

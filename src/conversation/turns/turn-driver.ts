@@ -6,6 +6,7 @@
 import { runTurnItems } from "../../runtime/run-loop.ts";
 import type { Redactor } from "../../runtime/redact.ts";
 import type { TurnOutcome } from "../../runtime/events.ts";
+import type { OperatorIdentity } from "../../runtime/handoff/types.ts";
 import type { RunItemsOptions, TurnInput } from "../../runtime/run-options.ts";
 import { encoderFor, type StoredEvent, type StreamFormat } from "../../wire/index.ts";
 import type { ConversationState, ConversationStore } from "../storage/conversation-store.ts";
@@ -54,6 +55,9 @@ export interface DriverSetup {
 export interface LegCaller {
   conversationId: string;
   traceparent?: string | undefined;
+  /** The signed-in user the leg runs for, and who they are: the desk shows who waits. */
+  user?: string | undefined;
+  identity?: OperatorIdentity | undefined;
 }
 
 /** The one running leg of a conversation: its fan-out, what cancels it, and when it has ended. */
@@ -231,7 +235,7 @@ export class TurnDriver {
         if (stored) next = await items.next();
       }
       const trace = recorder.end(next.value);
-      await this.#afterLeg(recorder, next.value.status);
+      await this.#afterLeg(recorder, next.value.status, caller);
       // Sent off the turn's path: a slow or dead collector never delays a stream or fails a turn.
       const spans = spansToExport(trace, previous);
       const { exporter } = this.#setup;
@@ -255,7 +259,7 @@ export class TurnDriver {
    * it on the desk (waiting when this leg handed it over). What follows from its writes (the alarm,
    * the inbox) is CommitEffects'.
    */
-  async #afterLeg(recorder: TurnRecorder, status: TurnOutcome["status"]): Promise<void> {
+  async #afterLeg(recorder: TurnRecorder, status: TurnOutcome["status"], caller: LegCaller): Promise<void> {
     this.#setup.inbox.titleAfterLeg();
     const { store, hold, options } = this.#setup;
     if (status === "awaiting_approval") {
@@ -269,10 +273,17 @@ export class TurnDriver {
     const person = holding.activeAgent;
     // A message while a person holds it keeps the status it has.
     const handover = recorder.handoffs.find((h) => h.kind === "transfer" && h.to === person);
-    await hold.toDesk(conversationId, person, handover ? "waiting" : undefined);
     const within = options.network.get(person)?.answerWithinMs;
-    if (handover && within !== undefined) {
-      store.schedule.add({ kind: "person-timeout", dueAt: Date.now() + within, person, handedBy: handover.from });
-    }
+    const answerBy = handover && within !== undefined ? Date.now() + within : undefined;
+    if (handover && answerBy !== undefined)
+      store.schedule.add({ kind: "person-timeout", dueAt: answerBy, person, handedBy: handover.from });
+    // Who waits: the signed-in user whose message this leg answers.
+    const user = caller.user && caller.identity?.id === caller.user ? caller.identity : undefined;
+    await hold.toDesk({
+      conversationId,
+      person,
+      ...(handover ? { status: "waiting" as const, answerBy: answerBy ?? null } : {}),
+      ...(user ? { user } : {}),
+    });
   }
 }

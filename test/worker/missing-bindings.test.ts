@@ -1,0 +1,68 @@
+/**
+ * A feature configured without the binding it needs fails closed, naming the binding: a daily
+ * budget without the inboxes that count it, the per-client limit without its rate limiter (unless
+ * CLIENT_LIMIT=off), a network with people without the desk they find conversations on, and the
+ * conversations themselves. Never let through unenforced, never a TypeError.
+ */
+import { env } from "cloudflare:workers";
+import { createExecutionContext, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { createSupportNetwork } from "../../src/agents/index.ts";
+import { readConfig } from "../../src/config.ts";
+import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
+import { TurnAdmission } from "../../src/conversation/turn-admission.ts";
+import type { TurnDriver } from "../../src/conversation/turns/turn-driver.ts";
+import { createApp } from "../../src/http/app.ts";
+import type { Network } from "../../src/runtime/network.ts";
+import { supportLike } from "../support/networks.ts";
+
+/** One turn of a signed-in user's message admitted with `bindings` and `vars`: what admission answers. */
+async function admit(bindings: object, vars: Record<string, string>, network: Network = supportLike()) {
+  const id = `bindings-${crypto.randomUUID()}`;
+  return runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+    const store = new ConversationStore(state.storage);
+    store.create(id, "triage", "grant", "ada");
+    const driver = { running: false, limitStreams: () => null } as unknown as TurnDriver;
+    const config = readConfig({ ALLOW_ANONYMOUS: "true", ...vars });
+    return new TurnAdmission({ store, driver, network, config, env: bindings }).turn(
+      { conversationId: id, user: "ada" },
+      { kind: "message", message: "hi" },
+      () => ({ ok: true as const, value: "begun" }),
+    );
+  });
+}
+
+const refusal = (binding: string) => ({ ok: false, error: { code: "invalid_configuration", message: expect.stringContaining(binding) } });
+const { CLIENT_LIMITER, INBOXES, OPERATOR_DESK } = env;
+
+describe("a configured feature without its binding", () => {
+  it("USER_DAILY_TOKENS without INBOXES: a signed-in user's turn is refused, naming the binding; with the inboxes it is admitted", async () => {
+    expect(await admit({ CLIENT_LIMITER }, { USER_DAILY_TOKENS: "1000" })).toMatchObject(refusal("INBOXES"));
+    expect(await admit({ CLIENT_LIMITER, INBOXES }, { USER_DAILY_TOKENS: "1000" })).toEqual({ ok: true, value: "begun" });
+  });
+
+  it("the per-client limit without CLIENT_LIMITER: refused, unless CLIENT_LIMIT=off says a rule in front limits clients", async () => {
+    expect(await admit({}, {})).toMatchObject(refusal("CLIENT_LIMITER"));
+    expect(await admit({}, { CLIENT_LIMIT: "off" })).toEqual({ ok: true, value: "begun" });
+    expect(await admit({ CLIENT_LIMITER }, {})).toEqual({ ok: true, value: "begun" });
+  });
+
+  it("a network with people without OPERATOR_DESK: every turn is refused, naming the binding and the people", async () => {
+    const withPeople = createSupportNetwork();
+    const refused = await admit({ CLIENT_LIMITER }, {}, withPeople);
+    expect(refused).toMatchObject(refusal("OPERATOR_DESK"));
+    expect(refused).toMatchObject({ error: { message: expect.stringContaining("support-desk") } });
+    expect(await admit({ CLIENT_LIMITER, OPERATOR_DESK }, {}, withPeople)).toEqual({ ok: true, value: "begun" });
+  });
+
+  it("a Worker without CONVERSATIONS answers 500 invalid_configuration naming it, not a bare error", async () => {
+    const app = createApp(() => createSupportNetwork());
+    const res = await app.fetch(
+      new Request("https://chat.test/v1/conversations/c1", { headers: { authorization: "Bearer unused" } }),
+      { ...env, CONVERSATIONS: undefined, API_KEY: undefined, ALLOW_ANONYMOUS: "true" },
+      createExecutionContext(),
+    );
+    expect(res.status).toBe(500);
+    expect(await res.json()).toMatchObject({ error: { code: "invalid_configuration", message: expect.stringContaining("CONVERSATIONS") } });
+  });
+});
