@@ -102,18 +102,16 @@ export class Inbox extends DurableObject<Record<string, unknown>> {
   }
 
   /**
-   * The search index over titles, last messages and every message's words. An inbox made before it
-   * searched every message had one without the words: it is replaced, and every entry is indexed again
-   * at the next search (with the words its conversation tells next).
+   * The search index over titles, last messages and every message's words, one row per entry under
+   * the entry's own rowid (so an entry's words are replaced by rowid, not found by a scan). An inbox
+   * made before it searched every message had one without the words, keyed by id: it is replaced,
+   * and every entry is indexed again at the next search (with the words its conversation tells next).
    */
   #createSearchIndex(): void {
-    const tables = this.#sql
-      .exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE name IN ('inbox_search', 'inbox_words')`)
-      .toArray();
-    if (tables.some((t) => t.name === "inbox_words")) return;
+    if (this.#sql.exec(`SELECT 1 FROM sqlite_master WHERE name = 'inbox_text'`).toArray().length) return;
     this.ctx.storage.transactionSync(() => {
       this.#sql.exec(`DROP TABLE IF EXISTS inbox_search`);
-      this.#sql.exec(`CREATE VIRTUAL TABLE inbox_words USING fts5(id UNINDEXED, title, snippet, words)`);
+      this.#sql.exec(`CREATE VIRTUAL TABLE inbox_text USING fts5(title, snippet, words)`);
       this.#sql.exec(`UPDATE inbox SET indexed = 0`);
     });
   }
@@ -175,8 +173,8 @@ export class Inbox extends DurableObject<Record<string, unknown>> {
 
   async remove(id: string): Promise<void> {
     this.ctx.storage.transactionSync(() => {
+      this.#sql.exec(`DELETE FROM inbox_text WHERE rowid = (SELECT rowid FROM inbox WHERE id = ?)`, id);
       this.#sql.exec(`DELETE FROM inbox WHERE id = ?`, id);
-      this.#sql.exec(`DELETE FROM inbox_words WHERE id = ?`, id);
     });
   }
 
@@ -190,7 +188,7 @@ export class Inbox extends DurableObject<Record<string, unknown>> {
     const rows = query.q
       ? this.#sql
           .exec<Row>(
-            `SELECT ${ENTRY_COLUMNS} FROM inbox_words JOIN inbox ON inbox.id = inbox_words.id WHERE inbox_words MATCH ? AND ${after} ${order}`,
+            `SELECT ${ENTRY_COLUMNS} FROM inbox_text JOIN inbox ON inbox.rowid = inbox_text.rowid WHERE inbox_text MATCH ? AND ${after} ${order}`,
             ftsQuery(query.q),
             archived,
             time,
@@ -211,15 +209,14 @@ export class Inbox extends DurableObject<Record<string, unknown>> {
 
   /** The search index takes the words of each conversation changed since the last search. */
   #indexChanged(): void {
-    const changed = this.#sql
-      .exec<{ id: string; title: string; snippet: string; words: string }>(`SELECT id, title, snippet, words FROM inbox WHERE indexed = 0`)
-      .toArray();
+    type Changed = { rowid: number; title: string; snippet: string; words: string };
+    const changed = this.#sql.exec<Changed>(`SELECT rowid, title, snippet, words FROM inbox WHERE indexed = 0`).toArray();
     if (!changed.length) return;
     this.ctx.storage.transactionSync(() => {
-      for (const { id, title, snippet, words } of changed) {
-        this.#sql.exec(`DELETE FROM inbox_words WHERE id = ?`, id);
-        this.#sql.exec(`INSERT INTO inbox_words (id, title, snippet, words) VALUES (?, ?, ?, ?)`, id, title, snippet, words);
-        this.#sql.exec(`UPDATE inbox SET indexed = 1 WHERE id = ?`, id);
+      for (const { rowid, title, snippet, words } of changed) {
+        this.#sql.exec(`DELETE FROM inbox_text WHERE rowid = ?`, rowid);
+        this.#sql.exec(`INSERT INTO inbox_text (rowid, title, snippet, words) VALUES (?, ?, ?, ?)`, rowid, title, snippet, words);
+        this.#sql.exec(`UPDATE inbox SET indexed = 1 WHERE rowid = ?`, rowid);
       }
     });
   }

@@ -407,7 +407,7 @@ describe("a signed-in user's inbox", () => {
     const inbox = (await inboxOf(env, `hal-${s.id}`))!;
     // The inbox as it was: an index of titles and last messages, every entry in it, no words kept.
     await runInDurableObject(inbox, (_instance, state) => {
-      state.storage.sql.exec(`DROP TABLE inbox_words`);
+      state.storage.sql.exec(`DROP TABLE inbox_text`);
       state.storage.sql.exec(`CREATE VIRTUAL TABLE inbox_search USING fts5(id UNINDEXED, title, snippet)`);
       state.storage.sql.exec(`INSERT INTO inbox_search (id, title, snippet) SELECT id, title, snippet FROM inbox`);
       state.storage.sql.exec(`UPDATE inbox SET indexed = 1, words = ''`);
@@ -416,11 +416,11 @@ describe("a signed-in user's inbox", () => {
     await evictDurableObject(inbox);
     const tables = await runInDurableObject(inbox, (_instance, state) =>
       state.storage.sql
-        .exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE name IN ('inbox_search', 'inbox_words')`)
+        .exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE name IN ('inbox_search', 'inbox_text')`)
         .toArray()
         .map((t) => t.name),
     );
-    expect(tables).toEqual(["inbox_words"]);
+    expect(tables).toEqual(["inbox_text"]);
     const found = async (q: string) => (await list(hal, `?q=${q}`)).conversations.map((c) => c.id);
     // The title is found again at once; the words of the messages come with the conversation's next write.
     expect(await found("parcel")).toEqual([id]);

@@ -7,7 +7,12 @@
  * 3. holds a conversation with a handoff under `wrangler dev` against a fake provider, and a second
  *    request goes on with the agent that holds the conversation;
  * 4. runs its own vitest file against its network with `handoff-runtime/testing`;
- * 5. is what the README shows (its files, as the README has them).
+ * 5. is what the README shows (its files, as the README has them);
+ * 6. whole, as the README has it, with Node compatibility off: a user signs in, their inbox lists
+ *    and searches their conversations, a cancellation waits for approval and resumes, the daily
+ *    budget refuses a user who spent it, an agent calls an MCP server's tools with a secret header,
+ *    and the package's pages are served: the chat page and the operator desk in Chromium, a guest
+ *    handed to a person whose card shows who waits and until when, answered from the desk.
  * The consumer's tools (TypeScript, wrangler, vitest) are this repository's, linked in: what is
  * installed from the tarball is the package and its dependencies.
  */
@@ -16,10 +21,15 @@ import { spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { SignJWT } from "jose";
+import { type Browser, chromium } from "playwright-core";
 import { startFakeOpenAI } from "../node/fake-openai-server.ts";
-import { chat, startWranglerDev } from "./wrangler-dev.ts";
+import { MCP_TEST_TOKEN, type McpTestServer, startMcpTestServer } from "../node/mcp-test-server.ts";
+import { chat, startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), "handoff-package-"));
@@ -106,4 +116,146 @@ it("holds a conversation with a handoff under wrangler dev, and the next message
 it("runs the consumer's own vitest file with handoff-runtime/testing", () => {
   const output = run(process.execPath, [join(consumer, "node_modules/vitest/vitest.mjs"), "run", "--root", consumer], consumer);
   assert.match(output, /3 passed/);
+});
+
+describe("the README's Worker, whole, under wrangler dev with Node compatibility off", () => {
+  const SECRET = "consumer-hs256-secret-of-32-chars!!";
+  const BUDGET = 1000;
+  let fake: Awaited<ReturnType<typeof startFakeOpenAI>>;
+  let mcp: McpTestServer;
+  let dev: WranglerDev;
+  let browser: Browser;
+
+  before(async () => {
+    fake = await startFakeOpenAI();
+    mcp = await startMcpTestServer();
+    dev = await startWranglerDev({
+      persistTo: join(scratch, "whole"),
+      config: join(consumer, "wrangler.toml"),
+      vars: {
+        OPENAI_BASE_URL: `${fake.url}/v1`,
+        OPENAI_API_KEY: "sk-e2e",
+        AUTH_JWT_SECRET: SECRET,
+        USER_DAILY_TOKENS: String(BUDGET),
+        RESERVATIONS_MCP_URL: `${mcp.url}/secured/reservations/mcp`,
+        RESERVATIONS_MCP_TOKEN: MCP_TEST_TOKEN,
+      },
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"] });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await dev?.stop();
+    await mcp?.close();
+    await fake?.close();
+  });
+
+  const script = (id: string, answers: unknown[]) =>
+    fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id, answers }) });
+  const signIn = (sub: string, name: string) =>
+    new SignJWT({ sub, name }).setProtectedHeader({ alg: "HS256" }).setExpirationTime("1h").sign(new TextEncoder().encode(SECRET));
+  const call = async (path: string, token: string, init: { method?: string; body?: unknown } = {}) => {
+    const res = await fetch(`${dev.url}${path}`, {
+      method: init.method ?? "GET",
+      headers: { authorization: `Bearer ${token}`, ...(init.body ? { "content-type": "application/json" } : {}) },
+      ...(init.body ? { body: JSON.stringify(init.body) } : {}),
+    });
+    return { status: res.status, body: res.headers.get("content-type")?.includes("json") ? await res.json() : await res.text() };
+  };
+  const args = (value: unknown) => JSON.stringify(value);
+
+  it("signs a user in, lists and searches their inbox, approves a cancellation, and refuses them once USER_DAILY_TOKENS is spent", async () => {
+    const ada = await signIn("ada", "Ada");
+    await script("pkgmine", [
+      { toolCalls: [{ id: "t1", name: "transfer_to_bookings", arguments: args({ reason: "a booking" }) }] },
+      { toolCalls: [{ id: "c1", name: "cancel_booking", arguments: args({ bookingId: "B7" }) }] },
+      { text: "Booking B7 is cancelled." },
+    ]);
+    const { body: created } = await call("/v1/conversations", ada, { method: "POST" });
+    // Named by the user first, so no title call is made (and the words searched are in the messages only).
+    assert.equal((await call(`/v1/conversations/${created.id}`, ada, { method: "PATCH", body: { title: "Friday" } })).status, 200);
+    const first = await chat(dev.url, created.id, "please cancel my anniversary booking B7 [pkgmine]", { authorization: `Bearer ${ada}` });
+    assert.deepEqual(first.at(-1), { ...first.at(-1), type: "done", status: "awaiting_approval", agent: "bookings" });
+    const approved = await call(`/v1/conversations/${created.id}/approvals`, ada, {
+      method: "POST",
+      body: { decisions: [{ toolCallId: "c1", approved: true }] },
+    });
+    assert.equal(approved.status, 200);
+    assert.match(approved.body, /"isError":false/);
+    assert.match(approved.body, /Booking B7 is cancelled\./);
+    // The inbox lists it, and search finds it by a word only the user wrote (the agent answered last).
+    const { status, body: inbox } = await call("/v1/conversations", ada);
+    assert.equal(status, 200);
+    assert.deepEqual(
+      inbox.conversations.map((c: { id: string; holder: string }) => [c.id, c.holder]),
+      [[created.id, "bookings"]],
+    );
+    const found = await call("/v1/conversations?q=annivers", ada);
+    assert.deepEqual(
+      found.body.conversations.map((c: { id: string }) => c.id),
+      [created.id],
+    );
+    assert.deepEqual((await call("/v1/conversations?q=parcel", ada)).body.conversations, []);
+    // Another user spends their day's tokens in one turn: their next message is refused, naming when it resets.
+    const bea = await signIn("bea", "Bea");
+    // The second answer is the title's, made after her first turn.
+    await script("pkgspend", [{ text: "A long answer.", usage: { promptTokens: BUDGET, completionTokens: 10 } }, { text: "Greetings" }]);
+    const { body: hers } = await call("/v1/conversations", bea, { method: "POST" });
+    await chat(dev.url, hers.id, "hello [pkgspend]", { authorization: `Bearer ${bea}` });
+    const refused = await call(`/v1/conversations/${hers.id}/messages`, bea, { method: "POST", body: { message: "again [pkgspend]" } });
+    assert.equal(refused.status, 429);
+    assert.equal(refused.body.error.code, "user_budget_exhausted");
+    assert.equal(refused.body.error.details.budget, BUDGET);
+    assert.equal((await call("/v1/conversations?q=hello", ada)).body.conversations.length, 0, "Bea's conversation is not Ada's");
+  });
+
+  it("gives an agent an MCP server's tools with its secret header, redacted from what is stored and streamed", async () => {
+    await script("pkgmcp", [
+      { toolCalls: [{ id: "t1", name: "transfer_to_bookings", arguments: args({ reason: "a report" }) }] },
+      { toolCalls: [{ id: "m1", name: "reservations_report", arguments: args({ region: "north" }) }] },
+      { text: "12 parcels, 1 late." },
+    ]);
+    const events = await chat(dev.url, "guest-mcp", "a report for the north [pkgmcp]");
+    const result = events.find((e) => e.type === "tool-result" && e.name === "reservations_report");
+    assert.deepEqual(result, { ...result, isError: false, result: { region: "north", parcels: 12, late: 1 } });
+    const stored = await (await fetch(`${dev.url}/v1/conversations/guest-mcp`)).text();
+    assert.ok(!JSON.stringify(events).includes(MCP_TEST_TOKEN) && !stored.includes(MCP_TEST_TOKEN), "the MCP token is never shown");
+  });
+
+  it("serves the package's chat page and operator desk: a signed-in guest asks for a person, who answers from the desk", async () => {
+    await script("pkgdesk", [
+      { toolCalls: [{ id: "p1", name: "transfer_to_front_desk", arguments: args({ reason: "wants a person" }) }] },
+      { text: "Wedding table" },
+    ]);
+    const cleo = await signIn("cleo", "Cleo");
+    const guest = await browser.newContext({ viewport: { width: 1000, height: 760 } });
+    await guest.addInitScript((token) => localStorage.setItem("handoff-account", JSON.stringify({ token })), cleo);
+    const user = await guest.newPage();
+    await user.goto(dev.url);
+    await user.getByTestId("signed-in").filter({ hasText: "Cleo" }).waitFor();
+    await user.getByTestId("active-agent").filter({ hasText: "concierge" }).waitFor();
+    await user.getByLabel("Message").fill("our table for the wedding, can someone help [pkgdesk]");
+    await user.getByRole("button", { name: "Send" }).click();
+    await user.getByText("A person at front-desk will answer here.").waitFor();
+    // Her sidebar lists it: titled by its first message, then by the title made after the turn.
+    await user
+      .getByTestId("inbox")
+      .getByText(/Wedding table|our table for the wedding/)
+      .waitFor();
+    await user.screenshot({ path: join(repo, "test-artifacts/consumer-chat.png") });
+
+    const desk = await (await browser.newContext({ viewport: { width: 1100, height: 760 } })).newPage();
+    await desk.goto(`${dev.url}/operator.html`);
+    const card = desk.getByTestId("waiting").locator("button").filter({ hasText: "our table for the wedding" });
+    await card.waitFor();
+    assert.match((await card.getByTestId("desk-card-meta").textContent()) ?? "", /^Cleo · for front-desk · since \d\d:\d\d$/);
+    assert.match((await card.getByTestId("desk-card-deadline").textContent()) ?? "", /^answer by \d\d:\d\d$/);
+    await desk.screenshot({ path: join(repo, "test-artifacts/consumer-desk.png") });
+    await card.click();
+    await desk.getByLabel("Answer").fill("Hello Cleo, I can help with the wedding table.");
+    await desk.getByRole("button", { name: "Send answer" }).click();
+    await user.getByText("Hello Cleo, I can help with the wedding table.").waitFor();
+    await guest.close();
+  });
 });
