@@ -140,6 +140,8 @@ describe("the README's Worker, whole, under wrangler dev with Node compatibility
         RESERVATIONS_MCP_URL: `${mcp.url}/secured/reservations/mcp`,
         RESERVATIONS_MCP_TOKEN: MCP_TEST_TOKEN,
       },
+      // With sign-in configured nothing is open without a credential.
+      ready: "/v1/openapi.json",
     });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"] });
   });
@@ -153,8 +155,11 @@ describe("the README's Worker, whole, under wrangler dev with Node compatibility
 
   const script = (id: string, answers: unknown[]) =>
     fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id, answers }) });
-  const signIn = (sub: string, name: string) =>
-    new SignJWT({ sub, name }).setProtectedHeader({ alg: "HS256" }).setExpirationTime("1h").sign(new TextEncoder().encode(SECRET));
+  const signIn = (sub: string, name: string, claims: Record<string, unknown> = {}) =>
+    new SignJWT({ sub, name, ...claims })
+      .setProtectedHeader({ alg: "HS256" })
+      .setExpirationTime("1h")
+      .sign(new TextEncoder().encode(SECRET));
   const call = async (path: string, token: string, init: { method?: string; body?: unknown } = {}) => {
     const res = await fetch(`${dev.url}${path}`, {
       method: init.method ?? "GET",
@@ -216,14 +221,16 @@ describe("the README's Worker, whole, under wrangler dev with Node compatibility
       { toolCalls: [{ id: "m1", name: "reservations_report", arguments: args({ region: "north" }) }] },
       { text: "12 parcels, 1 late." },
     ]);
-    const events = await chat(dev.url, "guest-mcp", "a report for the north [pkgmcp]");
+    const dan = await signIn("dan", "Dan");
+    const { body: created } = await call("/v1/conversations", dan, { method: "POST" });
+    const events = await chat(dev.url, created.id, "a report for the north [pkgmcp]", { authorization: `Bearer ${dan}` });
     const result = events.find((e) => e.type === "tool-result" && e.name === "reservations_report");
     assert.deepEqual(result, { ...result, isError: false, result: { region: "north", parcels: 12, late: 1 } });
-    const stored = await (await fetch(`${dev.url}/v1/conversations/guest-mcp`)).text();
+    const stored = JSON.stringify((await call(`/v1/conversations/${created.id}`, dan)).body);
     assert.ok(!JSON.stringify(events).includes(MCP_TEST_TOKEN) && !stored.includes(MCP_TEST_TOKEN), "the MCP token is never shown");
   });
 
-  it("serves the package's chat page and operator desk: a signed-in guest asks for a person, who answers from the desk", async () => {
+  it("serves the package's chat page and operator desk: a signed-in user asks for a person, who answers from the desk", async () => {
     await script("pkgdesk", [
       { toolCalls: [{ id: "p1", name: "transfer_to_front_desk", arguments: args({ reason: "wants a person" }) }] },
       { text: "Wedding table" },
@@ -241,21 +248,27 @@ describe("the README's Worker, whole, under wrangler dev with Node compatibility
     // Her sidebar lists it: titled by its first message, then by the title made after the turn.
     await user
       .getByTestId("inbox")
-      .getByText(/Wedding table|our table for the wedding/)
+      .locator(".title")
+      .filter({ hasText: /Wedding table|our table for the wedding/ })
       .waitFor();
     await user.screenshot({ path: join(repo, "test-artifacts/consumer-chat.png") });
 
-    const desk = await (await browser.newContext({ viewport: { width: 1100, height: 760 } })).newPage();
+    // The operator signs in with the operator role: the desk needs no key.
+    const olga = await signIn("olga", "Olga", { roles: ["operator"] });
+    const operator = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+    await operator.addInitScript((token) => localStorage.setItem("handoff-account", JSON.stringify({ token })), olga);
+    const desk = await operator.newPage();
     await desk.goto(`${dev.url}/operator.html`);
     const card = desk.getByTestId("waiting").locator("button").filter({ hasText: "our table for the wedding" });
     await card.waitFor();
-    assert.match((await card.getByTestId("desk-card-meta").textContent()) ?? "", /^Cleo · for front-desk · since \d\d:\d\d$/);
-    assert.match((await card.getByTestId("desk-card-deadline").textContent()) ?? "", /^answer by \d\d:\d\d$/);
+    assert.match((await card.getByTestId("desk-card-meta").textContent()) ?? "", /^Cleo · for front-desk · since \d{1,2}:\d\d(\s?[AP]M)?$/);
+    assert.match((await card.getByTestId("desk-card-deadline").textContent()) ?? "", /^answer by \d{1,2}:\d\d(\s?[AP]M)?$/);
     await desk.screenshot({ path: join(repo, "test-artifacts/consumer-desk.png") });
     await card.click();
     await desk.getByLabel("Answer").fill("Hello Cleo, I can help with the wedding table.");
     await desk.getByRole("button", { name: "Send answer" }).click();
     await user.getByText("Hello Cleo, I can help with the wedding table.").waitFor();
     await guest.close();
+    await operator.close();
   });
 });
