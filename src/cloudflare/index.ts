@@ -18,7 +18,7 @@ import { Inbox } from "../inbox/inbox.ts";
 import type { WorkerVars } from "../worker-vars.ts";
 
 export { ConversationObject, type ConversationSetup };
-export { type DeskEntry, type DeskStatus, OperatorDesk } from "../desk/operator-desk.ts";
+export { type DeskEntry, type DeskPut, type DeskStatus, OperatorDesk } from "../desk/operator-desk.ts";
 export { Inbox, type InboxEntry, type InboxPage, type InboxQuery, type InboxStatus } from "../inbox/inbox.ts";
 export type { Env } from "../env.ts";
 export type { AppEnv } from "../http/app-env.ts";
