@@ -9,6 +9,8 @@ declare module "vitest" {
     jwks: { url: string; keys: Record<string, import("jose").JWK>; rs1PublicPem: string };
     propertyRuns: number;
     propertySeed: number;
+    /** The inbox property's seed: fixed locally, the day's in CI (so CI tries a new one each day), PROPERTY_SEED when set. */
+    inboxSeed: number;
   }
 }
 

@@ -63,6 +63,50 @@ describe("approval deadlines", () => {
     expect(replay.match(/"resumed":true/g)).toHaveLength(1);
   });
 
+  it("of two calls in one step, expire the undecided one only: the one decided in time runs as decided, and the turn resumes once", async () => {
+    const s = await scenario([
+      transfer("billing"),
+      {
+        toolCalls: [
+          { id: "r1", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 10 }) },
+          { id: "r2", name: "refund", arguments: JSON.stringify({ orderId: "A1002", amountUsd: 20 }) },
+        ],
+      },
+      { text: "One refund done; the other expired." },
+    ]);
+    await chat(s.conversationId, s.tag("refund both orders"));
+    const decided = await call(`/v1/conversations/${s.conversationId}/approvals`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ decisions: [{ toolCallId: "r1", approved: true }] }),
+    });
+    // The other call still waits: nothing resumes yet.
+    expect(decided.status).toBe(202);
+    await decided.text();
+    expect(await view(s.conversationId)).toMatchObject({ status: "awaiting_approval", activity: [{ kind: "approved", toolCallId: "r1" }] });
+    await until(
+      () => view(s.conversationId),
+      (v) => v.status === "completed",
+      "the resumed turn",
+    );
+    await runDurableObjectAlarm(stub(s.conversationId));
+    const after = await view(s.conversationId);
+    const results = Object.fromEntries(after.messages.flatMap((m) => (m.role === "tool" ? [[m.toolCallId, m] as const] : [])));
+    expect(results.r1).toMatchObject({ isError: false, approval: { approved: true } });
+    expect(JSON.parse(results.r1!.content)).toMatchObject({ orderId: "A1001", refundedUsd: 10, status: "refunded" });
+    expect(results.r2).toMatchObject({ isError: true, content: expect.stringMatching(/expired and did not run/) });
+    expect(after.pendingApprovals).toEqual([]);
+    expect(after.activity).toMatchObject([
+      { kind: "approved", toolCallId: "r1" },
+      { kind: "expired", toolCallId: "r2" },
+    ]);
+    // One resumed leg, one model call for it.
+    expect((await s.sent()).requests).toHaveLength(3);
+    const replay = await (await call(`/v1/conversations/${s.conversationId}/events`, { headers: { "last-event-id": "0" } })).text();
+    expect(replay.match(/"resumed":true/g)).toHaveLength(1);
+    expect(await scheduled(s.conversationId)).toEqual([]);
+  });
+
   it("leave a call decided in time alone: the deadline's entry goes with the decision", async () => {
     const s = await scenario([
       transfer("billing"),

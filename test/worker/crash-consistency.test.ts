@@ -4,8 +4,9 @@
  * transaction, as a process gone at that point would), started again, and the replay of its events
  * must tell the story its stored view tells: every handoff counted has its event and the holder is
  * the last one's target, every stored tool result has its `tool-result` event after its
- * `tool-call`, no result event answers a call the history does not, and a suspension that waits is
- * announced. Where the kill left calls waiting, deciding them resumes the turn to its end.
+ * `tool-call`, no result event answers a call the history does not, a suspension that waits is
+ * announced, and a step that committed into a suspension is held once (waiting, not answered in the
+ * history too). Where the kill left calls waiting, deciding them resumes the turn to its end.
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
@@ -98,6 +99,11 @@ function disagreements(store: ConversationStore): string[] {
     if (position("approval-required", pending.toolCallId) < 0) problems.push(`waiting call ${pending.toolCallId} was never announced`);
   const history = findHistoryProblem(store.messages());
   if (history) problems.push(`history: ${history}`);
+  // A step that committed into a suspension is there once: waiting, not also answered in the history.
+  const calls = store.messages().flatMap((m) => (m.role === "assistant" ? (m.toolCalls ?? []).map((c) => c.id) : []));
+  for (const id of new Set(calls)) if (calls.filter((c) => c === id).length > 1) problems.push(`call ${id} is in the history twice`);
+  for (const call of state.suspension?.assistant.toolCalls ?? [])
+    if (calls.includes(call.id)) problems.push(`call ${call.id} is in the history while its step still waits`);
   return problems;
 }
 

@@ -1,0 +1,227 @@
+/**
+ * Every route of the app × every kind of caller, generated from `app.routes` (a new route joins by
+ * itself): the owner, another signed-in user, an operator, the master key, the conversation's
+ * token, a forged token, nobody. Each cell is the answer a caller must get; for a refusal, the
+ * conversation is the same afterwards (its view, its schedule and its owner's list). A route the
+ * table has no request for fails the test, naming it.
+ */
+import { importJWK, type JWK, SignJWT } from "jose";
+import { describe, expect, inject, it } from "vitest";
+import { createSupportNetwork } from "../../src/agents/index.ts";
+import { createApp } from "../../src/http/app.ts";
+import { scenario } from "../support/scenario.ts";
+import { call } from "../support/worker.ts";
+
+const MASTER = "master-key-for-the-users-tests";
+const { keys } = inject("jwks");
+
+/** A sign-in token for `user`; `signedWith` another key than the one its header names forges it. */
+async function mint(user: string, claims: Record<string, unknown> = {}, signedWith = "rs1"): Promise<string> {
+  const jwk = keys[signedWith] as JWK;
+  return new SignJWT({ sub: user, name: `User ${user}`, iss: "https://idp.test", aud: "handoff-chat", ...claims })
+    .setProtectedHeader({ alg: jwk.alg!, kid: "rs1" })
+    .setExpirationTime("10m")
+    .sign(await importJWK(jwk, jwk.alg));
+}
+
+type Caller = "owner" | "another user" | "an operator" | "the master key" | "its token" | "a forged token" | "nobody";
+const CALLERS: Caller[] = ["owner", "another user", "an operator", "the master key", "its token", "a forged token", "nobody"];
+
+/** What a caller gets: let through (any answer but a refusal of access), or refused with this status and code. */
+type Cell = "through" | [status: number, code: string];
+const THROUGH = "through" as const;
+const UNAUTHORIZED: Cell = [401, "unauthorized"];
+const NOT_FOUND: Cell = [404, "conversation_not_found"];
+const FORBIDDEN: Cell = [403, "forbidden"];
+/** A conversation token opens its own conversation, the agents and the API description only: elsewhere it is refused. */
+const TOKEN_ELSEWHERE: Cell = [403, "forbidden"];
+/** The operator API never verifies a conversation token: it is a credential the operator API does not take. */
+const TOKEN_ON_OPERATOR_API: Cell = [401, "unauthorized"];
+
+/** The refusals of access: an answer with one of these codes is not "through". */
+const ACCESS_CODES = new Set(["unauthorized", "forbidden", "conversation_not_found", "token_revoked", "not_found"]);
+
+/** The request each route is sent (a body that would be accepted), and who gets through. */
+interface RouteCase {
+  init?: (id: string) => RequestInit;
+  path?: (id: string) => string;
+  cells: Partial<Record<Caller, Cell>>;
+}
+
+const json = (body: unknown, method = "POST"): RequestInit => ({
+  method,
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify(body),
+});
+
+/** A conversation's own route: its owner, the master key and its token get through; another user or an operator finds nothing. */
+const own: RouteCase["cells"] = {
+  owner: THROUGH,
+  "another user": NOT_FOUND,
+  "an operator": NOT_FOUND,
+  "the master key": THROUGH,
+  "its token": THROUGH,
+};
+/** What an operator does on a conversation: an operator and the master key; the owner, another user and the token are refused. */
+const operatorOnly: RouteCase["cells"] = {
+  owner: FORBIDDEN,
+  "another user": FORBIDDEN,
+  "an operator": THROUGH,
+  "the master key": THROUGH,
+  "its token": TOKEN_ON_OPERATOR_API,
+};
+/** Open to every good credential. */
+const anyone: RouteCase["cells"] = {
+  owner: THROUGH,
+  "another user": THROUGH,
+  "an operator": THROUGH,
+  "the master key": THROUGH,
+  "its token": THROUGH,
+};
+
+const ROUTES: Record<string, RouteCase> = {
+  "GET /v1/openapi.json": { cells: anyone },
+  "GET /v1/agents": { cells: anyone },
+  "GET /v1/me": { cells: { ...anyone, "its token": TOKEN_ELSEWHERE } },
+  // The development sign-in is off where an identity provider is configured: no one gets a token from it.
+  "POST /v1/dev/sign-in": {
+    init: () => json({ name: "Eve" }),
+    cells: {
+      owner: [404, "not_found"],
+      "another user": [404, "not_found"],
+      "an operator": [404, "not_found"],
+      "the master key": [404, "not_found"],
+      "its token": TOKEN_ELSEWHERE,
+    },
+  },
+  "GET /v1/operator/conversations": { cells: operatorOnly },
+  "GET /v1/operator/conversations/:id": { cells: operatorOnly },
+  // Lists are a signed-in user's own; the master key and a token have none.
+  "GET /v1/conversations": {
+    cells: { owner: THROUGH, "another user": THROUGH, "an operator": THROUGH, "the master key": FORBIDDEN, "its token": FORBIDDEN },
+  },
+  "POST /v1/conversations": {
+    init: () => ({ method: "POST" }),
+    cells: { owner: THROUGH, "another user": THROUGH, "an operator": THROUGH, "the master key": THROUGH, "its token": FORBIDDEN },
+  },
+  "GET /v1/conversations/:id": { cells: own },
+  "PATCH /v1/conversations/:id": { init: () => json({ title: "Renamed" }, "PATCH"), cells: own },
+  "DELETE /v1/conversations/:id": { init: () => ({ method: "DELETE" }), cells: own },
+  "POST /v1/conversations/:id/messages": { init: () => json({ message: "one more [TAG]" }), cells: own },
+  "POST /v1/conversations/:id/retry": { init: () => ({ method: "POST" }), cells: own },
+  "POST /v1/conversations/:id/approvals": { init: () => json({ decisions: [{ toolCallId: "none", approved: true }] }), cells: own },
+  "POST /v1/conversations/:id/cancel": { init: () => ({ method: "POST" }), cells: own },
+  "GET /v1/conversations/:id/events": { init: () => ({ headers: { "last-event-id": "0" } }), cells: own },
+  "GET /v1/conversations/:id/turns": { cells: own },
+  "GET /v1/conversations/:id/turns/:turn/trace": { path: (id) => `/v1/conversations/${id}/turns/1/trace`, cells: own },
+  "GET /v1/conversations/:id/schedule": { cells: own },
+  "DELETE /v1/conversations/:id/schedule": { init: () => ({ method: "DELETE" }), cells: own },
+  "DELETE /v1/conversations/:id/schedule/:entry": {
+    path: (id) => `/v1/conversations/${id}/schedule/no-such-entry`,
+    init: () => ({ method: "DELETE" }),
+    cells: own,
+  },
+  "GET /v1/conversations/:id/socket": { init: () => ({ headers: { upgrade: "websocket" } }), cells: own },
+  "POST /v1/conversations/:id/chat": {
+    init: () => json({ id: "chat", messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "over chat [TAG]" }] }] }),
+    cells: own,
+  },
+  // useChat's resume answers 204 where nothing runs, a conversation someone else holds included (its existence is not told).
+  "GET /v1/conversations/:id/chat/stream": { cells: { ...own, "another user": [204, ""], "an operator": [204, ""] } },
+  "GET /v1/conversations/:id/ui-messages": { cells: own },
+  "POST /v1/conversations/:id/fork": { init: () => json({ afterTurn: 1 }), cells: own },
+  "POST /v1/conversations/:id/tokens": { init: () => json({}), cells: { ...own, "its token": FORBIDDEN } },
+  "POST /v1/conversations/:id/operator/messages": { init: () => json({ message: "An operator here." }), cells: operatorOnly },
+  "POST /v1/conversations/:id/operator/approvals": {
+    init: () => json({ decisions: [{ toolCallId: "none", approved: true }] }),
+    cells: operatorOnly,
+  },
+  "POST /v1/conversations/:id/operator/handoff": { init: () => json({ to: "triage" }), cells: operatorOnly },
+};
+
+function servedRoutes(): string[] {
+  const app = createApp(() => createSupportNetwork());
+  return [...new Set(app.routes.filter((r) => r.method !== "ALL" && r.path.startsWith("/v1/")).map((r) => `${r.method} ${r.path}`))];
+}
+
+/** What a refusal must leave as it was: the conversation's view, its schedule and its owner's list. */
+async function snapshot(id: string, owner: string): Promise<string> {
+  const master = { headers: { authorization: `Bearer ${MASTER}` } };
+  const view = (await (await call(`/v1/conversations/${id}`, master)).json()) as Record<string, unknown>;
+  const schedule = await (await call(`/v1/conversations/${id}/schedule`, master)).text();
+  const list = await (await call("/v1/conversations", { headers: { authorization: `Bearer ${owner}` } })).text();
+  const { lastTurnStorage: _storage, ...stable } = view;
+  return JSON.stringify({ stable, schedule, list: JSON.parse(list).conversations.map((c: { id: string; updatedAt: number }) => c.id) });
+}
+
+describe("every route × every caller", () => {
+  it("has a case for every route the app serves, and none it does not", () => {
+    const served = servedRoutes();
+    expect(
+      served.filter((route) => !ROUTES[route]),
+      "routes with no case: add one to ROUTES",
+    ).toEqual([]);
+    expect(Object.keys(ROUTES).filter((route) => !served.includes(route))).toEqual([]);
+  });
+
+  for (const route of Object.keys(ROUTES)) {
+    it(route, async () => {
+      const { init, path, cells } = ROUTES[route]!;
+      const s = await scenario(Array.from({ length: 40 }, (_, i) => ({ text: `Answer ${i + 1}.` })));
+      const owner = await mint(`owner-${s.id}`);
+      const others: Record<Exclude<Caller, "owner" | "its token">, string | undefined> = {
+        "another user": await mint(`other-${s.id}`),
+        "an operator": await mint(`operator-${s.id}`, { roles: ["operator"] }),
+        "the master key": MASTER,
+        // The owner's claims, signed with another key than the published one its header names.
+        "a forged token": await mint(`owner-${s.id}`, {}, "rs2"),
+        nobody: undefined,
+      };
+      const [method, template] = route.split(" ") as [string, string];
+      // Each caller meets a conversation of its own (so a DELETE let through leaves the next caller one to reach).
+      for (const caller of CALLERS) {
+        const expected = cellOf(cells, caller);
+        const { id, token } = await conversationOf(owner, s.tag("hello"));
+        const credential = caller === "owner" ? owner : caller === "its token" ? token : others[caller];
+        const before = expected === THROUGH ? "" : await snapshot(id, owner);
+        const base = init?.(id) ?? {};
+        const body = typeof base.body === "string" ? base.body.replace("[TAG]", s.tag("")) : base.body;
+        const res = await call(path ? path(id) : template.replace(":id", id), {
+          ...base,
+          method,
+          ...(body === undefined ? {} : { body }),
+          headers: { ...(base.headers as Record<string, string>), ...(credential ? { authorization: `Bearer ${credential}` } : {}) },
+        });
+        if (res.webSocket) {
+          res.webSocket.accept();
+          res.webSocket.close();
+        }
+        const text = res.status === 101 ? "" : await res.text();
+        const code = /"code":"([a-z_]+)"/.exec(text)?.[1] ?? "";
+        const where = `${caller}: ${route} → ${res.status} ${text.slice(0, 160)}`;
+        if (expected === THROUGH) expect(ACCESS_CODES.has(code), where).toBe(false);
+        else {
+          expect([res.status, code], where).toEqual(expected);
+          expect(await snapshot(id, owner), `${where}: the conversation changed`).toBe(before);
+        }
+      }
+    });
+  }
+});
+
+/** A conversation `owner` created, with one turn answered. */
+async function conversationOf(owner: string, message: string): Promise<{ id: string; token: string }> {
+  const auth = { authorization: `Bearer ${owner}` };
+  const created = (await (await call("/v1/conversations", { method: "POST", headers: auth })).json()) as { id: string; token: string };
+  const first = await call(`/v1/conversations/${created.id}/messages`, {
+    ...json({ message }),
+    headers: { "content-type": "application/json", ...auth },
+  });
+  await first.text();
+  return created;
+}
+
+function cellOf(cells: RouteCase["cells"], caller: Caller): Cell {
+  // A forged token and no credential are refused everywhere, before any route is reached.
+  return cells[caller] ?? UNAUTHORIZED;
+}
