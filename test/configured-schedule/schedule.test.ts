@@ -24,6 +24,14 @@ async function makeDue(id: string): Promise<void> {
   });
 }
 
+/** The user approves one call of the conversation's waiting step. */
+const approve = (id: string, toolCallId: string) =>
+  call(`/v1/conversations/${id}/approvals`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ decisions: [{ toolCallId, approved: true }] }),
+  });
+
 const transfer = (to: string, reason = "r") => ({
   toolCalls: [{ id: `t-${to}`, name: `transfer_to_${to}`, arguments: JSON.stringify({ reason }) }],
 });
@@ -75,11 +83,7 @@ describe("approval deadlines", () => {
       { text: "One refund done; the other expired." },
     ]);
     await chat(s.conversationId, s.tag("refund both orders"));
-    const decided = await call(`/v1/conversations/${s.conversationId}/approvals`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ decisions: [{ toolCallId: "r1", approved: true }] }),
-    });
+    const decided = await approve(s.conversationId, "r1");
     // The other call still waits: nothing resumes yet.
     expect(decided.status).toBe(202);
     await decided.text();
@@ -114,11 +118,7 @@ describe("approval deadlines", () => {
       { text: "Refunded." },
     ]);
     await chat(s.conversationId, s.tag("refund A1001"));
-    const decided = await call(`/v1/conversations/${s.conversationId}/approvals`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ decisions: [{ toolCallId: "rf", approved: true }] }),
-    });
+    const decided = await approve(s.conversationId, "rf");
     await decided.text();
     expect(await scheduled(s.conversationId)).toEqual([]);
     // What is left is the app's notification, delivered by the alarm; then no alarm is set.
