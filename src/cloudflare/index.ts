@@ -34,6 +34,7 @@ export type {
   EventsOutcome,
   PageQuery,
 } from "../conversation/conversation-api.ts";
+export type { TurnView } from "../conversation/conversation-view.ts";
 export type { Activity, ActivityKind } from "../conversation/storage/activity-log.ts";
 export type { ForkSnapshot } from "../conversation/storage/forks.ts";
 export type { HistoryPage } from "../conversation/storage/history-page.ts";

@@ -1,6 +1,10 @@
 /** What a reader is shown of a stored conversation: its view (GET …/:id), and its history as the AI SDK's UI messages. */
 import { toUIMessages, type UIMessageOut } from "../wire/index.ts";
+import type { HandoffRecord } from "../runtime/handoff/types.ts";
+import type { Message } from "../runtime/messages.ts";
+import type { PendingApproval } from "../runtime/suspension.ts";
 import type { ConversationView, PageQuery } from "./conversation-api.ts";
+import type { StoredTurnStatus } from "./storage/turn-log.ts";
 import type { ConversationState, ConversationStore } from "./storage/conversation-store.ts";
 import { type HistoryPage, pageOfHistory } from "./storage/history-page.ts";
 
@@ -47,4 +51,42 @@ export function uiMessagesOf(
   const { messages, page } = pageOfHistory(store.messages(), query.limit, query.before);
   const suspension = page.end === page.total ? state.suspension : null;
   return { messages: toUIMessages({ messages, handoffs, suspension }, page.start), page };
+}
+
+/** One turn as a task of its conversation: how it stands, what it added to the history, who held the conversation after it. */
+export interface TurnView {
+  turn: number;
+  status: StoredTurnStatus;
+  /** The failure's code, for a failed turn. */
+  error: string | null;
+  messages: Message[];
+  handoffs: HandoffRecord[];
+  /** Who held the conversation when the turn ended (or holds it now, while it runs or waits). */
+  holder: string;
+  /** The calls the turn waits on, while it is the latest and suspended. */
+  pending: PendingApproval[];
+  /** Whether this is the conversation's latest turn (a later one ends its part in the conversation). */
+  latest: boolean;
+}
+
+/** Turn `turn` of the conversation, or null when it has no such turn. */
+export function turnView(store: ConversationStore, state: ConversationState, running: boolean, turn: number): TurnView | null {
+  const record = store.turns.record(turn);
+  if (!record) return null;
+  const latest = turn === state.turn;
+  const all = store.handoffs();
+  const handoffs = all.filter((h) => h.turn === turn).map(({ turn: _turn, ...handoff }) => handoff);
+  // An earlier turn ended with the last handoff up to it; with none, with the agent the first handoff left (the entry).
+  const active = state.holding.activeAgent;
+  const after = all.filter((h) => h.turn <= turn).at(-1)?.to ?? all[0]?.from ?? active;
+  return {
+    turn,
+    status: latest && running ? "running" : record.status,
+    error: record.error,
+    messages: store.messagesOfTurn(turn),
+    handoffs,
+    holder: latest ? active : after,
+    pending: latest ? (state.suspension?.pending ?? []) : [],
+    latest,
+  };
 }

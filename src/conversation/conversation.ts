@@ -9,7 +9,7 @@ import type { StreamFormat, UIMessageOut } from "../wire/index.ts";
 import { checkDecisions } from "./approvals.ts";
 import type { Caller, ConversationSetup, ConversationView, DecisionOutcome, EventsOutcome, PageQuery } from "./conversation-api.ts";
 import type { ConversationStore } from "./storage/conversation-store.ts";
-import { conversationView, uiMessagesOf } from "./conversation-view.ts";
+import { conversationView, type TurnView, turnView, uiMessagesOf } from "./conversation-view.ts";
 import type { ForkSnapshot } from "./storage/forks.ts";
 import type { HistoryPage } from "./storage/history-page.ts";
 import type { InboxLink } from "./inbox-link.ts";
@@ -222,6 +222,15 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     return ok(this.#redactor.value(this.#store.turns.list(this.#store.handoffs())));
+  }
+
+  /** One turn (the latest by default) as a task: its status, the messages it added, its handoffs, what it waits on (A2A's tasks are turns). */
+  async turnView(caller: Caller, turn?: number): Promise<SessionResult<TurnView>> {
+    const admitted = this.#admission.access(caller);
+    if (!admitted.ok) return admitted;
+    const view = turnView(this.#store, admitted.value, this.#driver.running, turn ?? admitted.value.turn);
+    if (!view) return fail("turn_not_found", `This conversation has no turn ${turn ?? "yet"} (it has ${admitted.value.turn}).`);
+    return ok(this.#redactor.value(view));
   }
 
   /** A turn's trace: its spans, from the turn down to each model call, tool call and handoff. */

@@ -8,6 +8,7 @@ import { knownToolList } from "../mcp/index.ts";
 import { type McpServerConfig, mcpToolName, mcpToolOffered } from "../runtime/ports/mcp.ts";
 import type { Network } from "../runtime/network.ts";
 import type { AppEnv } from "./app-env.ts";
+import { registerA2a } from "./a2a/a2a-routes.ts";
 import { requireAccess } from "./auth.ts";
 import { conversationRoutes } from "./conversation-routes.ts";
 import { registerSignInRoutes } from "./dev-sign-in.ts";
@@ -45,6 +46,7 @@ export function createApp(networkFor: (env: Env) => Network): Hono<AppEnv> {
   registerOperatorRoutes(app);
   registerConversationCreate(app);
   app.route("/v1/conversations/:id", conversationRoutes());
+  registerA2a(app, networkFor);
 
   answerOtherMethods(app);
   app.all("/v1/*", (c) => errorResponse(c, "not_found", `No route for ${c.req.method} ${c.req.path}.`));

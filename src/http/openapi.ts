@@ -163,6 +163,14 @@ function waitingPaths(): Record<string, unknown> {
 /** Who is signed in, and the development sign-in of `npm start`. */
 function signInPaths(): Record<string, unknown> {
   return {
+    "/v1/a2a": {
+      post: {
+        summary:
+          "A2A v1.0 JSON-RPC (A2A-Version: 1.0): SendMessage, GetTask, CancelTask (docs/a2a.md; the card: /.well-known/agent-card.json)",
+        requestBody: { required: true, content: { "application/json": { schema: { type: "object" } } } },
+        responses: { "200": { description: "A JSON-RPC result or error" }, "401": error },
+      },
+    },
     "/v1/me": {
       get: {
         summary: "Who the request's credential is: { access, user (id, name, roles) or null, signIn: provider | development | null }",

@@ -131,6 +131,20 @@ const ROUTES: Record<string, RouteCase> = {
   "GET /v1/conversations/:id/ui-messages": { cells: own },
   "POST /v1/conversations/:id/fork": { init: () => json({ afterTurn: 1 }), cells: own },
   "POST /v1/conversations/:id/tokens": { init: () => json({}), cells: { ...own, "its token": FORBIDDEN } },
+  // A2A's JSON-RPC answers 200 with an error in its body: someone else's context is the spec's task not found.
+  "POST /v1/a2a": {
+    init: (id) => ({
+      method: "POST",
+      headers: { "content-type": "application/json", "a2a-version": "1.0" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: `${id}:1` } }),
+    }),
+    cells: {
+      ...own,
+      "another user": [200, "conversation_not_found"],
+      "an operator": [200, "conversation_not_found"],
+      "its token": TOKEN_ELSEWHERE,
+    },
+  },
   "POST /v1/conversations/:id/operator/messages": { init: () => json({ message: "An operator here." }), cells: operatorOnly },
   "POST /v1/conversations/:id/operator/approvals": {
     init: () => json({ decisions: [{ toolCallId: "none", approved: true }] }),

@@ -94,6 +94,13 @@ export class ConversationStore {
     return this.#messages;
   }
 
+  /** The messages one turn added to the history, in order. */
+  messagesOfTurn(turn: number): Message[] {
+    return this.#db
+      .rows<{ data: string }>(`SELECT data FROM messages WHERE turn = ? ORDER BY seq`, turn)
+      .map((row) => JSON.parse(row.data) as Message);
+  }
+
   handoffs(): StoredHandoff[] {
     return this.#db
       .rows<{ turn: number; data: string }>(`SELECT turn, data FROM handoffs ORDER BY seq`)

@@ -1,0 +1,220 @@
+/**
+ * The network as an A2A v1.0 agent: its card at `/.well-known/agent-card.json` (public, as the
+ * spec has it) and a JSON-RPC interface at POST /v1/a2a, behind the same access as every route.
+ * A context is a conversation, owned by its caller as the HTTP API's are (someone else's is "task
+ * not found"); each message starts a turn, which is a task; a message to a task waiting for approval
+ * carries the decisions and resumes it. Every turn passes the conversation's one admission.
+ * Served: SendMessage (blocking), GetTask, CancelTask. Not yet: streaming, subscriptions, listing,
+ * push notifications — answered with UnsupportedOperationError, and the card says so.
+ */
+import type { Context, Hono } from "hono";
+import type * as z from "zod";
+import { readConfig } from "../../config.ts";
+import type { Env } from "../../env.ts";
+import type { TurnView } from "../../conversation/conversation-view.ts";
+import type { Network } from "../../runtime/network.ts";
+import type { ApprovalDecision } from "../../runtime/suspension.ts";
+import type { AppEnv } from "../app-env.ts";
+import { HttpError } from "../errors.ts";
+import { describeProblems, expectOk } from "../request.ts";
+import { originOf, type SessionClient, sessionClient } from "../session-client.ts";
+import { A2A_RPC_PATH, agentCard } from "./agent-card.ts";
+import {
+  A2A_VERSION,
+  DecisionsData,
+  RPC_ERROR,
+  RpcRequest,
+  SendMessageParams,
+  type Task,
+  TaskIdParams,
+  type WireMessage,
+} from "./a2a-wire.ts";
+import { HOW_TO_DECIDE, isTerminal, parseTaskId, taskOf } from "./tasks.ts";
+
+const CARD_PATH = "/.well-known/agent-card.json";
+
+/** Methods of A2A 1.0 this Worker knows but does not serve yet. */
+const NOT_YET = [
+  "SendStreamingMessage",
+  "SubscribeToTask",
+  "ListTasks",
+  "CreateTaskPushNotificationConfig",
+  "GetTaskPushNotificationConfig",
+  "ListTaskPushNotificationConfigs",
+  "DeleteTaskPushNotificationConfig",
+  "GetExtendedAgentCard",
+];
+
+/** A JSON-RPC error a method answers with. */
+class RpcFailure extends Error {
+  readonly code: number;
+  readonly data: Record<string, unknown> | undefined;
+  constructor(code: number, message: string, data?: Record<string, unknown>) {
+    super(message);
+    this.code = code;
+    this.data = data;
+  }
+}
+
+type Method = (c: Context<AppEnv>, params: Record<string, unknown>) => Promise<unknown>;
+const METHODS: Record<string, Method> = { SendMessage: sendMessage, GetTask: getTask, CancelTask: cancelTask };
+
+export function registerA2a(app: Hono<AppEnv>, networkFor: (env: Env) => Network): void {
+  app.get(CARD_PATH, (c) => {
+    const prefix = c.req.path.slice(0, -CARD_PATH.length);
+    return c.json(agentCard(networkFor(c.env), readConfig(c.env), `${new URL(c.req.url).origin}${prefix}`));
+  });
+  app.post(A2A_RPC_PATH, async (c) => c.json(await answer(c)));
+}
+
+async function answer(c: Context<AppEnv>): Promise<Record<string, unknown>> {
+  let raw: unknown;
+  try {
+    raw = await c.req.json();
+  } catch {
+    return rpcError(null, new RpcFailure(RPC_ERROR.parseError, "The body is not JSON."));
+  }
+  const request = RpcRequest.safeParse(raw);
+  if (!request.success) return rpcError(null, new RpcFailure(RPC_ERROR.invalidRequest, describeProblems(request.error)));
+  const id = request.data.id ?? null;
+  // The spec reads an absent or empty version as 0.3, which this Worker does not serve.
+  const version = c.req.header("a2a-version")?.trim() || "0.3";
+  if (version !== A2A_VERSION)
+    return rpcError(
+      id,
+      new RpcFailure(RPC_ERROR.versionNotSupported, `A2A ${version} is not served: send A2A-Version: ${A2A_VERSION}.`, {
+        supportedVersions: [A2A_VERSION],
+      }),
+    );
+  const method = METHODS[request.data.method];
+  try {
+    if (!method) throw unknownMethod(request.data.method);
+    return { jsonrpc: "2.0", id, result: await method(c, request.data.params ?? {}) };
+  } catch (error) {
+    if (error instanceof RpcFailure) return rpcError(id, error);
+    if (error instanceof HttpError) return rpcError(id, fromHttpError(error));
+    throw error;
+  }
+}
+
+function unknownMethod(name: string): RpcFailure {
+  return NOT_YET.includes(name)
+    ? new RpcFailure(RPC_ERROR.unsupportedOperation, `${name} is not served yet: this agent answers SendMessage, GetTask and CancelTask.`)
+    : new RpcFailure(RPC_ERROR.methodNotFound, `No method ${name}: this agent answers SendMessage, GetTask and CancelTask.`);
+}
+
+function rpcError(id: string | number | null, failure: RpcFailure): Record<string, unknown> {
+  return { jsonrpc: "2.0", id, error: { code: failure.code, message: failure.message, ...(failure.data ? { data: failure.data } : {}) } };
+}
+
+/** A conversation's refusal, as A2A says it: a conversation someone else owns, or none, is a task not found. */
+function fromHttpError(error: HttpError): RpcFailure {
+  const data = { code: error.code, ...(error.details ? { details: error.details } : {}) };
+  if (error.code === "conversation_not_found" || error.code === "turn_not_found")
+    return new RpcFailure(RPC_ERROR.taskNotFound, "No such task.", data);
+  if (error.code === "invalid_configuration" || error.code === "internal_error")
+    return new RpcFailure(RPC_ERROR.internalError, error.message, data);
+  return new RpcFailure(RPC_ERROR.invalidRequest, error.message, data);
+}
+
+function parsed<T>(schema: z.ZodType<T>, params: unknown): T {
+  const result = schema.safeParse(params);
+  if (!result.success) throw new RpcFailure(RPC_ERROR.invalidParams, describeProblems(result.error));
+  return result.data;
+}
+
+function clientOf(c: Context<AppEnv>, conversationId: string): SessionClient {
+  return sessionClient(c.env, conversationId, c.get("access"), originOf(c.req));
+}
+
+/** A task by id, as its conversation's owner sees it, with the turn it is. */
+async function taskById(
+  c: Context<AppEnv>,
+  id: string,
+  historyLength?: number,
+): Promise<{ task: Task; view: TurnView; client: SessionClient }> {
+  const named = parseTaskId(id);
+  if (!named) throw new RpcFailure(RPC_ERROR.taskNotFound, "No such task.");
+  const client = clientOf(c, named.conversationId);
+  const view = await expectOk(client.turnView(named.turn));
+  return { task: taskOf(named.conversationId, view, historyLength), view, client };
+}
+
+async function getTask(c: Context<AppEnv>, params: Record<string, unknown>): Promise<Task> {
+  const { id, historyLength } = parsed(TaskIdParams, params);
+  return (await taskById(c, id, historyLength)).task;
+}
+
+/** A running task is cancelled (its turn stops); a finished one is not cancelable; cancelling twice answers the cancelled task. */
+async function cancelTask(c: Context<AppEnv>, params: Record<string, unknown>): Promise<Task> {
+  const { id } = parsed(TaskIdParams, params);
+  const { task, client } = await taskById(c, id);
+  if (task.status.state === "TASK_STATE_CANCELED") return task;
+  if (isTerminal(task.status.state))
+    throw new RpcFailure(RPC_ERROR.taskNotCancelable, `The task is ${task.status.state}: it cannot be cancelled.`);
+  if (task.status.state === "TASK_STATE_INPUT_REQUIRED")
+    throw new RpcFailure(RPC_ERROR.taskNotCancelable, "The task waits for approval: deny its calls with a message to it instead.");
+  await expectOk(client.cancel());
+  return (await taskById(c, id)).task;
+}
+
+/**
+ * A message: to a task waiting for approval it carries the decisions and resumes that task; else it
+ * starts a turn (a new task) in its context, a new conversation when it names none. Answers the
+ * task once the turn has run (blocking).
+ */
+async function sendMessage(c: Context<AppEnv>, params: Record<string, unknown>): Promise<{ task: Task }> {
+  const { message, configuration } = parsed(SendMessageParams, params);
+  if (message.role !== "ROLE_USER") throw new RpcFailure(RPC_ERROR.invalidParams, "Send the user's message: role ROLE_USER.");
+  if (configuration?.returnImmediately)
+    throw new RpcFailure(RPC_ERROR.unsupportedOperation, "returnImmediately is not served yet: this agent answers once the turn has run.");
+  if (message.taskId) return { task: await resume(c, message, configuration?.historyLength) };
+  const text = textOf(message);
+  if (!text) throw new RpcFailure(RPC_ERROR.invalidParams, "A message that starts a task carries text: a part with `text`.");
+  const conversationId = message.contextId ?? (await newConversation(c));
+  const client = clientOf(c, conversationId);
+  await drain(await expectOk(client.sendMessage(text, "sse")));
+  return { task: taskOf(conversationId, await expectOk(client.turnView()), configuration?.historyLength) };
+}
+
+/** Decisions for the calls a task waits on: a data part's `decisions`, or "approve" / "deny" for all of them. */
+async function resume(c: Context<AppEnv>, message: WireMessage, historyLength?: number): Promise<Task> {
+  const { task, view, client } = await taskById(c, message.taskId!);
+  if (message.contextId && message.contextId !== task.contextId)
+    throw new RpcFailure(RPC_ERROR.invalidParams, "The message's contextId is not its task's.");
+  if (task.status.state !== "TASK_STATE_INPUT_REQUIRED")
+    throw new RpcFailure(
+      RPC_ERROR.unsupportedOperation,
+      `The task is ${task.status.state}: send a message without taskId to start a new one.`,
+    );
+  const decisions = decisionsOf(message, view);
+  const outcome = await expectOk(client.decide(decisions, "sse"));
+  if (outcome.kind === "stream") await drain(outcome.stream);
+  return (await taskById(c, task.id, historyLength)).task;
+}
+
+function decisionsOf(message: WireMessage, view: TurnView): ApprovalDecision[] {
+  for (const part of message.parts) {
+    const data = DecisionsData.safeParse(part.data);
+    if (data.success) return data.data.decisions;
+  }
+  const word = textOf(message).trim().toLowerCase();
+  if (word !== "approve" && word !== "deny") throw new RpcFailure(RPC_ERROR.invalidParams, HOW_TO_DECIDE);
+  return view.pending.map((p) => ({ toolCallId: p.toolCallId, approved: word === "approve" }));
+}
+
+function textOf(message: WireMessage): string {
+  return message.parts.flatMap((p) => (p.text === undefined ? [] : [p.text])).join("\n");
+}
+
+/** A new conversation for a message that names no context: its caller's, as POST /v1/conversations makes it. */
+async function newConversation(c: Context<AppEnv>): Promise<string> {
+  const id = crypto.randomUUID();
+  await expectOk(clientOf(c, id).create());
+  return id;
+}
+
+/** Reads a turn's stream to its end: the turn runs in its Durable Object, and the task is read from what it stored. */
+async function drain(stream: ReadableStream<Uint8Array>): Promise<void> {
+  await new Response(stream).arrayBuffer();
+}

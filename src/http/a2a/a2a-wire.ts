@@ -1,0 +1,96 @@
+/**
+ * A2A v1.0 on the wire, as its JSON-RPC binding carries it (the proto's JSON form: enums as their
+ * names, a part one of `text`, `data`, `url`, `raw`): the requests this Worker reads, checked with
+ * zod, and the tasks and messages it answers. Only the fields this Worker reads or sets are named.
+ */
+import * as z from "zod";
+
+/** The protocol version served; a request whose `A2A-Version` is empty is 0.3, which is not. */
+export const A2A_VERSION = "1.0";
+
+/** This project's extension: a task's metadata names who holds the conversation and the handoffs its turn made. */
+export const HANDOFF_EXTENSION = "urn:handoff-runtime:a2a:handoffs:v1";
+
+/** The JSON-RPC error codes of A2A and JSON-RPC 2.0 that this Worker answers. */
+export const RPC_ERROR = {
+  parseError: -32700,
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  internalError: -32603,
+  taskNotFound: -32001,
+  taskNotCancelable: -32002,
+  unsupportedOperation: -32004,
+  versionNotSupported: -32009,
+} as const;
+
+export const RpcRequest = z.object({
+  jsonrpc: z.literal("2.0", { error: 'A JSON-RPC request has "jsonrpc": "2.0".' }),
+  id: z.union([z.string(), z.number(), z.null()]).optional(),
+  method: z.string().min(1, "Name the method."),
+  params: z.record(z.string(), z.unknown()).optional(),
+});
+export type RpcRequest = z.infer<typeof RpcRequest>;
+
+const Part = z.object({
+  text: z.string().optional(),
+  data: z.unknown().optional(),
+  url: z.string().optional(),
+  raw: z.string().optional(),
+  mediaType: z.string().optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const WireMessage = z.object({
+  messageId: z.string().min(1, "A message has a messageId."),
+  role: z.enum(["ROLE_USER", "ROLE_AGENT"], { error: "A message's role is ROLE_USER or ROLE_AGENT." }),
+  parts: z.array(Part).min(1, "A message has at least one part."),
+  contextId: z.string().optional(),
+  taskId: z.string().optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+export type WireMessage = z.infer<typeof WireMessage>;
+
+export const SendMessageParams = z.object({
+  message: WireMessage,
+  configuration: z
+    .object({
+      returnImmediately: z.boolean().optional(),
+      historyLength: z.number().int().min(0).optional(),
+    })
+    .optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const TaskIdParams = z.object({ id: z.string().min(1, "Name the task: `id`."), historyLength: z.number().int().min(0).optional() });
+
+/** Decisions a client sends for calls waiting for approval, in a data part of its message. */
+export const DecisionsData = z.object({
+  decisions: z.array(z.object({ toolCallId: z.string().min(1), approved: z.boolean(), reason: z.string().max(2000).optional() })).min(1),
+});
+
+export type TaskState =
+  | "TASK_STATE_WORKING"
+  | "TASK_STATE_COMPLETED"
+  | "TASK_STATE_FAILED"
+  | "TASK_STATE_CANCELED"
+  | "TASK_STATE_INPUT_REQUIRED";
+
+export type OutPart = { text: string } | { data: unknown; mediaType?: string };
+
+export interface OutMessage {
+  messageId: string;
+  contextId: string;
+  taskId: string;
+  role: "ROLE_USER" | "ROLE_AGENT";
+  parts: OutPart[];
+  metadata?: Record<string, unknown>;
+}
+
+export interface Task {
+  id: string;
+  contextId: string;
+  status: { state: TaskState; message?: OutMessage; timestamp: string };
+  history: OutMessage[];
+  metadata: Record<string, unknown>;
+}

@@ -1,0 +1,94 @@
+/**
+ * A conversation's turns as A2A tasks: a context is a conversation, each turn a task of it (id
+ * `<conversation>:<turn>`). The turn's user and agent messages are the task's history; its status
+ * is the turn's (a turn waiting for approval is input-required, with the pending calls in a data
+ * part; one held by a person stays working); who holds the conversation, and the turn's handoffs,
+ * are in the task's metadata under this project's extension.
+ */
+import type { TurnView } from "../../conversation/conversation-view.ts";
+import { HANDOFF_EXTENSION, type OutMessage, type Task, type TaskState } from "./a2a-wire.ts";
+
+/** A task's id: its conversation and turn. Conversation ids have no colon, so the last one parts them. */
+export function taskIdOf(conversationId: string, turn: number): string {
+  return `${conversationId}:${turn}`;
+}
+
+/** The conversation and turn a task id names, or null when it names none. */
+export function parseTaskId(id: string): { conversationId: string; turn: number } | null {
+  const match = /^([A-Za-z0-9_-]{1,128}):([1-9]\d{0,8})$/.exec(id);
+  return match ? { conversationId: match[1]!, turn: Number(match[2]) } : null;
+}
+
+/** How a client answers a task that waits for approval. */
+export const HOW_TO_DECIDE = 'Answer with a data part { "decisions": [{ "toolCallId", "approved" }] }, or the text "approve" or "deny".';
+
+const STATES: Record<TurnView["status"], TaskState> = {
+  running: "TASK_STATE_WORKING",
+  // A person holds the conversation: the task goes on until they answer or hand back.
+  awaiting_human: "TASK_STATE_WORKING",
+  awaiting_approval: "TASK_STATE_INPUT_REQUIRED",
+  completed: "TASK_STATE_COMPLETED",
+  failed: "TASK_STATE_FAILED",
+  cancelled: "TASK_STATE_CANCELED",
+  // A turn rewound by a retry or an edit was replaced by a later one.
+  rewound: "TASK_STATE_CANCELED",
+};
+
+/** Whether a task in this state takes no new message and cannot be cancelled. */
+export function isTerminal(state: TaskState): boolean {
+  return state === "TASK_STATE_COMPLETED" || state === "TASK_STATE_FAILED" || state === "TASK_STATE_CANCELED";
+}
+
+/** The task a turn is, with its last `historyLength` messages when given. */
+export function taskOf(conversationId: string, view: TurnView, historyLength?: number): Task {
+  const id = taskIdOf(conversationId, view.turn);
+  const message = (
+    role: OutMessage["role"],
+    index: number,
+    parts: OutMessage["parts"],
+    metadata?: Record<string, unknown>,
+  ): OutMessage => ({
+    messageId: `${id}:${index}`,
+    contextId: conversationId,
+    taskId: id,
+    role,
+    parts,
+    ...(metadata ? { metadata } : {}),
+  });
+  const history = view.messages.flatMap((m, index) =>
+    m.role === "user"
+      ? [message("ROLE_USER", index, [{ text: m.content }])]
+      : m.role === "assistant" && m.content
+        ? [message("ROLE_AGENT", index, [{ text: m.content }], { agent: m.agent })]
+        : [],
+  );
+  const state = STATES[view.status];
+  return {
+    id,
+    contextId: conversationId,
+    status: { state, ...statusMessage(view, state, message), timestamp: new Date().toISOString() },
+    history: historyLength === undefined ? history : history.slice(Math.max(0, history.length - historyLength)),
+    metadata: { [HANDOFF_EXTENSION]: { holder: view.holder, handoffs: view.handoffs } },
+  };
+}
+
+/** What the status says beyond its state: the calls that wait for a decision, or why the turn failed. */
+function statusMessage(
+  view: TurnView,
+  state: TaskState,
+  message: (role: OutMessage["role"], index: number, parts: OutMessage["parts"]) => OutMessage,
+): { message?: OutMessage } {
+  if (state === "TASK_STATE_INPUT_REQUIRED") {
+    const names = view.pending.map((p) => p.name).join(", ");
+    const pending = view.pending.map(({ toolCallId, name, args, agent, expiresAt }) => ({ toolCallId, name, args, agent, expiresAt }));
+    return {
+      message: message("ROLE_AGENT", -1, [
+        { text: `Waiting for approval: ${names}. ${HOW_TO_DECIDE}` },
+        { data: { pending }, mediaType: "application/json" },
+      ]),
+    };
+  }
+  if (state === "TASK_STATE_FAILED")
+    return { message: message("ROLE_AGENT", -1, [{ text: `The turn failed: ${view.error ?? "unknown"}.` }]) };
+  return {};
+}

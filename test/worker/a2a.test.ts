@@ -1,0 +1,129 @@
+/**
+ * The network as an A2A v1.0 agent, through the Worker: its card, and JSON-RPC SendMessage,
+ * GetTask and CancelTask over conversations (a context is a conversation, a turn a task), with the
+ * handoffs in the task's metadata, an approval as input-required resumed by the client's decisions,
+ * and the spec's errors for what is wrong or not served.
+ */
+import { describe, expect, it } from "vitest";
+import type { Task } from "../../src/http/a2a/a2a-wire.ts";
+import { call, type ConversationJson, scenario } from "../support/worker.ts";
+
+/** A JSON-RPC answer: a result (a task, or `{ task }` for SendMessage) or an error. */
+interface Answer {
+  result: Task & { task: Task };
+  error: { code: number; message: string; data?: unknown };
+}
+
+const EXTENSION = "urn:handoff-runtime:a2a:handoffs:v1";
+let next = 0;
+
+async function rpc(method: string, params: unknown, version: string | null = "1.0"): Promise<Answer> {
+  const res = await call("/v1/a2a", {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(version === null ? {} : { "a2a-version": version }) },
+    body: JSON.stringify({ jsonrpc: "2.0", id: ++next, method, params }),
+  });
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as Answer;
+  expect(body).toMatchObject({ jsonrpc: "2.0", id: next });
+  return body;
+}
+
+const userMessage = (text: string, more: Record<string, unknown> = {}) => ({
+  message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }], ...more },
+});
+const args = (value: unknown) => JSON.stringify(value);
+
+describe("the agent card", () => {
+  it("names the network's entry agent, a skill per agent (not the people), the JSON-RPC interface, and what is served", async () => {
+    const res = await call("/.well-known/agent-card.json");
+    expect(res.status).toBe(200);
+    const card = (await res.json()) as { skills: Array<{ id: string }> };
+    expect(card).toMatchObject({
+      name: "triage",
+      supportedInterfaces: [{ url: "https://chat.test/v1/a2a", protocolBinding: "JSONRPC", protocolVersion: "1.0" }],
+      capabilities: { streaming: false, pushNotifications: false, extensions: [{ uri: EXTENSION, required: false }] },
+    });
+    const skills = card.skills.map((skill) => skill.id);
+    expect(skills).toEqual(expect.arrayContaining(["triage", "billing", "shipping"]));
+    expect(skills).not.toContain("support-desk");
+  });
+});
+
+describe("JSON-RPC", () => {
+  it("SendMessage runs a turn in a new context and answers its task: history, the holder and the handoff; the next is a new task", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t1", name: "transfer_to_billing", arguments: args({ reason: "a charge" }) }] },
+      { text: "Billing here: I see the double charge." },
+      { text: "It will be refunded." },
+    ]);
+    const first = await rpc("SendMessage", userMessage(s.tag("I was charged twice")));
+    const task = first.result.task;
+    expect(task).toMatchObject({
+      id: `${task.contextId}:1`,
+      status: { state: "TASK_STATE_COMPLETED" },
+      history: [
+        { role: "ROLE_USER", parts: [{ text: s.tag("I was charged twice") }] },
+        { role: "ROLE_AGENT", parts: [{ text: "Billing here: I see the double charge." }], metadata: { agent: "billing" } },
+      ],
+      metadata: { [EXTENSION]: { holder: "billing", handoffs: [{ kind: "transfer", from: "triage", to: "billing" }] } },
+    });
+    // The context is the conversation, stored as any other.
+    const view = (await (await call(`/v1/conversations/${task.contextId}`)).json()) as ConversationJson;
+    expect(view.activeAgent).toBe("billing");
+    const second = await rpc("SendMessage", userMessage(s.tag("thanks"), { contextId: task.contextId }));
+    expect(second.result.task).toMatchObject({
+      id: `${task.contextId}:2`,
+      status: { state: "TASK_STATE_COMPLETED" },
+      metadata: { [EXTENSION]: { holder: "billing", handoffs: [] } },
+    });
+    expect((await rpc("GetTask", { id: task.id, historyLength: 1 })).result.history).toMatchObject([{ role: "ROLE_AGENT" }]);
+  });
+
+  it("a call waiting for approval is input-required with the pending calls; the client's decisions resume the same task", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t1", name: "transfer_to_billing", arguments: args({ reason: "refund" }) }] },
+      { toolCalls: [{ id: "rf", name: "refund", arguments: args({ orderId: "A1001", amountUsd: 10 }) }] },
+      { text: "Refunded 10 USD." },
+    ]);
+    const waiting = (await rpc("SendMessage", userMessage(s.tag("refund 10 USD on A1001")))).result.task;
+    expect(waiting.status).toMatchObject({
+      state: "TASK_STATE_INPUT_REQUIRED",
+      message: {
+        role: "ROLE_AGENT",
+        parts: [{ text: expect.stringMatching(/refund/) }, { data: { pending: [{ toolCallId: "rf", name: "refund" }] } }],
+      },
+    });
+    expect((await rpc("GetTask", { id: waiting.id })).result.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
+    const cancel = await rpc("CancelTask", { id: waiting.id });
+    expect(cancel.error.code).toBe(-32002);
+    const decided = await rpc("SendMessage", {
+      message: {
+        messageId: crypto.randomUUID(),
+        role: "ROLE_USER",
+        taskId: waiting.id,
+        contextId: waiting.contextId,
+        parts: [{ data: { decisions: [{ toolCallId: "rf", approved: true }] } }],
+      },
+    });
+    expect(decided.result.task).toMatchObject({ id: waiting.id, status: { state: "TASK_STATE_COMPLETED" } });
+    expect(decided.result.task.history.at(-1)).toMatchObject({ role: "ROLE_AGENT", parts: [{ text: "Refunded 10 USD." }] });
+    // A finished task takes no new message, and cannot be cancelled.
+    const again = await rpc("SendMessage", userMessage("approve", { taskId: waiting.id }));
+    expect(again.error).toMatchObject({ code: -32004, message: expect.stringMatching(/COMPLETED/) });
+    expect((await rpc("CancelTask", { id: waiting.id })).error.code).toBe(-32002);
+  });
+
+  it("answers the spec's errors: version, unknown task, bad params, parse error, methods not served or unknown", async () => {
+    expect((await rpc("GetTask", { id: "x:1" }, null)).error).toMatchObject({ code: -32009, data: { supportedVersions: ["1.0"] } });
+    expect((await rpc("GetTask", { id: "x:1" }, "0.3")).error.code).toBe(-32009);
+    expect((await rpc("GetTask", { id: "no-such-conversation:1" })).error).toMatchObject({ code: -32001, message: "No such task." });
+    expect((await rpc("GetTask", { id: "not a task id" })).error.code).toBe(-32001);
+    expect((await rpc("GetTask", {})).error).toMatchObject({ code: -32602, message: expect.stringMatching(/id/) });
+    expect((await rpc("SendMessage", { message: { messageId: "m", role: "ROLE_USER", parts: [] } })).error.code).toBe(-32602);
+    expect((await rpc("SendStreamingMessage", userMessage("hi"))).error.code).toBe(-32004);
+    expect((await rpc("Nonsense", {})).error.code).toBe(-32601);
+    const res = await call("/v1/a2a", { method: "POST", headers: { "content-type": "application/json", "a2a-version": "1.0" }, body: "{" });
+    expect(await res.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
+  });
+});
