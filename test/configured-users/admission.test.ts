@@ -1,7 +1,7 @@
 /**
  * One admission: every way a turn starts (a message over HTTP, the AI SDK chat route, retry, an
- * edit, decisions over HTTP and through the chat route, and a socket's message and decision
- * frames) × every refusal (over the daily budget, over the per-client limit, too long, a turn
+ * edit, decisions over HTTP and through the chat route, a socket's message and decision frames,
+ * and A2A's SendMessage with a message or with decisions) × every refusal (over the daily budget, over the per-client limit, too long, a turn
  * running, someone else's conversation) gets the same code, with the same details, over HTTP and
  * over the socket; and a refused request leaves the conversation as it was.
  */
@@ -73,6 +73,8 @@ interface Way {
   /** Over HTTP: the response. Over a socket: the frame to send. */
   http?: (c: Conv, credential: string, text: string) => Promise<Response>;
   frame?: (text: string) => unknown;
+  /** Over A2A: SendMessage's params (`turn`: the conversation's latest); the refusal is a JSON-RPC error with this API's code and details. */
+  a2a?: (c: Conv, text: string, turn: number) => unknown;
 }
 
 const WAYS: Way[] = [
@@ -120,6 +122,26 @@ const WAYS: Way[] = [
           ],
         }),
       ),
+  },
+  {
+    name: "A2A SendMessage",
+    suspended: false,
+    carriesText: true,
+    a2a: (c, t) => ({ message: { messageId: "m1", role: "ROLE_USER", contextId: c.id, parts: [{ text: t }] } }),
+  },
+  {
+    name: "A2A SendMessage with decisions",
+    suspended: true,
+    carriesText: false,
+    // The task is the latest turn: the one waiting, or the retry running in its place.
+    a2a: (c, _text, turn) => ({
+      message: {
+        messageId: "m2",
+        role: "ROLE_USER",
+        taskId: `${c.id}:${turn}`,
+        parts: [{ data: { decisions: [{ toolCallId: "ref", approved: true }] } }],
+      },
+    }),
   },
   { name: "socket message frame", suspended: false, carriesText: true, frame: (t) => ({ type: "message", message: t }) },
   {
@@ -205,7 +227,16 @@ describe("every way a turn starts, refused the same way", () => {
         const text = refusal === "too long" ? LONG : c.text("one more");
         const [status, code] = EXPECTED[refusal];
         let details: unknown;
-        if (way.http) {
+        if (way.a2a) {
+          const res = await call("/v1/a2a", {
+            ...post(credential, { jsonrpc: "2.0", id: 1, method: "SendMessage", params: way.a2a(c, text, before.turn) }),
+            headers: { authorization: `Bearer ${credential}`, "content-type": "application/json", "a2a-version": "1.0" },
+          });
+          const body = (await res.json()) as { error: { code: number; data: { code: string; details?: unknown } } };
+          // Someone else's context is the spec's task not found; every other refusal an invalid request.
+          expect([res.status, body.error.code, body.error.data.code]).toEqual([200, status === 404 ? -32001 : -32600, code]);
+          details = body.error.data.details;
+        } else if (way.http) {
           const res = await way.http(c, credential, text);
           const body = (await res.json()) as { error: { code: string; details?: unknown } };
           expect([res.status, body.error.code]).toEqual([status, code]);

@@ -182,7 +182,8 @@ async function resume(c: Context<AppEnv>, message: WireMessage, historyLength?: 
   const { task, view, client } = await taskById(c, message.taskId!);
   if (message.contextId && message.contextId !== task.contextId)
     throw new RpcFailure(RPC_ERROR.invalidParams, "The message's contextId is not its task's.");
-  if (task.status.state !== "TASK_STATE_INPUT_REQUIRED")
+  // A finished task takes no message; one that runs or waits is the conversation's to judge (running, nothing to decide), as every way in.
+  if (!view.latest || isTerminal(task.status.state))
     throw new RpcFailure(
       RPC_ERROR.unsupportedOperation,
       `The task is ${task.status.state}: send a message without taskId to start a new one.`,
