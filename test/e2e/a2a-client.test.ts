@@ -3,7 +3,8 @@
  * reads the agent card and picks the JSON-RPC interface) against `wrangler dev` with Node
  * compatibility off and the offline demo model: a double charge goes to billing, whose refund waits
  * for approval (input-required, the pending call in a data part); the client's decision resumes the
- * same task to its end, and GetTask reads it back with the holder in this project's extension.
+ * same task to its end, and GetTask reads it back with the holder in this project's extension; and
+ * a turn streamed to the client's sendMessageStream as it runs.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -67,4 +68,28 @@ it("reads the card, runs a handoff to billing that waits for approval, and resum
   const last = read.history.at(-1);
   assert.equal(last?.role, Role.ROLE_AGENT);
   assert.match(String(last?.parts[0]?.content?.value), /refund/i);
+});
+
+it("streams a turn to the SDK's sendMessageStream: the task, the text as it is produced, the handoff, the final status", async () => {
+  const client = await new ClientFactory().createFromUrl(dev.url);
+  const kinds: string[] = [];
+  let text = "";
+  let holder = "";
+  let last: TaskState | undefined;
+  for await (const event of client.sendMessageStream(send([{ $case: "text", value: "Where is order A1002?" }]))) {
+    const payload = event.payload;
+    if (!payload) continue;
+    kinds.push(payload.$case);
+    if (payload.$case === "artifactUpdate") text += String(payload.value.artifact?.parts[0]?.content?.value ?? "");
+    if (payload.$case === "statusUpdate") {
+      last = payload.value.status?.state;
+      const extension = payload.value.metadata?.["urn:handoff-runtime:a2a:handoffs:v1"] as { holder?: string } | undefined;
+      if (extension?.holder) holder = extension.holder;
+    }
+  }
+  assert.equal(kinds[0], "task");
+  assert.ok(kinds.filter((k) => k === "artifactUpdate").length > 1, `text in chunks: ${kinds.join(",")}`);
+  assert.equal(holder, "shipping");
+  assert.match(text, /A1002/);
+  assert.equal(last, TaskState.TASK_STATE_COMPLETED);
 });

@@ -8,6 +8,13 @@ import { describe, expect, it } from "vitest";
 import type { Task } from "../../src/http/a2a/a2a-wire.ts";
 import { call, type ConversationJson, scenario } from "../support/worker.ts";
 
+/** One result of a streaming answer: the task, a status update or a chunk of an artifact. */
+interface StreamResult {
+  task?: Task;
+  statusUpdate?: { taskId: string; status: Task["status"]; metadata?: Record<string, unknown> };
+  artifactUpdate?: { artifact: { parts: Array<{ text: string }> }; append: boolean };
+}
+
 /** A JSON-RPC answer: a result (a task, or `{ task }` for SendMessage) or an error. */
 interface Answer {
   result: Task & { task: Task };
@@ -42,7 +49,7 @@ describe("the agent card", () => {
     expect(card).toMatchObject({
       name: "triage",
       supportedInterfaces: [{ url: "https://chat.test/v1/a2a", protocolBinding: "JSONRPC", protocolVersion: "1.0" }],
-      capabilities: { streaming: false, pushNotifications: false, extensions: [{ uri: EXTENSION, required: false }] },
+      capabilities: { streaming: true, pushNotifications: false, extensions: [{ uri: EXTENSION, required: false }] },
     });
     const skills = card.skills.map((skill) => skill.id);
     expect(skills).toEqual(expect.arrayContaining(["triage", "billing", "shipping"]));
@@ -114,6 +121,47 @@ describe("JSON-RPC", () => {
     expect((await rpc("CancelTask", { id: waiting.id })).error.code).toBe(-32002);
   });
 
+  it("SendStreamingMessage: the task first, the text as artifact chunks as it comes, each step's message, the handoff, the final status", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t1", name: "transfer_to_shipping", arguments: args({ reason: "a parcel" }) }] },
+      { text: "Your parcel left the depot this morning.", chunkChars: 5 },
+    ]);
+    const res = await call("/v1/a2a", {
+      method: "POST",
+      headers: { "content-type": "application/json", "a2a-version": "1.0" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: "s1", method: "SendStreamingMessage", params: userMessage(s.tag("where is my parcel")) }),
+    });
+    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const results = (await res.text())
+      .split("\n\n")
+      .filter((frame) => frame.startsWith("data: "))
+      .map((frame) => JSON.parse(frame.slice(6)) as { jsonrpc: string; id: string; result: StreamResult });
+    expect(results.every((r) => r.jsonrpc === "2.0" && r.id === "s1")).toBe(true);
+    const kinds = results.map((r) => Object.keys(r.result)[0]);
+    expect(kinds[0]).toBe("task");
+    const task = results[0]!.result.task!;
+    expect(task.status.state).toBe("TASK_STATE_WORKING");
+    const handoff = results.find((r) => r.result.statusUpdate?.metadata?.[EXTENSION]);
+    expect(handoff!.result.statusUpdate!.metadata![EXTENSION]).toMatchObject({
+      holder: "shipping",
+      handoff: { from: "triage", to: "shipping" },
+    });
+    const chunks = results.filter((r) => r.result.artifactUpdate).map((r) => r.result.artifactUpdate);
+    expect(chunks.length).toBeGreaterThan(3);
+    expect(chunks.map((u) => u!.artifact.parts[0]!.text).join("")).toBe("Your parcel left the depot this morning.");
+    expect(chunks.map((u) => u!.append)).toEqual([false, ...chunks.slice(1).map(() => true)]);
+    const spoken = results.find((r) => r.result.statusUpdate?.status?.message);
+    expect(spoken!.result.statusUpdate!.status.message).toMatchObject({
+      role: "ROLE_AGENT",
+      parts: [{ text: "Your parcel left the depot this morning." }],
+      metadata: { agent: "shipping" },
+    });
+    expect(results.at(-1)!.result.statusUpdate).toMatchObject({ taskId: task.id, status: { state: "TASK_STATE_COMPLETED" } });
+    // The order: the task, the handoff, the text, the message, the end.
+    expect(kinds.at(-1)).toBe("statusUpdate");
+    expect(results.indexOf(handoff!)).toBeLessThan(results.findIndex((r) => r.result.artifactUpdate));
+  });
+
   it("answers the spec's errors: version, unknown task, bad params, parse error, methods not served or unknown", async () => {
     expect((await rpc("GetTask", { id: "x:1" }, null)).error).toMatchObject({ code: -32009, data: { supportedVersions: ["1.0"] } });
     expect((await rpc("GetTask", { id: "x:1" }, "0.3")).error.code).toBe(-32009);
@@ -121,7 +169,7 @@ describe("JSON-RPC", () => {
     expect((await rpc("GetTask", { id: "not a task id" })).error.code).toBe(-32001);
     expect((await rpc("GetTask", {})).error).toMatchObject({ code: -32602, message: expect.stringMatching(/id/) });
     expect((await rpc("SendMessage", { message: { messageId: "m", role: "ROLE_USER", parts: [] } })).error.code).toBe(-32602);
-    expect((await rpc("SendStreamingMessage", userMessage("hi"))).error.code).toBe(-32004);
+    expect((await rpc("SubscribeToTask", { id: "x:1" })).error.code).toBe(-32004);
     expect((await rpc("Nonsense", {})).error.code).toBe(-32601);
     const res = await call("/v1/a2a", { method: "POST", headers: { "content-type": "application/json", "a2a-version": "1.0" }, body: "{" });
     expect(await res.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });

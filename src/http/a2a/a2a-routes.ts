@@ -4,8 +4,8 @@
  * A context is a conversation, owned by its caller as the HTTP API's are (someone else's is "task
  * not found"); each message starts a turn, which is a task; a message to a task waiting for approval
  * carries the decisions and resumes it. Every turn passes the conversation's one admission.
- * Served: SendMessage (blocking), GetTask, CancelTask. Not yet: streaming, subscriptions, listing,
- * push notifications — answered with UnsupportedOperationError, and the card says so.
+ * Served: SendMessage (blocking), SendStreamingMessage, GetTask, CancelTask. Not yet: subscriptions,
+ * listing, push notifications — answered with UnsupportedOperationError, and the card says so.
  */
 import type { Context, Hono } from "hono";
 import type * as z from "zod";
@@ -18,7 +18,9 @@ import type { AppEnv } from "../app-env.ts";
 import { HttpError } from "../errors.ts";
 import { describeProblems, expectOk } from "../request.ts";
 import { originOf, type SessionClient, sessionClient } from "../session-client.ts";
+import { SSE_HEADERS } from "../../wire/index.ts";
 import { A2A_RPC_PATH, agentCard } from "./agent-card.ts";
+import { a2aStream } from "./a2a-stream.ts";
 import {
   A2A_VERSION,
   DecisionsData,
@@ -35,7 +37,6 @@ const CARD_PATH = "/.well-known/agent-card.json";
 
 /** Methods of A2A 1.0 this Worker knows but does not serve yet. */
 const NOT_YET = [
-  "SendStreamingMessage",
   "SubscribeToTask",
   "ListTasks",
   "CreateTaskPushNotificationConfig",
@@ -56,18 +57,28 @@ class RpcFailure extends Error {
   }
 }
 
-type Method = (c: Context<AppEnv>, params: Record<string, unknown>) => Promise<unknown>;
-const METHODS: Record<string, Method> = { SendMessage: sendMessage, GetTask: getTask, CancelTask: cancelTask };
+/** A method: its result, or (streaming) the response that carries its results. */
+type Method = (c: Context<AppEnv>, params: Record<string, unknown>, rpcId: string | number | null) => Promise<unknown>;
+const METHODS: Record<string, Method> = {
+  SendMessage: sendMessage,
+  SendStreamingMessage: sendStreamingMessage,
+  GetTask: getTask,
+  CancelTask: cancelTask,
+};
+const SERVED = "this agent answers SendMessage, SendStreamingMessage, GetTask and CancelTask";
 
 export function registerA2a(app: Hono<AppEnv>, networkFor: (env: Env) => Network): void {
   app.get(CARD_PATH, (c) => {
     const prefix = c.req.path.slice(0, -CARD_PATH.length);
     return c.json(agentCard(networkFor(c.env), readConfig(c.env), `${new URL(c.req.url).origin}${prefix}`));
   });
-  app.post(A2A_RPC_PATH, async (c) => c.json(await answer(c)));
+  app.post(A2A_RPC_PATH, async (c) => {
+    const answered = await answer(c);
+    return answered instanceof Response ? answered : c.json(answered);
+  });
 }
 
-async function answer(c: Context<AppEnv>): Promise<Record<string, unknown>> {
+async function answer(c: Context<AppEnv>): Promise<Record<string, unknown> | Response> {
   let raw: unknown;
   try {
     raw = await c.req.json();
@@ -89,7 +100,8 @@ async function answer(c: Context<AppEnv>): Promise<Record<string, unknown>> {
   const method = METHODS[request.data.method];
   try {
     if (!method) throw unknownMethod(request.data.method);
-    return { jsonrpc: "2.0", id, result: await method(c, request.data.params ?? {}) };
+    const result = await method(c, request.data.params ?? {}, id);
+    return result instanceof Response ? result : { jsonrpc: "2.0", id, result };
   } catch (error) {
     if (error instanceof RpcFailure) return rpcError(id, error);
     if (error instanceof HttpError) return rpcError(id, fromHttpError(error));
@@ -99,8 +111,8 @@ async function answer(c: Context<AppEnv>): Promise<Record<string, unknown>> {
 
 function unknownMethod(name: string): RpcFailure {
   return NOT_YET.includes(name)
-    ? new RpcFailure(RPC_ERROR.unsupportedOperation, `${name} is not served yet: this agent answers SendMessage, GetTask and CancelTask.`)
-    : new RpcFailure(RPC_ERROR.methodNotFound, `No method ${name}: this agent answers SendMessage, GetTask and CancelTask.`);
+    ? new RpcFailure(RPC_ERROR.unsupportedOperation, `${name} is not served yet: ${SERVED}.`)
+    : new RpcFailure(RPC_ERROR.methodNotFound, `No method ${name}: ${SERVED}.`);
 }
 
 function rpcError(id: string | number | null, failure: RpcFailure): Record<string, unknown> {
@@ -158,27 +170,49 @@ async function cancelTask(c: Context<AppEnv>, params: Record<string, unknown>): 
   return (await taskById(c, id)).task;
 }
 
+/** A turn a message started or resumed: its stream (none when the decisions left calls waiting), and how to read its task. */
+interface Started {
+  stream: ReadableStream<Uint8Array> | null;
+  read: () => Promise<Task>;
+}
+
 /**
  * A message: to a task waiting for approval it carries the decisions and resumes that task; else it
- * starts a turn (a new task) in its context, a new conversation when it names none. Answers the
- * task once the turn has run (blocking).
+ * starts a turn (a new task) in its context, a new conversation when it names none. Either way the
+ * conversation's admission decides whether it may.
  */
-async function sendMessage(c: Context<AppEnv>, params: Record<string, unknown>): Promise<{ task: Task }> {
+async function startTurn(c: Context<AppEnv>, params: Record<string, unknown>): Promise<Started> {
   const { message, configuration } = parsed(SendMessageParams, params);
   if (message.role !== "ROLE_USER") throw new RpcFailure(RPC_ERROR.invalidParams, "Send the user's message: role ROLE_USER.");
   if (configuration?.returnImmediately)
     throw new RpcFailure(RPC_ERROR.unsupportedOperation, "returnImmediately is not served yet: this agent answers once the turn has run.");
-  if (message.taskId) return { task: await resume(c, message, configuration?.historyLength) };
+  const historyLength = configuration?.historyLength;
+  if (message.taskId) return resume(c, message, historyLength);
   const text = textOf(message);
   if (!text) throw new RpcFailure(RPC_ERROR.invalidParams, "A message that starts a task carries text: a part with `text`.");
   const conversationId = message.contextId ?? (await newConversation(c));
   const client = clientOf(c, conversationId);
-  await drain(await expectOk(client.sendMessage(text, "sse")));
-  return { task: taskOf(conversationId, await expectOk(client.turnView()), configuration?.historyLength) };
+  const stream = await expectOk(client.sendMessage(text, "sse"));
+  return { stream, read: async () => taskOf(conversationId, await expectOk(client.turnView()), historyLength) };
+}
+
+/** SendMessage: the task once its turn has run (blocking). */
+async function sendMessage(c: Context<AppEnv>, params: Record<string, unknown>): Promise<{ task: Task }> {
+  const { stream, read } = await startTurn(c, params);
+  if (stream) await drain(stream);
+  return { task: await read() };
+}
+
+/** SendStreamingMessage: the task, then its turn as it runs, as Server-Sent Events (a refusal is a JSON-RPC error, as for SendMessage). */
+async function sendStreamingMessage(c: Context<AppEnv>, params: Record<string, unknown>, rpcId: string | number | null): Promise<Response> {
+  const { stream, read } = await startTurn(c, params);
+  // Decisions that left calls waiting start no turn: the stream is the task as it stands.
+  const body = a2aStream(rpcId, stream ?? new ReadableStream({ start: (done) => done.close() }), read);
+  return new Response(body, { headers: SSE_HEADERS });
 }
 
 /** Decisions for the calls a task waits on: a data part's `decisions`, or "approve" / "deny" for all of them. */
-async function resume(c: Context<AppEnv>, message: WireMessage, historyLength?: number): Promise<Task> {
+async function resume(c: Context<AppEnv>, message: WireMessage, historyLength?: number): Promise<Started> {
   const { task, view, client } = await taskById(c, message.taskId!);
   if (message.contextId && message.contextId !== task.contextId)
     throw new RpcFailure(RPC_ERROR.invalidParams, "The message's contextId is not its task's.");
@@ -188,10 +222,8 @@ async function resume(c: Context<AppEnv>, message: WireMessage, historyLength?: 
       RPC_ERROR.unsupportedOperation,
       `The task is ${task.status.state}: send a message without taskId to start a new one.`,
     );
-  const decisions = decisionsOf(message, view);
-  const outcome = await expectOk(client.decide(decisions, "sse"));
-  if (outcome.kind === "stream") await drain(outcome.stream);
-  return (await taskById(c, task.id, historyLength)).task;
+  const outcome = await expectOk(client.decide(decisionsOf(message, view), "sse"));
+  return { stream: outcome.kind === "stream" ? outcome.stream : null, read: async () => (await taskById(c, task.id, historyLength)).task };
 }
 
 function decisionsOf(message: WireMessage, view: TurnView): ApprovalDecision[] {

@@ -1,7 +1,7 @@
 /**
  * The network's A2A agent card: its entry agent's name and description, one skill per agent a
  * conversation can be handed to (people are not skills: they answer through the operator desk),
- * the JSON-RPC interface on this origin, what is served (no streaming or push notifications yet),
+ * the JSON-RPC interface on this origin, what is served (streaming; no push notifications yet),
  * this project's handoff extension, and the credentials the Worker takes, from its configuration.
  */
 import type { Config } from "../../config.ts";
@@ -31,7 +31,7 @@ export function agentCard(network: Network, config: Config, base: string): Recor
     version: "1",
     supportedInterfaces: [{ url: `${base}${A2A_RPC_PATH}`, protocolBinding: "JSONRPC", protocolVersion: A2A_VERSION }],
     capabilities: {
-      streaming: false,
+      streaming: true,
       pushNotifications: false,
       extensions: [
         {

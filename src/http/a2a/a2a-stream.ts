@@ -1,0 +1,98 @@
+/**
+ * A turn's events as A2A's streaming answer (SendStreamingMessage): Server-Sent Events, each one
+ * JSON-RPC response whose result is a stream response. The task comes first (working, with the
+ * user's message); the agents' text streams as artifact chunks as the model produces it, one
+ * artifact per step; each step's text then lands in the task's history as an agent message (a
+ * working status update carrying it); a handoff is a working status update whose metadata names
+ * the new holder; the last is the task's final status, read from what the conversation stored.
+ */
+import type { RunEvent } from "../../runtime/events.ts";
+import { HANDOFF_EXTENSION, type OutMessage, type Task } from "./a2a-wire.ts";
+
+/** What the stream needs of the conversation: the task of the turn now running or just ended. */
+export type TaskReader = () => Promise<Task>;
+
+/** One SSE event: a JSON-RPC response carrying a stream response. */
+function frame(id: string | number | null, result: Record<string, unknown>): string {
+  return `data: ${JSON.stringify({ jsonrpc: "2.0", id, result })}\n\n`;
+}
+
+/** The turn's own SSE stream, parsed into its events as they arrive (a frame may span chunks). */
+async function* runEvents(stream: ReadableStream<Uint8Array>): AsyncGenerator<RunEvent> {
+  const decoder = new TextDecoder();
+  let buffered = "";
+  for await (const chunk of stream) {
+    buffered += decoder.decode(chunk, { stream: true });
+    let end = buffered.indexOf("\n\n");
+    while (end >= 0) {
+      const data = buffered
+        .slice(0, end)
+        .split("\n")
+        .find((line) => line.startsWith("data: "));
+      buffered = buffered.slice(end + 2);
+      if (data) yield JSON.parse(data.slice(6)) as RunEvent;
+      end = buffered.indexOf("\n\n");
+    }
+  }
+}
+
+/** The A2A stream of a turn: `read` gives the task once the turn has begun and again once it has ended. */
+export function a2aStream(rpcId: string | number | null, turn: ReadableStream<Uint8Array>, read: TaskReader): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  return new ReadableStream<Uint8Array>({
+    async start(controller) {
+      const send = (result: Record<string, unknown>) => controller.enqueue(encoder.encode(frame(rpcId, result)));
+      try {
+        await translate(turn, read, send);
+      } catch (error) {
+        // The turn's stream broke off (the Durable Object went away): say so as a failed status, the client's last word.
+        send({
+          statusUpdate: {
+            status: { state: "TASK_STATE_FAILED", timestamp: new Date().toISOString() },
+            metadata: { reason: String(error) },
+          },
+        });
+      }
+      controller.close();
+    },
+  });
+}
+
+async function translate(
+  turn: ReadableStream<Uint8Array>,
+  read: TaskReader,
+  send: (result: Record<string, unknown>) => void,
+): Promise<void> {
+  let task: Task | null = null;
+  let step = 0;
+  let agent = "";
+  let text = "";
+  let chunks = 0;
+  const stamp = () => new Date().toISOString();
+  for await (const event of runEvents(turn)) {
+    if (!task) {
+      task = await read();
+      send({ task });
+    }
+    const { id: taskId, contextId } = task;
+    if (event.type === "step-start") [step, agent, text, chunks] = [event.stepIndex, event.agent, "", 0];
+    if (event.type === "text-delta") {
+      text += event.delta;
+      const artifact = { artifactId: `${taskId}:step-${step}`, name: `step ${step}`, parts: [{ text: event.delta }] };
+      send({ artifactUpdate: { taskId, contextId, artifact, append: chunks++ > 0, lastChunk: false } });
+    }
+    if (event.type === "step-finish" && text) {
+      const messageId = `${taskId}:step-${step}`;
+      const message: OutMessage = { messageId, contextId, taskId, role: "ROLE_AGENT", parts: [{ text }], metadata: { agent } };
+      send({ statusUpdate: { taskId, contextId, status: { state: "TASK_STATE_WORKING", message, timestamp: stamp() } } });
+    }
+    if (event.type === "handoff") {
+      const metadata = { [HANDOFF_EXTENSION]: { holder: event.to, handoff: event } };
+      send({ statusUpdate: { taskId, contextId, status: { state: "TASK_STATE_WORKING", timestamp: stamp() }, metadata } });
+    }
+  }
+  // The end, as the conversation stored it: completed, waiting for approval, held by a person, failed or cancelled.
+  const final = await read();
+  if (!task) send({ task: final });
+  else send({ statusUpdate: { taskId: final.id, contextId: final.contextId, status: final.status, metadata: final.metadata } });
+}
