@@ -67,6 +67,8 @@ export interface TurnView {
   pending: PendingApproval[];
   /** Whether this is the conversation's latest turn (a later one ends its part in the conversation). */
   latest: boolean;
+  /** The id of the conversation's last stored event: where a reader of what follows picks up. */
+  lastEventId: number;
 }
 
 /** Turn `turn` of the conversation, or null when it has no such turn. */
@@ -88,5 +90,6 @@ export function turnView(store: ConversationStore, state: ConversationState, run
     holder: latest ? active : after,
     pending: latest ? (state.suspension?.pending ?? []) : [],
     latest,
+    lastEventId: state.lastEventId,
   };
 }

@@ -162,6 +162,43 @@ describe("JSON-RPC", () => {
     expect(results.indexOf(handoff!)).toBeLessThan(results.findIndex((r) => r.result.artifactUpdate));
   });
 
+  it("SubscribeToTask: a running task's snapshot at once, then the rest of its turn from the event log; a finished one has nothing to follow", async () => {
+    const s = await scenario([{ text: "A slow answer, word by word.", holdAfter: 2 }]);
+    const conversationId = `a2a-sub-${s.id}`;
+    const sent = await call(`/v1/conversations/${conversationId}/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ message: s.tag("take your time") }),
+    });
+    const reader = sent.body!.getReader();
+    await reader.read();
+    const res = await call("/v1/a2a", {
+      method: "POST",
+      headers: { "content-type": "application/json", "a2a-version": "1.0" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "SubscribeToTask", params: { id: `${conversationId}:1` } }),
+    });
+    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const body = res.body!.getReader();
+    const first = new TextDecoder().decode((await body.read()).value);
+    expect(JSON.parse(first.slice(6, first.indexOf("\n\n")))).toMatchObject({
+      id: 7,
+      result: { task: { status: { state: "TASK_STATE_WORKING" } } },
+    });
+    await s.release();
+    let rest = "";
+    for (let chunk = await body.read(); !chunk.done; chunk = await body.read()) rest += new TextDecoder().decode(chunk.value);
+    void reader.cancel();
+    const results = rest
+      .split("\n\n")
+      .filter((frame) => frame.startsWith("data: "))
+      .map((frame) => (JSON.parse(frame.slice(6)) as { result: StreamResult }).result);
+    const text = results.flatMap((r) => (r.artifactUpdate ? [r.artifactUpdate.artifact.parts[0]!.text] : [])).join("");
+    // The snapshot holds what is stored (no partial text); the stream carries the turn's text from the event log: all of it, once.
+    expect(text).toBe("A slow answer, word by word.");
+    expect(results.at(-1)!.statusUpdate).toMatchObject({ status: { state: "TASK_STATE_COMPLETED" } });
+    expect((await rpc("SubscribeToTask", { id: `${conversationId}:1` })).error).toMatchObject({ code: -32004 });
+  });
+
   it("answers the spec's errors: version, unknown task, bad params, parse error, methods not served or unknown", async () => {
     expect((await rpc("GetTask", { id: "x:1" }, null)).error).toMatchObject({ code: -32009, data: { supportedVersions: ["1.0"] } });
     expect((await rpc("GetTask", { id: "x:1" }, "0.3")).error.code).toBe(-32009);
@@ -169,7 +206,7 @@ describe("JSON-RPC", () => {
     expect((await rpc("GetTask", { id: "not a task id" })).error.code).toBe(-32001);
     expect((await rpc("GetTask", {})).error).toMatchObject({ code: -32602, message: expect.stringMatching(/id/) });
     expect((await rpc("SendMessage", { message: { messageId: "m", role: "ROLE_USER", parts: [] } })).error.code).toBe(-32602);
-    expect((await rpc("SubscribeToTask", { id: "x:1" })).error.code).toBe(-32004);
+    expect((await rpc("ListTasks", {})).error.code).toBe(-32004);
     expect((await rpc("Nonsense", {})).error.code).toBe(-32601);
     const res = await call("/v1/a2a", { method: "POST", headers: { "content-type": "application/json", "a2a-version": "1.0" }, body: "{" });
     expect(await res.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });

@@ -4,8 +4,8 @@
  * A context is a conversation, owned by its caller as the HTTP API's are (someone else's is "task
  * not found"); each message starts a turn, which is a task; a message to a task waiting for approval
  * carries the decisions and resumes it. Every turn passes the conversation's one admission.
- * Served: SendMessage (blocking), SendStreamingMessage, GetTask, CancelTask. Not yet: subscriptions,
- * listing, push notifications — answered with UnsupportedOperationError, and the card says so.
+ * Served: SendMessage (blocking), SendStreamingMessage, SubscribeToTask, GetTask, CancelTask. Not
+ * yet: listing, push notifications — answered with UnsupportedOperationError, and the card says so.
  */
 import type { Context, Hono } from "hono";
 import type * as z from "zod";
@@ -37,7 +37,6 @@ const CARD_PATH = "/.well-known/agent-card.json";
 
 /** Methods of A2A 1.0 this Worker knows but does not serve yet. */
 const NOT_YET = [
-  "SubscribeToTask",
   "ListTasks",
   "CreateTaskPushNotificationConfig",
   "GetTaskPushNotificationConfig",
@@ -62,10 +61,11 @@ type Method = (c: Context<AppEnv>, params: Record<string, unknown>, rpcId: strin
 const METHODS: Record<string, Method> = {
   SendMessage: sendMessage,
   SendStreamingMessage: sendStreamingMessage,
+  SubscribeToTask: subscribeToTask,
   GetTask: getTask,
   CancelTask: cancelTask,
 };
-const SERVED = "this agent answers SendMessage, SendStreamingMessage, GetTask and CancelTask";
+const SERVED = "this agent answers SendMessage, SendStreamingMessage, SubscribeToTask, GetTask and CancelTask";
 
 export function registerA2a(app: Hono<AppEnv>, networkFor: (env: Env) => Network): void {
   app.get(CARD_PATH, (c) => {
@@ -207,8 +207,27 @@ async function sendMessage(c: Context<AppEnv>, params: Record<string, unknown>):
 async function sendStreamingMessage(c: Context<AppEnv>, params: Record<string, unknown>, rpcId: string | number | null): Promise<Response> {
   const { stream, read } = await startTurn(c, params);
   // Decisions that left calls waiting start no turn: the stream is the task as it stands.
-  const body = a2aStream(rpcId, stream ?? new ReadableStream({ start: (done) => done.close() }), read);
-  return new Response(body, { headers: SSE_HEADERS });
+  return new Response(a2aStream(rpcId, stream ?? ended(), read), { headers: SSE_HEADERS });
+}
+
+/**
+ * SubscribeToTask: the task as it stands, then what follows it from the conversation's event log
+ * (no gap, no repeat: from the last event the snapshot saw) until its turn ends; while a person
+ * holds the conversation, their answers as they come. A finished task has nothing to follow.
+ */
+async function subscribeToTask(c: Context<AppEnv>, params: Record<string, unknown>, rpcId: string | number | null): Promise<Response> {
+  const { id } = parsed(TaskIdParams, params);
+  const { task, view, client } = await taskById(c, id);
+  if (!view.latest || isTerminal(task.status.state))
+    throw new RpcFailure(RPC_ERROR.unsupportedOperation, `The task is ${task.status.state}: there is nothing more to follow.`);
+  const outcome = await expectOk(client.events(view.lastEventId, "sse", view.status === "awaiting_human"));
+  const read = async () => (await taskById(c, id)).task;
+  return new Response(a2aStream(rpcId, outcome.kind === "stream" ? outcome.stream : ended(), read, task), { headers: SSE_HEADERS });
+}
+
+/** A stream with nothing in it: a turn that has nothing more to say. */
+function ended(): ReadableStream<Uint8Array> {
+  return new ReadableStream({ start: (controller) => controller.close() });
 }
 
 /** Decisions for the calls a task waits on: a data part's `decisions`, or "approve" / "deny" for all of them. */

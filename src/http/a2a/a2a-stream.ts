@@ -4,7 +4,8 @@
  * user's message); the agents' text streams as artifact chunks as the model produces it, one
  * artifact per step; each step's text then lands in the task's history as an agent message (a
  * working status update carrying it); a handoff is a working status update whose metadata names
- * the new holder; the last is the task's final status, read from what the conversation stored.
+ * the new holder; a person's answer is an agent message too; the last is the task's status, read
+ * from what the conversation stored.
  */
 import type { RunEvent } from "../../runtime/events.ts";
 import { HANDOFF_EXTENSION, type OutMessage, type Task } from "./a2a-wire.ts";
@@ -36,14 +37,23 @@ async function* runEvents(stream: ReadableStream<Uint8Array>): AsyncGenerator<Ru
   }
 }
 
-/** The A2A stream of a turn: `read` gives the task once the turn has begun and again once it has ended. */
-export function a2aStream(rpcId: string | number | null, turn: ReadableStream<Uint8Array>, read: TaskReader): ReadableStream<Uint8Array> {
+/**
+ * The A2A stream of a turn: `read` gives the task once the turn has begun and again once it has
+ * ended; `first`, the task to start with (a subscription's snapshot), sent before any event.
+ */
+export function a2aStream(
+  rpcId: string | number | null,
+  turn: ReadableStream<Uint8Array>,
+  read: TaskReader,
+  first?: Task,
+): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   return new ReadableStream<Uint8Array>({
     async start(controller) {
       const send = (result: Record<string, unknown>) => controller.enqueue(encoder.encode(frame(rpcId, result)));
       try {
-        await translate(turn, read, send);
+        if (first) send({ task: first });
+        await translate(turn, read, send, first ?? null);
       } catch (error) {
         // The turn's stream broke off (the Durable Object went away): say so as a failed status, the client's last word.
         send({
@@ -62,8 +72,9 @@ async function translate(
   turn: ReadableStream<Uint8Array>,
   read: TaskReader,
   send: (result: Record<string, unknown>) => void,
+  first: Task | null,
 ): Promise<void> {
-  let task: Task | null = null;
+  let task = first;
   let step = 0;
   let agent = "";
   let text = "";
@@ -84,6 +95,17 @@ async function translate(
     if (event.type === "step-finish" && text) {
       const messageId = `${taskId}:step-${step}`;
       const message: OutMessage = { messageId, contextId, taskId, role: "ROLE_AGENT", parts: [{ text }], metadata: { agent } };
+      send({ statusUpdate: { taskId, contextId, status: { state: "TASK_STATE_WORKING", message, timestamp: stamp() } } });
+    }
+    if (event.type === "operator-message") {
+      const message: OutMessage = {
+        messageId: `${taskId}:person-${Date.now()}`,
+        contextId,
+        taskId,
+        role: "ROLE_AGENT",
+        parts: [{ text: event.text }],
+        metadata: { agent: event.agent, person: true },
+      };
       send({ statusUpdate: { taskId, contextId, status: { state: "TASK_STATE_WORKING", message, timestamp: stamp() } } });
     }
     if (event.type === "handoff") {
