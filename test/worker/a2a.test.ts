@@ -17,7 +17,7 @@ interface StreamResult {
 
 /** A JSON-RPC answer: a result (a task, or `{ task }` for SendMessage) or an error. */
 interface Answer {
-  result: Task & { task: Task };
+  result: Task & { task: Task; tasks: Task[]; nextPageToken: string };
   error: { code: number; message: string; data?: unknown };
 }
 
@@ -63,6 +63,7 @@ describe("JSON-RPC", () => {
       { toolCalls: [{ id: "t1", name: "transfer_to_billing", arguments: args({ reason: "a charge" }) }] },
       { text: "Billing here: I see the double charge." },
       { text: "It will be refunded." },
+      { text: "Noted." },
     ]);
     const first = await rpc("SendMessage", userMessage(s.tag("I was charged twice")));
     const task = first.result.task;
@@ -85,6 +86,27 @@ describe("JSON-RPC", () => {
       metadata: { [EXTENSION]: { holder: "billing", handoffs: [] } },
     });
     expect((await rpc("GetTask", { id: task.id, historyLength: 1 })).result.history).toMatchObject([{ role: "ROLE_AGENT" }]);
+    // ListTasks of the context: its tasks newest first, paged; by state.
+    const listed = (await rpc("ListTasks", { contextId: task.contextId, pageSize: 1 })).result as unknown as {
+      tasks: Task[];
+      nextPageToken: string;
+    };
+    expect(listed.tasks.map((t) => t.id)).toEqual([`${task.contextId}:2`]);
+    const rest = (await rpc("ListTasks", { contextId: task.contextId, pageToken: listed.nextPageToken })).result as unknown as {
+      tasks: Task[];
+    };
+    expect(rest.tasks.map((t) => [t.id, t.history.length])).toEqual([[task.id, 0]]);
+    const done = (await rpc("ListTasks", { contextId: task.contextId, status: "TASK_STATE_WORKING" })).result as unknown as {
+      tasks: Task[];
+    };
+    expect(done.tasks).toEqual([]);
+    // A secret the user typed is redacted in the task, as everywhere (this project's provider key).
+    const secret = await rpc(
+      "SendMessage",
+      userMessage(s.tag("my key is AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"), { contextId: task.contextId }),
+    );
+    expect(JSON.stringify(secret)).not.toContain("AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY");
+    expect(secret.result.task.history[0]!.parts[0]).toEqual({ text: expect.stringContaining("[redacted]") });
   });
 
   it("a call waiting for approval is input-required with the pending calls; the client's decisions resume the same task", async () => {
@@ -206,7 +228,8 @@ describe("JSON-RPC", () => {
     expect((await rpc("GetTask", { id: "not a task id" })).error.code).toBe(-32001);
     expect((await rpc("GetTask", {})).error).toMatchObject({ code: -32602, message: expect.stringMatching(/id/) });
     expect((await rpc("SendMessage", { message: { messageId: "m", role: "ROLE_USER", parts: [] } })).error.code).toBe(-32602);
-    expect((await rpc("ListTasks", {})).error.code).toBe(-32004);
+    expect((await rpc("ListTasks", {})).error).toMatchObject({ code: -32602, message: expect.stringMatching(/contextId/) });
+    expect((await rpc("DeleteTaskPushNotificationConfig", { id: "x:1" })).error.code).toBe(-32004);
     expect((await rpc("Nonsense", {})).error.code).toBe(-32601);
     const res = await call("/v1/a2a", { method: "POST", headers: { "content-type": "application/json", "a2a-version": "1.0" }, body: "{" });
     expect(await res.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });

@@ -4,17 +4,18 @@
  * A context is a conversation, owned by its caller as the HTTP API's are (someone else's is "task
  * not found"); each message starts a turn, which is a task; a message to a task waiting for approval
  * carries the decisions and resumes it. Every turn passes the conversation's one admission.
- * Served: SendMessage (blocking), SendStreamingMessage, SubscribeToTask, GetTask, CancelTask. Not
- * yet: listing, push notifications — answered with UnsupportedOperationError, and the card says so.
+ * Served: SendMessage (blocking), SendStreamingMessage, SubscribeToTask, GetTask, ListTasks (the
+ * caller's own), CancelTask. Not yet: push notifications — answered with UnsupportedOperationError, and the card says so.
  */
 import type { Context, Hono } from "hono";
 import type * as z from "zod";
-import { readConfig } from "../../config.ts";
+import { readConfig, redactorFor } from "../../config.ts";
 import type { Env } from "../../env.ts";
 import type { TurnView } from "../../conversation/conversation-view.ts";
 import type { Network } from "../../runtime/network.ts";
 import type { ApprovalDecision } from "../../runtime/suspension.ts";
 import type { AppEnv } from "../app-env.ts";
+import { inboxOf } from "../../inbox/inbox.ts";
 import { HttpError } from "../errors.ts";
 import { describeProblems, expectOk } from "../request.ts";
 import { originOf, type SessionClient, sessionClient } from "../session-client.ts";
@@ -24,6 +25,7 @@ import { a2aStream } from "./a2a-stream.ts";
 import {
   A2A_VERSION,
   DecisionsData,
+  ListTasksParams,
   RPC_ERROR,
   RpcRequest,
   SendMessageParams,
@@ -37,7 +39,6 @@ const CARD_PATH = "/.well-known/agent-card.json";
 
 /** Methods of A2A 1.0 this Worker knows but does not serve yet. */
 const NOT_YET = [
-  "ListTasks",
   "CreateTaskPushNotificationConfig",
   "GetTaskPushNotificationConfig",
   "ListTaskPushNotificationConfigs",
@@ -63,9 +64,10 @@ const METHODS: Record<string, Method> = {
   SendStreamingMessage: sendStreamingMessage,
   SubscribeToTask: subscribeToTask,
   GetTask: getTask,
+  ListTasks: listTasks,
   CancelTask: cancelTask,
 };
-const SERVED = "this agent answers SendMessage, SendStreamingMessage, SubscribeToTask, GetTask and CancelTask";
+const SERVED = "this agent answers SendMessage, SendStreamingMessage, SubscribeToTask, GetTask, ListTasks and CancelTask";
 
 export function registerA2a(app: Hono<AppEnv>, networkFor: (env: Env) => Network): void {
   app.get(CARD_PATH, (c) => {
@@ -74,7 +76,8 @@ export function registerA2a(app: Hono<AppEnv>, networkFor: (env: Env) => Network
   });
   app.post(A2A_RPC_PATH, async (c) => {
     const answered = await answer(c);
-    return answered instanceof Response ? answered : c.json(answered);
+    // What the conversation sends is redacted already; an error's message is redacted here, like every error body.
+    return answered instanceof Response ? answered : c.json(redactorFor(c.env).value(answered));
   });
 }
 
@@ -150,6 +153,51 @@ async function taskById(
   const client = clientOf(c, named.conversationId);
   const view = await expectOk(client.turnView(named.turn));
   return { task: taskOf(named.conversationId, view, historyLength), view, client };
+}
+
+/**
+ * ListTasks, the caller's own: a context's tasks (its turns, newest first), or without one a signed-in
+ * user's latest task of each conversation in their inbox (newest first). Without history unless asked.
+ */
+async function listTasks(c: Context<AppEnv>, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const { contextId, status, pageSize = 20, pageToken, historyLength = 0 } = parsed(ListTasksParams, params);
+  const tasks = contextId
+    ? await tasksOfContext(c, contextId, pageSize, pageToken, historyLength)
+    : await latestTasksOfUser(c, pageSize, pageToken, historyLength);
+  const listed = status ? tasks.tasks.filter((t) => t.status.state === status) : tasks.tasks;
+  return { tasks: listed, nextPageToken: tasks.next, pageSize, totalSize: listed.length };
+}
+
+async function tasksOfContext(
+  c: Context<AppEnv>,
+  contextId: string,
+  pageSize: number,
+  pageToken: string | undefined,
+  historyLength: number,
+) {
+  const client = clientOf(c, contextId);
+  const before = pageToken ? Number(pageToken) : Number.POSITIVE_INFINITY;
+  if (Number.isNaN(before)) throw new RpcFailure(RPC_ERROR.invalidParams, "pageToken is the nextPageToken of a page before.");
+  const turns = (await expectOk(client.turns()))
+    .map((t) => t.turn)
+    .filter((turn) => turn < before)
+    .sort((a, b) => b - a);
+  const page = turns.slice(0, pageSize);
+  const tasks = await Promise.all(page.map(async (turn) => taskOf(contextId, await expectOk(client.turnView(turn)), historyLength)));
+  return { tasks, next: turns.length > pageSize ? String(page.at(-1)) : "" };
+}
+
+async function latestTasksOfUser(c: Context<AppEnv>, pageSize: number, pageToken: string | undefined, historyLength: number) {
+  const access = c.get("access");
+  if (access.kind !== "user")
+    throw new RpcFailure(RPC_ERROR.invalidParams, "Name the context (contextId): only a signed-in user has a list of their own.");
+  const inbox = await inboxOf(c.env, access.user.id);
+  if (!inbox) throw new RpcFailure(RPC_ERROR.internalError, "This Worker binds no INBOXES: a user's list needs the Inbox Durable Object.");
+  const page = await inbox.list({ limit: pageSize, before: pageToken || undefined });
+  const views = await Promise.all(page.conversations.map(async (entry) => ({ entry, view: await clientOf(c, entry.id).turnView() })));
+  // A conversation with no turn yet has no task.
+  const tasks = views.flatMap(({ entry, view }) => (view.ok ? [taskOf(entry.id, view.value, historyLength)] : []));
+  return { tasks, next: page.next ?? "" };
 }
 
 async function getTask(c: Context<AppEnv>, params: Record<string, unknown>): Promise<Task> {

@@ -64,6 +64,14 @@ export const SendMessageParams = z.object({
 
 export const TaskIdParams = z.object({ id: z.string().min(1, "Name the task: `id`."), historyLength: z.number().int().min(0).optional() });
 
+export const ListTasksParams = z.object({
+  contextId: z.string().min(1).optional(),
+  status: z.string().optional(),
+  pageSize: z.number().int().min(1).max(100).optional(),
+  pageToken: z.string().optional(),
+  historyLength: z.number().int().min(0).optional(),
+});
+
 /** Decisions a client sends for calls waiting for approval, in a data part of its message. */
 export const DecisionsData = z.object({
   decisions: z.array(z.object({ toolCallId: z.string().min(1), approved: z.boolean(), reason: z.string().max(2000).optional() })).min(1),
