@@ -221,6 +221,43 @@ describe("JSON-RPC", () => {
     expect((await rpc("SubscribeToTask", { id: `${conversationId}:1` })).error).toMatchObject({ code: -32004 });
   });
 
+  it("a conversation handed to a person: the task is working until the person answers, whose answer a subscriber receives", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "p1", name: "transfer_to_support_desk", arguments: args({ reason: "wants a person" }) }] },
+    ]);
+    const handed = (await rpc("SendMessage", userMessage(s.tag("I want to talk to a person")))).result.task;
+    expect(handed).toMatchObject({ status: { state: "TASK_STATE_WORKING" }, metadata: { [EXTENSION]: { holder: "support-desk" } } });
+    const res = await call("/v1/a2a", {
+      method: "POST",
+      headers: { "content-type": "application/json", "a2a-version": "1.0" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "SubscribeToTask", params: { id: handed.id } }),
+    });
+    const reader = res.body!.getReader();
+    await reader.read();
+    const answered = await call(`/v1/conversations/${handed.contextId}/operator/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ message: "Hello, Sam from the desk here.", operator: "Sam" }),
+    });
+    expect(answered.status).toBe(200);
+    let rest = "";
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += new TextDecoder().decode(chunk.value);
+    const results = rest
+      .split("\n\n")
+      .filter((frame) => frame.startsWith("data: "))
+      .map((frame) => (JSON.parse(frame.slice(6)) as { result: StreamResult }).result);
+    expect(results.map((r) => r.statusUpdate?.status)).toMatchObject([
+      {
+        state: "TASK_STATE_WORKING",
+        message: { role: "ROLE_AGENT", parts: [{ text: "Hello, Sam from the desk here." }], metadata: { agent: "support-desk" } },
+      },
+      { state: "TASK_STATE_COMPLETED" },
+    ]);
+    const read = (await rpc("GetTask", { id: handed.id })).result;
+    expect(read.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(read.history.at(-1)).toMatchObject({ role: "ROLE_AGENT", parts: [{ text: "Hello, Sam from the desk here." }] });
+  });
+
   it("answers the spec's errors: version, unknown task, bad params, parse error, methods not served or unknown", async () => {
     expect((await rpc("GetTask", { id: "x:1" }, null)).error).toMatchObject({ code: -32009, data: { supportedVersions: ["1.0"] } });
     expect((await rpc("GetTask", { id: "x:1" }, "0.3")).error.code).toBe(-32009);

@@ -107,6 +107,8 @@ async function translate(
         metadata: { agent: event.agent, person: true },
       };
       send({ statusUpdate: { taskId, contextId, status: { state: "TASK_STATE_WORKING", message, timestamp: stamp() } } });
+      // The person answered: the task is done (the conversation stays theirs for the user's next message, a new task).
+      break;
     }
     if (event.type === "handoff") {
       const metadata = { [HANDOFF_EXTENSION]: { holder: event.to, handoff: event } };

@@ -2,7 +2,7 @@
  * A conversation's turns as A2A tasks: a context is a conversation, each turn a task of it (id
  * `<conversation>:<turn>`). The turn's user and agent messages are the task's history; its status
  * is the turn's (a turn waiting for approval is input-required, with the pending calls in a data
- * part; one held by a person stays working); who holds the conversation, and the turn's handoffs,
+ * part; one handed to a person is working until the person answers or hands back); who holds the conversation, and the turn's handoffs,
  * are in the task's metadata under this project's extension.
  */
 import type { TurnView } from "../../conversation/conversation-view.ts";
@@ -24,7 +24,7 @@ export const HOW_TO_DECIDE = 'Answer with a data part { "decisions": [{ "toolCal
 
 const STATES: Record<TurnView["status"], TaskState> = {
   running: "TASK_STATE_WORKING",
-  // A person holds the conversation: the task goes on until they answer or hand back.
+  // A person holds the conversation: the task goes on until they answer or hand back (stateOf).
   awaiting_human: "TASK_STATE_WORKING",
   awaiting_approval: "TASK_STATE_INPUT_REQUIRED",
   completed: "TASK_STATE_COMPLETED",
@@ -33,6 +33,19 @@ const STATES: Record<TurnView["status"], TaskState> = {
   // A turn rewound by a retry or an edit was replaced by a later one.
   rewound: "TASK_STATE_CANCELED",
 };
+
+/**
+ * The task's state: the turn's, but for a turn that handed the conversation to a person, which
+ * stays working until the person answers or hands back, and is then completed (their answer is its
+ * last message).
+ */
+function stateOf(view: TurnView): TaskState {
+  if (view.status !== "awaiting_human") return STATES[view.status];
+  const person = view.handoffs.findLast((h) => h.kind === "transfer")?.to;
+  const answered = view.messages.some((m) => m.role === "assistant" && m.agent === person && m.content);
+  const handedBack = view.handoffs.some((h) => h.kind === "hand-back");
+  return answered || handedBack ? "TASK_STATE_COMPLETED" : "TASK_STATE_WORKING";
+}
 
 /** Whether a task in this state takes no new message and cannot be cancelled. */
 export function isTerminal(state: TaskState): boolean {
@@ -62,7 +75,7 @@ export function taskOf(conversationId: string, view: TurnView, historyLength?: n
         ? [message("ROLE_AGENT", index, [{ text: m.content }], { agent: m.agent })]
         : [],
   );
-  const state = STATES[view.status];
+  const state = stateOf(view);
   return {
     id,
     contextId: conversationId,
