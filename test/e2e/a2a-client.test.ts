@@ -3,16 +3,19 @@
  * reads the agent card and picks the JSON-RPC interface) against `wrangler dev` with Node
  * compatibility off and the offline demo model: a double charge goes to billing, whose refund waits
  * for approval (input-required, the pending call in a data part); the client's decision resumes the
- * same task to its end, and GetTask reads it back with the holder in this project's extension; and
- * a turn streamed to the client's sendMessageStream as it runs.
+ * same task to its end, and GetTask reads it back with the holder in this project's extension; a
+ * turn streamed to the client's sendMessageStream as it runs; two signed-in users (the development
+ * sign-in) kept apart by ListTasks and GetTask, with a second task in one context and a forged token
+ * refused; and a finished task not cancelable — the spec's codes as the SDK's typed errors.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, it } from "node:test";
-import { type GetTaskRequest, type Message, Role, type SendMessageRequest, TaskState } from "@a2a-js/sdk";
+import { type GetTaskRequest, type ListTasksRequest, type Message, Role, type SendMessageRequest, TaskState } from "@a2a-js/sdk";
 import { ClientFactory } from "@a2a-js/sdk/client";
+import { SignJWT } from "jose";
 import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
 
 const persistTo = mkdtempSync(join(tmpdir(), "handoff-a2a-"));
@@ -92,4 +95,62 @@ it("streams a turn to the SDK's sendMessageStream: the task, the text as it is p
   assert.equal(holder, "shipping");
   assert.match(text, /A1002/);
   assert.equal(last, TaskState.TASK_STATE_COMPLETED);
+});
+
+/** A development sign-in (the Worker under `npm start` has one): the bearer header of a user's token. */
+async function signIn(name: string): Promise<{ serviceParameters: Record<string, string> }> {
+  const res = await fetch(`${dev.url}/v1/dev/sign-in`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ name }),
+  });
+  const { token } = (await res.json()) as { token: string };
+  return { serviceParameters: { authorization: `Bearer ${token}` } };
+}
+
+const list = (): ListTasksRequest => ({
+  tenant: "",
+  contextId: "",
+  status: TaskState.TASK_STATE_UNSPECIFIED,
+  pageSize: undefined,
+  pageToken: "",
+  historyLength: undefined,
+  statusTimestampAfter: undefined,
+  includeArtifacts: undefined,
+});
+
+it("keeps two signed-in users apart: each lists their own tasks, and another's task is not found; a forged token is refused", async () => {
+  const client = await new ClientFactory().createFromUrl(dev.url);
+  const [ada, bob] = [await signIn("Ada A2A"), await signIn("Bob A2A")];
+  const hers = await client.sendMessage(send([{ $case: "text", value: "hello" }]), ada);
+  const his = await client.sendMessage(send([{ $case: "text", value: "hello there" }]), bob);
+  assert.ok("status" in hers && "status" in his);
+  // A second task in her context knows the first: the same conversation, held by whoever holds it.
+  const again = await client.sendMessage(send([{ $case: "text", value: "thanks" }], { contextId: hers.contextId }), ada);
+  assert.ok("status" in again);
+  assert.equal(again.contextId, hers.contextId);
+  assert.equal(again.id, `${hers.contextId}:2`);
+  const listed = await client.listTasks(list(), ada);
+  assert.deepEqual(
+    listed.tasks.map((t) => t.id),
+    [again.id],
+  );
+  // Ada's claims signed with another key than the Worker's: refused before JSON-RPC, with the HTTP API's 401.
+  const forged = await new SignJWT({ sub: "Ada A2A", name: "Ada A2A" })
+    .setProtectedHeader({ alg: "HS256" })
+    .setExpirationTime("10m")
+    .sign(new TextEncoder().encode("not-the-worker-s-development-key-0123456789"));
+  // The SDK turns the spec's codes into its typed errors.
+  await assert.rejects(client.getTask({ tenant: "", id: hers.id, historyLength: undefined }, bob), { name: "TaskNotFoundError" });
+  await assert.rejects(
+    client.getTask({ tenant: "", id: hers.id, historyLength: undefined }, { serviceParameters: { authorization: `Bearer ${forged}` } }),
+    /401|invalid_token|unauthorized/i,
+  );
+});
+
+it("cancels through the client: a finished task is not cancelable", async () => {
+  const client = await new ClientFactory().createFromUrl(dev.url);
+  const done = await client.sendMessage(send([{ $case: "text", value: "hello" }]));
+  assert.ok("status" in done);
+  await assert.rejects(client.cancelTask({ tenant: "", id: done.id, metadata: undefined }), { name: "TaskNotCancelableError" });
 });
