@@ -184,6 +184,18 @@ describe("JSON-RPC", () => {
     expect(results.indexOf(handoff!)).toBeLessThan(results.findIndex((r) => r.result.artifactUpdate));
   });
 
+  it("SendMessage with returnImmediately answers the task working as soon as its turn has begun; the turn goes on to its end", async () => {
+    const s = await scenario([{ text: "Done in the end.", holdAfter: 1 }]);
+    const started = await rpc("SendMessage", { ...userMessage(s.tag("take a while")), configuration: { returnImmediately: true } });
+    expect(started.result.task.status.state).toBe("TASK_STATE_WORKING");
+    await s.release();
+    for (let i = 0; i < 100 && (await rpc("GetTask", { id: started.result.task.id })).result.status.state === "TASK_STATE_WORKING"; i++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    const done = (await rpc("GetTask", { id: started.result.task.id })).result;
+    expect(done.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(done.history.at(-1)).toMatchObject({ parts: [{ text: "Done in the end." }] });
+  });
+
   it("SubscribeToTask: a running task's snapshot at once, then the rest of its turn from the event log; a finished one has nothing to follow", async () => {
     const s = await scenario([{ text: "A slow answer, word by word.", holdAfter: 2 }]);
     const conversationId = `a2a-sub-${s.id}`;

@@ -222,6 +222,8 @@ async function cancelTask(c: Context<AppEnv>, params: Record<string, unknown>): 
 interface Started {
   stream: ReadableStream<Uint8Array> | null;
   read: () => Promise<Task>;
+  /** The client asked for the task as soon as its turn has begun (`returnImmediately`). */
+  immediately: boolean;
 }
 
 /**
@@ -232,22 +234,29 @@ interface Started {
 async function startTurn(c: Context<AppEnv>, params: Record<string, unknown>): Promise<Started> {
   const { message, configuration } = parsed(SendMessageParams, params);
   if (message.role !== "ROLE_USER") throw new RpcFailure(RPC_ERROR.invalidParams, "Send the user's message: role ROLE_USER.");
-  if (configuration?.returnImmediately)
-    throw new RpcFailure(RPC_ERROR.unsupportedOperation, "returnImmediately is not served yet: this agent answers once the turn has run.");
   const historyLength = configuration?.historyLength;
-  if (message.taskId) return resume(c, message, historyLength);
+  const immediately = configuration?.returnImmediately === true;
+  if (message.taskId) return { ...(await resume(c, message, historyLength)), immediately };
   const text = textOf(message);
   if (!text) throw new RpcFailure(RPC_ERROR.invalidParams, "A message that starts a task carries text: a part with `text`.");
   const conversationId = message.contextId ?? (await newConversation(c));
   const client = clientOf(c, conversationId);
   const stream = await expectOk(client.sendMessage(text, "sse"));
-  return { stream, read: async () => taskOf(conversationId, await expectOk(client.turnView()), historyLength) };
+  return { stream, read: async () => taskOf(conversationId, await expectOk(client.turnView()), historyLength), immediately };
 }
 
-/** SendMessage: the task once its turn has run (blocking). */
+/**
+ * SendMessage: the task once its turn has run (blocking), or with `returnImmediately` as soon as it
+ * has begun: the turn goes on in its Durable Object (it is not driven by this request), and the
+ * client follows it with GetTask or SubscribeToTask.
+ */
 async function sendMessage(c: Context<AppEnv>, params: Record<string, unknown>): Promise<{ task: Task }> {
-  const { stream, read } = await startTurn(c, params);
-  if (stream) await drain(stream);
+  const { stream, read, immediately } = await startTurn(c, params);
+  if (stream && immediately) {
+    const reader = stream.getReader();
+    await reader.read();
+    void reader.cancel();
+  } else if (stream) await drain(stream);
   return { task: await read() };
 }
 
@@ -279,7 +288,7 @@ function ended(): ReadableStream<Uint8Array> {
 }
 
 /** Decisions for the calls a task waits on: a data part's `decisions`, or "approve" / "deny" for all of them. */
-async function resume(c: Context<AppEnv>, message: WireMessage, historyLength?: number): Promise<Started> {
+async function resume(c: Context<AppEnv>, message: WireMessage, historyLength?: number): Promise<Omit<Started, "immediately">> {
   const { task, view, client } = await taskById(c, message.taskId!);
   if (message.contextId && message.contextId !== task.contextId)
     throw new RpcFailure(RPC_ERROR.invalidParams, "The message's contextId is not its task's.");
