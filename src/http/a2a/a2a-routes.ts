@@ -4,8 +4,9 @@
  * A context is a conversation, owned by its caller as the HTTP API's are (someone else's is "task
  * not found"); each message starts a turn, which is a task; a message to a task waiting for approval
  * carries the decisions and resumes it. Every turn passes the conversation's one admission.
- * Served: SendMessage (blocking), SendStreamingMessage, SubscribeToTask, GetTask, ListTasks (the
- * caller's own), CancelTask. Not yet: push notifications — answered with UnsupportedOperationError, and the card says so.
+ * Served: SendMessage (blocking, or returning at once), SendStreamingMessage, SubscribeToTask,
+ * GetTask, ListTasks (the caller's own), CancelTask. Not yet: push notifications and the extended
+ * card, answered with UnsupportedOperationError (the card says `pushNotifications: false`).
  */
 import type { Context, Hono } from "hono";
 import type * as z from "zod";
