@@ -24,6 +24,17 @@ async function makeDue(id: string): Promise<void> {
   });
 }
 
+/** The view once the turn the deadline resumed has completed, after the alarm ran once more (and found nothing to do). */
+async function resumedByTheAlarm(id: string) {
+  await until(
+    () => view(id),
+    (v) => v.status === "completed",
+    "the resumed turn",
+  );
+  await runDurableObjectAlarm(stub(id));
+  return view(id);
+}
+
 /** The user approves one call of the conversation's waiting step. */
 const approve = (id: string, toolCallId: string) =>
   call(`/v1/conversations/${id}/approvals`, {
@@ -53,13 +64,7 @@ describe("approval deadlines", () => {
     expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "approval-expiry", dueAt: required!.expiresAt }]);
 
     // The alarm fires by itself at the deadline; running it again after finds nothing to do.
-    await until(
-      () => view(s.conversationId),
-      (v) => v.status === "completed",
-      "the resumed turn",
-    );
-    await runDurableObjectAlarm(stub(s.conversationId));
-    const after = await view(s.conversationId);
+    const after = await resumedByTheAlarm(s.conversationId);
     const result = after.messages.find((m) => m.role === "tool" && m.toolCallId === "rf");
     expect(result).toMatchObject({ isError: true, content: expect.stringMatching(/expired and did not run/) });
     expect(after.messages.at(-1)).toMatchObject({ role: "assistant", agent: "billing", content: expect.stringMatching(/expired/) });
@@ -88,13 +93,7 @@ describe("approval deadlines", () => {
     expect(decided.status).toBe(202);
     await decided.text();
     expect(await view(s.conversationId)).toMatchObject({ status: "awaiting_approval", activity: [{ kind: "approved", toolCallId: "r1" }] });
-    await until(
-      () => view(s.conversationId),
-      (v) => v.status === "completed",
-      "the resumed turn",
-    );
-    await runDurableObjectAlarm(stub(s.conversationId));
-    const after = await view(s.conversationId);
+    const after = await resumedByTheAlarm(s.conversationId);
     const results = Object.fromEntries(after.messages.flatMap((m) => (m.role === "tool" ? [[m.toolCallId, m] as const] : [])));
     expect(results.r1).toMatchObject({ isError: false, approval: { approved: true } });
     expect(JSON.parse(results.r1!.content)).toMatchObject({ orderId: "A1001", refundedUsd: 10, status: "refunded" });
