@@ -134,6 +134,8 @@ export const ConfigSchema = z.object({
    * (fail closed); `off`: a rule in front of the Worker limits clients, and no binding is needed.
    */
   CLIENT_LIMIT: z.enum(["on", "off"]).default("on"),
+  /** `off`: no A2A interface (no public agent card, no /v1/a2a); `on` by default. */
+  A2A: z.enum(["on", "off"]).default("on"),
   /** New turns per conversation per minute. */
   TURNS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
 });

@@ -11,6 +11,8 @@ export interface WorkerVars {
   CONTEXT_BUDGET?: string;
   COMPACTION_KEEP_TURNS?: string;
   TURNS_PER_MINUTE?: string;
+  /** `off`: no A2A interface (no public agent card, no /v1/a2a). */
+  A2A?: string;
   /** `off` when a rule in front of the Worker limits clients: then no CLIENT_LIMITER binding is needed. */
   CLIENT_LIMIT?: string;
   TRACE_TURNS?: string;

@@ -4,7 +4,11 @@
  * handoffs in the task's metadata, an approval as input-required resumed by the client's decisions,
  * and the spec's errors for what is wrong or not served.
  */
+import { env } from "cloudflare:workers";
+import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { createSupportNetwork } from "../../src/agents/index.ts";
+import { createApp } from "../../src/http/app.ts";
 import type { Task } from "../../src/http/a2a/a2a-wire.ts";
 import { call, type ConversationJson, scenario } from "../support/worker.ts";
 
@@ -54,6 +58,21 @@ describe("the agent card", () => {
     const skills = card.skills.map((skill) => skill.id);
     expect(skills).toEqual(expect.arrayContaining(["triage", "billing", "shipping"]));
     expect(skills).not.toContain("support-desk");
+  });
+});
+
+describe("A2A=off", () => {
+  it("serves neither the card nor the interface: both are 404", async () => {
+    const app = createApp(() => createSupportNetwork());
+    const off = { ...env, A2A: "off" };
+    const card = await app.fetch(new Request("https://chat.test/.well-known/agent-card.json"), off, createExecutionContext());
+    expect([card.status, ((await card.json()) as { error: { code: string } }).error.code]).toEqual([404, "not_found"]);
+    const rpc = await app.fetch(
+      new Request("https://chat.test/v1/a2a", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }),
+      off,
+      createExecutionContext(),
+    );
+    expect(rpc.status).toBe(404);
   });
 });
 

@@ -17,7 +17,7 @@ import type { Network } from "../../runtime/network.ts";
 import type { ApprovalDecision } from "../../runtime/suspension.ts";
 import type { AppEnv } from "../app-env.ts";
 import { inboxOf } from "../../inbox/inbox.ts";
-import { HttpError } from "../errors.ts";
+import { errorResponse, HttpError } from "../errors.ts";
 import { describeProblems, expectOk } from "../request.ts";
 import { originOf, type SessionClient, sessionClient } from "../session-client.ts";
 import { SSE_HEADERS } from "../../wire/index.ts";
@@ -71,6 +71,9 @@ const METHODS: Record<string, Method> = {
 const SERVED = "this agent answers SendMessage, SendStreamingMessage, SubscribeToTask, GetTask, ListTasks and CancelTask";
 
 export function registerA2a(app: Hono<AppEnv>, networkFor: (env: Env) => Network): void {
+  // A2A=off: neither route exists (the card would tell anyone the agents' names and descriptions).
+  app.use(CARD_PATH, async (c, next) => (readConfig(c.env).A2A === "off" ? notServed(c) : next()));
+  app.use(A2A_RPC_PATH, async (c, next) => (readConfig(c.env).A2A === "off" ? notServed(c) : next()));
   app.get(CARD_PATH, (c) => {
     const prefix = c.req.path.slice(0, -CARD_PATH.length);
     return c.json(agentCard(networkFor(c.env), readConfig(c.env), `${new URL(c.req.url).origin}${prefix}`));
@@ -80,6 +83,10 @@ export function registerA2a(app: Hono<AppEnv>, networkFor: (env: Env) => Network
     // What the conversation sends is redacted already; an error's message is redacted here, like every error body.
     return answered instanceof Response ? answered : c.json(redactorFor(c.env).value(answered));
   });
+}
+
+function notServed(c: Context<AppEnv>): Response {
+  return errorResponse(c, "not_found", `No route for ${c.req.method} ${c.req.path}: this Worker serves no A2A interface (A2A=off).`);
 }
 
 async function answer(c: Context<AppEnv>): Promise<Record<string, unknown> | Response> {
