@@ -9,6 +9,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createSupportNetwork } from "../../src/agents/index.ts";
 import { createApp } from "../../src/http/app.ts";
+import { a2aStream } from "../../src/http/a2a/a2a-stream.ts";
 import type { Task } from "../../src/http/a2a/a2a-wire.ts";
 import { call, type ConversationJson, scenario } from "../support/worker.ts";
 
@@ -58,6 +59,26 @@ describe("the agent card", () => {
     const skills = card.skills.map((skill) => skill.id);
     expect(skills).toEqual(expect.arrayContaining(["triage", "billing", "shipping"]));
     expect(skills).not.toContain("support-desk");
+  });
+});
+
+describe("the A2A stream of a turn", () => {
+  it("ends with a failed status naming its task when the conversation's stream breaks off mid-turn", async () => {
+    const task = { id: "c1:1", contextId: "c1", status: { state: "TASK_STATE_WORKING", timestamp: "" }, history: [], metadata: {} } as Task;
+    let pulls = 0;
+    // One token, then the stream fails, as the Durable Object's would if it went away.
+    const broken = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulls++ === 0)
+          controller.enqueue(new TextEncoder().encode(`data: ${JSON.stringify({ type: "text-delta", delta: "Hel" })}\n\n`));
+        else controller.error(new Error("the object went away"));
+      },
+    });
+    const frames = (await new Response(a2aStream(3, broken, async () => task)).text()).split("\n\n").filter(Boolean);
+    const results = frames.map((f) => (JSON.parse(f.slice(6)) as { id: number; result: StreamResult }).result);
+    expect(Object.keys(results[0]!)).toEqual(["task"]);
+    expect(results[1]!.artifactUpdate!.artifact.parts[0]!.text).toBe("Hel");
+    expect(results.at(-1)!.statusUpdate).toMatchObject({ taskId: "c1:1", status: { state: "TASK_STATE_FAILED" } });
   });
 });
 

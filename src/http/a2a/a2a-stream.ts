@@ -50,18 +50,19 @@ export function a2aStream(
   const encoder = new TextEncoder();
   return new ReadableStream<Uint8Array>({
     async start(controller) {
-      const send = (result: Record<string, unknown>) => controller.enqueue(encoder.encode(frame(rpcId, result)));
+      // The task the client was sent first: a failure's update names it.
+      let sent = first ?? null;
+      const send = (result: Record<string, unknown>) => {
+        if (result.task) sent = result.task as Task;
+        controller.enqueue(encoder.encode(frame(rpcId, result)));
+      };
       try {
         if (first) send({ task: first });
         await translate(turn, read, send, first ?? null);
       } catch (error) {
         // The turn's stream broke off (the Durable Object went away): say so as a failed status, the client's last word.
-        send({
-          statusUpdate: {
-            status: { state: "TASK_STATE_FAILED", timestamp: new Date().toISOString() },
-            metadata: { reason: String(error) },
-          },
-        });
+        const status = { state: "TASK_STATE_FAILED", timestamp: new Date().toISOString() };
+        send({ statusUpdate: { taskId: sent?.id ?? "", contextId: sent?.contextId ?? "", status, metadata: { reason: String(error) } } });
       }
       controller.close();
     },
