@@ -8,7 +8,7 @@
  * GetTask, ListTasks (the caller's own), CancelTask. Not yet: push notifications and the extended
  * card, answered with UnsupportedOperationError (the card says `pushNotifications: false`).
  */
-import type { Context, Hono } from "hono";
+import type { Context, Hono, MiddlewareHandler } from "hono";
 import type * as z from "zod";
 import { readConfig, redactorFor } from "../../config.ts";
 import type { Env } from "../../env.ts";
@@ -72,8 +72,8 @@ const SERVED = "this agent answers SendMessage, SendStreamingMessage, SubscribeT
 
 export function registerA2a(app: Hono<AppEnv>, networkFor: (env: Env) => Network): void {
   // A2A=off: neither route exists (the card would tell anyone the agents' names and descriptions).
-  app.use(CARD_PATH, async (c, next) => (readConfig(c.env).A2A === "off" ? notServed(c) : next()));
-  app.use(A2A_RPC_PATH, async (c, next) => (readConfig(c.env).A2A === "off" ? notServed(c) : next()));
+  const served: MiddlewareHandler<AppEnv> = async (c, next) => (readConfig(c.env).A2A === "off" ? notServed(c) : next());
+  for (const path of [CARD_PATH, A2A_RPC_PATH]) app.use(path, served);
   app.get(CARD_PATH, (c) => {
     const prefix = c.req.path.slice(0, -CARD_PATH.length);
     return c.json(agentCard(networkFor(c.env), readConfig(c.env), `${new URL(c.req.url).origin}${prefix}`));
