@@ -24,7 +24,7 @@ module.exports = {
       name: "adapters-below-objects-and-http",
       comment: "src/models and src/agents import no Durable Object's folder and not src/http.",
       severity: "error",
-      from: { path: "^src/(models|agents)/" },
+      from: { path: "^src/(models|agents|a2a)/" },
       to: { path: "^src/(conversation|inbox|desk|http)/" },
     },
     {

@@ -49,6 +49,8 @@ export default defineConfig({
           exclude: [
             "test/e2e/**",
             "test/deep/**",
+            // Remote agents are served by the A2A SDK in Node: test/remote runs under vitest.node.config.ts.
+            "test/remote/**",
             "node_modules/**",
             ...CONFIGURED,
             ...TRACE_EXPORT,

@@ -7,7 +7,12 @@ import { defineConfig } from "vitest/config";
  */
 export default defineConfig({
   test: {
-    include: ["test/runtime/**/*.test.ts", "test/properties/runtime.property.test.ts", "test/models/**/*.test.ts"],
+    include: [
+      "test/runtime/**/*.test.ts",
+      "test/properties/runtime.property.test.ts",
+      "test/models/**/*.test.ts",
+      "test/remote/**/*.test.ts",
+    ],
     globalSetup: ["test/node/global-setup.ts"],
     testTimeout: 20_000,
   },

@@ -8,7 +8,9 @@ import type { ConversationSetup } from "./conversation-api.ts";
 import { ConversationStore } from "./storage/conversation-store.ts";
 import { titleMaker } from "./conversation-titles.ts";
 import { InboxLink } from "./inbox-link.ts";
-import { mcpHeaderValues } from "./mcp-secrets.ts";
+import { headerValues } from "./header-secrets.ts";
+import { A2ARemotes } from "../a2a/a2a-remote.ts";
+import type { McpHostEnv } from "../runtime/ports/mcp.ts";
 import { SqlToolListCache } from "./storage/mcp-tool-cache.ts";
 import { exporterFor } from "../traces/otlp-export.ts";
 import { Notifier } from "./schedule/notifier.ts";
@@ -45,8 +47,8 @@ export function assembleConversation(
   setup: ConversationSetup,
 ): ConversationParts {
   const { network } = setup;
-  // The MCP servers' header values are secrets too, wherever they came from.
-  const redactor = redactorFor(env).with(mcpHeaderValues(network, env));
+  // The MCP servers' and remote agents' header values are secrets too, wherever they came from.
+  const redactor = redactorFor(env).with(headerValues(network, env));
   const log = (message: string) => console.warn(redactor.text(message));
   const store = new ConversationStore(ctx.storage);
   const notifier = new Notifier(store, config, redactor, log);
@@ -67,6 +69,7 @@ export function assembleConversation(
       network,
       model,
       mcp: new McpConnections({ env, cache: new SqlToolListCache(ctx.storage.sql), log }),
+      remote: new A2ARemotes(env as McpHostEnv),
       scheduler: store.schedule,
       limits: { ...runSettings(config).limits, ...setup.limits },
     },

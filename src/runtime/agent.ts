@@ -4,6 +4,8 @@ import type { Guardrail } from "./tools/guardrails.ts";
 import type { HandoffOptions } from "./handoff/types.ts";
 import type { McpServerConfig } from "./ports/mcp.ts";
 import type { ModelSettings } from "./ports/model-port.ts";
+import type { RemoteAgentConfig } from "./ports/remote-port.ts";
+import type { ReturnMode } from "./holding.ts";
 import type { Tool } from "./tools/tool.ts";
 
 /** What an agent's instructions and tools can read: the context handoffs have carried so far. */
@@ -60,6 +62,10 @@ export interface AgentConfig {
    * reads.
    */
   onTimeout?: PersonTimeout;
+  /** Served elsewhere and reached over A2A (made with `remoteAgent`): the loop calls the host's remote port, not a model. */
+  remote?: RemoteAgentConfig;
+  /** How handoffs to this agent give the conversation back when the handoff itself does not say (`handoff(agent, { returns })`). */
+  returns?: ReturnMode;
 }
 
 /**
@@ -85,6 +91,19 @@ export function humanAgent(options: { name: string; description: string; answerW
     ...(options.answerWithin === undefined ? {} : { answerWithin: options.answerWithin }),
     ...(options.onTimeout ? { onTimeout: options.onTimeout } : {}),
   });
+}
+
+/**
+ * An agent served somewhere else that speaks A2A (another Worker, a partner's service): a handoff
+ * target like any agent. While it holds the conversation each user message goes to its remote
+ * context and its streamed text is its answer; `returns: "on-answer"` gives the conversation back
+ * once its task completes. If it fails, hangs or answers garbage, the conversation goes back to the
+ * agent that handed it over, which is told why and answers the user.
+ */
+export function remoteAgent(options: { name: string; description: string; returns?: ReturnMode } & RemoteAgentConfig): Agent {
+  const { name, description, returns, ...remote } = options;
+  if (!/^(https?:)\/\//.test(remote.url)) throw new TypeError(`Remote agent '${name}': url must be an http(s) URL, got '${remote.url}'.`);
+  return new Agent({ name, description, instructions: "", remote, ...(returns ? { returns } : {}) });
 }
 
 function initialState(config: AgentConfig): Readonly<Record<string, unknown>> {
@@ -125,6 +144,9 @@ export class Agent {
   /** A person: milliseconds the conversation waits for their first answer, when they have a deadline. */
   readonly answerWithinMs: number | undefined;
   readonly onTimeout: PersonTimeout;
+  /** Served elsewhere (`remoteAgent`): the loop calls the host's remote port for it. */
+  readonly remote: RemoteAgentConfig | undefined;
+  readonly returns: ReturnMode | undefined;
   readonly #handoffs: Handoff[];
 
   constructor(config: AgentConfig) {
@@ -151,6 +173,8 @@ export class Agent {
     this.answerWithinMs =
       config.answerWithin === undefined ? undefined : durationMs(config.answerWithin, `Agent '${config.name}': answerWithin`);
     this.onTimeout = { ...config.onTimeout };
+    this.remote = config.remote;
+    this.returns = config.returns;
     this.#handoffs = (config.handoffs ?? []).map((h) => (h instanceof Agent ? { agent: h } : h));
   }
 

@@ -17,6 +17,12 @@ export type RuntimeErrorCode =
   | "run_aborted"
   /** A follow-up outside the host's bounds (too soon, too late, too many), or no schedule: a tool's error result. */
   | "schedule_refused"
+  /** A remote agent's task failed or was rejected, or it was not reached: the conversation goes back to the agent that handed over. */
+  | "remote_failed"
+  /** A remote agent took longer than its `timeoutMs`. */
+  | "remote_timeout"
+  /** A remote agent answered what A2A does not say. */
+  | "remote_invalid"
   | "internal_error";
 
 /** A failure of the loop, with a stable `code` (an `error` event's code); model adapters throw it with a model_* code. */

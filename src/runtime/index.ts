@@ -7,7 +7,7 @@
  */
 
 // Agents and the network they form.
-export { Agent, type AgentConfig, type AgentContext, type Handoff, humanAgent, type PersonTimeout } from "./agent.ts";
+export { Agent, type AgentConfig, type AgentContext, type Handoff, humanAgent, type PersonTimeout, remoteAgent } from "./agent.ts";
 export { type AgentToolset, Network, type NetworkOptions } from "./network.ts";
 export { type AnnouncedHandoffs, announcedHandoff, NUDGE_NOTE } from "./handoff/announced.ts";
 export { TITLE_AGENT } from "./titles.ts";
@@ -52,7 +52,7 @@ export type { BudgetLimits, Budgets } from "./budgets.ts";
 export type { Usage, UsageTotals } from "./usage.ts";
 export type { Duration } from "./duration.ts";
 
-// The ports a host plugs in: the model, the store, the scheduler, MCP servers.
+// The ports a host plugs in: the model, the store, the scheduler, MCP servers, remote agents.
 export type { Model, ModelEvent, ModelRequest, ModelSettings } from "./ports/model-port.ts";
 export type { StepCommit, TurnStore } from "./ports/store-port.ts";
 export type { FollowUpRequest, ScheduledFollowUp, Scheduler } from "./ports/scheduler-port.ts";
@@ -67,3 +67,13 @@ export {
   type McpToolInfo,
   mcpToolName,
 } from "./ports/mcp.ts";
+export type {
+  RemoteAgentConfig,
+  RemoteEvent,
+  RemoteFetcher,
+  RemoteHeaders,
+  RemoteInput,
+  RemotePort,
+  RemoteRequest,
+  RemoteState,
+} from "./ports/remote-port.ts";

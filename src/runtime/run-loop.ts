@@ -21,6 +21,8 @@ import { answerCalls, callsAhead, gateCalls, planCalls } from "./step/resolve-ca
 import { callPlanOf } from "./handoff/rules.ts";
 import { argsOf } from "./tools/execute-tool-call.ts";
 import { settleApprovals } from "./step/settle-approvals.ts";
+import { handBackFromRemote, remoteCall } from "./step/remote-call.ts";
+import type { RemoteState } from "./ports/remote-port.ts";
 import { buildStepCommit, type StepOutcome, stepUsage } from "./step/step-commit.ts";
 import { advance, holdingChange, initialTurnState, type RunContext, type TurnState } from "./turn-state.ts";
 
@@ -156,7 +158,9 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   for (const warning of prepared.warnings) yield warning;
   if (prepared.compaction) yield prepared.compaction.event;
   // Text deltas stream as they arrive; the calls are announced once the call has ended.
-  const step = yield* streamModelCall(run.options.model, modelRequest(run, prepared));
+  const called = yield* callHolder(run, state, prepared);
+  if ("handedBack" in called) return { state: called.handedBack };
+  const step = called.step;
   run.signal.throwIfAborted();
   const plan = planCalls(run, state, prepared, step.toolCalls);
   for (const p of plan) yield { type: "tool-call", toolCallId: p.call.id, name: p.call.name, args: argsOf(p.call), plan: callPlanOf(p) };
@@ -166,6 +170,7 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   const recorded = ahead && (await recordCalls(run, ahead));
   if (recorded) yield recorded;
   const stateUpdates: StateUpdates = new Map();
+  if (called.remote) stateUpdates.set(prepared.agent.name, { ...called.remote });
   const records = await answerCalls(run, state, prepared, plan, gates, stateUpdates);
   for (const r of records) {
     if (r.blocked !== null) yield { type: "guardrail", kind: "tool", agent: prepared.agent.name, reason: r.blocked, toolCallId: r.call.id };
@@ -195,6 +200,36 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   if (announced?.nudge && end.outcome?.status === "completed") return { state: yield* nudge(run, prepared, next) };
   if (end.done) yield end.done;
   return end.outcome ? { state: next, ended: end.outcome } : { state: next };
+}
+
+/**
+ * The step's call: the model, or the remote agent that holds the conversation. A remote that fails
+ * or hands back gives the conversation back to the agent that handed it over, which carries on.
+ */
+async function* callHolder(
+  run: RunContext,
+  state: TurnState,
+  prepared: PreparedStep,
+): AsyncGenerator<TurnItem, { step: ModelStepResult; remote?: RemoteState } | { handedBack: TurnState }> {
+  if (!prepared.agent.remote) return { step: yield* streamModelCall(run.options.model, modelRequest(run, prepared)) };
+  const call = remoteCall(run, state, prepared);
+  let step: ModelStepResult;
+  try {
+    step = yield* streamModelCall(call.model, modelRequest(run, prepared));
+  } catch (error) {
+    if (run.signal.aborted) throw error;
+    const failure = toRuntimeError(error);
+    // The failed task takes no more messages; the remote context stays, for a later handoff to it.
+    const { taskId: _, ...remote } = call.state();
+    const note = `it could not go on (${failure.code}): ${failure.message}`;
+    return { handedBack: yield* handBackFromRemote(run, state, { said: "", note, remote, failure }) };
+  }
+  const summary = call.handBack();
+  if (summary !== undefined)
+    return {
+      handedBack: yield* handBackFromRemote(run, state, { said: step.text, note: summary || "its part is done.", remote: call.state() }),
+    };
+  return { step, remote: call.state() };
 }
 
 /** The announced-but-unmade handoff guard (network option `announcedHandoffs`, `warn` by default): its warning, and whether to nudge. */

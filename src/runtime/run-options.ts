@@ -6,6 +6,7 @@ import type { ConversationSnapshot } from "./conversation-snapshot.ts";
 import type { Limits } from "./limits.ts";
 import type { Model } from "./ports/model-port.ts";
 import type { Network } from "./network.ts";
+import type { RemotePort } from "./ports/remote-port.ts";
 import type { Scheduler } from "./ports/scheduler-port.ts";
 import type { StepCommit, TurnStore } from "./ports/store-port.ts";
 import type { ApprovalDecision, Suspension } from "./suspension.ts";
@@ -28,6 +29,8 @@ export interface RunTurnOptions {
   store: TurnStore;
   /** How agents reach their MCP servers; without it, agents that name servers get no tools from them. */
   mcp?: McpPort;
+  /** How remote agents (`remoteAgent`) are reached; without it, handing to one gives the conversation straight back. */
+  remote?: RemotePort;
   /** Where tools schedule follow-ups (`ctx.schedule`, `scheduleFollowUp()`); without it, scheduling is refused. */
   scheduler?: Scheduler;
   /** The conversation as stored before this leg (`newConversation(agent)` for a new one). */

@@ -2,6 +2,7 @@ import { findHistoryProblem } from "../runtime/messages.ts";
 import type { Limits } from "../runtime/limits.ts";
 import type { McpPort } from "../runtime/ports/mcp.ts";
 import type { Network } from "../runtime/network.ts";
+import type { RemotePort } from "../runtime/ports/remote-port.ts";
 import type { RunEvent, TurnOutcome } from "../runtime/events.ts";
 import { runTurn } from "../runtime/run-loop.ts";
 import type { TurnInput } from "../runtime/run-options.ts";
@@ -31,13 +32,21 @@ export type ScriptedTurn = {
  * after any turn: every script step was played, the stored history is valid (every tool call
  * answered, in order), and exactly one `done` or `error` ended it. Pass the store of an earlier
  * turn to continue that conversation, an `mcp` port (`McpConnections`) for agents with MCP servers,
- * and a `scheduler` for tools that schedule follow-ups (`followUpTool()`, `ctx.schedule`).
+ * a `scheduler` for tools that schedule follow-ups (`followUpTool()`, `ctx.schedule`), and a
+ * `remote` port for networks with remote agents (`remoteAgent`).
  */
 export async function runScripted(
   network: Network,
   input: string | TurnInput,
   script: ScriptStep[],
-  options: { store?: MemoryStore; limits?: Partial<Limits>; conversationId?: string; mcp?: McpPort; scheduler?: Scheduler } = {},
+  options: {
+    store?: MemoryStore;
+    limits?: Partial<Limits>;
+    conversationId?: string;
+    mcp?: McpPort;
+    scheduler?: Scheduler;
+    remote?: RemotePort;
+  } = {},
 ): Promise<ScriptedTurn> {
   const model = new ScriptedModel(script);
   const store = options.store ?? new MemoryStore(network.entry.name);
@@ -49,6 +58,7 @@ export async function runScripted(
     store,
     ...(options.mcp ? { mcp: options.mcp } : {}),
     ...(options.scheduler ? { scheduler: options.scheduler } : {}),
+    ...(options.remote ? { remote: options.remote } : {}),
     conversation: store.conversation(),
     input: typeof input === "string" ? { kind: "message", text: input } : input,
     ...(options.limits ? { limits: options.limits } : {}),

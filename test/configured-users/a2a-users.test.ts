@@ -4,7 +4,7 @@
  */
 import { importJWK, type JWK, SignJWT } from "jose";
 import { describe, expect, inject, it } from "vitest";
-import type { Task } from "../../src/http/a2a/a2a-wire.ts";
+import type { Task } from "../../src/a2a/a2a-wire.ts";
 import { scenario } from "../support/scenario.ts";
 import { call } from "../support/worker.ts";
 

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { createSupportNetwork } from "../../src/agents/index.ts";
 import { createApp } from "../../src/http/app.ts";
 import { a2aStream } from "../../src/http/a2a/a2a-stream.ts";
-import type { Task } from "../../src/http/a2a/a2a-wire.ts";
+import type { Task } from "../../src/a2a/a2a-wire.ts";
 import { call, type ConversationJson, scenario } from "../support/worker.ts";
 
 /** One result of a streaming answer: the task, a status update or a chunk of an artifact. */

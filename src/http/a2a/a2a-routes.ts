@@ -33,7 +33,7 @@ import {
   type Task,
   TaskIdParams,
   type WireMessage,
-} from "./a2a-wire.ts";
+} from "../../a2a/a2a-wire.ts";
 import { HOW_TO_DECIDE, isTerminal, parseTaskId, taskOf } from "./tasks.ts";
 
 const CARD_PATH = "/.well-known/agent-card.json";

@@ -8,7 +8,7 @@
  * from what the conversation stored.
  */
 import type { RunEvent } from "../../runtime/events.ts";
-import { HANDOFF_EXTENSION, type OutMessage, type Task } from "./a2a-wire.ts";
+import { HANDOFF_EXTENSION, type OutMessage, type Task } from "../../a2a/a2a-wire.ts";
 
 /** What the stream needs of the conversation: the task of the turn now running or just ended. */
 export type TaskReader = () => Promise<Task>;

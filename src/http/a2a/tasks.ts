@@ -6,7 +6,7 @@
  * are in the task's metadata under this project's extension.
  */
 import type { TurnView } from "../../conversation/conversation-view.ts";
-import { HANDOFF_EXTENSION, type OutMessage, type Task, type TaskState } from "./a2a-wire.ts";
+import { HANDOFF_EXTENSION, type OutMessage, type Task, type TaskState } from "../../a2a/a2a-wire.ts";
 
 /** A task's id: its conversation and turn. Conversation ids have no colon, so the last one parts them. */
 export function taskIdOf(conversationId: string, turn: number): string {

@@ -38,7 +38,12 @@ export function buildEdges(
     own.delete(agent);
     edges.set(
       agent.name,
-      [...own.values()].map((declared) => ({ ...declared, toolName: toolNames.get(declared.agent.name)! })),
+      [...own.values()].map((declared) => ({
+        // A target's own `returns` applies to handoffs that do not set one.
+        ...(declared.agent.returns ? { returns: declared.agent.returns } : {}),
+        ...declared,
+        toolName: toolNames.get(declared.agent.name)!,
+      })),
     );
   }
   return edges;

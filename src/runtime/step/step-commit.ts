@@ -71,7 +71,9 @@ export function buildStepCommit(input: {
   const accepted = taken?.kind === "transfer" ? taken : undefined;
   const results = kept.map((r) => (r.answer ? toolMessage(r.call, r.answer.outcome) : null));
   const pending = records.filter((r) => r.awaitsApproval).map((r) => pendingApproval(r, prepared, options));
-  const holder = nextHolder(state, prepared, taken, step.toolCalls.length === 0 && pending.length === 0);
+  // A remote agent waiting for the user's input has not given its answer yet: an on-answer frame stays open.
+  const finalAnswer = step.toolCalls.length === 0 && pending.length === 0 && step.finishReason !== "input_required";
+  const holder = nextHolder(state, prepared, taken, finalAnswer);
   const handoff = holder.record;
   const context = accepted?.input ? { ...state.holding.context, ...accepted.input } : undefined;
   const appended = appendedPrompt(accepted, options, context ?? state.holding.context, state);

@@ -1,0 +1,19 @@
+import { secretForms } from "../config.ts";
+import { type McpHostEnv, mcpHeaders } from "../runtime/ports/mcp.ts";
+import { remoteHeaders } from "../runtime/ports/remote-port.ts";
+import type { Network } from "../runtime/network.ts";
+
+/**
+ * Every value the network's MCP servers and remote agents are sent as a header (and a bearer token without its
+ * scheme): secrets by their values, wherever they came from, so none reaches an event, a stored
+ * row, a log line or a trace.
+ */
+export function headerValues(network: Network, env: object): string[] {
+  const values: string[] = [];
+  for (const agent of network.agents.values()) {
+    const sets = agent.mcpServers.map((server) => mcpHeaders(server, env as McpHostEnv));
+    if (agent.remote) sets.push(remoteHeaders(agent.remote, env as McpHostEnv));
+    for (const value of sets.flatMap((headers) => Object.values(headers))) values.push(...secretForms(value));
+  }
+  return values;
+}

@@ -1,0 +1,102 @@
+/**
+ * The second stage of a step when a remote agent holds the conversation: its call through the
+ * host's remote port, read as a model call (text deltas, a finish), and what is kept of it (the
+ * remote context and task, as the agent's state). When the remote fails, hangs, answers garbage
+ * or hands back, the conversation goes back to the agent that handed it over, which carries on.
+ */
+import type { Agent } from "../agent.ts";
+import { commit } from "../commit.ts";
+import { RuntimeError } from "../errors.ts";
+import type { RunEvent } from "../events.ts";
+import type { HandBackRecord } from "../handoff/types.ts";
+import type { Message } from "../messages.ts";
+import type { Model, ModelEvent } from "../ports/model-port.ts";
+import type { RemoteState } from "../ports/remote-port.ts";
+import type { TurnItem } from "../run-options.ts";
+import { agentState } from "../tools/tool-context.ts";
+import { advance, holdingChange, type RunContext, type TurnState } from "../turn-state.ts";
+import type { PreparedStep } from "./prepare-step.ts";
+
+/** A remote's call as a model; once read, the remote state it leaves, and the summary of a hand-back it asked for. */
+export interface RemoteCall {
+  model: Model;
+  state(): RemoteState;
+  handBack(): string | undefined;
+}
+
+/** The remote port's call for the agent holding the conversation, shaped as the model the step reads. */
+export function remoteCall(run: RunContext, state: TurnState, prepared: PreparedStep): RemoteCall {
+  const agent = prepared.agent;
+  const remote = agent.remote!;
+  let kept = remoteState(state, agent);
+  let handBack: string | undefined;
+  const port = run.options.remote;
+  const model: Model = {
+    async *stream(): AsyncIterable<ModelEvent> {
+      if (!port)
+        throw new RuntimeError(
+          "remote_failed",
+          `Agent '${agent.name}' is a remote agent, and this host passed no remote port to reach it.`,
+        );
+      const request = { agent: agent.name, remote, messages: prepared.messages, state: kept, signal: run.signal };
+      for await (const event of port.stream(request)) {
+        if (event.type === "remote-state") kept = event.state;
+        else if (event.type === "hand-back") handBack = event.summary;
+        else yield event;
+      }
+    },
+  };
+  return { model, state: () => kept, handBack: () => handBack };
+}
+
+function remoteState(state: TurnState, agent: Agent): RemoteState {
+  const kept = agentState(state, agent);
+  return {
+    ...(typeof kept.contextId === "string" ? { contextId: kept.contextId } : {}),
+    ...(typeof kept.taskId === "string" ? { taskId: kept.taskId } : {}),
+  };
+}
+
+/**
+ * The conversation goes back from the remote agent: to the agent of the caller frame it holds, else
+ * to the one that handed it over, else to the entry agent. `said` is the remote's last answer,
+ * stored as its message; the note, a system message to the agent that takes over, says why.
+ */
+export async function* handBackFromRemote(
+  run: RunContext,
+  state: TurnState,
+  change: { said: string; note: string; remote: RemoteState; failure?: RuntimeError },
+): AsyncGenerator<TurnItem, TurnState> {
+  const from = state.agent;
+  const { network } = run.options;
+  const frame = state.holding.callers.at(-1);
+  const framed = frame?.callee === from.name ? frame.caller : undefined;
+  const handedBy = state.lastHandoff?.to === from.name ? state.lastHandoff.from : undefined;
+  const target = [framed, handedBy, network.entry.name].map((name) => name && network.get(name)).find((a) => a && a !== from);
+  if (!target)
+    throw (
+      change.failure ??
+      new RuntimeError("remote_failed", `Remote agent '${from.name}' handed back, and no agent can take the conversation.`)
+    );
+  const record: HandBackRecord = { kind: "hand-back", from: from.name, to: target.name, note: change.note };
+  const messages: Message[] = [
+    ...(change.said ? [{ role: "assistant" as const, agent: from.name, content: change.said }] : []),
+    { role: "system", agent: target.name, content: `The remote agent '${from.name}' gave the conversation back to you: ${change.note}` },
+  ];
+  const next = advance(state, {
+    messages,
+    modelCalled: true,
+    handoff: { record, target },
+    callers: framed ? state.holding.callers.slice(0, -1) : undefined,
+    agentStates: { [from.name]: { ...change.remote } },
+    committed: true,
+  });
+  const finishReason = change.failure ? "error" : "hand-back";
+  const events: RunEvent[] = [
+    { type: "step-finish", stepIndex: state.progress.stepIndex, finishReason },
+    ...(change.failure ? [{ type: "warning" as const, code: change.failure.code, message: change.failure.message }] : []),
+    { type: "handoff", ...record },
+  ];
+  for (const item of await commit(run, { messages, ...holdingChange(state, next), handoff: record }, events)) yield item;
+  return next;
+}
