@@ -18,7 +18,11 @@ function worker(bindings: Record<string, string> = {}, configPath = "./wrangler.
         ...Object.fromEntries(
           Object.entries(bindings).map(([key, value]) => [
             key,
-            value.replace("{{fake}}", inject("fakeOpenAIUrl")).replace("{{mcp}}", inject("mcpUrl")).replace("{{jwks}}", inject("jwks").url),
+            value
+              .replace("{{fake}}", inject("fakeOpenAIUrl"))
+              .replace("{{mcp}}", inject("mcpUrl"))
+              .replace("{{jwks}}", inject("jwks").url)
+              .replace("{{a2a}}", inject("a2aRemoteUrl")),
           ]),
         ),
       },
@@ -33,6 +37,7 @@ const MCP = ["test/configured-mcp/**/*.test.ts"];
 const MCP_CODE = ["test/configured-mcp-code/**/*.test.ts"];
 const USERS = ["test/configured-users/**/*.test.ts"];
 const SCHEDULE = ["test/configured-schedule/**/*.test.ts"];
+const REMOTE = ["test/configured-remote/**/*.test.ts"];
 
 export default defineConfig({
   test: {
@@ -58,6 +63,7 @@ export default defineConfig({
             ...MCP_CODE,
             ...USERS,
             ...SCHEDULE,
+            ...REMOTE,
           ],
         },
       },
@@ -116,6 +122,16 @@ export default defineConfig({
           }),
         ],
         test: { name: "schedule", include: SCHEDULE },
+      },
+      {
+        // A network whose billing agent is remote: the A2A agent the SDK serves in Node, its bearer token a secret.
+        plugins: [
+          worker(
+            { REMOTE_A2A_URL: "{{a2a}}", BILLING_AGENT_TOKEN: "remote-token 3c9f-secret" },
+            "./test/configured-remote/worker/wrangler.toml",
+          ),
+        ],
+        test: { name: "remote", include: REMOTE },
       },
       {
         // The session property again, with deadlines on every approval and on the person, long enough never to pass by

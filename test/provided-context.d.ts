@@ -4,6 +4,8 @@ declare module "vitest" {
     fakeOpenAIUrl: string;
     /** The MCP test servers (test/node/mcp-test-server.ts): /stateful/mcp, /secured/mcp, /legacy/sse. */
     mcpUrl: string;
+    /** The remote A2A agent served by the SDK (test/node/a2a-remote-server.ts). */
+    a2aRemoteUrl: string;
     providerFixtures: Record<string, { sse: string; expected: unknown }>;
     /** The identity provider's key set (test/node/jwks-server.ts): its URL, the private keys by kid, rs1's public PEM. */
     jwks: { url: string; keys: Record<string, import("jose").JWK>; rs1PublicPem: string };

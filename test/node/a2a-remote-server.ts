@@ -5,6 +5,7 @@
  * - "needs input" → asks "Which invoice?" and waits (INPUT_REQUIRED); the answer completes the task;
  * - "sign in" → AUTH_REQUIRED; "fail" → FAILED ("the ledger is down"); "reject" → REJECTED;
  * - "hang" → works and never ends; "hand back" → answers and sends the hand-back data part;
+ * - "whoami" → says the authorization header it was sent (as a careless server might);
  * - anything else → "Billing here: …" in two chunks, COMPLETED.
  * `/garbage` answers frames that are not JSON, `/html` a web page, `/stops` a stream that ends while working.
  * Every message it is sent is kept, with its context, task and the headers it came with.
@@ -106,6 +107,10 @@ class BillingExecutor implements AgentExecutor {
     if (said.includes("hang")) {
       bus.publish(status(TaskState.TASK_STATE_WORKING));
       await new Promise((resolve) => setTimeout(resolve, 10_000));
+      return end(TaskState.TASK_STATE_COMPLETED);
+    }
+    if (said.includes("whoami")) {
+      chunk(`You called with ${this.authorization ?? "nothing"}.`, false);
       return end(TaskState.TASK_STATE_COMPLETED);
     }
     if (said.includes("hand back")) {

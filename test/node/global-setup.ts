@@ -4,6 +4,7 @@ import type { TestProject } from "vitest/node";
 import { startFakeOpenAI } from "./fake-openai-server.ts";
 import { startJwksServer } from "./jwks-server.ts";
 import { startMcpTestServer } from "./mcp-test-server.ts";
+import { startA2ARemote } from "./a2a-remote-server.ts";
 
 /** shared/ sits beside the checkout; found by walking up, so a copy of the project (Stryker's sandbox) finds it too. */
 function fixturesDir(): string {
@@ -37,8 +38,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const fake = await startFakeOpenAI();
   const mcp = await startMcpTestServer();
   const jwks = await startJwksServer();
+  const a2a = await startA2ARemote();
   project.provide("fakeOpenAIUrl", fake.url);
   project.provide("mcpUrl", mcp.url);
+  project.provide("a2aRemoteUrl", a2a.url);
   project.provide("jwks", { url: jwks.url, keys: jwks.keys, rs1PublicPem: jwks.rs1PublicPem });
   project.provide("providerFixtures", readFixtures());
   provideProperties(project);
@@ -46,6 +49,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await fake.close();
     await mcp.close();
     await jwks.close();
+    await a2a.close();
   };
 }
 
