@@ -130,16 +130,29 @@ describe("JSON-RPC", () => {
     const listed = (await rpc("ListTasks", { contextId: task.contextId, pageSize: 1 })).result as unknown as {
       tasks: Task[];
       nextPageToken: string;
+      totalSize: number;
     };
     expect(listed.tasks.map((t) => t.id)).toEqual([`${task.contextId}:2`]);
+    // The size of the whole list, not of the page.
+    expect(listed.totalSize).toBe(2);
+    // A state is found before the page is cut: one completed task a page, two in all.
+    type Page = { tasks: Task[]; nextPageToken: string; totalSize: number };
+    const completed = (await rpc("ListTasks", { contextId: task.contextId, status: "TASK_STATE_COMPLETED", pageSize: 1 }))
+      .result as unknown as Page;
+    expect([completed.tasks.map((t) => t.id), completed.totalSize]).toEqual([[`${task.contextId}:2`], 2]);
+    const older = (
+      await rpc("ListTasks", { contextId: task.contextId, status: "TASK_STATE_COMPLETED", pageSize: 1, pageToken: completed.nextPageToken })
+    ).result as unknown as Page;
+    expect([older.tasks.map((t) => t.id), older.nextPageToken]).toEqual([[task.id], ""]);
     const rest = (await rpc("ListTasks", { contextId: task.contextId, pageToken: listed.nextPageToken })).result as unknown as {
       tasks: Task[];
     };
     expect(rest.tasks.map((t) => [t.id, t.history.length])).toEqual([[task.id, 0]]);
     const done = (await rpc("ListTasks", { contextId: task.contextId, status: "TASK_STATE_WORKING" })).result as unknown as {
       tasks: Task[];
+      totalSize: number;
     };
-    expect(done.tasks).toEqual([]);
+    expect([done.tasks, done.totalSize]).toEqual([[], 0]);
     // A secret the user typed is redacted in the task, as everywhere (this project's provider key).
     const secret = await rpc(
       "SendMessage",

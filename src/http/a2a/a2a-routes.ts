@@ -169,30 +169,41 @@ async function taskById(
  */
 async function listTasks(c: Context<AppEnv>, params: Record<string, unknown>): Promise<Record<string, unknown>> {
   const { contextId, status, pageSize = 20, pageToken, historyLength = 0 } = parsed(ListTasksParams, params);
-  const tasks = contextId
-    ? await tasksOfContext(c, contextId, pageSize, pageToken, historyLength)
-    : await latestTasksOfUser(c, pageSize, pageToken, historyLength);
-  const listed = status ? tasks.tasks.filter((t) => t.status.state === status) : tasks.tasks;
-  return { tasks: listed, nextPageToken: tasks.next, pageSize, totalSize: listed.length };
+  if (contextId) {
+    const { tasks, next, total } = await tasksOfContext(c, contextId, { pageSize, pageToken, historyLength, status });
+    return { tasks, nextPageToken: next, pageSize, totalSize: total };
+  }
+  const page = await latestTasksOfUser(c, pageSize, pageToken, historyLength);
+  // A user's list is paged by their inbox: `status` keeps this page's tasks in that state, and `totalSize` counts them.
+  const listed = status ? page.tasks.filter((t) => t.status.state === status) : page.tasks;
+  return { tasks: listed, nextPageToken: page.next, pageSize, totalSize: listed.length };
 }
 
+/**
+ * A context's tasks, newest first: with `status`, those in that state are found before the page is
+ * cut (every turn's state is read), so pages hold `pageSize` tasks and `total` counts every match.
+ */
 async function tasksOfContext(
   c: Context<AppEnv>,
   contextId: string,
-  pageSize: number,
-  pageToken: string | undefined,
-  historyLength: number,
+  query: { pageSize: number; pageToken: string | undefined; historyLength: number; status: string | undefined },
 ) {
+  const { pageSize, pageToken, historyLength, status } = query;
   const client = clientOf(c, contextId);
   const before = pageToken ? Number(pageToken) : Number.POSITIVE_INFINITY;
   if (Number.isNaN(before)) throw new RpcFailure(RPC_ERROR.invalidParams, "pageToken is the nextPageToken of a page before.");
-  const turns = (await expectOk(client.turns()))
-    .map((t) => t.turn)
-    .filter((turn) => turn < before)
-    .sort((a, b) => b - a);
-  const page = turns.slice(0, pageSize);
-  const tasks = await Promise.all(page.map(async (turn) => taskOf(contextId, await expectOk(client.turnView(turn)), historyLength)));
-  return { tasks, next: turns.length > pageSize ? String(page.at(-1)) : "" };
+  const all = (await expectOk(client.turns())).map((t) => t.turn).sort((a, b) => b - a);
+  const taskOfTurn = async (turn: number) => taskOf(contextId, await expectOk(client.turnView(turn)), historyLength);
+  if (!status) {
+    const turns = all.filter((turn) => turn < before);
+    const page = turns.slice(0, pageSize);
+    return { tasks: await Promise.all(page.map(taskOfTurn)), next: turns.length > pageSize ? String(page.at(-1)) : "", total: all.length };
+  }
+  const matching = (await Promise.all(all.map(taskOfTurn))).filter((t) => t.status.state === status);
+  const after = matching.filter((t) => Number(t.id.slice(t.id.lastIndexOf(":") + 1)) < before);
+  const page = after.slice(0, pageSize);
+  const last = page.at(-1);
+  return { tasks: page, next: after.length > pageSize && last ? last.id.slice(last.id.lastIndexOf(":") + 1) : "", total: matching.length };
 }
 
 async function latestTasksOfUser(c: Context<AppEnv>, pageSize: number, pageToken: string | undefined, historyLength: number) {
