@@ -63,7 +63,7 @@ export interface OperatorIdentity {
   name?: string;
 }
 
-/** A person who held the conversation gave it back to an agent, with a note the agent reads. */
+/** A person or a remote agent that held the conversation gave it back to an agent, with a note the agent reads. */
 export interface HandBackRecord extends HandoffBase {
   kind: "hand-back";
   note?: string;
