@@ -47,7 +47,7 @@ export class A2ARemotes implements RemotePort {
   async #send(request: RemoteRequest, signal: AbortSignal): Promise<Response> {
     const { agent, remote, state } = request;
     const endpoint = await this.#endpoint(agent, remote, signal);
-    const text = remoteInput(agent, request.messages, remote.input, state.contextId !== undefined);
+    const text = remoteInput(agent, request.messages, remote.input, state);
     const message = {
       messageId: crypto.randomUUID(),
       role: "ROLE_USER",

@@ -22,7 +22,13 @@ const Message = z
   .loose();
 const Status = z.object({ state: z.string(), message: Message.optional() }).loose();
 const Task = z
-  .object({ id: z.string().min(1), contextId: z.string().min(1), status: Status, artifacts: z.array(z.unknown()).optional() })
+  .object({
+    id: z.string().min(1),
+    contextId: z.string().min(1),
+    status: Status,
+    artifacts: z.array(z.object({ parts: z.array(Part) }).loose()).default([]),
+    history: z.array(Message).default([]),
+  })
   .loose();
 // The wrappers strip what they do not name (`in` narrows them); what they carry keeps its other fields.
 const StreamResponse = z.union([
@@ -40,6 +46,8 @@ const RpcResponse = z.union([
 type Status = z.infer<typeof Status>;
 type Message = z.infer<typeof Message>;
 
+/** States a task goes on from: a stream's opening task in one of them is not its end. */
+const OPEN = new Set(["TASK_STATE_WORKING", "TASK_STATE_SUBMITTED"]);
 const INTERRUPTED = new Set(["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"]);
 const FAILED = new Set(["TASK_STATE_FAILED", "TASK_STATE_REJECTED", "TASK_STATE_CANCELED"]);
 
@@ -107,7 +115,23 @@ function* readResult(at: Progress, result: z.infer<typeof StreamResponse>): Gene
     return;
   }
   if (status.message) yield* readMessage(at, status.message);
+  // A task that comes already ended (SendMessage's answer, or a server that ran the turn first) carries its text with it.
+  if ("task" in result && !at.said && !OPEN.has(status.state)) yield* readEndedTask(at, result.task);
   yield* end(at, status);
+}
+
+/** An ended task's answer: its artifacts' text, else its agent messages after the last user message. */
+function* readEndedTask(
+  at: Progress,
+  task: { artifacts: Array<{ parts: Array<{ text?: string | undefined }> }>; history: Message[] },
+): Generator<RemoteEvent> {
+  const chunks = task.artifacts.flatMap((a) => a.parts.flatMap((p) => (p.text ? [p.text] : [])));
+  if (chunks.length > 0) {
+    for (const chunk of chunks) yield* say(at, chunk, true);
+    return;
+  }
+  const lastUser = task.history.findLastIndex((m) => m.role === "ROLE_USER");
+  for (const message of task.history.slice(lastUser + 1)) yield* readMessage(at, message);
 }
 
 function* readMessage(at: Progress, message: Message): Generator<RemoteEvent> {
@@ -137,7 +161,7 @@ function handBackOf(data: unknown): string | undefined {
 
 /** A status that ends the call: completed, waiting for the user, or failed. Working goes on. */
 function* end(at: Progress, status: Status): Generator<RemoteEvent> {
-  if (at.ended || status.state === "TASK_STATE_WORKING" || status.state === "TASK_STATE_SUBMITTED") return;
+  if (at.ended || OPEN.has(status.state)) return;
   const why = status.message?.parts.map((p) => p.text ?? "").join("") || "no reason given";
   if (FAILED.has(status.state))
     throw new RuntimeError(

@@ -21,7 +21,7 @@ import { answerCalls, callsAhead, gateCalls, planCalls } from "./step/resolve-ca
 import { callPlanOf } from "./handoff/rules.ts";
 import { argsOf } from "./tools/execute-tool-call.ts";
 import { settleApprovals } from "./step/settle-approvals.ts";
-import { handBackFromRemote, remoteCall } from "./step/remote-call.ts";
+import { handBackFromRemote, remoteCall, remoteState, writeAhead } from "./step/remote-call.ts";
 import type { RemoteState } from "./ports/remote-port.ts";
 import { buildStepCommit, type StepOutcome, stepUsage } from "./step/step-commit.ts";
 import { advance, holdingChange, initialTurnState, type RunContext, type TurnState } from "./turn-state.ts";
@@ -161,6 +161,8 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   const called = yield* callHolder(run, state, prepared);
   if ("handedBack" in called) return { state: called.handedBack };
   const step = called.step;
+  // A remote call's write-ahead was committed: the step commits from the state it left.
+  state = called.state;
   run.signal.throwIfAborted();
   const plan = planCalls(run, state, prepared, step.toolCalls);
   for (const p of plan) yield { type: "tool-call", toolCallId: p.call.id, name: p.call.name, args: argsOf(p.call), plan: callPlanOf(p) };
@@ -210,9 +212,11 @@ async function* callHolder(
   run: RunContext,
   state: TurnState,
   prepared: PreparedStep,
-): AsyncGenerator<TurnItem, { step: ModelStepResult; remote?: RemoteState } | { handedBack: TurnState }> {
-  if (!prepared.agent.remote) return { step: yield* streamModelCall(run.options.model, modelRequest(run, prepared)) };
-  const call = remoteCall(run, state, prepared);
+): AsyncGenerator<TurnItem, { step: ModelStepResult; state: TurnState; remote?: RemoteState } | { handedBack: TurnState }> {
+  if (!prepared.agent.remote) return { step: yield* streamModelCall(run.options.model, modelRequest(run, prepared)), state };
+  const before = remoteState(state, prepared.agent);
+  state = yield* writeAhead(run, state, prepared.agent);
+  const call = remoteCall(run, state, prepared, before);
   let step: ModelStepResult;
   try {
     step = yield* streamModelCall(call.model, modelRequest(run, prepared));
@@ -229,7 +233,7 @@ async function* callHolder(
     return {
       handedBack: yield* handBackFromRemote(run, state, { said: step.text, note: summary || "its part is done.", remote: call.state() }),
     };
-  return { step, remote: call.state() };
+  return { step, state, remote: call.state() };
 }
 
 /** The announced-but-unmade handoff guard (network option `announcedHandoffs`, `warn` by default): its warning, and whether to nudge. */

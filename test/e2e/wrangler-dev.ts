@@ -25,14 +25,15 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * `config`: another wrangler.toml than the project's (a test Worker's); `cwd`: run another
+ * `config`: another wrangler.toml than the project's (a test Worker's; several run in one `wrangler
+ * dev`, the first served, the others reached through its service bindings); `cwd`: run another
  * project's own wrangler from its folder (the bench's peer), ready once `ready` answers at all.
  */
 export async function startWranglerDev(options: {
   persistTo: string;
   vars?: Record<string, string>;
   port?: number;
-  config?: string;
+  config?: string | string[];
   cwd?: string;
   ready?: string;
 }): Promise<WranglerDev> {
@@ -53,7 +54,7 @@ export async function startWranglerDev(options: {
       "--persist-to",
       options.persistTo,
       "--show-interactive-dev-session=false",
-      ...(options.config ? ["--config", options.config] : []),
+      ...[options.config ?? []].flat().flatMap((config) => ["--config", config]),
       ...vars,
     ],
     {

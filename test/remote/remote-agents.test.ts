@@ -9,8 +9,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { A2ARemotes } from "../../src/a2a/a2a-remote.ts";
-import { Agent, handoff, Network, type RemoteAgentConfig, type RunEvent, remoteAgent } from "../../src/runtime/index.ts";
-import { MemoryStore, runScripted } from "../../src/testing/index.ts";
+import { Agent, handoff, Network, type RemoteAgentConfig, type RunEvent, remoteAgent, runTurn } from "../../src/runtime/index.ts";
+import { MemoryStore, runScripted, ScriptedModel } from "../../src/testing/index.ts";
 import { startA2ARemote } from "../node/a2a-remote-server.ts";
 
 let remote: Awaited<ReturnType<typeof startA2ARemote>>;
@@ -166,6 +166,31 @@ describe("reaching a remote agent", () => {
 
   it("refuses a URL that is not http(s) when the agent is defined", () => {
     expect(() => remoteAgent({ name: "x", description: "x", url: "ftp://example.com" })).toThrow(/http\(s\) URL/);
+  });
+
+  it("writes ahead what it sends: a call cut off is not sent again, the next message goes alone", async () => {
+    const store = new MemoryStore("triage");
+    const net = network();
+    await runScripted(net, "first", [transfer("billing")], { store, remote: port() });
+    // The host stops the turn while the remote works (as a crash would cut it off).
+    const stop = new AbortController();
+    const turn = runTurn({
+      conversationId: "c1",
+      network: net,
+      model: new ScriptedModel([]),
+      store,
+      remote: port(),
+      conversation: store.conversation(),
+      input: { kind: "message", text: "please hang on" },
+      signal: stop.signal,
+    });
+    const ended: RunEvent[] = [];
+    setTimeout(() => stop.abort(), 200);
+    for await (const event of turn) ended.push(event);
+    expect(ended.at(-1)).toMatchObject({ type: "done", status: "cancelled" });
+    expect(store.holding.agentStates.billing?.sent).toBe(store.history.length);
+    await runScripted(net, "any news?", [], { store, remote: port() });
+    expect(remote.executor.received.at(-1)!.text).toBe("any news?");
   });
 
   it("keeps the conversation with the store: a second turn after a new port reaches the same context", async () => {

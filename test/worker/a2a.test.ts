@@ -215,7 +215,9 @@ describe("JSON-RPC", () => {
     const kinds = results.map((r) => Object.keys(r.result)[0]);
     expect(kinds[0]).toBe("task");
     const task = results[0]!.result.task!;
+    // The task as it opens, however far the turn has run by then: working, with the user's message only.
     expect(task.status.state).toBe("TASK_STATE_WORKING");
+    expect(task.history.map((m) => m.role)).toEqual(["ROLE_USER"]);
     const handoff = results.find((r) => r.result.statusUpdate?.metadata?.[EXTENSION]);
     expect(handoff!.result.statusUpdate!.metadata![EXTENSION]).toMatchObject({
       holder: "shipping",

@@ -69,6 +69,18 @@ export function a2aStream(
   });
 }
 
+/**
+ * The task as the stream opens it: working, with the user's message. Read once the turn has begun,
+ * the task may already be further on (a fast turn may have ended): what follows streams the rest.
+ */
+function opening(task: Task): Task {
+  return {
+    ...task,
+    status: { state: "TASK_STATE_WORKING", timestamp: task.status.timestamp },
+    history: task.history.filter((m) => m.role === "ROLE_USER"),
+  };
+}
+
 async function translate(
   turn: ReadableStream<Uint8Array>,
   read: TaskReader,
@@ -83,7 +95,7 @@ async function translate(
   const stamp = () => new Date().toISOString();
   for await (const event of runEvents(turn)) {
     if (!task) {
-      task = await read();
+      task = opening(await read());
       send({ task });
     }
     const { id: taskId, contextId } = task;

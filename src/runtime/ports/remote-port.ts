@@ -37,18 +37,23 @@ export interface RemoteAgentConfig {
   timeoutMs?: number;
 }
 
-/** The remote's side of the conversation, kept as the agent's state: its context, and the task waiting for input. */
+/** The remote's side of the conversation, kept as the agent's state: its context, the task waiting for input, what it was sent. */
 export interface RemoteState {
   contextId?: string;
   /** A task of the remote's that asked for input (or authorization): the next message answers it. */
   taskId?: string;
+  /**
+   * How many messages of the history it has been given: written ahead of each call, so a call a
+   * crash cut off is not sent again (the next call sends what came after it).
+   */
+  sent?: number;
 }
 
 /** What the loop asks of a remote agent for one turn's call. */
 export interface RemoteRequest {
   agent: string;
   remote: RemoteAgentConfig;
-  /** The history the call is made on: its last user message is what the remote answers. */
+  /** The conversation's whole history: the remote is sent what it has not been given yet (`state.sent`). */
   messages: readonly Message[];
   /** The remote's side as last kept; empty before its first call. */
   state: RemoteState;

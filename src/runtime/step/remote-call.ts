@@ -24,11 +24,25 @@ export interface RemoteCall {
   handBack(): string | undefined;
 }
 
-/** The remote port's call for the agent holding the conversation, shaped as the model the step reads. */
-export function remoteCall(run: RunContext, state: TurnState, prepared: PreparedStep): RemoteCall {
+/**
+ * Written ahead of a remote call: that the remote is given the history as it stands (`sent`), so
+ * after a crash that cut the call off, the message is not sent again. Returns the state it leaves.
+ */
+export async function* writeAhead(run: RunContext, state: TurnState, agent: Agent): AsyncGenerator<TurnItem, TurnState> {
+  const next = advance(state, {
+    agentStates: { [agent.name]: { ...agentState(state, agent), sent: state.history.length } },
+    committed: true,
+  });
+  for (const item of await commit(run, { messages: [], ...holdingChange(state, next) })) yield item;
+  return next;
+}
+
+/** The remote port's call for the agent holding the conversation, as the model the step reads; `before`: its state until now. */
+export function remoteCall(run: RunContext, state: TurnState, prepared: PreparedStep, before: RemoteState): RemoteCall {
   const agent = prepared.agent;
   const remote = agent.remote!;
-  let kept = remoteState(state, agent);
+  const sent = state.history.length;
+  let kept = before;
   let handBack: string | undefined;
   const port = run.options.remote;
   const model: Model = {
@@ -38,22 +52,24 @@ export function remoteCall(run: RunContext, state: TurnState, prepared: Prepared
           "remote_failed",
           `Agent '${agent.name}' is a remote agent, and this host passed no remote port to reach it.`,
         );
-      const request = { agent: agent.name, remote, messages: prepared.messages, state: kept, signal: run.signal };
+      const request = { agent: agent.name, remote, messages: state.history, state: kept, signal: run.signal };
       for await (const event of port.stream(request)) {
-        if (event.type === "remote-state") kept = event.state;
+        if (event.type === "remote-state") kept = { ...event.state, sent };
         else if (event.type === "hand-back") handBack = event.summary;
         else yield event;
       }
     },
   };
-  return { model, state: () => kept, handBack: () => handBack };
+  return { model, state: () => ({ ...kept, sent }), handBack: () => handBack };
 }
 
-function remoteState(state: TurnState, agent: Agent): RemoteState {
+/** The remote's side as the conversation keeps it (the agent's state). */
+export function remoteState(state: TurnState, agent: Agent): RemoteState {
   const kept = agentState(state, agent);
   return {
     ...(typeof kept.contextId === "string" ? { contextId: kept.contextId } : {}),
     ...(typeof kept.taskId === "string" ? { taskId: kept.taskId } : {}),
+    ...(typeof kept.sent === "number" ? { sent: kept.sent } : {}),
   };
 }
 
