@@ -22,7 +22,8 @@ const persistTo = mkdtempSync(join(tmpdir(), "handoff-a2a-"));
 let dev: WranglerDev;
 
 before(async () => {
-  dev = await startWranglerDev({ persistTo });
+  // The demo model's words come 20 ms apart: a stream is long enough to drop halfway.
+  dev = await startWranglerDev({ persistTo, vars: { DEMO_DELAY_MS: "20" } });
 });
 
 after(async () => {
@@ -95,6 +96,43 @@ it("streams a turn to the SDK's sendMessageStream: the task, the text as it is p
   assert.equal(holder, "shipping");
   assert.match(text, /A1002/);
   assert.equal(last, TaskState.TASK_STATE_COMPLETED);
+});
+
+it("resubscribes after a dropped stream: the task as it stands, then the rest of the turn; the step's artifact sent again whole replaces the part the client had", async () => {
+  const client = await new ClientFactory().createFromUrl(dev.url);
+  // Artifacts as a client assembles them: a chunk appends, or (append false) starts the artifact again.
+  const artifacts = new Map<string, string>();
+  const take = (update: { artifact?: { artifactId: string; parts: Array<{ content?: { value?: unknown } }> }; append: boolean }) => {
+    const id = update.artifact!.artifactId;
+    const chunk = String(update.artifact!.parts[0]?.content?.value ?? "");
+    artifacts.set(id, (update.append ? (artifacts.get(id) ?? "") : "") + chunk);
+  };
+  let taskId = "";
+  let chunks = 0;
+  for await (const event of client.sendMessageStream(send([{ $case: "text", value: "Where is order A1002?" }]))) {
+    const payload = event.payload;
+    if (payload?.$case === "task") taskId = payload.value.id;
+    if (payload?.$case === "artifactUpdate") take(payload.value);
+    // The client goes away after a few chunks of text.
+    if (payload?.$case === "artifactUpdate" && ++chunks === 3) break;
+  }
+  assert.ok(taskId && chunks === 3, "the stream was dropped while the text came");
+  const kinds: string[] = [];
+  let snapshot: TaskState | undefined;
+  let last: TaskState | undefined;
+  for await (const event of client.resubscribeTask({ tenant: "", id: taskId })) {
+    const payload = event.payload;
+    if (!payload) continue;
+    kinds.push(payload.$case);
+    if (payload.$case === "task") snapshot = payload.value.status?.state;
+    if (payload.$case === "artifactUpdate") take(payload.value);
+    if (payload.$case === "statusUpdate") last = payload.value.status?.state;
+  }
+  assert.deepEqual([kinds[0], snapshot, last], ["task", TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED]);
+  const read = await client.getTask({ tenant: "", id: taskId, historyLength: undefined });
+  const answer = String(read.history.at(-1)?.parts[0]?.content?.value ?? "");
+  // Nothing lost, nothing twice: the last step's artifact, as assembled across both streams, is the answer.
+  assert.equal([...artifacts.values()].at(-1), answer);
 });
 
 /** A development sign-in (the Worker under `npm start` has one): the bearer header of a user's token. */
