@@ -119,6 +119,8 @@ export default defineConfig({
             SUPPORT_DESK_ANSWER_WITHIN: "2s",
             NOTIFY_URL: "{{fake}}/hooks/app",
             NOTIFY_SECRET: "notify-secret 9a7c!~value",
+            // A2A push notifications go to the fake server's hook sink, on loopback.
+            A2A_PUSH_ALLOW_PRIVATE: "true",
           }),
         ],
         test: { name: "schedule", include: SCHEDULE },

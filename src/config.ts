@@ -136,6 +136,11 @@ export const ConfigSchema = z.object({
   CLIENT_LIMIT: z.enum(["on", "off"]).default("on"),
   /** `off`: no A2A interface (no public agent card, no /v1/a2a); `on` by default. */
   A2A: z.enum(["on", "off"]).default("on"),
+  /** `true`: A2A push URLs may be http and loopback or private addresses (development only); https to public hosts otherwise. */
+  A2A_PUSH_ALLOW_PRIVATE: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((value) => value === "true"),
   /** New turns per conversation per minute. */
   TURNS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
 });

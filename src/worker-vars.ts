@@ -13,6 +13,8 @@ export interface WorkerVars {
   TURNS_PER_MINUTE?: string;
   /** `off`: no A2A interface (no public agent card, no /v1/a2a). */
   A2A?: string;
+  /** `true`: A2A push URLs may be http and private or loopback addresses (development only). */
+  A2A_PUSH_ALLOW_PRIVATE?: string;
   /** `off` when a rule in front of the Worker limits clients: then no CLIENT_LIMITER binding is needed. */
   CLIENT_LIMIT?: string;
   TRACE_TURNS?: string;

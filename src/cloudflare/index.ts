@@ -35,6 +35,9 @@ export type {
   PageQuery,
 } from "../conversation/conversation-api.ts";
 export type { TurnView } from "../conversation/conversation-view.ts";
+export type { PushConfigOp } from "../conversation/conversation.ts";
+export type { PushConfig } from "../conversation/schedule/push-configs.ts";
+export type { PushTarget } from "../conversation/schedule/outbox.ts";
 export type { Activity, ActivityKind } from "../conversation/storage/activity-log.ts";
 export type { ForkSnapshot } from "../conversation/storage/forks.ts";
 export type { HistoryPage } from "../conversation/storage/history-page.ts";

@@ -26,6 +26,13 @@ import { RUN_IN_PROGRESS, type TurnAdmission } from "./turn-admission.ts";
 import type { CommitEffects } from "./commit-effects.ts";
 import type { TurnSummary } from "./storage/turn-log.ts";
 import type { TurnTrace } from "../traces/turn-trace.ts";
+import type { PushConfig } from "./schedule/push-configs.ts";
+
+/** What an A2A client does with a task's push notification configs. */
+export type PushConfigOp =
+  | { kind: "set"; turn: number; config: PushConfig }
+  | { kind: "get" | "delete"; turn: number; id: string }
+  | { kind: "list"; turn: number };
 
 export type { Caller, ConversationSetup, ConversationView, DecisionOutcome, EventsOutcome, PageQuery } from "./conversation-api.ts";
 
@@ -231,6 +238,28 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     const view = turnView(this.#store, admitted.value, this.#driver.running, turn ?? admitted.value.turn);
     if (!view) return fail("turn_not_found", `This conversation has no turn ${turn ?? "yet"} (it has ${admitted.value.turn}).`);
     return ok(this.#redactor.value(view));
+  }
+
+  /**
+   * A task's (a turn's) A2A push notification configs: kept, read, listed or deleted by whoever may
+   * read the conversation; a config or turn that does not exist answers null.
+   */
+  async pushConfigs(caller: Caller, op: PushConfigOp): Promise<SessionResult<PushConfig | PushConfig[] | null>> {
+    const admitted = this.#admission.access(caller);
+    if (!admitted.ok) return admitted;
+    if (op.turn < 1 || op.turn > admitted.value.turn) return fail("turn_not_found", `This conversation has no turn ${op.turn}.`);
+    const configs = this.#store.pushConfigs;
+    switch (op.kind) {
+      case "set":
+        configs.set(op.turn, op.config);
+        return ok(op.config);
+      case "get":
+        return ok(configs.get(op.turn, op.id) ?? null);
+      case "list":
+        return ok(configs.list(op.turn));
+      case "delete":
+        return ok(configs.remove(op.turn, op.id) ? [] : null);
+    }
   }
 
   /** A turn's trace: its spans, from the turn down to each model call, tool call and handoff. */

@@ -57,6 +57,8 @@ export class PersonHold {
     // A person answered: their deadline is met.
     this.#store.schedule.removeKind("person-timeout");
     this.followers().publish(event);
+    // The person answered: the task is done (A2A clients that asked are told).
+    this.#notifier?.push("TASK_STATE_COMPLETED");
     await this.toDesk({ conversationId: state.conversationId, person, status: "held", ...(who ? { operator: who } : {}) });
     await this.#notifier?.notify("person_answered", { person, ...(who ? { operator: who } : {}) });
     return event.id;
@@ -77,6 +79,7 @@ export class PersonHold {
     this.#store.activity.record({ kind: "handed-back", ...(by ? { by } : {}), agent: person, to });
     this.#store.schedule.removeKind("person-timeout");
     this.followers().publish(event);
+    this.#notifier?.push("TASK_STATE_COMPLETED");
     await this.end(state.conversationId);
   }
 

@@ -54,7 +54,7 @@ describe("the agent card", () => {
     expect(card).toMatchObject({
       name: "triage",
       supportedInterfaces: [{ url: "https://chat.test/v1/a2a", protocolBinding: "JSONRPC", protocolVersion: "1.0" }],
-      capabilities: { streaming: true, pushNotifications: false, extensions: [{ uri: EXTENSION, required: false }] },
+      capabilities: { streaming: true, pushNotifications: true, extensions: [{ uri: EXTENSION, required: false }] },
     });
     const skills = card.skills.map((skill) => skill.id);
     expect(skills).toEqual(expect.arrayContaining(["triage", "billing", "shipping"]));
@@ -196,6 +196,34 @@ describe("JSON-RPC", () => {
     expect((await rpc("CancelTask", { id: waiting.id })).error.code).toBe(-32002);
   });
 
+  it("refuses a push URL a Worker should not call: not https, loopback, private, link-local or a local name (SSRF)", async () => {
+    const s = await scenario([{ text: "Hello." }]);
+    const { task } = (await rpc("SendMessage", userMessage(s.tag("hello")))).result;
+    for (const url of [
+      "http://example.com/hook",
+      "https://127.0.0.1/hook",
+      "https://10.1.2.3/hook",
+      "https://172.20.0.1/hook",
+      "https://192.168.1.1/hook",
+      "https://169.254.169.254/latest",
+      "https://[::1]/hook",
+      "https://[fd00::1]/hook",
+      "https://localhost/hook",
+      "https://printer.local/hook",
+      "ftp://example.com/hook",
+    ]) {
+      const refused = await rpc("CreateTaskPushNotificationConfig", { taskId: task.id, url });
+      expect(refused.error, url).toMatchObject({ code: -32602, message: expect.stringContaining("refused") });
+    }
+    const kept = await rpc("CreateTaskPushNotificationConfig", { taskId: task.id, url: "https://hooks.example.com/a2a", id: "mine" });
+    expect(kept.result).toMatchObject({ taskId: task.id, id: "mine", url: "https://hooks.example.com/a2a" });
+    expect((await rpc("ListTaskPushNotificationConfigs", { taskId: task.id })).result).toMatchObject({ configs: [{ id: "mine" }] });
+    // Another conversation's task, or one that does not exist: task not found.
+    expect(
+      (await rpc("CreateTaskPushNotificationConfig", { taskId: `${task.contextId}:9`, url: "https://hooks.example.com/a2a" })).error.code,
+    ).toBe(-32001);
+  });
+
   it("SendStreamingMessage: the task first, the text as artifact chunks as it comes, each step's message, the handoff, the final status", async () => {
     const s = await scenario([
       { toolCalls: [{ id: "t1", name: "transfer_to_shipping", arguments: args({ reason: "a parcel" }) }] },
@@ -333,7 +361,8 @@ describe("JSON-RPC", () => {
     expect((await rpc("GetTask", {})).error).toMatchObject({ code: -32602, message: expect.stringMatching(/id/) });
     expect((await rpc("SendMessage", { message: { messageId: "m", role: "ROLE_USER", parts: [] } })).error.code).toBe(-32602);
     expect((await rpc("ListTasks", {})).error).toMatchObject({ code: -32602, message: expect.stringMatching(/contextId/) });
-    expect((await rpc("DeleteTaskPushNotificationConfig", { id: "x:1" })).error.code).toBe(-32004);
+    expect((await rpc("GetExtendedAgentCard", {})).error.code).toBe(-32004);
+    expect((await rpc("DeleteTaskPushNotificationConfig", { taskId: "x:1", id: "c" })).error.code).toBe(-32001);
     expect((await rpc("Nonsense", {})).error.code).toBe(-32601);
     const res = await call("/v1/a2a", { method: "POST", headers: { "content-type": "application/json", "a2a-version": "1.0" }, body: "{" });
     expect(await res.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });

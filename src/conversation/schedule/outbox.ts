@@ -1,5 +1,5 @@
 /**
- * Messages the conversation sends out of itself (the app's webhook; push notifications later), in
+ * Messages the conversation sends out of itself (the app's webhook, A2A push notifications), in
  * a table of their own, apart from the schedule's timers: one row per message, kept until it is
  * delivered or its attempts are spent, with the same id on every attempt. An attempt moves the
  * row's next try forward before it starts, so a process that dies mid-delivery tries again later
@@ -15,6 +15,15 @@ export interface OutboxMessage {
   attempt: number;
   /** The body, exactly as it is sent on every attempt. */
   body: string;
+  /** Where it goes when not to the app's webhook: an A2A client's push notification config. */
+  target?: PushTarget;
+}
+
+/** An A2A client's push destination: its URL, the token it set, and how it asked to be authenticated to. */
+export interface PushTarget {
+  url: string;
+  token?: string | undefined;
+  authentication?: { scheme: string; credentials: string } | undefined;
 }
 
 export class Outbox {
@@ -24,20 +33,27 @@ export class Outbox {
     this.#db = db;
   }
 
-  /** A message to send as soon as the alarm rings. */
-  add(id: string, body: string, dueAt = Date.now()): void {
-    this.#db.exec(`INSERT INTO outbox (id, due_at, attempt, body) VALUES (?, ?, 0, ?)`, id, dueAt, body);
+  /** A message to send as soon as the alarm rings: to the app's webhook, or to `target`. */
+  add(id: string, body: string, dueAt = Date.now(), target?: PushTarget): void {
+    const to = target ? JSON.stringify(target) : null;
+    this.#db.exec(`INSERT INTO outbox (id, due_at, attempt, body, target) VALUES (?, ?, 0, ?, ?)`, id, dueAt, body, to);
     this.#db.changed("schedule");
   }
 
   /** Messages due by `now`, the earliest first. */
   due(now = Date.now()): OutboxMessage[] {
     return this.#db
-      .rows<{ id: string; due_at: number; attempt: number; body: string }>(
-        `SELECT id, due_at, attempt, body FROM outbox WHERE due_at <= ? ORDER BY due_at, id`,
+      .rows<{ id: string; due_at: number; attempt: number; body: string; target: string | null }>(
+        `SELECT id, due_at, attempt, body, target FROM outbox WHERE due_at <= ? ORDER BY due_at, id`,
         now,
       )
-      .map((row) => ({ id: row.id, dueAt: row.due_at, attempt: row.attempt, body: row.body }));
+      .map((row) => ({
+        id: row.id,
+        dueAt: row.due_at,
+        attempt: row.attempt,
+        body: row.body,
+        ...(row.target ? { target: JSON.parse(row.target) as PushTarget } : {}),
+      }));
   }
 
   /** Every message waiting, the earliest first. */

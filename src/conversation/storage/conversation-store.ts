@@ -7,6 +7,7 @@
 import type { OperatorIdentity } from "../../runtime/handoff/types.ts";
 import { ActivityLog } from "./activity-log.ts";
 import { Outbox } from "../schedule/outbox.ts";
+import { PushConfigs } from "../schedule/push-configs.ts";
 import { EXPIRED, Schedule } from "../schedule/schedule.ts";
 import type { CallsInFlight } from "../../runtime/calls-in-flight.ts";
 import type { Compaction } from "../../runtime/compaction.ts";
@@ -49,6 +50,8 @@ export class ConversationStore {
   readonly schedule: Schedule;
   /** Messages to send out (the app's webhook), apart from the schedule's timers. */
   readonly outbox: Outbox;
+  /** Where A2A clients want each task's updates pushed. */
+  readonly pushConfigs: PushConfigs;
   #state: ConversationState | null = null;
   #messages: Message[] | null = null;
   /** What the current turn spent so far; written with the turn's end. */
@@ -65,6 +68,7 @@ export class ConversationStore {
     this.activity = new ActivityLog(this.#db);
     this.schedule = new Schedule(this.#db, () => this.state()?.turn ?? 0);
     this.outbox = new Outbox(this.#db);
+    this.pushConfigs = new PushConfigs(this.#db);
     migrate(this.#db.sql);
     this.#recoverInterruptedTurn();
   }

@@ -43,6 +43,11 @@ export const MIGRATIONS: readonly string[][] = [
   ],
   // 11: the form each events row is written in (ROW_VERSION; the rows before it are version 1).
   [`ALTER TABLE events ADD COLUMN v INTEGER NOT NULL DEFAULT 1`],
+  // 12: A2A push notifications: where each task's updates go, and the outbox message's own destination.
+  [
+    `CREATE TABLE push_configs (turn INTEGER NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (turn, id))`,
+    `ALTER TABLE outbox ADD COLUMN target TEXT`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

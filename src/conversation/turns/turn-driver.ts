@@ -13,7 +13,7 @@ import type { ConversationState, ConversationStore } from "../storage/conversati
 import { type EventBatches, eventStream } from "./event-stream.ts";
 import { type OtlpExporter, toOtlp } from "../../traces/otlp-export.ts";
 import type { InboxLink } from "../inbox-link.ts";
-import type { Notifier } from "../schedule/notifier.ts";
+import type { Notifier, PushedState } from "../schedule/notifier.ts";
 import type { PersonHold } from "../person-hold.ts";
 import { fail, type SessionResult } from "../results.ts";
 import { TurnBroadcast } from "./turn-broadcast.ts";
@@ -66,6 +66,14 @@ interface RunningLeg {
   controller: AbortController;
   ended: Promise<void>;
 }
+
+/** The A2A task state a leg's end is pushed as; a leg that ends with a person holding the conversation pushes nothing yet. */
+const PUSHED_STATE: Partial<Record<TurnOutcome["status"], PushedState>> = {
+  completed: "TASK_STATE_COMPLETED",
+  awaiting_approval: "TASK_STATE_INPUT_REQUIRED",
+  failed: "TASK_STATE_FAILED",
+  cancelled: "TASK_STATE_CANCELED",
+};
 
 export class TurnDriver {
   readonly #setup: DriverSetup;
@@ -262,6 +270,9 @@ export class TurnDriver {
   async #afterLeg(recorder: TurnRecorder, status: TurnOutcome["status"], caller: LegCaller): Promise<void> {
     this.#setup.inbox.titleAfterLeg();
     const { store, hold, options } = this.#setup;
+    // A2A clients that asked to be told: the task's new state (a person holding it keeps it working).
+    const pushed = PUSHED_STATE[status];
+    if (pushed) this.#setup.notifier?.push(pushed);
     if (status === "awaiting_approval") {
       const state = store.state()!;
       store.schedule.planApprovalExpiry(state);

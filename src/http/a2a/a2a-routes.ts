@@ -5,11 +5,10 @@
  * not found"); each message starts a turn, which is a task; a message to a task waiting for approval
  * carries the decisions and resumes it. Every turn passes the conversation's one admission.
  * Served: SendMessage (blocking, or returning at once), SendStreamingMessage, SubscribeToTask,
- * GetTask, ListTasks (the caller's own), CancelTask. Not yet: push notifications and the extended
- * card, answered with UnsupportedOperationError (the card says `pushNotifications: false`).
+ * GetTask, ListTasks (the caller's own), CancelTask, and the push notification configs
+ * (push-methods.ts). Not yet: the extended card, answered with UnsupportedOperationError.
  */
 import type { Context, Hono, MiddlewareHandler } from "hono";
-import type * as z from "zod";
 import { readConfig, redactorFor } from "../../config.ts";
 import type { Env } from "../../env.ts";
 import type { TurnView } from "../../conversation/conversation-view.ts";
@@ -19,7 +18,7 @@ import type { AppEnv } from "../app-env.ts";
 import { inboxOf } from "../../inbox/inbox.ts";
 import { errorResponse, HttpError } from "../errors.ts";
 import { describeProblems, expectOk } from "../request.ts";
-import { originOf, type SessionClient, sessionClient } from "../session-client.ts";
+import type { SessionClient } from "../session-client.ts";
 import { SSE_HEADERS } from "../../wire/index.ts";
 import { A2A_RPC_PATH, agentCard } from "./agent-card.ts";
 import { a2aStream } from "./a2a-stream.ts";
@@ -35,28 +34,13 @@ import {
   type WireMessage,
 } from "../../a2a/a2a-wire.ts";
 import { HOW_TO_DECIDE, isTerminal, parseTaskId, taskOf } from "./tasks.ts";
+import { clientOf, parsed, RpcFailure } from "./rpc.ts";
+import { pushMethods } from "./push-methods.ts";
 
 const CARD_PATH = "/.well-known/agent-card.json";
 
 /** Methods of A2A 1.0 this Worker knows but does not serve yet. */
-const NOT_YET = [
-  "CreateTaskPushNotificationConfig",
-  "GetTaskPushNotificationConfig",
-  "ListTaskPushNotificationConfigs",
-  "DeleteTaskPushNotificationConfig",
-  "GetExtendedAgentCard",
-];
-
-/** A JSON-RPC error a method answers with. */
-class RpcFailure extends Error {
-  readonly code: number;
-  readonly data: Record<string, unknown> | undefined;
-  constructor(code: number, message: string, data?: Record<string, unknown>) {
-    super(message);
-    this.code = code;
-    this.data = data;
-  }
-}
+const NOT_YET = ["GetExtendedAgentCard"];
 
 /** A method: its result, or (streaming) the response that carries its results. */
 type Method = (c: Context<AppEnv>, params: Record<string, unknown>, rpcId: string | number | null) => Promise<unknown>;
@@ -67,8 +51,9 @@ const METHODS: Record<string, Method> = {
   GetTask: getTask,
   ListTasks: listTasks,
   CancelTask: cancelTask,
+  ...pushMethods,
 };
-const SERVED = "this agent answers SendMessage, SendStreamingMessage, SubscribeToTask, GetTask, ListTasks and CancelTask";
+const SERVED = `this agent answers ${Object.keys(METHODS).join(", ")}`;
 
 export function registerA2a(app: Hono<AppEnv>, networkFor: (env: Env) => Network): void {
   // A2A=off: neither route exists (the card would tell anyone the agents' names and descriptions).
@@ -138,16 +123,6 @@ function fromHttpError(error: HttpError): RpcFailure {
   if (error.code === "invalid_configuration" || error.code === "internal_error")
     return new RpcFailure(RPC_ERROR.internalError, error.message, data);
   return new RpcFailure(RPC_ERROR.invalidRequest, error.message, data);
-}
-
-function parsed<T>(schema: z.ZodType<T>, params: unknown): T {
-  const result = schema.safeParse(params);
-  if (!result.success) throw new RpcFailure(RPC_ERROR.invalidParams, describeProblems(result.error));
-  return result.data;
-}
-
-function clientOf(c: Context<AppEnv>, conversationId: string): SessionClient {
-  return sessionClient(c.env, conversationId, c.get("access"), originOf(c.req));
 }
 
 /** A task by id, as its conversation's owner sees it, with the turn it is. */

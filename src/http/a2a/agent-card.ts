@@ -32,7 +32,7 @@ export function agentCard(network: Network, config: Config, base: string): Recor
     supportedInterfaces: [{ url: `${base}${A2A_RPC_PATH}`, protocolBinding: "JSONRPC", protocolVersion: A2A_VERSION }],
     capabilities: {
       streaming: true,
-      pushNotifications: false,
+      pushNotifications: true,
       extensions: [
         {
           uri: HANDOFF_EXTENSION,

@@ -1,0 +1,123 @@
+/**
+ * A2A push notifications: a client names where a task's updates go (CreateTaskPushNotificationConfig)
+ * and reads, lists and deletes what it named. The task's conversation keeps the configs and pushes
+ * each update through its outbox (the app's webhook's signed, retried delivery). The URL is checked
+ * against SSRF: https, and no loopback, private or link-local address, unless
+ * `A2A_PUSH_ALLOW_PRIVATE=true` says a development setup pushes to one.
+ */
+import type { Context } from "hono";
+import * as z from "zod";
+import { readConfig } from "../../config.ts";
+import type { PushConfig } from "../../conversation/schedule/push-configs.ts";
+import type { AppEnv } from "../app-env.ts";
+import { expectOk } from "../request.ts";
+import { RPC_ERROR } from "../../a2a/a2a-wire.ts";
+import { clientOf, parsed, RpcFailure } from "./rpc.ts";
+import { parseTaskId } from "./tasks.ts";
+
+const TaskRef = z.object({ taskId: z.string().min(1, "Name the task: `taskId`.") });
+const ConfigRef = TaskRef.extend({ id: z.string().min(1, "Name the config: `id`.") });
+const CreateParams = TaskRef.extend({
+  id: z.string().max(200).optional(),
+  url: z.string().url("`url` is where updates are pushed: an https URL."),
+  token: z.string().max(1000).optional(),
+  authentication: z.object({ scheme: z.string().min(1).max(50), credentials: z.string().max(4000) }).optional(),
+});
+
+type Method = (c: Context<AppEnv>, params: Record<string, unknown>) => Promise<unknown>;
+
+/** The four methods, by their A2A 1.0 names. */
+export const pushMethods: Record<string, Method> = {
+  CreateTaskPushNotificationConfig: async (c, params) => {
+    const { taskId, id, url, token, authentication } = parsed(CreateParams, params);
+    refuseUnsafeUrl(url, readConfig(c.env).A2A_PUSH_ALLOW_PRIVATE);
+    const config: PushConfig = {
+      id: id || crypto.randomUUID(),
+      url,
+      ...(token ? { token } : {}),
+      ...(authentication ? { authentication } : {}),
+    };
+    const task = taskOf(taskId);
+    await expectOk(clientOf(c, task.conversationId).pushConfigs({ kind: "set", turn: task.turn, config }));
+    return shown(taskId, config);
+  },
+  GetTaskPushNotificationConfig: async (c, params) => {
+    const { taskId, id } = parsed(ConfigRef, params);
+    const task = taskOf(taskId);
+    const config = await expectOk(clientOf(c, task.conversationId).pushConfigs({ kind: "get", turn: task.turn, id }));
+    if (!config || Array.isArray(config)) throw noConfig(taskId, id);
+    return shown(taskId, config);
+  },
+  ListTaskPushNotificationConfigs: async (c, params) => {
+    const { taskId } = parsed(TaskRef.loose(), params);
+    const task = taskOf(taskId);
+    const configs = await expectOk(clientOf(c, task.conversationId).pushConfigs({ kind: "list", turn: task.turn }));
+    return { configs: (Array.isArray(configs) ? configs : []).map((config) => shown(taskId, config)), nextPageToken: "" };
+  },
+  DeleteTaskPushNotificationConfig: async (c, params) => {
+    const { taskId, id } = parsed(ConfigRef, params);
+    const task = taskOf(taskId);
+    const deleted = await expectOk(clientOf(c, task.conversationId).pushConfigs({ kind: "delete", turn: task.turn, id }));
+    if (deleted === null) throw noConfig(taskId, id);
+    return {};
+  },
+};
+
+function taskOf(taskId: string): { conversationId: string; turn: number } {
+  const named = parseTaskId(taskId);
+  if (!named) throw new RpcFailure(RPC_ERROR.taskNotFound, "No such task.");
+  return named;
+}
+
+/** A config as A2A answers it: the client's credentials are not echoed back. */
+function shown(taskId: string, config: PushConfig): Record<string, unknown> {
+  const { authentication, ...rest } = config;
+  return { taskId, ...rest, ...(authentication ? { authentication: { scheme: authentication.scheme, credentials: "" } } : {}) };
+}
+
+function noConfig(taskId: string, id: string): RpcFailure {
+  return new RpcFailure(RPC_ERROR.invalidParams, `Task ${taskId} has no push notification config '${id}'.`);
+}
+
+/**
+ * Refuses a push URL a Worker should not call on a client's say-so: not https, a host that is an
+ * IP literal in a loopback, private, link-local or unspecified range, or a local name.
+ */
+export function refuseUnsafeUrl(raw: string, allowPrivate: boolean): void {
+  const url = new URL(raw);
+  if (allowPrivate) {
+    if (url.protocol !== "https:" && url.protocol !== "http:") throw unsafe(raw, "it is not http(s)");
+    return;
+  }
+  if (url.protocol !== "https:") throw unsafe(raw, "push URLs are https");
+  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  if (host === "localhost" || host.endsWith(".localhost") || host.endsWith(".local") || host.endsWith(".internal"))
+    throw unsafe(raw, "it names a local host");
+  if (privateIp(host)) throw unsafe(raw, "it is a loopback, private or link-local address");
+}
+
+function unsafe(url: string, why: string): RpcFailure {
+  return new RpcFailure(
+    RPC_ERROR.invalidParams,
+    `The push URL ${url} is refused: ${why} (A2A_PUSH_ALLOW_PRIVATE=true allows it for development).`,
+  );
+}
+
+function privateIp(host: string): boolean {
+  const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(host)?.slice(1).map(Number);
+  if (v4) {
+    const [a, b] = v4 as [number, number];
+    return (
+      a === 0 ||
+      a === 10 ||
+      a === 127 ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) ||
+      (a === 100 && b >= 64 && b <= 127)
+    );
+  }
+  if (!host.includes(":")) return false;
+  // IPv6: loopback, unspecified, unique local (fc00::/7), link-local (fe80::/10), and IPv4 mapped into it.
+  return host === "::1" || host === "::" || /^f[cd]/.test(host) || /^fe[89ab]/.test(host) || host.startsWith("::ffff:");
+}
