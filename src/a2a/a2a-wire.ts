@@ -64,12 +64,30 @@ export const SendMessageParams = z.object({
 
 export const TaskIdParams = z.object({ id: z.string().min(1, "Name the task: `id`."), historyLength: z.number().int().min(0).optional() });
 
+const TASK_STATES = [
+  "TASK_STATE_SUBMITTED",
+  "TASK_STATE_WORKING",
+  "TASK_STATE_COMPLETED",
+  "TASK_STATE_FAILED",
+  "TASK_STATE_CANCELED",
+  "TASK_STATE_INPUT_REQUIRED",
+  "TASK_STATE_REJECTED",
+  "TASK_STATE_AUTH_REQUIRED",
+] as const;
+
 export const ListTasksParams = z.object({
   contextId: z.string().min(1).optional(),
-  status: z.string().optional(),
-  pageSize: z.number().int().min(1).max(100).optional(),
+  // The proto's unset enum means no filter.
+  status: z
+    .union([z.enum(TASK_STATES, { error: `status is one of ${TASK_STATES.join(", ")}.` }), z.literal("TASK_STATE_UNSPECIFIED")])
+    .optional(),
+  pageSize: z.number().int().min(1, "pageSize is 1 to 100.").max(100, "pageSize is 1 to 100.").optional(),
   pageToken: z.string().optional(),
-  historyLength: z.number().int().min(0).optional(),
+  historyLength: z.number().int().min(0, "historyLength is 0 or more.").optional(),
+  /** Only tasks whose status changed at or after this time (ISO 8601). */
+  statusTimestampAfter: z.iso.datetime({ offset: true, error: "statusTimestampAfter is an ISO 8601 time." }).optional(),
+  /** Tasks here keep their text in their history and carry no artifacts: accepted, and changes nothing. */
+  includeArtifacts: z.boolean().optional(),
 });
 
 /** Decisions a client sends for calls waiting for approval, in a data part of its message. */

@@ -153,6 +153,26 @@ describe("JSON-RPC", () => {
       totalSize: number;
     };
     expect([done.tasks, done.totalSize]).toEqual([[], 0]);
+    // The proto's defaults and bounds: 50 a page, 1 to 100; a state A2A names; a time in ISO 8601.
+    const ctx = { contextId: task.contextId };
+    expect((await rpc("ListTasks", ctx)).result).toMatchObject({ pageSize: 50, totalSize: 2 });
+    expect((await rpc("ListTasks", { ...ctx, status: "TASK_STATE_UNSPECIFIED" })).result).toMatchObject({ totalSize: 2 });
+    for (const bad of [
+      { pageSize: 0 },
+      { pageSize: 101 },
+      { pageSize: -1 },
+      { historyLength: -5 },
+      { status: "running" },
+      { statusTimestampAfter: "yesterday" },
+    ])
+      expect((await rpc("ListTasks", { ...ctx, ...bad })).error, JSON.stringify(bad)).toMatchObject({ code: -32602 });
+    expect((await rpc("ListTasks", { ...ctx, pageToken: "not-a-token" })).error.code).toBe(-32602);
+    const later = new Date(Date.now() + 60_000).toISOString();
+    expect((await rpc("ListTasks", { ...ctx, statusTimestampAfter: later })).result).toMatchObject({ tasks: [], totalSize: 0 });
+    const earlier = new Date(Date.now() - 600_000).toISOString();
+    expect((await rpc("ListTasks", { ...ctx, statusTimestampAfter: earlier, includeArtifacts: true })).result).toMatchObject({
+      totalSize: 2,
+    });
     // A secret the user typed is redacted in the task, as everywhere (this project's provider key).
     const secret = await rpc(
       "SendMessage",

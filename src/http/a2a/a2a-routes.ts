@@ -143,38 +143,47 @@ async function taskById(
  * user's latest task of each conversation in their inbox (newest first). Without history unless asked.
  */
 async function listTasks(c: Context<AppEnv>, params: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const { contextId, status, pageSize = 20, pageToken, historyLength = 0 } = parsed(ListTasksParams, params);
+  const query = parsed(ListTasksParams, params);
+  const { contextId, pageSize = 50, pageToken, historyLength = 0, statusTimestampAfter } = query;
+  const status = query.status === "TASK_STATE_UNSPECIFIED" ? undefined : query.status;
+  const since = statusTimestampAfter ? Date.parse(statusTimestampAfter) : undefined;
+  const kept = (t: Task) => (!status || t.status.state === status) && (since === undefined || Date.parse(t.status.timestamp) >= since);
   if (contextId) {
-    const { tasks, next, total } = await tasksOfContext(c, contextId, { pageSize, pageToken, historyLength, status });
+    const { tasks, next, total } = await tasksOfContext(c, contextId, {
+      pageSize,
+      pageToken,
+      historyLength,
+      kept: status || since ? kept : undefined,
+    });
     return { tasks, nextPageToken: next, pageSize, totalSize: total };
   }
   const page = await latestTasksOfUser(c, pageSize, pageToken, historyLength);
-  // A user's list is paged by their inbox: `status` keeps this page's tasks in that state, and `totalSize` counts them.
-  const listed = status ? page.tasks.filter((t) => t.status.state === status) : page.tasks;
+  // A user's list is paged by their inbox: the filters keep this page's tasks, and `totalSize` counts them.
+  const listed = page.tasks.filter(kept);
   return { tasks: listed, nextPageToken: page.next, pageSize, totalSize: listed.length };
 }
 
 /**
- * A context's tasks, newest first: with `status`, those in that state are found before the page is
- * cut (every turn's state is read), so pages hold `pageSize` tasks and `total` counts every match.
+ * A context's tasks, newest first: with a filter (`kept`), the tasks it keeps are found before the
+ * page is cut (every turn's task is read), so pages hold `pageSize` tasks and `total` counts every match.
  */
 async function tasksOfContext(
   c: Context<AppEnv>,
   contextId: string,
-  query: { pageSize: number; pageToken: string | undefined; historyLength: number; status: string | undefined },
+  query: { pageSize: number; pageToken: string | undefined; historyLength: number; kept: ((task: Task) => boolean) | undefined },
 ) {
-  const { pageSize, pageToken, historyLength, status } = query;
+  const { pageSize, pageToken, historyLength, kept } = query;
   const client = clientOf(c, contextId);
   const before = pageToken ? Number(pageToken) : Number.POSITIVE_INFINITY;
   if (Number.isNaN(before)) throw new RpcFailure(RPC_ERROR.invalidParams, "pageToken is the nextPageToken of a page before.");
   const all = (await expectOk(client.turns())).map((t) => t.turn).sort((a, b) => b - a);
   const taskOfTurn = async (turn: number) => taskOf(contextId, await expectOk(client.turnView(turn)), historyLength);
-  if (!status) {
+  if (!kept) {
     const turns = all.filter((turn) => turn < before);
     const page = turns.slice(0, pageSize);
     return { tasks: await Promise.all(page.map(taskOfTurn)), next: turns.length > pageSize ? String(page.at(-1)) : "", total: all.length };
   }
-  const matching = (await Promise.all(all.map(taskOfTurn))).filter((t) => t.status.state === status);
+  const matching = (await Promise.all(all.map(taskOfTurn))).filter(kept);
   const after = matching.filter((t) => Number(t.id.slice(t.id.lastIndexOf(":") + 1)) < before);
   const page = after.slice(0, pageSize);
   const last = page.at(-1);
@@ -187,6 +196,8 @@ async function latestTasksOfUser(c: Context<AppEnv>, pageSize: number, pageToken
     throw new RpcFailure(RPC_ERROR.invalidParams, "Name the context (contextId): only a signed-in user has a list of their own.");
   const inbox = await inboxOf(c.env, access.user.id);
   if (!inbox) throw new RpcFailure(RPC_ERROR.internalError, "This Worker binds no INBOXES: a user's list needs the Inbox Durable Object.");
+  if (pageToken && !/^\d+(\.|$)/.test(pageToken))
+    throw new RpcFailure(RPC_ERROR.invalidParams, "pageToken is the nextPageToken of a page before.");
   const page = await inbox.list({ limit: pageSize, before: pageToken || undefined });
   const views = await Promise.all(page.conversations.map(async (entry) => ({ entry, view: await clientOf(c, entry.id).turnView() })));
   // A conversation with no turn yet has no task.
