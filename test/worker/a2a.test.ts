@@ -386,5 +386,17 @@ describe("JSON-RPC", () => {
     expect((await rpc("Nonsense", {})).error.code).toBe(-32601);
     const res = await call("/v1/a2a", { method: "POST", headers: { "content-type": "application/json", "a2a-version": "1.0" }, body: "{" });
     expect(await res.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
+    // Not JSON-RPC 2.0, or no method: an invalid request.
+    for (const body of [
+      { jsonrpc: "1.0", id: 1, method: "GetTask", params: {} },
+      { jsonrpc: "2.0", id: 2, params: {} },
+    ]) {
+      const invalid = await call("/v1/a2a", {
+        method: "POST",
+        headers: { "content-type": "application/json", "a2a-version": "1.0" },
+        body: JSON.stringify(body),
+      });
+      expect(await invalid.json(), JSON.stringify(body)).toMatchObject({ jsonrpc: "2.0", error: { code: -32600 } });
+    }
   });
 });
