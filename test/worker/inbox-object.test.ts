@@ -2,12 +2,12 @@
  * A user's inbox object on its own (the Durable Object each conversation tells its entry to): pages
  * exact at their edges, ties of one millisecond told apart by id, an older cursor of a time alone,
  * what a write costs when nothing changed, a conversation shown running only until it is next told,
- * and searches of words that are no words.
+ * searches of words that are no words, and an inbox started again over its own tables.
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { InboxEntry } from "../../src/inbox/inbox.ts";
+import { Inbox, type InboxEntry, inboxOf } from "../../src/inbox/inbox.ts";
 
 const anInbox = () => env.INBOXES!.getByName(`inbox-test-${crypto.randomUUID()}`);
 const entry = (id: string, updatedAt: number, more: Partial<InboxEntry> = {}): InboxEntry => ({
@@ -72,6 +72,26 @@ describe("an inbox object", () => {
     expect((await inbox.list({ limit: 5 })).conversations[0]!.status).toBe("running");
     await inbox.record(entry("a", 102));
     expect((await inbox.list({ limit: 5 })).conversations[0]!.status).toBe("completed");
+  });
+
+  it("is the user's own object, by a hash of their id: the same user's inbox holds what was told to it", async () => {
+    const user = `user-${crypto.randomUUID()}`;
+    await (await inboxOf(env, user))!.record(entry("mine", 10), 0, "parcel");
+    expect((await (await inboxOf(env, user))!.list({ limit: 5 })).conversations.map((e) => e.id)).toEqual(["mine"]);
+    expect((await (await inboxOf(env, `${user}-other`))!.list({ limit: 5 })).conversations).toEqual([]);
+    expect(await inboxOf({}, user)).toBeUndefined();
+    // Found by its own words only: a word it never had finds nothing.
+    expect((await (await inboxOf(env, user))!.list({ limit: 5, q: "here" })).conversations).toEqual([]);
+  });
+
+  it("starts again over its own tables, and still finds what it indexed", async () => {
+    const stub = anInbox();
+    await stub.record(entry("a", 10), 0, "parcel");
+    await stub.list({ limit: 5, q: "parcel" });
+    await runInDurableObject(stub, async (_instance, state) => {
+      const again = new Inbox(state, {});
+      expect((await again.list({ limit: 5, q: "parcel" })).conversations.map((e) => e.id)).toEqual(["a"]);
+    });
   });
 
   it("marks an entry for the search index again only when its title, snippet or words changed", async () => {
