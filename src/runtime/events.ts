@@ -17,7 +17,8 @@ export type TurnOutcome = { status: TurnStatus } | { status: "failed"; code: str
 export type RunEvent =
   /** `resumed`: a suspended turn goes on after decisions; `scheduled`: a turn the host's schedule started (a follow-up, a deadline). */
   | { type: "run-start"; conversationId: string; agent: string; model: string; demo?: boolean; resumed?: boolean; scheduled?: boolean }
-  | { type: "step-start"; stepIndex: number; agent: string }
+  /** `remote`: the step is a call to a remote A2A agent (`remoteAgent`) at that URL, not a model call. */
+  | { type: "step-start"; stepIndex: number; agent: string; remote?: string }
   | { type: "text-delta"; delta: string }
   /** `plan`: what the loop makes of the call, decided before any tool runs (a transfer is no tool). */
   | { type: "tool-call"; toolCallId: string; name: string; args: unknown; plan: CallPlan }

@@ -114,7 +114,9 @@ export class Network {
     return this.#toolNames.get(agentName);
   }
 
+  /** The model an agent's steps call: its own, the network's default, or for a remote agent `a2a:<its url>`. */
   modelFor(agent: Agent): string {
+    if (agent.remote) return `a2a:${agent.remote.url}`;
     return agent.model ?? this.defaultModel ?? "";
   }
 

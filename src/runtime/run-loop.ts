@@ -153,7 +153,8 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   run.signal.throwIfAborted();
   const { network } = run.options;
   checkStepLimits(run, state);
-  yield { type: "step-start", stepIndex: state.progress.stepIndex, agent: state.agent.name };
+  const remote = state.agent.remote ? { remote: state.agent.remote.url } : {};
+  yield { type: "step-start", stepIndex: state.progress.stepIndex, agent: state.agent.name, ...remote };
   const prepared = await prepareStep(run, state);
   for (const warning of prepared.warnings) yield warning;
   if (prepared.compaction) yield prepared.compaction.event;

@@ -87,9 +87,14 @@ export class TraceBuilder {
         this.#holder(event.agent, now);
         break;
       case "step-start":
-        this.#model = this.#add(this.#agent?.id ?? this.#turn.id, "model", `model call ${event.stepIndex}`, now, {
-          stepIndex: event.stepIndex,
-        });
+        // A remote agent's call is a span of its own name, with where it went.
+        this.#model = this.#add(
+          this.#agent?.id ?? this.#turn.id,
+          "model",
+          event.remote ? `remote agent ${event.agent} (call ${event.stepIndex})` : `model call ${event.stepIndex}`,
+          now,
+          { stepIndex: event.stepIndex, ...(event.remote ? { "gen_ai.system": "a2a", "a2a.remote.url": event.remote } : {}) },
+        );
         this.#requestsBefore = this.#requests();
         break;
       case "text-delta":

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { captureLogs, conversationSurfaces } from "../support/surfaces.ts";
-import { chat, scenario, stored } from "../support/worker.ts";
+import { call, chat, scenario, stored } from "../support/worker.ts";
 
 const transfer = { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: '{"reason":"billing"}' }] };
 const said = (events: Array<{ type: string; delta?: string }>) => events.map((e) => (e.type === "text-delta" ? e.delta : "")).join("");
@@ -24,6 +24,14 @@ describe("a remote agent in the Worker", () => {
     expect(said(second)).toBe('Billing here: you said "and my last invoice?".');
     const conversation = await stored(s.conversationId);
     expect(conversation.activeAgent).toBe("billing");
+    // The remote hop is a span of its own in the turn's trace, naming where it went.
+    const trace = (await (await call(`/v1/conversations/${s.conversationId}/turns/1/trace`)).json()) as {
+      spans: Array<{ name: string; attributes: Record<string, unknown> }>;
+    };
+    expect(trace.spans.find((span) => span.name === "remote agent billing (call 1)")?.attributes).toMatchObject({
+      "gen_ai.system": "a2a",
+      "a2a.remote.url": expect.stringMatching(/\/\.well-known\/agent-card\.json$/),
+    });
     logs.stop();
     for (const text of [JSON.stringify(first), ...(await conversationSurfaces(s.conversationId)), logs.lines.join("\n")])
       expect(text).not.toContain("3c9f-secret");

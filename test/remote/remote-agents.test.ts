@@ -46,6 +46,10 @@ describe("a remote agent holding the conversation", () => {
     const from = remote.executor.received.length;
     const first = await runScripted(net, "I was charged twice", [transfer("a double charge")], { remote: port() });
     expect(kinds(first.events)).toEqual(["transfer:triage→billing"]);
+    // The remote's step says where it went (traces name it so).
+    expect(first.events.find((e) => e.type === "step-start" && e.agent === "billing")).toMatchObject({
+      remote: `${remote.url}/.well-known/agent-card.json`,
+    });
     expect(texts(first.events)).toBe('Billing here: you said "Answer the user\'s last message.".');
     expect(lastOf(first.events)).toMatchObject({ type: "done", status: "completed", agent: "billing" });
     const sent = remote.executor.received.slice(from);

@@ -57,7 +57,8 @@ export async function prepareStep(run: RunContext, state: TurnState): Promise<Pr
   const returnTo = withTarget(network, openReturn(holding.callers, agent.name));
   const answerTo = withTarget(network, answerReturn(holding.callers, agent.name));
   const offered = returnTo ? { ...toolset, specs: [...toolset.specs, returnToolSpec(returnTo.frame)] } : toolset;
-  const compaction = await compactIfNeeded(run, state, instructions, offered.specs);
+  // A remote agent keeps its own context: the history is not summarized for it.
+  const compaction = agent.remote ? undefined : await compactIfNeeded(run, state, instructions, offered.specs);
   const messages = visibleHistory(network, compaction ? { ...state, compaction: compaction.compaction } : state);
   return { stepIndex, agent, toolset: offered, instructions, messages, compaction, warnings, returnTo, answerTo };
 }
