@@ -57,6 +57,8 @@ export const SendMessageParams = z.object({
     .object({
       returnImmediately: z.boolean().optional(),
       historyLength: z.number().int().min(0).optional(),
+      /** Where the new task's updates are pushed, as CreateTaskPushNotificationConfig takes it (without taskId). */
+      taskPushNotificationConfig: z.record(z.string(), z.unknown()).optional(),
     })
     .optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),

@@ -30,7 +30,7 @@ import type { PushConfig } from "./schedule/push-configs.ts";
 
 /** What an A2A client does with a task's push notification configs. */
 export type PushConfigOp =
-  | { kind: "set"; turn: number; config: PushConfig }
+  | { kind: "set"; turn: number; config: PushConfig; upcoming?: boolean }
   | { kind: "get" | "delete"; turn: number; id: string }
   | { kind: "list"; turn: number };
 
@@ -247,7 +247,9 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   async pushConfigs(caller: Caller, op: PushConfigOp): Promise<SessionResult<PushConfig | PushConfig[] | null>> {
     const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
-    if (op.turn < 1 || op.turn > admitted.value.turn) return fail("turn_not_found", `This conversation has no turn ${op.turn}.`);
+    // A config may be set ahead for the turn a message is about to start (SendMessage's own config).
+    const last = admitted.value.turn + (op.kind === "set" && op.upcoming ? 1 : 0);
+    if (op.turn < 1 || op.turn > last) return fail("turn_not_found", `This conversation has no turn ${op.turn}.`);
     const configs = this.#store.pushConfigs;
     switch (op.kind) {
       case "set":

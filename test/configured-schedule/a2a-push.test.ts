@@ -84,6 +84,30 @@ describe("A2A push notifications", () => {
     expect((await rpc("DeleteTaskPushNotificationConfig", { taskId: waiting.id, id: "app" })).error?.code).toBe(-32602);
   });
 
+  it("are delivered for a task whose SendMessage named the config, even when its turn ends at once", async () => {
+    const s = await scenario([{ text: "Hello there." }, { text: "Again." }]);
+    const push = { url: hook, token: "sent-with-the-message" };
+    const first = (await rpc("SendMessage", { ...message(s.tag("hello")), configuration: { taskPushNotificationConfig: push } })).result
+      .task;
+    expect(first.status.state).toBe("TASK_STATE_COMPLETED");
+    const [delivered] = await until(
+      () => pushes(first.id),
+      (d) => d.length > 0,
+      "the push",
+    );
+    expect(delivered!.headers["x-a2a-notification-token"]).toBe("sent-with-the-message");
+    expect((await rpc("ListTaskPushNotificationConfigs", { taskId: first.id })).result).toMatchObject({ configs: [{ url: hook }] });
+    // The next task of the context has its own configs: none unless its message names one.
+    const second = (await rpc("SendMessage", message("again", { contextId: first.contextId }))).result.task;
+    expect((await rpc("ListTaskPushNotificationConfigs", { taskId: second.id })).result).toEqual({ configs: [], nextPageToken: "" });
+    // A config the Worker would not call is refused before the message starts anything.
+    const refused = await rpc("SendMessage", {
+      ...message("third", { contextId: first.contextId }),
+      configuration: { taskPushNotificationConfig: { url: "ftp://example.com" } },
+    });
+    expect(refused.error?.code).toBe(-32602);
+  });
+
   it("are delivered when the person holding the conversation answers: the task that waited for them is completed", async () => {
     const s = await scenario([
       { toolCalls: [{ id: "p", name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "a person" }) }] },

@@ -35,7 +35,7 @@ import {
 } from "../../a2a/a2a-wire.ts";
 import { HOW_TO_DECIDE, isTerminal, parseTaskId, taskOf } from "./tasks.ts";
 import { clientOf, parsed, RpcFailure } from "./rpc.ts";
-import { pushMethods } from "./push-methods.ts";
+import { pushConfigAhead, pushMethods } from "./push-methods.ts";
 
 const CARD_PATH = "/.well-known/agent-card.json";
 
@@ -246,7 +246,13 @@ async function startTurn(c: Context<AppEnv>, params: Record<string, unknown>): P
   if (!text) throw new RpcFailure(RPC_ERROR.invalidParams, "A message that starts a task carries text: a part with `text`.");
   const conversationId = message.contextId ?? (await newConversation(c));
   const client = clientOf(c, conversationId);
-  const stream = await expectOk(client.sendMessage(text, "sse"));
+  const push = configuration?.taskPushNotificationConfig;
+  const ahead = push ? await pushConfigAhead(c, conversationId, push) : undefined;
+  const stream = await expectOk(client.sendMessage(text, "sse")).catch(async (error: unknown) => {
+    // Refused: the config set ahead for the turn that did not start goes.
+    if (ahead) await client.pushConfigs({ kind: "delete", turn: ahead.turn, id: ahead.id });
+    throw error;
+  });
   return { stream, read: async () => taskOf(conversationId, await expectOk(client.turnView()), historyLength), immediately };
 }
 

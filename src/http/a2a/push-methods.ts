@@ -29,14 +29,8 @@ type Method = (c: Context<AppEnv>, params: Record<string, unknown>) => Promise<u
 /** The four methods, by their A2A 1.0 names. */
 export const pushMethods: Record<string, Method> = {
   CreateTaskPushNotificationConfig: async (c, params) => {
-    const { taskId, id, url, token, authentication } = parsed(CreateParams, params);
-    refuseUnsafeUrl(url, readConfig(c.env).A2A_PUSH_ALLOW_PRIVATE);
-    const config: PushConfig = {
-      id: id || crypto.randomUUID(),
-      url,
-      ...(token ? { token } : {}),
-      ...(authentication ? { authentication } : {}),
-    };
+    const { taskId, ...rest } = parsed(CreateParams, params);
+    const config = configOf(c, rest);
     const task = taskOf(taskId);
     await expectOk(clientOf(c, task.conversationId).pushConfigs({ kind: "set", turn: task.turn, config }));
     return shown(taskId, config);
@@ -62,6 +56,25 @@ export const pushMethods: Record<string, Method> = {
     return {};
   },
 };
+
+/**
+ * SendMessage's own push config, set for the turn its message is about to start (before it starts,
+ * so even a turn that ends at once is pushed); answers where it was set.
+ */
+export async function pushConfigAhead(c: Context<AppEnv>, conversationId: string, raw: unknown): Promise<{ turn: number; id: string }> {
+  const config = configOf(c, parsed(CreateParams.omit({ taskId: true }), raw));
+  const client = clientOf(c, conversationId);
+  const latest = await client.turnView();
+  const turn = (latest.ok ? latest.value.turn : 0) + 1;
+  await expectOk(client.pushConfigs({ kind: "set", turn, config, upcoming: true }));
+  return { turn, id: config.id };
+}
+
+function configOf(c: Context<AppEnv>, params: Omit<z.infer<typeof CreateParams>, "taskId">): PushConfig {
+  const { id, url, token, authentication } = params;
+  refuseUnsafeUrl(url, readConfig(c.env).A2A_PUSH_ALLOW_PRIVATE);
+  return { id: id || crypto.randomUUID(), url, ...(token ? { token } : {}), ...(authentication ? { authentication } : {}) };
+}
 
 function taskOf(taskId: string): { conversationId: string; turn: number } {
   const named = parseTaskId(taskId);
