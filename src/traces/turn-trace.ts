@@ -87,15 +87,7 @@ export class TraceBuilder {
         this.#holder(event.agent, now);
         break;
       case "step-start":
-        // A remote agent's call is a span of its own name, with where it went.
-        this.#model = this.#add(
-          this.#agent?.id ?? this.#turn.id,
-          "model",
-          event.remote ? `remote agent ${event.agent} (call ${event.stepIndex})` : `model call ${event.stepIndex}`,
-          now,
-          { stepIndex: event.stepIndex, ...(event.remote ? { "gen_ai.system": "a2a", "a2a.remote.url": event.remote } : {}) },
-        );
-        this.#requestsBefore = this.#requests();
+        this.#startModel(event, now);
         break;
       case "text-delta":
       case "tool-call":
@@ -222,6 +214,15 @@ export class TraceBuilder {
     }
     span.attributes.error = event.isError;
     if (event.denied) span.attributes.denied = true;
+  }
+
+  /** A step's call: a model's, or a remote agent's, which is a span of its own name, with where it went. */
+  #startModel(event: Extract<RunEvent, { type: "step-start" }>, now: number): void {
+    const { stepIndex, remote, agent } = event;
+    const name = remote ? `remote agent ${agent} (call ${stepIndex})` : `model call ${stepIndex}`;
+    const attributes = { stepIndex, ...(remote ? { "gen_ai.system": "a2a", "a2a.remote.url": remote } : {}) };
+    this.#model = this.#add(this.#agent?.id ?? this.#turn.id, "model", name, now, attributes);
+    this.#requestsBefore = this.#requests();
   }
 
   #finishModel(event: Extract<RunEvent, { type: "step-finish" }>, now: number): void {
