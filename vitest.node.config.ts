@@ -12,6 +12,7 @@ export default defineConfig({
       "test/properties/runtime.property.test.ts",
       "test/models/**/*.test.ts",
       "test/remote/**/*.test.ts",
+      "test/router/**/*.test.ts",
     ],
     globalSetup: ["test/node/global-setup.ts"],
     testTimeout: 20_000,
