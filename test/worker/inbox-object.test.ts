@@ -34,6 +34,31 @@ describe("an inbox object", () => {
     expect([all.conversations.map((e) => e.id), all.next]).toEqual([["d", "c", "b", "a"], null]);
   });
 
+  it("pages a search as it pages the list: exact at the edge, ties told apart by id", async () => {
+    const inbox = anInbox();
+    for (const e of [entry("a", 10), entry("b", 20), entry("c", 20), entry("x", 30)])
+      await inbox.record(e, 0, e.id === "x" ? "other" : "parcel");
+    const first = await inbox.list({ limit: 2, q: "parcel" });
+    expect([first.conversations.map((e) => e.id), first.next]).toEqual([["c", "b"], "20.b"]);
+    const second = await inbox.list({ limit: 2, q: "parcel", before: first.next! });
+    expect([second.conversations.map((e) => e.id), second.next]).toEqual([["a"], null]);
+    expect((await inbox.list({ limit: 3, q: "parcel" })).next).toBeNull();
+  });
+
+  it("finds an entry told no words by its title and snippet only", async () => {
+    const inbox = anInbox();
+    await inbox.record(entry("a", 10, { title: "Lost card", snippet: "it was here yesterday" }));
+    await inbox.record(entry("b", 11, { title: "Refund", snippet: "please" }));
+    expect((await inbox.list({ limit: 5, q: "here" })).conversations.map((e) => e.id)).toEqual(["a"]);
+    expect((await inbox.list({ limit: 5, q: "refund" })).conversations.map((e) => e.id)).toEqual(["b"]);
+  });
+
+  it("takes a running mark for a conversation it has not been told of yet", async () => {
+    const inbox = anInbox();
+    await expect(inbox.markRunning("not-told-yet", 5)).resolves.toBeUndefined();
+    expect((await inbox.list({ limit: 5 })).conversations).toEqual([]);
+  });
+
   it("reads an older cursor of a time alone as everything before that millisecond", async () => {
     const inbox = anInbox();
     for (const e of [entry("a", 10), entry("b", 20), entry("c", 20)]) await inbox.record(e);
