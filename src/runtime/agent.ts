@@ -5,6 +5,7 @@ import type { HandoffOptions } from "./handoff/types.ts";
 import type { McpServerConfig } from "./ports/mcp.ts";
 import type { ModelSettings } from "./ports/model-port.ts";
 import type { RemoteAgentConfig } from "./ports/remote-port.ts";
+import type { RouterOptions } from "./ports/router-port.ts";
 import type { ReturnMode } from "./holding.ts";
 import type { Tool } from "./tools/tool.ts";
 
@@ -66,6 +67,8 @@ export interface AgentConfig {
   remote?: RemoteAgentConfig;
   /** How handoffs to this agent give the conversation back when the handoff itself does not say (`handoff(agent, { returns })`). */
   returns?: ReturnMode;
+  /** A router that hands a user's message on before this agent's model is called, when it is sure (`RouterOptions`). */
+  router?: RouterOptions;
 }
 
 /**
@@ -147,6 +150,7 @@ export class Agent {
   /** Served elsewhere (`remoteAgent`): the loop calls the host's remote port for it. */
   readonly remote: RemoteAgentConfig | undefined;
   readonly returns: ReturnMode | undefined;
+  readonly router: RouterOptions | undefined;
   readonly #handoffs: Handoff[];
 
   constructor(config: AgentConfig) {
@@ -175,6 +179,7 @@ export class Agent {
     this.onTimeout = { ...config.onTimeout };
     this.remote = config.remote;
     this.returns = config.returns;
+    this.router = config.router;
     this.#handoffs = (config.handoffs ?? []).map((h) => (h instanceof Agent ? { agent: h } : h));
   }
 

@@ -67,6 +67,7 @@ export {
   type McpToolInfo,
   mcpToolName,
 } from "./ports/mcp.ts";
+export type { RoutedBy, RouteDecision, Router, RouteRequest, RouterOptions } from "./ports/router-port.ts";
 export type {
   RemoteAgentConfig,
   RemoteEvent,

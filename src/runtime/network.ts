@@ -1,4 +1,5 @@
 import { approvalExpiry } from "./tools/approval-gate.ts";
+import type { RouterOptions } from "./ports/router-port.ts";
 import type { AnnouncedHandoffs } from "./handoff/announced.ts";
 import type { Duration } from "./duration.ts";
 import type { Agent } from "./agent.ts";
@@ -44,6 +45,8 @@ export interface NetworkOptions {
   onHandoff?: (info: HandoffInfo) => void | Promise<void>;
   /** Spending limits per turn and per conversation: model calls, tokens, tool calls. */
   budgets?: Budgets;
+  /** The entry agent's router (an agent's own `router` wins): a user's message it is sure of is handed on before any model call. */
+  router?: RouterOptions;
   /** Checks every regular tool call before the approval gate; a block answers the call with an error. */
   toolGuardrails?: ToolGuardrail[];
   /** Context compaction: the default token budget, turns kept verbatim, the summarizing model. */

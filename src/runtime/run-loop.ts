@@ -22,6 +22,7 @@ import { callPlanOf } from "./handoff/rules.ts";
 import { argsOf } from "./tools/execute-tool-call.ts";
 import { settleApprovals } from "./step/settle-approvals.ts";
 import { handBackFromRemote, remoteCall, remoteState, writeAhead } from "./step/remote-call.ts";
+import { routedStep } from "./step/route-first.ts";
 import type { RemoteState } from "./ports/remote-port.ts";
 import { buildStepCommit, type StepOutcome, stepUsage } from "./step/step-commit.ts";
 import { advance, holdingChange, initialTurnState, type RunContext, type TurnState } from "./turn-state.ts";
@@ -214,7 +215,11 @@ async function* callHolder(
   state: TurnState,
   prepared: PreparedStep,
 ): AsyncGenerator<TurnItem, { step: ModelStepResult; state: TurnState; remote?: RemoteState } | { handedBack: TurnState }> {
-  if (!prepared.agent.remote) return { step: yield* streamModelCall(run.options.model, modelRequest(run, prepared)), state };
+  if (!prepared.agent.remote) {
+    // A router sure of the message makes the step's transfer itself; else the model is called.
+    const routed = await routedStep(run, state, prepared);
+    return { step: routed ?? (yield* streamModelCall(run.options.model, modelRequest(run, prepared))), state };
+  }
   const before = remoteState(state, prepared.agent);
   state = yield* writeAhead(run, state, prepared.agent);
   const call = remoteCall(run, state, prepared, before);

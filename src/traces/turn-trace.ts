@@ -148,6 +148,11 @@ export class TraceBuilder {
   }
 
   #handoff(event: Extract<RunEvent, { type: "handoff" }>, now: number): void {
+    // A router's transfer: the step's span was the router's, not a model's.
+    if (event.kind === "transfer" && event.router && this.#model) {
+      this.#model.name = `router ${event.router.name}`;
+      Object.assign(this.#model.attributes, { "router.name": event.router.name, "router.confidence": event.router.confidence });
+    }
     this.#instant("handoff", `${event.from} → ${event.to}${event.kind === "return" ? " (return)" : ""}`, now, {
       from: event.from,
       to: event.to,

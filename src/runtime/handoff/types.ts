@@ -1,4 +1,5 @@
 /** The handoff's plain data: its options, what `isEnabled` sees, and the record of one taken. */
+import type { RoutedBy } from "../ports/router-port.ts";
 import type * as z from "zod";
 import type { Holding, ReturnMode } from "../holding.ts";
 
@@ -45,6 +46,8 @@ export interface TransferRecord extends HandoffBase {
   /** The typed handoff input, when the handoff has an inputSchema. */
   input?: Record<string, unknown>;
   stepIndex: number;
+  /** Made by a router before any model call, with its confidence (`RouterOptions`). */
+  router?: RoutedBy;
 }
 
 /**

@@ -3,12 +3,15 @@ import type { RunEvent } from "../events.ts";
 import type { ToolCall } from "../messages.ts";
 import type { Model, ModelRequest } from "../ports/model-port.ts";
 import type { Usage } from "../usage.ts";
+import type { RoutedBy } from "../ports/router-port.ts";
 
 export interface ModelStepResult {
   text: string;
   toolCalls: ToolCall[];
   finishReason: string;
   usage?: Usage;
+  /** The step is a router's transfer, made with no model call. */
+  routedBy?: RoutedBy;
 }
 
 /** Streams one model call: text deltas are yielded as they arrive; tool calls come back whole. */

@@ -18,6 +18,7 @@ import { advance, holdingChange, type TurnState } from "../turn-state.ts";
 import { addUsage, modelCallUsage, NO_USAGE, type UsageTotals } from "../usage.ts";
 import type { ModelStepResult } from "./call-model.ts";
 import type { PreparedStep } from "./prepare-step.ts";
+import type { RoutedBy } from "../ports/router-port.ts";
 import type { Answered, CallRecord } from "./call-record.ts";
 import { countErrorSteps } from "./next-step.ts";
 
@@ -47,7 +48,8 @@ interface Holder {
 
 /** What the step's model calls spent: its answer and any summary calls. */
 export function stepUsage(prepared: PreparedStep, step: ModelStepResult): UsageTotals {
-  return addUsage(prepared.compaction?.usage ?? NO_USAGE, modelCallUsage(step.usage));
+  // A router's step called no model.
+  return addUsage(prepared.compaction?.usage ?? NO_USAGE, step.routedBy ? {} : modelCallUsage(step.usage));
 }
 
 export function buildStepCommit(input: {
@@ -73,7 +75,7 @@ export function buildStepCommit(input: {
   const pending = records.filter((r) => r.awaitsApproval).map((r) => pendingApproval(r, prepared, options));
   // A remote agent waiting for the user's input has not given its answer yet: an on-answer frame stays open.
   const finalAnswer = step.toolCalls.length === 0 && pending.length === 0 && step.finishReason !== "input_required";
-  const holder = nextHolder(state, prepared, taken, finalAnswer);
+  const holder = nextHolder(state, prepared, taken, finalAnswer, step.routedBy);
   const handoff = holder.record;
   const context = accepted?.input ? { ...state.holding.context, ...accepted.input } : undefined;
   const appended = appendedPrompt(accepted, options, context ?? state.holding.context, state);
@@ -122,7 +124,13 @@ export function assistantMessage(agent: string, text: string, kept: ReadonlyArra
  * closes the top frame and the caller carries on; a final answer closes an on-answer frame and ends
  * the turn with the caller holding the conversation.
  */
-function nextHolder(state: TurnState, prepared: PreparedStep, taken: TakenHandoff | undefined, finalAnswer: boolean): Holder {
+function nextHolder(
+  state: TurnState,
+  prepared: PreparedStep,
+  taken: TakenHandoff | undefined,
+  finalAnswer: boolean,
+  routedBy?: RoutedBy,
+): Holder {
   const from = prepared.agent.name;
   const stepIndex = prepared.stepIndex;
   const { callers } = state.holding;
@@ -130,7 +138,7 @@ function nextHolder(state: TurnState, prepared: PreparedStep, taken: TakenHandof
     const target = taken.edge.agent;
     const mode = taken.edge.returns;
     const opened = mode ? [...callers, { caller: from, callee: target.name, mode, toolCallId: taken.call.id }] : undefined;
-    return { record: transferRecord(taken, from, stepIndex), target, callers: opened, ends: false };
+    return { record: transferRecord(taken, from, stepIndex, routedBy), target, callers: opened, ends: false };
   }
   const closing = taken?.kind === "return" ? prepared.returnTo : finalAnswer ? prepared.answerTo : undefined;
   if (!closing) return { record: undefined, target: undefined, callers: undefined, ends: false };
@@ -143,7 +151,7 @@ function nextHolder(state: TurnState, prepared: PreparedStep, taken: TakenHandof
   return { record, target: closing.target, callers: callers.slice(0, -1), ends: !taken };
 }
 
-function transferRecord(accepted: AcceptedHandoff, from: string, stepIndex: number): TransferRecord {
+function transferRecord(accepted: AcceptedHandoff, from: string, stepIndex: number, routedBy?: RoutedBy): TransferRecord {
   return {
     kind: "transfer",
     from,
@@ -152,6 +160,7 @@ function transferRecord(accepted: AcceptedHandoff, from: string, stepIndex: numb
     ...(accepted.reason ? { reason: accepted.reason } : {}),
     ...(accepted.input ? { input: accepted.input } : {}),
     stepIndex,
+    ...(routedBy ? { router: routedBy } : {}),
   };
 }
 
