@@ -53,7 +53,7 @@ module.exports = {
       comment: "This repository's Worker (src/index.ts, src/agents) uses the package as a team's Worker would: through its entry points only.",
       severity: "error",
       from: { path: "^src/(index\\.ts|agents/)" },
-      to: { path: "^src/", pathNot: ["^src/(runtime|cloudflare|models|testing|mcp)/index\\.ts$", "^src/agents/"] },
+      to: { path: "^src/", pathNot: ["^src/(runtime|cloudflare|models|testing|mcp|router)/index\\.ts$", "^src/agents/"] },
     },
     {
       name: "no-node-builtins",

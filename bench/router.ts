@@ -6,38 +6,12 @@
  * 2020), the share routed and the accuracy of those routed at each confidence
  * threshold, the time a message takes, and the trained form's size. `npm run bench:router`
  */
-import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
+import { readQueries } from "../examples/bank/csv.ts";
 import { SPECIALIST_OF } from "../examples/bank/intents.ts";
 import { LexicalRouter, type RouterExample, trainLexicalRouter } from "../src/router/lexical-router.ts";
 
-/** Rows of a two-column CSV with a header (quoted fields may hold commas, quotes and line breaks). */
-export function readCsv(path: string): string[][] {
-  const text = readFileSync(path, "utf8");
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = "";
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (quoted) {
-      if (ch !== '"') field += ch;
-      else if (text[i + 1] === '"') field += text[++i];
-      else quoted = false;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ",") [row, field] = [[...row, field], ""];
-    else if (ch === "\n" || ch === "\r") {
-      if (ch === "\r" && text[i + 1] === "\n") i++;
-      rows.push([...row, field]);
-      [row, field] = [[], ""];
-    } else field += ch;
-  }
-  if (field || row.length) rows.push([...row, field]);
-  return rows.slice(1).filter((r) => r.length === 2 && r[0]);
-}
-
-const split = (name: string) =>
-  readCsv(`examples/bank/${name}.csv`).map(([text, intent]) => ({ text: text!.replace(/\s+/g, " ").trim(), intent: intent!.trim() }));
+const split = (name: string) => readQueries(`examples/bank/${name}.csv`);
 const train = split("train");
 const test = split("test");
 

@@ -19,6 +19,7 @@ const ENTRIES: Record<string, string> = {
   "handoff-runtime-testing": "testing/index.d.ts",
   "handoff-runtime-mcp": "mcp/index.d.ts",
   "handoff-runtime-evals": "evals/index.d.ts",
+  "handoff-runtime-router": "router/index.d.ts",
 };
 
 mkdirSync(`${root}api`, { recursive: true });

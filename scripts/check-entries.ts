@@ -13,6 +13,7 @@ const ENTRIES = [
   "src/testing/index.ts",
   "src/mcp/index.ts",
   "src/evals/index.ts",
+  "src/router/index.ts",
 ];
 const problems: string[] = [];
 for (const entry of ENTRIES) {

@@ -69,6 +69,8 @@ export interface AgentConfig {
   returns?: ReturnMode;
   /** A router that hands a user's message on before this agent's model is called, when it is sure (`RouterOptions`). */
   router?: RouterOptions;
+  /** Messages this agent is for, to train a router on (`routerFromExamples` of `handoff-runtime/router`). */
+  examples?: readonly string[];
 }
 
 /**
@@ -151,6 +153,7 @@ export class Agent {
   readonly remote: RemoteAgentConfig | undefined;
   readonly returns: ReturnMode | undefined;
   readonly router: RouterOptions | undefined;
+  readonly examples: readonly string[];
   readonly #handoffs: Handoff[];
 
   constructor(config: AgentConfig) {
@@ -180,6 +183,7 @@ export class Agent {
     this.remote = config.remote;
     this.returns = config.returns;
     this.router = config.router;
+    this.examples = [...(config.examples ?? [])];
     this.#handoffs = (config.handoffs ?? []).map((h) => (h instanceof Agent ? { agent: h } : h));
   }
 
