@@ -30,6 +30,7 @@ export interface LexicalRouterModel {
   bias: number[];
 }
 
+/** How a lexical router is trained; the defaults are the ones bench/router.ts measures. */
 export interface TrainOptions {
   /** Passes over the examples (5). */
   epochs?: number;
@@ -51,6 +52,7 @@ export interface LexicalRoute {
 const WEIGHT_STEP = 8;
 const IDF_STEP = 100;
 
+/** Trains a lexical router on labelled examples: the same examples and options always give the same model. */
 export function trainLexicalRouter(examples: readonly RouterExample[], options: TrainOptions = {}): LexicalRouterModel {
   if (examples.length === 0) throw new TypeError("A router needs examples to learn from.");
   const { epochs = 5, learningRate = 0.5, minExamples = 2, seed = 42 } = options;

@@ -26,6 +26,7 @@ export interface RouteDecision {
   confidence: number;
 }
 
+/** A classifier that names the agent a user's message is for, with how sure it is, or abstains (null). */
 export interface Router {
   route(request: RouteRequest): RouteDecision | null | Promise<RouteDecision | null>;
 }
