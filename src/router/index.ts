@@ -16,9 +16,8 @@ export {
   type TrainOptions,
   trainLexicalRouter,
 } from "./lexical-router.ts";
-export type { RoutedBy, RouteDecision, Router, RouteRequest, RouterOptions } from "../runtime/ports/router-port.ts";
-// The runtime's types these signatures name.
-export type { Agent, Message } from "../runtime/index.ts";
+// The runtime's types these signatures name (Agent, Message, RouterOptions …), as the evals entry has them.
+export type * from "../runtime/index.ts";
 
 /**
  * A trained lexical router as an agent's or a network's `router`: it names the agent its top label
