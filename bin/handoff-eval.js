@@ -5,6 +5,12 @@
  *   handoff-eval run cases.jsonl --network ./src/network.ts [--compare ./src/network-b.ts]
  *     [--k 3] [--concurrency 4] [--retries 2] [--model demo|<name>] [--prices prices.json]
  *     [--out DIR] [--title TEXT] [--min-accuracy 0.8] [--min-pass 0.8]
+ *     [--router router.json [--threshold 0.9]]
+ *   handoff-eval train cases.jsonl --out router.json
+ *
+ * `train` fits a lexical router to the cases' first messages and expected holders. `run --router`
+ * measures it alone on the cases (router-only), then runs the network with and without it on its
+ * entry agent (router-then-model, model-only), and says how many first messages it routed itself.
  *
  * The network module's default export (or `network`) is a Network, or a function that returns one;
  * its agents' MCP servers are reached through the package's MCP client (headers from this environment).
@@ -18,10 +24,26 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { compare, DemoModel, htmlReport, parseCases, runEval, score, scoreTable } from "../dist/evals/index.js";
+import {
+  compare,
+  DemoModel,
+  htmlReport,
+  LexicalRouter,
+  lexicalRouter,
+  parseCases,
+  routedFirstTurns,
+  routerExamplesOf,
+  routerTable,
+  runEval,
+  score,
+  scoreTable,
+  trainLexicalRouter,
+  withRouter,
+} from "../dist/evals/index.js";
 import { McpConnections } from "../dist/mcp/index.js";
 
-const USAGE = "usage: handoff-eval run <cases.jsonl> --network <module> [--compare <module>] [--k N] [--concurrency N] [--out DIR] [--model demo|<name>] [--prices FILE] [--min-accuracy X] [--min-pass X]";
+const USAGE =
+  "usage: handoff-eval run <cases.jsonl> --network <module> [--compare <module>] [--router router.json [--threshold X]] [--k N] [--concurrency N] [--out DIR] [--model demo|<name>] [--prices FILE] [--min-accuracy X] [--min-pass X]\n       handoff-eval train <cases.jsonl> --out router.json";
 
 /** @param {string} message */
 function refuse(message) {
@@ -82,6 +104,54 @@ function progress() {
   };
 }
 
+/**
+ * `train`: a lexical router fitted to the cases' first messages and expected holders, written as JSON.
+ * @param {any[]} cases
+ * @param {string | undefined} out
+ */
+function train(cases, out) {
+  if (!out) refuse("train writes the router's JSON: give --out router.json.");
+  const examples = routerExamplesOf(cases);
+  if (examples.length === 0) refuse("no case has an expected holder on its first turn: nothing to train on.");
+  const started = performance.now();
+  const model = trainLexicalRouter(examples);
+  const json = JSON.stringify(model);
+  writeFileSync(/** @type {string} */ (out), `${json}\n`);
+  const took = ((performance.now() - started) / 1000).toFixed(1);
+  console.log(`trained on ${examples.length} first messages for ${model.labels.join(", ")} in ${took} s: ${model.terms.length} terms, ${(json.length / 1024).toFixed(0)} KiB → ${out}`);
+  process.exit(0);
+}
+
+/**
+ * The router of `--router`: measured alone on the cases first, then put on the entry agent.
+ * @param {string} path
+ * @param {number} threshold
+ * @param {any[]} cases
+ */
+async function routerOption(path, threshold, cases) {
+  if (!(threshold >= 0 && threshold <= 1)) refuse("--threshold is a confidence from 0 to 1.");
+  let router;
+  try {
+    router = new LexicalRouter(JSON.parse(readFileSync(path, "utf8")));
+  } catch (error) {
+    refuse(`${path} is not a trained router (handoff-eval train writes one): ${error instanceof Error ? error.message : String(error)}`);
+  }
+  console.log(`${routerTable(/** @type {any} */ (router), cases)}\n`);
+  return lexicalRouter(/** @type {any} */ (router), { threshold });
+}
+
+/**
+ * Model-only beside router-then-model: the same cases run with no router, and what the router saved.
+ * @param {any[]} withRouter
+ * @param {() => Promise<any[]>} runWithout
+ */
+async function modelOnly(withRouter, runWithout) {
+  const without = await runWithout();
+  const [a, b] = [score(withRouter).routing.accuracy, score(without).routing.accuracy];
+  const { routed, of } = routedFirstTurns(withRouter);
+  console.log(`router then model: ${(a * 100).toFixed(1)} % · model only: ${(b * 100).toFixed(1)} % · first messages routed with no model call: ${routed} of ${of} (${routed} model calls saved)\n`);
+}
+
 async function main() {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
@@ -97,13 +167,17 @@ async function main() {
       title: { type: "string" },
       "min-accuracy": { type: "string" },
       "min-pass": { type: "string" },
+      router: { type: "string" },
+      threshold: { type: "string", default: "0.9" },
     },
   });
   const [command, casesPath] = positionals;
-  if (command !== "run" || !casesPath || !values.network) refuse(USAGE);
+  if ((command !== "run" && command !== "train") || !casesPath) refuse(USAGE);
   const parsed = parseCases(readFileSync(/** @type {string} */ (casesPath), "utf8"));
   if (!parsed.ok) refuse(`${casesPath}:${parsed.line}: ${parsed.message}`);
   const cases = /** @type {{ ok: true, cases: any[] }} */ (parsed).cases;
+  if (command === "train") return train(cases, values.out);
+  if (!values.network) refuse(USAGE);
   const numbers = { k: Number(values.k), concurrency: Number(values.concurrency), retries: Number(values.retries) };
   for (const [name, n] of Object.entries(numbers)) if (!Number.isInteger(n) || n < (name === "retries" ? 0 : 1)) refuse(`--${name} must be a whole number${name === "retries" ? "" : " of 1 or more"}.`);
   const prices = values.prices ? JSON.parse(readFileSync(values.prices, "utf8")) : undefined;
@@ -111,12 +185,15 @@ async function main() {
   // Agents' MCP servers are reached through the package's client; their headers read this process's environment.
   const mcp = new McpConnections({ env: process.env, log: (message) => console.error(`mcp: ${message}`) });
   const chosen = values.model === "demo" ? undefined : (values.model ?? process.env.OPENAI_MODEL);
-  const run = async (/** @type {string} */ path) => {
-    const network = await loadNetwork(path);
+  const run = async (/** @type {string} */ path, /** @type {any} */ router = undefined) => {
+    const loaded = await loadNetwork(path);
+    const network = router ? withRouter(loaded, router) : loaded;
     return runEval({ network, model: choosing(model, network, chosen), cases, mcp, ...numbers, onProgress: progress() });
   };
   console.error(`${cases.length} cases × ${numbers.k} against ${label}`);
-  const samples = await run(/** @type {string} */ (values.network));
+  const routed = values.router ? await routerOption(values.router, Number(values.threshold), cases) : undefined;
+  const samples = await run(/** @type {string} */ (values.network), routed);
+  if (routed) await modelOnly(samples, () => run(/** @type {string} */ (values.network)));
   const scores = score(samples, { prices, model: values.model ?? process.env.OPENAI_MODEL });
   const other = values.compare ? await run(values.compare) : undefined;
   const comparison = other ? compare(samples, other) : undefined;

@@ -194,3 +194,45 @@ describe("handoff-eval", () => {
     assert.match(refused.stderr, /OPENAI_MAX_RETRIES must be a whole number from 0 to 10/);
   });
 });
+
+describe("handoff-eval with a router", () => {
+  it("trains a router on cases, measures it alone, and runs the network with and without it on the entry agent", () => {
+    const router = join(dir, "router.json");
+    const trained = run("train", "examples/bank/banking77-sample.jsonl", "--out", router);
+    assert.equal(trained.status, 0, trained.stderr);
+    assert.match(trained.stdout, /trained on 308 first messages for account, billing, cards, top_ups, transfers/);
+    assert.equal(JSON.parse(readFileSync(router, "utf8")).kind, "lexical-router");
+    const evaluated = run(
+      "run",
+      cases,
+      "--network",
+      "examples/bank/network.ts",
+      "--router",
+      router,
+      "--threshold",
+      "0.3",
+      "--model",
+      "demo",
+    );
+    assert.equal(evaluated.status, 0, evaluated.stderr);
+    assert.match(evaluated.stdout, /router alone: 100\.0 % of 12 first messages/);
+    assert.match(evaluated.stdout, /\| 0\.9 \| [\d.]+ % \| [\d.]+ % \|/);
+    // The router routed what the demo model alone could not (cards), with no model call for those.
+    const line = evaluated.stdout.split("\n").find((l) => l.startsWith("router then model"))!;
+    const [, withRouter, modelOnly, routed] =
+      /router then model: ([\d.]+) % · model only: ([\d.]+) % · first messages routed with no model call: (\d+) of 12/.exec(line) ?? [];
+    assert.ok(Number(withRouter) > Number(modelOnly), line);
+    assert.ok(Number(routed) >= 6, line);
+  });
+
+  it("refuses a router file that is not one, and train without --out", () => {
+    const bad = join(dir, "not-a-router.json");
+    writeFileSync(bad, JSON.stringify({ kind: "something else" }));
+    const refused = run("run", cases, "--network", "examples/bank/network.ts", "--router", bad);
+    assert.equal(refused.status, 2);
+    assert.match(refused.stderr, /is not a trained router/);
+    const noOut = run("train", cases);
+    assert.equal(noOut.status, 2);
+    assert.match(noOut.stderr, /--out router\.json/);
+  });
+});
