@@ -10,8 +10,8 @@ export { EvalCase, parseCases, type ParsedCases, TurnExpectation } from "./cases
 export { check, type EvalOptions, type EvalSample, type EvalTurn, runEval } from "./runner.ts";
 export { type AgentScore, type Comparison, compare, type PriceTable, type Scores, score } from "./scores.ts";
 export { htmlReport, scoreTable } from "./report.ts";
-export { routedFirstTurns, routerExamplesOf, routerTable, withRouter } from "./router-eval.ts";
-export { LexicalRouter, lexicalRouter, trainLexicalRouter } from "../router/index.ts";
+export { routedFirstTurns, routerExamplesOf, routerTable } from "./router-eval.ts";
+export { LexicalRouter, lexicalRouter, trainLexicalRouter, withRouter } from "../router/index.ts";
 export type { Span, SpanKind, TurnTrace } from "../traces/turn-trace.ts";
 export { DemoModel } from "../agents/demo-model.ts";
 // Every type of the run loop, as `handoff-runtime` exports them: the types this entry's signatures use among them.

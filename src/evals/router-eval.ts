@@ -1,11 +1,9 @@
 /**
  * A router in the evals: trained on the cases' first messages and expected holders
  * (`handoff-eval train`), measured on its own (router-only accuracy, and the share routed and the
- * accuracy of those routed at each threshold), and put on a network's entry agent for a run
- * (router-then-model), whose turns it routed are found in their traces.
+ * accuracy of those routed at each threshold); a run with it on the entry agent (`withRouter`) is
+ * router-then-model, and the turns it routed are found in their traces.
  */
-import { Network } from "../runtime/network.ts";
-import type { RouterOptions } from "../runtime/ports/router-port.ts";
 import { LexicalRouter, type RouterExample } from "../router/lexical-router.ts";
 import type { EvalCase } from "./cases.ts";
 import type { EvalSample } from "./runner.ts";
@@ -16,11 +14,6 @@ export function routerExamplesOf(cases: readonly EvalCase[]): RouterExample[] {
     const first = c.turns[0]!;
     return first.expect?.holder ? [{ text: first.user, label: first.expect.holder }] : [];
   });
-}
-
-/** The same network, its entry agent given the router. */
-export function withRouter(network: Network, router: RouterOptions): Network {
-  return new Network(network.entry, { ...network.options, defaultModel: network.defaultModel, router });
 }
 
 /** The router alone on the cases: its accuracy, and at each threshold the share it routes and their accuracy. */

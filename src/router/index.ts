@@ -5,6 +5,7 @@
  * one into the `router` option of an agent or a network.
  */
 import type { Agent } from "../runtime/agent.ts";
+import { Network } from "../runtime/network.ts";
 import type { RouterOptions } from "../runtime/ports/router-port.ts";
 import { LexicalRouter, type LexicalRouterModel, type RouterExample, trainLexicalRouter } from "./lexical-router.ts";
 
@@ -48,4 +49,9 @@ export function examplesOf(agents: Iterable<Agent>): RouterExample[] {
 /** A lexical router trained on the agents' own examples, for a network whose agents have them. */
 export function routerFromExamples(agents: Iterable<Agent>, options: { threshold?: number; name?: string } = {}): RouterOptions {
   return lexicalRouter(trainLexicalRouter(examplesOf(agents)), options);
+}
+
+/** The same network, its entry agent given the router. */
+export function withRouter(network: Network, router: RouterOptions): Network {
+  return new Network(network.entry, { ...network.options, defaultModel: network.defaultModel, router });
 }

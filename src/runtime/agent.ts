@@ -87,12 +87,20 @@ export interface PersonTimeout {
  * the turn ends with status `awaiting_human`, the user's next messages are stored for the person
  * and start no model call, and the person answers and hands back through the host's operator API.
  */
-export function humanAgent(options: { name: string; description: string; answerWithin?: Duration; onTimeout?: PersonTimeout }): Agent {
+export function humanAgent(options: {
+  name: string;
+  description: string;
+  answerWithin?: Duration;
+  onTimeout?: PersonTimeout;
+  /** Messages a person is for, to train a router on. */
+  examples?: readonly string[];
+}): Agent {
   return new Agent({
     name: options.name,
     description: options.description,
     instructions: "",
     human: true,
+    ...(options.examples ? { examples: options.examples } : {}),
     ...(options.answerWithin === undefined ? {} : { answerWithin: options.answerWithin }),
     ...(options.onTimeout ? { onTimeout: options.onTimeout } : {}),
   });
