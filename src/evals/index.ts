@@ -11,7 +11,16 @@ export { check, type EvalOptions, type EvalSample, type EvalTurn, runEval } from
 export { type AgentScore, type Comparison, compare, type PriceTable, type Scores, score } from "./scores.ts";
 export { htmlReport, scoreTable } from "./report.ts";
 export { routedFirstTurns, routerExamplesOf, routerTable } from "./router-eval.ts";
-export { LexicalRouter, lexicalRouter, trainLexicalRouter, withRouter } from "../router/index.ts";
+export {
+  LexicalRouter,
+  type LexicalRoute,
+  type LexicalRouterModel,
+  lexicalRouter,
+  type RouterExample,
+  type TrainOptions,
+  trainLexicalRouter,
+  withRouter,
+} from "../router/index.ts";
 export type { Span, SpanKind, TurnTrace } from "../traces/turn-trace.ts";
 export { DemoModel } from "../agents/demo-model.ts";
 // Every type of the run loop, as `handoff-runtime` exports them: the types this entry's signatures use among them.
