@@ -147,9 +147,12 @@ async function routerOption(path, threshold, cases) {
  */
 async function modelOnly(withRouter, runWithout) {
   const without = await runWithout();
-  const [a, b] = [score(withRouter).routing.accuracy, score(without).routing.accuracy];
+  const [a, b] = [score(withRouter), score(without)];
   const { routed, of } = routedFirstTurns(withRouter);
-  console.log(`router then model: ${(a * 100).toFixed(1)} % · model only: ${(b * 100).toFixed(1)} % · first messages routed with no model call: ${routed} of ${of} (${routed} model calls saved)\n`);
+  const saved = { input: b.tokens.input - a.tokens.input, output: b.tokens.output - a.tokens.output };
+  console.log(
+    `router then model: ${(a.routing.accuracy * 100).toFixed(1)} % · model only: ${(b.routing.accuracy * 100).toFixed(1)} % · first messages routed with no model call: ${routed} of ${of} (${routed} model calls saved) · tokens saved: ${saved.input} in, ${saved.output} out\n`,
+  );
 }
 
 async function main() {
