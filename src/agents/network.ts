@@ -24,6 +24,28 @@ export const DEMO_TRACKING_SERVER: McpServerConfig = {
   needsApproval: ["cancel_shipment"],
 };
 
+/** Messages each agent is for, which a router can be trained on (`npm start` does: DEMO_ROUTER=on). */
+const EXAMPLES = {
+  billing: [
+    "I was charged twice for my order",
+    "please refund order A1001",
+    "there is a charge on my card I do not recognise",
+    "my invoice shows the wrong amount",
+    "I want my money back",
+    "why was I billed again",
+  ],
+  shipping: [
+    "where is my parcel",
+    "track my order A1002",
+    "change the delivery address of my order",
+    "my package has not arrived yet",
+    "cancel the shipment please",
+    "when will my order be delivered",
+  ],
+  calculator: ["what is 12 times 7", "solve x^2 = 9", "calculate the square root of 81", "compute 15% of 200", "what is 3 + 4 * 2"],
+  supportDesk: ["I want to talk to a person", "can I speak to a human", "put me through to someone real", "I need a real agent"],
+};
+
 /** What the example network can be given beside the network options. */
 export interface SupportNetworkOptions extends Omit<NetworkOptions, "defaultModel"> {
   /** The tracking MCP server (the demo's in-process one by default). */
@@ -43,14 +65,7 @@ export function createSupportNetwork(
     instructions:
       "You are the billing specialist. Look the order up before acting, confirm the amount, and refund only what was charged in error. If the question is not about billing, transfer back to triage.",
     tools: [lookupOrder, refund],
-    examples: [
-      "I was charged twice for my order",
-      "please refund order A1001",
-      "there is a charge on my card I do not recognise",
-      "my invoice shows the wrong amount",
-      "I want my money back",
-      "why was I billed again",
-    ],
+    examples: EXAMPLES.billing,
   });
   const shipping = new Agent({
     name: "shipping",
@@ -60,14 +75,7 @@ export function createSupportNetwork(
     // schedule_followup: "I'll check again in an hour", a turn of its own when it is due.
     tools: [lookupOrder, changeAddress, followUpTool()],
     mcpServers: [tracking],
-    examples: [
-      "where is my parcel",
-      "track my order A1002",
-      "change the delivery address of my order",
-      "my package has not arrived yet",
-      "cancel the shipment please",
-      "when will my order be delivered",
-    ],
+    examples: EXAMPLES.shipping,
   });
   const calculator = new Agent({
     name: "calculator",
@@ -75,13 +83,13 @@ export function createSupportNetwork(
     instructions:
       "You are a calculator assistant. You specialize in mathematical calculations and solving equations. Always use your tools to compute.",
     tools: calculatorTools,
-    examples: ["what is 12 times 7", "solve x^2 = 9", "calculate the square root of 81", "compute 15% of 200", "what is 3 + 4 * 2"],
+    examples: EXAMPLES.calculator,
   });
   // A person at the support desk: answers through the operator API and page, and hands back to an agent.
   const supportDesk = humanAgent({
     name: "support-desk",
     description: "A person at the support desk, for customers who ask for a human.",
-    examples: ["I want to talk to a person", "can I speak to a human", "put me through to someone real", "I need a real agent"],
+    examples: EXAMPLES.supportDesk,
     ...(supportDeskAnswerWithin === undefined ? {} : { answerWithin: supportDeskAnswerWithin }),
   });
   const triage = new Agent({

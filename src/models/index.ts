@@ -8,6 +8,7 @@
 export { ChatStreamAssembler, type ChatChunk } from "./chat-stream-assembler.ts";
 export { toChatMessages } from "./openai-chat-model.ts";
 export { OpenAIModel } from "./openai-model.ts";
+export { type Embed, embeddingRouter, openAIEmbeddings, type WorkersAiBinding, workersAiEmbeddings } from "./embedding-router.ts";
 export type { ProviderDefaults } from "./provider-defaults.ts";
 export type { ProviderLog } from "./model-errors.ts";
 export { toResponsesInput } from "./openai-responses-model.ts";

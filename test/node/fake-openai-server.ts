@@ -125,6 +125,28 @@ function handleHook(url: URL, req: IncomingMessage, res: ServerResponse, body: s
   return json(res, status, {});
 }
 
+/** Vectors of words: each word hashed into one of 64 dimensions (so texts sharing words point alike), as OpenAI's wire has them. */
+export function fakeEmbedding(text: string): number[] {
+  const vector = new Array<number>(64).fill(0);
+  for (const word of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
+    let h = 2166136261;
+    for (const ch of word) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
+    vector[h % 64]! += 1;
+  }
+  const norm = Math.hypot(...vector) || 1;
+  return vector.map((v) => v / norm);
+}
+
+/** POST /v1/embeddings: `{ model, input }` (a string or strings) answered as OpenAI does; every request kept. */
+export const embeddingRequests: Array<{ model: string; input: string[]; authorization: string | null }> = [];
+function handleEmbeddings(req: IncomingMessage, res: ServerResponse, body: string): void {
+  const { model, input } = JSON.parse(body) as { model: string; input: string | string[] };
+  const inputs = Array.isArray(input) ? input : [input];
+  embeddingRequests.push({ model, input: inputs, authorization: req.headers.authorization ?? null });
+  const data = inputs.map((text, index) => ({ object: "embedding", index, embedding: fakeEmbedding(text) }));
+  json(res, 200, { object: "list", data, model, usage: { prompt_tokens: inputs.length, total_tokens: inputs.length } });
+}
+
 async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = await readBody(req);
   const url = new URL(req.url ?? "/", "http://fake");
@@ -146,6 +168,7 @@ async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, re
     if (!scenario) return json(res, 404, { error: "no such scenario" });
     return json(res, 200, { requests: scenario.requests, remaining: scenario.answers.length, aborted: scenario.aborted });
   }
+  if (req.method === "POST" && url.pathname.endsWith("/embeddings")) return handleEmbeddings(req, res, body);
   const api = url.pathname.endsWith("/chat/completions") ? "chat" : url.pathname.endsWith("/responses") ? "responses" : null;
   if (req.method !== "POST" || !api) return json(res, 404, { error: { message: `fake server: no route ${req.method} ${url.pathname}` } });
 

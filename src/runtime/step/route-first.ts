@@ -3,7 +3,8 @@
  * put to it before any model call; when it names one of the agent's transfer targets at or above
  * its threshold, the step is that transfer call, made by the router (no model is called: the step
  * spends no model call or token), and everything after it — the rules, the history, the events,
- * the target answering in the same turn — is a transfer's as a model would have made it.
+ * the target answering in the same turn — is a transfer's as a model would have made it. A router
+ * that throws is taken as abstaining.
  */
 import type { Agent } from "../agent.ts";
 import { NAMED_TRANSFER_TOOL, SINGLE_TRANSFER_TOOL } from "../handoff/transfer-tools.ts";
@@ -25,7 +26,10 @@ export async function routedStep(run: RunContext, state: TurnState, prepared: Pr
   // Only a user's message that starts the turn, before the holder's first step.
   if (!options || run.options.input.kind !== "message" || state.progress.agentSteps > 0 || message?.role !== "user") return undefined;
   const targets = [...prepared.toolset.transfers.keys()];
-  const decision = await options.router.route({ message: message.content, agent: prepared.agent.name, targets, history: state.history });
+  // A router that fails (its embeddings endpoint down, say) decides nothing: the model does.
+  const decision = await Promise.resolve()
+    .then(() => options.router.route({ message: message.content, agent: prepared.agent.name, targets, history: state.history }))
+    .catch(() => null);
   if (!decision || decision.confidence < options.threshold || !targets.includes(decision.agent)) return undefined;
   const routedBy: RoutedBy = { name: options.name ?? "router", confidence: decision.confidence };
   const reason = `${routedBy.name}: ${decision.confidence.toFixed(2)}`;
