@@ -134,7 +134,18 @@ function caseBlock(sample: EvalSample): string {
   const verdict = sample.pass ? "passed" : `<span class="fails">${escape(sample.error ?? failures.join("; "))}</span>`;
   return `<details ${open}>
 <summary><b>${escape(sample.caseId)}</b>${sample.sample ? ` (sample ${sample.sample + 1})` : ""} ${verdict}</summary>
-<p class="path">handoff path: ${escape(sample.path.join(" → "))}</p>${transcript}${trace}</details>`;
+<p class="path">handoff path: ${escape(sample.path.join(" → "))}${routedNote(sample)}</p>${transcript}${trace}</details>`;
+}
+
+/** Which turns a router handed on with no model call, and how sure it was. */
+function routedNote(sample: EvalSample): string {
+  const routed = sample.turns.flatMap((t, i) => {
+    const span = t.trace.spans.find((s) => s.attributes["router.name"] !== undefined);
+    return span
+      ? [`turn ${i + 1} by the ${span.attributes["router.name"]} router (${Number(span.attributes["router.confidence"]).toFixed(2)})`]
+      : [];
+  });
+  return routed.length ? ` <span data-testid="routed">· routed with no model call: ${escape(routed.join(", "))}</span>` : "";
 }
 
 /** Attributes worth a glance in a span's row (the rest are ids). */
