@@ -202,6 +202,7 @@ describe("handoff-eval with a router", () => {
     assert.equal(trained.status, 0, trained.stderr);
     assert.match(trained.stdout, /trained on 308 first messages for account, billing, cards, top_ups, transfers/);
     assert.equal(JSON.parse(readFileSync(router, "utf8")).kind, "lexical-router");
+    const out = join(dir, "with-router");
     const evaluated = run(
       "run",
       cases,
@@ -213,6 +214,8 @@ describe("handoff-eval with a router", () => {
       "0.3",
       "--model",
       "demo",
+      "--out",
+      out,
     );
     assert.equal(evaluated.status, 0, evaluated.stderr);
     assert.match(evaluated.stdout, /router alone: 100\.0 % of 12 first messages/);
@@ -223,6 +226,11 @@ describe("handoff-eval with a router", () => {
       /router then model: ([\d.]+) % · model only: ([\d.]+) % · first messages routed with no model call: (\d+) of 12/.exec(line) ?? [];
     assert.ok(Number(withRouter) > Number(modelOnly), line);
     assert.ok(Number(routed) >= 6, line);
+    // The report says which turns the router handed on, and how sure it was.
+    assert.match(
+      readFileSync(join(out, "report.html"), "utf8"),
+      /data-testid="routed">· routed with no model call: turn 1 by the lexical router \(\d\.\d\d\)/,
+    );
   });
 
   it("refuses a router file that is not one, and train without --out", () => {
