@@ -5,15 +5,15 @@
  * and its Server-Sent Events read as they arrive.
  */
 import { RuntimeError } from "../runtime/errors.ts";
-import type { McpHostEnv } from "../runtime/ports/mcp.ts";
+import { type McpHostEnv, mcpHeaders } from "../runtime/ports/mcp.ts";
 import {
   type RemoteAgentConfig,
   type RemoteEvent,
   type RemoteFetcher,
   type RemotePort,
   type RemoteRequest,
-  remoteHeaders,
 } from "../runtime/ports/remote-port.ts";
+import { sseData } from "../wire/sse.ts";
 import { A2A_VERSION } from "./a2a-wire.ts";
 import { remoteInput } from "./remote-input.ts";
 import { invalid, readResponse, startReading } from "./task-reader.ts";
@@ -59,7 +59,7 @@ export class A2ARemotes implements RemotePort {
     const response = await this.#fetch(remote)(endpoint, {
       method: "POST",
       headers: {
-        ...remoteHeaders(remote, this.#env),
+        ...mcpHeaders(remote, this.#env),
         "content-type": "application/json",
         accept: "text/event-stream",
         "A2A-Version": A2A_VERSION,
@@ -89,7 +89,7 @@ export class A2ARemotes implements RemotePort {
   }
 
   async #readCard(agent: string, remote: RemoteAgentConfig, signal: AbortSignal): Promise<string> {
-    const response = await this.#fetch(remote)(remote.url, { headers: { ...remoteHeaders(remote, this.#env) }, signal });
+    const response = await this.#fetch(remote)(remote.url, { headers: { ...mcpHeaders(remote, this.#env) }, signal });
     if (!response.ok) throw new RuntimeError("remote_failed", `Remote agent '${agent}': its agent card answered HTTP ${response.status}.`);
     const card: unknown = await response.json().catch(() => null);
     const interfaces = card && typeof card === "object" && "supportedInterfaces" in card ? card.supportedInterfaces : undefined;
@@ -128,31 +128,6 @@ async function* readAnswer(progress: ReturnType<typeof startReading>, response: 
     }
   }
   if (!progress.ended) throw invalid(progress.agent, "ended its answer while its task was still working");
-}
-
-/** The `data` of each Server-Sent Event, as they arrive (a frame may span chunks). */
-async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  const reader = body.getReader();
-  let buffered = "";
-  try {
-    for (let read = await reader.read(); !read.done; read = await reader.read()) {
-      buffered += decoder.decode(read.value, { stream: true }).replaceAll("\r\n", "\n");
-      const frames = buffered.split("\n\n");
-      buffered = frames.pop() ?? "";
-      for (const frame of frames) {
-        const data = frame
-          .split("\n")
-          .filter((line) => line.startsWith("data:"))
-          .map((line) => line.slice(5).trimStart())
-          .join("\n");
-        if (data) yield data;
-      }
-    }
-  } finally {
-    // Read no further than the caller did (the task ended): the remote's stream is closed.
-    await reader.cancel().catch(() => {});
-  }
 }
 
 function wrap(agent: string, error: unknown): RuntimeError {

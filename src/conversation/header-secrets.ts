@@ -1,6 +1,5 @@
 import { secretForms } from "../config.ts";
 import { type McpHostEnv, mcpHeaders } from "../runtime/ports/mcp.ts";
-import { remoteHeaders } from "../runtime/ports/remote-port.ts";
 import type { Network } from "../runtime/network.ts";
 
 /**
@@ -12,7 +11,7 @@ export function headerValues(network: Network, env: object): string[] {
   const values: string[] = [];
   for (const agent of network.agents.values()) {
     const sets = agent.mcpServers.map((server) => mcpHeaders(server, env as McpHostEnv));
-    if (agent.remote) sets.push(remoteHeaders(agent.remote, env as McpHostEnv));
+    if (agent.remote) sets.push(mcpHeaders(agent.remote, env as McpHostEnv));
     for (const value of sets.flatMap((headers) => Object.values(headers))) values.push(...secretForms(value));
   }
   return values;

@@ -47,9 +47,11 @@ export function embeddingRouter(options: {
 }): RouterOptions {
   let centroids: Promise<Map<string, number[]>> | undefined;
   const load = () => {
-    centroids ??= centroidsOf(options.embed, options.examples);
-    // One that failed is computed again next time.
-    centroids.catch(() => (centroids = undefined));
+    if (!centroids) {
+      centroids = centroidsOf(options.embed, options.examples);
+      // One that failed is computed again next time.
+      centroids.catch(() => (centroids = undefined));
+    }
     return centroids;
   };
   return {

@@ -22,7 +22,7 @@ import { callPlanOf } from "./handoff/rules.ts";
 import { argsOf } from "./tools/execute-tool-call.ts";
 import { settleApprovals } from "./step/settle-approvals.ts";
 import { handBackFromRemote, remoteCall, remoteState, writeAhead } from "./step/remote-call.ts";
-import { routedStep } from "./step/route-first.ts";
+import { routedStep, routerOf } from "./step/route-first.ts";
 import type { RemoteState } from "./ports/remote-port.ts";
 import { buildStepCommit, type StepOutcome, stepUsage } from "./step/step-commit.ts";
 import { advance, holdingChange, initialTurnState, type RunContext, type TurnState } from "./turn-state.ts";
@@ -217,7 +217,7 @@ async function* callHolder(
 ): AsyncGenerator<TurnItem, { step: ModelStepResult; state: TurnState; remote?: RemoteState } | { handedBack: TurnState }> {
   if (!prepared.agent.remote) {
     // A router sure of the message makes the step's transfer itself; else the model is called.
-    const routed = await routedStep(run, state, prepared);
+    const routed = routerOf(run, prepared.agent) ? await routedStep(run, state, prepared) : undefined;
     return { step: routed ?? (yield* streamModelCall(run.options.model, modelRequest(run, prepared))), state };
   }
   const before = remoteState(state, prepared.agent);

@@ -6,7 +6,7 @@
 import { encodeSse, SSE_HEADERS, type StoredEvent } from "./sse.ts";
 import { UI_MESSAGE_STREAM_HEADERS, UIMessageEncoder } from "./ui-message-stream.ts";
 
-export { encodeSse, SSE_HEADERS, type StoredEvent } from "./sse.ts";
+export { encodeSse, SSE_HEADERS, sseData, type StoredEvent } from "./sse.ts";
 export { UI_MESSAGE_STREAM_HEADERS, UIMessageEncoder } from "./ui-message-stream.ts";
 export { toUIMessages, type UIHistory, type UIMessageOut, type UIPart } from "./ui-messages.ts";
 

@@ -9,6 +9,7 @@
  */
 import type { RunEvent } from "../../runtime/events.ts";
 import { HANDOFF_EXTENSION, type OutMessage, type Task } from "../../a2a/a2a-wire.ts";
+import { sseData } from "../../wire/index.ts";
 
 /** What the stream needs of the conversation: the task of the turn now running or just ended. */
 export type TaskReader = () => Promise<Task>;
@@ -18,23 +19,9 @@ function frame(id: string | number | null, result: Record<string, unknown>): str
   return `data: ${JSON.stringify({ jsonrpc: "2.0", id, result })}\n\n`;
 }
 
-/** The turn's own SSE stream, parsed into its events as they arrive (a frame may span chunks). */
+/** The turn's own SSE stream, parsed into its events as they arrive. */
 async function* runEvents(stream: ReadableStream<Uint8Array>): AsyncGenerator<RunEvent> {
-  const decoder = new TextDecoder();
-  let buffered = "";
-  for await (const chunk of stream) {
-    buffered += decoder.decode(chunk, { stream: true });
-    let end = buffered.indexOf("\n\n");
-    while (end >= 0) {
-      const data = buffered
-        .slice(0, end)
-        .split("\n")
-        .find((line) => line.startsWith("data: "));
-      buffered = buffered.slice(end + 2);
-      if (data) yield JSON.parse(data.slice(6)) as RunEvent;
-      end = buffered.indexOf("\n\n");
-    }
-  }
+  for await (const data of sseData(stream)) yield JSON.parse(data) as RunEvent;
 }
 
 /**

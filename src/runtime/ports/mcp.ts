@@ -91,7 +91,7 @@ export function mcpToolName(server: string, tool: string, taken: ReadonlySet<str
 }
 
 /** The headers a server is sent: given, or read from the environment. */
-export function mcpHeaders(server: McpServerConfig, env: McpHostEnv): Readonly<Record<string, string>> {
+export function mcpHeaders(server: Pick<McpServerConfig, "headers">, env: McpHostEnv): Readonly<Record<string, string>> {
   const headers = server.headers;
   if (headers === undefined) return {};
   return typeof headers === "function" ? headers(env) : headers;

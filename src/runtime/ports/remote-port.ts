@@ -6,7 +6,7 @@
  * is kept as the agent's state in the holding, so the next message reaches the same context.
  */
 import type { Message } from "../messages.ts";
-import type { McpHostEnv } from "./mcp.ts";
+import type { McpHeaders, McpHostEnv } from "./mcp.ts";
 import type { ModelEvent } from "./model-port.ts";
 
 /** A `fetch` in the shape a service binding (`Fetcher`) has. */
@@ -14,8 +14,8 @@ export interface RemoteFetcher {
   fetch(input: string | URL | Request, init?: RequestInit): Promise<Response>;
 }
 
-/** Headers from the environment; declared through a method, so a function of a Worker's own `Env` type fits. */
-export type RemoteHeaders = { bivarianceHack(env: McpHostEnv): Readonly<Record<string, string>> }["bivarianceHack"];
+/** Headers from the environment, as MCP servers take them (`mcpHeaders` reads either). */
+export type RemoteHeaders = McpHeaders;
 
 /** What a remote agent is sent when handed the conversation: all of it so far (default), the last user message, or a function's text. */
 export type RemoteInput = "conversation" | "last-message" | ((messages: readonly Message[]) => string);
@@ -74,11 +74,4 @@ export type RemoteEvent =
 /** How a host reaches remote agents. */
 export interface RemotePort {
   stream(request: RemoteRequest): AsyncIterable<RemoteEvent>;
-}
-
-/** The headers a remote agent is sent, from its config and the host's environment. */
-export function remoteHeaders(remote: RemoteAgentConfig, env: McpHostEnv): Readonly<Record<string, string>> {
-  const headers = remote.headers;
-  if (headers === undefined) return {};
-  return typeof headers === "function" ? headers(env) : headers;
 }
