@@ -46,8 +46,11 @@ export interface RunContext {
 export interface TurnChange {
   /** Appended to the history. */
   messages?: readonly Message[];
-  /** A model call was made: the step index moves on and the agent's step count grows. */
-  modelCalled?: boolean;
+  /**
+   * A step was taken: the step index moves on. A model's step grows the agent's step count; a
+   * router's (a transfer the router made, maybe refused) spends none of the agent's steps.
+   */
+  step?: "model" | "router";
   handoff?: { record: HandoffRecord; target: Agent } | undefined;
   /** The caller stack after a returning handoff opened a frame or a return closed one. */
   callers?: readonly CallerFrame[] | undefined;
@@ -96,7 +99,7 @@ export function holdingChange(before: TurnState, after: TurnState): { holding?: 
 
 /** The only writer of the turn's state, and a pure one. A handoff gives the target a fresh step count. */
 export function advance(state: TurnState, change: TurnChange): TurnState {
-  const { handoff, spent, modelCalled } = change;
+  const { handoff, spent, step } = change;
   const { progress } = state;
   const holding = nextHolding(state.holding, change);
   return {
@@ -106,9 +109,9 @@ export function advance(state: TurnState, change: TurnChange): TurnState {
     storedHolding: change.committed ? holding : state.storedHolding,
     progress: {
       handoffs: handoff ? progress.handoffs.concat(handoff.record) : progress.handoffs,
-      agentSteps: handoff ? 0 : modelCalled ? progress.agentSteps + 1 : progress.agentSteps,
+      agentSteps: handoff ? 0 : step === "model" ? progress.agentSteps + 1 : progress.agentSteps,
       errorSteps: change.errorSteps ?? progress.errorSteps,
-      stepIndex: modelCalled ? progress.stepIndex + 1 : progress.stepIndex,
+      stepIndex: step ? progress.stepIndex + 1 : progress.stepIndex,
       usage: spent ? addUsage(progress.usage, spent) : progress.usage,
     },
     lastHandoff: handoff ? handoff.record : state.lastHandoff,

@@ -1,6 +1,16 @@
 import fc from "fast-check";
 import { z } from "zod";
-import { Agent, handoff, Network, type NetworkOptions, type Tool, tool } from "../../src/runtime/index.ts";
+import {
+  Agent,
+  handoff,
+  Network,
+  type NetworkOptions,
+  type RouteDecision,
+  type Router,
+  type RouteRequest,
+  type Tool,
+  tool,
+} from "../../src/runtime/index.ts";
 import type { TransferStyle } from "../../src/runtime/handoff/transfer-tools.ts";
 
 /** The tools random agents draw from: valid, failing, schema-checked, approval-gated. */
@@ -56,6 +66,57 @@ export interface NetworkSpec {
   maxHandoffs: number | undefined;
   maxHandoffsPerTurn: number;
   maxSteps: number;
+  /** A router on the network (for its entry agent) or on one agent, or none. */
+  router: RouterSpec | undefined;
+}
+
+/** What a random router answers, in order, one answer each time it is asked (then abstains). */
+export type RouterAnswer = { agent: string; confidence: number } | "abstain" | "throw";
+
+export interface RouterSpec {
+  on: "network" | 0 | 1 | 2;
+  threshold: number;
+  answers: RouterAnswer[];
+}
+
+const routerAnswer: fc.Arbitrary<RouterAnswer> = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      agent: fc.constantFrom(...AGENTS, "nobody"),
+      // Sure answers made common, so routed handoffs (and the limits refusing them) are too.
+      confidence: fc.oneof(fc.constantFrom(0.99, 1), fc.double({ min: 0, max: 1, noNaN: true })),
+    }),
+  },
+  { weight: 1, arbitrary: fc.constantFrom("abstain" as const, "throw" as const) },
+);
+
+const routerSpec: fc.Arbitrary<RouterSpec> = fc.record({
+  on: fc.oneof(
+    { weight: 5, arbitrary: fc.constantFrom("network" as const, 0 as const) },
+    { weight: 1, arbitrary: fc.constantFrom(1 as const, 2 as const) },
+  ),
+  // Thresholds from always sure to never (0 takes every named target, 1 only a certain one), and at a common answer.
+  threshold: fc.oneof(fc.constantFrom(0, 0.5, 0.99, 1), fc.double({ min: 0, max: 1, noNaN: true })),
+  answers: fc.array(routerAnswer, { minLength: 1, maxLength: 6 }),
+});
+
+/** A router that plays its answers in order and keeps what it was asked and what it answered. */
+export class ScriptedRouter implements Router {
+  readonly asked: Array<{ request: RouteRequest; answer: RouterAnswer }> = [];
+  constructor(readonly spec: RouterSpec) {}
+
+  route(request: RouteRequest): RouteDecision | null {
+    const answer = this.spec.answers[this.asked.length] ?? "abstain";
+    this.asked.push({ request, answer });
+    if (answer === "throw") throw new Error("router down");
+    return answer === "abstain" ? null : answer;
+  }
+
+  /** Whether the runtime must take this answer as a handoff: sure enough, and a target it was offered. */
+  takes(answer: RouterAnswer, request: RouteRequest): answer is { agent: string; confidence: number } {
+    return typeof answer === "object" && answer.confidence >= this.spec.threshold && request.targets.includes(answer.agent);
+  }
 }
 
 export const networkSpec: fc.Arbitrary<NetworkSpec> = fc.record({
@@ -75,9 +136,12 @@ export const networkSpec: fc.Arbitrary<NetworkSpec> = fc.record({
   maxHandoffs: fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined }),
   maxHandoffsPerTurn: fc.integer({ min: 0, max: 3 }),
   maxSteps: fc.integer({ min: 1, max: 5 }),
+  router: fc.option(routerSpec, { nil: undefined, freq: 4 }),
 });
 
-export function buildNetwork(spec: NetworkSpec): Network {
+export function buildNetwork(spec: NetworkSpec, router?: ScriptedRouter): Network {
+  const routerOptions = router && spec.router ? { router, threshold: spec.router.threshold, name: "scripted" } : undefined;
+  const routerOn = (i: number) => (routerOptions && spec.router?.on === i ? { router: routerOptions } : {});
   const children = AGENTS.slice(1).map(
     (name, i) =>
       new Agent({
@@ -86,6 +150,7 @@ export function buildNetwork(spec: NetworkSpec): Network {
         tools: spec.tools[i + 1]!.map((t) => TOOLS[t]!),
         disallowTransferToParent: spec.tree?.disallowParent ?? false,
         disallowTransferToPeers: spec.tree?.disallowPeers ?? false,
+        ...routerOn(i + 1),
       }),
   );
   const root = new Agent({
@@ -93,6 +158,7 @@ export function buildNetwork(spec: NetworkSpec): Network {
     instructions: `You are ${AGENTS[0]}.`,
     tools: spec.tools[0]!.map((t) => TOOLS[t]!),
     ...(spec.tree ? { subAgents: children } : {}),
+    ...routerOn(0),
   });
   const agents = [root, ...children];
   for (const [from, to, enabled] of spec.edges) {
@@ -107,6 +173,7 @@ export function buildNetwork(spec: NetworkSpec): Network {
     systemPrompt: spec.systemPrompt,
     allowRevisit: spec.allowRevisit,
     ...(spec.maxHandoffs === undefined ? {} : { maxHandoffs: spec.maxHandoffs }),
+    ...(routerOptions && spec.router?.on === "network" ? { router: routerOptions } : {}),
   };
   return new Network(agents[0]!, options);
 }

@@ -26,8 +26,10 @@ import {
   type NetworkSpec,
   networkSpec,
   operations,
+  ScriptedRouter,
   type StepSpec,
   stepSpec,
+  AGENTS,
   transferCall,
 } from "./arbitraries.ts";
 import { REFUSAL_TEXT, type ReferenceRules, type ReferenceState, referenceStep, startTurn } from "./handoff-reference.ts";
@@ -81,6 +83,9 @@ const CASES = [
   "function needsApproval",
   "fault after a tool call",
   "resume",
+  "router handoff taken",
+  "router handoff refused by the rules",
+  "router unsure or abstaining",
 ] as const;
 type Case = (typeof CASES)[number];
 
@@ -96,6 +101,7 @@ class CheckingStore extends MemoryStore {
     readonly network: Network,
     readonly model: RandomModel,
     readonly rules: ReferenceRules,
+    readonly router: ScriptedRouter | undefined,
   ) {
     super(network.entry.name);
     this.reference = { holder: network.entry.name, handoffCount: 0, turnStart: network.entry.name, turnHandoffs: [] };
@@ -113,7 +119,7 @@ class CheckingStore extends MemoryStore {
     if (assistant.role !== "assistant") throw new Error("no assistant message in a step commit");
     const calls = (assistant.toolCalls ?? []).map((c) => {
       const spec = this.model.calls.get(c.id);
-      return { id: c.id, target: spec?.kind === "transfer" ? spec.target : undefined };
+      return { id: c.id, target: spec?.kind === "transfer" ? spec.target : this.#routed(c.id) };
     });
     const { verdicts, next } = referenceStep(this.reference, calls, this.rules);
     expect(this.#holderAfter(commit)).toBe(next.holder);
@@ -135,6 +141,14 @@ class CheckingStore extends MemoryStore {
     if (calls.filter((c) => c.target !== undefined).length >= 2) this.hit.add("two transfers in a step");
     if (commit.suspension?.pending.some((p) => p.name === "costly")) this.hit.add("function needsApproval");
     this.reference = next;
+  }
+
+  /** The target of a router's transfer call: the answer it was last asked for, which must have been taken. */
+  #routed(id: string): string | undefined {
+    if (!id.startsWith("router_")) return undefined;
+    const last = this.router?.asked.at(-1);
+    expect(last && this.router!.takes(last.answer, last.request), "a router call the router did not answer").toBe(true);
+    return (last!.answer as { agent: string }).agent;
   }
 
   /** Who holds the conversation once the commit is stored: a commit carries the holding only when it changed. */
@@ -176,11 +190,75 @@ async function playTurn(
   return events;
 }
 
+/** What one operation showed of the router: asked once when its agent starts a turn, never else, and obeyed exactly. */
+interface RouterLeg {
+  router: ScriptedRouter;
+  routerOn: string;
+  input: Parameters<typeof runTurn>[0]["input"];
+  atStart: ReferenceState;
+  askedBefore: number;
+  requests: ModelRequest[];
+  events: RunEvent[];
+  rules: ReferenceRules;
+  hit: Set<Case>;
+}
+
+const routedBy = (h: Extract<RunEvent, { type: "handoff" }>) => ("router" in h ? h.router : undefined);
+
+function checkRouter({ router, routerOn, input, atStart, askedBefore, requests, events, rules, hit }: RouterLeg): void {
+  const asks = router.asked.slice(askedBefore);
+  const handoffs = events.filter((e): e is Extract<RunEvent, { type: "handoff" }> => e.type === "handoff");
+  const routerCall = events.find((e) => e.type === "tool-call" && e.toolCallId.startsWith("router_"));
+  expect(asks).toHaveLength(input.kind === "message" && routerOn === atStart.holder ? 1 : 0);
+  const ask = asks[0];
+  if (!ask) {
+    expect(routerCall).toBeUndefined();
+    expect(handoffs.filter(routedBy)).toEqual([]);
+    return;
+  }
+  expect(ask.request).toMatchObject({ message: "hello", agent: atStart.holder, history: expect.any(Array) });
+  expect(ask.request.history.at(-1)).toMatchObject({ role: "user", content: "hello" });
+  expect(new Set(ask.request.targets)).toEqual(rules.offered(atStart.holder));
+  if (!router.takes(ask.answer, ask.request)) {
+    // The model decides as it would with no router.
+    expect(routerCall).toBeUndefined();
+    expect(requests[0]?.agent).toBe(atStart.holder);
+    hit.add("router unsure or abstaining");
+    return;
+  }
+  // The router's call is the turn's first, and no model was asked for it.
+  expect(events.find((e) => e.type === "tool-call")).toBe(routerCall);
+  const accepted = handoffs.find(routedBy);
+  if (accepted) {
+    expect(accepted).toMatchObject({
+      from: atStart.holder,
+      to: ask.answer.agent,
+      router: { name: "scripted", confidence: ask.answer.confidence },
+    });
+    expect(handoffs[0]).toBe(accepted);
+    if (requests.length) expect(requests[0]!.agent).toBe(ask.answer.agent);
+    hit.add("router handoff taken");
+  } else {
+    // Refused by the limits or the visited set as a model's call is: an error result, and the holder's model goes on.
+    expect(
+      events.find((e) => e.type === "tool-result" && e.toolCallId === (routerCall as { toolCallId: string }).toolCallId),
+    ).toMatchObject({
+      isError: true,
+    });
+    expect(requests[0]?.agent).toBe(atStart.holder);
+    hit.add("router handoff refused by the rules");
+  }
+  // Only the router's handoff carries a router.
+  expect(handoffs.filter(routedBy)).toHaveLength(accepted ? 1 : 0);
+}
+
 describe("run loop invariants (fast-check)", () => {
   it(`hold for random networks, models and operations, every commit against the reference model (${runs} runs, seed ${seed})`, async () => {
     await fc.assert(
       fc.asyncProperty(networkSpec, fc.array(stepSpec, { maxLength: 14 }), operations, async (spec, steps, ops) => {
-        const network = buildNetwork(spec);
+        const router = spec.router ? new ScriptedRouter(spec.router) : undefined;
+        const network = buildNetwork(spec, router);
+        const routerOn = spec.router?.on === "network" ? network.entry.name : AGENTS[(spec.router?.on ?? 0) as number]!;
         const model = new RandomModel(network, steps);
         const rules: ReferenceRules = {
           offered: (holder) => new Set(network.toolset(holder).transfers.keys()),
@@ -188,7 +266,7 @@ describe("run loop invariants (fast-check)", () => {
           maxHandoffs: spec.maxHandoffs,
           allowRevisit: spec.allowRevisit,
         };
-        const store = new CheckingStore(network, model, rules);
+        const store = new CheckingStore(network, model, rules, router);
         let handoffEvents = 0;
         let turnStart = { completed: 0, toolCalls: 0 };
         for (const op of ops) {
@@ -212,7 +290,10 @@ describe("run loop invariants (fast-check)", () => {
             input = { kind: "resume", suspension: store.suspension, decisions };
           }
           const atStart = structuredClone(store.reference);
+          const askedBefore = router?.asked.length ?? 0;
           const events = await playTurn(network, model, store, input, spec);
+          const requests = model.requests.slice(requestsBefore);
+          if (router) checkRouter({ router, routerOn, input, atStart, askedBefore, requests, events, rules, hit: store.hit });
           // Exactly one terminal event, and it is the last.
           expect(events.filter((e) => e.type === "done" || e.type === "error")).toHaveLength(1);
           expect(["done", "error"]).toContain(events.at(-1)!.type);

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { Agent, Network, type RouteDecision, type Router, type RouteRequest, type RunEvent } from "../../src/runtime/index.ts";
 import { LexicalRouter, trainLexicalRouter } from "../../src/router/lexical-router.ts";
-import { runScripted } from "../../src/testing/index.ts";
+import { MemoryStore, runScripted } from "../../src/testing/index.ts";
 
 /** A router that answers what it is told to, and keeps what it was asked. */
 function fixed(decision: RouteDecision | null): Router & { asked: RouteRequest[] } {
@@ -102,6 +102,25 @@ describe("a router", () => {
     expect(handoffs(turn.events)).toEqual([]);
     expect(turn.events.find((e) => e.type === "tool-result")).toMatchObject({ name: "transfer_to_billing", isError: true });
     expect(turn.model.requests.map((r) => r.agent)).toEqual(["triage"]);
+  });
+
+  // Both shrunk from the run loop's property test (test/properties/runtime.property.test.ts).
+  it("spends none of the agent's steps on a routed transfer the rules refuse: at maxSteps 1 its model still answers", async () => {
+    const turn = await runScripted(network(fixed({ agent: "billing", confidence: 0.99 })), "refund", [{ text: "I will help you here." }], {
+      limits: { maxSteps: 1, maxHandoffsPerTurn: 0 },
+    });
+    expect(turn.events.find((e) => e.type === "tool-result")).toMatchObject({ name: "transfer_to_billing", isError: true });
+    expect(turn.events.at(-1)).toMatchObject({ type: "done", status: "completed", agent: "triage" });
+  });
+
+  it("gives each routed call an id of its own across turns, so the stored history never repeats one", async () => {
+    const net = network(fixed({ agent: "billing", confidence: 0.99 }));
+    const store = new MemoryStore("triage");
+    await runScripted(net, "refund", [{ toolCalls: [{ name: "transfer_to_triage", args: {} }] }, { text: "Triage here." }], { store });
+    await runScripted(net, "refund again", [{ text: "Billing again." }], { store });
+    const ids = store.history.flatMap((m) => (m.role === "assistant" ? (m.toolCalls ?? []).map((c) => c.id) : []));
+    expect(ids.filter((id) => id.startsWith("router_"))).toHaveLength(2);
+    expect(new Set(ids).size).toBe(ids.length);
   });
 
   it("given to the network, routes for its entry agent; a lexical router trained on examples works the same way", async () => {

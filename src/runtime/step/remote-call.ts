@@ -101,7 +101,7 @@ export async function* handBackFromRemote(
   ];
   const next = advance(state, {
     messages,
-    modelCalled: true,
+    step: "model",
     handoff: { record, target },
     callers: framed ? state.holding.callers.slice(0, -1) : undefined,
     agentStates: { [from.name]: { ...change.remote } },

@@ -34,7 +34,9 @@ export async function routedStep(run: RunContext, state: TurnState, prepared: Pr
   const routedBy: RoutedBy = { name: options.name ?? "router", confidence: decision.confidence };
   const reason = `${routedBy.name}: ${decision.confidence.toFixed(2)}`;
   const call = transferCall(run, decision.agent, reason);
-  return { text: "", toolCalls: [{ id: `router_${prepared.stepIndex}`, ...call }], finishReason: "tool_calls", routedBy };
+  // Unique in the conversation (a step index restarts each turn): at most one routed call per turn, each after more history.
+  const id = `router_${state.history.length}`;
+  return { text: "", toolCalls: [{ id, ...call }], finishReason: "tool_calls", routedBy };
 }
 
 /** The transfer call a model would make to `target` in the network's transfer style. */

@@ -82,7 +82,7 @@ export function buildStepCommit(input: {
   const complete = pending.length === 0 ? [assistant, ...results.filter((r): r is ToolMessage => r !== null), ...appended] : [];
   const next = advance(state, {
     messages: complete,
-    modelCalled: true,
+    step: step.routedBy ? "router" : "model",
     spent,
     errorSteps: countErrorSteps(state.progress.errorSteps, answersOf(records)),
     handoff: handoff && holder.target ? { record: handoff, target: holder.target } : undefined,
