@@ -49,8 +49,16 @@ export function median(values: number[]): number {
 }
 
 export function p95(values: number[]): number {
+  return percentile(values, 0.95);
+}
+
+export function p99(values: number[]): number {
+  return percentile(values, 0.99);
+}
+
+function percentile(values: number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))]!;
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]!;
 }
 
 export function loopOverheadRows(turns: number, rounds: number): string[] {

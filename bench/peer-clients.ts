@@ -7,15 +7,49 @@
  */
 import { readUIMessageStream, type UIMessage, type UIMessageChunk } from "ai";
 
-/** When a turn's text arrived: from sending the message to the first and last text delta, and the gaps between deltas. */
+/**
+ * When a turn's text arrived: from sending the message to the first and last text delta, the gaps
+ * between deltas, and each delta's arrival as the text's length so far and the epoch time (set
+ * against the fake provider's send times by `deliveryDelays`).
+ */
 export interface TurnTiming {
   firstMs: number;
   totalMs: number;
   gaps: number[];
+  arrivals: Array<[chars: number, at: number]>;
 }
 
-function timing(start: number, stamps: number[], end: number): TurnTiming {
-  return { firstMs: (stamps[0] ?? end) - start, totalMs: end - start, gaps: stamps.slice(1).map((t, i) => t - stamps[i]!) };
+/** The clock the fake provider stamps its sends with: epoch milliseconds, fractional. */
+export const epochNow = () => performance.timeOrigin + performance.now();
+
+/** Notes the arrival of text deltas; `timing` turns the notes into a `TurnTiming`. */
+class Arrivals {
+  readonly stamps: number[] = [];
+  readonly arrivals: Array<[number, number]> = [];
+  #chars = 0;
+
+  note(delta: string): void {
+    this.stamps.push(performance.now());
+    this.arrivals.push([(this.#chars += delta.length), epochNow()]);
+  }
+
+  timing(start: number, end: number): TurnTiming {
+    const { stamps, arrivals } = this;
+    return { firstMs: (stamps[0] ?? end) - start, totalMs: end - start, gaps: stamps.slice(1).map((t, i) => t - stamps[i]!), arrivals };
+  }
+}
+
+/**
+ * Delivery delay per piece of text: when it reached the client (the first delta that carried its
+ * last character) less when the provider sent it. Unlike the gaps between deltas, it tells a
+ * stream that kept pace from one that arrived late or bunched.
+ */
+export function deliveryDelays(sent: ReadonlyArray<[number, number]>, arrivals: ReadonlyArray<[number, number]>): number[] {
+  let a = 0;
+  return sent.flatMap(([chars, at]) => {
+    while (a < arrivals.length && arrivals[a]![0] < chars) a++;
+    return a < arrivals.length ? [arrivals[a]![1] - at] : [];
+  });
 }
 
 /** A conversation with this project's Worker, over its chat endpoint. */
@@ -27,19 +61,24 @@ export async function oursTurn(url: string, conversation: string, text: string):
     body: JSON.stringify({ message: text }),
   });
   if (!res.ok || !res.body) throw new Error(`ours: POST answered ${res.status}: ${await res.text()}`);
-  const stamps: number[] = [];
+  const seen = new Arrivals();
   let tail = "";
   const decoder = new TextDecoder();
   for await (const bytes of res.body as unknown as AsyncIterable<Uint8Array>) {
-    const now = performance.now();
     const frames = (tail + decoder.decode(bytes, { stream: true })).split("\n\n");
     tail = frames.pop() ?? "";
     for (const frame of frames) {
-      if (frame.includes("event: text-delta")) stamps.push(now);
+      if (frame.includes("event: text-delta")) seen.note(deltaOf(frame));
       if (frame.includes("event: error")) throw new Error(`ours: the turn failed: ${frame}`);
     }
   }
-  return timing(start, stamps, performance.now());
+  return seen.timing(start, performance.now());
+}
+
+/** The text of an SSE `text-delta` frame. */
+function deltaOf(frame: string): string {
+  const data = frame.split("\n").find((line) => line.startsWith("data: "));
+  return data ? ((JSON.parse(data.slice(6)) as { delta?: string }).delta ?? "") : "";
 }
 
 /** A conversation with this project's Worker over its hibernating WebSocket: a `message` frame starts a turn. */
@@ -62,16 +101,16 @@ export class OursSocket {
   }
 
   turn(text: string): Promise<TurnTiming> {
-    const stamps: number[] = [];
+    const seen = new Arrivals();
     const start = performance.now();
     return new Promise((resolve, reject) => {
       const onFrame = (event: MessageEvent) => {
-        const frame = JSON.parse(String(event.data)) as { type: string; data?: unknown };
-        if (frame.type === "text-delta") stamps.push(performance.now());
+        const frame = JSON.parse(String(event.data)) as { type: string; data?: { delta?: string } };
+        if (frame.type === "text-delta") seen.note(frame.data?.delta ?? "");
         if (frame.type === "error") reject(new Error(`ours (socket): ${JSON.stringify(frame.data)}`));
         if (frame.type !== "done" && frame.type !== "error") return;
         this.#ws.removeEventListener("message", onFrame);
-        resolve(timing(start, stamps, performance.now()));
+        resolve(seen.timing(start, performance.now()));
       };
       this.#ws.addEventListener("message", onFrame);
       this.#ws.send(JSON.stringify({ type: "message", message: text }));
@@ -135,7 +174,7 @@ export class PeerChat {
   async turn(text: string): Promise<TurnTiming> {
     const id = crypto.randomUUID().slice(0, 8);
     this.messages.push({ id: `u-${id}`, role: "user", parts: [{ type: "text", text }] });
-    const stamps: number[] = [];
+    const seen = new Arrivals();
     const start = performance.now();
     let push: (chunk: UIMessageChunk) => void = () => {};
     let finish: (error?: Error) => void = () => {};
@@ -150,7 +189,7 @@ export class PeerChat {
       if (data.error) return finish(new Error(`peer: ${data.body}`));
       if (data.body?.trim()) {
         const chunk = JSON.parse(data.body) as UIMessageChunk;
-        if (chunk.type === "text-delta") stamps.push(performance.now());
+        if (chunk.type === "text-delta") seen.note(chunk.delta);
         push(chunk);
       }
       if (data.done) finish();
@@ -174,7 +213,7 @@ export class PeerChat {
     }
     const end = performance.now();
     if (assistant) this.messages.push(assistant);
-    return timing(start, stamps, end);
+    return seen.timing(start, end);
   }
 
   /** Rows and bytes the peer's SQL has written so far (its instrumentation), and its message count. */

@@ -18,8 +18,8 @@ import { startWranglerDev, type WranglerDev } from "../test/e2e/wrangler-dev.ts"
 import { type FakeOpenAI, startFakeOpenAI } from "../test/node/fake-openai-server.ts";
 import { type CpuProfile, profile } from "./profile.ts";
 import { turnCpuMs, workerdRssMiB } from "./workerd-processes.ts";
-import { median, p95 } from "./loop-overhead.ts";
-import { OursSocket, oursLastTurnStorage, oursTurn, PeerChat, type TurnTiming } from "./peer-clients.ts";
+import { median, p95, p99 } from "./loop-overhead.ts";
+import { deliveryDelays, OursSocket, oursLastTurnStorage, oursTurn, PeerChat, type TurnTiming } from "./peer-clients.ts";
 
 const PEER_DIR = new URL("./peers/cloudflare-agents/", import.meta.url).pathname;
 const OURS_CONFIG = new URL("./peers/ours/wrangler.toml", import.meta.url).pathname;
@@ -64,6 +64,21 @@ async function script(fake: FakeOpenAI, id: string, answers: unknown[]): Promise
   if (!res.ok) throw new Error(`the fake provider refused a script: ${res.status}`);
 }
 
+/** When the fake provider sent each piece of text of the scenario's last answer: [text length so far, epoch ms]. */
+async function lastSent(fake: FakeOpenAI, id: string): Promise<Array<[number, number]>> {
+  const { requests } = (await (await fetch(`${fake.url}/__scenarios/${id}`)).json()) as {
+    requests: Array<{ textSent: Array<[number, number]> }>;
+  };
+  return requests.at(-1)!.textSent;
+}
+
+/** A turn, and the delivery delay of each of its pieces of text (its arrival less the provider's send). */
+async function delivered(fake: FakeOpenAI, id: string, turn: Promise<TurnTiming>, into: number[]): Promise<TurnTiming> {
+  const timing = await turn;
+  into.push(...deliveryDelays(await lastSent(fake, id), timing.arrivals));
+  return timing;
+}
+
 const words = (n: number) => Array.from({ length: n }, (_, i) => `t${String(i).padStart(3, "0")}`).join("");
 const toolTurn = [
   { toolCalls: [{ name: "lookup_order", arguments: JSON.stringify({ orderId: "A1001" }) }] },
@@ -96,6 +111,7 @@ async function latencyRows(
   const socket = await OursSocket.open(ours.url, "latency");
   const direct: number[] = [];
   const sides = { ours: [] as TurnTiming[], socket: [] as TurnTiming[], peer: [] as TurnTiming[] };
+  const delays = { ours: [] as number[], socket: [] as number[], peer: [] as number[] };
   for (let run = 0; run < runs; run++) {
     progress(`latency run ${run + 1} of ${runs}`);
     const id = `scnpeerdirect${run}`;
@@ -110,9 +126,9 @@ async function latencyRows(
     await reader.read();
     direct.push(performance.now() - start);
     while (!(await reader.read()).done);
-    sides.ours.push(await oursTurn(ours.url, "latency", `message ${run}`));
-    sides.socket.push(await socket.turn(`socket message ${run}`));
-    sides.peer.push(await chat.turn(`message ${run}`));
+    sides.ours.push(await delivered(fake, "scnpeerlatours", oursTurn(ours.url, "latency", `message ${run}`), delays.ours));
+    sides.socket.push(await delivered(fake, "scnpeerlatours", socket.turn(`socket message ${run}`), delays.socket));
+    sides.peer.push(await delivered(fake, "scnpeerlatpeer", chat.turn(`message ${run}`), delays.peer));
   }
   chat.close();
   socket.close();
@@ -170,6 +186,21 @@ async function latencyRows(
       "deltas that reached the client together though the provider sent them a pace apart",
     ],
     ["gaps under 1 ms (this project's WebSocket)", share(gaps(sides.socket), 1), share(gaps(sides.peer), 1), "%", "as above"],
+    ...deliveryRows(delays),
+  ];
+}
+
+/** Delivery delay per token: arrival at the client less the fake provider's send, over SSE and the socket against the peer. */
+function deliveryRows(delays: Record<"ours" | "socket" | "peer", number[]>): Row[] {
+  const why =
+    "each piece of text's arrival at the client less when the fake provider wrote it (one clock: the bench process runs both); the gap between tokens cannot tell a stream that kept pace from one delivered late or bunched";
+  return [
+    ["delivery delay per token, p50 (SSE)", median(delays.ours), median(delays.peer), "ms", why],
+    ["delivery delay per token, p95 (SSE)", p95(delays.ours), p95(delays.peer), "ms", "as above"],
+    ["delivery delay per token, p99 (SSE)", p99(delays.ours), p99(delays.peer), "ms", "as above"],
+    ["delivery delay per token, p50 (this project's WebSocket)", median(delays.socket), median(delays.peer), "ms", "as above"],
+    ["delivery delay per token, p95 (this project's WebSocket)", p95(delays.socket), p95(delays.peer), "ms", "as above"],
+    ["delivery delay per token, p99 (this project's WebSocket)", p99(delays.socket), p99(delays.peer), "ms", "as above"],
   ];
 }
 

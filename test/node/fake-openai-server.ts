@@ -22,6 +22,8 @@ export type ScriptedAnswer =
       toolCalls?: ScriptedToolCall[];
       finishReason?: string;
       delayMs?: number;
+      /** Waits this long after the headers before the first chunk: a provider's time to first token. */
+      firstTokenMs?: number;
       /** Stops after this many chunks until the test posts to /__scenarios/<id>/release. */
       holdAfter?: number;
       /** Sends this many chunks, then ends the body cleanly without the terminating event. */
@@ -177,7 +179,9 @@ async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, re
   if (!match) return json(res, 500, { error: { message: "fake server: no scenario id in this request" } });
   const [, scenario] = match;
   const request = JSON.parse(body) as { model: string };
-  scenario.requests.push({ api, ...request, authorization: req.headers.authorization ?? null });
+  // When each piece of text left (epoch ms, and the text's length so far): a client's arrival times set against it give delivery delay.
+  const textSent: Array<[chars: number, at: number]> = [];
+  scenario.requests.push({ api, ...request, authorization: req.headers.authorization ?? null, textSent });
   const answer = scenario.answers.shift();
   if (!answer) return json(res, 500, { error: { message: "fake server: the scenario has no answer left for this request" } });
   const key = (req.headers.authorization ?? "").replace(/^Bearer /, "");
@@ -198,10 +202,10 @@ async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, re
   res.on("close", () => {
     if (!finished) scenario.aborted++;
   });
-  const frames =
-    api === "chat"
-      ? chatChunks(answer, request.model).map((c) => `data: ${JSON.stringify(c)}\n\n`)
-      : responsesFrames(answer, request.model);
+  const chunks = api === "chat" ? chatChunks(answer, request.model) : [];
+  const frames = api === "chat" ? chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`) : responsesFrames(answer, request.model);
+  let chars = 0;
+  if (answer.firstTokenMs) await new Promise((resolve) => setTimeout(resolve, answer.firstTokenMs));
   for (const [n, frame] of frames.entries()) {
     if (n === answer.holdAfter) await scenario.released;
     if (n === answer.endAfter) {
@@ -217,6 +221,8 @@ async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, re
     }
     if (n === answer.stallAfter) return;
     res.write(frame);
+    const piece = (chunks[n] as { choices?: Array<{ delta?: { content?: string | null } }> } | undefined)?.choices?.[0]?.delta?.content;
+    if (piece) textSent.push([(chars += piece.length), performance.timeOrigin + performance.now()]);
     if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
   }
   finished = true;
