@@ -12,6 +12,18 @@ interface Metafile {
   outputs: Record<string, { inputs: Record<string, { bytesInOutput: number }> }>;
 }
 
+/** Features by the modules that are theirs alone. */
+const FEATURES: Array<[string, RegExp]> = [
+  [
+    "the router (src/router/, route-first, the embedding router)",
+    /^src\/(router\/|runtime\/step\/route-first|runtime\/ports\/router-port|models\/embedding-router)/,
+  ],
+  [
+    "A2A, both ways (src/a2a/, src/http/a2a/, the remote port and call, push configs)",
+    /^src\/(a2a\/|http\/a2a\/|runtime\/ports\/remote-port|runtime\/step\/remote-call|conversation\/schedule\/push-configs)/,
+  ],
+];
+
 export function bundleRows(): string[] {
   const outdir = mkdtempSync(join(tmpdir(), "handoff-bundle-"));
   try {
@@ -24,11 +36,14 @@ export function bundleRows(): string[] {
     const gzip = gzipSync(bundle).length;
     const meta = JSON.parse(readFileSync(join(outdir, "meta.json"), "utf8")) as Metafile;
     const byPackage = new Map<string, number>();
+    const byFeature = new Map<string, number>();
     for (const output of Object.values(meta.outputs)) {
       for (const [path, { bytesInOutput }] of Object.entries(output.inputs)) {
         const match = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
         const name = match ? match[1]! : path.startsWith("src/") ? "src/ (this runtime)" : "other (wrangler shims)";
         byPackage.set(name, (byPackage.get(name) ?? 0) + bytesInOutput);
+        const feature = FEATURES.find(([, test]) => test.test(path))?.[0];
+        if (feature) byFeature.set(feature, (byFeature.get(feature) ?? 0) + bytesInOutput);
       }
     }
     const total = [...byPackage.values()].reduce((a, b) => a + b, 0);
@@ -42,6 +57,14 @@ export function bundleRows(): string[] {
       ...[...byPackage]
         .sort((a, b) => b[1] - a[1])
         .map(([name, bytes]) => `| ${name} | ${kib(bytes)} | ${((bytes / total) * 100).toFixed(1)}% | ${kib((bytes / total) * gzip)} |`),
+      "",
+      "Of src/, what two features add (their own modules; A2A uses no package of its own):",
+      "",
+      "| feature | raw in bundle | share | ≈ gzip |",
+      "|---|---:|---:|---:|",
+      ...FEATURES.map(([name]) => byFeature.get(name) ?? 0).map(
+        (bytes, i) => `| ${FEATURES[i]![0]} | ${kib(bytes)} | ${((bytes / total) * 100).toFixed(1)}% | ${kib((bytes / total) * gzip)} |`,
+      ),
     ];
   } finally {
     rmSync(outdir, { recursive: true, force: true });

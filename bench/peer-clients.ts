@@ -16,7 +16,8 @@ export interface TurnTiming {
   firstMs: number;
   totalMs: number;
   gaps: number[];
-  arrivals: Array<[chars: number, at: number]>;
+  /** Absent where a client does not read the text (A2A's bench counts artifact frames). */
+  arrivals?: Array<[chars: number, at: number]>;
 }
 
 /** The clock the fake provider stamps its sends with: epoch milliseconds, fractional. */

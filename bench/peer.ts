@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { startWranglerDev, type WranglerDev } from "../test/e2e/wrangler-dev.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../test/node/fake-openai-server.ts";
-import { type CpuProfile, profile } from "./profile.ts";
+import { type CpuProfile, profile, profileLines } from "./profile.ts";
 import { turnCpuMs, workerdRssMiB } from "./workerd-processes.ts";
 import { median, p95, p99 } from "./loop-overhead.ts";
 import { deliveryDelays, OursSocket, oursLastTurnStorage, oursTurn, PeerChat, type TurnTiming } from "./peer-clients.ts";
@@ -75,7 +75,7 @@ async function lastSent(fake: FakeOpenAI, id: string): Promise<Array<[number, nu
 /** A turn, and the delivery delay of each of its pieces of text (its arrival less the provider's send). */
 async function delivered(fake: FakeOpenAI, id: string, turn: Promise<TurnTiming>, into: number[]): Promise<TurnTiming> {
   const timing = await turn;
-  into.push(...deliveryDelays(await lastSent(fake, id), timing.arrivals));
+  into.push(...deliveryDelays(await lastSent(fake, id), timing.arrivals ?? []));
   return timing;
 }
 
@@ -286,24 +286,6 @@ async function cpuRows(
     ],
     profile: profiled,
   };
-}
-
-/** Where this project's CPU goes in those turns, as lines under the table. */
-function profileLines(cpu: CpuProfile, turns: number): string[] {
-  const line = ({ name, ms, share }: { name: string; ms: number; share: number }) =>
-    `| ${name} | ${(ms / turns).toFixed(2)} ms | ${(share * 100).toFixed(1)}% |`;
-  return [
-    "",
-    `Where this project's CPU goes (workerd's inspector, sampling every 100 µs over ${turns} turns of the same job; per turn; idle left out):`,
-    "",
-    "| part | per turn | share |",
-    "|---|---:|---:|",
-    ...cpu.groups.slice(0, 12).map(line),
-    "",
-    "| function (self time) | per turn | share |",
-    "|---|---:|---:|",
-    ...cpu.functions.slice(0, 10).map(line),
-  ];
 }
 
 /** 3–5. One long conversation each: rows and bytes a turn writes early and late, memory, and the first request after a restart. */

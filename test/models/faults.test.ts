@@ -74,6 +74,20 @@ describe("provider faults", () => {
     await eventually(async () => (await s.sent()).aborted === 1);
   });
 
+  it("times the gap between chunks, not the stream: a slow stream that never pauses past the limit completes", async () => {
+    // Twelve chunks 100 ms apart: 1.2 s in all, four times the 300 ms limit, no gap near it.
+    const steady = await scenario([{ text: "a steady answer, chunk by chunk", chunkChars: 3, delayMs: 100 }]);
+    const r = await step(providerModel({ idleTimeoutMs: 300 }), steady.tag("x"));
+    expect(r.error).toBeUndefined();
+    expect(r.text).toBe("a steady answer, chunk by chunk");
+    // The same pace, then silence: the limit counts from the last chunk.
+    const stalls = await scenario([{ text: "steady, then nothing at all", chunkChars: 3, delayMs: 100, stallAfter: 6 }]);
+    const started = Date.now();
+    const stalled = await step(providerModel({ idleTimeoutMs: 300 }), stalls.tag("x"));
+    expect(stalled.error?.code).toBe("model_timeout");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500 + 300);
+  });
+
   it("aborts the model call when the runtime cancels it", async () => {
     const s = await scenario([{ text: "a long answer", holdAfter: 2 }]);
     const controller = new AbortController();

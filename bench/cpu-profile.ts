@@ -1,0 +1,62 @@
+/**
+ * Where a turn's CPU goes, alone: this project's side of the peer bench (bench/peers/ours, one
+ * agent and `lookup_order`) under `wrangler dev` on the fake provider, a turn of a tool call and an
+ * answer repeated, with CPU per turn from the OS (every workerd thread, less its idle) and a
+ * profile from workerd's inspector. The tables bench:peer prints under its own, without the peer.
+ *
+ *   npm run bench:cpu -- [--turns 30] [--config path/to/wrangler.toml]
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startWranglerDev } from "../test/e2e/wrangler-dev.ts";
+import { startFakeOpenAI } from "../test/node/fake-openai-server.ts";
+import { median, p95 } from "./loop-overhead.ts";
+import { OursSocket, oursTurn } from "./peer-clients.ts";
+import { profile, profileLines } from "./profile.ts";
+import { turnCpuMs } from "./workerd-processes.ts";
+
+const arg = (name: string) => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at < 0 ? undefined : process.argv[at + 1];
+};
+const TURNS = Number(arg("turns") ?? 30);
+const CONFIG = arg("config") ?? new URL("./peers/ours/wrangler.toml", import.meta.url).pathname;
+
+const toolTurn = [
+  { toolCalls: [{ name: "lookup_order", arguments: JSON.stringify({ orderId: "A1001" }) }] },
+  { text: "Order A1001 shipped; it was charged twice." },
+];
+const fake = await startFakeOpenAI();
+const scratch = mkdtempSync(join(tmpdir(), "bench-cpu-"));
+const vars = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "1000000" };
+const dev = await startWranglerDev({ persistTo: scratch, vars, config: CONFIG });
+try {
+  await fetch(`${fake.url}/__scenarios`, {
+    method: "POST",
+    body: JSON.stringify({ id: "scncpu", answers: Array.from({ length: 3 * TURNS + 6 }, () => toolTurn).flat() }),
+  });
+  for (let t = 0; t < 3; t++) await oursTurn(dev.url, "cpu", t === 0 ? "where is A1001? [scncpu]" : `warm ${t}`);
+  const cpu: number[] = [];
+  const socketCpu: number[] = [];
+  const socket = await OursSocket.open(dev.url, "cpu");
+  // Alternating: a turn over the chat endpoint (SSE), then one over the conversation's WebSocket.
+  for (let t = 0; t < TURNS; t++) {
+    cpu.push(await turnCpuMs(dev, () => oursTurn(dev.url, "cpu", `and A1001 now? ${t}`)));
+    socketCpu.push(await turnCpuMs(dev, () => socket.turn(`and over the socket? ${t}`)));
+  }
+  socket.close();
+  const profiled = await profile(dev, async () => {
+    for (let t = 0; t < TURNS; t++) await oursTurn(dev.url, "cpu", `profiled ${t}`);
+  });
+  const figures = (values: number[]) => `median ${median(values).toFixed(1)} ms, p95 ${p95(values).toFixed(1)} ms`;
+  console.log(
+    `CPU per turn (workerd, from the OS), ${TURNS} turns each, alternating: SSE ${figures(cpu)}; WebSocket ${figures(socketCpu)}`,
+  );
+  console.log(profileLines(profiled, TURNS).join("\n"));
+} finally {
+  await dev.stop();
+  await fake.close();
+  rmSync(scratch, { recursive: true, force: true });
+}
+process.exit(0);
