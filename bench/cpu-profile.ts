@@ -39,7 +39,9 @@ try {
   for (let t = 0; t < 3; t++) await oursTurn(dev.url, "cpu", t === 0 ? "where is A1001? [scncpu]" : `warm ${t}`);
   const cpu: number[] = [];
   const socketCpu: number[] = [];
-  const socket = await OursSocket.open(dev.url, "cpu");
+  // A conversation of its own: a socket open on the SSE turns' conversation would be sent their events too.
+  await oursTurn(dev.url, "cpu-socket", "where is A1001? [scncpu]");
+  const socket = await OursSocket.open(dev.url, "cpu-socket");
   // Alternating: a turn over the chat endpoint (SSE), then one over the conversation's WebSocket.
   for (let t = 0; t < TURNS; t++) {
     cpu.push(await turnCpuMs(dev, () => oursTurn(dev.url, "cpu", `and A1001 now? ${t}`)));

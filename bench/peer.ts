@@ -97,7 +97,7 @@ async function latencyRows(
   await script(
     fake,
     "scnpeerlatours",
-    Array.from({ length: 2 * runs + 1 }, () => answer),
+    Array.from({ length: 2 * runs + 2 }, () => answer),
   );
   await script(
     fake,
@@ -108,7 +108,9 @@ async function latencyRows(
   // Warm-up: each side's first turn starts its Durable Object.
   await oursTurn(ours.url, "latency", "hello [scnpeerlatours]");
   await chat.turn("hello [scnpeerlatpeer]");
-  const socket = await OursSocket.open(ours.url, "latency");
+  // A conversation of its own: a socket open on the SSE turns' conversation would be sent their events too.
+  await oursTurn(ours.url, "latency-socket", "hello [scnpeerlatours]");
+  const socket = await OursSocket.open(ours.url, "latency-socket");
   const direct: number[] = [];
   const sides = { ours: [] as TurnTiming[], socket: [] as TurnTiming[], peer: [] as TurnTiming[] };
   const delays = { ours: [] as number[], socket: [] as number[], peer: [] as number[] };
@@ -264,15 +266,21 @@ async function cpuRows(
 ): Promise<{ rows: Row[]; profile: CpuProfile }> {
   const answers = Array.from({ length: 3 * turns + 2 }, () => toolTurn).flat();
   await script(fake, "scnpeercpuours", answers);
+  await script(fake, "scnpeercpusocket", answers);
   await script(fake, "scnpeercpupeer", answers);
   const chat = await PeerChat.open(peer.url, "cpu");
   await oursTurn(ours.url, "cpu", "where is A1001? [scnpeercpuours]");
   await chat.turn("where is A1001? [scnpeercpupeer]");
-  const sides = { ours: [] as number[], peer: [] as number[] };
+  const sides = { ours: [] as number[], socket: [] as number[], peer: [] as number[] };
+  // A conversation of its own: a socket open on the SSE turns' conversation would be sent their events too.
+  await oursTurn(ours.url, "cpu-socket", "where is A1001? [scnpeercpusocket]");
+  const socket = await OursSocket.open(ours.url, "cpu-socket");
   for (let t = 0; t < turns; t++) {
     sides.ours.push(await turnCpuMs(ours, () => oursTurn(ours.url, "cpu", `and A1001 now? ${t}`)));
+    sides.socket.push(await turnCpuMs(ours, () => socket.turn(`and over the socket? ${t}`)));
     sides.peer.push(await turnCpuMs(peer, () => chat.turn(`and A1001 now? ${t}`)));
   }
+  socket.close();
   const profiled = await profile(ours, async () => {
     for (let t = 0; t < turns; t++) await oursTurn(ours.url, "cpu", `profiled ${t}`);
   });
@@ -283,6 +291,14 @@ async function cpuRows(
     rows: [
       ["CPU per turn (workerd, from the OS), median", median(sides.ours), median(sides.peer), "ms", why],
       ["CPU per turn (workerd, from the OS), p95", p95(sides.ours), p95(sides.peer), "ms", "as above"],
+      [
+        "over this project's WebSocket: CPU per turn, median",
+        median(sides.socket),
+        median(sides.peer),
+        "ms",
+        "both sides over a WebSocket that ends in the Durable Object: no Worker invocation, no response through the dev proxy",
+      ],
+      ["over this project's WebSocket: CPU per turn, p95", p95(sides.socket), p95(sides.peer), "ms", "as above"],
     ],
     profile: profiled,
   };
