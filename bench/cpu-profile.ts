@@ -14,7 +14,7 @@ import { startFakeOpenAI } from "../test/node/fake-openai-server.ts";
 import { median, p95 } from "./loop-overhead.ts";
 import { OursSocket, oursTurn } from "./peer-clients.ts";
 import { profile, profileLines } from "./profile.ts";
-import { turnCpuMs } from "./workerd-processes.ts";
+import { splitCpuMs, turnCpuMs } from "./workerd-processes.ts";
 
 const arg = (name: string) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -22,6 +22,8 @@ const arg = (name: string) => {
 };
 const TURNS = Number(arg("turns") ?? 30);
 const CONFIG = arg("config") ?? new URL("./peers/ours/wrangler.toml", import.meta.url).pathname;
+
+type Split = { proxy: number; worker: number };
 
 const toolTurn = [
   { toolCalls: [{ name: "lookup_order", arguments: JSON.stringify({ orderId: "A1001" }) }] },
@@ -34,7 +36,7 @@ const dev = await startWranglerDev({ persistTo: scratch, vars, config: CONFIG })
 try {
   await fetch(`${fake.url}/__scenarios`, {
     method: "POST",
-    body: JSON.stringify({ id: "scncpu", answers: Array.from({ length: 3 * TURNS + 6 }, () => toolTurn).flat() }),
+    body: JSON.stringify({ id: "scncpu", answers: Array.from({ length: 5 * TURNS + 6 }, () => toolTurn).flat() }),
   });
   for (let t = 0; t < 3; t++) await oursTurn(dev.url, "cpu", t === 0 ? "where is A1001? [scncpu]" : `warm ${t}`);
   const cpu: number[] = [];
@@ -47,6 +49,13 @@ try {
     cpu.push(await turnCpuMs(dev, () => oursTurn(dev.url, "cpu", `and A1001 now? ${t}`)));
     socketCpu.push(await turnCpuMs(dev, () => socket.turn(`and over the socket? ${t}`)));
   }
+  // The same three kinds of request split by process: what the dev proxy takes, and the Worker's workerd.
+  const split = { sse: [] as Split[], socket: [] as Split[], bare: [] as Split[] };
+  for (let t = 0; t < TURNS; t++) {
+    split.sse.push(await splitCpuMs(dev, () => oursTurn(dev.url, "cpu", `split ${t}`)));
+    split.socket.push(await splitCpuMs(dev, () => socket.turn(`split over the socket ${t}`)));
+    split.bare.push(await splitCpuMs(dev, () => fetch(`${dev.url}/v1/agents`).then((res) => res.text())));
+  }
   socket.close();
   const profiled = await profile(dev, async () => {
     for (let t = 0; t < TURNS; t++) await oursTurn(dev.url, "cpu", `profiled ${t}`);
@@ -55,6 +64,14 @@ try {
   console.log(
     `CPU per turn (workerd, from the OS), ${TURNS} turns each, alternating: SSE ${figures(cpu)}; WebSocket ${figures(socketCpu)}`,
   );
+  const cell = (rows: Split[], pick: (s: Split) => number) => `${median(rows.map(pick)).toFixed(1)} ms`;
+  console.log("\n| request (medians) | dev proxy's workerd | the Worker's workerd | both |\n|---|---:|---:|---:|");
+  for (const [name, rows] of [
+    ["a turn over SSE (POST …/messages)", split.sse],
+    ["a turn over the conversation's WebSocket", split.socket],
+    ["a bare Worker request (GET /v1/agents: no Durable Object, no model)", split.bare],
+  ] as const)
+    console.log(`| ${name} | ${cell(rows, (s) => s.proxy)} | ${cell(rows, (s) => s.worker)} | ${cell(rows, (s) => s.proxy + s.worker)} |`);
   console.log(profileLines(profiled, TURNS).join("\n"));
 } finally {
   await dev.stop();

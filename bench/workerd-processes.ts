@@ -25,17 +25,47 @@ export function workerdRssMiB(dev: WranglerDev): number {
 
 /** CPU time so far, in milliseconds, of every thread of the dev's workerd processes. */
 export function workerdCpuMs(dev: WranglerDev): number {
+  return workerdLines(dev, "pid").reduce((ms, pid) => ms + processCpuMs(pid), 0);
+}
+
+/** CPU time so far, in milliseconds, of every thread of one process. */
+export function processCpuMs(pid: string): number {
   let ns = 0;
-  for (const pid of workerdLines(dev, "pid")) {
-    for (const task of readdirSync(`/proc/${pid}/task`)) {
-      try {
-        ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
-      } catch {
-        // A thread that ended between the listing and the read.
-      }
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      // A thread that ended between the listing and the read.
     }
   }
   return ns / 1e6;
+}
+
+/** The dev's two workerd processes: its proxy (on the dev port) and the one the Worker runs in. */
+export function workerdRoles(dev: WranglerDev): { proxy: string; worker: string } {
+  const listening = execFileSync("ss", ["-ltnp"], { encoding: "utf8" }).split("\n");
+  const devPort = new URL(dev.url).port;
+  const pids = workerdLines(dev, "pid");
+  const proxy = pids.find((pid) => listening.some((line) => line.includes(`pid=${pid},`) && line.includes(`127.0.0.1:${devPort} `)));
+  const worker = pids.find((pid) => pid !== proxy);
+  if (!proxy || !worker) throw new Error(`cannot tell this wrangler dev's proxy from its Worker among workerd ${pids.join(", ")}`);
+  return { proxy, worker };
+}
+
+/** What one request costs each of the dev's two workerd processes, in milliseconds, as `turnCpuMs` counts it. */
+export async function splitCpuMs(dev: WranglerDev, work: () => Promise<unknown>): Promise<{ proxy: number; worker: number }> {
+  const { proxy, worker } = workerdRoles(dev);
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 150));
+  const read = () => [processCpuMs(proxy), processCpuMs(worker)] as const;
+  const idleStart = read();
+  await settle();
+  const idleEnd = read();
+  const before = read();
+  await work();
+  await settle();
+  const after = read();
+  const spent = (i: 0 | 1) => after[i] - before[i] - (idleEnd[i] - idleStart[i]);
+  return { proxy: spent(0), worker: spent(1) };
 }
 
 /**
