@@ -136,7 +136,7 @@ export const networkSpec: fc.Arbitrary<NetworkSpec> = fc.record({
   maxHandoffs: fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined }),
   maxHandoffsPerTurn: fc.integer({ min: 0, max: 3 }),
   maxSteps: fc.integer({ min: 1, max: 5 }),
-  router: fc.option(routerSpec, { nil: undefined, freq: 4 }),
+  router: fc.option(routerSpec, { nil: undefined, freq: 8 }),
 });
 
 export function buildNetwork(spec: NetworkSpec, router?: ScriptedRouter): Network {
