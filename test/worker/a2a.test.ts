@@ -8,6 +8,7 @@ import { env } from "cloudflare:workers";
 import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createSupportNetwork } from "../../src/agents/index.ts";
+import { Agent, Network } from "../../src/runtime/index.ts";
 import { createApp } from "../../src/http/app.ts";
 import { a2aStream } from "../../src/http/a2a/a2a-stream.ts";
 import type { Task } from "../../src/a2a/a2a-wire.ts";
@@ -59,6 +60,71 @@ describe("the agent card", () => {
     const skills = card.skills.map((skill) => skill.id);
     expect(skills).toEqual(expect.arrayContaining(["triage", "billing", "shipping"]));
     expect(skills).not.toContain("support-desk");
+  });
+});
+
+describe("the agent card, whole", () => {
+  const cardOf = async (vars: Record<string, string>) => {
+    const app = createApp(() => createSupportNetwork());
+    const res = await app.fetch(
+      new Request("https://chat.test/.well-known/agent-card.json"),
+      { ...env, ...vars },
+      createExecutionContext(),
+    );
+    expect(res.status).toBe(200);
+    return (await res.json()) as Record<string, unknown> & { skills: Array<Record<string, unknown>> };
+  };
+
+  it("describes each skill, tags the entry agent, and offers text and JSON both ways", async () => {
+    const card = await cardOf({});
+    expect(card).toMatchObject({
+      description: "Routes the customer to the right specialist.",
+      version: "1",
+      defaultInputModes: ["text/plain", "application/json"],
+      defaultOutputModes: ["text/plain", "application/json"],
+      securitySchemes: {},
+      securityRequirements: [],
+    });
+    const network = createSupportNetwork();
+    for (const skill of card.skills) {
+      const agent = network.agents.get(skill.id as string)!;
+      expect(skill).toEqual({
+        id: agent.name,
+        name: agent.name,
+        description: agent.description || agent.name,
+        tags: [agent === network.entry ? "entry" : "handoff-target"],
+      });
+    }
+    expect(card.skills.filter((s) => (s.tags as string[]).includes("entry")).map((s) => s.id)).toEqual(["triage"]);
+  });
+
+  it("falls back to the entry agent's name, and a skill's name, for what has no description", async () => {
+    const helper = new Agent({ name: "helper", instructions: "Help." });
+    const network = new Network(new Agent({ name: "front", instructions: "Route.", handoffs: [helper] }), { defaultModel: "m" });
+    const res = await createApp(() => network).fetch(
+      new Request("https://chat.test/.well-known/agent-card.json"),
+      env,
+      createExecutionContext(),
+    );
+    const card = (await res.json()) as { description: string; skills: unknown[] };
+    expect(card.description).toBe("The front agent and the agents it hands conversations to.");
+    expect(card.skills).toEqual([
+      { id: "front", name: "front", description: "front", tags: ["entry"] },
+      { id: "helper", name: "helper", description: "helper", tags: ["handoff-target"] },
+    ]);
+  });
+
+  it("names the credentials the Worker takes: its API key, a sign-in token, or both, each a requirement of its own", async () => {
+    const bearer = (description: RegExp, more: object = {}) => ({
+      httpAuthSecurityScheme: { scheme: "Bearer", description: expect.stringMatching(description), ...more },
+    });
+    const both = await cardOf({ API_KEY: "k".repeat(24), AUTH_JWT_SECRET: "s".repeat(40) });
+    expect(both.securitySchemes).toEqual({ apiKey: bearer(/API_KEY/), signIn: bearer(/sign-in token/, { bearerFormat: "JWT" }) });
+    expect(both.securityRequirements).toEqual([{ schemes: { apiKey: { list: [] } } }, { schemes: { signIn: { list: [] } } }]);
+    const jwks = await cardOf({ AUTH_JWKS_URL: "https://idp.test/.well-known/jwks.json" });
+    expect(Object.keys(jwks.securitySchemes as object)).toEqual(["signIn"]);
+    const key = await cardOf({ API_KEY: "k".repeat(24) });
+    expect(Object.keys(key.securitySchemes as object)).toEqual(["apiKey"]);
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * The network's A2A agent card: its entry agent's name and description, one skill per agent a
  * conversation can be handed to (people are not skills: they answer through the operator desk),
- * the JSON-RPC interface on this origin, what is served (streaming; no push notifications yet),
+ * the JSON-RPC interface on this origin, what is served (streaming and push notifications),
  * this project's handoff extension, and the credentials the Worker takes, from its configuration.
  */
 import type { Config } from "../../config.ts";
@@ -27,7 +27,7 @@ export function agentCard(network: Network, config: Config, base: string): Recor
     };
   return {
     name: network.entry.name,
-    description: network.entry.description ?? `The ${network.entry.name} agent and the agents it hands conversations to.`,
+    description: network.entry.description || `The ${network.entry.name} agent and the agents it hands conversations to.`,
     version: "1",
     supportedInterfaces: [{ url: `${base}${A2A_RPC_PATH}`, protocolBinding: "JSONRPC", protocolVersion: A2A_VERSION }],
     capabilities: {
@@ -48,7 +48,7 @@ export function agentCard(network: Network, config: Config, base: string): Recor
     skills: agents.map((agent) => ({
       id: agent.name,
       name: agent.name,
-      description: agent.description ?? agent.name,
+      description: agent.description || agent.name,
       tags: [agent === network.entry ? "entry" : "handoff-target"],
     })),
   };
