@@ -11,6 +11,7 @@ import { createSupportNetwork } from "../../src/agents/index.ts";
 import { Agent, Network } from "../../src/runtime/index.ts";
 import { createApp } from "../../src/http/app.ts";
 import { a2aStream } from "../../src/http/a2a/a2a-stream.ts";
+import { refuseUnsafeUrl } from "../../src/http/a2a/push-methods.ts";
 import type { Task } from "../../src/a2a/a2a-wire.ts";
 import { call, type ConversationJson, scenario } from "../support/worker.ts";
 
@@ -125,6 +126,77 @@ describe("the agent card, whole", () => {
     expect(Object.keys(jwks.securitySchemes as object)).toEqual(["signIn"]);
     const key = await cardOf({ API_KEY: "k".repeat(24) });
     expect(Object.keys(key.securitySchemes as object)).toEqual(["apiKey"]);
+  });
+});
+
+describe("push URLs, at the edge of every range the SSRF check refuses", () => {
+  const verdict = (url: string, allowPrivate = false) => {
+    try {
+      refuseUnsafeUrl(url, allowPrivate);
+      return "allowed";
+    } catch (error) {
+      return (error as Error).message
+        .replace(/^The push URL \S+ is refused: /, "")
+        .replace(/ \(A2A_PUSH_ALLOW_PRIVATE=true allows it for development\)\.$/, "");
+    }
+  };
+  const PRIVATE = "it is a loopback, private or link-local address";
+
+  it("refuses each private range from its first address to its last, and allows the addresses either side", () => {
+    const table: Array<[string, string]> = [
+      ["https://0.0.0.0/", PRIVATE],
+      ["https://1.0.0.1/", "allowed"],
+      ["https://9.255.255.255/", "allowed"],
+      ["https://10.0.0.0/", PRIVATE],
+      ["https://10.255.255.255/", PRIVATE],
+      ["https://11.0.0.1/", "allowed"],
+      ["https://126.255.255.255/", "allowed"],
+      ["https://127.0.0.1/", PRIVATE],
+      ["https://128.0.0.1/", "allowed"],
+      ["https://100.63.255.255/", "allowed"],
+      ["https://100.64.0.0/", PRIVATE],
+      ["https://100.127.255.255/", PRIVATE],
+      ["https://100.128.0.0/", "allowed"],
+      ["https://169.253.255.255/", "allowed"],
+      ["https://169.254.0.1/", PRIVATE],
+      ["https://169.255.0.1/", "allowed"],
+      ["https://172.15.255.255/", "allowed"],
+      ["https://172.16.0.0/", PRIVATE],
+      ["https://172.31.255.255/", PRIVATE],
+      ["https://172.32.0.0/", "allowed"],
+      ["https://192.167.255.255/", "allowed"],
+      ["https://192.168.0.0/", PRIVATE],
+      ["https://192.169.0.0/", "allowed"],
+      ["https://[::]/", PRIVATE],
+      ["https://[::1]/", PRIVATE],
+      ["https://[::2]/", "allowed"],
+      ["https://[fc00::1]/", PRIVATE],
+      ["https://[fdff::1]/", PRIVATE],
+      ["https://[fe80::1]/", PRIVATE],
+      ["https://[febf::1]/", PRIVATE],
+      ["https://[fec0::1]/", "allowed"],
+      ["https://[fb00::1]/", "allowed"],
+      ["https://[::ffff:10.0.0.1]/", PRIVATE],
+      ["https://[2606:4700::1111]/", "allowed"],
+      ["https://localhost/", "it names a local host"],
+      ["https://api.localhost/", "it names a local host"],
+      ["https://printer.local/", "it names a local host"],
+      ["https://db.internal/", "it names a local host"],
+      ["https://localhost.example.com/", "allowed"],
+      ["https://internal.example.com/", "allowed"],
+      ["http://example.com/", "push URLs are https"],
+      ["https://hooks.example.com/a2a", "allowed"],
+    ];
+    expect(table.map(([url]) => [url, verdict(url)])).toEqual(table);
+  });
+
+  it("with A2A_PUSH_ALLOW_PRIVATE, allows http and private addresses, and still refuses what is not http(s)", () => {
+    expect(["http://127.0.0.1:8787/hook", "https://10.0.0.1/hook", "http://localhost/hook"].map((url) => verdict(url, true))).toEqual([
+      "allowed",
+      "allowed",
+      "allowed",
+    ]);
+    expect(verdict("ftp://example.com/hook", true)).toBe("it is not http(s)");
   });
 });
 
