@@ -12,6 +12,8 @@ import { Agent, Network } from "../../src/runtime/index.ts";
 import { createApp } from "../../src/http/app.ts";
 import { a2aStream } from "../../src/http/a2a/a2a-stream.ts";
 import { refuseUnsafeUrl } from "../../src/http/a2a/push-methods.ts";
+import { HOW_TO_DECIDE, isTerminal, parseTaskId, taskIdOf, taskOf } from "../../src/http/a2a/tasks.ts";
+import type { TurnView } from "../../src/conversation/conversation-view.ts";
 import type { Task } from "../../src/a2a/a2a-wire.ts";
 import { call, type ConversationJson, scenario } from "../support/worker.ts";
 
@@ -197,6 +199,101 @@ describe("push URLs, at the edge of every range the SSRF check refuses", () => {
       "allowed",
     ]);
     expect(verdict("ftp://example.com/hook", true)).toBe("it is not http(s)");
+  });
+});
+
+describe("a turn as a task", () => {
+  const view = (more: Partial<TurnView>): TurnView => ({
+    turn: 3,
+    status: "completed",
+    error: null,
+    messages: [],
+    handoffs: [],
+    holder: "triage",
+    pending: [],
+    latest: true,
+    lastEventId: 9,
+    ...more,
+  });
+
+  it("names its conversation and turn, and nothing else parses as a task id", () => {
+    expect(parseTaskId(taskIdOf("conv_1-A", 12))).toEqual({ conversationId: "conv_1-A", turn: 12 });
+    expect(parseTaskId(`${"c".repeat(128)}:1`)).toEqual({ conversationId: "c".repeat(128), turn: 1 });
+    expect(parseTaskId("c:999999999")).toEqual({ conversationId: "c", turn: 999_999_999 });
+    for (const id of [`${"c".repeat(129)}:1`, "c:0", "c:01", "c:1000000000", ":1", "c:", "c", "c:1:2", "c.d:1", " c:1", "c:1 "])
+      expect(parseTaskId(id), id).toBeNull();
+  });
+
+  it("is working, waiting for input, done, failed or cancelled as its turn is, and says why it waits or failed", () => {
+    const cases: Array<[TurnView["status"], string]> = [
+      ["running", "TASK_STATE_WORKING"],
+      ["awaiting_approval", "TASK_STATE_INPUT_REQUIRED"],
+      ["completed", "TASK_STATE_COMPLETED"],
+      ["failed", "TASK_STATE_FAILED"],
+      ["cancelled", "TASK_STATE_CANCELED"],
+      ["rewound", "TASK_STATE_CANCELED"],
+    ];
+    for (const [status, state] of cases) expect(taskOf("c", view({ status })).status.state, status).toBe(state);
+    expect(["COMPLETED", "FAILED", "CANCELED", "WORKING", "INPUT_REQUIRED"].map((s) => isTerminal(`TASK_STATE_${s}` as never))).toEqual([
+      true,
+      true,
+      true,
+      false,
+      false,
+    ]);
+    const pending = [{ toolCallId: "k1", name: "refund", args: { amount: 5 }, agent: "billing", expiresAt: "2026-12-03T00:00:00.000Z" }];
+    const waiting = taskOf("c", view({ status: "awaiting_approval", pending: pending as TurnView["pending"] }));
+    expect(waiting.status.message).toMatchObject({
+      messageId: "c:3:-1",
+      role: "ROLE_AGENT",
+      parts: [{ text: `Waiting for approval: refund. ${HOW_TO_DECIDE}` }, { data: { pending }, mediaType: "application/json" }],
+    });
+    expect(taskOf("c", view({ status: "failed", error: "model_timeout" })).status.message?.parts).toEqual([
+      { text: "The turn failed: model_timeout." },
+    ]);
+    expect(taskOf("c", view({ status: "failed" })).status.message?.parts).toEqual([{ text: "The turn failed: unknown." }]);
+    expect(taskOf("c", view({})).status.message).toBeUndefined();
+  });
+
+  it("keeps a person's turn working until the person answers or hands back", () => {
+    const toPerson = {
+      kind: "transfer",
+      from: "triage",
+      to: "desk",
+      reason: "r",
+      stepIndex: 0,
+      toolCallId: "t",
+    } as TurnView["handoffs"][number];
+    const handed = view({ status: "awaiting_human", handoffs: [toPerson], messages: [{ role: "user", content: "help" }] });
+    expect(taskOf("c", handed).status.state).toBe("TASK_STATE_WORKING");
+    const answered = { ...handed, messages: [...handed.messages, { role: "assistant" as const, agent: "desk", content: "Here." }] };
+    expect(taskOf("c", answered).status.state).toBe("TASK_STATE_COMPLETED");
+    const otherSpoke = { ...handed, messages: [...handed.messages, { role: "assistant" as const, agent: "triage", content: "Wait." }] };
+    expect(taskOf("c", otherSpoke).status.state).toBe("TASK_STATE_WORKING");
+    const back = {
+      ...handed,
+      handoffs: [toPerson, { kind: "hand-back", from: "desk", to: "triage", note: "n" } as TurnView["handoffs"][number]],
+    };
+    expect(taskOf("c", back).status.state).toBe("TASK_STATE_COMPLETED");
+  });
+
+  it("holds the user's and the agents' words, the last historyLength of them when asked, and who holds it in its metadata", () => {
+    const messages: TurnView["messages"] = [
+      { role: "user", content: "one" },
+      { role: "assistant", agent: "triage", content: "" },
+      { role: "assistant", agent: "billing", content: "two" },
+      { role: "user", content: "three" },
+    ];
+    const task = taskOf("c", view({ messages, holder: "billing" }));
+    expect(task).toMatchObject({ id: "c:3", contextId: "c", metadata: { [EXTENSION]: { holder: "billing", handoffs: [] } } });
+    expect(task.history).toEqual([
+      { messageId: "c:3:0", contextId: "c", taskId: "c:3", role: "ROLE_USER", parts: [{ text: "one" }] },
+      { messageId: "c:3:2", contextId: "c", taskId: "c:3", role: "ROLE_AGENT", parts: [{ text: "two" }], metadata: { agent: "billing" } },
+      { messageId: "c:3:3", contextId: "c", taskId: "c:3", role: "ROLE_USER", parts: [{ text: "three" }] },
+    ]);
+    expect(taskOf("c", view({ messages }), 2).history.map((m) => m.messageId)).toEqual(["c:3:2", "c:3:3"]);
+    expect(taskOf("c", view({ messages }), 0).history).toEqual([]);
+    expect(taskOf("c", view({ messages }), 10).history).toHaveLength(3);
   });
 });
 
