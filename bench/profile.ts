@@ -158,26 +158,20 @@ function attribute(result: Profile, sources: Map<string, Array<{ line: number; m
 export function profileLines(cpu: CpuProfile, turns: number): string[] {
   const line = ({ name, ms, share }: { name: string; ms: number; share: number }) =>
     `| ${name} | ${(ms / turns).toFixed(2)} ms | ${(share * 100).toFixed(1)}% |`;
+  const table = (header: string, rows: Array<{ name: string; ms: number; share: number }>) => [
+    "",
+    `| ${header} | per turn | share |`,
+    "|---|---:|---:|",
+    ...rows.map(line),
+  ];
   return [
     "",
     `Where this project's CPU goes (workerd's inspector, sampling every ${SAMPLE_US} µs over ${turns} turns of the same job; per turn; idle left out; a sample counts for at most two intervals, and ${(cpu.lateMs / turns).toFixed(2)} ms per turn of gaps with no sample, workerd's native work mostly, is given to no frame):`,
-    "",
-    "| part | per turn | share |",
-    "|---|---:|---:|",
-    ...cpu.groups.slice(0, 12).map(line),
-    "",
-    "| function (self time) | per turn | share |",
-    "|---|---:|---:|",
-    ...cpu.functions.slice(0, 10).map(line),
+    ...table("part", cpu.groups.slice(0, 12)),
+    ...table("function (self time)", cpu.functions.slice(0, 10)),
     "",
     "The same samples with a built-in's time (a RegExp's exec, JSON, streams, timers) given to the module that called it:",
-    "",
-    "| part, built-ins it called included | per turn | share |",
-    "|---|---:|---:|",
-    ...cpu.callers.slice(0, 12).map(line),
-    "",
-    "| built-in (self time) ← the module that called it | per turn | share |",
-    "|---|---:|---:|",
-    ...cpu.builtins.slice(0, 10).map(line),
+    ...table("part, built-ins it called included", cpu.callers.slice(0, 12)),
+    ...table("built-in (self time) ← the module that called it", cpu.builtins.slice(0, 10)),
   ];
 }

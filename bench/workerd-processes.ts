@@ -55,17 +55,20 @@ export function workerdRoles(dev: WranglerDev): { proxy: string; worker: string 
 /** What one request costs each of the dev's two workerd processes, in milliseconds, as `turnCpuMs` counts it. */
 export async function splitCpuMs(dev: WranglerDev, work: () => Promise<unknown>): Promise<{ proxy: number; worker: number }> {
   const { proxy, worker } = workerdRoles(dev);
+  const [forProxy, forWorker] = await spentCpuMs(() => [processCpuMs(proxy), processCpuMs(worker)], work);
+  return { proxy: forProxy!, worker: forWorker! };
+}
+
+/** CPU `work` costs each counter `read` gives, settled after it, less what each spends idle over the same wait. */
+async function spentCpuMs(read: () => number[], work: () => Promise<unknown>): Promise<number[]> {
   const settle = () => new Promise((resolve) => setTimeout(resolve, 150));
-  const read = () => [processCpuMs(proxy), processCpuMs(worker)] as const;
   const idleStart = read();
   await settle();
-  const idleEnd = read();
+  const idle = read().map((ms, i) => ms - idleStart[i]!);
   const before = read();
   await work();
   await settle();
-  const after = read();
-  const spent = (i: 0 | 1) => after[i] - before[i] - (idleEnd[i] - idleStart[i]);
-  return { proxy: spent(0), worker: spent(1) };
+  return read().map((ms, i) => ms - before[i]! - idle[i]!);
 }
 
 /**
@@ -73,14 +76,8 @@ export async function splitCpuMs(dev: WranglerDev, work: () => Promise<unknown>)
  * its response (waitUntil) settled, less what workerd spends idle over the same wait.
  */
 export async function turnCpuMs(dev: WranglerDev, turn: () => Promise<unknown>): Promise<number> {
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 150));
-  const idleStart = workerdCpuMs(dev);
-  await settle();
-  const idle = workerdCpuMs(dev) - idleStart;
-  const before = workerdCpuMs(dev);
-  await turn();
-  await settle();
-  return workerdCpuMs(dev) - before - idle;
+  const [spent] = await spentCpuMs(() => [workerdCpuMs(dev)], turn);
+  return spent!;
 }
 
 /** The Worker's own workerd: the one that answers /v1/agents on a port other than the dev proxy's. */
