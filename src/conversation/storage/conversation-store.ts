@@ -54,6 +54,8 @@ export class ConversationStore {
   readonly pushConfigs: PushConfigs;
   #state: ConversationState | null = null;
   #messages: Message[] | null = null;
+  /** The latest handoff and compaction, read once with the history and kept up to date by the commits that add them. */
+  #latest: Pick<ConversationSnapshot, "lastHandoff" | "compaction"> | null = null;
   /** What the current turn spent so far; written with the turn's end. */
   #turnUsage: UsageTotals = NO_USAGE;
   #conversationUsage: UsageTotals | null = null;
@@ -126,17 +128,20 @@ export class ConversationStore {
   /** The stored conversation as a turn starts from it. */
   snapshot(): ConversationSnapshot {
     const { holding } = this.#requireState();
+    return { holding, history: this.messages(), usage: this.usage(), ...this.#latestRows() };
+  }
+
+  #latestRows(): Pick<ConversationSnapshot, "lastHandoff" | "compaction"> {
+    if (this.#latest) return this.#latest;
     const handoff = this.#db.rows<{ data: string }>(`SELECT data FROM handoffs ORDER BY seq DESC LIMIT 1`)[0];
     const compaction = this.#db.rows<{ replaces: number; summary: string }>(
       `SELECT replaces, summary FROM compactions ORDER BY seq DESC LIMIT 1`,
     )[0];
-    return {
-      holding,
-      history: this.messages(),
-      usage: this.usage(),
+    this.#latest = {
       ...(handoff ? { lastHandoff: readHandoff(JSON.parse(handoff.data)) } : {}),
       ...(compaction ? { compaction: { replaces: compaction.replaces, summary: compaction.summary } } : {}),
     };
+    return this.#latest;
   }
 
   /** Stores an empty conversation held by the entry agent, unless one exists; `owner` is the signed-in user who made it. */
@@ -190,7 +195,7 @@ export class ConversationStore {
       // What the rewound turn scheduled (its follow-ups, its approvals' deadline) goes with it.
       this.schedule.removeTurn(state.turn);
     });
-    this.#messages = null;
+    this.#forgetHistory();
     return opening;
   }
 
@@ -203,7 +208,7 @@ export class ConversationStore {
   importFork(conversationId: string, grant: string, snapshot: ForkSnapshot, owner?: string): ConversationState {
     this.#write(freshState(conversationId, snapshot.holding, grant, owner), () => storeSnapshot(this.#db, snapshot));
     this.#state = null;
-    this.#messages = null;
+    this.#forgetHistory();
     this.#conversationUsage = null;
     return this.state()!;
   }
@@ -261,7 +266,10 @@ export class ConversationStore {
     };
     const holder = next.holding.activeAgent;
     this.#transaction(() => {
-      for (const message of messages) this.#db.exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(message));
+      this.#db.insertRows(
+        "messages (turn, data)",
+        messages.map((message) => [state.turn, JSON.stringify(message)]),
+      );
       if (commit.handoff) this.#db.exec(`INSERT INTO handoffs (turn, data) VALUES (?, ?)`, state.turn, writeHandoff(commit.handoff));
       const { compaction } = commit;
       if (compaction) {
@@ -281,6 +289,12 @@ export class ConversationStore {
     if (commit.usage) this.#turnUsage = addUsage(this.#turnUsage, commit.usage);
     this.messages();
     this.#messages!.push(...messages);
+    this.#latest &&= {
+      ...this.#latest,
+      // As a read of the stored row would give it.
+      ...(commit.handoff ? { lastHandoff: readHandoff(JSON.parse(writeHandoff(commit.handoff))) } : {}),
+      ...(commit.compaction ? { compaction: { replaces: commit.compaction.replaces, summary: commit.compaction.summary } } : {}),
+    };
   }
 
   /**
@@ -309,8 +323,9 @@ export class ConversationStore {
 
   async erase(): Promise<void> {
     await this.#db.deleteAll();
+    this.pushConfigs.forget();
     this.#state = null;
-    this.#messages = null;
+    this.#forgetHistory();
     this.#conversationUsage = null;
     this.#turnUsage = NO_USAGE;
     migrate(this.#db.sql);
@@ -362,7 +377,13 @@ export class ConversationStore {
     });
     this.#db.takeWritten();
     this.#state = null;
+    this.#forgetHistory();
+  }
+
+  /** The history and its latest handoff and compaction are read again from storage when next asked for. */
+  #forgetHistory(): void {
     this.#messages = null;
+    this.#latest = null;
   }
 
   /** Writes the state row (and `also`, in the same transaction) and keeps the state. */

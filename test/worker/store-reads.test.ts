@@ -1,0 +1,121 @@
+/**
+ * What the conversation's store keeps in memory between turns (the history, its latest handoff and
+ * compaction, which tasks have push configs) against what its SQLite holds: a new store on the
+ * same storage, as after a restart, must read the same; and what a turn costs in statements.
+ */
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
+import type { HandoffRecord } from "../../src/runtime/handoff/types.ts";
+import { chat, scenario } from "../support/worker.ts";
+
+const transfer = (from: string, to: string, toolCallId: string): HandoffRecord => ({
+  kind: "transfer",
+  from,
+  to,
+  toolCallId,
+  reason: `${from} passes on`,
+  stepIndex: 1,
+});
+
+/** One turn: the user's message, then a step that hands over (and summarizes the history, when told to). */
+function turnWith(store: ConversationStore, text: string, handoff: HandoffRecord, summary?: string): void {
+  store.beginTurn(text);
+  store.commitStep({ messages: [{ role: "user", content: text }] }, []);
+  store.commitStep(
+    {
+      messages: [
+        {
+          role: "assistant",
+          agent: handoff.from,
+          content: "",
+          toolCalls: [{ id: "c", name: `transfer_to_${handoff.to}`, arguments: "{}" }],
+        },
+        { role: "tool", toolCallId: "c", name: `transfer_to_${handoff.to}`, content: "ok", isError: false },
+      ],
+      holding: { activeAgent: handoff.to, handoffCount: 1, callers: [], agentStates: {}, context: {} },
+      handoff,
+      ...(summary ? { compaction: { replaces: 2, summary } } : {}),
+    },
+    [],
+  );
+  store.endTurn({ status: "completed" }, []);
+}
+
+describe("the store's kept reads", () => {
+  it("give each turn the snapshot a restarted object would read: the latest handoff and compaction, after commits and a rewind", async () => {
+    const id = `reads-${crypto.randomUUID()}`;
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
+      const store = new ConversationStore(state.storage);
+      const fresh = () => new ConversationStore(state.storage).snapshot();
+      store.create(id, "triage", "grant");
+      expect(store.snapshot()).toEqual(fresh());
+      turnWith(store, "first", transfer("triage", "billing", "c1"));
+      expect(store.snapshot().lastHandoff).toMatchObject({ from: "triage", to: "billing", toolCallId: "c1" });
+      expect(store.snapshot()).toEqual(fresh());
+      turnWith(store, "second", transfer("billing", "shipping", "c2"), "They asked twice.");
+      expect(store.snapshot()).toMatchObject({
+        lastHandoff: { from: "billing", to: "shipping" },
+        compaction: { replaces: 2, summary: "They asked twice." },
+      });
+      expect(store.snapshot()).toEqual(fresh());
+      // A rewound turn's handoff and compaction go with it.
+      store.rewindLastTurn();
+      expect(store.snapshot().lastHandoff).toMatchObject({ from: "triage", to: "billing" });
+      expect(store.snapshot().compaction).toBeUndefined();
+      expect(store.snapshot()).toEqual(fresh());
+    });
+  });
+
+  it("list a task's push configs as storage holds them, through a set, a removal and an erase", async () => {
+    const id = `reads-${crypto.randomUUID()}`;
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+      const store = new ConversationStore(state.storage);
+      const fresh = (turn: number) => new ConversationStore(state.storage).pushConfigs.list(turn);
+      const config = { id: "p1", url: "https://hooks.example.com/a2a", token: "t" };
+      expect(store.pushConfigs.list(3)).toEqual([]);
+      store.pushConfigs.set(3, config);
+      expect(store.pushConfigs.list(3)).toEqual([config]);
+      expect(store.pushConfigs.get(3, "p1")).toEqual(config);
+      expect(store.pushConfigs.list(4)).toEqual([]);
+      expect(fresh(3)).toEqual([config]);
+      expect(store.pushConfigs.remove(3, "p1")).toBe(true);
+      expect(store.pushConfigs.list(3)).toEqual([]);
+      expect(fresh(3)).toEqual([]);
+      store.pushConfigs.set(4, config);
+      await store.erase();
+      expect(store.pushConfigs.list(4)).toEqual([]);
+      expect(store.pushConfigs.get(4, "p1")).toBeUndefined();
+    });
+  });
+});
+
+describe("a turn's statements", () => {
+  it("are few: a tool call and an answer are stored with one insert of messages per step and no reads of what the store keeps", async () => {
+    const s = await scenario([
+      { toolCalls: [{ name: "transfer_to_billing", arguments: "{}" }] },
+      { text: "Billing here." },
+      { toolCalls: [{ name: "lookup_order", arguments: JSON.stringify({ orderId: "A1001" }) }] },
+      { text: "Shipped." },
+    ]);
+    await chat(s.conversationId, s.tag("hi"));
+    const stub = env.CONVERSATIONS.getByName(s.conversationId);
+    const seen: string[] = [];
+    await runInDurableObject(stub, (_instance, state) => {
+      const sql = state.storage.sql;
+      const exec = sql.exec.bind(sql);
+      sql.exec = ((query: string, ...bindings: SqlStorageValue[]) => {
+        seen.push(query.replace(/\s+/g, " ").slice(0, 40));
+        return exec(query, ...bindings);
+      }) as typeof sql.exec;
+    });
+    const events = await chat(s.conversationId, "where is A1001?");
+    expect(events.filter((e) => e.type === "tool-result")).toHaveLength(1);
+    const count = (start: string) => seen.filter((query) => query.startsWith(start)).length;
+    // The user's message, the step with its call and the call's result (one statement for both), the answer.
+    expect(count("INSERT INTO messages")).toBe(3);
+    expect(count("SELECT")).toBe(0);
+    expect(seen.length).toBeLessThanOrEqual(11);
+  });
+});
