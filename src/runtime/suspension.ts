@@ -53,10 +53,10 @@ export interface Suspension {
   trailing: Message[];
 }
 
-/** What the model is told when a person declines a call. */
 /** The reason of a decision the host made because no one decided before the call's deadline (`expiresAt`). */
 export const APPROVAL_EXPIRED = "expired";
 
+/** What the model is told when a person declines a call. */
 export function denialMessage(decision: ApprovalDecision): string {
   if (decision.reason === APPROVAL_EXPIRED) return "No one approved this call before its deadline: it expired and did not run.";
   const reason = decision.reason?.trim();

@@ -24,7 +24,10 @@ async function rpc(token: string, method: string, params: unknown) {
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "a2a-version": "1.0" },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
   });
-  return (await res.json()) as { result: { task: Task; tasks: Task[] }; error: { code: number } };
+  return (await res.json()) as {
+    result: { task: Task; tasks: Task[]; nextPageToken: string; pageSize: number };
+    error: { code: number; message: string };
+  };
 }
 
 const say = (text: string) => ({ message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }] } });
@@ -43,5 +46,23 @@ describe("A2A for signed-in users", () => {
     expect((await rpc(bob, "SendMessage", { message: { ...say(s.tag("in")).message, contextId: first.contextId } })).error.code).toBe(
       -32001,
     );
+  });
+
+  it("pages a user's list with nextPageToken, newest first, and refuses a page token it did not give", async () => {
+    const s = await scenario([{ text: "One." }, { text: "Two." }, { text: "Three." }]);
+    const cy = await mint(`a2a-cy-${s.id}`);
+    const made: Task[] = [];
+    for (const word of ["first", "second", "third"]) made.push((await rpc(cy, "SendMessage", say(s.tag(word)))).result.task);
+    const first = (await rpc(cy, "ListTasks", { pageSize: 2 })).result;
+    expect(first.tasks.map((t) => t.id)).toEqual([made[2]!.id, made[1]!.id]);
+    expect(first.nextPageToken).not.toBe("");
+    const second = (await rpc(cy, "ListTasks", { pageSize: 2, pageToken: first.nextPageToken })).result;
+    expect(second.tasks.map((t) => t.id)).toEqual([made[0]!.id]);
+    expect(second.nextPageToken).toBe("");
+    for (const pageToken of ["not-a-token", "x12"])
+      expect((await rpc(cy, "ListTasks", { pageToken })).error).toMatchObject({
+        code: -32602,
+        message: "pageToken is the nextPageToken of a page before.",
+      });
   });
 });

@@ -9,6 +9,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createSupportNetwork } from "../../src/agents/index.ts";
 import { Agent, Network } from "../../src/runtime/index.ts";
+import { denialMessage } from "../../src/runtime/suspension.ts";
 import { createApp } from "../../src/http/app.ts";
 import { a2aStream } from "../../src/http/a2a/a2a-stream.ts";
 import { refuseUnsafeUrl } from "../../src/http/a2a/push-methods.ts";
@@ -451,6 +452,63 @@ describe("JSON-RPC", () => {
     expect((await rpc("CancelTask", { id: waiting.id })).error.code).toBe(-32002);
   });
 
+  it("takes the words approve or deny for every call a task waits on, and refuses anything else with how to decide", async () => {
+    const waitFor = async (s: Awaited<ReturnType<typeof scenario>>) => {
+      const waiting = (await rpc("SendMessage", userMessage(s.tag("refund 10 USD on A1001")))).result.task;
+      expect(waiting.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
+      return waiting;
+    };
+    const refundScript = (answer: string) => [
+      { toolCalls: [{ id: "t1", name: "transfer_to_billing", arguments: args({ reason: "refund" }) }] },
+      { toolCalls: [{ id: "rf", name: "refund", arguments: args({ orderId: "A1001", amountUsd: 10 }) }] },
+      { text: answer },
+    ];
+    const approved = await scenario(refundScript("Refunded 10 USD."));
+    const first = await waitFor(approved);
+    const unclear = await rpc("SendMessage", userMessage("yes please", { taskId: first.id }));
+    expect(unclear.error).toMatchObject({ code: -32602, message: HOW_TO_DECIDE });
+    expect((await rpc("GetTask", { id: first.id })).result.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
+    const yes = await rpc("SendMessage", userMessage("  Approve ", { taskId: first.id, contextId: first.contextId }));
+    expect(yes.result.task).toMatchObject({ id: first.id, status: { state: "TASK_STATE_COMPLETED" } });
+    const { requests: afterYes } = await approved.sent();
+    expect(afterYes.at(-1)!.messages.at(-1)).toMatchObject({ role: "tool", content: expect.stringContaining("refund") });
+    expect(afterYes.at(-1)!.messages.at(-1)!.content).not.toBe(denialMessage({ toolCallId: "rf", approved: false }));
+
+    const denied = await scenario(refundScript("No refund, then."));
+    const second = await waitFor(denied);
+    const no = await rpc("SendMessage", userMessage("deny", { taskId: second.id }));
+    expect(no.result.task).toMatchObject({ id: second.id, status: { state: "TASK_STATE_COMPLETED" } });
+    const { requests: afterNo } = await denied.sent();
+    expect(afterNo.at(-1)!.messages.at(-1)).toMatchObject({ role: "tool", content: denialMessage({ toolCallId: "rf", approved: false }) });
+  });
+
+  it("refuses a message not from the user, one with no text, and one whose contextId is not its task's", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t1", name: "transfer_to_billing", arguments: args({ reason: "refund" }) }] },
+      { toolCalls: [{ id: "rf", name: "refund", arguments: args({ orderId: "A1001", amountUsd: 10 }) }] },
+    ]);
+    const fromAgent = await rpc("SendMessage", { message: { messageId: "m1", role: "ROLE_AGENT", parts: [{ text: "hi" }] } });
+    expect(fromAgent.error).toMatchObject({ code: -32602, message: "Send the user's message: role ROLE_USER." });
+    const noText = await rpc("SendMessage", { message: { messageId: "m2", role: "ROLE_USER", parts: [{ data: { a: 1 } }] } });
+    expect(noText.error).toMatchObject({ code: -32602, message: expect.stringMatching(/carries text/) });
+    const waiting = (await rpc("SendMessage", userMessage(s.tag("refund 10 USD on A1001")))).result.task;
+    const elsewhere = await rpc("SendMessage", userMessage("approve", { taskId: waiting.id, contextId: "another-context" }));
+    expect(elsewhere.error).toMatchObject({ code: -32602, message: "The message's contextId is not its task's." });
+    expect((await rpc("GetTask", { id: waiting.id })).result.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
+  });
+
+  it("CancelTask stops a running task, and answers the cancelled task when asked again", async () => {
+    const s = await scenario([{ text: "This answer never finishes.", holdAfter: 1 }]);
+    const started = (await rpc("SendMessage", { ...userMessage(s.tag("take a while")), configuration: { returnImmediately: true } })).result
+      .task;
+    expect(started.status.state).toBe("TASK_STATE_WORKING");
+    const cancelled = await rpc("CancelTask", { id: started.id });
+    expect(cancelled.result).toMatchObject({ id: started.id, status: { state: "TASK_STATE_CANCELED" } });
+    const again = await rpc("CancelTask", { id: started.id });
+    expect(again.result).toMatchObject({ id: started.id, status: { state: "TASK_STATE_CANCELED" } });
+    await s.release();
+  });
+
   it("refuses a push URL a Worker should not call: not https, loopback, private, link-local or a local name (SSRF)", async () => {
     const s = await scenario([{ text: "Hello." }]);
     const { task } = (await rpc("SendMessage", userMessage(s.tag("hello")))).result;
@@ -609,7 +667,13 @@ describe("JSON-RPC", () => {
   });
 
   it("answers the spec's errors: version, unknown task, bad params, parse error, methods not served or unknown", async () => {
-    expect((await rpc("GetTask", { id: "x:1" }, null)).error).toMatchObject({ code: -32009, data: { supportedVersions: ["1.0"] } });
+    // An absent or blank version is 0.3, which is not served.
+    for (const version of [null, "", "  "])
+      expect((await rpc("GetTask", { id: "x:1" }, version)).error).toMatchObject({
+        code: -32009,
+        message: "A2A 0.3 is not served: send A2A-Version: 1.0.",
+        data: { supportedVersions: ["1.0"] },
+      });
     expect((await rpc("GetTask", { id: "x:1" }, "0.3")).error.code).toBe(-32009);
     expect((await rpc("GetTask", { id: "no-such-conversation:1" })).error).toMatchObject({ code: -32001, message: "No such task." });
     expect((await rpc("GetTask", { id: "not a task id" })).error.code).toBe(-32001);
