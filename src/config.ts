@@ -26,6 +26,13 @@ const Budget = z
       .partial(),
   );
 
+/** A key a client presents as `Authorization: Bearer <key>`: one with a space in it could never be presented. */
+const bearerKey = (name: string) =>
+  z
+    .string()
+    .min(16, `${name} must be at least 16 characters`)
+    .regex(/^\S+$/, `${name} cannot contain spaces: clients send it as "Authorization: Bearer <${name}>"`);
+
 /** Every variable the Worker reads, with its default and what it accepts: the one list (docs/configuration.md is tested against it). */
 export const ConfigSchema = z.object({
   OPENAI_API_KEY: z.string().optional(),
@@ -67,9 +74,9 @@ export const ConfigSchema = z.object({
   MAX_STEPS: z.coerce.number().int().min(1).max(100).optional(),
   MAX_HANDOFFS_PER_TURN: z.coerce.number().int().min(0).max(100).optional(),
   /** Master key for /v1/*; without it the API answers 503 unless ALLOW_ANONYMOUS is "true". */
-  API_KEY: z.string().min(16, "API_KEY must be at least 16 characters").optional(),
+  API_KEY: bearerKey("API_KEY").optional(),
   /** Opens the operator API (people answering conversations handed to them); the API key opens it too. */
-  OPERATOR_KEY: z.string().min(16, "OPERATOR_KEY must be at least 16 characters").optional(),
+  OPERATOR_KEY: bearerKey("OPERATOR_KEY").optional(),
   /** Signed-in users: the identity provider's keys (a JWKS URL, http allowed for local providers), or a shared HS256 secret. */
   AUTH_JWKS_URL: z.url().optional(),
   AUTH_JWT_SECRET: z.string().min(32, "AUTH_JWT_SECRET must be at least 32 characters (its UTF-8 bytes are the HS256 key)").optional(),

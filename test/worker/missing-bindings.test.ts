@@ -65,4 +65,22 @@ describe("a configured feature without its binding", () => {
     expect(res.status).toBe(500);
     expect(await res.json()).toMatchObject({ error: { code: "invalid_configuration", message: expect.stringContaining("CONVERSATIONS") } });
   });
+
+  it("a key with a space in it, which no client could present as a Bearer token, answers 500 invalid_configuration naming it", async () => {
+    const app = createApp(() => createSupportNetwork());
+    for (const name of ["API_KEY", "OPERATOR_KEY"]) {
+      const key = "a long key with spaces in it";
+      const res = await app.fetch(
+        new Request("https://chat.test/v1/agents", { headers: { authorization: "Bearer whatever" } }),
+        { ...env, [name]: key },
+        createExecutionContext(),
+      );
+      expect(res.status).toBe(500);
+      const body = await res.text();
+      expect(JSON.parse(body)).toMatchObject({
+        error: { code: "invalid_configuration", message: expect.stringContaining(`${name} cannot contain spaces`) },
+      });
+      expect(body).not.toContain(key);
+    }
+  });
 });
