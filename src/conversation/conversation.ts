@@ -31,7 +31,8 @@ import type { PushConfig } from "./schedule/push-configs.ts";
 /** What an A2A client does with a task's push notification configs. */
 export type PushConfigOp =
   | { kind: "set"; turn: number; config: PushConfig; upcoming?: boolean }
-  | { kind: "get" | "delete"; turn: number; id: string }
+  | { kind: "delete"; turn: number; id: string; upcoming?: boolean }
+  | { kind: "get"; turn: number; id: string }
   | { kind: "list"; turn: number };
 
 export type { Caller, ConversationSetup, ConversationView, DecisionOutcome, EventsOutcome, PageQuery } from "./conversation-api.ts";
@@ -247,8 +248,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   async pushConfigs(caller: Caller, op: PushConfigOp): Promise<SessionResult<PushConfig | PushConfig[] | null>> {
     const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
-    // A config may be set ahead for the turn a message is about to start (SendMessage's own config).
-    const last = admitted.value.turn + (op.kind === "set" && op.upcoming ? 1 : 0);
+    // A config may be set ahead for the turn a message is about to start (SendMessage's own config), and removed if it does not start.
+    const last = admitted.value.turn + ((op.kind === "set" || op.kind === "delete") && op.upcoming ? 1 : 0);
     if (op.turn < 1 || op.turn > last) return fail("turn_not_found", `This conversation has no turn ${op.turn}.`);
     const configs = this.#store.pushConfigs;
     switch (op.kind) {

@@ -537,6 +537,88 @@ describe("JSON-RPC", () => {
     ).toBe(-32001);
   });
 
+  it("push configs: made with an id of their own, listed by id without their credentials, and each refusal says what to fix", async () => {
+    const s = await scenario([
+      { text: "Hello." },
+      { toolCalls: [{ id: "t1", name: "transfer_to_billing", arguments: args({ reason: "refund" }) }] },
+      { toolCalls: [{ id: "rf", name: "refund", arguments: args({ orderId: "A1001", amountUsd: 10 }) }] },
+      { text: "Not refunded, then." },
+      { text: "Sure." },
+    ]);
+    const task = (await rpc("SendMessage", userMessage(s.tag("hello")))).result.task;
+    const url = "https://hooks.example.com/a2a";
+    const unnamed = (await rpc("CreateTaskPushNotificationConfig", { taskId: task.id, url })).result as unknown as Record<string, unknown>;
+    expect(unnamed).toEqual({ taskId: task.id, id: expect.stringMatching(/^[0-9a-f-]{36}$/), url });
+    const secret = { scheme: "Basic", credentials: "dXNlcjpwdw==" };
+    await rpc("CreateTaskPushNotificationConfig", { taskId: task.id, url, id: "zz-last", token: "tk", authentication: secret });
+    const listed = (await rpc("ListTaskPushNotificationConfigs", { taskId: task.id })).result as unknown as {
+      configs: Array<Record<string, unknown>>;
+    };
+    expect(listed.configs.map((config) => config.id)).toEqual([unnamed.id, "zz-last"]);
+    expect(listed.configs[1]).toEqual({
+      taskId: task.id,
+      id: "zz-last",
+      url,
+      token: "tk",
+      authentication: { scheme: "Basic", credentials: "" },
+    });
+    const refusals: Array<[string, Record<string, unknown>, number, string]> = [
+      ["CreateTaskPushNotificationConfig", { url }, -32602, "Name the task: `taskId`."],
+      ["CreateTaskPushNotificationConfig", { taskId: "", url }, -32602, "Name the task: `taskId`."],
+      ["CreateTaskPushNotificationConfig", { taskId: task.id }, -32602, "`url` is where updates are pushed: an https URL."],
+      [
+        "CreateTaskPushNotificationConfig",
+        { taskId: task.id, url: "not a url" },
+        -32602,
+        "`url` is where updates are pushed: an https URL.",
+      ],
+      ["GetTaskPushNotificationConfig", { taskId: task.id }, -32602, "Name the config: `id`."],
+      ["GetTaskPushNotificationConfig", { taskId: task.id, id: "nope" }, -32602, `Task ${task.id} has no push notification config 'nope'.`],
+      [
+        "DeleteTaskPushNotificationConfig",
+        { taskId: task.id, id: "nope" },
+        -32602,
+        `Task ${task.id} has no push notification config 'nope'.`,
+      ],
+      ["GetTaskPushNotificationConfig", { taskId: "garbage", id: "zz-last" }, -32001, "No such task."],
+      [
+        "CreateTaskPushNotificationConfig",
+        { taskId: task.id, url: "http://hooks.example.com/a2a" },
+        -32602,
+        "The push URL http://hooks.example.com/a2a is refused: push URLs are https (A2A_PUSH_ALLOW_PRIVATE=true allows it for development).",
+      ],
+      [
+        "CreateTaskPushNotificationConfig",
+        { taskId: task.id, url: "https://build.internal/hook" },
+        -32602,
+        "The push URL https://build.internal/hook is refused: it names a local host (A2A_PUSH_ALLOW_PRIVATE=true allows it for development).",
+      ],
+      [
+        "CreateTaskPushNotificationConfig",
+        { taskId: task.id, url: "https://10.0.0.1/hook" },
+        -32602,
+        "The push URL https://10.0.0.1/hook is refused: it is a loopback, private or link-local address (A2A_PUSH_ALLOW_PRIVATE=true allows it for development).",
+      ],
+    ];
+    for (const [method, params, code, message] of refusals)
+      expect((await rpc(method, params)).error, `${method} ${JSON.stringify(params)}`).toEqual({
+        code,
+        message: expect.stringContaining(message),
+      });
+    // A message its conversation refuses (approvals wait) leaves no config behind for the turn it did not start.
+    const waiting = (await rpc("SendMessage", userMessage("refund 10 USD on A1001", { contextId: task.contextId }))).result.task;
+    expect(waiting.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
+    const refused = await rpc("SendMessage", {
+      ...userMessage("and another thing", { contextId: task.contextId }),
+      configuration: { taskPushNotificationConfig: { url, id: "ahead" } },
+    });
+    expect(refused.error).toMatchObject({ code: -32600, data: { code: "approval_pending" } });
+    await rpc("SendMessage", userMessage("deny", { taskId: waiting.id }));
+    const after = (await rpc("SendMessage", userMessage("one more", { contextId: task.contextId }))).result.task;
+    expect(after.id).toBe(`${task.contextId}:${Number(waiting.id.split(":").at(-1)) + 1}`);
+    expect((await rpc("ListTaskPushNotificationConfigs", { taskId: after.id })).result).toEqual({ configs: [], nextPageToken: "" });
+  });
+
   it("SendStreamingMessage: the task first, the text as artifact chunks as it comes, each step's message, the handoff, the final status", async () => {
     const s = await scenario([
       { toolCalls: [{ id: "t1", name: "transfer_to_shipping", arguments: args({ reason: "a parcel" }) }] },

@@ -250,7 +250,7 @@ async function startTurn(c: Context<AppEnv>, params: Record<string, unknown>): P
   const ahead = push ? await pushConfigAhead(c, conversationId, push) : undefined;
   const stream = await expectOk(client.sendMessage(text, "sse")).catch(async (error: unknown) => {
     // Refused: the config set ahead for the turn that did not start goes.
-    if (ahead) await client.pushConfigs({ kind: "delete", turn: ahead.turn, id: ahead.id });
+    if (ahead) await client.pushConfigs({ kind: "delete", turn: ahead.turn, id: ahead.id, upcoming: true });
     throw error;
   });
   return { stream, read: async () => taskOf(conversationId, await expectOk(client.turnView()), historyLength), immediately };

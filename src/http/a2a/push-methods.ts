@@ -15,11 +15,14 @@ import { RPC_ERROR } from "../../a2a/a2a-wire.ts";
 import { clientOf, parsed, RpcFailure } from "./rpc.ts";
 import { parseTaskId } from "./tasks.ts";
 
-const TaskRef = z.object({ taskId: z.string().min(1, "Name the task: `taskId`.") });
-const ConfigRef = TaskRef.extend({ id: z.string().min(1, "Name the config: `id`.") });
+/** A field the method needs: absent, not a string or empty, the client is told the same thing. */
+const named = (message: string) => z.string({ error: message }).min(1, message);
+const TaskRef = z.object({ taskId: named("Name the task: `taskId`.") });
+const ConfigRef = TaskRef.extend({ id: named("Name the config: `id`.") });
+const PUSH_URL = "`url` is where updates are pushed: an https URL.";
 const CreateParams = TaskRef.extend({
   id: z.string().max(200).optional(),
-  url: z.string().url("`url` is where updates are pushed: an https URL."),
+  url: z.url({ error: PUSH_URL }),
   token: z.string().max(1000).optional(),
   authentication: z.object({ scheme: z.string().min(1).max(50), credentials: z.string().max(4000) }).optional(),
 });
