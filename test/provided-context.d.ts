@@ -13,6 +13,8 @@ declare module "vitest" {
     propertySeed: number;
     /** The inbox property's seed: fixed locally, the day's in CI (so CI tries a new one each day), PROPERTY_SEED when set. */
     inboxSeed: number;
+    /** Set by StrykerJS's vitest runner only: "dry-run" or "mutant" (see test/support/mutation.ts). */
+    mode?: string;
   }
 }
 
