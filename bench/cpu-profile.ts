@@ -3,6 +3,9 @@
  * agent and `lookup_order`) under `wrangler dev` on the fake provider, a turn of a tool call and an
  * answer repeated, with CPU per turn from the OS (every workerd thread, less its idle) and a
  * profile from workerd's inspector. The tables bench:peer prints under its own, without the peer.
+ * Beside it, the same Worker with CLIENT_LIMIT=off (bench/peers/ours/without-limiter.toml), socket
+ * turns alternating between the two: what the per-client limiter costs a turn under wrangler dev,
+ * whose stand-in for the rate-limiting binding is a Durable Object with a SQLite database of its own.
  *
  *   npm run bench:cpu -- [--turns 30] [--config path/to/wrangler.toml]
  */
@@ -36,7 +39,7 @@ const dev = await startWranglerDev({ persistTo: scratch, vars, config: CONFIG })
 try {
   await fetch(`${fake.url}/__scenarios`, {
     method: "POST",
-    body: JSON.stringify({ id: "scncpu", answers: Array.from({ length: 5 * TURNS + 6 }, () => toolTurn).flat() }),
+    body: JSON.stringify({ id: "scncpu", answers: Array.from({ length: 7 * TURNS + 20 }, () => toolTurn).flat() }),
   });
   for (let t = 0; t < 3; t++) await oursTurn(dev.url, "cpu", t === 0 ? "where is A1001? [scncpu]" : `warm ${t}`);
   const cpu: number[] = [];
@@ -57,6 +60,7 @@ try {
     split.bare.push(await splitCpuMs(dev, () => fetch(`${dev.url}/v1/agents`).then((res) => res.text())));
   }
   socket.close();
+  const limiter = await limiterCost(vars, scratch);
   const profiled = await profile(dev, async () => {
     for (let t = 0; t < TURNS; t++) await oursTurn(dev.url, "cpu", `profiled ${t}`);
   });
@@ -72,6 +76,9 @@ try {
     ["a bare Worker request (GET /v1/agents: no Durable Object, no model)", split.bare],
   ] as const)
     console.log(`| ${name} | ${cell(rows, (s) => s.proxy)} | ${cell(rows, (s) => s.worker)} | ${cell(rows, (s) => s.proxy + s.worker)} |`);
+  console.log(
+    `\nThe per-client limiter under wrangler dev, socket turns alternating, median CPU of the Worker's workerd: with it ${limiter.with.toFixed(1)} ms, with CLIENT_LIMIT=off ${limiter.without.toFixed(1)} ms (${(limiter.with - limiter.without).toFixed(2)} ms a turn)`,
+  );
   console.log(profileLines(profiled, TURNS).join("\n"));
 } finally {
   await dev.stop();
@@ -79,3 +86,32 @@ try {
   rmSync(scratch, { recursive: true, force: true });
 }
 process.exit(0);
+
+/** The Worker with and without the per-client limiter, each its own wrangler dev, socket turns alternating: medians of the Worker's workerd. */
+async function limiterCost(vars: Record<string, string>, scratch: string): Promise<{ with: number; without: number }> {
+  const unlimitedConfig = new URL("./peers/ours/without-limiter.toml", import.meta.url).pathname;
+  const unlimited = await startWranglerDev({ persistTo: join(scratch, "unlimited"), vars, config: unlimitedConfig });
+  const limited = await startWranglerDev({ persistTo: join(scratch, "limited"), vars, config: CONFIG });
+  try {
+    const sides = [
+      { dev: limited, cpu: [] as number[] },
+      { dev: unlimited, cpu: [] as number[] },
+    ];
+    const sockets: OursSocket[] = [];
+    for (const side of sides) {
+      await oursTurn(side.dev.url, "limiter", "where is A1001? [scncpu]");
+      sockets.push(await OursSocket.open(side.dev.url, "limiter"));
+    }
+    for (let t = 0; t < TURNS + 3; t++)
+      for (const [i, side] of sides.entries()) {
+        const { worker } = await splitCpuMs(side.dev, () => sockets[i]!.turn(`limited or not? ${t}`));
+        // The first turns of each warm its Worker up.
+        if (t >= 3) side.cpu.push(worker);
+      }
+    for (const socket of sockets) socket.close();
+    return { with: median(sides[0]!.cpu), without: median(sides[1]!.cpu) };
+  } finally {
+    await limited.stop();
+    await unlimited.stop();
+  }
+}

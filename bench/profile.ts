@@ -148,8 +148,8 @@ function attribute(result: Profile, sources: Map<string, Array<{ line: number; m
   return {
     groups: ranked(groups),
     callers: ranked(callers),
-    functions: ranked(functions).slice(0, 12),
-    builtins: ranked(builtins).slice(0, 12),
+    functions: ranked(functions).slice(0, Number(process.env.PROFILE_TOP ?? 12)),
+    builtins: ranked(builtins).slice(0, Number(process.env.PROFILE_TOP ?? 12)),
     lateMs: late,
   };
 }
