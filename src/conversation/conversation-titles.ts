@@ -70,9 +70,16 @@ export function titleMaker(
   model: Model,
   redactor: Redactor,
 ): ConversationTitles | null {
-  const modelName = config.TITLE_MODEL ?? network.modelFor(network.entry);
+  const modelName = config.TITLE_MODEL ?? agentsModel(network);
   if (modelName === "off") return null;
   return new ConversationTitles(store, { model, modelName, redactor, log: (message) => console.warn(message) });
+}
+
+/** The agents' model: the entry agent's, unless it is served elsewhere (a remote agent has no model here): then the network's default, or its first agent's. */
+function agentsModel(network: Network): string {
+  if (!network.entry.remote) return network.modelFor(network.entry);
+  const local = [...network.agents.values()].find((agent) => !agent.remote && !agent.human);
+  return network.defaultModel ?? (local ? network.modelFor(local) : "off");
 }
 
 /** The title a conversation is shown by: its own (made or given), else its first message cut short, else "New conversation". */

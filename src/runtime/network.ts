@@ -167,7 +167,8 @@ export class Network {
     }
     const names = transferToolNames([...this.#toolNames.keys(), ...[...agents.keys()].filter((n) => !this.#toolNames.has(n))]);
     for (const agent of agents.values()) {
-      if (!agent.model && !this.defaultModel) {
+      // A remote agent is served elsewhere and a person answers themselves: neither calls a model here.
+      if (!agent.remote && !agent.human && !agent.model && !this.defaultModel) {
         throw new TypeError(`Agent '${agent.name}' has no model and the network has no defaultModel: set one of them.`);
       }
       // Deadlines fail where they are set, not when a call first waits.

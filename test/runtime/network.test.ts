@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Agent, handoff, Network } from "../../src/runtime/index.ts";
+import { Agent, handoff, humanAgent, Network, remoteAgent } from "../../src/runtime/index.ts";
 import { transferToolNames } from "../../src/runtime/tools/tool-names.ts";
 
 describe("transfer tool names", () => {
@@ -38,6 +38,12 @@ describe("building a network", () => {
     );
     expect(() => new Network(new Agent({ name: " ", instructions: "" }), { defaultModel: "m" })).toThrow(TypeError);
     expect(() => new Network(new Agent({ name: "nomodel", instructions: "" }))).toThrow(/Agent 'nomodel' has no model/);
+    // A remote agent and a person call no model here: a network of them and agents with models of their own needs no default.
+    const partner = remoteAgent({ name: "partner", description: "A partner.", url: "https://partner.example/card" });
+    const desk = humanAgent({ name: "desk", description: "A person." });
+    const own = new Agent({ name: "own", instructions: "", model: "m", handoffs: [partner, desk] });
+    expect(new Network(own).agents.size).toBe(3);
+    expect(() => new Network(new Agent({ name: "entry", instructions: "", handoffs: [partner] }))).toThrow(/Agent 'entry' has no model/);
   });
 });
 

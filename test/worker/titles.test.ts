@@ -3,7 +3,15 @@
  * one small model call, sent to the provider without tools and shown in the inbox; what it spent is
  * counted with the first turn; a title the user gave first is kept; later turns make no title call.
  */
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { readConfig } from "../../src/config.ts";
+import { titleMaker } from "../../src/conversation/conversation-titles.ts";
+import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
+import { Agent, Network, remoteAgent } from "../../src/runtime/index.ts";
+import { Redactor } from "../../src/runtime/redact.ts";
+import { ScriptedModel } from "../support/scripted-model.ts";
 import { until } from "../support/until.ts";
 import { call, scenario } from "../support/worker.ts";
 
@@ -66,5 +74,38 @@ describe("conversation titles", () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await s.sent()).requests).toHaveLength(1);
     expect((await entry(token, id))?.title).toBe("My own name");
+  });
+});
+
+describe("the model that titles a conversation", () => {
+  /** The model name the title call of a first turn is sent with, for `network` and `vars`; undefined when none is made. */
+  async function titleModelOf(network: Network, vars: Record<string, string> = {}): Promise<string | undefined> {
+    const id = `titled-${crypto.randomUUID()}`;
+    return runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+      const store = new ConversationStore(state.storage);
+      store.create(id, network.entry.name, "grant", "ada");
+      store.beginTurn("where is my parcel?");
+      store.commitStep({ messages: [{ role: "user", content: "where is my parcel?" }] }, []);
+      const model = new ScriptedModel([{ text: "Parcel whereabouts" }]);
+      const titles = titleMaker(readConfig({ ALLOW_ANONYMOUS: "true", ...vars }), network, store, model, new Redactor([]));
+      if (!titles) return undefined;
+      expect(await titles.make()).toBe(true);
+      return model.requests[0]!.model;
+    });
+  }
+  const partner = () =>
+    remoteAgent({ name: "partner", description: "A partner's agent.", url: "https://partner.example/.well-known/agent-card.json" });
+
+  it("is TITLE_MODEL, else the entry agent's; off makes none", async () => {
+    const entry = new Agent({ name: "front", instructions: "Help.", model: "front-model" });
+    expect(await titleModelOf(new Network(entry))).toBe("front-model");
+    expect(await titleModelOf(new Network(entry), { TITLE_MODEL: "small-model" })).toBe("small-model");
+    expect(await titleModelOf(new Network(entry), { TITLE_MODEL: "off" })).toBeUndefined();
+  });
+
+  it("is not a remote entry agent's address: the network's default model, or its first agent's", async () => {
+    const local = new Agent({ name: "desk", instructions: "Help.", model: "desk-model" });
+    expect(await titleModelOf(new Network(partner(), { defaultModel: "default-model", agents: [local] }))).toBe("default-model");
+    expect(await titleModelOf(new Network(partner(), { agents: [local], defaultModel: undefined }))).toBe("desk-model");
   });
 });
