@@ -1,10 +1,10 @@
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 import { mergeConfig } from "vitest/config";
-import base from "./vitest.config.ts";
+import { workerdSuite } from "./vitest.config.ts";
 
 /**
  * The workerd suite as StrykerJS runs it once per mutant (stryker.workerd.json): the same projects,
- * ordered for a mutant's sake. Vitest runs the slowest files first, so a mutant that one quick test
+ * each file of a project in one workerd (see workerdSuite), ordered for a mutant's sake. Vitest runs the slowest files first, so a mutant that one quick test
  * kills waited for every slow file before it; here the file that failed last (the likeliest killer
  * of the next mutant, which is often beside the last) runs first, then the quickest.
  */
@@ -20,4 +20,4 @@ class QuickFirst extends BaseSequencer {
   }
 }
 
-export default mergeConfig(base, { test: { sequence: { sequencer: QuickFirst } } });
+export default mergeConfig(workerdSuite(true), { test: { sequence: { sequencer: QuickFirst } } });

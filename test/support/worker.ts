@@ -6,8 +6,14 @@ import { parseSse, type ReceivedEvent } from "./sse.ts";
 
 export { scenario, type SentRequest } from "./scenario.ts";
 
+/**
+ * A request to the Worker, from an address of its own unless the test names one (`cf-connecting-ip`): the per-client
+ * limiter counts only the turns a test means it to, even where one workerd serves many files (mutation runs).
+ */
 export function call(path: string, init?: RequestInit): Promise<Response> {
-  return exports.default.fetch(new Request(`https://chat.test${path}`, init));
+  const request = new Request(`https://chat.test${path}`, init);
+  if (!request.headers.has("cf-connecting-ip")) request.headers.set("cf-connecting-ip", `2001:db8::${crypto.randomUUID().slice(0, 4)}`);
+  return exports.default.fetch(request);
 }
 
 export function postMessage(conversationId: string, message: unknown): Promise<Response> {
