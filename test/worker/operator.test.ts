@@ -6,6 +6,7 @@
  * OPERATOR_KEY or the API key, never a conversation token.
  */
 import { env } from "cloudflare:workers";
+import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index.ts";
 import { parseSse } from "../support/sse.ts";
@@ -102,6 +103,36 @@ describe("a conversation handed to a person", () => {
       parts: unknown[];
     }>;
     expect(JSON.stringify(ui)).toContain("Hi, this is Sam from support.");
+  });
+
+  it("keeps a person's words once in the history when the object restarted while it waited for them", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "p", name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "asked for a person" }) }] },
+      { text: "Triage again." },
+    ]);
+    await chat(s.conversationId, s.tag("a person, please"));
+    const stub = env.CONVERSATIONS.getByName(s.conversationId);
+    // The person answers hours later: the object that waited was evicted meanwhile, and so again before the hand back.
+    await evictDurableObject(stub);
+    const said = "Sam here: your refund is on its way.";
+    const answered = await call(`/v1/conversations/${s.conversationId}/operator/messages`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ text: said, operator: "Sam" }),
+    });
+    expect(answered.status).toBe(200);
+    await evictDurableObject(stub);
+    await call(`/v1/conversations/${s.conversationId}/operator/handoff`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ to: "triage", note: "refund sent" }),
+    });
+    await chat(s.conversationId, "thanks!");
+    const { requests } = await s.sent();
+    const sent = requests.at(-1)!.messages;
+    expect(sent.filter((m) => m.content === said)).toHaveLength(1);
+    expect(sent.filter((m) => typeof m.content === "string" && m.content.includes("refund sent"))).toHaveLength(1);
+    expect((await stored(s.conversationId)).messages.filter((m) => m.content === said)).toHaveLength(1);
   });
 
   it("answers 409 to an operator message when no person holds the conversation, 400 to a hand back to an unknown agent", async () => {

@@ -91,6 +91,33 @@ describe("the store's kept reads", () => {
   });
 });
 
+describe("a step's messages", () => {
+  it("are stored in order however many there are: more than one statement binds (the limit is 100 parameters)", async () => {
+    const id = `reads-${crypto.randomUUID()}`;
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
+      const store = new ConversationStore(state.storage);
+      store.create(id, "billing", "grant");
+      store.beginTurn("look them all up");
+      const calls = Array.from({ length: 120 }, (_, i) => ({ id: `c${i}`, name: "lookup_order", arguments: `{"orderId":"A${i}"}` }));
+      const messages = [
+        { role: "user" as const, content: "look them all up" },
+        { role: "assistant" as const, agent: "billing", content: "", toolCalls: calls },
+        ...calls.map((call) => ({
+          role: "tool" as const,
+          toolCallId: call.id,
+          name: call.name,
+          content: `order ${call.id}`,
+          isError: false,
+        })),
+      ];
+      store.commitStep({ messages }, []);
+      expect(store.messages()).toEqual(messages);
+      expect(new ConversationStore(state.storage).messages()).toEqual(messages);
+      expect(state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM messages").one().n).toBe(122);
+    });
+  });
+});
+
 describe("a turn's statements", () => {
   it("are few: a tool call and an answer are stored with one insert of messages per step and no reads of what the store keeps", async () => {
     const s = await scenario([

@@ -94,6 +94,10 @@ export class ConversationStore {
   }
 
   messages(): readonly Message[] {
+    return this.#loadedMessages();
+  }
+
+  #loadedMessages(): Message[] {
     this.#messages ??= this.#db
       .rows<{ data: string }>(`SELECT data FROM messages ORDER BY seq`)
       .map((row) => JSON.parse(row.data) as Message);
@@ -257,6 +261,8 @@ export class ConversationStore {
   /** Commits one step with its events (those before it and those it announces), in one transaction. */
   commitStep(commit: StepCommit, events: readonly StoredEvent[]): void {
     const state = this.#requireState();
+    // Read before the step's rows are written, or a first read (a person's answer to an object that restarted) would hold them twice.
+    const history = this.#loadedMessages();
     const messages = commit.messages.map(capMessage);
     const next: ConversationState = {
       ...applyCommit(state, commit),
@@ -287,8 +293,7 @@ export class ConversationStore {
     });
     this.#state = next;
     if (commit.usage) this.#turnUsage = addUsage(this.#turnUsage, commit.usage);
-    this.messages();
-    this.#messages!.push(...messages);
+    history.push(...messages);
     this.#latest &&= {
       ...this.#latest,
       // As a read of the stored row would give it.
