@@ -5,7 +5,8 @@
  * sides alternate turn by turn where a measure allows it. Each figure is also a ratio, this
  * project / the peer (below 1: this project spends less).
  *
- *   node bench/peer.ts [--quick]      (npm run bench runs it; --quick finishes in under three minutes)
+ *   node bench/peer.ts [--quick] [--only cpu,load]   (npm run bench runs it; --quick finishes in under three minutes;
+ *                                                    --only: latency, cpu, load, storage, bundle)
  *
  * The peer's dependencies are installed here, into its own folder, the first time.
  */
@@ -433,8 +434,13 @@ function table(rows: Row[], sizes: Sizes): string[] {
   ];
 }
 
-export async function peerRows(quick: boolean): Promise<string[]> {
+/** The measures, by the name `--only` takes. */
+const PARTS = ["latency", "cpu", "load", "storage", "bundle"] as const;
+type Part = (typeof PARTS)[number];
+
+export async function peerRows(quick: boolean, only: readonly Part[] = PARTS): Promise<string[]> {
   const sizes = quick ? QUICK : FULL;
+  const runs = (part: Part) => only.includes(part);
   installPeer();
   const fake = await startFakeOpenAI();
   const scratch = mkdtempSync(join(tmpdir(), "bench-peer-"));
@@ -445,22 +451,32 @@ export async function peerRows(quick: boolean): Promise<string[]> {
     const ours = await startWranglerDev({ persistTo: join(scratch, "ours"), vars, config: OURS_CONFIG });
     const peer = await startWranglerDev({ persistTo: join(scratch, "peer"), vars, cwd: PEER_DIR, ready: "/" });
     try {
-      progress("latency");
-      rows.push(...(await latencyRows(fake, ours, peer, sizes.latency)));
-      progress("CPU per turn");
-      const cpu = await cpuRows(fake, ours, peer, sizes.cpuTurns);
-      rows.push(...cpu.rows);
-      after = profileLines(cpu.profile, sizes.cpuTurns);
-      progress("load");
-      rows.push(...(await concurrencyRows(fake, ours, peer, sizes.concurrency)));
+      if (runs("latency")) {
+        progress("latency");
+        rows.push(...(await latencyRows(fake, ours, peer, sizes.latency)));
+      }
+      if (runs("cpu")) {
+        progress("CPU per turn");
+        const cpu = await cpuRows(fake, ours, peer, sizes.cpuTurns);
+        rows.push(...cpu.rows);
+        after = profileLines(cpu.profile, sizes.cpuTurns);
+      }
+      if (runs("load")) {
+        progress("load");
+        rows.push(...(await concurrencyRows(fake, ours, peer, sizes.concurrency)));
+      }
     } finally {
       await ours.stop();
       await peer.stop();
     }
-    progress("one long conversation each");
-    rows.push(...(await storageRows(fake, { ours: join(scratch, "long-ours"), peer: join(scratch, "long-peer") }, vars, sizes.storage)));
-    progress("bundles");
-    rows.push(...bundleRows());
+    if (runs("storage")) {
+      progress("one long conversation each");
+      rows.push(...(await storageRows(fake, { ours: join(scratch, "long-ours"), peer: join(scratch, "long-peer") }, vars, sizes.storage)));
+    }
+    if (runs("bundle")) {
+      progress("bundles");
+      rows.push(...bundleRows());
+    }
   } finally {
     await fake.close();
     rmSync(scratch, { recursive: true, force: true });
@@ -469,6 +485,10 @@ export async function peerRows(quick: boolean): Promise<string[]> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  console.log((await peerRows(process.argv.includes("--quick"))).join("\n"));
+  const at = process.argv.indexOf("--only");
+  const only = at < 0 ? PARTS : (process.argv[at + 1] ?? "").split(",");
+  const unknown = only.filter((part) => !(PARTS as readonly string[]).includes(part));
+  if (unknown.length) throw new Error(`--only takes ${PARTS.join(", ")} (comma-separated), not ${unknown.join(", ")}`);
+  console.log((await peerRows(process.argv.includes("--quick"), only as Part[])).join("\n"));
   process.exit(0);
 }
