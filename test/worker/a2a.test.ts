@@ -434,7 +434,10 @@ describe("JSON-RPC", () => {
     });
     expect((await rpc("GetTask", { id: waiting.id })).result.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
     const cancel = await rpc("CancelTask", { id: waiting.id });
-    expect(cancel.error.code).toBe(-32002);
+    expect(cancel.error).toMatchObject({
+      code: -32002,
+      message: "The task waits for approval: deny its calls with a message to it instead.",
+    });
     const decided = await rpc("SendMessage", {
       message: {
         messageId: crypto.randomUUID(),
@@ -449,7 +452,10 @@ describe("JSON-RPC", () => {
     // A finished task takes no new message, and cannot be cancelled.
     const again = await rpc("SendMessage", userMessage("approve", { taskId: waiting.id }));
     expect(again.error).toMatchObject({ code: -32004, message: expect.stringMatching(/COMPLETED/) });
-    expect((await rpc("CancelTask", { id: waiting.id })).error.code).toBe(-32002);
+    expect((await rpc("CancelTask", { id: waiting.id })).error).toMatchObject({
+      code: -32002,
+      message: "The task is TASK_STATE_COMPLETED: it cannot be cancelled.",
+    });
   });
 
   it("takes the words approve or deny for every call a task waits on, and refuses anything else with how to decide", async () => {
@@ -758,15 +764,23 @@ describe("JSON-RPC", () => {
       });
     expect((await rpc("GetTask", { id: "x:1" }, "0.3")).error.code).toBe(-32009);
     expect((await rpc("GetTask", { id: "no-such-conversation:1" })).error).toMatchObject({ code: -32001, message: "No such task." });
-    expect((await rpc("GetTask", { id: "not a task id" })).error.code).toBe(-32001);
+    expect((await rpc("GetTask", { id: "not a task id" })).error).toMatchObject({ code: -32001, message: "No such task." });
     expect((await rpc("GetTask", {})).error).toMatchObject({ code: -32602, message: expect.stringMatching(/id/) });
     expect((await rpc("SendMessage", { message: { messageId: "m", role: "ROLE_USER", parts: [] } })).error.code).toBe(-32602);
-    expect((await rpc("ListTasks", {})).error).toMatchObject({ code: -32602, message: expect.stringMatching(/contextId/) });
-    expect((await rpc("GetExtendedAgentCard", {})).error.code).toBe(-32004);
+    expect((await rpc("ListTasks", {})).error).toMatchObject({
+      code: -32602,
+      message: "Name the context (contextId): only a signed-in user has a list of their own.",
+    });
+    const served = /^this agent answers SendMessage, SendStreamingMessage, .*GetTask, .*CancelTask/;
+    const notYet = (await rpc("GetExtendedAgentCard", {})).error;
+    expect(notYet).toMatchObject({ code: -32004, message: expect.stringMatching(/^GetExtendedAgentCard is not served yet: /) });
+    expect(notYet.message.replace("GetExtendedAgentCard is not served yet: ", "")).toMatch(served);
     expect((await rpc("DeleteTaskPushNotificationConfig", { taskId: "x:1", id: "c" })).error.code).toBe(-32001);
-    expect((await rpc("Nonsense", {})).error.code).toBe(-32601);
+    const unknown = (await rpc("Nonsense", {})).error;
+    expect(unknown).toMatchObject({ code: -32601, message: expect.stringMatching(/^No method Nonsense: /) });
+    expect(unknown.message.replace("No method Nonsense: ", "")).toMatch(served);
     const res = await call("/v1/a2a", { method: "POST", headers: { "content-type": "application/json", "a2a-version": "1.0" }, body: "{" });
-    expect(await res.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
+    expect(await res.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "The body is not JSON." } });
     // Not JSON-RPC 2.0, or no method: an invalid request.
     for (const body of [
       { jsonrpc: "1.0", id: 1, method: "GetTask", params: {} },
