@@ -75,7 +75,10 @@ export function titleMaker(
   return new ConversationTitles(store, { model, modelName, redactor, log: (message) => console.warn(message) });
 }
 
-/** The agents' model: the entry agent's, unless it is served elsewhere (a remote agent has no model here): then the network's default, or its first agent's. */
+/**
+ * The agents' model: the entry agent's, unless it is served elsewhere (a remote agent has no model
+ * here): then the network's default, or its first agent's.
+ */
 function agentsModel(network: Network): string {
   if (!network.entry.remote) return network.modelFor(network.entry);
   const local = [...network.agents.values()].find((agent) => !agent.remote && !agent.human);
