@@ -471,7 +471,7 @@ describe("per user", () => {
       expect(theirs.status).toBe(200);
       await theirs.text();
     },
-    150_000,
+    200_000,
   );
 
   it("refuses new turns with user_budget_exhausted once the user's tokens today pass USER_DAILY_TOKENS, across their conversations", async () => {
