@@ -43,8 +43,9 @@ after(async () => {
 });
 
 /** The page, served from the Worker's origin (so its requests are same-origin) by intercepting two paths. */
-async function open(id: string, query = "", ready = true): Promise<Page> {
+async function open(id: string, query = "", ready = true, setup?: (page: Page) => Promise<void>): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 900, height: 800 } });
+  await setup?.(page);
   await page.route(`${dev.url}/use-chat/index.html*`, (route) =>
     route.fulfill({
       contentType: "text/html",
@@ -132,10 +133,22 @@ describe("useChat from @ai-sdk/react", () => {
 
   it("resumes a turn that is still running in a page opened during it", async () => {
     const first = await open("usechat-resume");
+    // useChat({ resume: true }) asks /chat/stream for the running turn, from its start, as the page
+    // mounts. A loaded machine can take longer to mount a page than the demo takes to answer, so the
+    // page mounts first and its ask is let through once the turn is known to be running.
+    let letThrough = (): void => undefined;
+    const running = new Promise<void>((resolve) => {
+      letThrough = resolve;
+    });
+    const resumed = await open("usechat-resume", "&resume=1", false, (page) =>
+      page.route(`${dev.url}/v1/conversations/usechat-resume/chat/stream`, async (route) => {
+        await running;
+        await route.continue();
+      }),
+    );
     await send(first, "hello there");
     await first.locator(".message.assistant .text").first().waitFor();
-    // useChat({ resume: true }) asks /chat/stream for the running turn, from its start.
-    const resumed = await open("usechat-resume", "&resume=1", false);
+    letThrough();
     await resumed.locator(".message.assistant .text").filter({ hasText: "offline demo model" }).waitFor();
     await resumed.locator("#status").filter({ hasText: "ready" }).waitFor({ timeout: 30_000 });
     await first.close();
