@@ -27,16 +27,27 @@ async function mint(user: string, claims: Record<string, unknown> = {}, signedWi
 type Caller = "owner" | "another user" | "an operator" | "the master key" | "its token" | "a forged token" | "nobody";
 const CALLERS: Caller[] = ["owner", "another user", "an operator", "the master key", "its token", "a forged token", "nobody"];
 
-/** What a caller gets: let through (any answer but a refusal of access), or refused with this status and code. */
-type Cell = "through" | [status: number, code: string];
+/**
+ * What a caller gets: let through (any answer but a refusal of access), or refused with this status
+ * and code, and a message with these words (what to send instead, or why not).
+ */
+type Cell = "through" | [status: number, code: string, words: string];
 const THROUGH = "through" as const;
-const UNAUTHORIZED: Cell = [401, "unauthorized"];
-const NOT_FOUND: Cell = [404, "conversation_not_found"];
-const FORBIDDEN: Cell = [403, "forbidden"];
+const NOBODY: Cell = [401, "unauthorized", "Send Authorization: Bearer <API key, your sign-in token or a conversation token>."];
+const NOBODY_ON_OPERATOR_API: Cell = [401, "unauthorized", "Send Authorization: Bearer <OPERATOR_KEY or API key>."];
+const FORGED: Cell = [401, "unauthorized", "The token's signature does not verify."];
+/** Someone else's conversation is not found, as one that does not exist. */
+const NOT_FOUND: Cell = [404, "conversation_not_found", "No conversation '"];
+const NO_ROLE: Cell = [403, "forbidden", "The operator API needs the 'operator' role in your sign-in token."];
 /** A conversation token opens its own conversation, the agents and the API description only: elsewhere it is refused. */
-const TOKEN_ELSEWHERE: Cell = [403, "forbidden"];
+const TOKEN_ELSEWHERE: Cell = [403, "forbidden", "This conversation token does not grant access to this resource."];
 /** The operator API never verifies a conversation token: it is a credential the operator API does not take. */
-const TOKEN_ON_OPERATOR_API: Cell = [401, "unauthorized"];
+const TOKEN_ON_OPERATOR_API: Cell = [
+  401,
+  "unauthorized",
+  "The operator API takes OPERATOR_KEY or the API key; a conversation token does not open it.",
+];
+const DEV_SIGN_IN_OFF: Cell = [404, "not_found", "The development sign-in is on only with ALLOW_ANONYMOUS=true"];
 
 /** The refusals of access: an answer with one of these codes is not "through". */
 const ACCESS_CODES = new Set(["unauthorized", "forbidden", "conversation_not_found", "token_revoked", "not_found"]);
@@ -64,11 +75,12 @@ const own: RouteCase["cells"] = {
 };
 /** What an operator does on a conversation: an operator and the master key; the owner, another user and the token are refused. */
 const operatorOnly: RouteCase["cells"] = {
-  owner: FORBIDDEN,
-  "another user": FORBIDDEN,
+  owner: NO_ROLE,
+  "another user": NO_ROLE,
   "an operator": THROUGH,
   "the master key": THROUGH,
   "its token": TOKEN_ON_OPERATOR_API,
+  nobody: NOBODY_ON_OPERATOR_API,
 };
 /** Open to every good credential. */
 const anyone: RouteCase["cells"] = {
@@ -87,10 +99,10 @@ const ROUTES: Record<string, RouteCase> = {
   "POST /v1/dev/sign-in": {
     init: () => json({ name: "Eve" }),
     cells: {
-      owner: [404, "not_found"],
-      "another user": [404, "not_found"],
-      "an operator": [404, "not_found"],
-      "the master key": [404, "not_found"],
+      owner: DEV_SIGN_IN_OFF,
+      "another user": DEV_SIGN_IN_OFF,
+      "an operator": DEV_SIGN_IN_OFF,
+      "the master key": DEV_SIGN_IN_OFF,
       "its token": TOKEN_ELSEWHERE,
     },
   },
@@ -98,11 +110,17 @@ const ROUTES: Record<string, RouteCase> = {
   "GET /v1/operator/conversations/:id": { cells: operatorOnly },
   // Lists are a signed-in user's own; the master key and a token have none.
   "GET /v1/conversations": {
-    cells: { owner: THROUGH, "another user": THROUGH, "an operator": THROUGH, "the master key": FORBIDDEN, "its token": FORBIDDEN },
+    cells: {
+      owner: THROUGH,
+      "another user": THROUGH,
+      "an operator": THROUGH,
+      "the master key": [403, "forbidden", "Listing conversations is for a signed-in user: send your sign-in token."],
+      "its token": TOKEN_ELSEWHERE,
+    },
   },
   "POST /v1/conversations": {
     init: () => ({ method: "POST" }),
-    cells: { owner: THROUGH, "another user": THROUGH, "an operator": THROUGH, "the master key": THROUGH, "its token": FORBIDDEN },
+    cells: { owner: THROUGH, "another user": THROUGH, "an operator": THROUGH, "the master key": THROUGH, "its token": TOKEN_ELSEWHERE },
   },
   "GET /v1/conversations/:id": { cells: own },
   "PATCH /v1/conversations/:id": { init: () => json({ title: "Renamed" }, "PATCH"), cells: own },
@@ -127,10 +145,13 @@ const ROUTES: Record<string, RouteCase> = {
     cells: own,
   },
   // useChat's resume answers 204 where nothing runs, a conversation someone else holds included (its existence is not told).
-  "GET /v1/conversations/:id/chat/stream": { cells: { ...own, "another user": [204, ""], "an operator": [204, ""] } },
+  "GET /v1/conversations/:id/chat/stream": { cells: { ...own, "another user": [204, "", ""], "an operator": [204, "", ""] } },
   "GET /v1/conversations/:id/ui-messages": { cells: own },
   "POST /v1/conversations/:id/fork": { init: () => json({ afterTurn: 1 }), cells: own },
-  "POST /v1/conversations/:id/tokens": { init: () => json({}), cells: { ...own, "its token": FORBIDDEN } },
+  "POST /v1/conversations/:id/tokens": {
+    init: () => json({}),
+    cells: { ...own, "its token": [403, "forbidden", "Issuing tokens needs the API key, not a conversation token."] },
+  },
   // A2A's JSON-RPC answers 200 with an error in its body: someone else's context is the spec's task not found.
   "POST /v1/a2a": {
     init: (id) => ({
@@ -140,8 +161,8 @@ const ROUTES: Record<string, RouteCase> = {
     }),
     cells: {
       ...own,
-      "another user": [200, "conversation_not_found"],
-      "an operator": [200, "conversation_not_found"],
+      "another user": [200, "conversation_not_found", "No such task."],
+      "an operator": [200, "conversation_not_found", "No such task."],
       "its token": TOKEN_ELSEWHERE,
     },
   },
@@ -215,7 +236,14 @@ describe("every route × every caller", () => {
         const where = `${caller}: ${route} → ${res.status} ${text.slice(0, 160)}`;
         if (expected === THROUGH) expect(ACCESS_CODES.has(code), where).toBe(false);
         else {
-          expect([res.status, code], where).toEqual(expected);
+          const [status, refusal, words] = expected;
+          expect([res.status, code], where).toEqual([status, refusal]);
+          expect(text, where).toContain(words);
+          // RFC 6750 §3.1: a bare challenge when no credential came, `invalid_token` when a bad one did.
+          const challenge = res.headers.get("www-authenticate");
+          if (status !== 401) expect(challenge, where).toBeNull();
+          else if (caller === "nobody") expect(challenge, where).toBe('Bearer realm="handoff-runtime"');
+          else expect(challenge, where).toContain(`error="invalid_token", error_description="${words}"`);
           expect(await snapshot(id, owner), `${where}: the conversation changed`).toBe(before);
         }
       }
@@ -237,5 +265,5 @@ async function conversationOf(owner: string, message: string): Promise<{ id: str
 
 function cellOf(cells: RouteCase["cells"], caller: Caller): Cell {
   // A forged token and no credential are refused everywhere, before any route is reached.
-  return cells[caller] ?? UNAUTHORIZED;
+  return cells[caller] ?? (caller === "a forged token" ? FORGED : NOBODY);
 }
