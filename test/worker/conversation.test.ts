@@ -22,6 +22,12 @@ async function errorCode(res: Response): Promise<[number, string]> {
   return [res.status, ((await res.json()) as { error: { code: string } }).error.code];
 }
 
+/** The whole refusal: status, code, the message that says what to fix, and its details. */
+async function refusal(res: Response): Promise<{ status: number; code: string; message: string; details?: unknown }> {
+  const { error } = (await res.json()) as { error: { code: string; message: string; details?: unknown } };
+  return { status: res.status, ...error };
+}
+
 /** Waits until the conversation's latest turn is no longer running. */
 async function settled(conversationId: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
@@ -117,11 +123,19 @@ describe("approvals across requests", () => {
     const blocked = await postMessage(s.conversationId, "hello?");
     expect(blocked.status).toBe(409);
     expect(await blocked.json()).toMatchObject({ error: { code: "approval_pending", details: { pending: ["ref"] } } });
-    expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "nope", approved: true }]))).toEqual([404, "approval_not_found"]);
-    expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "look", approved: true }]))).toEqual([
-      409,
-      "approval_already_decided",
-    ]);
+    expect(await refusal(await approve(s.conversationId, [{ toolCallId: "nope", approved: true }]))).toEqual({
+      status: 404,
+      code: "approval_not_found",
+      message: "No pending approval 'nope'.",
+      details: { toolCallId: "nope", pending: ["ref"] },
+    });
+    // `look` ran in the step without asking: its result is in the suspended step, so it is decided.
+    expect(await refusal(await approve(s.conversationId, [{ toolCallId: "look", approved: true }]))).toEqual({
+      status: 409,
+      code: "approval_already_decided",
+      message: "Tool call 'look' was already decided.",
+      details: { toolCallId: "look" },
+    });
     expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "ref", approved: "yes" }]))).toEqual([400, "invalid_request"]);
     expect(await errorCode(await approve(s.conversationId, []))).toEqual([400, "invalid_request"]);
 
@@ -130,15 +144,53 @@ describe("approvals across requests", () => {
       409,
       "approval_already_decided",
     ]);
-    expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "other", approved: true }]))).toEqual([
-      409,
-      "no_pending_approval",
-    ]);
+    expect(await refusal(await approve(s.conversationId, [{ toolCallId: "other", approved: true }]))).toEqual({
+      status: 409,
+      code: "no_pending_approval",
+      message: "Nothing in this conversation is waiting for an approval.",
+    });
     expect(await errorCode(await approve("never-started", [{ toolCallId: "ref", approved: true }]))).toEqual([
       404,
       "conversation_not_found",
     ]);
     expect((await stored(s.conversationId)).messages.filter((m) => m.role === "tool")).toHaveLength(3);
+  });
+});
+
+describe("two calls waiting in one step", () => {
+  it("takes a decision for one with 202 and the other still pending, refuses it twice, and resumes once both are decided", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: args({ reason: "two charges" }) }] },
+      {
+        toolCalls: [
+          { id: "r1", name: "refund", arguments: args({ orderId: "A1001", amountUsd: 10 }) },
+          { id: "r2", name: "refund", arguments: args({ orderId: "A1002", amountUsd: 20 }) },
+        ],
+      },
+      { text: "One refunded, one not." },
+    ]);
+    await chat(s.conversationId, s.tag("refund both"));
+    const first = await approve(s.conversationId, [{ toolCallId: "r1", approved: true }]);
+    expect([first.status, await first.json()]).toEqual([202, { status: "awaiting_approval", pending: ["r2"] }]);
+    // Decided in an earlier request, not yet run: still decided.
+    expect(await refusal(await approve(s.conversationId, [{ toolCallId: "r1", approved: false }]))).toEqual({
+      status: 409,
+      code: "approval_already_decided",
+      message: "Tool call 'r1' was already decided.",
+      details: { toolCallId: "r1" },
+    });
+    expect(await stored(s.conversationId)).toMatchObject({ status: "awaiting_approval" });
+    expect((await s.sent()).requests).toHaveLength(2);
+
+    const events = parseSse(
+      await (await approve(s.conversationId, [{ toolCallId: "r2", approved: false, reason: "not this one" }])).text(),
+    );
+    expect(events.filter((e) => e.type === "tool-result").map((e) => [e.toolCallId, e.isError])).toEqual([
+      ["r1", false],
+      ["r2", true],
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: "done", status: "completed", text: "One refunded, one not." });
+    expect((await s.sent()).requests).toHaveLength(3);
   });
 });
 
