@@ -87,6 +87,7 @@ describe("deploys that change the schema and the network", () => {
 describe("rate limits and usage", () => {
   it("answers 429 with Retry-After past the per-conversation turn rate, and keeps usage totals", async () => {
     const s = await scenario(Array.from({ length: 31 }, (_, i) => ({ text: `answer ${i}` })));
+    const started = Date.now();
     for (let i = 0; i < 30; i++) {
       const res = await postMessage(s.conversationId, i === 0 ? s.tag("start") : `message ${i}`);
       expect(res.status).toBe(200);
@@ -94,8 +95,17 @@ describe("rate limits and usage", () => {
     }
     const limited = await postMessage(s.conversationId, "one too many");
     expect(limited.status).toBe(429);
-    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
-    expect(await limited.json()).toMatchObject({ error: { code: "rate_limited" } });
+    // The window frees when the first of the 30 turns is a minute old: no sooner, and no later than that.
+    const retryAfter = Number(limited.headers.get("retry-after"));
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(retryAfter).toBeGreaterThanOrEqual(60 - Math.ceil((Date.now() - started) / 1000));
+    expect(await limited.json()).toEqual({
+      error: {
+        code: "rate_limited",
+        message: `This conversation takes 30 new turns a minute; try again in ${retryAfter} s.`,
+        details: { retryAfter },
+      },
+    });
     const view = await stored(s.conversationId);
     expect(view.messages).toHaveLength(60);
     expect(view).toMatchObject({ usage: { modelCalls: 30, inputTokens: 30 * 42, outputTokens: 30 * 7, toolCalls: 0 } });
