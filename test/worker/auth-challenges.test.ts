@@ -5,6 +5,7 @@
  * Worker, a wrong operator key); and CORS preflights allow every method the routes answer.
  */
 import { env } from "cloudflare:workers";
+import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index.ts";
 
@@ -48,6 +49,51 @@ describe("401 challenges", () => {
       // The description is the body's message, never the credential.
       expect(res.headers.get("www-authenticate"), what).toContain(body.error.message.slice(0, 40));
       expect(res.headers.get("www-authenticate"), what).not.toContain(credential);
+    }
+  });
+});
+
+describe("where a credential is read from", () => {
+  const JWT_SECRET = "a-shared-secret-of-the-identity-provider-0123";
+  const withUsers = { ...keyed, AUTH_JWT_SECRET: JWT_SECRET };
+  const signIn = (sub: string) =>
+    new SignJWT({ sub }).setProtectedHeader({ alg: "HS256" }).setExpirationTime("5m").sign(new TextEncoder().encode(JWT_SECRET));
+  const bare = async (res: Response) => [
+    res.status,
+    res.headers.get("www-authenticate"),
+    ((await res.json()) as { error: { message: string } }).error.message,
+  ];
+  const NOTHING_SENT = [
+    401,
+    'Bearer realm="handoff-runtime"',
+    "Send Authorization: Bearer <API key, your sign-in token or a conversation token>.",
+  ];
+
+  it("takes ?token= on the socket route only (a browser's WebSocket cannot send headers), nowhere else", async () => {
+    expect(await bare(await request(`/v1/agents?token=${API_KEY}`))).toEqual(NOTHING_SENT);
+    const created = (await (await request("/v1/conversations", { method: "POST", ...bearer(API_KEY) })).json()) as {
+      id: string;
+      token: string;
+    };
+    expect(await bare(await request(`/v1/conversations/${created.id}?token=${created.token}`))).toEqual(NOTHING_SENT);
+  });
+
+  it("takes Cloudflare Access's header only where sign-in tokens are configured", async () => {
+    const token = await signIn("ada");
+    const access = { headers: { "cf-access-jwt-assertion": token } };
+    expect(await bare(await request("/v1/me", access))).toEqual(NOTHING_SENT);
+    const me = await request("/v1/me", access, withUsers);
+    expect([me.status, await me.json()]).toEqual([200, { access: "user", user: { id: "ada", roles: [] }, signIn: "provider" }]);
+  });
+
+  it("knows the master key when it looks like a JWT, sign-in tokens configured or not", async () => {
+    const jwtShaped = `${btoa(JSON.stringify({ alg: "HS256" })).replaceAll("=", "")}.e30.bWFzdGVyLWtleS1zaGFwZWQ`;
+    for (const bindings of [
+      { ...keyed, API_KEY: jwtShaped },
+      { ...withUsers, API_KEY: jwtShaped },
+    ]) {
+      const me = await request("/v1/me", bearer(jwtShaped), bindings);
+      expect(((await me.json()) as { access: string }).access).toBe("master");
     }
   });
 });
