@@ -130,12 +130,19 @@ function verdictOf(error: unknown): UserVerdict {
   if (keysUnavailable)
     return { ok: false, status: 503, description: "The identity provider's keys could not be fetched; try again shortly." };
   if (error instanceof errors.JWTExpired) return refused("The token has expired.");
-  if (error instanceof errors.JWTClaimValidationFailed)
-    return refused(`The token's ${error.claim} claim is not accepted (${error.reason}).`);
+  if (error instanceof errors.JWTClaimValidationFailed) return refused(claimRefusal(error.claim, error.reason));
   if (error instanceof errors.JOSEAlgNotAllowed) return refused("The token is signed with an algorithm this Worker does not accept.");
   if (error instanceof errors.JWKSNoMatchingKey) return refused("The token is signed with a key the identity provider does not list.");
   if (error instanceof errors.JWSSignatureVerificationFailed) return refused("The token's signature does not verify.");
   return refused("The token is not a valid JWT.");
+}
+
+/** jose's reasons are codes (`missing`, `check_failed`, `invalid`): said in words. */
+function claimRefusal(claim: string, reason: string): string {
+  if (reason === "missing") return `The token has no ${claim} claim, which this Worker requires.`;
+  if (claim === "nbf") return "The token is not valid yet: its nbf claim is later than now.";
+  if (reason === "check_failed") return `The token's ${claim} claim is not the one this Worker accepts.`;
+  return `The token's ${claim} claim is not valid.`;
 }
 
 function refused(description: string): UserVerdict {

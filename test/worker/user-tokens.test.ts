@@ -34,6 +34,67 @@ describe("a shared HS256 secret", () => {
   });
 });
 
+describe("who a token names", () => {
+  const sign = (claims: Record<string, unknown>) =>
+    new SignJWT({ exp: Math.floor(Date.now() / 1000) + 300, ...claims })
+      .setProtectedHeader({ alg: "HS256" })
+      .sign(new TextEncoder().encode(SECRET));
+  const config = readConfig({ AUTH_JWT_SECRET: SECRET, AUTH_USER_CLAIM: "email", AUTH_NAME_CLAIM: "nick" });
+  const verify = async (claims: Record<string, unknown>) => verifyUserToken(await sign(claims), config);
+  const NOT_AN_ID = { ok: false, status: 401, description: "The token's email claim must be a user id (a string of 1 to 256 characters)." };
+
+  it("is the configured claim's user id, of 1 to 256 characters", async () => {
+    expect(await verify({ email: "e".repeat(256), sub: "not-this" })).toEqual({ ok: true, user: { id: "e".repeat(256), roles: [] } });
+    for (const email of ["e".repeat(257), "", 42, undefined]) expect(await verify({ email, sub: "not-this" })).toEqual(NOT_AN_ID);
+  });
+
+  it("has a display name of at most 100 characters when the claim is a string that is not empty, and roles from a string or a list", async () => {
+    expect(await verify({ email: "ada", nick: "n".repeat(101), roles: "operator" })).toEqual({
+      ok: true,
+      user: { id: "ada", name: "n".repeat(100), roles: ["operator"] },
+    });
+    for (const [nick, roles] of [
+      ["", 7],
+      [7, { operator: true }],
+    ])
+      expect(await verify({ email: "ada", nick, roles })).toEqual({ ok: true, user: { id: "ada", roles: [] } });
+  });
+
+  it("is read from a token of up to 8,192 characters, and a longer one is refused before it is parsed", async () => {
+    const base = await sign({ email: "ada", pad: "" });
+    // Each 3 characters of padding add 4 to the token: pad to exactly the limit, then one more 3.
+    const exact = await sign({ email: "ada", pad: "p".repeat(((8192 - base.length) / 4) * 3) });
+    expect(exact).toHaveLength(8192);
+    expect(await verifyUserToken(exact, config)).toMatchObject({ ok: true, user: { id: "ada" } });
+    expect(await verifyUserToken(`${exact}x`, config)).toEqual({
+      ok: false,
+      status: 401,
+      description: "The token is longer than 8192 characters.",
+    });
+  });
+
+  it("says why a token is refused: expired, or a claim not accepted", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    expect(await verify({ email: "ada", exp: now - 3600 })).toEqual({ ok: false, status: 401, description: "The token has expired." });
+    expect(await verify({ email: "ada", nbf: now + 3600 })).toEqual({
+      ok: false,
+      status: 401,
+      description: "The token is not valid yet: its nbf claim is later than now.",
+    });
+    const issuer = readConfig({ AUTH_JWT_SECRET: SECRET, AUTH_ISSUER: "https://idp.test", AUTH_AUDIENCE: "chat" });
+    const claims = { sub: "ada", iss: "https://idp.test", aud: "chat" };
+    expect(await verifyUserToken(await sign({ ...claims, iss: "https://evil.test" }), issuer)).toMatchObject({
+      description: "The token's iss claim is not the one this Worker accepts.",
+    });
+    expect(await verifyUserToken(await sign({ ...claims, aud: undefined }), issuer)).toMatchObject({
+      description: "The token has no aud claim, which this Worker requires.",
+    });
+    expect(await verifyUserToken(await sign({ ...claims, iat: "yesterday" }), issuer)).toMatchObject({
+      description: "The token's iat claim is not valid.",
+    });
+  });
+});
+
 describe("a bearer credential's form", () => {
   it("is a JWT when its first part is a JOSE header; a conversation token (id.grant.mac) is not", async () => {
     const jwt = await new SignJWT({ sub: "ada" }).setProtectedHeader({ alg: "HS256" }).sign(new TextEncoder().encode(SECRET));
