@@ -43,6 +43,20 @@ describe("access", () => {
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
     expect(activeAgent).toBe("triage");
     expect(token).not.toContain(API_KEY);
+    // `<id>.<grant>.<HMAC-SHA256>`, base64url with no padding: safe in a URL's query (the socket's ?token=). Ten tokens: among
+    // their signatures, `+` and `/` (which base64url replaces) each appear but for a chance of about one in a thousand.
+    const more = await Promise.all(
+      Array.from(
+        { length: 9 },
+        async () =>
+          (await (await request("/v1/conversations", { method: "POST", headers: bearer(API_KEY) })).json()) as {
+            id: string;
+            token: string;
+          },
+      ),
+    );
+    for (const made of [{ id, token }, ...more])
+      expect(made.token).toMatch(new RegExp(`^${made.id}\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]{43}$`));
 
     const view = await request(`/v1/conversations/${id}`, { headers: bearer(token) });
     expect(view.status).toBe(200);
