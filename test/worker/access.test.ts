@@ -22,8 +22,31 @@ async function code(res: Response): Promise<string> {
 describe("access", () => {
   it("fails closed: no API_KEY and no ALLOW_ANONYMOUS answers 503 on /v1/*", async () => {
     const res = await request("/v1/agents", {}, closed);
-    expect(res.status).toBe(503);
-    expect(await code(res)).toBe("auth_not_configured");
+    expect([res.status, await res.json()]).toEqual([
+      503,
+      {
+        error: {
+          code: "auth_not_configured",
+          message: "This Worker has no API_KEY configured: set the API_KEY secret (or ALLOW_ANONYMOUS=true for local use).",
+        },
+      },
+    ]);
+  });
+
+  it("opens the operator API with neither key only where the whole API is open: ALLOW_ANONYMOUS and no sign-in", async () => {
+    const NO_KEYS = [
+      503,
+      { error: { code: "auth_not_configured", message: "This Worker has no OPERATOR_KEY or API_KEY: set one to use the operator API." } },
+    ];
+    const desk = "/v1/operator/conversations";
+    const answer = async (bindings: object) => {
+      const res = await request(desk, {}, bindings);
+      return [res.status, await res.json()];
+    };
+    expect(await answer({ ...closed, OPERATOR_KEY: undefined })).toEqual(NO_KEYS);
+    const signIn = { AUTH_JWT_SECRET: "a-shared-secret-of-the-identity-provider-0123" };
+    expect(await answer({ ...closed, OPERATOR_KEY: undefined, ALLOW_ANONYMOUS: "true", ...signIn })).toEqual(NO_KEYS);
+    expect(await answer({ ...closed, OPERATOR_KEY: undefined, ALLOW_ANONYMOUS: "true" })).toEqual([200, { conversations: [] }]);
   });
 
   it("needs the bearer key when API_KEY is set, compared exactly", async () => {
@@ -66,6 +89,8 @@ describe("access", () => {
     expect(await code(other)).toBe("forbidden");
     expect((await request("/v1/conversations", { method: "POST", headers: bearer(token) })).status).toBe(403);
     expect((await request(`/v1/conversations/${id}`, { headers: bearer(`${token.slice(0, -2)}xx`) })).status).toBe(401);
+    // The signed parts, and nothing after them.
+    expect((await request(`/v1/conversations/${id}`, { headers: bearer(`${token}.more`) })).status).toBe(401);
   });
 
   it("lets a token holder talk in its conversation", async () => {

@@ -86,6 +86,15 @@ describe("where a credential is read from", () => {
     expect([me.status, await me.json()]).toEqual([200, { access: "user", user: { id: "ada", roles: [] }, signIn: "provider" }]);
   });
 
+  it("takes OPERATOR_KEY on the operator API only", async () => {
+    const desk = await request("/v1/operator/conversations", bearer(keyed.OPERATOR_KEY));
+    expect([desk.status, await desk.json()]).toEqual([200, { conversations: [] }]);
+    const { id } = (await (await request("/v1/conversations", { method: "POST", ...bearer(API_KEY) })).json()) as { id: string };
+    const read = await request(`/v1/operator/conversations/${id}`, bearer(keyed.OPERATOR_KEY));
+    expect([read.status, ((await read.json()) as { id: string }).id]).toEqual([200, id]);
+    expect((await request("/v1/agents", bearer(keyed.OPERATOR_KEY))).status).toBe(401);
+  });
+
   it("knows the master key when it looks like a JWT, sign-in tokens configured or not", async () => {
     const jwtShaped = `${btoa(JSON.stringify({ alg: "HS256" })).replaceAll("=", "")}.e30.bWFzdGVyLWtleS1zaGFwZWQ`;
     for (const bindings of [

@@ -1,5 +1,5 @@
 /** Sign-in tokens by a shared HS256 secret, and a JWT told from a conversation token by its form. */
-import { SignJWT } from "jose";
+import { CompactSign, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { readConfig } from "../../src/config.ts";
 import { mintToken } from "../../src/http/tokens.ts";
@@ -70,6 +70,18 @@ describe("who a token names", () => {
       ok: false,
       status: 401,
       description: "The token is longer than 8192 characters.",
+    });
+  });
+
+  it("says a token that only looks like a JWT is not one", async () => {
+    // Signed, but what it signs is not a claims set.
+    const signed = await new CompactSign(new TextEncoder().encode("not a claims set"))
+      .setProtectedHeader({ alg: "HS256" })
+      .sign(new TextEncoder().encode(SECRET));
+    expect(await verifyUserToken(signed, config)).toEqual({
+      ok: false,
+      status: 401,
+      description: "The token is not a valid JWT.",
     });
   });
 
