@@ -215,6 +215,18 @@ async function overSocket(c: Conv, credential: string, frame: unknown): Promise<
   return { status: 0, ...data };
 }
 
+/** What each refusal says (the HTTP API's message may go on with what to do next). */
+function wordsOf(refusal: Refusal, c: Conv, details: unknown): string {
+  const { spent, resetsAt } = (details ?? {}) as { spent?: number; resetsAt?: string };
+  return {
+    "over budget": `You have used ${spent} of your ${BUDGET} tokens for today (UTC); new turns are accepted again from ${resetsAt}.`,
+    "over the limit": "Too many new turns from this client; try again in a minute.",
+    "too long": `The message is ${LONG.length} characters; the limit is 8000.`,
+    running: "A run is in progress for this conversation; wait for it to end, or cancel it.",
+    "someone else's": `No conversation '${c.id}'.`,
+  }[refusal];
+}
+
 describe("every way a turn starts, refused the same way", () => {
   const refusals = Object.keys(EXPECTED) as Refusal[];
   for (const way of WAYS)
@@ -238,8 +250,9 @@ describe("every way a turn starts, refused the same way", () => {
           details = body.error.data.details;
         } else if (way.http) {
           const res = await way.http(c, credential, text);
-          const body = (await res.json()) as { error: { code: string; details?: unknown } };
+          const body = (await res.json()) as { error: { code: string; message: string; details?: unknown } };
           expect([res.status, body.error.code]).toEqual([status, code]);
+          expect(body.error.message).toContain(wordsOf(refusal, c, body.error.details));
           details = body.error.details;
         } else {
           const answered = await overSocket(c, credential, way.frame!(text));
@@ -258,6 +271,33 @@ describe("every way a turn starts, refused the same way", () => {
         if (refusal !== "running") expect(await snapshot(c)).toEqual(before);
       });
     }
+});
+
+describe("the checks' order and edges", () => {
+  const send = (c: Conv, credential: string, message: string) => call(`/v1/conversations/${c.id}/messages`, post(credential, { message }));
+  const codeOf = async (res: Response) => [res.status, ((await res.json()) as { error: { code: string } }).error.code];
+
+  it("answers who may come in before anything about the message, and the conversation's own checks before the budget", async () => {
+    const c = await conversation(false);
+    expect(await codeOf(await send(c, await mint(`other-${crypto.randomUUID()}`), LONG))).toEqual([404, "conversation_not_found"]);
+    await arrange(c, "over budget");
+    expect(await codeOf(await send(c, c.credential, LONG))).toEqual([413, "message_too_long"]);
+    await c.s.release();
+  });
+
+  it("takes a message of exactly MAX_MESSAGE_CHARS, and refuses a turn once exactly the day's budget is spent", async () => {
+    const c = await conversation(false);
+    const taken = await send(c, c.credential, "z".repeat(8_000));
+    expect(taken.status).toBe(200);
+    await c.s.release();
+    await taken.text();
+    const inbox = (await inboxOf(env, c.user))!;
+    const spent = await inbox.tokensToday();
+    const entry = { id: `elsewhere-${c.user}`, title: "t", createdAt: 0, updatedAt: Date.now(), holder: "triage", status: "idle" as const };
+    await inbox.record({ ...entry, snippet: "", archived: false }, BUDGET - spent);
+    expect(await inbox.tokensToday()).toBe(BUDGET);
+    expect(await codeOf(await send(c, c.credential, c.text("one more")))).toEqual([429, "user_budget_exhausted"]);
+  });
 });
 
 describe("the alarm's turn, which has no client", () => {

@@ -37,6 +37,11 @@ describe("deleting a conversation revokes its tokens", () => {
 
     const revoked = await talk(token, "hello again");
     expect(revoked.headers.get("www-authenticate")).toMatch(/invalid_token/);
+    expect(await revoked.clone().json()).toMatchObject({
+      error: {
+        message: "This conversation token was revoked: the conversation was deleted or its tokens were rotated. Ask for a new token.",
+      },
+    });
     expect(await errorOf(revoked)).toEqual([401, "token_revoked"]);
     expect(await errorOf(await request(`/v1/conversations/${id}`, { headers: bearer(API_KEY) }))).toEqual([404, "conversation_not_found"]);
 

@@ -32,7 +32,18 @@ async function admit(bindings: object, vars: Record<string, string>, network: Ne
   });
 }
 
-const refusal = (binding: string) => ({ ok: false, error: { code: "invalid_configuration", message: expect.stringContaining(binding) } });
+/** Each refusal names the binding, what it is for, and where to add it. */
+const WORDS: Record<string, string> = {
+  INBOXES:
+    "USER_DAILY_TOKENS is set but this Worker binds no INBOXES (the Inbox Durable Object, which counts a user's tokens): bind it in wrangler.toml.",
+  CLIENT_LIMITER:
+    "This Worker binds no CLIENT_LIMITER (the rate-limiting binding that limits new turns per client): add a [[ratelimits]] binding " +
+    'named CLIENT_LIMITER to wrangler.toml, or set CLIENT_LIMIT = "off" when a rule in front of the Worker limits clients.',
+  OPERATOR_DESK:
+    "This network hands conversations to people (support-desk) but this Worker binds no OPERATOR_DESK (the OperatorDesk Durable Object they " +
+    "find them on): bind it in wrangler.toml.",
+};
+const refusal = (binding: string) => ({ ok: false, error: { code: "invalid_configuration", message: WORDS[binding] } });
 const { CLIENT_LIMITER, INBOXES, OPERATOR_DESK } = env;
 
 describe("a configured feature without its binding", () => {
