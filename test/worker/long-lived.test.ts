@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { migrate, SCHEMA_VERSION } from "../../src/conversation/storage/schema.ts";
 import { call, chat, postMessage, scenario, stored } from "../support/worker.ts";
 
@@ -86,7 +86,7 @@ describe("deploys that change the schema and the network", () => {
 
 describe("rate limits and usage", () => {
   it("answers 429 with Retry-After past the per-conversation turn rate, and keeps usage totals", async () => {
-    const s = await scenario(Array.from({ length: 31 }, (_, i) => ({ text: `answer ${i}` })));
+    const s = await scenario(Array.from({ length: 32 }, (_, i) => ({ text: `answer ${i}` })));
     const started = Date.now();
     for (let i = 0; i < 30; i++) {
       const res = await postMessage(s.conversationId, i === 0 ? s.tag("start") : `message ${i}`);
@@ -106,9 +106,18 @@ describe("rate limits and usage", () => {
         details: { retryAfter },
       },
     });
+    // A minute on, the 30 turns have left the window and one more is taken.
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 60_001 });
+    try {
+      const again = await postMessage(s.conversationId, "a minute on");
+      expect(again.status).toBe(200);
+      await again.text();
+    } finally {
+      vi.useRealTimers();
+    }
     const view = await stored(s.conversationId);
-    expect(view.messages).toHaveLength(60);
-    expect(view).toMatchObject({ usage: { modelCalls: 30, inputTokens: 30 * 42, outputTokens: 30 * 7, toolCalls: 0 } });
+    expect(view.messages).toHaveLength(62);
+    expect(view).toMatchObject({ usage: { modelCalls: 31, inputTokens: 31 * 42, outputTokens: 31 * 7, toolCalls: 0 } });
     expect((await call(`/v1/conversations/${s.conversationId}`)).status).toBe(200);
   });
 });
