@@ -122,7 +122,13 @@ describe("approvals across requests", () => {
     const { s } = await suspendedRefund([{ text: "done" }]);
     const blocked = await postMessage(s.conversationId, "hello?");
     expect(blocked.status).toBe(409);
-    expect(await blocked.json()).toMatchObject({ error: { code: "approval_pending", details: { pending: ["ref"] } } });
+    expect(await blocked.json()).toMatchObject({
+      error: {
+        code: "approval_pending",
+        message: "Tool calls are waiting for approval: decide them first.",
+        details: { pending: ["ref"] },
+      },
+    });
     expect(await refusal(await approve(s.conversationId, [{ toolCallId: "nope", approved: true }]))).toEqual({
       status: 404,
       code: "approval_not_found",

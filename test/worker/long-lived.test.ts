@@ -122,6 +122,19 @@ describe("rate limits and usage", () => {
   });
 });
 
+describe("what counts as a new turn", () => {
+  it("counts a retry toward the per-conversation rate, as a message", async () => {
+    const s = await scenario(Array.from({ length: 31 }, (_, i) => ({ text: `answer ${i}` })));
+    for (let i = 0; i < 29; i++) await (await postMessage(s.conversationId, i === 0 ? s.tag("start") : `message ${i}`)).text();
+    const retried = await call(`/v1/conversations/${s.conversationId}/retry`, { method: "POST" });
+    expect(retried.status).toBe(200);
+    await retried.text();
+    const limited = await postMessage(s.conversationId, "the 31st");
+    expect(limited.status).toBe(429);
+    await limited.text();
+  });
+});
+
 describe("compaction in storage", () => {
   it("stores a marker row: GET shows every original message and the summary the model is sent", async () => {
     const { Agent, Network, runTurn } = await import("../../src/runtime/index.ts");

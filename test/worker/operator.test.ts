@@ -156,7 +156,9 @@ describe("a conversation handed to a person", () => {
       body: JSON.stringify({ text: "hello" }),
     });
     expect(notHeld.status).toBe(409);
-    expect(await notHeld.json()).toMatchObject({ error: { code: "not_held_by_person" } });
+    expect(await notHeld.json()).toMatchObject({
+      error: { code: "not_held_by_person", message: "No person holds this conversation: 'billing' does." },
+    });
   });
 
   it("leaves the desk when the conversation is deleted", async () => {
