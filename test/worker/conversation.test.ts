@@ -125,7 +125,7 @@ describe("approvals across requests", () => {
     expect(await blocked.json()).toMatchObject({
       error: {
         code: "approval_pending",
-        message: "Tool calls are waiting for approval: decide them first.",
+        message: "Tool calls are waiting for approval: decide them first. Decide them with POST /v1/conversations/:id/approvals.",
         details: { pending: ["ref"] },
       },
     });
