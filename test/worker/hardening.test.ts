@@ -124,6 +124,9 @@ describe("event cursors", () => {
     for (const bad of ["0x10", "1e1", " 5 ", "5.0", "-1", "+3", "99999999999999999"]) {
       expect(await errorOf(await events_(bad)), bad).toEqual([400, "invalid_request"]);
     }
+    expect(await (await events_("0x10")).json()).toMatchObject({
+      error: { message: "Last-Event-ID (or ?after=) must be an event id in decimal digits, such as 42." },
+    });
     const fresh = await scenario([]);
     await call(`/v1/conversations`, { method: "POST" });
     expect((await call(`/v1/conversations/${fresh.conversationId}/events`)).status).toBe(404);

@@ -6,6 +6,7 @@
  */
 import { env } from "cloudflare:workers";
 import { createExecutionContext, runInDurableObject } from "cloudflare:test";
+import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { createSupportNetwork } from "../../src/agents/index.ts";
 import { readConfig } from "../../src/config.ts";
@@ -75,6 +76,42 @@ describe("a configured feature without its binding", () => {
     );
     expect(res.status).toBe(500);
     expect(await res.json()).toMatchObject({ error: { code: "invalid_configuration", message: expect.stringContaining("CONVERSATIONS") } });
+  });
+
+  it("the operator desk and a user's list without their Durable Objects answer naming the binding", async () => {
+    const app = createApp(() => createSupportNetwork());
+    const secret = "a-shared-secret-of-the-identity-provider-0123";
+    const signIn = await new SignJWT({ sub: "ada" })
+      .setProtectedHeader({ alg: "HS256" })
+      .setExpirationTime("5m")
+      .sign(new TextEncoder().encode(secret));
+    const answer = async (path: string, credential: string, bindings: object) => {
+      const res = await app.fetch(
+        new Request(`https://chat.test${path}`, { headers: { authorization: `Bearer ${credential}` } }),
+        { ...env, API_KEY: "a-master-key-0123456789", AUTH_JWT_SECRET: secret, ...bindings },
+        createExecutionContext(),
+      );
+      return [res.status, await res.json()];
+    };
+    expect(await answer("/v1/operator/conversations", "a-master-key-0123456789", { OPERATOR_DESK: undefined })).toEqual([
+      503,
+      {
+        error: {
+          code: "operator_desk_not_configured",
+          message:
+            "This Worker binds no operator desk: add the OPERATOR_DESK Durable Object binding (class OperatorDesk) to wrangler.toml.",
+        },
+      },
+    ]);
+    expect(await answer("/v1/conversations", signIn, { INBOXES: undefined })).toEqual([
+      503,
+      {
+        error: {
+          code: "inbox_not_configured",
+          message: expect.stringMatching(/^This Worker binds no inboxes: add the INBOXES Durable Object binding \(class Inbox\)/),
+        },
+      },
+    ]);
   });
 
   it("a key with a space in it, which no client could present as a Bearer token, answers 500 invalid_configuration naming it", async () => {

@@ -40,6 +40,11 @@ describe("a conversation handed to a person", () => {
     expect(second.at(-1)).toMatchObject({ status: "awaiting_human" });
     expect((await s.sent()).requests).toHaveLength(1);
 
+    // Read to its end without following, a conversation a person holds has nothing more to send.
+    const unfollowed = await call(`/v1/conversations/${s.conversationId}/events`, {
+      headers: { "last-event-id": String(second.at(-1)!.id) },
+    });
+    expect(unfollowed.status).toBe(204);
     // The user's page follows the conversation (and an AI SDK client resumes its stream); the person answers.
     const follow = await call(`/v1/conversations/${s.conversationId}/events?follow=true`, {
       headers: { "last-event-id": String(second.at(-1)!.id) },
@@ -149,6 +154,10 @@ describe("a conversation handed to a person", () => {
       method: "POST",
       headers: json,
       body: JSON.stringify({ to: "billing" }),
+    });
+    // Handed back with no note: the history says so, and nothing more.
+    expect((await stored(s.conversationId)).messages.at(-1)).toMatchObject({
+      content: "The person at 'support-desk' handed the conversation back to 'billing'.",
     });
     const notHeld = await call(`/v1/conversations/${s.conversationId}/operator/messages`, {
       method: "POST",

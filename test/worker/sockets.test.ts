@@ -75,7 +75,20 @@ describe("the conversation's WebSocket", () => {
     const frame = await socket.until((f) => f.type === "operator-message", "the person's message");
     expect(frame).toMatchObject({ id: expect.any(Number), data: { text: "Sam here.", operator: "Sam", agent: "support-desk" } });
     const plain = await call(`/v1/conversations/${s.conversationId}/socket`);
-    expect([plain.status, ((await plain.json()) as { error: { code: string } }).error.code]).toEqual([426, "upgrade_required"]);
+    expect([plain.status, await plain.json()]).toEqual([
+      426,
+      {
+        error: {
+          code: "upgrade_required",
+          message: "GET …/socket upgrades to a WebSocket: send Upgrade: websocket (new WebSocket(url) does).",
+        },
+      },
+    ]);
+    const badCursor = await call(`/v1/conversations/${s.conversationId}/socket?after=4x`, { headers: { upgrade: "websocket" } });
+    expect([badCursor.status, await badCursor.json()]).toEqual([
+      400,
+      { error: { code: "invalid_request", message: "?after= must be an event id in decimal digits, such as 42." } },
+    ]);
     const missing = await call("/v1/conversations/never-made/socket", { headers: { upgrade: "websocket" } });
     expect(missing.status).toBe(404);
     socket.ws.close();
