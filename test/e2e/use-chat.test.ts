@@ -43,7 +43,7 @@ after(async () => {
 });
 
 /** The page, served from the Worker's origin (so its requests are same-origin) by intercepting two paths. */
-async function open(id: string, query = "", ready = true, setup?: (page: Page) => Promise<void>): Promise<Page> {
+async function open(id: string, query = "", ready = true, setup?: (page: Page) => Promise<unknown>): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 900, height: 800 } });
   await setup?.(page);
   await page.route(`${dev.url}/use-chat/index.html*`, (route) =>
