@@ -300,6 +300,40 @@ describe("the checks' order and edges", () => {
   });
 });
 
+describe("a person's turn", () => {
+  it("is not held to the owner's daily budget: a person answering spends no model tokens", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "p", name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "asked for a person" }) }] },
+    ]);
+    const user = `u-${crypto.randomUUID()}`;
+    const credential = await mint(user);
+    const { id } = (await (
+      await call("/v1/conversations", { method: "POST", headers: { authorization: `Bearer ${credential}` } })
+    ).json()) as {
+      id: string;
+    };
+    await (await call(`/v1/conversations/${id}/messages`, post(credential, { message: s.tag("a person please") }))).text();
+    await arrange({ s, user, credential, id, text: (t: string) => s.tag(t) }, "over budget");
+    const jwk = keys.rs1 as JWK;
+    const operator = await new SignJWT({
+      sub: `op-${user}`,
+      name: "Sam",
+      roles: ["operator"],
+      iss: "https://idp.test",
+      aud: "handoff-chat",
+    })
+      .setProtectedHeader({ alg: jwk.alg!, kid: "rs1" })
+      .setExpirationTime("10m")
+      .sign(await importJWK(jwk, jwk.alg));
+    const answered = await call(`/v1/conversations/${id}/operator/messages`, post(operator, { text: "Sam here, looking into it." }));
+    expect(answered.status).toBe(200);
+    await answered.text();
+    // The owner's own next message is still over the budget.
+    const own = await call(`/v1/conversations/${id}/messages`, post(credential, { message: "thanks" }));
+    expect([own.status, ((await own.json()) as { error: { code: string } }).error.code]).toEqual([429, "user_budget_exhausted"]);
+  });
+});
+
 describe("the alarm's turn, which has no client", () => {
   it("passes the same admission: its owner over budget, a due follow-up runs no turn and waits for the next UTC day", async () => {
     const c = await conversation(false);
