@@ -140,9 +140,9 @@ function verdictOf(error: unknown): UserVerdict {
 /** jose's reasons are codes (`missing`, `check_failed`, `invalid`): said in words. */
 function claimRefusal(claim: string, reason: string): string {
   if (reason === "missing") return `The token has no ${claim} claim, which this Worker requires.`;
+  if (reason !== "check_failed") return `The token's ${claim} claim is not valid.`;
   if (claim === "nbf") return "The token is not valid yet: its nbf claim is later than now.";
-  if (reason === "check_failed") return `The token's ${claim} claim is not the one this Worker accepts.`;
-  return `The token's ${claim} claim is not valid.`;
+  return `The token's ${claim} claim is not the one this Worker accepts.`;
 }
 
 function refused(description: string): UserVerdict {

@@ -101,9 +101,10 @@ describe("who a token names", () => {
     expect(await verifyUserToken(await sign({ ...claims, aud: undefined }), issuer)).toMatchObject({
       description: "The token has no aud claim, which this Worker requires.",
     });
-    expect(await verifyUserToken(await sign({ ...claims, iat: "yesterday" }), issuer)).toMatchObject({
-      description: "The token's iat claim is not valid.",
-    });
+    for (const claim of ["iat", "nbf"])
+      expect(await verifyUserToken(await sign({ ...claims, [claim]: "yesterday" }), issuer)).toMatchObject({
+        description: `The token's ${claim} claim is not valid.`,
+      });
   });
 });
 
