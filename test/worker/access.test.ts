@@ -46,7 +46,10 @@ describe("access", () => {
     expect(await answer({ ...closed, OPERATOR_KEY: undefined })).toEqual(NO_KEYS);
     const signIn = { AUTH_JWT_SECRET: "a-shared-secret-of-the-identity-provider-0123" };
     expect(await answer({ ...closed, OPERATOR_KEY: undefined, ALLOW_ANONYMOUS: "true", ...signIn })).toEqual(NO_KEYS);
-    expect(await answer({ ...closed, OPERATOR_KEY: undefined, ALLOW_ANONYMOUS: "true" })).toEqual([200, { conversations: [] }]);
+    expect(await answer({ ...closed, OPERATOR_KEY: undefined, ALLOW_ANONYMOUS: "true" })).toEqual([
+      200,
+      { conversations: expect.any(Array) },
+    ]);
   });
 
   it("needs the bearer key when API_KEY is set, compared exactly", async () => {

@@ -88,7 +88,7 @@ describe("where a credential is read from", () => {
 
   it("takes OPERATOR_KEY on the operator API only", async () => {
     const desk = await request("/v1/operator/conversations", bearer(keyed.OPERATOR_KEY));
-    expect([desk.status, await desk.json()]).toEqual([200, { conversations: [] }]);
+    expect([desk.status, await desk.json()]).toEqual([200, { conversations: expect.any(Array) }]);
     const { id } = (await (await request("/v1/conversations", { method: "POST", ...bearer(API_KEY) })).json()) as { id: string };
     const read = await request(`/v1/operator/conversations/${id}`, bearer(keyed.OPERATOR_KEY));
     expect([read.status, ((await read.json()) as { id: string }).id]).toEqual([200, id]);
