@@ -75,6 +75,10 @@ function disagreements(store: ConversationStore): string[] {
   for (let batch = next(); batch; batch = next()) events.push(...batch);
   const state = store.state()!;
   const problems: string[] = [];
+  // Every stored event is an event, in id order, whatever the kill left.
+  for (const [i, event] of events.entries())
+    if (typeof event !== "object" || typeof event.type !== "string" || (i > 0 && !(event.id > events[i - 1]!.id)))
+      problems.push(`stored event ${i} is not an event in order: ${JSON.stringify(event)}`);
   const handoffEvents = events.filter((e) => e.type === "handoff");
   if (handoffEvents.length !== state.holding.handoffCount || store.handoffs().length !== state.holding.handoffCount)
     problems.push(`handoffs: ${handoffEvents.length} events, ${store.handoffs().length} rows, count ${state.holding.handoffCount}`);
