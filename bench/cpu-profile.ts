@@ -9,14 +9,12 @@
  *
  *   npm run bench:cpu -- [--turns 30] [--config path/to/wrangler.toml]
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startWranglerDev } from "../test/e2e/wrangler-dev.ts";
-import { startFakeOpenAI } from "../test/node/fake-openai-server.ts";
 import { median, p95 } from "./loop-overhead.ts";
 import { OursSocket, oursTurn } from "./peer-clients.ts";
 import { profile, profileLines } from "./profile.ts";
+import { startToolTurnDev } from "./tool-turn-dev.ts";
 import { splitCpuMs, turnCpuMs } from "./workerd-processes.ts";
 
 const arg = (name: string) => {
@@ -28,19 +26,8 @@ const CONFIG = arg("config") ?? new URL("./peers/ours/wrangler.toml", import.met
 
 type Split = { proxy: number; worker: number };
 
-const toolTurn = [
-  { toolCalls: [{ name: "lookup_order", arguments: JSON.stringify({ orderId: "A1001" }) }] },
-  { text: "Order A1001 shipped; it was charged twice." },
-];
-const fake = await startFakeOpenAI();
-const scratch = mkdtempSync(join(tmpdir(), "bench-cpu-"));
-const vars = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "1000000" };
-const dev = await startWranglerDev({ persistTo: scratch, vars, config: CONFIG });
+const { dev, vars, scratch, stop } = await startToolTurnDev({ name: "cpu", scenario: "scncpu", answers: 7 * TURNS + 20, config: CONFIG });
 try {
-  await fetch(`${fake.url}/__scenarios`, {
-    method: "POST",
-    body: JSON.stringify({ id: "scncpu", answers: Array.from({ length: 7 * TURNS + 20 }, () => toolTurn).flat() }),
-  });
   for (let t = 0; t < 3; t++) await oursTurn(dev.url, "cpu", t === 0 ? "where is A1001? [scncpu]" : `warm ${t}`);
   const cpu: number[] = [];
   const socketCpu: number[] = [];
@@ -81,9 +68,7 @@ try {
   );
   console.log(profileLines(profiled, TURNS).join("\n"));
 } finally {
-  await dev.stop();
-  await fake.close();
-  rmSync(scratch, { recursive: true, force: true });
+  await stop();
 }
 process.exit(0);
 

@@ -8,12 +8,9 @@
  *   npm run bench:native -- [--turns 40]      (needs perf: Debian's linux-perf)
  */
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startWranglerDev } from "../test/e2e/wrangler-dev.ts";
-import { startFakeOpenAI } from "../test/node/fake-openai-server.ts";
 import { OursSocket, oursTurn } from "./peer-clients.ts";
+import { startToolTurnDev } from "./tool-turn-dev.ts";
 import { workerdRoles } from "./workerd-processes.ts";
 
 const at = process.argv.indexOf("--turns");
@@ -65,20 +62,9 @@ function partOf(stack: string[]): string {
   return "other (workerd's event loop, allocation, the kernel)";
 }
 
-const toolTurn = [
-  { toolCalls: [{ name: "lookup_order", arguments: JSON.stringify({ orderId: "A1001" }) }] },
-  { text: "Order A1001 shipped; it was charged twice." },
-];
-const fake = await startFakeOpenAI();
-const scratch = mkdtempSync(join(tmpdir(), "bench-native-"));
-const vars = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "1000000" };
-const dev = await startWranglerDev({ persistTo: scratch, vars, config: new URL("./peers/ours/wrangler.toml", import.meta.url).pathname });
+const { dev, scratch, stop } = await startToolTurnDev({ name: "native", scenario: "scnnat", answers: TURNS + 12 });
 const data = join(scratch, "perf.data");
 try {
-  await fetch(`${fake.url}/__scenarios`, {
-    method: "POST",
-    body: JSON.stringify({ id: "scnnat", answers: Array.from({ length: TURNS + 12 }, () => toolTurn).flat() }),
-  });
   await oursTurn(dev.url, "native", "where is A1001? [scnnat]");
   const socket = await OursSocket.open(dev.url, "native");
   for (let t = 0; t < 10; t++) await socket.turn(`warm ${t}`);
@@ -94,7 +80,5 @@ try {
   console.log(`The Worker's workerd over ${TURNS} socket turns (${all.length} samples at 4999 Hz):\n\n| part | share |\n|---|---:|`);
   for (const [name, n] of [...counts].sort((a, b) => b[1] - a[1])) console.log(`| ${name} | ${((100 * n) / all.length).toFixed(1)}% |`);
 } finally {
-  await dev.stop();
-  await fake.close();
-  rmSync(scratch, { recursive: true, force: true });
+  await stop();
 }
