@@ -7,7 +7,7 @@
  */
 import { importJWK, type JWK, SignJWT } from "jose";
 import { env } from "cloudflare:workers";
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { describe, expect, inject, it } from "vitest";
 import { inboxOf } from "../../src/inbox/inbox.ts";
@@ -34,23 +34,30 @@ const post = (credential: string, body: unknown): RequestInit => ({
   body: JSON.stringify(body),
 });
 
-type Refusal = "over budget" | "over the limit" | "too long" | "running" | "someone else's";
+type Refusal = "over budget" | "over the limit" | "too many streams" | "too long" | "running" | "someone else's";
 const EXPECTED: Record<Refusal, [number, string]> = {
   "over budget": [429, "user_budget_exhausted"],
   "over the limit": [429, "rate_limited"],
+  "too many streams": [429, "too_many_streams"],
   "too long": [413, "message_too_long"],
   running: [409, "run_in_progress"],
   "someone else's": [404, "conversation_not_found"],
 };
 
-/** A conversation of its own user, after one turn that completed (or, `suspended`, that waits on the refund's approval). */
-async function conversation(suspended: boolean) {
+/**
+ * A conversation of its own user, after one turn that completed (or, `suspended`, that waits on the refund's approval); `after`: the
+ * model's answers from then on.
+ */
+async function conversation(suspended: boolean, after?: Array<{ text: string; holdAfter?: number }>) {
   const refund = [
     { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "double charge" }) }] },
     { toolCalls: [{ id: "ref", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) }] },
   ];
   // A turn that runs until released (the `running` refusal), then answers for anything admitted by mistake.
-  const s = await scenario([...(suspended ? refund : [{ text: "Hello." }]), { text: "Held.", holdAfter: 1 }, { text: "Again." }]);
+  const s = await scenario([
+    ...(suspended ? refund : [{ text: "Hello." }]),
+    ...(after ?? [{ text: "Held.", holdAfter: 1 }, { text: "Again." }]),
+  ]);
   const user = `u-${crypto.randomUUID()}`;
   const credential = await mint(user);
   const created = (await (
@@ -152,6 +159,29 @@ const WAYS: Way[] = [
   },
 ];
 
+/** Spends the per-client limit of `key` (a user's, an address's) for this window of the binding. */
+async function spendLimit(key: string): Promise<void> {
+  // The binding's windows are epoch minutes: spend this one's 600 turns with time to spare.
+  if (Date.now() % 60_000 > 50_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - (Date.now() % 60_000) + 100));
+  for (let spent = 0; spent < 700; spent++) if (!(await env.CLIENT_LIMITER!.limit({ key })).success) return;
+}
+
+/** The alarm's turns have no client: were they limited, it would be under this key. */
+const ALARM_CLIENT = "address:local";
+
+/** Streams of the conversation's events opened and never read: each holds one of the conversation's 16 until it is closed. */
+const unread: Response[] = [];
+
+async function holdStreams(c: Conv): Promise<void> {
+  for (let i = 0; i < 16; i++) {
+    const res = await call(`/v1/conversations/${c.id}/events?after=0`, { headers: { authorization: `Bearer ${c.credential}` } });
+    expect(res.status).toBe(200);
+    unread.push(res);
+  }
+}
+
+const closeStreams = () => Promise.all(unread.splice(0).map((res) => res.body?.cancel()));
+
 /** Puts the conversation in the refusal's way; the credential the way in is tried with. */
 async function arrange(c: Conv, refusal: Refusal): Promise<string> {
   if (refusal === "over budget") {
@@ -167,11 +197,8 @@ async function arrange(c: Conv, refusal: Refusal): Promise<string> {
     };
     await (await inboxOf(env, c.user))!.record(entry, BUDGET);
   }
-  if (refusal === "over the limit") {
-    // The binding's windows are epoch minutes: spend this one's 600 turns with time to spare.
-    if (Date.now() % 60_000 > 50_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - (Date.now() % 60_000) + 100));
-    for (let spent = 0; spent < 700; spent++) if (!(await env.CLIENT_LIMITER!.limit({ key: `user:${c.user}` })).success) break;
-  }
+  if (refusal === "over the limit") await spendLimit(`user:${c.user}`);
+  if (refusal === "too many streams") await holdStreams(c);
   if (refusal === "running") {
     // A retry that holds inside its model call: the turn runs until released.
     const held = await call(`/v1/conversations/${c.id}/retry`, { method: "POST", headers: { authorization: `Bearer ${c.credential}` } });
@@ -221,6 +248,7 @@ function wordsOf(refusal: Refusal, c: Conv, details: unknown): string {
   return {
     "over budget": `You have used ${spent} of your ${BUDGET} tokens for today (UTC); new turns are accepted again from ${resetsAt}.`,
     "over the limit": "Too many new turns from this client; try again in a minute.",
+    "too many streams": "This conversation already has 16 open streams; close one, or try again later.",
     "too long": `The message is ${LONG.length} characters; the limit is 8000.`,
     running: "A run is in progress for this conversation; wait for it to end, or cancel it.",
     "someone else's": `No conversation '${c.id}'.`,
@@ -266,8 +294,10 @@ describe("every way a turn starts, refused the same way", () => {
           expect((details as { spent: number }).spent).toBeGreaterThanOrEqual(BUDGET);
         }
         if (refusal === "over the limit") expect(details).toEqual({ retryAfter: 60 });
+        if (refusal === "too many streams") expect(details).toEqual({ retryAfter: 5 });
         if (refusal === "too long") expect(details).toEqual({ length: LONG.length, limit: 8_000 });
         await c.s.release();
+        await closeStreams();
         if (refusal !== "running") expect(await snapshot(c)).toEqual(before);
       });
     }
@@ -301,7 +331,7 @@ describe("the checks' order and edges", () => {
 });
 
 describe("a person's turn", () => {
-  it("is not held to the owner's daily budget: a person answering spends no model tokens", async () => {
+  it("is held to none of the owner's daily budget, the person's per-client limit and the stream cap: a person answering calls no model", async () => {
     const s = await scenario([
       { toolCalls: [{ id: "p", name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "asked for a person" }) }] },
     ]);
@@ -313,7 +343,12 @@ describe("a person's turn", () => {
       id: string;
     };
     await (await call(`/v1/conversations/${id}/messages`, post(credential, { message: s.tag("a person please") }))).text();
-    await arrange({ s, user, credential, id, text: (t: string) => s.tag(t) }, "over budget");
+    const c = { s, user, credential, id, text: (t: string) => s.tag(t) };
+    await arrange(c, "over budget");
+    // An operator is limited as a client by their address (a user's id is only a signed-in user's key).
+    const address = `2001:db8::${crypto.randomUUID().slice(0, 4)}`;
+    await spendLimit(`address:${address}`);
+    await holdStreams(c);
     const jwk = keys.rs1 as JWK;
     const operator = await new SignJWT({
       sub: `op-${user}`,
@@ -325,12 +360,19 @@ describe("a person's turn", () => {
       .setProtectedHeader({ alg: jwk.alg!, kid: "rs1" })
       .setExpirationTime("10m")
       .sign(await importJWK(jwk, jwk.alg));
-    const answered = await call(`/v1/conversations/${id}/operator/messages`, post(operator, { text: "Sam here, looking into it." }));
+    const asOperator = (body: unknown): RequestInit => {
+      const init = post(operator, body);
+      return { ...init, headers: { ...(init.headers as Record<string, string>), "cf-connecting-ip": address } };
+    };
+    const answered = await call(`/v1/conversations/${id}/operator/messages`, asOperator({ text: "Sam here, looking into it." }));
     expect(answered.status).toBe(200);
     await answered.text();
+    const back = await call(`/v1/conversations/${id}/operator/handoff`, asOperator({ to: "triage", note: "looked into it" }));
+    expect(await back.json()).toEqual({ activeAgent: "triage" });
     // The owner's own next message is still over the budget.
     const own = await call(`/v1/conversations/${id}/messages`, post(credential, { message: "thanks" }));
     expect([own.status, ((await own.json()) as { error: { code: string } }).error.code]).toEqual([429, "user_budget_exhausted"]);
+    await closeStreams();
   });
 });
 
@@ -355,5 +397,64 @@ describe("the alarm's turn, which has no client", () => {
     expect(entries).toHaveLength(1);
     expect(Math.abs(Date.parse(entries[0]!.dueAt) - midnight.getTime())).toBeLessThan(5_000);
     await c.s.release();
+  });
+});
+
+describe("the alarm's turns, past what holds a client back", () => {
+  it("runs a due follow-up with the alarm's client over its limit and 16 streams open: only the owner's budget holds it", async () => {
+    const c = await conversation(false, [{ text: "Checking in, as promised." }]);
+    const stub = env.CONVERSATIONS.getByName(c.id);
+    await runInDurableObject(stub, async (_instance, state) => {
+      new ConversationStore(state.storage).schedule.add({
+        kind: "follow-up",
+        dueAt: Date.now() - 1,
+        note: "Check in.",
+        agent: "triage",
+        toolCallId: "f1",
+      });
+      await state.storage.setAlarm(Date.now());
+    });
+    await spendLimit(ALARM_CLIENT);
+    await holdStreams(c);
+    const before = await snapshot(c);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    const view = (await (await call(`/v1/conversations/${c.id}`, { headers: { authorization: `Bearer ${c.credential}` } })).json()) as {
+      messages: Array<{ role: string; content: string | null }>;
+      turn: number;
+    };
+    expect(view.turn).toBe(before.turn + 1);
+    expect(view.messages.at(-1)).toMatchObject({ role: "assistant", content: "Checking in, as promised." });
+    await closeStreams();
+  });
+
+  it("declines a call past its deadline and resumes whatever holds turns back: the owner over budget, the alarm's client over its limit, 16 streams open", async () => {
+    const c = await conversation(true, [{ text: "That refund waited too long; ask me again." }]);
+    const stub = env.CONVERSATIONS.getByName(c.id);
+    // This Worker sets no deadline on approvals: the call's is written as passed, with its entry, as time would.
+    await runInDurableObject(stub, async (_instance, state) => {
+      const past = Date.now() - 1;
+      const row = state.storage.sql.exec<{ data: string }>(`SELECT data FROM state WHERE id = 1`).one();
+      const data = JSON.parse(row.data) as { suspension: { pending: Array<{ expiresAt?: string }> } };
+      for (const pending of data.suspension.pending) pending.expiresAt = new Date(past).toISOString();
+      state.storage.sql.exec(`UPDATE state SET data = ? WHERE id = 1`, JSON.stringify(data));
+      new ConversationStore(state.storage).schedule.add({ kind: "approval-expiry", dueAt: past });
+      await state.storage.setAlarm(past);
+    });
+    await evictDurableObject(stub);
+    await arrange(c, "over budget");
+    await spendLimit(ALARM_CLIENT);
+    await holdStreams(c);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    const view = (await (await call(`/v1/conversations/${c.id}`, { headers: { authorization: `Bearer ${c.credential}` } })).json()) as {
+      messages: Array<{ role: string; toolCallId?: string; content: string | null; isError?: boolean }>;
+      pendingApprovals: unknown[];
+    };
+    expect(view.pendingApprovals).toEqual([]);
+    expect(view.messages.find((m) => m.role === "tool" && m.toolCallId === "ref")).toMatchObject({
+      isError: true,
+      content: expect.stringMatching(/expired and did not run/),
+    });
+    expect(view.messages.at(-1)).toMatchObject({ role: "assistant", content: "That refund waited too long; ask me again." });
+    await closeStreams();
   });
 });

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
-import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { describe, expect, it, vi } from "vitest";
 import { migrate, SCHEMA_VERSION } from "../../src/conversation/storage/schema.ts";
 import { call, chat, postMessage, scenario, stored } from "../support/worker.ts";
@@ -135,10 +136,50 @@ describe("what counts as a new turn", () => {
   });
 });
 
+describe("what is not a new turn", () => {
+  it("counts neither a resume, the alarm's follow-up nor a person's answer and hand back toward the per-conversation rate", async () => {
+    const json = { "content-type": "application/json" };
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "double charge" }) }] },
+      { toolCalls: [{ id: "ref", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) }] },
+      { text: "Refunded." },
+      { text: "Following up, as promised." },
+      ...Array.from({ length: 27 }, (_, i) => ({ text: `answer ${i}` })),
+      { toolCalls: [{ id: "p", name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "asked for a person" }) }] },
+      { text: "The 30th new turn." },
+    ]);
+    const id = s.conversationId;
+    expect((await chat(id, s.tag("charged twice"))).at(-1)).toMatchObject({ status: "awaiting_approval" });
+    const approve = { method: "POST", headers: json, body: JSON.stringify({ decisions: [{ toolCallId: "ref", approved: true }] }) };
+    await (await call(`/v1/conversations/${id}/approvals`, approve)).text();
+    const stub = env.CONVERSATIONS.getByName(id);
+    await runInDurableObject(stub, async (_instance, state) => {
+      new ConversationStore(state.storage).schedule.add({
+        kind: "follow-up",
+        dueAt: Date.now() - 1,
+        note: "Check.",
+        agent: "billing",
+        toolCallId: "f",
+      });
+      await state.storage.setAlarm(Date.now());
+    });
+    await runDurableObjectAlarm(stub);
+    expect((await stored(id)).messages.at(-1)).toMatchObject({ content: "Following up, as promised." });
+    for (let i = 0; i < 27; i++) await (await postMessage(id, `message ${i}`)).text();
+    expect((await chat(id, "a person, please")).at(-1)).toMatchObject({ status: "awaiting_human" });
+    const person = (path: string, body: unknown) =>
+      call(`/v1/conversations/${id}/operator/${path}`, { method: "POST", headers: json, body: JSON.stringify(body) });
+    expect((await person("messages", { text: "Sam here.", operator: "Sam" })).status).toBe(200);
+    expect((await person("handoff", { to: "triage" })).status).toBe(200);
+    // 29 new turns so far: one more is taken, the one after is not.
+    expect((await chat(id, "the 30th")).at(-1)).toMatchObject({ type: "done", text: "The 30th new turn." });
+    expect((await postMessage(id, "the 31st")).status).toBe(429);
+  });
+});
+
 describe("compaction in storage", () => {
   it("stores a marker row: GET shows every original message and the summary the model is sent", async () => {
     const { Agent, Network, runTurn } = await import("../../src/runtime/index.ts");
-    const { ConversationStore } = await import("../../src/conversation/storage/conversation-store.ts");
     const id = `compaction-${crypto.randomUUID()}`;
     await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
       const store = new ConversationStore(state.storage);
