@@ -82,4 +82,61 @@ describe("calls cut off by a crash", () => {
       expect(restarted.messages().at(-1)).toMatchObject({ content: "refunded", isError: false });
     });
   });
+  it("are answered when an earlier step's results are in the history: only the step's own calls tell that it committed", async () => {
+    const id = `cut-${crypto.randomUUID()}`;
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
+      const store = new ConversationStore(state.storage);
+      store.create(id, "billing", "grant");
+      store.beginTurn("refund A1001");
+      const lookup = {
+        role: "assistant" as const,
+        agent: "billing",
+        content: null,
+        toolCalls: [{ id: "l", name: "lookup_order", arguments: "{}" }],
+      };
+      store.commitStep(
+        {
+          messages: [
+            { role: "user", content: "refund A1001" },
+            lookup,
+            { role: "tool", toolCallId: "l", name: "lookup_order", content: "found", isError: false },
+          ],
+        },
+        [],
+      );
+      store.recordCalls({ assistant, started: ["r"] });
+      const history = new ConversationStore(state.storage).messages();
+      expect(history.map((m) => (m.role === "tool" ? `tool ${m.toolCallId}` : m.role))).toEqual([
+        "user",
+        "assistant",
+        "tool l",
+        "assistant",
+        "tool r",
+        "tool t",
+      ]);
+      expect(findHistoryProblem(history)).toBeNull();
+    });
+  });
+
+  it("leave a row of a rewound turn alone: a retry that dies before its first tool answers no call of the turn it replaced", async () => {
+    const id = `cut-${crypto.randomUUID()}`;
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
+      const store = new ConversationStore(state.storage);
+      store.create(id, "billing", "grant");
+      store.beginTurn("refund A1001");
+      const one = { ...assistant, toolCalls: [assistant.toolCalls[0]!] };
+      store.commitStep({ messages: [{ role: "user", content: "refund A1001" }] }, []);
+      store.recordCalls({ assistant: one, started: ["r"] });
+      store.commitStep({ messages: [one, { role: "tool", toolCallId: "r", name: "refund", content: "refunded", isError: false }] }, []);
+      store.endTurn({ status: "completed" }, []);
+      // The user edits the message: the turn is rewound, and the new one dies while the model streams, before any tool.
+      store.rewindLastTurn();
+      store.beginTurn("refund A1002 instead");
+      store.commitStep({ messages: [{ role: "user", content: "refund A1002 instead" }] }, []);
+      const restarted = new ConversationStore(state.storage);
+      expect(restarted.messages()).toEqual([{ role: "user", content: "refund A1002 instead" }]);
+      expect(restarted.turns.record(2)).toMatchObject({ status: "failed", error: "interrupted" });
+      expect((restarted.events.replay(2, 0)() ?? []).map((e) => e.type)).toEqual(["error"]);
+    });
+  });
 });
