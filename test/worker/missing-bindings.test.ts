@@ -112,6 +112,12 @@ describe("a configured feature without its binding", () => {
         },
       },
     ]);
+    // A conversation that is not there is still not found: with no inbox there is no entry of it to take away.
+    const gone = `gone-${crypto.randomUUID()}`;
+    expect(await answer(`/v1/conversations/${gone}`, signIn, { INBOXES: undefined })).toEqual([
+      404,
+      { error: { code: "conversation_not_found", message: expect.stringMatching(new RegExp(`^No conversation '${gone}'\\.`)) } },
+    ]);
   });
 
   it("a key with a space in it, which no client could present as a Bearer token, answers 500 invalid_configuration naming it", async () => {
