@@ -62,6 +62,12 @@ describe("rows stored by earlier releases", () => {
       };
       const row = { conversationId: id, activeAgent: "billing", handoffCount: 4, suspension, decisions: [], context: {} };
       sql.exec(`INSERT INTO state (id, data) VALUES (1, ?)`, JSON.stringify(row));
+      // The turn's events as that release stored them: its handoff event in the record's old form, the row without a version.
+      const streamed = [
+        { id: 1, type: "run-start", conversationId: id, agent: "triage", model: "m" },
+        { id: 2, type: "handoff", ...transfer },
+      ];
+      sql.exec(`INSERT INTO events (first_id, last_id, turn, data) VALUES (1, 2, 2, ?)`, JSON.stringify(streamed));
     });
 
     const view = await stored(id);
@@ -80,6 +86,9 @@ describe("rows stored by earlier releases", () => {
     const ui = (await (await call(`/v1/conversations/${id}/ui-messages`)).json()) as Array<{ parts: Array<{ type: string; id?: string }> }>;
     const handoffParts = ui.flatMap((m) => m.parts.filter((p) => p.type === "data-handoff").map((p) => p.id));
     expect(handoffParts).toEqual(["c", "return-c", "t"]);
+    const replay = parseSse(await (await call(`/v1/conversations/${id}/events?after=0`)).text());
+    expect(replay.map((e) => e.type)).toEqual(["run-start", "handoff"]);
+    expect(replay[1]).toEqual({ sseEvent: "handoff", id: 2, type: "handoff", kind: "transfer", ...transfer });
 
     const res = await call(`/v1/conversations/${id}/approvals`, {
       method: "POST",
