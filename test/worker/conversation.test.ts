@@ -388,6 +388,29 @@ describe("storage", () => {
     expect(rows[7]).toBeLessThanOrEqual(12);
   });
 
+  it("counts the bytes a turn writes, and lists a failed turn with its error and how long it ran", async () => {
+    const long = "z".repeat(6_000);
+    const s = await scenario([{ text: "ok" }, { status: 400, error: { message: "bad request", type: "invalid_request_error" } }]);
+    await chat(s.conversationId, s.tag(long));
+    const { lastTurnStorage } = (await stored(s.conversationId)) as unknown as { lastTurnStorage: { bytesWritten: number } };
+    // The message is written once with the turn (the history row; the turn's opening keeps it too), and the rest is small.
+    expect(lastTurnStorage.bytesWritten).toBeGreaterThanOrEqual(2 * long.length);
+    expect(lastTurnStorage.bytesWritten).toBeLessThan(3 * long.length);
+    expect((await chat(s.conversationId, "again")).at(-1)).toMatchObject({ type: "error" });
+    const turns = (await (await call(`/v1/conversations/${s.conversationId}/turns`)).json()) as Array<{
+      status: string;
+      error: string | null;
+      startedAt: number;
+      endedAt: number;
+      durationMs: number;
+    }>;
+    expect(turns.map((t) => [t.status, t.error])).toEqual([
+      ["completed", null],
+      ["failed", expect.stringMatching(/^model_/)],
+    ]);
+    for (const t of turns) expect(t.durationMs).toBe(t.endedAt - t.startedAt);
+  });
+
   it("cuts an oversized tool output with a marker instead of failing the commit", async () => {
     const huge = "x".repeat(3 * 1024 * 1024);
     const s = await scenario([
