@@ -2,9 +2,11 @@
  * The Worker's own path with an MCP server: this project's example network points its tracking
  * server at the MCP test server that wants a bearer token (TRACKING_MCP_URL, TRACKING_MCP_TOKEN, a
  * secret), and the provider is the fake OpenAI-compatible server. What the Durable Object does:
- * the tools offered after a handoff and not before, one `tools/list` for many turns, an approval
+ * the tools offered after a handoff and not before, one `tools/list` for many turns (a restart between), an approval
  * across two requests, `GET /v1/agents`, and the token in no response, stored row, log or trace.
  */
+import { env } from "cloudflare:workers";
+import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { captureLogs, conversationSurfaces } from "../support/surfaces.ts";
 import { parseSse } from "../support/sse.ts";
@@ -37,6 +39,8 @@ describe("an MCP server in the example network", () => {
       result: { orderId: "A1001", carrier: "ParcelPost", latestScans: expect.arrayContaining(["Out for delivery"]) },
     });
     await chat(s.conversationId, "and A1002?");
+    // The object restarts: the list comes back from its storage, not from the server.
+    await evictDurableObject(env.CONVERSATIONS.getByName(s.conversationId));
     await chat(s.conversationId, "thanks");
 
     const { requests } = await s.sent();
@@ -48,7 +52,7 @@ describe("an MCP server in the example network", () => {
     const spec = requests[1]!.tools!.find((t) => t.function.name === "tracking_track_parcel")!.function;
     expect(spec.parameters).toMatchObject({ properties: { orderId: { pattern: "^A\\d{4}$" } }, required: ["orderId"] });
 
-    // Three turns, five model calls after the handoff: one tools/list, two calls, all with the token.
+    // Three turns, five model calls after the handoff, a restart between: one tools/list, two calls, all with the token.
     const after = await securedStats();
     expect([after.toolsList - before.toolsList, after.toolsCall - before.toolsCall]).toEqual([1, 2]);
     expect(after.authorization.slice(before.authorization.length).every((value) => value === `Bearer ${TOKEN}`)).toBe(true);
