@@ -371,6 +371,15 @@ describe("a signed-in user's inbox", () => {
     await call(`/v1/conversations/${id}`, as(erin, { ...json({ archived: true }), method: "PATCH" }));
     expect((await list(erin)).conversations).toEqual([]);
     expect((await list(erin, "?archived=true")).conversations.map((c) => [c.id, c.archived])).toEqual([[id, true]]);
+    // The object restarts: who owns it, its title, that it is archived and when it was made are read back from its storage.
+    const { createdAt } = (await list(erin, "?archived=true")).conversations[0] as unknown as { createdAt: number };
+    await evictDurableObject(env.CONVERSATIONS.getByName(id));
+    expect((await call(`/v1/conversations/${id}`, as(erin))).status).toBe(200);
+    const archivedOnly = await call(`/v1/conversations/${id}`, as(erin, { ...json({ archived: true }), method: "PATCH" }));
+    expect(await archivedOnly.json()).toMatchObject({ id, title: "Trip to Lisbon", archived: true, createdAt });
+    await evictDurableObject(env.CONVERSATIONS.getByName(id));
+    const titleOnly = await call(`/v1/conversations/${id}`, as(erin, { ...json({ title: "Lisbon" }), method: "PATCH" }));
+    expect(await titleOnly.json()).toMatchObject({ id, title: "Lisbon", archived: true, createdAt });
     expect((await call(`/v1/conversations/${id}`, as(erin, { method: "DELETE" }))).status).toBe(204);
     expect((await list(erin, "?archived=true")).conversations).toEqual([]);
   });

@@ -216,8 +216,14 @@ describe("a crash while an approved tool runs", () => {
     const replay = parseSse(await (await call(`/v1/conversations/${s.conversationId}/events?after=0`)).text());
     expect(replay.slice(-2)).toMatchObject([
       { type: "tool-result", toolCallId: "ref", isError: true, result: INTERRUPTED_CALL },
-      { type: "error", code: "interrupted" },
+      {
+        type: "error",
+        code: "interrupted",
+        message: "The run was interrupted (the conversation's process restarted); send the message again.",
+      },
     ]);
+    // Approved and cut off is not declined.
+    expect(replay.at(-2)).not.toHaveProperty("denied");
     const approveAgain = await call(`/v1/conversations/${s.conversationId}/approvals`, {
       method: "POST",
       headers: json,
