@@ -85,14 +85,17 @@ describe("configured secrets never leave the Worker", () => {
         chunkChars: 3,
         toolCalls: [{ id: "look", name: "transfer_to_billing", arguments: JSON.stringify({ reason: `key ${SECRETS[0]}` }) }],
       },
-      { text: `Billing here; ${SECRETS[1]}`, chunkChars: 5 },
+      // It ends with what could be the start of a secret: held back while it could, then sent as it is.
+      { text: `Billing here; ${SECRETS[1]}; not one: ${SECRETS[1]!.slice(0, 6)}`, chunkChars: 5 },
     ]);
     const events = await chat(s.conversationId, s.tag(`my key is ${SECRETS[2]}`));
     const text = events
       .filter((e) => e.type === "text-delta")
       .map((e) => e.delta)
       .join("");
-    expect(text).toBe(`Your key is [redacted] and session [redacted] and token [redacted].Billing here; [redacted]`);
+    expect(text).toBe(
+      `Your key is [redacted] and session [redacted] and token [redacted].Billing here; [redacted]; not one: ${SECRETS[1]!.slice(0, 6)}`,
+    );
     expect(events.find((e) => e.type === "handoff")).toMatchObject({ reason: "key [redacted]" });
     await expectCleanEverywhere(s.conversationId, JSON.stringify(events));
     const view = await stored(s.conversationId);
