@@ -422,6 +422,15 @@ describe("storage", () => {
     const tool = (await stored(s.conversationId)).messages.find((m) => m.role === "tool")!;
     expect(tool.content.length).toBeLessThan(300 * 1024);
     expect(tool.content).toMatch(/\[truncated: \d+ more characters\]$/);
+    // The stored events are cut the same way: the call's arguments (its JSON, as text) and the result it got.
+    const replay = parseSse(await (await call(`/v1/conversations/${s.conversationId}/events?after=0`)).text());
+    const called = replay.find((e) => e.type === "tool-call") as unknown as { args: unknown };
+    expect(typeof called.args).toBe("string");
+    const cutOff = JSON.stringify({ reason: huge }).length - 256 * 1024;
+    expect(called.args as string).toMatch(new RegExp(`^\\{"reason":"x{1000}.*\\n\\[truncated: ${cutOff} more characters\\]$`, "s"));
+    expect((called.args as string).length).toBeLessThan(300 * 1024);
+    const result = replay.find((e) => e.type === "tool-result") as unknown as { result: unknown };
+    expect(JSON.stringify(result.result).length).toBeLessThan(300 * 1024);
   });
 });
 
