@@ -96,6 +96,8 @@ describe("configured secrets never leave the Worker", () => {
     expect(text).toBe(
       `Your key is [redacted] and session [redacted] and token [redacted].Billing here; [redacted]; not one: ${SECRETS[1]!.slice(0, 6)}`,
     );
+    // Text held back while it could be a secret sends no empty deltas meanwhile.
+    expect(events.filter((e) => e.type === "text-delta" && e.delta === "")).toEqual([]);
     expect(events.find((e) => e.type === "handoff")).toMatchObject({ reason: "key [redacted]" });
     await expectCleanEverywhere(s.conversationId, JSON.stringify(events));
     const view = await stored(s.conversationId);

@@ -71,6 +71,10 @@ describe("a turn's trace", () => {
         durationMs: expect.any(Number),
       },
     ]);
+    // How long the leg ran (its trace's root span, start to end): three model calls over HTTP take some time, and not a minute.
+    const { durationMs } = JSON.parse(lines.at(-1)!) as { durationMs: number };
+    expect(durationMs).toBeGreaterThan(0);
+    expect(durationMs).toBeLessThan(60_000);
 
     // A second turn, held by billing throughout.
     await chat(s.conversationId, "thanks");
