@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { createSupportNetwork } from "../../src/agents/network.ts";
 import { newConversation, type RunEvent, runTurn } from "../../src/runtime/index.ts";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
+import type { ScriptedAnswer } from "../node/fake-openai-server.ts";
 import { ScriptedModel } from "../support/scripted-model.ts";
 import { parseSse, readSse, type ReceivedEvent } from "../support/sse.ts";
 import { call, chat, postMessage, scenario, stored } from "../support/worker.ts";
@@ -39,7 +40,7 @@ async function settled(conversationId: string): Promise<void> {
 }
 
 /** A scenario whose first turn suspends in billing on a refund of order A1001. */
-async function suspendedRefund(extra: Array<{ text?: string }> = []) {
+async function suspendedRefund(extra: ScriptedAnswer[] = []) {
   const s = await scenario([
     { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: args({ reason: "double charge" }) }] },
     {
