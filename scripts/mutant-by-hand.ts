@@ -25,7 +25,8 @@ if (target === undefined || !target.includes(from)) {
   console.error(`${file}:${line} does not hold '${from}': ${target ?? "(past the end of the file)"}`);
   process.exit(2);
 }
-lines[line - 1] = target.replace(from, to);
+// A function, so that `$` in the mutant is taken as it is.
+lines[line - 1] = target.replace(from, () => to);
 
 const restore = () => writeFileSync(file, original);
 // An interrupted run must not leave the mutant in the checkout.

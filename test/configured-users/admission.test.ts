@@ -1,9 +1,10 @@
 /**
  * One admission: every way a turn starts (a message over HTTP, the AI SDK chat route, retry, an
  * edit, decisions over HTTP and through the chat route, a socket's message and decision frames,
- * and A2A's SendMessage with a message or with decisions) × every refusal (over the daily budget, over the per-client limit, too long, a turn
- * running, someone else's conversation) gets the same code, with the same details, over HTTP and
- * over the socket; and a refused request leaves the conversation as it was.
+ * and A2A's SendMessage with a message or with decisions) × every refusal (over the daily budget, over the per-client limit, 16 streams
+ * open, too long, a turn running, someone else's conversation) gets the same code, with the same details, over HTTP and
+ * over the socket; and a refused request leaves the conversation as it was. The ways in no client starts (the alarm's turns, a
+ * person's acts) are let past what they are meant to pass.
  */
 import { importJWK, type JWK, SignJWT } from "jose";
 import { env } from "cloudflare:workers";
