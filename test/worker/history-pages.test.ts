@@ -23,6 +23,8 @@ describe("a page of the history", () => {
     expect(pageOfHistory(history, 3)).toEqual({ messages: history.slice(10), page: { start: 10, end: 12, total: 12, previous: 10 } });
     expect(pageOfHistory(history, 3, 10).page).toEqual({ start: 8, end: 10, total: 12, previous: 8 });
     expect(pageOfHistory(history).page).toEqual({ start: 0, end: 12, total: 12, previous: null });
+    // A page whose first place falls on a user message starts there: the whole of that turn fits.
+    expect(pageOfHistory(history, 4).page).toEqual({ start: 8, end: 12, total: 12, previous: 8 });
   });
 
   it("comes whole when one turn is longer than the limit, and each page is a valid history", () => {
