@@ -216,6 +216,15 @@ describe("compaction in storage", () => {
     expect(view.compactions.length).toBeGreaterThan(0);
     expect(view.compactions.at(-1)).toMatchObject({ summary: "the user asked many things", agent: "triage" });
     expect(view.messages[view.compactions.at(-1)!.replaces]).toMatchObject({ role: "user" });
+    // A fork takes the compactions with the rows it copies: the same summary stands in for the same messages there.
+    const res = await call(`/v1/conversations/${id}/fork`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ afterTurn: 12 }),
+    });
+    expect(res.status).toBe(201);
+    const forked = await stored(((await res.json()) as { id: string }).id);
+    expect(forked.compactions).toEqual(view.compactions);
   });
 });
 
