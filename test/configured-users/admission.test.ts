@@ -13,7 +13,7 @@ import { ConversationStore } from "../../src/conversation/storage/conversation-s
 import { describe, expect, inject, it } from "vitest";
 import { inboxOf } from "../../src/inbox/inbox.ts";
 import { scenario } from "../support/scenario.ts";
-import { call } from "../support/worker.ts";
+import { call, dueFollowUp } from "../support/worker.ts";
 
 const { keys } = inject("jwks");
 const BUDGET = 1_000_000;
@@ -381,12 +381,7 @@ describe("the alarm's turn, which has no client", () => {
   it("passes the same admission: its owner over budget, a due follow-up runs no turn and waits for the next UTC day", async () => {
     const c = await conversation(false);
     await arrange(c, "over budget");
-    const stub = env.CONVERSATIONS.getByName(c.id);
-    await runInDurableObject(stub, async (_instance, state) => {
-      const store = new ConversationStore(state.storage);
-      store.schedule.add({ kind: "follow-up", dueAt: Date.now() - 1, note: "Check in.", agent: "triage", toolCallId: "f1" });
-      await state.storage.setAlarm(Date.now());
-    });
+    const stub = await dueFollowUp(c.id, "triage");
     const before = await snapshot(c);
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect(await snapshot(c)).toEqual(before);
@@ -404,17 +399,7 @@ describe("the alarm's turn, which has no client", () => {
 describe("the alarm's turns, past what holds a client back", () => {
   it("runs a due follow-up with the alarm's client over its limit and 16 streams open: only the owner's budget holds it", async () => {
     const c = await conversation(false, [{ text: "Checking in, as promised." }]);
-    const stub = env.CONVERSATIONS.getByName(c.id);
-    await runInDurableObject(stub, async (_instance, state) => {
-      new ConversationStore(state.storage).schedule.add({
-        kind: "follow-up",
-        dueAt: Date.now() - 1,
-        note: "Check in.",
-        agent: "triage",
-        toolCallId: "f1",
-      });
-      await state.storage.setAlarm(Date.now());
-    });
+    const stub = await dueFollowUp(c.id, "triage");
     await spendLimit(ALARM_CLIENT);
     await holdStreams(c);
     const before = await snapshot(c);
@@ -439,7 +424,8 @@ describe("the alarm's turns, past what holds a client back", () => {
       for (const pending of data.suspension.pending) pending.expiresAt = new Date(past).toISOString();
       state.storage.sql.exec(`UPDATE state SET data = ? WHERE id = 1`, JSON.stringify(data));
       new ConversationStore(state.storage).schedule.add({ kind: "approval-expiry", dueAt: past });
-      await state.storage.setAlarm(past);
+      // Set an hour on, the alarm never fires by itself while the test prepares: runDurableObjectAlarm runs it.
+      await state.storage.setAlarm(Date.now() + 3_600_000);
     });
     await evictDurableObject(stub);
     await arrange(c, "over budget");

@@ -1,5 +1,7 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { expect } from "vitest";
+import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { findHistoryProblem } from "../../src/runtime/messages.ts";
 import type { Message } from "../../src/runtime/index.ts";
 import { parseSse, type ReceivedEvent } from "./sse.ts";
@@ -62,4 +64,17 @@ export async function stored(conversationId: string): Promise<ConversationJson> 
   const body = JSON.parse(text) as ConversationJson;
   expect(findHistoryProblem(body.messages)).toBeNull();
   return body;
+}
+
+/**
+ * Puts a follow-up for `agent` in the conversation's schedule, due now: what a tool's follow-up is when its time comes. The alarm is
+ * set an hour on, so it never fires by itself while the test prepares; `runDurableObjectAlarm` on the stub runs it.
+ */
+export async function dueFollowUp(conversationId: string, agent: string, note = "Check in."): Promise<DurableObjectStub> {
+  const stub = env.CONVERSATIONS.getByName(conversationId);
+  await runInDurableObject(stub, async (_instance, state) => {
+    new ConversationStore(state.storage).schedule.add({ kind: "follow-up", dueAt: Date.now() - 1, note, agent, toolCallId: "follow-up" });
+    await state.storage.setAlarm(Date.now() + 3_600_000);
+  });
+  return stub;
 }

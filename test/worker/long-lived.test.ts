@@ -3,7 +3,7 @@ import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "c
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { describe, expect, it, vi } from "vitest";
 import { migrate, SCHEMA_VERSION } from "../../src/conversation/storage/schema.ts";
-import { call, chat, postMessage, scenario, stored } from "../support/worker.ts";
+import { call, chat, dueFollowUp, postMessage, scenario, stored } from "../support/worker.ts";
 
 /** Replaces a conversation's storage with what an earlier deploy wrote, then restarts the object. */
 async function writeAsVersion1(conversationId: string, activeAgent: string, history: unknown[]): Promise<void> {
@@ -152,18 +152,7 @@ describe("what is not a new turn", () => {
     expect((await chat(id, s.tag("charged twice"))).at(-1)).toMatchObject({ status: "awaiting_approval" });
     const approve = { method: "POST", headers: json, body: JSON.stringify({ decisions: [{ toolCallId: "ref", approved: true }] }) };
     await (await call(`/v1/conversations/${id}/approvals`, approve)).text();
-    const stub = env.CONVERSATIONS.getByName(id);
-    await runInDurableObject(stub, async (_instance, state) => {
-      new ConversationStore(state.storage).schedule.add({
-        kind: "follow-up",
-        dueAt: Date.now() - 1,
-        note: "Check.",
-        agent: "billing",
-        toolCallId: "f",
-      });
-      await state.storage.setAlarm(Date.now());
-    });
-    await runDurableObjectAlarm(stub);
+    await runDurableObjectAlarm(await dueFollowUp(id, "billing"));
     expect((await stored(id)).messages.at(-1)).toMatchObject({ content: "Following up, as promised." });
     for (let i = 0; i < 27; i++) await (await postMessage(id, `message ${i}`)).text();
     expect((await chat(id, "a person, please")).at(-1)).toMatchObject({ status: "awaiting_human" });
