@@ -21,13 +21,13 @@ export class PersonHold {
   readonly #store: ConversationStore;
   readonly #redactor: Redactor;
   readonly #env: unknown;
-  readonly #notifier: Notifier | undefined;
+  readonly #notifier: Notifier;
   #broadcast: TurnBroadcast | null = null;
 
-  readonly #tap: ((event: StoredEvent) => void) | undefined;
+  readonly #tap: (event: StoredEvent) => void;
 
   /** `tap`: told each event as it is stored (the open WebSockets). */
-  constructor(store: ConversationStore, redactor: Redactor, env: unknown, notifier?: Notifier, tap?: (event: StoredEvent) => void) {
+  constructor(store: ConversationStore, redactor: Redactor, env: unknown, notifier: Notifier, tap: (event: StoredEvent) => void) {
     this.#store = store;
     this.#redactor = redactor;
     this.#env = env;
@@ -58,9 +58,9 @@ export class PersonHold {
     this.#store.schedule.removeKind("person-timeout");
     this.followers().publish(event);
     // The person answered: the task is done (A2A clients that asked are told).
-    this.#notifier?.push("TASK_STATE_COMPLETED");
+    this.#notifier.push("TASK_STATE_COMPLETED");
     await this.toDesk({ conversationId: state.conversationId, person, status: "held", ...(who ? { operator: who } : {}) });
-    await this.#notifier?.notify("person_answered", { person, ...(who ? { operator: who } : {}) });
+    await this.#notifier.notify("person_answered", { person, ...(who ? { operator: who } : {}) });
     return event.id;
   }
 
@@ -79,7 +79,7 @@ export class PersonHold {
     this.#store.activity.record({ kind: "handed-back", ...(by ? { by } : {}), agent: person, to });
     this.#store.schedule.removeKind("person-timeout");
     this.followers().publish(event);
-    this.#notifier?.push("TASK_STATE_COMPLETED");
+    this.#notifier.push("TASK_STATE_COMPLETED");
     await this.end(state.conversationId);
   }
 

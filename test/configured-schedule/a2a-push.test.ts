@@ -43,7 +43,9 @@ const message = (text: string, more: Record<string, unknown> = {}) => ({
 const pushes = async (taskId: string) =>
   ((await (await fetch(hook)).json()) as Delivery[])
     .filter((d) => d.body.includes(taskId))
-    .map((d) => ({ ...d, json: JSON.parse(d.body) as { statusUpdate: unknown } }));
+    .map((d) => ({ ...d, json: JSON.parse(d.body) as { statusUpdate: { status: { state?: string } } } }));
+/** The state each push of a task said, in the order they were delivered. */
+const pushedStates = async (taskId: string) => (await pushes(taskId)).map((d) => d.json.statusUpdate.status.state);
 
 describe("A2A push notifications", () => {
   it("are delivered when a task waiting for approval is resumed to its end, with the client's token and authentication", async () => {
@@ -106,6 +108,61 @@ describe("A2A push notifications", () => {
       configuration: { taskPushNotificationConfig: { url: "ftp://example.com" } },
     });
     expect(refused.error?.code).toBe(-32602);
+  });
+
+  it("say each way a task ends: input required when it waits for approval, failed, canceled", async () => {
+    const push = { taskPushNotificationConfig: { url: hook } };
+    const stateOf = async (taskId: string) =>
+      (
+        await until(
+          () => pushedStates(taskId),
+          (states) => states.length > 0,
+          "the push",
+        )
+      )[0];
+
+    const approval = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "refund" }) }] },
+      { toolCalls: [{ id: "rf", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 10 }) }] },
+    ]);
+    const waiting = (await rpc("SendMessage", { ...message(approval.tag("refund A1001")), configuration: push })).result.task;
+    expect(waiting.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
+    expect(await stateOf(waiting.id)).toBe("TASK_STATE_INPUT_REQUIRED");
+
+    const broken = await scenario([{ status: 400, error: { message: "The model refused the request." } }]);
+    const failed = (await rpc("SendMessage", { ...message(broken.tag("hello")), configuration: push })).result.task;
+    expect(failed.status.state).toBe("TASK_STATE_FAILED");
+    expect(await stateOf(failed.id)).toBe("TASK_STATE_FAILED");
+
+    const slow = await scenario([{ text: "This answer never finishes.", holdAfter: 1 }]);
+    const started = (
+      await rpc("SendMessage", { ...message(slow.tag("take a while")), configuration: { ...push, returnImmediately: true } })
+    ).result.task;
+    expect((await rpc("CancelTask", { id: started.id })).result).toMatchObject({ status: { state: "TASK_STATE_CANCELED" } });
+    expect(await stateOf(started.id)).toBe("TASK_STATE_CANCELED");
+    await slow.release();
+  });
+
+  it("say nothing while a person holds the task, then once that it is completed when they answer", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "p", name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "a person" }) }] },
+    ]);
+    const configuration = { taskPushNotificationConfig: { url: hook } };
+    const held = (await rpc("SendMessage", { ...message(s.tag("a person, please")), configuration })).result.task;
+    expect(held.status.state).toBe("TASK_STATE_WORKING");
+    const answered = await call(`/v1/conversations/${held.contextId}/operator/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ message: "Sam here.", operator: "Sam" }),
+    });
+    expect(answered.status).toBe(200);
+    await until(
+      () => pushedStates(held.id),
+      (states) => states.length > 0,
+      "the push",
+    );
+    // The outbox delivers in order, so a push queued when the person took the task would come first.
+    expect(await pushedStates(held.id)).toEqual(["TASK_STATE_COMPLETED"]);
   });
 
   it("are delivered when the person holding the conversation answers: the task that waited for them is completed", async () => {

@@ -161,6 +161,20 @@ describe("a person's deadline", () => {
     expect((await s.sent()).requests).toHaveLength(2);
   });
 
+  it("is the agent that handed over to the person, not the first to hand over in the same turn", async () => {
+    const s = await scenario([
+      transfer("billing"),
+      { text: "Billing here." },
+      transfer("triage", "wants a person"),
+      transfer("support_desk", "wants a person"),
+      // For the hand back when the deadline passes after the test.
+      { text: "No one was free." },
+    ]);
+    await chat(s.conversationId, s.tag("my invoice"));
+    await chat(s.conversationId, "actually, a person please");
+    expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "person-timeout", person: "support-desk", handedBy: "triage" }]);
+  });
+
   it("is met when a person answers in time: nothing is scheduled after their first answer", async () => {
     const s = await scenario([transfer("support_desk", "wants a person")]);
     await chat(s.conversationId, s.tag("a person, please"));

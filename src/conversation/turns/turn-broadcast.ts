@@ -31,9 +31,9 @@ export class TurnBroadcast {
   #wake: Array<() => void> = [];
   readonly #readers = new Set<Reader>();
   /** Told each event as it is published (the open WebSockets). */
-  readonly #tap: ((event: StoredEvent) => void) | undefined;
+  readonly #tap: (event: StoredEvent) => void;
 
-  constructor(tap?: (event: StoredEvent) => void) {
+  constructor(tap: (event: StoredEvent) => void) {
     this.#tap = tap;
   }
 
@@ -48,7 +48,7 @@ export class TurnBroadcast {
     this.#bytes += event.type === "text-delta" ? event.delta.length + 48 : JSON.stringify(event).length;
     this.#ends.push(this.#bytes);
     this.#notify();
-    this.#tap?.(event);
+    this.#tap(event);
   }
 
   close(): void {

@@ -38,7 +38,7 @@ export interface DriverSetup {
   /** The conversation's entry in its owner's inbox: shown running as a leg starts, titled after the first. */
   inbox: InboxLink;
   /** The app's webhook, told when a leg leaves calls waiting for approval. */
-  notifier?: Notifier;
+  notifier: Notifier;
   exporter: OtlpExporter | null;
   /** The run's options that do not change from leg to leg. */
   options: Omit<RunItemsOptions, "conversationId" | "conversation" | "input" | "signal">;
@@ -48,7 +48,7 @@ export interface DriverSetup {
   providerRequests: () => number;
   waitUntil: (promise: Promise<unknown>) => void;
   /** Told each event of a leg as it is published (the open WebSockets). */
-  tap?: (event: StoredEvent) => void;
+  tap: (event: StoredEvent) => void;
 }
 
 /** Who started a leg: the conversation, and the request's W3C `traceparent` (a new turn is traced as its child). */
@@ -272,12 +272,12 @@ export class TurnDriver {
     const { store, hold, options } = this.#setup;
     // A2A clients that asked to be told: the task's new state (a person holding it keeps it working).
     const pushed = PUSHED_STATE[status];
-    if (pushed) this.#setup.notifier?.push(pushed);
+    if (pushed) this.#setup.notifier.push(pushed);
     if (status === "awaiting_approval") {
       const state = store.state()!;
       store.schedule.planApprovalExpiry(state);
       const pending = state.suspension?.pending.map(({ toolCallId, name, agent, expiresAt }) => ({ toolCallId, name, agent, expiresAt }));
-      await this.#setup.notifier?.notify("approval_waiting", { pending });
+      await this.#setup.notifier.notify("approval_waiting", { pending });
     }
     if (status !== "awaiting_human") return;
     const { conversationId, holding } = store.state()!;
