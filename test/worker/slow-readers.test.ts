@@ -7,7 +7,7 @@
  * the whole turn and its `done`.
  */
 import { describe, expect, it } from "vitest";
-import { MAX_LAG_BYTES } from "../../src/conversation/turns/turn-broadcast.ts";
+import { MAX_LAG_BYTES, TurnBroadcast } from "../../src/conversation/turns/turn-broadcast.ts";
 import { parseSse } from "../support/sse.ts";
 import { call, postMessage, scenario } from "../support/worker.ts";
 
@@ -38,5 +38,35 @@ describe("a client that stops reading", () => {
     const rest = parseSse(await resumed.text());
     expect(rest.at(-1)).toMatchObject({ type: "done", status: "completed" });
     expect(deltas(cut) + deltas(rest)).toBe(text);
+  });
+});
+
+describe("the lag bound", () => {
+  const delta = (id: number, text = "x") => ({ id, type: "text-delta" as const, delta: text });
+
+  it("lets go a reader of many small deltas too: each counts its text and its frame", () => {
+    const broadcast = new TurnBroadcast(() => {});
+    let gone = 0;
+    broadcast.track(() => gone++);
+    let published = 0;
+    while (gone === 0 && published < MAX_LAG_BYTES) broadcast.publish(delta(++published));
+    // A one-character delta costs tens of bytes as a frame, so the bound is met after MAX_LAG_BYTES/64 to /32 of them.
+    expect(gone).toBe(1);
+    expect(published).toBeGreaterThan(MAX_LAG_BYTES / 64);
+    expect(published).toBeLessThan(MAX_LAG_BYTES / 32);
+  });
+
+  it("does not count the newest event: one event larger than the bound is no lag until another follows", async () => {
+    const broadcast = new TurnBroadcast(() => {});
+    let gone = 0;
+    const { reader } = broadcast.track(() => gone++);
+    broadcast.publish(delta(1, "y".repeat(MAX_LAG_BYTES + 1)));
+    expect(gone).toBe(0);
+    // Read, the reader is level again: the next event is no lag either.
+    expect((await broadcast.next(0, reader, false))?.map((e) => e.id)).toEqual([1]);
+    broadcast.publish(delta(2));
+    expect(gone).toBe(0);
+    broadcast.publish(delta(3));
+    expect(gone).toBe(0);
   });
 });
