@@ -7,7 +7,9 @@
  */
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { ConversationObject } from "../../src/cloudflare/index.ts";
 import { openSocket } from "../support/socket.ts";
+import { parseSse } from "../support/sse.ts";
 import { until } from "../support/until.ts";
 import { call, chat, type ConversationJson, scenario } from "../support/worker.ts";
 
@@ -307,5 +309,34 @@ describe("follow-ups an agent schedules", () => {
     );
     expect((await call(`/v1/conversations/${s2.conversationId}`, { method: "DELETE" })).status).toBe(204);
     expect(await runInDurableObject(stub(s2.conversationId), (_o, state) => state.storage.getAlarm())).toBeNull();
+  });
+});
+
+describe("a write that fails after a turn's end is stored", () => {
+  it("leaves the turn as it ended: its stream says it waits for approval, and so does the turn", async () => {
+    const s = await scenario([
+      transfer("billing"),
+      { toolCalls: [{ id: "rf", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) }] },
+    ]);
+    const events = await runInDurableObject(stub(s.conversationId), async (instance, state) => {
+      const { sql } = state.storage;
+      const exec = sql.exec;
+      // The approval's deadline is written after the turn's end: that write fails.
+      (sql as unknown as Record<string, unknown>).exec = (query: string, ...bindings: SqlStorageValue[]) => {
+        if (/INSERT INTO schedule/.test(query)) throw new Error("disk full");
+        return exec.call(sql, query, ...bindings);
+      };
+      try {
+        const conversation = instance as unknown as ConversationObject;
+        const result = await conversation.sendMessage({ conversationId: s.conversationId }, s.tag("refund A1001"));
+        return result.ok ? parseSse(await new Response(result.value).text()) : [];
+      } finally {
+        delete (sql as unknown as Record<string, unknown>).exec;
+      }
+    });
+    expect(events.at(-1)).toMatchObject({ type: "done", status: "awaiting_approval" });
+    const turns = (await (await call(`/v1/conversations/${s.conversationId}/turns`)).json()) as Array<{ status: string }>;
+    expect(turns.map((t) => t.status)).toEqual(["awaiting_approval"]);
+    expect((await view(s.conversationId)).pendingApprovals).toMatchObject([{ toolCallId: "rf" }]);
   });
 });

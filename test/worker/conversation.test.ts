@@ -432,6 +432,15 @@ describe("storage", () => {
     expect((called.args as string).length).toBeLessThan(300 * 1024);
     const result = replay.find((e) => e.type === "tool-result") as unknown as { result: unknown };
     expect(JSON.stringify(result.result).length).toBeLessThan(300 * 1024);
+    // The transfer's reason is cut in every row that keeps it (the call in the history, the handoff, its event, the turn's end), and the turn is stored as done.
+    const handoff = replay.find((e) => e.type === "handoff") as unknown as { reason: string };
+    expect(handoff.reason).toMatch(/^x{1000}.*\n\[truncated: \d+ more characters\]$/s);
+    expect(handoff.reason.length).toBeLessThan(300 * 1024);
+    expect(replay.at(-1)).toMatchObject({ type: "done", status: "completed" });
+    const view = await stored(s.conversationId);
+    const transfer = view.messages.find((m) => m.role === "assistant") as unknown as { toolCalls: Array<{ arguments: string }> };
+    expect(transfer.toolCalls[0]!.arguments.length).toBeLessThan(300 * 1024);
+    expect(JSON.stringify(view.handoffs).length).toBeLessThan(300 * 1024);
   });
 });
 

@@ -16,6 +16,7 @@ import { findHistoryProblem } from "../../src/runtime/messages.ts";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import type { StoredEvent } from "../../src/wire/index.ts";
 import { withApprovals } from "../support/networks.ts";
+import { parseSse } from "../support/sse.ts";
 import { ScriptedModel, type ScriptStep } from "../support/scripted-model.ts";
 
 class Killed extends Error {}
@@ -168,5 +169,51 @@ describe("a kill between any two writes of a turn", () => {
     // Kills fell in both legs, and at least one left the refund waiting for its decision.
     expect(outcomes.length).toBeGreaterThan(6);
     expect(outcomes.some((o) => o.endsWith(" r"))).toBe(true);
+  });
+});
+
+/**
+ * Sends one message with the object's storage killed after each number of writes in turn, until a
+ * run is not killed; for each kill, the stream's event types, the last event's code or status, and
+ * the turn's status and the history's length on the next start.
+ */
+async function killedTurns(steps: ScriptStep[], message: string): Promise<string[]> {
+  const ends: string[] = [];
+  for (let writes = 0; ; writes++) {
+    const id = `dies-${writes}-${crypto.randomUUID()}`;
+    const done = await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+      script = [...steps];
+      const { killed, revive } = dying(state.storage, writes);
+      let events: ReturnType<typeof parseSse> = [];
+      try {
+        const result = await new ScriptedConversation(state, offline).sendMessage({ conversationId: id }, message);
+        if (result.ok) events = parseSse(await new Response(result.value).text());
+      } catch (error) {
+        if (!(error instanceof Killed)) throw error;
+      }
+      revive();
+      if (!killed()) return true;
+      if (events.length === 0) return false;
+      const restarted = new ConversationStore(state.storage);
+      const last = events.at(-1) as { code?: string; status?: string };
+      const status = restarted.turns.record(1)?.status ?? "none";
+      ends.push(
+        `${writes}: ${events.map((e) => e.type).join(",")} ${String(last.code ?? last.status)} ${status} ${restarted.messages().length}`,
+      );
+      return false;
+    });
+    if (done) return ends;
+    expect(writes, "the turn should end within 40 writes").toBeLessThan(40);
+  }
+}
+
+describe("storage that fails outside a step's commit", () => {
+  it("ends the turn's stream with an error at every write of the turn, its end too, and the next start has the turn failed", async () => {
+    // The turn's beginning, its step's commit, its end: the stream never says `done` for a turn storage does not hold as done.
+    expect(await killedTurns([{ text: "Hello there." }], "hello")).toEqual([
+      "1: run-start,error internal_error none 0",
+      "2: run-start,step-start,text-delta,text-delta,error internal_error failed 1",
+      "3: run-start,step-start,text-delta,text-delta,step-finish,error internal_error failed 2",
+    ]);
   });
 });

@@ -25,7 +25,7 @@ import { settleCutOff } from "./recovery.ts";
 import { migrate } from "./schema.ts";
 import { SqlWriter, type Written } from "./sql-writer.ts";
 import { readHandoff, readStateRow, type StoredState, type TurnOpening, writeHandoff, writeStateRow } from "./stored-state.ts";
-import { capMessage } from "./stored-size-limits.ts";
+import { capHandoff, capMessage } from "./stored-size-limits.ts";
 import { DEFAULT_KEPT_TRACES, TraceRing } from "./trace-ring.ts";
 import { type StoredHandoff, TurnLog } from "./turn-log.ts";
 import type { TurnTrace } from "../../traces/turn-trace.ts";
@@ -276,7 +276,8 @@ export class ConversationStore {
         "messages (turn, data)",
         messages.map((message) => [state.turn, JSON.stringify(message)]),
       );
-      if (commit.handoff) this.#db.exec(`INSERT INTO handoffs (turn, data) VALUES (?, ?)`, state.turn, writeHandoff(commit.handoff));
+      if (commit.handoff)
+        this.#db.exec(`INSERT INTO handoffs (turn, data) VALUES (?, ?)`, state.turn, writeHandoff(capHandoff(commit.handoff)));
       const { compaction } = commit;
       if (compaction) {
         this.#db.exec(

@@ -43,7 +43,7 @@ export class EventLog {
     };
     for (const [i, event] of events.entries()) {
       const json = JSON.stringify(capEvent(event));
-      if (size + json.length > EVENT_ROW_CHARS) flush(events[i - 1]!.id);
+      if (row.length > 0 && size + json.length > EVENT_ROW_CHARS) flush(events[i - 1]!.id);
       if (row.length === 0) first = event.id;
       row.push(json);
       size += json.length + 1;

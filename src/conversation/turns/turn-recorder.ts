@@ -34,6 +34,8 @@ export class TurnRecorder {
   readonly #text: StreamingRedaction;
   #nextId: number;
   #pending: StoredEvent[] = [];
+  /** The leg's last event (`done` or `error`): readers get it once the leg's end is stored, so it never says more than storage holds. */
+  #last: StoredEvent | null = null;
   #ended = false;
   readonly #trace: TraceTarget;
   /** The changes of hands this leg made (a resumed leg's trace also holds the earlier legs'). */
@@ -68,6 +70,7 @@ export class TurnRecorder {
     const trace = builder.finish(turn, outcome, Date.now());
     this.#store.endTurn(outcome, this.#pending, trace, keep);
     this.#pending = [];
+    if (this.#last) this.#send(this.#last);
     this.#log(trace, outcome);
     return trace;
   }
@@ -88,10 +91,13 @@ export class TurnRecorder {
     console.log(this.#redactor.text(JSON.stringify(line)));
   }
 
-  /** Storage failed outside a commit: the stream ends with an error, and the turn is marked failed if it still can be. */
+  /**
+   * Storage failed outside a commit: the stream ends with an error, and the turn is marked failed if it still can be. Once the
+   * leg's end is stored (its last event sent), what failed came after it, and the turn stays as it ended.
+   */
   fail(): void {
-    if (!this.#ended)
-      this.#broadcast.publish({ id: this.#nextId++, type: "error", code: "internal_error", message: "The turn could not be stored." });
+    if (this.#ended) return;
+    this.#broadcast.publish({ id: this.#nextId++, type: "error", code: "internal_error", message: "The turn could not be stored." });
     try {
       this.#store.endTurn({ status: "failed", code: "internal_error" }, []);
     } catch {
@@ -105,7 +111,10 @@ export class TurnRecorder {
     this.#store.commitStep(this.#redactor.value(commit), [...this.#pending, ...events]);
     this.#nextId += events.length;
     this.#pending = [];
-    for (const event of events) this.#announce(event);
+    for (const event of events) {
+      this.#note(event);
+      this.#send(event);
+    }
   }
 
   /** The calls of a step, written ahead of its tools with a copy of the events so far (their `tool-call` events among them). */
@@ -117,16 +126,22 @@ export class TurnRecorder {
   #publish(event: RunEvent): void {
     const stored: StoredEvent = { id: this.#nextId++, ...event };
     this.#pending.push(stored);
-    this.#announce(stored);
+    this.#note(stored);
+    if (stored.type === "done" || stored.type === "error") this.#last = stored;
+    else this.#send(stored);
   }
 
-  /** A numbered event goes to the trace, the leg's handoffs and its readers. */
-  #announce(stored: StoredEvent): void {
+  /** A numbered event goes to the trace and the leg's handoffs. */
+  #note(stored: StoredEvent): void {
     this.#trace.builder.record(stored, Date.now());
     if (stored.type === "handoff") {
       const { id: _id, type: _type, ...record } = stored;
       this.handoffs.push(record);
     }
+  }
+
+  /** An event goes to the leg's readers. */
+  #send(stored: StoredEvent): void {
     this.#ended ||= stored.type === "done" || stored.type === "error";
     this.#broadcast.publish(stored);
   }
