@@ -33,3 +33,38 @@ describe("the alarm follows the schedule", () => {
     });
   });
 });
+
+describe("the inbox is told", () => {
+  it("once at a leg's end, not at each commit of the leg, and at each change outside a leg", async () => {
+    const id = `effects-${crypto.randomUUID()}`;
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+      const { store, inbox, effects } = assembleConversation(state, env, readConfig(env), { network: supportLike() });
+      let tells = 0;
+      inbox.tell = async () => {
+        tells++;
+      };
+      store.create(id, "triage", "grant");
+      await effects.settled();
+      tells = 0;
+      store.beginTurn("hi");
+      store.commitStep({ messages: [{ role: "user", content: "hi" }] }, []);
+      store.commitStep({ messages: [{ role: "assistant", content: "Hello." }] }, []);
+      await effects.settled();
+      expect(tells, "while the leg runs").toBe(0);
+      store.endTurn({ status: "awaiting_approval" }, []);
+      await effects.settled();
+      expect(tells, "at the leg's end").toBe(1);
+      // A decision that does not resume the turn is a change outside a leg; one that resumes opens a leg.
+      store.recordDecisions([{ toolCallId: "a", approved: true }], false);
+      await effects.settled();
+      expect(tells, "a decision outside a leg").toBe(2);
+      store.recordDecisions([{ toolCallId: "b", approved: true }], true);
+      store.commitStep({ messages: [{ role: "assistant", content: "Done." }] }, []);
+      await effects.settled();
+      expect(tells, "while the resumed leg runs").toBe(2);
+      store.endTurn({ status: "completed" }, []);
+      await effects.settled();
+      expect(tells, "at the resumed leg's end").toBe(3);
+    });
+  });
+});
