@@ -6,13 +6,13 @@
  * The one reader upgrades them: the view, the turns, the UI messages and a resumed approval work.
  */
 import { env } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { ROW_VERSION } from "../../src/conversation/storage/stored-state.ts";
 import { parseSse } from "../support/sse.ts";
 import { scenario } from "../support/scenario.ts";
-import { call, stored } from "../support/worker.ts";
+import { call, chat, stored } from "../support/worker.ts";
 
 const args = (value: unknown) => JSON.stringify(value);
 
@@ -114,5 +114,46 @@ describe("rows stored by earlier releases", () => {
       expect(JSON.parse(sql.exec<{ data: string }>(`SELECT data FROM state`).one().data)).toMatchObject({ v: ROW_VERSION });
       expect(sql.exec<{ v: number }>(`SELECT v FROM events ORDER BY first_id DESC LIMIT 1`).one().v).toBe(ROW_VERSION);
     });
+  });
+});
+
+describe("a turn stored before turns kept their opening", () => {
+  it("is not retried (there is nothing to rewind to), and the conversation stays as it was", async () => {
+    const s = await scenario([{ text: "First answer." }]);
+    const id = s.conversationId;
+    await chat(id, s.tag("hello"));
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
+      state.storage.sql.exec(`UPDATE turns SET opening = NULL`);
+    });
+    const before = await stored(id);
+    const res = await call(`/v1/conversations/${id}/retry`, { method: "POST" });
+    expect(res.status).toBe(409);
+    expect(await res.json()).toMatchObject({ error: { code: "nothing_to_retry" } });
+    expect(await stored(id)).toEqual(before);
+  });
+});
+
+describe("handoff records of version 1 that said their kind", () => {
+  it("are read as they are, and an on-call return without a mode as on call", async () => {
+    const s = await scenario([{ text: "Hello." }]);
+    const id = s.conversationId;
+    await chat(id, s.tag("hello"));
+    const records = [
+      { kind: "return", from: "calculator", to: "triage", toolCallId: "rt", reason: "It is 4.", stepIndex: 2 },
+      { kind: "return", mode: "on-answer", from: "calculator", to: "billing", openedBy: "c2", stepIndex: 3 },
+      { kind: "hand-back", from: "support-desk", to: "triage", note: "over to you" },
+      { kind: "transfer", from: "triage", to: "shipping", toolCallId: "t9", reason: "parcel", stepIndex: 0 },
+    ];
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
+      for (const r of records) state.storage.sql.exec(`INSERT INTO handoffs (turn, data) VALUES (1, ?)`, JSON.stringify(r));
+    });
+    // The object caches the history; a new start reads the rows.
+    await evictDurableObject(env.CONVERSATIONS.getByName(id));
+    expect((await stored(id)).handoffs).toEqual([
+      { turn: 1, kind: "return", mode: "on-call", from: "calculator", to: "triage", toolCallId: "rt", reason: "It is 4.", stepIndex: 2 },
+      { turn: 1, kind: "return", mode: "on-answer", from: "calculator", to: "billing", openedBy: "c2", stepIndex: 3 },
+      { turn: 1, kind: "hand-back", from: "support-desk", to: "triage", note: "over to you" },
+      { turn: 1, kind: "transfer", from: "triage", to: "shipping", toolCallId: "t9", reason: "parcel", stepIndex: 0 },
+    ]);
   });
 });
