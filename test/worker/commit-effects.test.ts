@@ -42,13 +42,14 @@ describe("the inbox is told", () => {
       let tells = 0;
       inbox.tell = async () => {
         tells++;
+        return undefined;
       };
       store.create(id, "triage", "grant");
       await effects.settled();
       tells = 0;
       store.beginTurn("hi");
       store.commitStep({ messages: [{ role: "user", content: "hi" }] }, []);
-      store.commitStep({ messages: [{ role: "assistant", content: "Hello." }] }, []);
+      store.commitStep({ messages: [{ role: "assistant", agent: "triage", content: "Hello." }] }, []);
       await effects.settled();
       expect(tells, "while the leg runs").toBe(0);
       store.endTurn({ status: "awaiting_approval" }, []);
@@ -59,7 +60,7 @@ describe("the inbox is told", () => {
       await effects.settled();
       expect(tells, "a decision outside a leg").toBe(2);
       store.recordDecisions([{ toolCallId: "b", approved: true }], true);
-      store.commitStep({ messages: [{ role: "assistant", content: "Done." }] }, []);
+      store.commitStep({ messages: [{ role: "assistant", agent: "triage", content: "Done." }] }, []);
       await effects.settled();
       expect(tells, "while the resumed leg runs").toBe(2);
       store.endTurn({ status: "completed" }, []);

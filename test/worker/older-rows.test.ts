@@ -10,6 +10,7 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { ROW_VERSION } from "../../src/conversation/storage/stored-state.ts";
+import { NO_USAGE } from "../../src/runtime/usage.ts";
 import { parseSse } from "../support/sse.ts";
 import { scenario } from "../support/scenario.ts";
 import { call, chat, stored } from "../support/worker.ts";
@@ -17,104 +18,114 @@ import { call, chat, stored } from "../support/worker.ts";
 const args = (value: unknown) => JSON.stringify(value);
 
 describe("rows stored by earlier releases", () => {
-  it("are read in today's form, and a suspension stored then resumes as its agent", async () => {
-    const s = await scenario([{ text: "Refunded, and that is all." }]);
-    const id = s.conversationId;
-    const question = s.tag("refund my order");
-    const refund = { id: "r", name: "refund", arguments: args({ orderId: "A1001", amountUsd: 10 }) };
-    const transfer = { from: "triage", to: "billing", toolCallId: "t", reason: "money", stepIndex: 0 };
-    await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
-      new ConversationStore(state.storage);
-      const sql = state.storage.sql;
-      const messages = [
-        { role: "user", content: "add 2 and 2" },
-        { role: "assistant", agent: "triage", content: null, toolCalls: [{ id: "c", name: "transfer_to_calculator", arguments: "{}" }] },
-        { role: "tool", toolCallId: "c", name: "transfer_to_calculator", content: "Transferred to 'calculator'.", isError: false },
-        { role: "assistant", agent: "calculator", content: "4." },
-        { role: "system", agent: "triage", content: "The person at 'support-desk' handed the conversation back to 'triage': all good" },
-        { role: "user", content: question },
-        { role: "assistant", agent: "triage", content: null, toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: "{}" }] },
-        { role: "tool", toolCallId: "t", name: "transfer_to_billing", content: "Transferred to 'billing'. money", isError: false },
-      ];
-      for (const [i, m] of messages.entries())
-        sql.exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, i < 5 ? 1 : 2, JSON.stringify(m));
-      const records = [
-        { turn: 1, data: { from: "triage", to: "calculator", toolCallId: "c", stepIndex: 0 } },
-        { turn: 1, data: { from: "calculator", to: "triage", toolCallId: "c:returned", stepIndex: 1, kind: "return" } },
-        { turn: 1, data: { from: "support-desk", to: "triage", toolCallId: "operator-9", reason: "all good", stepIndex: 0 } },
-        { turn: 2, data: transfer },
-      ];
-      for (const r of records) sql.exec(`INSERT INTO handoffs (turn, data) VALUES (?, ?)`, r.turn, JSON.stringify(r.data));
-      const opening = { message: question, activeAgent: "triage", handoffCount: 3, context: {} };
-      sql.exec(`INSERT INTO turns (turn, status, started_at, ended_at) VALUES (1, 'completed', 1, 2)`);
-      sql.exec(
-        `INSERT INTO turns (turn, status, started_at, ended_at, opening) VALUES (2, 'awaiting_approval', 3, 4, ?)`,
-        JSON.stringify(opening),
-      );
-      const suspension = {
-        stepIndex: 1,
-        assistant: { role: "assistant", agent: "billing", content: null, toolCalls: [refund] },
-        results: [null],
-        pending: [{ toolCallId: "r", name: "refund", args: { orderId: "A1001", amountUsd: 10 }, agent: "billing" }],
-        turnHandoffs: [transfer],
-        agentSteps: 1,
-        errorSteps: 0,
-      };
-      const row = { conversationId: id, activeAgent: "billing", handoffCount: 4, suspension, decisions: [], context: {} };
-      sql.exec(`INSERT INTO state (id, data) VALUES (1, ?)`, JSON.stringify(row));
-      // The turn's events as that release stored them: its handoff event in the record's old form, the row without a version.
-      const streamed = [
-        { id: 1, type: "run-start", conversationId: id, agent: "triage", model: "m" },
-        { id: 2, type: "handoff", ...transfer },
-      ];
-      sql.exec(`INSERT INTO events (first_id, last_id, turn, data) VALUES (1, 2, 2, ?)`, JSON.stringify(streamed));
-    });
+  // A suspension's progress was loose fields, then one value (still in rows without a version).
+  const progressForms = {
+    loose: (transfer: object) => ({ stepIndex: 1, turnHandoffs: [transfer], agentSteps: 1, errorSteps: 0 }),
+    "one value": (transfer: object) => ({
+      progress: { handoffs: [transfer], agentSteps: 1, errorSteps: 0, stepIndex: 2, usage: NO_USAGE },
+    }),
+  };
 
-    const view = await stored(id);
-    expect(view).toMatchObject({ activeAgent: "billing", handoffCount: 4, callers: [], pendingApprovals: [{ toolCallId: "r" }] });
-    expect(view.handoffs).toEqual([
-      { turn: 1, kind: "transfer", from: "triage", to: "calculator", toolCallId: "c", stepIndex: 0 },
-      { turn: 1, kind: "return", mode: "on-answer", from: "calculator", to: "triage", openedBy: "c", stepIndex: 1 },
-      { turn: 1, kind: "hand-back", from: "support-desk", to: "triage", note: "all good" },
-      { turn: 2, kind: "transfer", ...transfer },
-    ]);
-    const turns = (await (await call(`/v1/conversations/${id}/turns`)).json()) as Array<{ agents: string[] }>;
-    expect(turns.map((t) => t.agents)).toEqual([
-      ["triage", "calculator", "triage", "triage"],
-      ["triage", "billing"],
-    ]);
-    const ui = (await (await call(`/v1/conversations/${id}/ui-messages`)).json()) as Array<{ parts: Array<{ type: string; id?: string }> }>;
-    const handoffParts = ui.flatMap((m) => m.parts.filter((p) => p.type === "data-handoff").map((p) => p.id));
-    expect(handoffParts).toEqual(["c", "return-c", "t"]);
-    const replay = parseSse(await (await call(`/v1/conversations/${id}/events?after=0`)).text());
-    expect(replay.map((e) => e.type)).toEqual(["run-start", "handoff"]);
-    expect(replay[1]).toEqual({ sseEvent: "handoff", id: 2, type: "handoff", kind: "transfer", ...transfer });
+  it.each(Object.keys(progressForms) as Array<keyof typeof progressForms>)(
+    "are read in today's form, and a suspension stored then (progress as %s) resumes as its agent",
+    async (form) => {
+      const s = await scenario([{ text: "Refunded, and that is all." }]);
+      const id = s.conversationId;
+      const question = s.tag("refund my order");
+      const refund = { id: "r", name: "refund", arguments: args({ orderId: "A1001", amountUsd: 10 }) };
+      const transfer = { from: "triage", to: "billing", toolCallId: "t", reason: "money", stepIndex: 0 };
+      await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
+        new ConversationStore(state.storage);
+        const sql = state.storage.sql;
+        const messages = [
+          { role: "user", content: "add 2 and 2" },
+          { role: "assistant", agent: "triage", content: null, toolCalls: [{ id: "c", name: "transfer_to_calculator", arguments: "{}" }] },
+          { role: "tool", toolCallId: "c", name: "transfer_to_calculator", content: "Transferred to 'calculator'.", isError: false },
+          { role: "assistant", agent: "calculator", content: "4." },
+          { role: "system", agent: "triage", content: "The person at 'support-desk' handed the conversation back to 'triage': all good" },
+          { role: "user", content: question },
+          { role: "assistant", agent: "triage", content: null, toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: "{}" }] },
+          { role: "tool", toolCallId: "t", name: "transfer_to_billing", content: "Transferred to 'billing'. money", isError: false },
+        ];
+        for (const [i, m] of messages.entries())
+          sql.exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, i < 5 ? 1 : 2, JSON.stringify(m));
+        const records = [
+          { turn: 1, data: { from: "triage", to: "calculator", toolCallId: "c", stepIndex: 0 } },
+          { turn: 1, data: { from: "calculator", to: "triage", toolCallId: "c:returned", stepIndex: 1, kind: "return" } },
+          { turn: 1, data: { from: "support-desk", to: "triage", toolCallId: "operator-9", reason: "all good", stepIndex: 0 } },
+          { turn: 2, data: transfer },
+        ];
+        for (const r of records) sql.exec(`INSERT INTO handoffs (turn, data) VALUES (?, ?)`, r.turn, JSON.stringify(r.data));
+        const opening = { message: question, activeAgent: "triage", handoffCount: 3, context: {} };
+        sql.exec(`INSERT INTO turns (turn, status, started_at, ended_at) VALUES (1, 'completed', 1, 2)`);
+        sql.exec(
+          `INSERT INTO turns (turn, status, started_at, ended_at, opening) VALUES (2, 'awaiting_approval', 3, 4, ?)`,
+          JSON.stringify(opening),
+        );
+        const suspension = {
+          assistant: { role: "assistant", agent: "billing", content: null, toolCalls: [refund] },
+          results: [null],
+          pending: [{ toolCallId: "r", name: "refund", args: { orderId: "A1001", amountUsd: 10 }, agent: "billing" }],
+          ...progressForms[form](transfer),
+        };
+        const row = { conversationId: id, activeAgent: "billing", handoffCount: 4, suspension, decisions: [], context: {} };
+        sql.exec(`INSERT INTO state (id, data) VALUES (1, ?)`, JSON.stringify(row));
+        // The turn's events as that release stored them: its handoff event in the record's old form, the row without a version.
+        const streamed = [
+          { id: 1, type: "run-start", conversationId: id, agent: "triage", model: "m" },
+          { id: 2, type: "handoff", ...transfer },
+        ];
+        sql.exec(`INSERT INTO events (first_id, last_id, turn, data) VALUES (1, 2, 2, ?)`, JSON.stringify(streamed));
+      });
 
-    const res = await call(`/v1/conversations/${id}/approvals`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ decisions: [{ toolCallId: "r", approved: true }] }),
-    });
-    expect(res.status).toBe(200);
-    const events = parseSse(await res.text());
-    // The turn's progress came from the loose fields: its next step is the suspended one's next, as billing.
-    expect(events.find((e) => e.type === "step-start")).toMatchObject({ stepIndex: 2, agent: "billing" });
-    expect(events.at(-1)).toMatchObject({
-      type: "done",
-      status: "completed",
-      agent: "billing",
-      handoffs: [{ kind: "transfer", to: "billing" }],
-    });
-    const after = await stored(id);
-    expect(after.pendingApprovals).toEqual([]);
-    expect(after.messages.at(-1)).toMatchObject({ role: "assistant", agent: "billing", content: "Refunded, and that is all." });
-    // What this release wrote says its version: read as it is from now on, never through the upgrades of version 1.
-    await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
-      const sql = state.storage.sql;
-      expect(JSON.parse(sql.exec<{ data: string }>(`SELECT data FROM state`).one().data)).toMatchObject({ v: ROW_VERSION });
-      expect(sql.exec<{ v: number }>(`SELECT v FROM events ORDER BY first_id DESC LIMIT 1`).one().v).toBe(ROW_VERSION);
-    });
-  });
+      const view = await stored(id);
+      expect(view).toMatchObject({ activeAgent: "billing", handoffCount: 4, callers: [], pendingApprovals: [{ toolCallId: "r" }] });
+      expect(view.handoffs).toEqual([
+        { turn: 1, kind: "transfer", from: "triage", to: "calculator", toolCallId: "c", stepIndex: 0 },
+        { turn: 1, kind: "return", mode: "on-answer", from: "calculator", to: "triage", openedBy: "c", stepIndex: 1 },
+        { turn: 1, kind: "hand-back", from: "support-desk", to: "triage", note: "all good" },
+        { turn: 2, kind: "transfer", ...transfer },
+      ]);
+      const turns = (await (await call(`/v1/conversations/${id}/turns`)).json()) as Array<{ agents: string[] }>;
+      expect(turns.map((t) => t.agents)).toEqual([
+        ["triage", "calculator", "triage", "triage"],
+        ["triage", "billing"],
+      ]);
+      const ui = (await (await call(`/v1/conversations/${id}/ui-messages`)).json()) as Array<{
+        parts: Array<{ type: string; id?: string }>;
+      }>;
+      const handoffParts = ui.flatMap((m) => m.parts.filter((p) => p.type === "data-handoff").map((p) => p.id));
+      expect(handoffParts).toEqual(["c", "return-c", "t"]);
+      const replay = parseSse(await (await call(`/v1/conversations/${id}/events?after=0`)).text());
+      expect(replay.map((e) => e.type)).toEqual(["run-start", "handoff"]);
+      expect(replay[1]).toEqual({ sseEvent: "handoff", id: 2, type: "handoff", kind: "transfer", ...transfer });
+
+      const res = await call(`/v1/conversations/${id}/approvals`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ decisions: [{ toolCallId: "r", approved: true }] }),
+      });
+      expect(res.status).toBe(200);
+      const events = parseSse(await res.text());
+      // The turn's progress came from the loose fields: its next step is the suspended one's next, as billing.
+      expect(events.find((e) => e.type === "step-start")).toMatchObject({ stepIndex: 2, agent: "billing" });
+      expect(events.at(-1)).toMatchObject({
+        type: "done",
+        status: "completed",
+        agent: "billing",
+        handoffs: [{ kind: "transfer", to: "billing" }],
+      });
+      const after = await stored(id);
+      expect(after.pendingApprovals).toEqual([]);
+      expect(after.messages.at(-1)).toMatchObject({ role: "assistant", agent: "billing", content: "Refunded, and that is all." });
+      // What this release wrote says its version: read as it is from now on, never through the upgrades of version 1.
+      await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
+        const sql = state.storage.sql;
+        expect(JSON.parse(sql.exec<{ data: string }>(`SELECT data FROM state`).one().data)).toMatchObject({ v: ROW_VERSION });
+        expect(sql.exec<{ v: number }>(`SELECT v FROM events ORDER BY first_id DESC LIMIT 1`).one().v).toBe(ROW_VERSION);
+      });
+    },
+  );
 });
 
 describe("a turn stored before turns kept their opening", () => {
