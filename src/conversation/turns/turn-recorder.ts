@@ -22,9 +22,10 @@ export interface TraceTarget {
  * Records one leg of a turn as the run's items arrive, in one direction: each event is redacted,
  * numbered and published; each commit is stored with the events that came before it and the events
  * it announces, in one transaction (a crash keeps both or neither), and those are published once it
- * is stored; a step's calls are written ahead with a copy of the events so far; the outcome the run reports ends the turn. Text deltas go
- * through a streaming redaction, so a secret split
- * across deltas is caught too; what it holds back is sent before the next item of another kind.
+ * is stored; a step's calls are written ahead with a copy of the events so far; the outcome the run
+ * reports ends the turn, and the leg's `done` or `error` is published once that end is stored. Text
+ * deltas go through a streaming redaction, so a secret split across deltas is caught too; what it
+ * holds back is sent before the next item of another kind.
  * Each event also goes to the turn's trace, with the time it arrived.
  */
 export class TurnRecorder {
