@@ -1,7 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { DefaultChatTransport, readUIMessageStream, type UIMessage, validateUIMessages } from "ai";
 import { describe, expect, it } from "vitest";
-import { call, scenario, stored } from "../support/worker.ts";
+import { call, chat, scenario, stored } from "../support/worker.ts";
 
 /** The AI SDK's own transport, pointed at the Worker's fetch handler. */
 function transport(conversationId: string) {
@@ -263,5 +263,30 @@ describe("older AI SDK clients", () => {
       data: { from: "triage", to: "shipping", reason: "parcel" },
     });
     expect(last!.parts.find((p) => p.toolCallId === "l5")).toMatchObject({ state: "output-available", output: { orderId: "A1002" } });
+  });
+});
+
+describe("the chat route refuses", () => {
+  it("a last message that is the assistant's with no approval responses, and one whose newest user message has no text", async () => {
+    const s = await scenario([{ text: "Hello." }]);
+    await chat(s.conversationId, s.tag("hello"));
+    const send = (messages: unknown[]) =>
+      call(`/v1/conversations/${s.conversationId}/chat`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ id: s.conversationId, messages, trigger: "submit-message" }),
+      });
+    const user = { id: "u1", role: "user", parts: [{ type: "text", text: "hello" }] };
+    const assistant = { id: "a1", role: "assistant", parts: [{ type: "text", text: "Hello." }] };
+    const noDecisions = await send([user, assistant]);
+    expect(noDecisions.status).toBe(400);
+    expect(await noDecisions.json()).toMatchObject({
+      error: { code: "invalid_request", message: expect.stringContaining("carries no approval responses") },
+    });
+    const empty = await send([{ ...user, parts: [{ type: "text", text: "  " }] }]);
+    expect(empty.status).toBe(400);
+    expect(await empty.json()).toMatchObject({ error: { code: "invalid_request", message: expect.stringContaining("has no text") } });
+    // Neither started a turn.
+    expect((await stored(s.conversationId)).messages).toHaveLength(2);
   });
 });

@@ -26,8 +26,11 @@ describe("the development sign-in", () => {
     const res = await call("/v1/dev/sign-in", json({ name: "Ada Dev" }));
     const body = (await res.json()) as { token: string; user: unknown; expiresAt: string };
     expect(body.user).toEqual({ id: "dev:ada dev", name: "Ada Dev", roles: [] });
-    // Short-lived: an hour at most.
+    // Short-lived: an hour, as the token's own exp says.
+    const { exp } = JSON.parse(atob(body.token.split(".")[1]!.replaceAll("-", "+").replaceAll("_", "/"))) as { exp: number };
+    expect(Date.parse(body.expiresAt)).toBe(exp * 1000);
     expect(Date.parse(body.expiresAt) - Date.now()).toBeLessThanOrEqual(3600_000);
+    expect(Date.parse(body.expiresAt) - Date.now()).toBeGreaterThan(3500_000);
     expect(await (await call("/v1/me", bearer(body.token))).json()).toEqual({
       access: "user",
       user: { id: "dev:ada dev", name: "Ada Dev", roles: [] },

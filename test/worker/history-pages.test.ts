@@ -50,6 +50,9 @@ describe("GET /v1/conversations/:id and /ui-messages, paged", () => {
     const ui = await call(`/v1/conversations/${s.conversationId}/ui-messages?limit=2&before=4`);
     expect([ui.headers.get("x-page-start"), ui.headers.get("x-page-total"), ui.headers.get("x-page-previous")]).toEqual(["2", "6", "2"]);
     expect(((await ui.json()) as Array<{ id: string }>).map((m) => m.id)).toEqual(["msg-2", "msg-3"]);
+    // The first page has nothing before it: no x-page-previous.
+    const first = await call(`/v1/conversations/${s.conversationId}/ui-messages?limit=2&before=2`);
+    expect([first.headers.get("x-page-start"), first.headers.has("x-page-previous")]).toEqual(["0", false]);
 
     const bad = await call(`/v1/conversations/${s.conversationId}?limit=0`);
     expect(bad.status).toBe(400);
