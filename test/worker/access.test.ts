@@ -125,6 +125,18 @@ describe("hostile and broken input", () => {
       "unsupported_media_type",
     ],
     [
+      "a content type that only mentions JSON",
+      () => post("/v1/conversations/c-x/messages", JSON.stringify({ message: "hi" }), { "content-type": "text/plain; x=application/json" }),
+      415,
+      "unsupported_media_type",
+    ],
+    [
+      "a content type that starts like JSON",
+      () => post("/v1/conversations/c-x/messages", JSON.stringify({ message: "hi" }), { "content-type": "application/jsonx" }),
+      415,
+      "unsupported_media_type",
+    ],
+    [
       "body over 64 KiB",
       () => post("/v1/conversations/c-x/messages", JSON.stringify({ message: "x".repeat(70_000) })),
       413,
@@ -160,6 +172,8 @@ describe("hostile and broken input", () => {
     const res = await send();
     expect(res.status).toBe(status);
     expect(await code(res)).toBe(errorCode);
+    // Not a refusal of the credential: no challenge to sign in again.
+    expect(res.headers.get("www-authenticate")).toBeNull();
   });
 
   it("leaves a stored conversation untouched", async () => {
