@@ -145,6 +145,30 @@ describe("the AI SDK UI message stream protocol", () => {
     );
     expect(second.parts.find((p) => "toolCallId" in p && p.toolCallId === "ref")).toMatchObject({ state: "output-denied" });
     expect(second.parts.filter((p) => p.type === "text").map((p) => p.type === "text" && p.text)).toContain("Understood, no refund.");
+    // The reason given reaches the model with the refusal.
+    const toModel = (await s.sent()).requests.at(-1)!.messages.find((m) => m.role === "tool" && m.tool_call_id === "ref");
+    expect(toModel?.content).toContain("refunded by phone");
+  });
+
+  it("decides only the new responses when the message useChat sends back also holds a call decided in an earlier step", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "two refunds" }) }] },
+      { toolCalls: [{ id: "r1", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 10 }) }] },
+      { toolCalls: [{ id: "r2", name: "refund", arguments: JSON.stringify({ orderId: "A1002", amountUsd: 5 }) }] },
+      { text: "Both refunded." },
+    ]);
+    const chat = transport(s.conversationId);
+    const send = (messages: UIMessage[], messageId?: string) =>
+      chat.sendMessages({ chatId: s.conversationId, messages, trigger: "submit-message", messageId, abortSignal: undefined });
+    const first = await finalMessage(await send([user(s.tag("two refunds"))]));
+    const approvedOne = respond(first, "r1", { approved: true });
+    const second = await finalMessage(await send([user("two refunds"), approvedOne], first.id), approvedOne);
+    // r1 is answered and r2 waits, in the one assistant message useChat keeps.
+    expect(second.parts.find((p) => "toolCallId" in p && p.toolCallId === "r1")).toMatchObject({ state: "output-available" });
+    const approvedTwo = respond(second, "r2", { approved: true });
+    const third = await finalMessage(await send([user("two refunds"), approvedTwo], second.id), approvedTwo);
+    expect(third.parts.filter((p) => p.type === "text").map((p) => p.type === "text" && p.text)).toContain("Both refunded.");
+    expect((await stored(s.conversationId)).messages.at(-1)).toMatchObject({ role: "assistant", content: "Both refunded." });
   });
 
   it("gives the stored conversation as UIMessage[] with the parts the stream assembled, awaited approvals included", async () => {
