@@ -11,7 +11,8 @@ import type { ConversationObject } from "../../src/cloudflare/index.ts";
 import { openSocket } from "../support/socket.ts";
 import { parseSse } from "../support/sse.ts";
 import { until } from "../support/until.ts";
-import { call, chat, type ConversationJson, scenario } from "../support/worker.ts";
+import { BUSY_RETRY_MS } from "../../src/conversation/schedule/schedule.ts";
+import { call, chat, type ConversationJson, dueFollowUp, postMessage, scenario } from "../support/worker.ts";
 
 const stub = (id: string) => env.CONVERSATIONS.getByName(id);
 const view = async (id: string) => (await (await call(`/v1/conversations/${id}`)).json()) as ConversationJson & Record<string, unknown>;
@@ -256,6 +257,31 @@ describe("follow-ups an agent schedules", () => {
     const again = (await s.sent()).requests[4]!;
     expect(again.messages.at(-1)).toMatchObject({ role: "system", content: expect.stringMatching(/is due: Check parcel A1002\.$/) });
     expect((await view(s.conversationId)).messages.filter((m) => m.role === "system" && /is due/.test(String(m.content)))).toHaveLength(1);
+    expect(await scheduled(s.conversationId)).toEqual([]);
+  });
+
+  it("wait for a turn that is running when they are due: the alarm tries again 2 s on, and the follow-up runs once after the turn", async () => {
+    const s = await scenario([{ text: "A slow answer, word by word.", holdAfter: 1 }, { text: "Checked in." }]);
+    const sent = await postMessage(s.conversationId, s.tag("take your time"));
+    const reader = sent.body!.getReader();
+    await reader.read();
+    const stub = await dueFollowUp(s.conversationId, "triage");
+    const [due] = await scheduled(s.conversationId);
+    const rang = Date.now();
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    // Nothing ran and nothing moved: the entry waits as it was, and the alarm rings again once the wait is over.
+    expect(await scheduled(s.conversationId)).toEqual([due]);
+    const alarm = await runInDurableObject(stub, (_o, state) => state.storage.getAlarm());
+    expect(alarm! - rang).toBeGreaterThanOrEqual(BUSY_RETRY_MS - 100);
+    expect(alarm! - rang).toBeLessThanOrEqual(BUSY_RETRY_MS + 1_000);
+    await s.release();
+    while (!(await reader.read()).done);
+    await until(
+      () => view(s.conversationId),
+      (v) => v.messages.at(-1)?.content === "Checked in.",
+      "the follow-up, by the alarm's second ring",
+    );
+    expect((await s.sent()).requests).toHaveLength(2);
     expect(await scheduled(s.conversationId)).toEqual([]);
   });
 

@@ -38,8 +38,8 @@ export const BUSY_RETRY_MS = 2_000;
 export class Schedule implements Scheduler {
   readonly #db: SqlWriter;
   readonly #turn: () => number;
-  /** A wake asked for sooner than any entry (an alarm that found a turn running). */
-  #wake: number | null = null;
+  /** No entry is due before this (an alarm that found a turn running): ringing sooner would only find it running again. */
+  #wait: number | null = null;
 
   /** `turn`: the conversation's current turn, which entries scheduled now belong to (a rewind takes them away). */
   constructor(db: SqlWriter, turn: () => number) {
@@ -143,18 +143,17 @@ export class Schedule implements Scheduler {
     this.#write(`UPDATE schedule SET due_at = ? WHERE id = ?`, dueAt, id);
   }
 
-  /** Wake the object by `at` even if nothing is due then (an alarm that found a turn running tries again). */
-  wakeBy(at: number): void {
-    this.#wake = at;
+  /** Entries due before `at` wait until then (an alarm that found a turn running tries again at `at`, not at once). */
+  waitUntil(at: number): void {
+    this.#wait = at;
     this.#db.changed("schedule");
   }
 
-  /** When the alarm should ring: the earliest entry, or a sooner wake asked for; null when nothing waits. */
+  /** When the alarm should ring: the earliest entry, not before a wait asked for; null when nothing waits. */
   nextWake(now = Date.now()): number | null {
     const earliest = this.#db.rows<{ at: number | null }>(`SELECT min(due_at) AS at FROM schedule`)[0]?.at ?? null;
-    const wake = this.#wake !== null && this.#wake > now ? this.#wake : null;
-    if (earliest === null) return wake;
-    return wake === null ? earliest : Math.min(earliest, wake);
+    if (earliest === null || this.#wait === null || this.#wait <= now) return earliest;
+    return Math.max(earliest, this.#wait);
   }
 
   #write(query: string, ...bindings: Array<string | number>): void {

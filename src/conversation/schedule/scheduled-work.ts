@@ -40,7 +40,7 @@ export class ScheduledWork {
     // Messages out go whatever runs; a turn's work waits for the running turn.
     await notifier.deliverDue();
     for (const entry of store.schedule.due()) if (!driver.running) await this.#runEntry(entry);
-    if (driver.running) store.schedule.wakeBy(Date.now() + BUSY_RETRY_MS);
+    if (driver.running) store.schedule.waitUntil(Date.now() + BUSY_RETRY_MS);
   }
 
   /** One entry: its work, or (nothing left for it to do) its removal. */
