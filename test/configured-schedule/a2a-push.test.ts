@@ -76,7 +76,13 @@ describe("A2A push notifications", () => {
       "the push",
     );
     expect(push!.json).toMatchObject({
-      statusUpdate: { taskId: waiting.id, contextId: waiting.contextId, status: { state: "TASK_STATE_COMPLETED" } },
+      statusUpdate: {
+        taskId: waiting.id,
+        contextId: waiting.contextId,
+        status: { state: "TASK_STATE_COMPLETED" },
+        // Who holds the conversation now, as the task's own metadata says it.
+        metadata: { "urn:handoff-runtime:a2a:handoffs:v1": { holder: "billing" } },
+      },
     });
     expect(push!.headers).toMatchObject({ "x-a2a-notification-token": "client-token-1", authorization: "Bearer push-cred 88x" });
     expect(push!.headers["x-handoff-signature"]).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);

@@ -4,7 +4,7 @@
  * delivered by the conversation's alarm, never on a turn's path, and retried with backoff.
  */
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it, vi } from "vitest";
 import { until } from "../support/until.ts";
 import { call, chat, scenario } from "../support/worker.ts";
 
@@ -20,6 +20,11 @@ interface Delivery {
 async function deliveries(conversationId: string): Promise<Delivery[]> {
   const all = (await (await fetch(hook)).json()) as Delivery[];
   return all.filter((d) => d.body.includes(conversationId));
+}
+
+/** The hook answers the next `count` deliveries about `conversationId` with `status`. */
+async function answerNext(count: number, status: number, conversationId: string): Promise<void> {
+  await fetch(`${hook}/answer`, { method: "POST", body: JSON.stringify({ count, status, match: conversationId }) });
 }
 
 async function hmac(payload: string): Promise<string> {
@@ -52,6 +57,8 @@ describe("the app's webhook", () => {
     const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(first!.headers["x-handoff-signature"] ?? "") ?? [];
     expect(v1).toBe(await hmac(`${t}.${first!.body}`));
     expect(first!.body).not.toContain(SECRET);
+    expect(first!.headers).toMatchObject({ "content-type": "application/json", "user-agent": "handoff-runtime" });
+    expect(Math.abs(Number(t) - Date.now() / 1000)).toBeLessThan(60);
     // Then the deadline passes: the app hears that it expired.
     const expired = await until(
       () => deliveries(s.conversationId),
@@ -62,41 +69,81 @@ describe("the app's webhook", () => {
   });
 
   it("is tried again with backoff when the app answers 503, the same notification each time, until it is taken", async () => {
-    const s = await scenario([
-      { toolCalls: [{ id: "p", name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "a person" }) }] },
-    ]);
-    await chat(s.conversationId, s.tag("a person, please"));
-    await fetch(`${hook}/fail`, { method: "POST", body: JSON.stringify({ count: 2 }) });
-    const answered = await call(`/v1/conversations/${s.conversationId}/operator/messages`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ message: "Sam here.", operator: "Sam" }),
-    });
-    expect(answered.status).toBe(200);
+    const s = await personAnswered(2, 503);
     const stub = env.CONVERSATIONS.getByName(s.conversationId);
-    const attempts = () => deliveries(s.conversationId).then((d) => d.filter((x) => x.body.includes("person_answered")));
-    await until(attempts, (d) => d.length === 1, "the first attempt");
     const ids = new Set<string>();
     for (const expected of [2, 3]) {
       // The retry waits 30 s, then 60 s: made due here, as time passing would.
-      const retry = await runInDurableObject(stub, (_o, state) =>
-        state.storage.sql.exec(`SELECT id, due_at, attempt FROM outbox`).toArray(),
-      );
+      const retry = await outbox(s.conversationId);
       // One message, kept across attempts under one id; the schedule's timers hold none of it.
       expect(retry).toHaveLength(1);
       expect(retry[0]!.attempt).toBe(expected - 1);
       ids.add(String(retry[0]!.id));
       expect(await runInDurableObject(stub, (_o, state) => state.storage.sql.exec(`SELECT * FROM schedule`).toArray())).toEqual([]);
       expect(Number(retry[0]!.due_at) - Date.now()).toBeGreaterThan(expected === 2 ? 25_000 : 55_000);
-      await runInDurableObject(stub, (_o, state) => void state.storage.sql.exec(`UPDATE outbox SET due_at = ?`, Date.now() - 1));
-      await runDurableObjectAlarm(stub);
-      await until(attempts, (d) => d.length === expected, `attempt ${expected}`);
+      await makeOutboxDue(s.conversationId);
+      await until(answered(s.conversationId), (d) => d.length === expected, `attempt ${expected}`);
     }
-    const tried = await attempts();
+    const tried = await answered(s.conversationId)();
     expect(tried.map((d) => d.status)).toEqual([503, 503, 200]);
     expect(new Set(tried.map((d) => (JSON.parse(d.body) as { id: string }).id)).size).toBe(1);
     expect(JSON.parse(tried[0]!.body)).toMatchObject({ reason: "person_answered", person: "support-desk", operator: { name: "Sam" } });
-    expect(await runInDurableObject(stub, (_o, state) => state.storage.sql.exec(`SELECT * FROM outbox`).toArray())).toEqual([]);
+    expect(await outbox(s.conversationId)).toEqual([]);
     expect(ids.size).toBe(1);
   });
+
+  it("is given up after six attempts, logged with where it went and what the last answer was", async () => {
+    const warned = vi.spyOn(console, "warn");
+    const s = await personAnswered(6, 503);
+    for (let attempt = 2; attempt <= 6; attempt++) {
+      await makeOutboxDue(s.conversationId);
+      await until(answered(s.conversationId), (d) => d.length === attempt, `attempt ${attempt}`);
+    }
+    expect(await outbox(s.conversationId)).toEqual([]);
+    await makeOutboxDue(s.conversationId);
+    expect((await answered(s.conversationId)()).map((d) => d.status)).toEqual([503, 503, 503, 503, 503, 503]);
+    const id = (JSON.parse((await answered(s.conversationId)())[0]!.body) as { id: string }).id;
+    expect(warned).toHaveBeenCalledWith(`notification ${id} to NOTIFY_URL given up after 6 attempts: HTTP 503`);
+    warned.mockRestore();
+  });
+
+  it("is taken by a 204 with no body, once", async () => {
+    const s = await personAnswered(1, 204);
+    await until(
+      () => outbox(s.conversationId),
+      (rows) => rows.length === 0,
+      "the outbox emptied",
+    );
+    expect((await answered(s.conversationId)()).map((d) => d.status)).toEqual([204]);
+  });
 });
+
+/** A person answers a conversation the desk holds; the hook answers the first `count` deliveries with `status`. */
+async function personAnswered(count: number, status: number) {
+  const s = await scenario([
+    { toolCalls: [{ id: "p", name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "a person" }) }] },
+  ]);
+  await chat(s.conversationId, s.tag("a person, please"));
+  await answerNext(count, status, s.conversationId);
+  const res = await call(`/v1/conversations/${s.conversationId}/operator/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ message: "Sam here.", operator: "Sam" }),
+  });
+  expect(res.status).toBe(200);
+  await until(answered(s.conversationId), (d) => d.length === 1, "the first attempt");
+  return s;
+}
+
+const answered = (conversationId: string) => () =>
+  deliveries(conversationId).then((d) => d.filter((x) => x.body.includes("person_answered")));
+
+const outbox = (conversationId: string) =>
+  runInDurableObject(env.CONVERSATIONS.getByName(conversationId), (_o, state) => state.storage.sql.exec(`SELECT * FROM outbox`).toArray());
+
+/** Makes the outbox's messages due now and runs the alarm, as time passing would. */
+async function makeOutboxDue(conversationId: string): Promise<void> {
+  const stub = env.CONVERSATIONS.getByName(conversationId);
+  await runInDurableObject(stub, (_o, state) => void state.storage.sql.exec(`UPDATE outbox SET due_at = ?`, Date.now() - 1));
+  await runDurableObjectAlarm(stub);
+}

@@ -105,25 +105,30 @@ async function handleOtlp(url: URL, req: IncomingMessage, res: ServerResponse, b
 
 /**
  * An app's webhook beside the provider: POST /hooks/<name> records each delivery (its body, headers
- * and the status answered; GET /hooks/<name> lists them); POST /hooks/<name>/fail { count } makes
- * the next `count` deliveries answer 503.
+ * and the status answered; GET /hooks/<name> lists them); POST /hooks/<name>/answer { count, status, match }
+ * makes the next `count` deliveries whose body contains `match` (a test's conversation id, so
+ * tests that share the hook do not take each other's answers) answer `status` (503 unless given;
+ * a 204 has no body).
  */
 const hookDeliveries = new Map<string, Array<{ body: string; headers: IncomingMessage["headers"]; status: number }>>();
-const hookFailures = new Map<string, number>();
+const hookAnswers = new Map<string, { count: number; status: number; match: string }>();
 
 function handleHook(url: URL, req: IncomingMessage, res: ServerResponse, body: string): void {
   const [name = "", control] = url.pathname.slice("/hooks/".length).split("/");
-  if (control === "fail") {
-    hookFailures.set(name, (JSON.parse(body) as { count: number }).count);
+  if (control === "answer") {
+    const { count, status = 503, match = "" } = JSON.parse(body) as { count: number; status?: number; match?: string };
+    hookAnswers.set(name, { count, status, match });
     return json(res, 200, {});
   }
   const received = hookDeliveries.get(name) ?? [];
   hookDeliveries.set(name, received);
   if (req.method === "GET") return json(res, 200, received);
-  const failing = hookFailures.get(name) ?? 0;
-  if (failing > 0) hookFailures.set(name, failing - 1);
-  const status = failing > 0 ? 503 : 200;
+  const answer = hookAnswers.get(name);
+  const answered = answer !== undefined && answer.count > 0 && body.includes(answer.match);
+  if (answered) hookAnswers.set(name, { ...answer, count: answer.count - 1 });
+  const status = answered ? answer.status : 200;
   received.push({ body, headers: req.headers, status });
+  if (status === 204) return void res.writeHead(204).end();
   return json(res, status, {});
 }
 

@@ -4,11 +4,13 @@
  * alarm set to the earliest entry, and cleared once nothing waits.
  */
 import { env } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { readConfig } from "../../src/config.ts";
 import { assembleConversation } from "../../src/conversation/conversation-parts.ts";
+import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { supportLike } from "../support/networks.ts";
+import { chat, scenario } from "../support/worker.ts";
 
 describe("the alarm follows the schedule", () => {
   it("is set to the earliest entry by any write that changes the schedule, and cleared when nothing waits", async () => {
@@ -66,5 +68,25 @@ describe("the inbox is told", () => {
       store.endTurn({ status: "completed" }, []);
       expect((await told()) - created, "at the resumed leg's end").toBe(3);
     });
+  });
+});
+
+describe("with no NOTIFY_URL", () => {
+  it("nothing is queued for the app, and a notification queued while it was set is dropped unsent when the alarm rings", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "refund" }) }] },
+      { toolCalls: [{ id: "rf", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) }] },
+    ]);
+    expect((await chat(s.conversationId, s.tag("refund A1001"))).at(-1)).toMatchObject({ status: "awaiting_approval" });
+    const stub = env.CONVERSATIONS.getByName(s.conversationId);
+    const outbox = () => runInDurableObject(stub, (_o, state) => state.storage.sql.exec(`SELECT * FROM outbox`).toArray());
+    expect(await outbox()).toEqual([]);
+    await runInDurableObject(stub, async (_o, state) => {
+      new ConversationStore(state.storage).outbox.add("left-over", JSON.stringify({ reason: "approval_waiting" }), Date.now() - 1);
+      await state.storage.setAlarm(Date.now() + 3_600_000);
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    // Not tried (a try would have counted an attempt and kept it for the next): gone.
+    expect(await outbox()).toEqual([]);
   });
 });

@@ -56,11 +56,6 @@ export class Outbox {
       }));
   }
 
-  /** Every message waiting, the earliest first. */
-  list(): OutboxMessage[] {
-    return this.due(Number.MAX_SAFE_INTEGER);
-  }
-
   /** An attempt starts: counted, and the next one is due at `retryAt` unless this one succeeds. */
   attempt(id: string, retryAt: number): void {
     this.#db.exec(`UPDATE outbox SET attempt = attempt + 1, due_at = ? WHERE id = ?`, retryAt, id);
