@@ -291,7 +291,7 @@ describe("follow-ups an agent schedules", () => {
     const results = events.filter((e) => e.type === "tool-result") as Array<{ toolCallId: string; isError: boolean; result: unknown }>;
     expect(results.find((r) => r.toolCallId === "f0.5")).toMatchObject({
       isError: true,
-      result: expect.stringMatching(/at least 1 minute/),
+      result: "Tool 'schedule_followup' failed: A follow-up must be at least 1 minute(s) from now.",
     });
     expect(results.find((r) => r.toolCallId === "f60")).toMatchObject({ isError: false });
     const [entry] = await scheduled(s.conversationId);
@@ -309,6 +309,87 @@ describe("follow-ups an agent schedules", () => {
       (alarm) => alarm === null,
       "no alarm",
     );
+  });
+
+  it("hold their bounds exactly: one minute and 366 days are allowed, a moment outside is refused, and so is a 21st waiting", async () => {
+    const at = (id: string, inMinutes: number) => ({
+      id,
+      name: "schedule_followup",
+      arguments: JSON.stringify({ inMinutes, note: `Check ${id}.` }),
+    });
+    const s = await scenario([
+      transfer("shipping"),
+      {
+        toolCalls: [
+          at("soonest", 1),
+          at("latest", 366 * 1_440),
+          at("too-late", 366 * 1_440 + 0.5),
+          ...Array.from({ length: 18 }, (_, i) => at(`more-${i}`, 60 + i)),
+          at("one-too-many", 90),
+        ],
+      },
+      { text: "Scheduled." },
+    ]);
+    const events = await chat(s.conversationId, s.tag("check often"));
+    const results = Object.fromEntries(
+      events.flatMap((e) => (e.type === "tool-result" ? [[e.toolCallId, e] as const] : [])) as Array<
+        readonly [string, { isError: boolean; result: unknown }]
+      >,
+    );
+    expect(results["too-late"]).toMatchObject({
+      isError: true,
+      result: "Tool 'schedule_followup' failed: A follow-up can be at most 366 days from now.",
+    });
+    expect(results["one-too-many"]).toMatchObject({
+      isError: true,
+      result: "Tool 'schedule_followup' failed: This conversation already has 20 follow-ups waiting (at most 20).",
+    });
+    const entries = await scheduled(s.conversationId);
+    expect(entries).toHaveLength(20);
+    const soonest = entries.find((e) => e.toolCallId === "soonest")!;
+    const latest = entries.find((e) => e.toolCallId === "latest")!;
+    expect(Date.parse(latest.dueAt as string) - Date.parse(soonest.dueAt as string)).toBe(366 * 86_400_000 - 60_000);
+    // The model reads where its follow-up went: the entry's id and time.
+    expect(results.soonest).toMatchObject({ isError: false, result: { scheduled: true, id: soonest.id, at: soonest.dueAt } });
+  });
+
+  it("are cancelled all at once by DELETE …/schedule, which leaves a person's deadline alone", async () => {
+    const s = await scenario([
+      transfer("shipping"),
+      followUp(30),
+      { text: "Scheduled." },
+      transfer("triage", "wants a person"),
+      transfer("support_desk", "wants a person"),
+      // For the hand back when the person's deadline passes after the test.
+      { text: "No one was free." },
+    ]);
+    await chat(s.conversationId, s.tag("check again in 30 minutes"));
+    await chat(s.conversationId, "actually, a person please");
+    expect((await scheduled(s.conversationId)).map((e) => e.kind).sort()).toEqual(["follow-up", "person-timeout"]);
+    const cancel = async () => (await call(`/v1/conversations/${s.conversationId}/schedule`, { method: "DELETE" })).json();
+    expect(await cancel()).toEqual({ cancelled: 1 });
+    expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "person-timeout" }]);
+    expect(await cancel()).toEqual({ cancelled: 0 });
+  });
+
+  it("due while a step waits for approval are put off five minutes, and the approval's deadline keeps its time", async () => {
+    const s = await scenario([
+      transfer("billing"),
+      { toolCalls: [{ id: "rf", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) }] },
+      { text: "The refund expired." },
+    ]);
+    await chat(s.conversationId, s.tag("refund A1001"));
+    const [expiry] = await scheduled(s.conversationId);
+    const stub = await dueFollowUp(s.conversationId, "billing");
+    const rang = Date.now();
+    await runDurableObjectAlarm(stub);
+    const entries = await scheduled(s.conversationId);
+    expect(entries.find((e) => e.kind === "approval-expiry")).toEqual(expiry);
+    const put = Date.parse(entries.find((e) => e.kind === "follow-up")!.dueAt as string) - rang;
+    expect(put).toBeGreaterThanOrEqual(5 * 60_000);
+    expect(put).toBeLessThan(5 * 60_000 + 2_000);
+    expect((await s.sent()).requests).toHaveLength(2);
+    await resumedByTheAlarm(s.conversationId);
   });
 
   it("go with a rewound turn, are not inherited by a fork, and leave no alarm after a delete", async () => {
