@@ -28,3 +28,14 @@ export function checkDecisions(
   const decided = new Set([...(state?.decisions ?? []), ...decisions].map((d) => d.toolCallId));
   return ok({ complete: suspension!.pending.every((p) => decided.has(p.toolCallId)) });
 }
+
+/**
+ * `decisions` less those that repeat one already stored with the same answer: useChat sends the
+ * whole assistant message back, so a response it sent before (or one made elsewhere, which
+ * /ui-messages shows decided) comes again with the new one. All repeats: kept, to be refused.
+ */
+export function withoutRepeats(state: ConversationState | null, decisions: ApprovalDecision[]): ApprovalDecision[] {
+  const stored = new Map(state?.decisions.map((d) => [d.toolCallId, d.approved]));
+  const fresh = decisions.filter((d) => stored.get(d.toolCallId) !== d.approved);
+  return fresh.length > 0 ? fresh : decisions;
+}

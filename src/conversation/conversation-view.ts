@@ -29,7 +29,7 @@ export function conversationView(
     messages,
     page,
     handoffs: store.handoffs(),
-    pendingApprovals: state.suspension?.pending ?? [],
+    pendingApprovals: undecided(state),
     lastEventId: state.lastEventId,
     lastTurnStorage:
       turn && turn.status !== "running"
@@ -50,7 +50,14 @@ export function uiMessagesOf(
   const handoffs = store.handoffs().map(({ turn: _turn, ...handoff }) => handoff);
   const { messages, page } = pageOfHistory(store.messages(), query.limit, query.before);
   const suspension = page.end === page.total ? state.suspension : null;
-  return { messages: toUIMessages({ messages, handoffs, suspension }, page.start), page };
+  const decisions = suspension ? state.decisions : [];
+  return { messages: toUIMessages({ messages, handoffs, suspension, decisions }, page.start), page };
+}
+
+/** The suspended step's calls that still wait for a decision (one decided waits only for the others). */
+function undecided(state: ConversationState): PendingApproval[] {
+  const decided = new Set(state.decisions.map((d) => d.toolCallId));
+  return (state.suspension?.pending ?? []).filter((p) => !decided.has(p.toolCallId));
 }
 
 /** One turn as a task of its conversation: how it stands, what it added to the history, who held the conversation after it. */

@@ -6,7 +6,7 @@ import type { Network } from "../runtime/network.ts";
 import type { Redactor } from "../runtime/redact.ts";
 import type { ApprovalDecision } from "../runtime/suspension.ts";
 import type { StreamFormat, UIMessageOut } from "../wire/index.ts";
-import { checkDecisions } from "./approvals.ts";
+import { checkDecisions, withoutRepeats } from "./approvals.ts";
 import type { Caller, ConversationSetup, ConversationView, DecisionOutcome, EventsOutcome, PageQuery } from "./conversation-api.ts";
 import type { ConversationStore } from "./storage/conversation-store.ts";
 import { conversationView, type TurnView, turnView, uiMessagesOf } from "./conversation-view.ts";
@@ -168,9 +168,10 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /** Records decisions; once every pending call is decided, resumes the turn as the same agent. */
-  async decide(caller: Caller, decisions: ApprovalDecision[], format: StreamFormat = "sse"): Promise<SessionResult<DecisionOutcome>> {
+  async decide(caller: Caller, sent: ApprovalDecision[], format: StreamFormat = "sse"): Promise<SessionResult<DecisionOutcome>> {
     const admitted = this.#admission.access(caller, { idle: true });
     if (!admitted.ok) return admitted;
+    const decisions = format === "ui" ? withoutRepeats(admitted.value, sent) : sent;
     const checked = checkDecisions(admitted.value, this.#store.messages(), decisions);
     if (!checked.ok) return checked;
     if (!checked.value.complete) {

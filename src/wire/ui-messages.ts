@@ -1,6 +1,6 @@
 import type { HandoffRecord, ReturnRecord } from "../runtime/handoff/types.ts";
 import type { Message, ToolCall, ToolMessage } from "../runtime/messages.ts";
-import type { Suspension } from "../runtime/suspension.ts";
+import type { ApprovalDecision, Suspension } from "../runtime/suspension.ts";
 
 /** A part of a UI message, in the AI SDK's `UIMessage` shape. */
 export type UIPart =
@@ -9,7 +9,7 @@ export type UIPart =
   | {
       type: `tool-${string}`;
       toolCallId: string;
-      state: "input-available" | "approval-requested" | "output-available" | "output-error" | "output-denied";
+      state: "input-available" | "approval-requested" | "approval-responded" | "output-available" | "output-error" | "output-denied";
       input: unknown;
       output?: unknown;
       errorText?: string;
@@ -32,6 +32,8 @@ export interface UIHistory {
   handoffs: readonly HandoffRecord[];
   /** The step waiting for approvals, kept outside the history until it is complete. */
   suspension: Suspension | null;
+  /** The decisions already made on that step's calls (the others still wait). */
+  decisions: readonly ApprovalDecision[];
 }
 
 /**
@@ -84,7 +86,7 @@ export function toUIMessages(history: UIHistory, offset = 0): UIMessageOut[] {
     returned = onAnswer.get(message.toolCallId) ?? returned;
   }
   closeTurn();
-  if (suspended) answerSuspended(suspended, parts);
+  if (suspended) answerSuspended(suspended, history.decisions, parts);
   return out;
 }
 
@@ -107,15 +109,19 @@ function stepParts(text: string | null, calls: readonly ToolCall[], parts: Map<s
   return out;
 }
 
-/** The suspended step's answered calls and the ones still awaiting a person. */
-function answerSuspended(suspension: Suspension, parts: Map<string, ToolPart>): void {
+/** The suspended step's answered calls, the ones decided that wait for the rest, and the ones still awaiting a person. */
+function answerSuspended(suspension: Suspension, decisions: readonly ApprovalDecision[], parts: Map<string, ToolPart>): void {
   for (const result of suspension.results) {
     const part = result && parts.get(result.toolCallId);
     if (part && result) Object.assign(part, resultState(result));
   }
-  for (const pending of suspension.pending) {
-    const part = parts.get(pending.toolCallId);
-    if (part) Object.assign(part, { state: "approval-requested", approval: { id: pending.toolCallId } });
+  const decided = new Map(decisions.map(({ toolCallId, ...decision }) => [toolCallId, decision]));
+  for (const { toolCallId } of suspension.pending) {
+    const part = parts.get(toolCallId);
+    const decision = decided.get(toolCallId);
+    if (!part) continue;
+    if (decision) Object.assign(part, { state: "approval-responded", approval: { id: toolCallId, ...decision } });
+    else Object.assign(part, { state: "approval-requested", approval: { id: toolCallId } });
   }
 }
 

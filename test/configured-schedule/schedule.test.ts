@@ -8,6 +8,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ConversationObject } from "../../src/cloudflare/index.ts";
+import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { openSocket } from "../support/socket.ts";
 import { parseSse } from "../support/sse.ts";
 import { until } from "../support/until.ts";
@@ -36,6 +37,14 @@ async function resumedByTheAlarm(id: string) {
   );
   await runDurableObjectAlarm(stub(id));
   return view(id);
+}
+
+/** Gives the waiting step's `index`th call the deadline `at`, as its tool's own `approvalExpiresIn` would have; the object starts again from storage. */
+async function storeDeadline(id: string, index: number, at: string): Promise<void> {
+  await runInDurableObject(stub(id), (_o, state) => {
+    state.storage.sql.exec(`UPDATE state SET data = json_set(data, '$.suspension.pending[${index}].expiresAt', ?)`, at);
+  });
+  await expect(runInDurableObject(stub(id), (_o, state) => state.abort("restart"))).rejects.toThrow();
 }
 
 /** The user approves one call of the conversation's waiting step. */
@@ -111,6 +120,86 @@ describe("approval deadlines", () => {
     const replay = await (await call(`/v1/conversations/${s.conversationId}/events`, { headers: { "last-event-id": "0" } })).text();
     expect(replay.match(/"resumed":true/g)).toHaveLength(1);
     expect(await scheduled(s.conversationId)).toEqual([]);
+  });
+
+  it("of two calls with different deadlines (a tool's own approvalExpiresIn), expire each at its own: the turn waits for the later, then resumes once", async () => {
+    const s = await scenario([
+      transfer("billing"),
+      {
+        toolCalls: [
+          { id: "r1", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 10 }) },
+          { id: "r2", name: "refund", arguments: JSON.stringify({ orderId: "A1002", amountUsd: 20 }) },
+        ],
+      },
+      { text: "Both refunds expired." },
+    ]);
+    await chat(s.conversationId, s.tag("refund both orders"));
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    await storeDeadline(s.conversationId, 1, later);
+    // The first deadline passes by itself: r1 is declined, r2 still waits, and the entry moves to r2's deadline.
+    await until(
+      () => view(s.conversationId),
+      (v) => (v.activity as unknown[]).length === 1,
+      "the first expiry",
+    );
+    const waiting = await view(s.conversationId);
+    expect(waiting).toMatchObject({ status: "awaiting_approval", activity: [{ kind: "expired", toolCallId: "r1" }] });
+    expect(waiting.pendingApprovals.map((p) => p.toolCallId)).toEqual(["r2"]);
+    expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "approval-expiry", dueAt: later }]);
+    expect((await s.sent()).requests).toHaveLength(2);
+    // Then r2's deadline passes too.
+    await storeDeadline(s.conversationId, 1, new Date(Date.now() - 1).toISOString());
+    await makeDue(s.conversationId);
+    const after = await resumedByTheAlarm(s.conversationId);
+    expect(after.messages.filter((m) => m.role === "tool").map((m) => [m.toolCallId, m.isError])).toEqual([
+      ["t-billing", false],
+      ["r1", true],
+      ["r2", true],
+    ]);
+    expect(after.activity).toMatchObject([
+      { kind: "expired", toolCallId: "r1" },
+      { kind: "expired", toolCallId: "r2" },
+    ]);
+    expect((await s.sent()).requests).toHaveLength(3);
+    expect(await scheduled(s.conversationId)).toEqual([]);
+  });
+
+  it("are dropped with nothing left to do: a deadline before any call's, or one whose step no longer waits", async () => {
+    const s = await scenario([
+      transfer("billing"),
+      { toolCalls: [{ id: "rf", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) }] },
+      { text: "Refunded." },
+    ]);
+    await chat(s.conversationId, s.tag("refund A1001"));
+    const [deadline] = await scheduled(s.conversationId);
+    const early = await runInDurableObject(stub(s.conversationId), async (_o, state) => {
+      const entry = new ConversationStore(state.storage).schedule.add({ kind: "approval-expiry", dueAt: Date.now() - 1 });
+      await state.storage.setAlarm(Date.now() + 3_600_000);
+      return entry.id;
+    });
+    await runDurableObjectAlarm(stub(s.conversationId));
+    // The early entry goes; the call's own deadline stays, and the call still waits.
+    expect((await scheduled(s.conversationId)).map((e) => e.id)).toEqual([deadline!.id]);
+    expect(early).not.toBe(deadline!.id);
+    expect(await view(s.conversationId)).toMatchObject({ status: "awaiting_approval", activity: [] });
+    (await approve(s.conversationId, "rf")).body?.cancel();
+    await until(
+      () => view(s.conversationId),
+      (v) => v.status === "completed",
+      "the approved turn",
+    );
+    // Once the step no longer waits, a deadline left behind (as a crash could leave one) goes too, with no turn.
+    const person = { kind: "person-timeout", dueAt: Date.now() - 1, person: "support-desk", handedBy: "triage" } as const;
+    await runInDurableObject(stub(s.conversationId), async (_o, state) => {
+      const { schedule } = new ConversationStore(state.storage);
+      schedule.add({ kind: "approval-expiry", dueAt: Date.now() - 1 });
+      schedule.add(person);
+      await state.storage.setAlarm(Date.now() + 3_600_000);
+    });
+    await runDurableObjectAlarm(stub(s.conversationId));
+    expect(await scheduled(s.conversationId)).toEqual([]);
+    expect(await view(s.conversationId)).toMatchObject({ status: "completed", activeAgent: "billing" });
+    expect((await s.sent()).requests).toHaveLength(3);
   });
 
   it("leave a call decided in time alone: the deadline's entry goes with the decision", async () => {

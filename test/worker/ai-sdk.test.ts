@@ -171,6 +171,42 @@ describe("the AI SDK UI message stream protocol", () => {
     expect((await stored(s.conversationId)).messages.at(-1)).toMatchObject({ role: "assistant", content: "Both refunded." });
   });
 
+  it("shows a call decided elsewhere while another of its step waits as approval-responded, and takes the message useChat sends back with both", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "two refunds" }) }] },
+      {
+        toolCalls: [
+          { id: "r1", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 10 }) },
+          { id: "r2", name: "refund", arguments: JSON.stringify({ orderId: "A1002", amountUsd: 5 }) },
+        ],
+      },
+      { text: "One refunded, one not." },
+    ]);
+    const chat = transport(s.conversationId);
+    const send = (messages: UIMessage[], messageId?: string) =>
+      chat.sendMessages({ chatId: s.conversationId, messages, trigger: "submit-message", messageId, abortSignal: undefined });
+    await finalMessage(await send([user(s.tag("two refunds"))]));
+    // r1 is decided through the API (an operator, another tab); r2 still waits.
+    const decided = await call(`/v1/conversations/${s.conversationId}/approvals`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ decisions: [{ toolCallId: "r1", approved: true }] }),
+    });
+    expect(await decided.json()).toEqual({ status: "awaiting_approval", pending: ["r2"] });
+    expect((await stored(s.conversationId)).pendingApprovals.map((p) => p.toolCallId)).toEqual(["r2"]);
+    const loaded = (await (await call(`/v1/conversations/${s.conversationId}/ui-messages`)).json()) as UIMessage[];
+    expect(await validateUIMessages({ messages: loaded })).toHaveLength(2);
+    const part = (id: string) => loaded[1]!.parts.find((p) => "toolCallId" in p && p.toolCallId === id);
+    expect(part("r1")).toMatchObject({ state: "approval-responded", approval: { id: "r1", approved: true } });
+    expect(part("r2")).toMatchObject({ state: "approval-requested", approval: { id: "r2" } });
+    // useChat sends the whole message back, r1's response with r2's: only r2 is a new decision.
+    const denied = respond(loaded[1]!, "r2", { approved: false, reason: "not this one" });
+    const resumed = await finalMessage(await send([loaded[0]!, denied], denied.id), denied);
+    expect(resumed.parts.find((p) => "toolCallId" in p && p.toolCallId === "r1")).toMatchObject({ state: "output-available" });
+    expect(resumed.parts.find((p) => "toolCallId" in p && p.toolCallId === "r2")).toMatchObject({ state: "output-denied" });
+    expect((await stored(s.conversationId)).messages.at(-1)).toMatchObject({ role: "assistant", content: "One refunded, one not." });
+  });
+
   it("gives the stored conversation as UIMessage[] with the parts the stream assembled, awaited approvals included", async () => {
     const s = await scenario(refundScript());
     const chat = transport(s.conversationId);
