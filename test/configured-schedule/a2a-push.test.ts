@@ -193,4 +193,24 @@ describe("A2A push notifications", () => {
     expect(push!.json.statusUpdate).toMatchObject({ taskId: held.id, status: { state: "TASK_STATE_COMPLETED" } });
     expect(push!.headers["authorization"]).toBeUndefined();
   });
+
+  it("are delivered when the person holding the conversation hands it back: the task is completed", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "p", name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "a person" }) }] },
+    ]);
+    const held = (await rpc("SendMessage", message(s.tag("a person, please")))).result.task;
+    await rpc("CreateTaskPushNotificationConfig", { taskId: held.id, url: hook });
+    const back = await call(`/v1/conversations/${held.contextId}/operator/handoff`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ to: "triage", note: "sorted by phone" }),
+    });
+    expect(back.status).toBe(200);
+    await until(
+      () => pushedStates(held.id),
+      (states) => states.length > 0,
+      "the push",
+    );
+    expect(await pushedStates(held.id)).toEqual(["TASK_STATE_COMPLETED"]);
+  });
 });

@@ -267,6 +267,25 @@ describe("a person's deadline", () => {
     expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "person-timeout", person: "support-desk", handedBy: "triage" }]);
   });
 
+  it("goes when the person hands back before it: nothing is scheduled, and the hand back is stored as an event and counted", async () => {
+    const s = await scenario([transfer("support_desk", "wants a person")]);
+    await chat(s.conversationId, s.tag("a person, please"));
+    expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "person-timeout" }]);
+    const back = await call(`/v1/conversations/${s.conversationId}/operator/handoff`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ to: "triage", note: "sorted by phone" }),
+    });
+    expect(await back.json()).toEqual({ activeAgent: "triage" });
+    expect(await scheduled(s.conversationId)).toEqual([]);
+    const after = await view(s.conversationId);
+    expect(after).toMatchObject({ activeAgent: "triage", handoffCount: 2 });
+    const replay = parseSse(
+      await (await call(`/v1/conversations/${s.conversationId}/events`, { headers: { "last-event-id": "0" } })).text(),
+    );
+    expect(replay.at(-1)).toMatchObject({ id: after.lastEventId, type: "handoff", kind: "hand-back", from: "support-desk", to: "triage" });
+  });
+
   it("is met when a person answers in time: nothing is scheduled after their first answer", async () => {
     const s = await scenario([transfer("support_desk", "wants a person")]);
     await chat(s.conversationId, s.tag("a person, please"));
