@@ -6,7 +6,7 @@
  * entry runs once, however often the alarm runs; rewind, fork and delete keep the schedule right.
  */
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import type { ConversationObject } from "../../src/cloudflare/index.ts";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { openSocket } from "../support/socket.ts";
@@ -19,6 +19,17 @@ const stub = (id: string) => env.CONVERSATIONS.getByName(id);
 const view = async (id: string) => (await (await call(`/v1/conversations/${id}`)).json()) as ConversationJson & Record<string, unknown>;
 const scheduled = async (id: string) =>
   ((await (await call(`/v1/conversations/${id}/schedule`)).json()) as { entries: Array<Record<string, unknown>> }).entries;
+
+/** What the app's webhook (NOTIFY_URL) was told about a conversation, once `reason` is among it. */
+async function toldApp(id: string, reason: string): Promise<Array<Record<string, unknown>>> {
+  const told = await until(
+    async () =>
+      ((await (await fetch(`${inject("fakeOpenAIUrl")}/hooks/app`)).json()) as Array<{ body: string }>).filter((d) => d.body.includes(id)),
+    (deliveries) => deliveries.some((d) => d.body.includes(`"${reason}"`)),
+    `the app told ${reason}`,
+  );
+  return told.map((d) => JSON.parse(d.body) as Record<string, unknown>).filter((body) => body.reason === reason);
+}
 
 /** Makes every entry due now, as time passing would. */
 async function makeDue(id: string): Promise<void> {
@@ -194,6 +205,7 @@ describe("approval deadlines", () => {
       const { schedule } = new ConversationStore(state.storage);
       schedule.add({ kind: "approval-expiry", dueAt: Date.now() - 1 });
       schedule.add(person);
+      schedule.add({ ...person, person: "a desk no longer in the network" });
       await state.storage.setAlarm(Date.now() + 3_600_000);
     });
     await runDurableObjectAlarm(stub(s.conversationId));
@@ -249,6 +261,7 @@ describe("a person's deadline", () => {
     expect((after.activity as Array<{ by?: unknown }>)[1]!.by).toBeUndefined();
     const desk = (await (await call("/v1/operator/conversations")).json()) as { conversations: Array<{ conversationId: string }> };
     expect(desk.conversations.map((c) => c.conversationId)).not.toContain(s.conversationId);
+    expect(await toldApp(s.conversationId, "person_timed_out")).toMatchObject([{ person: "support-desk", to: "triage" }]);
     await runDurableObjectAlarm(stub(s.conversationId));
     expect((await s.sent()).requests).toHaveLength(2);
   });
@@ -348,6 +361,9 @@ describe("follow-ups an agent schedules", () => {
     const after = await view(s.conversationId);
     expect(after.messages.at(-1)).toMatchObject({ role: "assistant", agent: "shipping", content: "It has left the depot." });
     expect(after.turn).toBe(2);
+    expect(await toldApp(s.conversationId, "follow_up_answered")).toMatchObject([
+      { agent: "shipping", note: "Check parcel A1002.", holder: "shipping" },
+    ]);
     await socket.until((f) => f.type === "done", "the follow-up's end on the socket");
     expect(socket.frames.map((f) => f.type)).toEqual([
       "run-start",
@@ -456,7 +472,10 @@ describe("follow-ups an agent schedules", () => {
     expect(entries).toHaveLength(20);
     const soonest = entries.find((e) => e.toolCallId === "soonest")!;
     const latest = entries.find((e) => e.toolCallId === "latest")!;
-    expect(Date.parse(latest.dueAt as string) - Date.parse(soonest.dueAt as string)).toBe(366 * 86_400_000 - 60_000);
+    // Each call reads the clock as it runs (a step's calls may be a few ms apart).
+    const apart = Date.parse(latest.dueAt as string) - Date.parse(soonest.dueAt as string);
+    expect(apart - (366 * 86_400_000 - 60_000)).toBeGreaterThanOrEqual(0);
+    expect(apart - (366 * 86_400_000 - 60_000)).toBeLessThan(1_000);
     // The model reads where its follow-up went: the entry's id and time.
     expect(results.soonest).toMatchObject({ isError: false, result: { scheduled: true, id: soonest.id, at: soonest.dueAt } });
   });
