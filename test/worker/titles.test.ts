@@ -5,15 +5,16 @@
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { readConfig } from "../../src/config.ts";
 import { titleMaker } from "../../src/conversation/conversation-titles.ts";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { Agent, Network, remoteAgent } from "../../src/runtime/index.ts";
 import { Redactor } from "../../src/runtime/redact.ts";
+import { TITLE_CHARS } from "../../src/runtime/titles.ts";
 import { ScriptedModel } from "../support/scripted-model.ts";
 import { until } from "../support/until.ts";
-import { call, scenario } from "../support/worker.ts";
+import { call, chat, scenario } from "../support/worker.ts";
 
 const post = (path: string, token: string, body?: unknown, method = "POST") =>
   call(path, {
@@ -77,6 +78,55 @@ describe("conversation titles", () => {
   });
 });
 
+describe("a title the model does not make", () => {
+  it("is the user's when they rename the conversation while the model is asked", async () => {
+    const s = await scenario([{ text: "I can help with that." }, { text: '"Refund for a double charge."', holdAfter: 1 }]);
+    const token = await signIn(`r-${s.id.slice(3, 20)}`);
+    const { id } = (await (await post("/v1/conversations", token)).json()) as { id: string };
+    await (await post(`/v1/conversations/${id}/messages`, token, { message: s.tag("I was charged twice") })).text();
+    await until(
+      () => s.sent(),
+      (sent) => sent.requests.length === 2,
+      "the title call",
+    );
+    expect((await post(`/v1/conversations/${id}`, token, { title: "My own name" }, "PATCH")).status).toBe(200);
+    await s.release();
+    // The title call ends with nothing stored: the usage it would have been counted in stays at the turn's one call.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await entry(token, id))?.title).toBe("My own name");
+    const view = (await (await call(`/v1/conversations/${id}`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      usage: { modelCalls: number };
+    };
+    expect(view.usage.modelCalls).toBe(1);
+  });
+
+  it("is the first message on one line, cut short, when the title call fails; the log says why", async () => {
+    const warned = vi.spyOn(console, "warn");
+    const s = await scenario([{ text: "Hello." }, { status: 400, error: { message: "no such model here" } }]);
+    const token = await signIn(`f-${s.id.slice(3, 20)}`);
+    const { id } = (await (await post("/v1/conversations", token)).json()) as { id: string };
+    const first = s.tag("I was   charged twice\nfor order A1001, and I would like the second charge refunded");
+    await (await post(`/v1/conversations/${id}/messages`, token, { message: first })).text();
+    await until(
+      async () => warned.mock.calls.flat().map(String),
+      (lines) => lines.some((line) => line.startsWith("conversation title not made:")),
+      "the log line",
+    );
+    expect(warned).toHaveBeenCalledWith("conversation title not made: The model provider answered 400: it refused the request.");
+    warned.mockRestore();
+    const title = (await entry(token, id))?.title;
+    expect(title).toBe(`${first.replace(/\s+/g, " ").slice(0, TITLE_CHARS - 1)}…`);
+    expect(title).toHaveLength(TITLE_CHARS);
+  });
+
+  it("is never asked for in a conversation no one signed in owns", async () => {
+    const s = await scenario([{ text: "Hello." }]);
+    await chat(s.conversationId, s.tag("hi"));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await s.sent()).requests).toHaveLength(1);
+  });
+});
+
 describe("the model that titles a conversation", () => {
   /** The model name the title call of a first turn is sent with, for `network` and `vars`; undefined when none is made. */
   async function titleModelOf(network: Network, vars: Record<string, string> = {}): Promise<string | undefined> {
@@ -101,11 +151,14 @@ describe("the model that titles a conversation", () => {
     expect(await titleModelOf(new Network(entry))).toBe("front-model");
     expect(await titleModelOf(new Network(entry), { TITLE_MODEL: "small-model" })).toBe("small-model");
     expect(await titleModelOf(new Network(entry), { TITLE_MODEL: "off" })).toBeUndefined();
+    expect(await titleModelOf(new Network(entry, { defaultModel: "default-model" }))).toBe("front-model");
   });
 
   it("is not a remote entry agent's address: the network's default model, or its first agent's", async () => {
     const local = new Agent({ name: "desk", instructions: "Help.", model: "desk-model" });
     expect(await titleModelOf(new Network(partner(), { defaultModel: "default-model", agents: [local] }))).toBe("default-model");
     expect(await titleModelOf(new Network(partner(), { agents: [local], defaultModel: undefined }))).toBe("desk-model");
+    // No model here at all: no title call.
+    expect(await titleModelOf(new Network(partner(), { defaultModel: undefined }))).toBeUndefined();
   });
 });
