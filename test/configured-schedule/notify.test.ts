@@ -81,6 +81,8 @@ describe("the app's webhook", () => {
       ids.add(String(retry[0]!.id));
       expect(await runInDurableObject(stub, (_o, state) => state.storage.sql.exec(`SELECT * FROM schedule`).toArray())).toEqual([]);
       expect(Number(retry[0]!.due_at) - Date.now()).toBeGreaterThan(expected === 2 ? 25_000 : 55_000);
+      // The alarm rings for the retry by itself.
+      expect(await runInDurableObject(stub, (_o, state) => state.storage.getAlarm())).toBe(Number(retry[0]!.due_at));
       await makeOutboxDue(s.conversationId);
       await until(answered(s.conversationId), (d) => d.length === expected, `attempt ${expected}`);
     }
@@ -115,6 +117,13 @@ describe("the app's webhook", () => {
       "the outbox emptied",
     );
     expect((await answered(s.conversationId)()).map((d) => d.status)).toEqual([204]);
+    // Nothing waits any more: no alarm.
+    const stub = env.CONVERSATIONS.getByName(s.conversationId);
+    await until(
+      () => runInDurableObject(stub, (_o, state) => state.storage.getAlarm()),
+      (alarm) => alarm === null,
+      "no alarm",
+    );
   });
 });
 
