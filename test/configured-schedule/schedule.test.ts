@@ -50,10 +50,11 @@ async function resumedByTheAlarm(id: string) {
   return view(id);
 }
 
-/** Gives the waiting step's `index`th call the deadline `at`, as its tool's own `approvalExpiresIn` would have; the object starts again from storage. */
-async function storeDeadline(id: string, index: number, at: string): Promise<void> {
+/** Gives calls of the waiting step (by index) deadlines, as their tools' own `approvalExpiresIn` would have; the object starts again from storage. */
+async function storeDeadline(id: string, deadlines: Record<number, string>): Promise<void> {
   await runInDurableObject(stub(id), (_o, state) => {
-    state.storage.sql.exec(`UPDATE state SET data = json_set(data, '$.suspension.pending[${index}].expiresAt', ?)`, at);
+    for (const [index, at] of Object.entries(deadlines))
+      state.storage.sql.exec(`UPDATE state SET data = json_set(data, '$.suspension.pending[${index}].expiresAt', ?)`, at);
   });
   await expect(runInDurableObject(stub(id), (_o, state) => state.abort("restart"))).rejects.toThrow();
 }
@@ -133,21 +134,17 @@ describe("approval deadlines", () => {
     expect(await scheduled(s.conversationId)).toEqual([]);
   });
 
-  it("of two calls with different deadlines (a tool's own approvalExpiresIn), expire each at its own: the turn waits for the later, then resumes once", async () => {
+  it("of calls with different deadlines (a tool's own approvalExpiresIn), expire each at its own: the turn waits for the last, then resumes once", async () => {
+    const refund = (id: string, orderId: string) => ({ id, name: "refund", arguments: JSON.stringify({ orderId, amountUsd: 10 }) });
     const s = await scenario([
       transfer("billing"),
-      {
-        toolCalls: [
-          { id: "r1", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 10 }) },
-          { id: "r2", name: "refund", arguments: JSON.stringify({ orderId: "A1002", amountUsd: 20 }) },
-        ],
-      },
-      { text: "Both refunds expired." },
+      { toolCalls: [refund("r1", "A1001"), refund("r2", "A1002"), refund("r3", "A1003")] },
+      { text: "The refunds expired." },
     ]);
-    await chat(s.conversationId, s.tag("refund both orders"));
-    const later = new Date(Date.now() + 3_600_000).toISOString();
-    await storeDeadline(s.conversationId, 1, later);
-    // The first deadline passes by itself: r1 is declined, r2 still waits, and the entry moves to r2's deadline.
+    await chat(s.conversationId, s.tag("refund three orders"));
+    const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
+    await storeDeadline(s.conversationId, { 1: new Date(Date.now() + 7_200_000).toISOString(), 2: inAnHour });
+    // The first deadline passes by itself: r1 is declined, r2 and r3 still wait, and the entry moves to the sooner of theirs.
     await until(
       () => view(s.conversationId),
       (v) => (v.activity as unknown[]).length === 1,
@@ -155,22 +152,21 @@ describe("approval deadlines", () => {
     );
     const waiting = await view(s.conversationId);
     expect(waiting).toMatchObject({ status: "awaiting_approval", activity: [{ kind: "expired", toolCallId: "r1" }] });
-    expect(waiting.pendingApprovals.map((p) => p.toolCallId)).toEqual(["r2"]);
-    expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "approval-expiry", dueAt: later }]);
+    expect(waiting.pendingApprovals.map((p) => p.toolCallId)).toEqual(["r2", "r3"]);
+    expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "approval-expiry", dueAt: inAnHour }]);
     expect((await s.sent()).requests).toHaveLength(2);
-    // Then r2's deadline passes too.
-    await storeDeadline(s.conversationId, 1, new Date(Date.now() - 1).toISOString());
+    // Then theirs pass too.
+    const past = new Date(Date.now() - 1).toISOString();
+    await storeDeadline(s.conversationId, { 1: past, 2: past });
     await makeDue(s.conversationId);
     const after = await resumedByTheAlarm(s.conversationId);
     expect(after.messages.filter((m) => m.role === "tool").map((m) => [m.toolCallId, m.isError])).toEqual([
       ["t-billing", false],
       ["r1", true],
       ["r2", true],
+      ["r3", true],
     ]);
-    expect(after.activity).toMatchObject([
-      { kind: "expired", toolCallId: "r1" },
-      { kind: "expired", toolCallId: "r2" },
-    ]);
+    expect((after.activity as Array<{ toolCallId: string }>).map((a) => a.toolCallId).sort()).toEqual(["r1", "r2", "r3"]);
     expect((await s.sent()).requests).toHaveLength(3);
     expect(await scheduled(s.conversationId)).toEqual([]);
   });
