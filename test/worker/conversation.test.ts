@@ -262,7 +262,11 @@ describe("a client that drops", () => {
     const replay = parseSse(await (await call(`/v1/conversations/${s.conversationId}/events?after=${events[2]!.id}`)).text());
     expect(replay).toEqual(events.slice(3));
     expect(await errorCode(await call(`/v1/conversations/${s.conversationId}/events?after=-1`))).toEqual([400, "invalid_request"]);
-    expect(await errorCode(await call(`/v1/conversations/nobody-here/events`))).toEqual([404, "conversation_not_found"]);
+    expect(await refusal(await call(`/v1/conversations/nobody-here/events`))).toEqual({
+      status: 404,
+      code: "conversation_not_found",
+      message: "No conversation 'nobody-here'. Create it with POST /v1/conversations.",
+    });
   });
 });
 
