@@ -68,6 +68,35 @@ describe("the app's webhook", () => {
     expect(JSON.parse(expired.find((x) => x.body.includes("approval_expired"))!.body)).toMatchObject({ toolCallIds: ["rf"] });
   });
 
+  it("names the signed-in user who owns the conversation", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "refund" }) }] },
+      { toolCalls: [{ id: "rf", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) }] },
+      { text: "Expired." },
+    ]);
+    const signedIn = await call("/v1/dev/sign-in", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: `owner-${s.id.slice(3, 15)}` }),
+    });
+    const { token, user } = (await signedIn.json()) as { token: string; user: { id: string } };
+    const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+    const { id } = (await (await call("/v1/conversations", { method: "POST", headers: auth })).json()) as { id: string };
+    await (
+      await call(`/v1/conversations/${id}/messages`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ message: s.tag("refund A1001") }),
+      })
+    ).text();
+    const [first] = await until(
+      () => deliveries(id),
+      (d) => d.length > 0,
+      "the first delivery",
+    );
+    expect(JSON.parse(first!.body)).toMatchObject({ reason: "approval_waiting", conversationId: id, owner: user.id });
+  });
+
   it("is tried again with backoff when the app answers 503, the same notification each time, until it is taken", async () => {
     const s = await personAnswered(2, 503);
     const stub = env.CONVERSATIONS.getByName(s.conversationId);
