@@ -66,6 +66,33 @@ describe("conversation titles", () => {
     expect((await entry(token, id))?.title).toBe("Refund for a double charge");
   });
 
+  it("are asked for once while one is being made, though a first turn ends a second leg meanwhile", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "refund" }) }] },
+      { toolCalls: [{ id: "rf", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) }] },
+      { text: '"Refund for order A1001"', holdAfter: 1 },
+      { text: "Refunded." },
+    ]);
+    const token = await signIn(`m-${s.id.slice(3, 20)}`);
+    const { id } = (await (await post("/v1/conversations", token)).json()) as { id: string };
+    await (await post(`/v1/conversations/${id}/messages`, token, { message: s.tag("refund A1001") })).text();
+    // The first leg waits for approval; its title call is held open while the approval resumes the turn to its end.
+    await until(
+      () => s.sent(),
+      (sent) => sent.requests.length === 3,
+      "the title call",
+    );
+    await (await post(`/v1/conversations/${id}/approvals`, token, { decisions: [{ toolCallId: "rf", approved: true }] })).text();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await s.release();
+    await until(
+      () => entry(token, id),
+      (e) => e?.title === "Refund for order A1001",
+      "the title",
+    );
+    expect((await s.sent()).requests).toHaveLength(4);
+  });
+
   it("keep the title the user gave before the first turn", async () => {
     const s = await scenario([{ text: "Hello." }]);
     const token = await signIn(`n-${s.id.slice(3, 20)}`);
