@@ -208,6 +208,32 @@ async function killedTurns(steps: ScriptStep[], message: string): Promise<string
 }
 
 describe("storage that fails outside a step's commit", () => {
+  it("stores the turn failed with internal_error at once when only its end's write failed", async () => {
+    const id = `end-fails-once-${crypto.randomUUID()}`;
+    const { events, turn } = await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+      script = [{ text: "Hello there." }];
+      const { sql } = state.storage;
+      const exec = sql.exec;
+      let failed = false;
+      (sql as unknown as Record<string, unknown>).exec = (query: string, ...bindings: SqlStorageValue[]) => {
+        if (!failed && /UPDATE turns SET status = \?/.test(query) && bindings[0] === "completed") {
+          failed = true;
+          throw new Error("disk busy");
+        }
+        return exec.call(sql, query, ...bindings);
+      };
+      try {
+        const result = await new ScriptedConversation(state, offline).sendMessage({ conversationId: id }, "hello");
+        const events = result.ok ? parseSse(await new Response(result.value).text()) : [];
+        return { events, turn: new ConversationStore(state.storage).turns.record(1) };
+      } finally {
+        delete (sql as unknown as Record<string, unknown>).exec;
+      }
+    });
+    expect(events.at(-1)).toMatchObject({ type: "error", code: "internal_error", message: "The turn could not be stored." });
+    expect(turn).toMatchObject({ status: "failed", error: "internal_error" });
+  });
+
   it("ends the turn's stream with an error at every write of the turn, its end too, and the next start has the turn failed", async () => {
     // The turn's beginning, its step's commit, its end: the stream never says `done` for a turn storage does not hold as done.
     expect(await killedTurns([{ text: "Hello there." }], "hello")).toEqual([
