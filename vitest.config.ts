@@ -64,6 +64,8 @@ export function workerdSuite(forMutation = false) {
               "test/deep/**",
               // Remote agents are served by the A2A SDK in Node: test/remote runs under vitest.node.config.ts.
               "test/remote/**",
+              // The OpenAPI validator compiles schemas to code, which workerd does not run.
+              "test/http/**",
               "node_modules/**",
               ...CONFIGURED,
               ...TRACE_EXPORT,

@@ -13,6 +13,7 @@ export default defineConfig({
       "test/models/**/*.test.ts",
       "test/remote/**/*.test.ts",
       "test/router/**/*.test.ts",
+      "test/http/**/*.test.ts",
     ],
     globalSetup: ["test/node/global-setup.ts"],
     testTimeout: 20_000,
