@@ -95,7 +95,7 @@ export function turnView(store: ConversationStore, state: ConversationState, run
     messages: store.messagesOfTurn(turn),
     handoffs,
     holder: latest ? active : after,
-    pending: latest ? (state.suspension?.pending ?? []) : [],
+    pending: latest ? undecided(state) : [],
     latest,
     lastEventId: state.lastEventId,
   };

@@ -16,7 +16,7 @@ import { refuseUnsafeUrl } from "../../src/http/a2a/push-methods.ts";
 import { HOW_TO_DECIDE, isTerminal, parseTaskId, taskIdOf, taskOf } from "../../src/http/a2a/tasks.ts";
 import type { TurnView } from "../../src/conversation/conversation-view.ts";
 import type { Task } from "../../src/a2a/a2a-wire.ts";
-import { call, type ConversationJson, scenario } from "../support/worker.ts";
+import { call, chat, type ConversationJson, scenario } from "../support/worker.ts";
 
 /** One result of a streaming answer: the task, a status update or a chunk of an artifact. */
 interface StreamResult {
@@ -715,6 +715,38 @@ describe("JSON-RPC", () => {
     expect(text).toBe("A slow answer, word by word.");
     expect(results.at(-1)!.statusUpdate).toMatchObject({ status: { state: "TASK_STATE_COMPLETED" } });
     expect((await rpc("SubscribeToTask", { id: `${conversationId}:1` })).error).toMatchObject({ code: -32004 });
+  });
+
+  it("GetTask of an earlier turn, while a later one runs: that turn's end and who held the conversation after it", async () => {
+    const s = await scenario([
+      { text: "Triage here." },
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "an invoice" }) }] },
+      { text: "Billing here." },
+      { text: "Still billing, word by word.", holdAfter: 1 },
+    ]);
+    const conversationId = `a2a-earlier-${s.id}`;
+    await chat(conversationId, s.tag("hi"));
+    await chat(conversationId, "my invoice");
+    const sent = await call(`/v1/conversations/${conversationId}/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ message: "and another thing" }),
+    });
+    const reader = sent.body!.getReader();
+    await reader.read();
+    const task = async (turn: number) => (await rpc("GetTask", { id: `${conversationId}:${turn}` })).result;
+    // Turn 1 had no handoff: the entry agent held the conversation after it; turn 2 ended with billing.
+    expect(await task(1)).toMatchObject({
+      status: { state: "TASK_STATE_COMPLETED" },
+      metadata: { [EXTENSION]: { holder: "triage", handoffs: [] } },
+    });
+    expect(await task(2)).toMatchObject({
+      status: { state: "TASK_STATE_COMPLETED" },
+      metadata: { [EXTENSION]: { holder: "billing", handoffs: [{ kind: "transfer", from: "triage", to: "billing" }] } },
+    });
+    expect(await task(3)).toMatchObject({ status: { state: "TASK_STATE_WORKING" }, metadata: { [EXTENSION]: { holder: "billing" } } });
+    await s.release();
+    while (!(await reader.read()).done);
   });
 
   it("a conversation handed to a person: the task is working until the person answers, whose answer a subscriber receives", async () => {
