@@ -211,6 +211,8 @@ describe("one run at a time", () => {
     expect(await errorCode(await postMessage(s.conversationId, "second"))).toEqual([409, "run_in_progress"]);
     expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "x", approved: true }]))).toEqual([409, "run_in_progress"]);
     expect(await errorCode(await call(`/v1/conversations/${s.conversationId}`, { method: "DELETE" }))).toEqual([409, "run_in_progress"]);
+    // The view says it runs, with no storage figures for a turn not ended.
+    expect(await stored(s.conversationId)).toMatchObject({ status: "running", lastTurnStorage: null });
 
     await s.release();
     const rest: ReceivedEvent[] = [];
