@@ -46,7 +46,14 @@ describe("retrying the last turn", () => {
       handoffCount: 1,
     });
     const view = await stored(s.conversationId);
-    expect(view).toMatchObject({ activeAgent: "shipping", handoffCount: 1, status: "completed" });
+    expect(view).toMatchObject({ activeAgent: "shipping", handoffCount: 1, status: "completed", turn: 3 });
+    // The run again is a turn of its own; the rewound one stays listed as rewound.
+    const turns = (await (await call(`/v1/conversations/${s.conversationId}/turns`)).json()) as Array<{ turn: number; status: string }>;
+    expect(turns.map((t) => [t.turn, t.status])).toEqual([
+      [1, "completed"],
+      [2, "rewound"],
+      [3, "completed"],
+    ]);
     expect(view.handoffs.map((h) => [h.from, h.to])).toEqual([["triage", "shipping"]]);
     expect(view.messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual([
       s.tag("where is my parcel"),
