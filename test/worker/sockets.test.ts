@@ -7,7 +7,7 @@
 import { env, evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { openSocket as open } from "../support/socket.ts";
-import { call, chat, scenario } from "../support/worker.ts";
+import { call, chat, scenario, stored } from "../support/worker.ts";
 
 const asFrames = (events: Array<Record<string, unknown> & { id: number; type: string }>) =>
   events.map((event) => {
@@ -46,6 +46,9 @@ describe("the conversation's WebSocket", () => {
     await chat(s.conversationId, s.tag("hello"));
     const past = await call(`/v1/conversations/${s.conversationId}/socket?after=999999`, { headers: { upgrade: "websocket" } });
     expect([past.status, ((await past.json()) as { error: { code: string } }).error.code]).toEqual([409, "event_id_unknown"]);
+    // After the last event: nothing missed, accepted.
+    const caughtUp = await open(s.conversationId, `?after=${(await stored(s.conversationId)).lastEventId}`);
+    caughtUp.ws.close();
     const live = await open(s.conversationId);
     live.send({ type: "nonsense" });
     expect(await live.until((f) => f.type === "error", "the refusal")).toMatchObject({ data: { code: "invalid_request" } });
@@ -53,6 +56,13 @@ describe("the conversation's WebSocket", () => {
     // A message's text is `message`, as in every HTTP body; both it and the deprecated `text` is one too many.
     live.send({ type: "message", message: "a", text: "b" });
     await live.until((f) => f.type === "error" && String(f.data.message).includes("as `message` (one field)"), "the refusal of two texts");
+    // A blank message and a binary frame are refused too, each with what to send instead.
+    live.send({ type: "message", message: "   " });
+    await live.until((f) => f.type === "error" && String(f.data.message).includes("`message` must not be empty."), "the blank message");
+    live.ws.send(new Uint8Array([123, 125]));
+    await live.until((f) => f.type === "error" && f.data.message === "Frames are JSON text.", "the binary frame");
+    expect(live.frames.filter((f) => f.type === "error").map((f) => f.data.code)).toEqual(Array(4).fill("invalid_request"));
+    expect(live.frames.filter((f) => f.type === "accepted")).toEqual([]);
     live.send({ type: "decision", decisions: [{ toolCallId: "rf", approved: true }] });
     await live.until((f) => f.type === "done" && f.data.status === "completed", "the resumed turn");
     expect(live.frames.filter((f) => f.type === "accepted")).toEqual([{ type: "accepted", data: { request: "decision" } }]);
