@@ -5,7 +5,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index.ts";
-import { chat, scenario, stored } from "../support/worker.ts";
+import { chat, postMessage, scenario, stored } from "../support/worker.ts";
 import { parseSse } from "../support/sse.ts";
 
 const args = (value: unknown) => JSON.stringify(value);
@@ -68,6 +68,19 @@ describe("forking a conversation", () => {
     expect(((await missing.json()) as { error: { code: string } }).error.code).toBe("turn_not_found");
     expect((await fork(s.conversationId, { afterTurn: "two" })).status).toBe(400);
     expect((await fork(s.conversationId, {})).status).toBe(400);
+  });
+
+  it("refuses the turn that is running, and takes the one before it meanwhile", async () => {
+    const s = await scenario([{ text: "one" }, { text: "a slow second answer", holdAfter: 1 }]);
+    await chat(s.conversationId, s.tag("hi"));
+    const sent = await postMessage(s.conversationId, "again");
+    const reader = sent.body!.getReader();
+    await reader.read();
+    const running = await fork(s.conversationId, { afterTurn: 2 });
+    expect([running.status, ((await running.json()) as { error: { code: string } }).error.code]).toEqual([409, "run_in_progress"]);
+    expect((await fork(s.conversationId, { afterTurn: 1 })).status).toBe(201);
+    await s.release();
+    while (!(await reader.read()).done);
   });
 
   it("lets a conversation token fork its own conversation, giving a token for the fork only", async () => {
