@@ -5,7 +5,7 @@
  * agent's `schedule_followup` and made due by moving their time in the object's SQLite. Each
  * entry runs once, however often the alarm runs; rewind, fork and delete keep the schedule right.
  */
-import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import type { ConversationObject } from "../../src/cloudflare/index.ts";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
@@ -56,7 +56,7 @@ async function storeDeadline(id: string, deadlines: Record<number, string>): Pro
     for (const [index, at] of Object.entries(deadlines))
       state.storage.sql.exec(`UPDATE state SET data = json_set(data, '$.suspension.pending[${index}].expiresAt', ?)`, at);
   });
-  await expect(runInDurableObject(stub(id), (_o, state) => state.abort("restart"))).rejects.toThrow();
+  await evictDurableObject(stub(id));
 }
 
 /** The user approves one call of the conversation's waiting step. */
