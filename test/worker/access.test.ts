@@ -222,7 +222,10 @@ describe("CORS, headers, OpenAPI", () => {
     for (const res of responses) {
       expect(res.headers.get("x-content-type-options")).toBe("nosniff");
       expect(res.headers.get("x-frame-options")).toBe("SAMEORIGIN");
-      expect(res.headers.get("content-security-policy")).toMatch(/default-src 'self'/);
+      // Each directive as the chat page needs it: its own scripts, styles, fetches and sockets; images inline too; no framing.
+      expect(res.headers.get("content-security-policy")).toBe(
+        "default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+      );
       expect(res.headers.get("referrer-policy")).toBe("no-referrer");
       expect(res.headers.get("strict-transport-security")).toBe("max-age=31536000; includeSubDomains");
       await res.body?.cancel();
@@ -249,5 +252,29 @@ describe("CORS, headers, OpenAPI", () => {
       additionalProperties: false,
     });
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v1/conversations/{id}/approvals", "/v1/conversations/{id}/events"]));
+  });
+});
+
+describe("GET /v1/agents", () => {
+  it("describes each agent: its tools, whom it can hand to and by which tool, a person with none", async () => {
+    const { entry, agents } = (await (await call("/v1/agents")).json()) as {
+      entry: string;
+      agents: Array<{ name: string; tools: string[]; handoffs: string[]; transferTools: string[]; human: boolean; mcpServers: unknown[] }>;
+    };
+    const byName = Object.fromEntries(agents.map((a) => [a.name, a]));
+    expect(entry).toBe("triage");
+    expect(byName.triage).toMatchObject({
+      tools: [],
+      handoffs: ["billing", "shipping", "calculator", "support-desk"],
+      transferTools: ["transfer_to_billing", "transfer_to_shipping", "transfer_to_calculator", "transfer_to_support_desk"],
+      human: false,
+      mcpServers: [],
+    });
+    expect(byName.billing).toMatchObject({
+      tools: ["lookup_order", "refund"],
+      handoffs: ["triage", "calculator", "shipping", "support-desk"],
+      transferTools: ["transfer_to_triage", "transfer_to_calculator", "transfer_to_shipping", "transfer_to_support_desk"],
+    });
+    expect(byName["support-desk"]).toMatchObject({ tools: [], handoffs: [], transferTools: [], human: true });
   });
 });
