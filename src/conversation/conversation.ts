@@ -168,14 +168,14 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /** Records decisions; once every pending call is decided, resumes the turn as the same agent. */
-  async decide(caller: Caller, sent: ApprovalDecision[], format: StreamFormat = "sse"): Promise<SessionResult<DecisionOutcome>> {
+  async decide(caller: Caller, decisions: ApprovalDecision[], format: StreamFormat = "sse"): Promise<SessionResult<DecisionOutcome>> {
     const admitted = this.#admission.access(caller, { idle: true });
     if (!admitted.ok) return admitted;
-    const decisions = format === "ui" ? withoutRepeats(admitted.value, sent) : sent;
-    const checked = checkDecisions(admitted.value, this.#store.messages(), decisions);
+    const asked = format === "ui" ? withoutRepeats(admitted.value, decisions) : decisions;
+    const checked = checkDecisions(admitted.value, this.#store.messages(), asked);
     if (!checked.ok) return checked;
     if (!checked.value.complete) {
-      const state = this.#store.recordDecisions(decisions, false, caller.identity);
+      const state = this.#store.recordDecisions(asked, false, caller.identity);
       const decided = new Set(state.decisions.map((d) => d.toolCallId));
       return ok({
         kind: "awaiting",
@@ -184,9 +184,9 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     }
     // Decisions that complete the step resume the turn: that is a turn starting, admitted as one (and checked again there).
     return this.#admission.turn(caller, { kind: "resume" }, (current) => {
-      const still = checkDecisions(current, this.#store.messages(), decisions);
+      const still = checkDecisions(current, this.#store.messages(), asked);
       if (!still.ok) return still;
-      const state = this.#store.recordDecisions(decisions, true, caller.identity);
+      const state = this.#store.recordDecisions(asked, true, caller.identity);
       const stream = this.#driver.start(caller, { kind: "resume", suspension: state.suspension!, decisions: state.decisions }, format);
       return ok({ kind: "stream" as const, stream });
     });
