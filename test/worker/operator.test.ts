@@ -205,3 +205,47 @@ describe("operator access", () => {
     expect((await request(`/v1/operator/conversations/${created.id}`, { headers: bearer(OPERATOR_KEY) })).status).toBe(200);
   });
 });
+
+describe("bodies the person's routes refuse", () => {
+  it.each([
+    ["a blank answer", { message: "   " }, "`message` must not be empty."],
+    ["both message and text", { message: "a", text: "b" }, "Send the person's answer as `message` (one field)."],
+    ["neither", { operator: "Sam" }, "Send the person's answer as `message` (one field)."],
+  ])("an operator message with %s: 400, nothing said", async (_what, body, message) => {
+    const s = await scenario([
+      { toolCalls: [{ id: "p", name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "a person" }) }] },
+    ]);
+    await chat(s.conversationId, s.tag("a person, please"));
+    const before = await stored(s.conversationId);
+    const res = await call(`/v1/conversations/${s.conversationId}/operator/messages`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify(body),
+    });
+    const refused = (await res.json()) as { error: { code: string; message: string } };
+    expect([res.status, refused.error.code]).toEqual([400, "invalid_request"]);
+    expect(refused.error.message).toContain(message);
+    expect((await stored(s.conversationId)).messages).toEqual(before.messages);
+  });
+
+  it("approvals that decide one call twice: 400, nothing decided", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "refund" }) }] },
+      { toolCalls: [{ id: "rf", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) }] },
+    ]);
+    await chat(s.conversationId, s.tag("refund A1001"));
+    const twice = [
+      { toolCallId: "rf", approved: true },
+      { toolCallId: "rf", approved: false },
+    ];
+    const res = await call(`/v1/conversations/${s.conversationId}/approvals`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ decisions: twice }),
+    });
+    const refused = (await res.json()) as { error: { code: string; message: string } };
+    expect([res.status, refused.error.code]).toEqual([400, "invalid_request"]);
+    expect(refused.error.message).toContain("Each toolCallId may be decided once.");
+    expect(await stored(s.conversationId)).toMatchObject({ status: "awaiting_approval", pendingApprovals: [{ toolCallId: "rf" }] });
+  });
+});
