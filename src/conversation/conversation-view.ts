@@ -2,7 +2,7 @@
 import { toUIMessages, type UIMessageOut } from "../wire/index.ts";
 import type { HandoffRecord } from "../runtime/handoff/types.ts";
 import type { Message } from "../runtime/messages.ts";
-import type { PendingApproval } from "../runtime/suspension.ts";
+import { type PendingApproval, undecided } from "../runtime/suspension.ts";
 import type { ConversationView, PageQuery } from "./conversation-api.ts";
 import type { StoredTurnStatus } from "./storage/turn-log.ts";
 import type { ConversationState, ConversationStore } from "./storage/conversation-store.ts";
@@ -52,12 +52,6 @@ export function uiMessagesOf(
   const suspension = page.end === page.total ? state.suspension : null;
   const decisions = suspension ? state.decisions : [];
   return { messages: toUIMessages({ messages, handoffs, suspension, decisions }, page.start), page };
-}
-
-/** The suspended step's calls that still wait for a decision (one decided waits only for the others). */
-function undecided(state: ConversationState): PendingApproval[] {
-  const decided = new Set(state.decisions.map((d) => d.toolCallId));
-  return (state.suspension?.pending ?? []).filter((p) => !decided.has(p.toolCallId));
 }
 
 /** One turn as a task of its conversation: how it stands, what it added to the history, who held the conversation after it. */

@@ -4,7 +4,7 @@ import type { WorkerVars } from "../worker-vars.ts";
 import type { OperatorIdentity } from "../runtime/handoff/types.ts";
 import type { Network } from "../runtime/network.ts";
 import type { Redactor } from "../runtime/redact.ts";
-import type { ApprovalDecision } from "../runtime/suspension.ts";
+import { type ApprovalDecision, undecided } from "../runtime/suspension.ts";
 import type { StreamFormat, UIMessageOut } from "../wire/index.ts";
 import { checkDecisions, withoutRepeats } from "./approvals.ts";
 import type { Caller, ConversationSetup, ConversationView, DecisionOutcome, EventsOutcome, PageQuery } from "./conversation-api.ts";
@@ -176,11 +176,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     if (!checked.ok) return checked;
     if (!checked.value.complete) {
       const state = this.#store.recordDecisions(asked, false, caller.identity);
-      const decided = new Set(state.decisions.map((d) => d.toolCallId));
-      return ok({
-        kind: "awaiting",
-        pending: state.suspension!.pending.filter((p) => !decided.has(p.toolCallId)).map((p) => p.toolCallId),
-      });
+      return ok({ kind: "awaiting", pending: undecided(state).map((p) => p.toolCallId) });
     }
     // Decisions that complete the step resume the turn: that is a turn starting, admitted as one (and checked again there).
     return this.#admission.turn(caller, { kind: "resume" }, (current) => {

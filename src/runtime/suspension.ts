@@ -93,3 +93,9 @@ export function settleInterrupted(
   if (pending.length > 0) return { answered, complete: null, suspension: { ...suspension, results, pending } };
   return { answered, complete: [suspension.assistant, ...(results as ToolMessage[]), ...suspension.trailing], suspension: null };
 }
+
+/** The suspended step's calls that still wait for a decision (one decided waits only for the others). */
+export function undecided(state: { suspension: Suspension | null; decisions: readonly ApprovalDecision[] }): PendingApproval[] {
+  const decided = new Set(state.decisions.map((d) => d.toolCallId));
+  return (state.suspension?.pending ?? []).filter((p) => !decided.has(p.toolCallId));
+}

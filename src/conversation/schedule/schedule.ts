@@ -7,7 +7,7 @@
  */
 import { RuntimeError } from "../../runtime/errors.ts";
 import type { FollowUpRequest, ScheduledFollowUp, Scheduler } from "../../runtime/ports/scheduler-port.ts";
-import { APPROVAL_EXPIRED, type ApprovalDecision, type Suspension } from "../../runtime/suspension.ts";
+import { APPROVAL_EXPIRED, type ApprovalDecision, type Suspension, undecided } from "../../runtime/suspension.ts";
 import { fail, ok, type SessionResult } from "../results.ts";
 import type { SqlWriter } from "../storage/sql-writer.ts";
 
@@ -70,9 +70,8 @@ export class Schedule implements Scheduler {
 
   /** The deadline of the suspended step's undecided calls: one entry at the earliest, replacing any before it. */
   planApprovalExpiry(state: { suspension: Suspension | null; decisions: readonly ApprovalDecision[] }): void {
-    const decided = new Set(state.decisions.map((d) => d.toolCallId));
-    const deadlines = (state.suspension?.pending ?? [])
-      .filter((p) => p.expiresAt !== undefined && !decided.has(p.toolCallId))
+    const deadlines = undecided(state)
+      .filter((p) => p.expiresAt !== undefined)
       .map((p) => Date.parse(p.expiresAt!));
     this.removeKind("approval-expiry");
     if (deadlines.length) this.add({ kind: "approval-expiry", dueAt: Math.min(...deadlines) });

@@ -9,6 +9,7 @@ import type { Network } from "../../runtime/network.ts";
 import type { ConversationStore } from "../storage/conversation-store.ts";
 import type { Notifier } from "./notifier.ts";
 import type { PersonHold } from "../person-hold.ts";
+import { undecided } from "../../runtime/suspension.ts";
 import { ok } from "../results.ts";
 import { BUSY_RETRY_MS, EXPIRED, type ScheduleEntry } from "./schedule.ts";
 import type { TurnAdmission } from "../turn-admission.ts";
@@ -75,14 +76,13 @@ export class ScheduledWork {
     const state = store.state();
     const suspension = state?.suspension;
     if (!state || !suspension) return this.#drop(entry);
-    const decided = new Set(state.decisions.map((d) => d.toolCallId));
-    const undecided = suspension.pending.filter((p) => !decided.has(p.toolCallId));
+    const waiting = undecided(state);
     const now = Date.now();
-    const expired = undecided.filter((p) => p.expiresAt !== undefined && Date.parse(p.expiresAt) <= now);
+    const expired = waiting.filter((p) => p.expiresAt !== undefined && Date.parse(p.expiresAt) <= now);
     if (!expired.length) return this.#drop(entry);
     return this.#admitted(state.conversationId, entry, "expiry", async () => {
       store.schedule.removeWithNextWrite(entry.id);
-      const complete = expired.length === undecided.length;
+      const complete = expired.length === waiting.length;
       const declined = expired.map((p) => ({ toolCallId: p.toolCallId, approved: false, reason: EXPIRED }));
       const next = store.recordDecisions(declined, complete);
       if (!complete) store.schedule.planApprovalExpiry(next);
