@@ -37,6 +37,10 @@ describe("a conversation's inbox entry", () => {
       store.commitStep({ messages: turn }, []);
       store.endTurn({ status: "completed" }, []);
       expect(link.entry(store.state()!)).toMatchObject({ status: "completed", snippet: "Let me get shipping.", title: "where is A1002?" });
+      // A retry rewinds the turn before it begins the next: in between, the list shows it idle, not "rewound".
+      store.rewindLastTurn();
+      expect(store.turns.record(store.state()!.turn)?.status).toBe("rewound");
+      expect(link.entry(store.state()!)).toMatchObject({ status: "idle", snippet: "" });
     });
   });
 });

@@ -10,11 +10,14 @@ import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { createSupportNetwork } from "../../src/agents/index.ts";
 import { readConfig } from "../../src/config.ts";
+import { PersonHold } from "../../src/conversation/person-hold.ts";
+import { Notifier } from "../../src/conversation/schedule/notifier.ts";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { TurnAdmission } from "../../src/conversation/turn-admission.ts";
 import type { TurnDriver } from "../../src/conversation/turns/turn-driver.ts";
 import { createApp } from "../../src/http/app.ts";
 import type { Network } from "../../src/runtime/network.ts";
+import { Redactor } from "../../src/runtime/redact.ts";
 import { supportLike } from "../support/networks.ts";
 
 /** One turn of a signed-in user's message admitted with `bindings` and `vars`: what admission answers. */
@@ -65,6 +68,19 @@ describe("a configured feature without its binding", () => {
     expect(refused).toMatchObject(refusal("OPERATOR_DESK"));
     expect(refused).toMatchObject({ error: { message: expect.stringContaining("support-desk") } });
     expect(await admit({ CLIENT_LIMITER, OPERATOR_DESK }, {}, withPeople)).toEqual({ ok: true, value: "begun" });
+  });
+
+  it("a network with no people needs no OPERATOR_DESK: ending a conversation's hold and its card go nowhere, without an error", async () => {
+    const id = `no-desk-${crypto.randomUUID()}`;
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+      const store = new ConversationStore(state.storage);
+      store.create(id, "triage", "grant", "ada");
+      const redactor = new Redactor([]);
+      const hold = new PersonHold(store, redactor, {}, new Notifier(store, {}, redactor, () => {}), () => {});
+      // What deleting the conversation does (the hold ends, its card leaves the desk), and what a person's turn does.
+      await expect(hold.end(id)).resolves.toBeUndefined();
+      await expect(hold.toDesk({ conversationId: id, person: "support-desk", status: "waiting" })).resolves.toBeUndefined();
+    });
   });
 
   it("a Worker without CONVERSATIONS answers 500 invalid_configuration naming it, not a bare error", async () => {

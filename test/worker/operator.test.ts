@@ -60,6 +60,9 @@ describe("a conversation handed to a person", () => {
       body: JSON.stringify({ text: "Hi, this is Sam from support. I can see your order.", operator: "Sam" }),
     });
     expect(answered.status).toBe(200);
+    // The answer names the event the followers get (its id) and the person who said it.
+    const said = (await answered.json()) as { eventId: number; agent: string };
+    expect(said).toEqual({ eventId: second.at(-1)!.id + 1, agent: "support-desk" });
     expect((await desk("held")).map((e) => e.conversationId)).toContain(s.conversationId);
     // The user writes again while the person holds it: no model call, and it stays held, with the new message shown.
     expect((await chat(s.conversationId, "one more thing: it is order A1001")).at(-1)).toMatchObject({ status: "awaiting_human" });
@@ -74,6 +77,7 @@ describe("a conversation handed to a person", () => {
     expect(await back.json()).toEqual({ activeAgent: "triage" });
     const followed = parseSse(await reading);
     expect(followed.map((e) => e.type)).toEqual(["operator-message", "handoff"]);
+    expect(followed[0]!.id).toBe(said.eventId);
     expect(followed[0]).toMatchObject({
       agent: "support-desk",
       text: "Hi, this is Sam from support. I can see your order.",

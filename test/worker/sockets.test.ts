@@ -105,6 +105,29 @@ describe("the conversation's WebSocket", () => {
   });
 });
 
+describe("closing the conversation's WebSocket", () => {
+  /** Closes the socket from the client with `code` (none: no status) and waits for the conversation's answer. */
+  async function closeAnswered(code?: number) {
+    const s = await scenario([{ text: "Hello." }]);
+    await chat(s.conversationId, s.tag("hi"));
+    const socket = await open(s.conversationId);
+    const answered = new Promise<{ code: number; reason: string }>((resolve) =>
+      socket.ws.addEventListener("close", (event) => resolve({ code: event.code, reason: event.reason })),
+    );
+    if (code === undefined) socket.ws.close();
+    else socket.ws.close(code, "done here");
+    return answered;
+  }
+
+  it("is answered with the client's own code and reason", async () => {
+    expect(await closeAnswered(4001)).toEqual({ code: 4001, reason: "done here" });
+  });
+
+  it("with no status (1005, which may not be sent) is answered 1000, a normal close", async () => {
+    expect(await closeAnswered()).toMatchObject({ code: 1000 });
+  });
+});
+
 describe("a hibernating WebSocket", () => {
   it("stays open while the object is evicted, and receives the turn of the message that wakes it", async () => {
     const s = await scenario([{ text: "Before." }, { text: "After the object woke." }]);
