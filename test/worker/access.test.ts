@@ -123,24 +123,28 @@ describe("hostile and broken input", () => {
       () => post("/v1/conversations/c-x/messages", JSON.stringify({ message: "hi" }), { "content-type": "text/plain" }),
       415,
       "unsupported_media_type",
+      "Send the body as JSON with Content-Type: application/json.",
     ],
     [
       "a content type that only mentions JSON",
       () => post("/v1/conversations/c-x/messages", JSON.stringify({ message: "hi" }), { "content-type": "text/plain; x=application/json" }),
       415,
       "unsupported_media_type",
+      "Send the body as JSON with Content-Type: application/json.",
     ],
     [
       "a content type that starts like JSON",
       () => post("/v1/conversations/c-x/messages", JSON.stringify({ message: "hi" }), { "content-type": "application/jsonx" }),
       415,
       "unsupported_media_type",
+      "Send the body as JSON with Content-Type: application/json.",
     ],
     [
       "body over 64 KiB",
       () => post("/v1/conversations/c-x/messages", JSON.stringify({ message: "x".repeat(70_000) })),
       413,
       "payload_too_large",
+      "The body is over 65536 bytes.",
     ],
     [
       "body over 64 KiB without a length, cut while reading",
@@ -157,21 +161,41 @@ describe("hostile and broken input", () => {
       },
       413,
       "payload_too_large",
+      "The body is over 65536 bytes.",
     ],
     [
       "message over the length limit",
       () => post("/v1/conversations/c-x/messages", JSON.stringify({ message: "y".repeat(8_001) })),
       413,
       "message_too_long",
+      "The message is 8001 characters; the limit is 8000.",
     ],
-    ["wrong method", () => call("/v1/conversations/c-x/messages", { method: "PUT" }), 405, "method_not_allowed"],
-    ["wrong method on the collection", () => call("/v1/conversations", { method: "PUT" }), 405, "method_not_allowed"],
-    ["unknown /v1 route", () => call("/v1/conversations/c-x/nothing"), 404, "not_found"],
-    ["unknown fields on create", () => post("/v1/conversations", JSON.stringify({ id: "mine" })), 400, "invalid_request"],
-  ])("%s gets a JSON error", async (_name, send, status, errorCode) => {
+    [
+      "wrong method",
+      () => call("/v1/conversations/c-x/messages", { method: "PUT" }),
+      405,
+      "method_not_allowed",
+      "PUT is not allowed on /v1/conversations/c-x/messages.",
+    ],
+    [
+      "wrong method on the collection",
+      () => call("/v1/conversations", { method: "PUT" }),
+      405,
+      "method_not_allowed",
+      "PUT is not allowed on /v1/conversations.",
+    ],
+    ["unknown /v1 route", () => call("/v1/conversations/c-x/nothing"), 404, "not_found", "No route for GET /v1/conversations/c-x/nothing."],
+    [
+      "unknown fields on create",
+      () => post("/v1/conversations", JSON.stringify({ id: "mine" })),
+      400,
+      "invalid_request",
+      '✖ Unrecognized key: "id"',
+    ],
+  ])("%s gets a JSON error that says what to fix", async (_name, send, status, errorCode, message) => {
     const res = await send();
     expect(res.status).toBe(status);
-    expect(await code(res)).toBe(errorCode);
+    expect(await res.json()).toMatchObject({ error: { code: errorCode, message } });
     // Not a refusal of the credential: no challenge to sign in again.
     expect(res.headers.get("www-authenticate")).toBeNull();
   });
