@@ -184,19 +184,28 @@ describe("a turn's trace", () => {
     expect((await call(`/v1/conversations/${s.conversationId}/turns/zero/trace`)).status).toBe(400);
   });
 
-  it("is kept for the latest turns only, one row per turn", async () => {
+  /** Three turns each ending with its trace, `kept` traces kept (TRACE_TURNS): which turns' traces read back, and the rows. */
+  async function keptOfThree(kept: number): Promise<[Array<number | undefined>, number]> {
     const id = `traces-${crypto.randomUUID()}`;
-    await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
+    return runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
       const store = new ConversationStore(state.storage);
       store.create(id, "triage", "grant");
       for (let turn = 1; turn <= 3; turn++) {
         store.beginTurn(`message ${turn}`);
         store.commitStep({ messages: [{ role: "user", content: `message ${turn}` }] }, []);
-        store.endTurn({ status: "completed" }, [], { turn, traceId: "0".repeat(32), spans: [] }, 2);
+        store.endTurn({ status: "completed" }, [], { turn, traceId: "0".repeat(32), spans: [] }, kept);
       }
-      expect([1, 2, 3].map((turn) => store.traces.read(turn)?.turn)).toEqual([undefined, 2, 3]);
-      expect(state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM traces").one().n).toBe(2);
+      const rows = state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM traces").one().n;
+      return [[1, 2, 3].map((turn) => store.traces.read(turn)?.turn), rows];
     });
+  }
+
+  it("is kept for the latest turns only, one row per turn", async () => {
+    expect(await keptOfThree(2)).toEqual([[undefined, 2, 3], 2]);
+  });
+
+  it("is kept for no turn, and no row written, with TRACE_TURNS=0", async () => {
+    expect(await keptOfThree(0)).toEqual([[undefined, undefined, undefined], 0]);
   });
 
   it("makes a turn started with a traceparent header the child of that span; a malformed one is ignored", async () => {
