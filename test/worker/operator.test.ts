@@ -6,8 +6,8 @@
  * OPERATOR_KEY or the API key, never a conversation token.
  */
 import { env } from "cloudflare:workers";
-import { evictDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
 import worker from "../../src/index.ts";
 import { parseSse } from "../support/sse.ts";
 import { call, chat, scenario, stored } from "../support/worker.ts";
@@ -22,6 +22,49 @@ async function desk(status?: string): Promise<Array<{ conversationId: string; st
 }
 
 describe("a conversation handed to a person", () => {
+  it("ends a follower's stream after five minutes, so no stream is held for ever; the follower reconnects after its last event", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "p", name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "asked for a person" }) }] },
+    ]);
+    const first = await chat(s.conversationId, s.tag("a person, please"));
+    expect(first.at(-1)).toMatchObject({ status: "awaiting_human" });
+    const lastEventId = String(first.at(-1)!.id);
+    const wait = globalThis.setTimeout;
+    // The object runs in this isolate: its timers are the test's to move.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    let ended: string;
+    try {
+      const follow = await call(`/v1/conversations/${s.conversationId}/events?follow=true`, { headers: { "last-event-id": lastEventId } });
+      expect(follow.status).toBe(200);
+      const reading = follow.text();
+      // Moved from inside the object, where its stream may be touched.
+      const object = env.CONVERSATIONS.getByName(s.conversationId);
+      await runInDurableObject(object, () => vi.advanceTimersByTime(5 * 60_000 - 1));
+      const early = await Promise.race([reading.then(() => "ended"), new Promise((resolve) => wait(resolve, 200, "open"))]);
+      expect(early).toBe("open");
+      await runInDurableObject(object, () => vi.advanceTimersByTime(1));
+      ended = await reading;
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(parseSse(ended)).toEqual([]);
+    // The follower (an EventSource) reconnects with its last id, and gets what the person says next.
+    const again = await call(`/v1/conversations/${s.conversationId}/events?follow=true`, { headers: { "last-event-id": lastEventId } });
+    const reading = again.text();
+    const answered = await call(`/v1/conversations/${s.conversationId}/operator/messages`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ message: "Sam here." }),
+    });
+    expect(answered.status).toBe(200);
+    await call(`/v1/conversations/${s.conversationId}/operator/handoff`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ to: "triage" }),
+    });
+    expect(parseSse(await reading).map((e) => e.type)).toEqual(["operator-message", "handoff"]);
+  });
+
   it("waits for the person, stores the user's messages without a model call, streams the person's answers, and goes back to triage", async () => {
     const s = await scenario([
       { toolCalls: [{ id: "p", name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "asked for a person" }) }] },
