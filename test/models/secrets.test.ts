@@ -1,6 +1,9 @@
 import { describe, expect, it, vi } from "vitest";
 import { readConfig } from "../../src/config.ts";
 import { createModel } from "../../src/conversation/configured-model.ts";
+import { redactingModel } from "../../src/conversation/redacting-model.ts";
+import type { Message } from "../../src/runtime/messages.ts";
+import type { ModelRequest } from "../../src/runtime/ports/model-port.ts";
 import type { Model } from "../../src/runtime/index.ts";
 import { Redactor } from "../../src/runtime/redact.ts";
 import { providerModel, step } from "../support/model-step.ts";
@@ -115,5 +118,44 @@ describe("provider failures never carry a key, whatever its shape, whichever pat
     } finally {
       warn.mockRestore();
     }
+  });
+});
+
+describe("the model as a conversation uses it", () => {
+  /** A model that records what it is sent and answers nothing. */
+  function recording(label?: string) {
+    const sent: ModelRequest[] = [];
+    const model: Model = {
+      ...(label ? { label } : {}),
+      async *stream(request) {
+        sent.push(request);
+      },
+    };
+    return { model, sent };
+  }
+  const ask = async (model: Model, messages: Message[]) => {
+    const request = { agent: "triage", model: "m", instructions: "Key s3cret-value.", messages, tools: [], settings: {} };
+    for await (const _ of model.stream({ ...request, signal: new AbortController().signal }));
+  };
+
+  it("is sent the instructions and messages redacted, each message redacted once however many steps send it", async () => {
+    const inner = recording();
+    const model = redactingModel(inner.model, new Redactor(["s3cret-value"]));
+    const history: Message[] = [{ role: "user", content: "my key is s3cret-value" }];
+    await ask(model, history);
+    history.push({ role: "assistant", agent: "triage", content: "Noted." });
+    await ask(model, history);
+    expect(inner.sent.map((r) => r.instructions)).toEqual(["Key [redacted].", "Key [redacted]."]);
+    expect(inner.sent[1]!.messages).toEqual([
+      { role: "user", content: "my key is [redacted]" },
+      { role: "assistant", agent: "triage", content: "Noted." },
+    ]);
+    // The second step is sent the first step's copy of the message, not a new one.
+    expect(inner.sent[1]!.messages[0]).toBe(inner.sent[0]!.messages[0]);
+    expect("label" in model).toBe(false);
+  });
+
+  it("keeps the label of a model that is not a provider's, so run-start still says it is the demo", () => {
+    expect(redactingModel(recording("offline demo").model, new Redactor([])).label).toBe("offline demo");
   });
 });
