@@ -38,8 +38,8 @@ export class ConversationTitles {
     return !this.#making && state?.owner !== undefined && state.title === undefined && state.turn === 1;
   }
 
-  /** Makes and stores the title; true when one was stored. */
-  async make(): Promise<boolean> {
+  /** Makes and stores the title, unless the user named the conversation (or it went) meanwhile; a failure is logged. */
+  async make(): Promise<void> {
     this.#making = true;
     const { model, modelName, redactor, log } = this.#setup;
     try {
@@ -50,12 +50,10 @@ export class ConversationTitles {
       );
       const state = this.#store.state();
       // Renamed, or deleted, while the model was asked.
-      if (!made || !state || state.title !== undefined) return false;
+      if (!made || !state || state.title !== undefined) return;
       this.#store.titleFirstTurn(redactor.text(made.title), { inputTokens: made.inputTokens, outputTokens: made.outputTokens });
-      return true;
     } catch (error) {
       log(redactor.text(`conversation title not made: ${error instanceof Error ? error.message : String(error)}`));
-      return false;
     } finally {
       this.#making = false;
     }

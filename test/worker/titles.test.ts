@@ -119,12 +119,17 @@ describe("a title the model does not make", () => {
     expect((await post(`/v1/conversations/${id}`, token, { title: "My own name" }, "PATCH")).status).toBe(200);
     await s.release();
     // The title call ends with nothing stored: the usage it would have been counted in stays at the turn's one call.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect((await entry(token, id))?.title).toBe("My own name");
-    const view = (await (await call(`/v1/conversations/${id}`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
-      usage: { modelCalls: number };
-    };
-    expect(view.usage.modelCalls).toBe(1);
+    const calls = async () =>
+      (
+        (await (await call(`/v1/conversations/${id}`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+          usage: { modelCalls: number };
+        }
+      ).usage.modelCalls;
+    // Watched for a second, not read once: a machine under load answers the title call late.
+    for (let i = 0; i < 10; i++) {
+      expect([(await entry(token, id))?.title, await calls()]).toEqual(["My own name", 1]);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   });
 
   it("is the first message on one line, cut short, when the title call fails; the log says why", async () => {
@@ -147,9 +152,18 @@ describe("a title the model does not make", () => {
   });
 
   it("is never asked for in a conversation no one signed in owns", async () => {
-    const s = await scenario([{ text: "Hello." }]);
+    const s = await scenario([{ text: "Hello." }, { text: "A title no one asked for" }]);
     await chat(s.conversationId, s.tag("hi"));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Beside it, a signed-in user's first turn: once that one is titled, the guest's title call would have been made too.
+    const owned = await scenario([{ text: "Hello." }, { text: '"Greeting"' }]);
+    const token = await signIn(`g-${owned.id.slice(3, 20)}`);
+    const { id } = (await (await post("/v1/conversations", token)).json()) as { id: string };
+    await (await post(`/v1/conversations/${id}/messages`, token, { message: owned.tag("hi") })).text();
+    await until(
+      () => entry(token, id),
+      (e) => e?.title === "Greeting",
+      "the signed-in user's title",
+    );
     expect((await s.sent()).requests).toHaveLength(1);
   });
 });
@@ -166,7 +180,8 @@ describe("the model that titles a conversation", () => {
       const model = new ScriptedModel([{ text: "Parcel whereabouts" }]);
       const titles = titleMaker(readConfig({ ALLOW_ANONYMOUS: "true", ...vars }), network, store, model, new Redactor([]));
       if (!titles) return undefined;
-      expect(await titles.make()).toBe(true);
+      await titles.make();
+      expect(store.state()?.title).toBe("Parcel whereabouts");
       return model.requests[0]!.model;
     });
   }
