@@ -48,7 +48,7 @@ export class InboxLink {
       updatedAt: Date.now(),
       holder: state.holding.activeAgent,
       status: stored === undefined || stored === "rewound" ? "idle" : stored,
-      snippet: cut(last ?? "", SNIPPET_CHARS),
+      snippet: cut(last, SNIPPET_CHARS),
       archived: state.archived ?? false,
     });
   }

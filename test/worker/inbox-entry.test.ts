@@ -43,6 +43,26 @@ describe("a conversation's inbox entry", () => {
       expect(link.entry(store.state()!)).toMatchObject({ status: "idle", snippet: "" });
     });
   });
+
+  it("shows the user's message when it is the last thing said (a person has not answered yet)", async () => {
+    const id = `entry-${crypto.randomUUID()}`;
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
+      const store = new ConversationStore(state.storage);
+      store.create(id, "support-desk", "grant", "ada");
+      store.beginTurn("is anyone there?");
+      store.commitStep({ messages: [{ role: "user", content: "is anyone there?" }] }, []);
+      expect(new InboxLink(store, none, env).entry(store.state()!)).toMatchObject({ snippet: "is anyone there?", status: "running" });
+    });
+  });
+
+  it("leaves an inbox alone when the Worker binds none: deleting a signed-in user's conversation still succeeds", async () => {
+    const id = `entry-${crypto.randomUUID()}`;
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+      const store = new ConversationStore(state.storage);
+      const owned = store.create(id, "triage", "grant", "ada");
+      await expect(new InboxLink(store, none, {}).forget(owned)).resolves.toBeUndefined();
+    });
+  });
 });
 
 describe("a conversation's search words", () => {
@@ -54,6 +74,10 @@ describe("a conversation's search words", () => {
       { role: "assistant", agent: "shipping", content: "Found your parcel: Überweisung 42" },
     ];
     expect(searchWords(messages, none)).toBe("found your parcel überweisung 42 late lost");
+  });
+
+  it("are none for messages of no letters or digits", () => {
+    expect(searchWords([{ role: "user", content: "?! …" }], none)).toBe("");
   });
 
   it("are redacted before they are split, so a secret is not found by its pieces", () => {
