@@ -39,6 +39,23 @@ async function entry(token: string, id: string) {
   return list.conversations.find((c) => c.id === id);
 }
 
+/**
+ * Waits for a signed-in user's first turn elsewhere to be titled: a title call that another
+ * conversation's first turn should not make would have been made by then. Not a fixed wait, which
+ * a loaded machine outlasts.
+ */
+async function titledElsewhere(): Promise<void> {
+  const owned = await scenario([{ text: "Hello." }, { text: '"Greeting"' }]);
+  const token = await signIn(`e-${owned.id.slice(3, 20)}`);
+  const { id } = (await (await post("/v1/conversations", token)).json()) as { id: string };
+  await (await post(`/v1/conversations/${id}/messages`, token, { message: owned.tag("hi") })).text();
+  await until(
+    () => entry(token, id),
+    (e) => e?.title === "Greeting",
+    "another conversation's title",
+  );
+}
+
 describe("conversation titles", () => {
   it("are made by one model call after the first turn, with no tools, shown in the inbox and counted as spent", async () => {
     const s = await scenario([{ text: "I can help with that." }, { text: '"Refund for a double charge."' }, { text: "Sure." }]);
@@ -99,7 +116,7 @@ describe("conversation titles", () => {
     const { id } = (await (await post("/v1/conversations", token)).json()) as { id: string };
     expect((await post(`/v1/conversations/${id}`, token, { title: "My own name" }, "PATCH")).status).toBe(200);
     await (await post(`/v1/conversations/${id}/messages`, token, { message: s.tag("hi") })).text();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await titledElsewhere();
     expect((await s.sent()).requests).toHaveLength(1);
     expect((await entry(token, id))?.title).toBe("My own name");
   });
@@ -154,16 +171,7 @@ describe("a title the model does not make", () => {
   it("is never asked for in a conversation no one signed in owns", async () => {
     const s = await scenario([{ text: "Hello." }, { text: "A title no one asked for" }]);
     await chat(s.conversationId, s.tag("hi"));
-    // Beside it, a signed-in user's first turn: once that one is titled, the guest's title call would have been made too.
-    const owned = await scenario([{ text: "Hello." }, { text: '"Greeting"' }]);
-    const token = await signIn(`g-${owned.id.slice(3, 20)}`);
-    const { id } = (await (await post("/v1/conversations", token)).json()) as { id: string };
-    await (await post(`/v1/conversations/${id}/messages`, token, { message: owned.tag("hi") })).text();
-    await until(
-      () => entry(token, id),
-      (e) => e?.title === "Greeting",
-      "the signed-in user's title",
-    );
+    await titledElsewhere();
     expect((await s.sent()).requests).toHaveLength(1);
   });
 });
