@@ -6,6 +6,7 @@
  */
 import { env, evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { SOCKET_CALLER_HEADER } from "../../src/conversation/sockets.ts";
 import { openSocket as open } from "../support/socket.ts";
 import { call, chat, scenario, stored } from "../support/worker.ts";
 
@@ -102,6 +103,48 @@ describe("the conversation's WebSocket", () => {
     const missing = await call("/v1/conversations/never-made/socket", { headers: { upgrade: "websocket" } });
     expect(missing.status).toBe(404);
     socket.ws.close();
+  });
+});
+
+describe("the object's own socket door (reached only through the Worker)", () => {
+  it("refuses what is not the Worker's upgrade, naming why, and opens the Worker's", async () => {
+    const s = await scenario([{ text: "Hello." }]);
+    const first = await chat(s.conversationId, s.tag("hi"));
+    const object = env.CONVERSATIONS.getByName(s.conversationId);
+    const caller = JSON.stringify({ conversationId: s.conversationId });
+    const knock = async (headers: Record<string, string>, query = "") => {
+      const res = await object.fetch(`https://conversation/socket${query}`, { headers });
+      return [res.status, res.status === 101 ? null : await res.json()];
+    };
+    const notTheWorker = [400, { ok: false, error: { code: "invalid_request", message: "Only the Worker opens sockets here." } }];
+    expect(await knock({ [SOCKET_CALLER_HEADER]: caller })).toEqual(notTheWorker);
+    expect(await knock({ upgrade: "websocket" })).toEqual(notTheWorker);
+    expect(await knock({ upgrade: "websocket", [SOCKET_CALLER_HEADER]: "{not json" })).toEqual(notTheWorker);
+    expect(await knock({ upgrade: "websocket", [SOCKET_CALLER_HEADER]: "{}" })).toEqual(notTheWorker);
+    for (const after of ["-1", "1.5", "x"])
+      expect(await knock({ upgrade: "websocket", [SOCKET_CALLER_HEADER]: caller }, `?after=${after}`)).toEqual(notTheWorker);
+    // A caller the conversation does not admit (a grant it never gave) is told why.
+    expect(
+      await knock({ upgrade: "websocket", [SOCKET_CALLER_HEADER]: JSON.stringify({ conversationId: s.conversationId, grant: "forged" }) }),
+    ).toEqual([
+      400,
+      {
+        ok: false,
+        error: {
+          code: "token_revoked",
+          message: "This conversation token was revoked: the conversation was deleted or its tokens were rotated. Ask for a new token.",
+        },
+      },
+    ]);
+    const last = first.at(-1)!.id;
+    expect(await knock({ upgrade: "websocket", [SOCKET_CALLER_HEADER]: caller }, `?after=${last + 1}`)).toEqual([
+      400,
+      {
+        ok: false,
+        error: { code: "event_id_unknown", message: `Event ${last + 1} is past this conversation's last event (${last}).` },
+      },
+    ]);
+    expect(await knock({ upgrade: "websocket", [SOCKET_CALLER_HEADER]: caller }, `?after=${last}`)).toEqual([101, null]);
   });
 });
 
