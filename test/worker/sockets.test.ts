@@ -62,7 +62,9 @@ describe("the conversation's WebSocket", () => {
     await live.until((f) => f.type === "error" && String(f.data.message).includes("`message` must not be empty."), "the blank message");
     live.ws.send(new Uint8Array([123, 125]));
     await live.until((f) => f.type === "error" && f.data.message === "Frames are JSON text.", "the binary frame");
-    expect(live.frames.filter((f) => f.type === "error").map((f) => f.data.code)).toEqual(Array(4).fill("invalid_request"));
+    live.ws.send("{not json");
+    await live.until((f) => f.type === "error" && f.data.message === "The frame is not JSON.", "the frame that is not JSON");
+    expect(live.frames.filter((f) => f.type === "error").map((f) => f.data.code)).toEqual(Array(5).fill("invalid_request"));
     expect(live.frames.filter((f) => f.type === "accepted")).toEqual([]);
     live.send({ type: "decision", decisions: [{ toolCallId: "rf", approved: true }] });
     await live.until((f) => f.type === "done" && f.data.status === "completed", "the resumed turn");
