@@ -186,6 +186,15 @@ describe("two calls waiting in one step", () => {
       message: "Tool call 'r1' was already decided.",
       details: { toolCallId: "r1" },
     });
+    // The same answer again beside the one left is refused as well over HTTP (only the AI SDK route, whose client resends, drops it).
+    expect(
+      await refusal(
+        await approve(s.conversationId, [
+          { toolCallId: "r1", approved: true },
+          { toolCallId: "r2", approved: true },
+        ]),
+      ),
+    ).toMatchObject({ status: 409, code: "approval_already_decided", details: { toolCallId: "r1" } });
     expect(await stored(s.conversationId)).toMatchObject({ status: "awaiting_approval" });
     expect((await s.sent()).requests).toHaveLength(2);
 
