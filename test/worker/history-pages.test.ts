@@ -58,4 +58,22 @@ describe("GET /v1/conversations/:id and /ui-messages, paged", () => {
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { message: string } }).error.message).toContain("`limit` is at least 1.");
   });
+
+  it("show the step awaiting approval on the newest page only", async () => {
+    const s = await scenario([
+      { text: "one" },
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "refund" }) }] },
+      { toolCalls: [{ id: "rf", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 10 }) }] },
+    ]);
+    await chat(s.conversationId, s.tag("first"));
+    expect((await chat(s.conversationId, s.tag("refund A1001"))).at(-1)).toMatchObject({ status: "awaiting_approval" });
+    const newest = await call(`/v1/conversations/${s.conversationId}/ui-messages?limit=2`);
+    const start = newest.headers.get("x-page-start")!;
+    expect(await newest.text()).toContain('"approval-requested"');
+    const older = await call(`/v1/conversations/${s.conversationId}/ui-messages?limit=2&before=${start}`);
+    expect(older.headers.get("x-page-start")).toBe("0");
+    const body = await older.text();
+    expect(body).toContain("one");
+    expect(body).not.toContain("approval");
+  });
 });
