@@ -797,6 +797,11 @@ describe("JSON-RPC", () => {
     expect((await rpc("GetTask", { id: "x:1" }, "0.3")).error.code).toBe(-32009);
     expect((await rpc("GetTask", { id: "no-such-conversation:1" })).error).toMatchObject({ code: -32001, message: "No such task." });
     expect((await rpc("GetTask", { id: "not a task id" })).error).toMatchObject({ code: -32001, message: "No such task." });
+    // A conversation that is there, a turn it has not had.
+    const s = await scenario([{ text: "One turn." }]);
+    await chat(s.conversationId, s.tag("hi"));
+    expect((await rpc("GetTask", { id: `${s.conversationId}:1` })).result).toMatchObject({ status: { state: "TASK_STATE_COMPLETED" } });
+    expect((await rpc("GetTask", { id: `${s.conversationId}:2` })).error).toMatchObject({ code: -32001, message: "No such task." });
     expect((await rpc("GetTask", {})).error).toMatchObject({ code: -32602, message: expect.stringMatching(/id/) });
     expect((await rpc("SendMessage", { message: { messageId: "m", role: "ROLE_USER", parts: [] } })).error.code).toBe(-32602);
     expect((await rpc("ListTasks", {})).error).toMatchObject({
