@@ -199,6 +199,17 @@ describe("the AI SDK UI message stream protocol", () => {
     const part = (id: string) => loaded[1]!.parts.find((p) => "toolCallId" in p && p.toolCallId === id);
     expect(part("r1")).toMatchObject({ state: "approval-responded", approval: { id: "r1", approved: true } });
     expect(part("r2")).toMatchObject({ state: "approval-requested", approval: { id: "r2" } });
+    // Sent back with no new response (r1's only, a repeat): refused as decided, r2 still waits.
+    const repeated = await call(`/v1/conversations/${s.conversationId}/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ id: s.conversationId, messages: loaded, trigger: "submit-message" }),
+    });
+    expect([repeated.status, ((await repeated.json()) as { error: { code: string } }).error.code]).toEqual([
+      409,
+      "approval_already_decided",
+    ]);
+    expect((await stored(s.conversationId)).pendingApprovals.map((p) => p.toolCallId)).toEqual(["r2"]);
     // useChat sends the whole message back, r1's response with r2's: only r2 is a new decision.
     const denied = respond(loaded[1]!, "r2", { approved: false, reason: "not this one" });
     const resumed = await finalMessage(await send([loaded[0]!, denied], denied.id), denied);
