@@ -1,4 +1,4 @@
-import type { ApprovalDecision } from "../runtime/suspension.ts";
+import { type ApprovalDecision, undecided } from "../runtime/suspension.ts";
 import type { Message } from "../runtime/messages.ts";
 import type { ConversationState } from "./storage/conversation-store.ts";
 import { fail, ok, type SessionResult } from "./results.ts";
@@ -25,8 +25,8 @@ export function checkDecisions(
         : fail("no_pending_approval", "Nothing in this conversation is waiting for an approval.");
     }
   }
-  const decided = new Set([...(state?.decisions ?? []), ...decisions].map((d) => d.toolCallId));
-  return ok({ complete: suspension!.pending.every((p) => decided.has(p.toolCallId)) });
+  // Complete when no call of the step waits once these are added to the stored decisions.
+  return ok({ complete: undecided({ suspension: suspension!, decisions: [...state!.decisions, ...decisions] }).length === 0 });
 }
 
 /**
