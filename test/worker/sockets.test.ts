@@ -4,9 +4,10 @@
  * event's id and data; `?after=` resumes across turns; a client sends a message or decisions, and
  * an operator's message reaches an open socket. (Turns run by the alarm: test/configured-schedule.)
  */
-import { env, evictDurableObject } from "cloudflare:test";
+import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { SOCKET_CALLER_HEADER } from "../../src/conversation/sockets.ts";
+import { ConversationSockets, SOCKET_CALLER_HEADER } from "../../src/conversation/sockets.ts";
+import { Redactor } from "../../src/runtime/redact.ts";
 import { openSocket as open } from "../support/socket.ts";
 import { call, chat, scenario, stored } from "../support/worker.ts";
 
@@ -170,6 +171,32 @@ describe("closing the conversation's WebSocket", () => {
 
   it("with no status (1005, which may not be sent) is answered 1000, a normal close", async () => {
     expect(await closeAnswered()).toMatchObject({ code: 1000 });
+  });
+});
+
+describe("a socket too far behind as it catches up", () => {
+  // The catch-up's reader is let go by the turn's broadcast once it is MAX_LAG_BYTES behind (the
+  // bound itself: slow-readers.test.ts); a socket sends synchronously, so only a catch-up stalled
+  // on storage falls that far behind, which no turn here can stage: the let-go is called directly.
+  it("is closed 1013 with a reason that says how to resume", async () => {
+    const s = await scenario([{ text: "Hello." }]);
+    await chat(s.conversationId, s.tag("hi"));
+    // The client end is read inside the object too: its I/O belongs to the object that made it.
+    const closed = await runInDurableObject(env.CONVERSATIONS.getByName(s.conversationId), async (_instance, state) => {
+      const sockets = new ConversationSockets(state, new Redactor([]));
+      const { response, catchUp } = sockets.accept({ conversationId: s.conversationId }, 0, (letGo) => {
+        letGo();
+        return { next: async () => null, close: () => {} };
+      });
+      const client = response.webSocket!;
+      const event = new Promise<{ code: number; reason: string }>((resolve) =>
+        client.addEventListener("close", (closing) => resolve({ code: closing.code, reason: closing.reason })),
+      );
+      client.accept();
+      await catchUp;
+      return event;
+    });
+    expect(closed).toEqual({ code: 1013, reason: "Too far behind: reconnect with ?after=<last id>." });
   });
 });
 
