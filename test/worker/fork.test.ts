@@ -3,6 +3,7 @@
  * history, holder, counters and context are the original's after a turn; the original is untouched.
  */
 import { env } from "cloudflare:workers";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index.ts";
 import { chat, postMessage, scenario, stored } from "../support/worker.ts";
@@ -64,10 +65,30 @@ describe("forking a conversation", () => {
     const s = await scenario([{ text: "one" }]);
     await chat(s.conversationId, s.tag("hi"));
     const missing = await fork(s.conversationId, { afterTurn: 5 });
-    expect(missing.status).toBe(404);
-    expect(((await missing.json()) as { error: { code: string } }).error.code).toBe("turn_not_found");
+    expect([missing.status, await missing.json()]).toEqual([
+      404,
+      { error: { code: "turn_not_found", message: "This conversation has 1 turns; fork after one of them (1 to 1)." } },
+    ]);
     expect((await fork(s.conversationId, { afterTurn: "two" })).status).toBe(400);
     expect((await fork(s.conversationId, {})).status).toBe(400);
+  });
+
+  it("refuses a turn followed by one stored before turns recorded their opening, naming a later turn to fork after", async () => {
+    const s = await scenario([{ text: "one" }, { text: "two" }]);
+    await chat(s.conversationId, s.tag("hi"));
+    await chat(s.conversationId, "again");
+    // Turn 2 as an earlier release stored it: no opening, so what was held after turn 1 is not known.
+    const object = env.CONVERSATIONS.getByName(s.conversationId);
+    await runInDurableObject(object, (_instance, state) => {
+      state.storage.sql.exec("UPDATE turns SET opening = NULL WHERE turn = 2");
+    });
+    await evictDurableObject(object);
+    const refused = await fork(s.conversationId, { afterTurn: 1 });
+    expect([refused.status, await refused.json()]).toEqual([
+      404,
+      { error: { code: "turn_not_found", message: "Turn 1 was stored before forks were possible; fork after a later turn." } },
+    ]);
+    expect((await fork(s.conversationId, { afterTurn: 2 })).status).toBe(201);
   });
 
   it("refuses the turn that is running, and takes the one before it meanwhile", async () => {
@@ -77,7 +98,15 @@ describe("forking a conversation", () => {
     const reader = sent.body!.getReader();
     await reader.read();
     const running = await fork(s.conversationId, { afterTurn: 2 });
-    expect([running.status, ((await running.json()) as { error: { code: string } }).error.code]).toEqual([409, "run_in_progress"]);
+    expect([running.status, await running.json()]).toEqual([
+      409,
+      {
+        error: {
+          code: "run_in_progress",
+          message: "A run is in progress for this conversation; wait for it to end, or cancel it. Or fork after an earlier turn.",
+        },
+      },
+    ]);
     expect((await fork(s.conversationId, { afterTurn: 1 })).status).toBe(201);
     await s.release();
     while (!(await reader.read()).done);

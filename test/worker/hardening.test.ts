@@ -120,7 +120,16 @@ describe("event cursors", () => {
     expect((await events_(String(last), true)).status).toBe(204);
     expect(parseSse(await (await events_(String(last - 1))).text()).map((e) => e.id)).toEqual([last]);
     const stale = await events_(String(last + 5));
-    expect(await errorOf(stale)).toEqual([409, "event_id_unknown"]);
+    expect([stale.status, await stale.json()]).toEqual([
+      409,
+      {
+        error: {
+          code: "event_id_unknown",
+          message: `Event ${last + 5} is past this conversation's last event (${last}); it may belong to a deleted conversation of the same id. Reconnect without Last-Event-ID.`,
+          details: { lastEventId: last },
+        },
+      },
+    ]);
     for (const bad of ["0x10", "1e1", " 5 ", "5.0", "-1", "+3", "99999999999999999"]) {
       expect(await errorOf(await events_(bad)), bad).toEqual([400, "invalid_request"]);
     }

@@ -180,7 +180,11 @@ describe("a turn's trace", () => {
     await chat(s.conversationId, s.tag("hi"));
     const { spans } = await trace(s.conversationId, 1);
     expect(spans[0]!.attributes).toMatchObject({ status: "failed", error: expect.stringMatching(/^model_/) });
-    expect((await call(`/v1/conversations/${s.conversationId}/turns/7/trace`)).status).toBe(404);
+    const none = await call(`/v1/conversations/${s.conversationId}/turns/7/trace`);
+    expect([none.status, await none.json()]).toEqual([
+      404,
+      { error: { code: "turn_not_found", message: "No trace of turn 7: only the latest turns keep theirs (turns 1 to 1 exist)." } },
+    ]);
     expect((await call(`/v1/conversations/${s.conversationId}/turns/zero/trace`)).status).toBe(400);
   });
 
