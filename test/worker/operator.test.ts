@@ -149,6 +149,12 @@ describe("a conversation handed to a person", () => {
     );
     const view = await stored(s.conversationId);
     expect(view).toMatchObject({ activeAgent: "triage", handoffs: [{ to: "support-desk" }, { from: "support-desk", to: "triage" }] });
+    // The activity names the person by what they typed: no one signed in (the master key), so no identity.
+    const activity = (view as unknown as { activity: Array<{ at: string }> }).activity.map(({ at: _at, ...act }) => act);
+    expect(activity).toEqual([
+      { kind: "answered", by: { name: "Sam" }, agent: "support-desk" },
+      { kind: "handed-back", agent: "support-desk", to: "triage" },
+    ]);
     // The AI SDK's view has the person's message as theirs.
     const ui = (await (await call(`/v1/conversations/${s.conversationId}/ui-messages`)).json()) as Array<{
       role: string;
