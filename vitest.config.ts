@@ -78,7 +78,13 @@ export function workerdSuite(forMutation = false) {
           },
         },
         {
-          plugins: [worker({ CONVERSATION_BUDGET: JSON.stringify({ modelCalls: 3 }) })],
+          // A budget, and a collector with content not asked for (the trace-export project asks for it).
+          plugins: [
+            worker({
+              CONVERSATION_BUDGET: JSON.stringify({ modelCalls: 3 }),
+              OTEL_EXPORTER_OTLP_ENDPOINT: "{{fake}}/otlp/plain-collector",
+            }),
+          ],
           test: { isolate, name: "conversation-budget", include: CONFIGURED },
         },
         {

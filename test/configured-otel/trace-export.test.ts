@@ -4,28 +4,14 @@
  * collector would: decoded by OpenTelemetry's own protos in the receiver. The header's value, a
  * secret, appears nowhere else; nor do the configured secrets in captured content.
  */
-import { describe, expect, inject, it } from "vitest";
-import type { DecodedExport, DecodedSpan } from "../node/otlp-decode.ts";
+import { describe, expect, it } from "vitest";
+import type { DecodedSpan } from "../node/otlp-decode.ts";
+import { collected, exportedSpans } from "../support/otlp.ts";
 import { call, chat, scenario } from "../support/worker.ts";
 import { parseSse } from "../support/sse.ts";
 
 type TraceJson = { spans: Array<{ kind: string; attributes: Record<string, unknown> }> };
-type Received = { body: unknown; decoded?: DecodedExport; headers: Record<string, string> };
-
-/** Every span the collector has decoded for a conversation, waiting until `enough` says they are all there. */
-async function exportedSpans(conversationId: string, enough: (spans: DecodedSpan[]) => boolean): Promise<DecodedSpan[]> {
-  for (let i = 0; i < 100; i++) {
-    const received = (await (await fetch(`${inject("fakeOpenAIUrl")}/otlp/busy-collector`)).json()) as Received[];
-    for (const r of received) expect(r.decoded?.problems ?? []).toEqual([]);
-    const spans = received
-      .flatMap((r) => r.decoded?.spans ?? [])
-      .filter((span) => span.attributes["gen_ai.conversation.id"] === conversationId);
-    if (enough(spans)) return spans;
-    if (i === 99) throw new Error(`the trace did not arrive at the collector; it has ${spans.map((span) => span.name).join(", ")}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error("unreachable");
-}
+const COLLECTOR = "busy-collector";
 
 const operation = (spans: DecodedSpan[], name: string) => spans.filter((span) => span.attributes["gen_ai.operation.name"] === name);
 
@@ -40,8 +26,8 @@ describe("OTLP export", () => {
     const events = await chat(s.conversationId, s.tag("charged twice, key AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"));
     expect(events.at(-1)).toMatchObject({ type: "done", status: "completed" });
 
-    const spans = await exportedSpans(s.conversationId, (found) => found.some((span) => span.name === "turn 1"));
-    const received = (await (await fetch(`${inject("fakeOpenAIUrl")}/otlp/busy-collector`)).json()) as Received[];
+    const spans = await exportedSpans(COLLECTOR, s.conversationId, (found) => found.some((span) => span.name === "turn 1"));
+    const received = await collected(COLLECTOR);
     expect(received[0]!.body).toBeNull(); // the 429
     expect(received.find((r) => r.decoded)!.headers["x-collector-key"]).toBe("otlp secret-value-123");
 
@@ -93,7 +79,7 @@ describe("OTLP export", () => {
       { text: "Refunded." },
     ]);
     expect((await chat(s.conversationId, s.tag("refund me"))).at(-1)).toMatchObject({ status: "awaiting_approval" });
-    const first = await exportedSpans(s.conversationId, (found) => found.some((span) => span.name === "chat model call 1"));
+    const first = await exportedSpans(COLLECTOR, s.conversationId, (found) => found.some((span) => span.name === "chat model call 1"));
     // The turn, the approval and the call waiting for it are held back for the leg that finishes them.
     expect(first.map((span) => span.name)).not.toContain("turn 1");
     expect(first.filter((span) => span.attributes["handoff.span.kind"] === "approval")).toEqual([]);
@@ -104,7 +90,7 @@ describe("OTLP export", () => {
       body: JSON.stringify({ decisions: [{ toolCallId: "ref", approved: true }] }),
     });
     expect(parseSse(await res.text()).at(-1)).toMatchObject({ type: "done", status: "completed" });
-    const spans = await exportedSpans(s.conversationId, (found) => found.some((span) => span.name === "turn 1"));
+    const spans = await exportedSpans(COLLECTOR, s.conversationId, (found) => found.some((span) => span.name === "turn 1"));
     expect(new Set(spans.map((span) => span.spanId)).size).toBe(spans.length);
     expect(new Set(spans.map((span) => span.traceId)).size).toBe(1);
     const approval = spans.filter((span) => span.attributes["handoff.span.kind"] === "approval");
