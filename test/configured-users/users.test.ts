@@ -11,6 +11,7 @@ import { inboxOf } from "../../src/inbox/inbox.ts";
 import { scenario } from "../support/scenario.ts";
 import { underMutation } from "../support/mutation.ts";
 import { inOneWindow } from "../support/rate-window.ts";
+import { parseSse } from "../support/sse.ts";
 import { call } from "../support/worker.ts";
 
 const MASTER = "master-key-for-the-users-tests";
@@ -597,5 +598,27 @@ describe("an operator who signs in", () => {
     // An operator without the role cannot decide through the operator API.
     const uma = await call(`${base}/operator/approvals`, as(await mint("uma"), json({ decisions: [] })));
     expect(uma.status).toBe(403);
+  });
+
+  it("names on the desk card the user whose message a leg answers, not an operator whose decision resumed it", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "refund" }) }] },
+      { toolCalls: [{ id: "r", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 10 }) }] },
+      { toolCalls: [{ id: "b", name: "transfer_to_triage", arguments: JSON.stringify({ reason: "wants a person now" }) }] },
+      { toolCalls: [{ id: "p", name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "wants a person" }) }] },
+    ]);
+    const ada = await mint(`ada-${s.id}`);
+    const { id } = await create(ada);
+    const base = `/v1/conversations/${id}`;
+    await (await call(`${base}/messages`, as(ada, json({ message: s.tag("refund A1001") })))).text();
+    const olga = await mint("olga", { claims: { roles: ["operator"] } });
+    const resumed = await call(`${base}/operator/approvals`, as(olga, json({ decisions: [{ toolCallId: "r", approved: true }] })));
+    expect(parseSse(await resumed.text()).at(-1)).toMatchObject({ type: "done", status: "awaiting_human" });
+    const desk = (await (await call("/v1/operator/conversations", as(olga))).json()) as {
+      conversations: Array<Record<string, unknown>>;
+    };
+    const card = desk.conversations.find((c) => c.conversationId === id)!;
+    expect(card).toMatchObject({ status: "waiting", person: "support-desk" });
+    expect(card).not.toHaveProperty("user");
   });
 });
