@@ -273,6 +273,14 @@ describe("the AI SDK UI message stream protocol", () => {
     const [a, b] = await Promise.all([finalMessage(started), finalMessage(resumed!)]);
     expect(a.parts.find((p) => p.type === "text")).toMatchObject({ text: "a slow answer arriving" });
     expect(b.parts.find((p) => p.type === "text")).toMatchObject({ text: "a slow answer arriving" });
+    // The resumed stream names the answer as the turn's own stream did, and as the stored conversation does: useChat
+    // extends the one message, and a reload finds it under the same id.
+    expect(b.id).toBe(a.id);
+    const ui = (await (await call(`/v1/conversations/${s.conversationId}/ui-messages`)).json()) as UIMessage[];
+    expect(ui.map((m) => [m.id, m.role])).toEqual([
+      [expect.any(String), "user"],
+      [a.id, "assistant"],
+    ]);
   });
 });
 

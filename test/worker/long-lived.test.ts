@@ -83,6 +83,27 @@ describe("deploys that change the schema and the network", () => {
     expect(requests[0]!.messages[2]).toMatchObject({ tool_calls: [{ id: "p1", function: { name: "award_points" } }] });
     expect(await stored(s.conversationId)).toMatchObject({ activeAgent: "triage" });
   });
+
+  it("names the answer after that note on the AI SDK route as the stored conversation does", async () => {
+    const s = await scenario([{ text: "Triage here." }]);
+    await writeAsVersion1(s.conversationId, "loyalty_desk", [
+      { role: "user", content: s.tag("points please") },
+      { role: "assistant", agent: "loyalty_desk", content: "Done." },
+    ]);
+    const res = await call(`/v1/conversations/${s.conversationId}/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ messages: [{ id: "u2", role: "user", parts: [{ type: "text", text: "and now?" }] }] }),
+    });
+    const chunks = (await res.text())
+      .split("\n\n")
+      .filter((frame) => frame.startsWith("data: {"))
+      .map((frame) => JSON.parse(frame.slice(6)) as { type: string; messageId?: string });
+    const ui = (await (await call(`/v1/conversations/${s.conversationId}/ui-messages`)).json()) as Array<{ id: string; role: string }>;
+    // The history: the user, the removed agent's answer, the note, the new user message, triage's answer.
+    expect(chunks.find((chunk) => chunk.type === "start")?.messageId).toBe(ui.at(-1)!.id);
+    expect(ui.at(-1)!.role).toBe("assistant");
+  });
 });
 
 describe("rate limits and usage", () => {
