@@ -33,6 +33,7 @@ describe("a turn's trace", () => {
       { text: "Anything else?" },
     ]);
     const log = vi.spyOn(console, "log");
+    const error = vi.spyOn(console, "error");
     await chat(s.conversationId, s.tag("charged twice"));
     const { turn, traceId, spans } = await trace(s.conversationId, 1);
     expect(turn).toBe(1);
@@ -60,6 +61,9 @@ describe("a turn's trace", () => {
     // One JSON log line per handoff and per turn, with no content.
     const lines = log.mock.calls.map(([line]) => String(line)).filter((line) => line.includes(s.conversationId));
     log.mockRestore();
+    // Nothing failed on the way, after the turn either (no collector is configured here: nothing is exported).
+    expect(error.mock.calls).toEqual([]);
+    error.mockRestore();
     expect(lines.map((line) => JSON.parse(line) as { event: string })).toEqual([
       { event: "handoff", conversationId: s.conversationId, turn: 1, kind: "transfer", from: "triage", to: "billing" },
       {
