@@ -10,7 +10,7 @@
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ConversationObject, type ConversationSetup, type WorkerVars } from "../../src/cloudflare/index.ts";
 import { findHistoryProblem } from "../../src/runtime/messages.ts";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
@@ -210,7 +210,7 @@ async function killedTurns(steps: ScriptStep[], message: string): Promise<string
 describe("storage that fails outside a step's commit", () => {
   it("stores the turn failed with internal_error at once when only its end's write failed", async () => {
     const id = `end-fails-once-${crypto.randomUUID()}`;
-    const { events, turn } = await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+    const { events, turn, errors } = await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
       script = [{ text: "Hello there." }];
       const { sql } = state.storage;
       const exec = sql.exec;
@@ -222,16 +222,20 @@ describe("storage that fails outside a step's commit", () => {
         }
         return exec.call(sql, query, ...bindings);
       };
+      const logged = vi.spyOn(console, "error");
       try {
         const result = await new ScriptedConversation(state, offline).sendMessage({ conversationId: id }, "hello");
         const events = result.ok ? parseSse(await new Response(result.value).text()) : [];
-        return { events, turn: new ConversationStore(state.storage).turns.record(1) };
+        return { events, turn: new ConversationStore(state.storage).turns.record(1), errors: logged.mock.calls.map(String) };
       } finally {
+        logged.mockRestore();
         delete (sql as unknown as Record<string, unknown>).exec;
       }
     });
     expect(events.at(-1)).toMatchObject({ type: "error", code: "internal_error", message: "The turn could not be stored." });
     expect(turn).toMatchObject({ status: "failed", error: "internal_error" });
+    // The operator's log says what failed.
+    expect(errors).toEqual(["conversation turn failed: disk busy"]);
   });
 
   it("ends the turn's stream with an error at every write of the turn, its end too, and the next start has the turn failed", async () => {
