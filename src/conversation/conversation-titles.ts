@@ -9,6 +9,7 @@ import type { Network } from "../runtime/network.ts";
 import type { Redactor } from "../runtime/redact.ts";
 import type { Message } from "../runtime/messages.ts";
 import { makeTitle, TITLE_CHARS } from "../runtime/titles.ts";
+import { errorMessage } from "../runtime/errors.ts";
 import type { ConversationStore } from "./storage/conversation-store.ts";
 
 /** A title call that has not answered in this long is given up. */
@@ -53,7 +54,7 @@ export class ConversationTitles {
       if (!made || !state || state.title !== undefined) return;
       this.#store.titleFirstTurn(redactor.text(made.title), { inputTokens: made.inputTokens, outputTokens: made.outputTokens });
     } catch (error) {
-      log(redactor.text(`conversation title not made: ${error instanceof Error ? error.message : String(error)}`));
+      log(redactor.text(`conversation title not made: ${errorMessage(error)}`));
     } finally {
       this.#making = false;
     }

@@ -42,6 +42,10 @@ export class RuntimeError extends Error {
 /** Turns anything thrown into a RuntimeError without leaking a stack to the caller. */
 export function toRuntimeError(error: unknown): RuntimeError {
   if (error instanceof RuntimeError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new RuntimeError("internal_error", message, { cause: error });
+  return new RuntimeError("internal_error", errorMessage(error), { cause: error });
+}
+
+/** The words of anything thrown: an Error's message, anything else as a string. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

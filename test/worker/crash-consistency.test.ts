@@ -238,6 +238,35 @@ describe("storage that fails outside a step's commit", () => {
     expect(errors).toEqual(["conversation turn failed: disk busy"]);
   });
 
+  it("ends the stream with the loop's own error when only a step's commit failed, and stores the turn failed", async () => {
+    const id = `commit-fails-once-${crypto.randomUUID()}`;
+    const { events, turn, errors } = await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+      script = [{ text: "Hello there." }];
+      const storage = state.storage as unknown as Record<string, unknown>;
+      const transactionSync = state.storage.transactionSync;
+      let writes = 0;
+      // The conversation's creation, the turn's beginning, then the step's commit: that one fails, once.
+      storage.transactionSync = <T>(write: () => T): T => {
+        if (++writes === 3) throw new Error("disk busy");
+        return transactionSync.call(state.storage, write) as T;
+      };
+      const logged = vi.spyOn(console, "error");
+      try {
+        const result = await new ScriptedConversation(state, offline).sendMessage({ conversationId: id }, "hello");
+        const events = result.ok ? parseSse(await new Response(result.value).text()) : [];
+        return { events, turn: new ConversationStore(state.storage).turns.record(1), errors: logged.mock.calls.map(String) };
+      } finally {
+        logged.mockRestore();
+        delete storage.transactionSync;
+      }
+    });
+    expect(events.map((e) => e.type)).toEqual(["run-start", "step-start", "text-delta", "text-delta", "error"]);
+    // The client is told what any storage failure tells it; the cause is in the log.
+    expect(events.at(-1)).toMatchObject({ type: "error", code: "internal_error", message: "The turn could not be stored." });
+    expect(turn).toMatchObject({ status: "failed", error: "internal_error" });
+    expect(errors).toEqual(["conversation step not stored: disk busy"]);
+  });
+
   it("ends the turn's stream with an error at every write of the turn, its end too, and the next start has the turn failed", async () => {
     // The turn's beginning, its step's commit, its end: the stream never says `done` for a turn storage does not hold as done.
     expect(await killedTurns([{ text: "Hello there." }], "hello")).toEqual([

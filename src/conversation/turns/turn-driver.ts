@@ -3,6 +3,7 @@
  * stored and live events together as one stream. At most one leg runs at a time; the streams open
  * on the conversation are counted here. The Durable Object decides who may start what.
  */
+import { errorMessage, RuntimeError } from "../../runtime/errors.ts";
 import { runTurnItems } from "../../runtime/run-loop.ts";
 import type { Redactor } from "../../runtime/redact.ts";
 import type { TurnOutcome } from "../../runtime/events.ts";
@@ -17,7 +18,7 @@ import type { Notifier, PushedState } from "../schedule/notifier.ts";
 import type { PersonHold } from "../person-hold.ts";
 import { fail, type SessionResult } from "../results.ts";
 import { TurnBroadcast } from "./turn-broadcast.ts";
-import { TurnRecorder } from "./turn-recorder.ts";
+import { NOT_STORED, TurnRecorder } from "./turn-recorder.ts";
 import { parseTraceparent, spansToExport, TraceBuilder } from "../../traces/turn-trace.ts";
 
 /**
@@ -238,7 +239,9 @@ export class TurnDriver {
           recorder.record(next.value);
         } catch (error) {
           stored = false;
-          next = await items.throw(error);
+          // The step was not stored: the loop ends the turn, telling the client what any storage failure tells it.
+          console.error(redactor.text(`conversation step not stored: ${errorMessage(error)}`));
+          next = await items.throw(new RuntimeError("internal_error", NOT_STORED));
         }
         if (stored) next = await items.next();
       }
@@ -253,7 +256,7 @@ export class TurnDriver {
       }
     } catch (error) {
       // Only storage can fail here: the loop turns every other failure into an error event.
-      console.error(redactor.text(`conversation turn failed: ${error instanceof Error ? error.message : String(error)}`));
+      console.error(redactor.text(`conversation turn failed: ${errorMessage(error)}`));
       recorder.fail();
     } finally {
       this.#running = null;

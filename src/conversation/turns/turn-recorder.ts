@@ -18,6 +18,9 @@ export interface TraceTarget {
   keep: number;
 }
 
+/** What a client is told when storage fails a turn: the cause is for the operator's log, not the client. */
+export const NOT_STORED = "The turn could not be stored.";
+
 /**
  * Records one leg of a turn as the run's items arrive, in one direction: each event is redacted,
  * numbered and published; each commit is stored with the events that came before it and the events
@@ -98,7 +101,7 @@ export class TurnRecorder {
    */
   fail(): void {
     if (this.#ended) return;
-    this.#broadcast.publish({ id: this.#nextId++, type: "error", code: "internal_error", message: "The turn could not be stored." });
+    this.#broadcast.publish({ id: this.#nextId++, type: "error", code: "internal_error", message: NOT_STORED });
     try {
       this.#store.endTurn({ status: "failed", code: "internal_error" }, []);
     } catch {
