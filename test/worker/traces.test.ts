@@ -79,6 +79,7 @@ describe("a turn's trace", () => {
     const { durationMs } = JSON.parse(lines.at(-1)!) as { durationMs: number };
     expect(durationMs).toBeGreaterThan(0);
     expect(durationMs).toBeLessThan(60_000);
+    expect(durationMs).toBe(spans[0]!.end! - spans[0]!.start);
 
     // A second turn, held by billing throughout.
     await chat(s.conversationId, "thanks");
