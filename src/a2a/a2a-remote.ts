@@ -4,7 +4,7 @@
  * agent card, kept once read), through a service binding or `fetch`, with its configured headers,
  * and its Server-Sent Events read as they arrive.
  */
-import { RuntimeError } from "../runtime/errors.ts";
+import { errorMessage, RuntimeError } from "../runtime/errors.ts";
 import { type McpHostEnv, mcpHeaders } from "../runtime/ports/mcp.ts";
 import {
   type RemoteAgentConfig,
@@ -132,11 +132,7 @@ async function* readAnswer(progress: ReturnType<typeof startReading>, response: 
 
 function wrap(agent: string, error: unknown): RuntimeError {
   if (error instanceof RuntimeError) return error;
-  return new RuntimeError(
-    "remote_failed",
-    `Remote agent '${agent}' could not be reached: ${error instanceof Error ? error.message : String(error)}.`,
-    {
-      cause: error,
-    },
-  );
+  return new RuntimeError("remote_failed", `Remote agent '${agent}' could not be reached: ${errorMessage(error)}.`, {
+    cause: error,
+  });
 }

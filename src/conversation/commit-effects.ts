@@ -8,6 +8,7 @@
 import type { ConversationStore } from "./storage/conversation-store.ts";
 import type { InboxLink } from "./inbox-link.ts";
 import type { Written } from "./storage/sql-writer.ts";
+import { errorMessage } from "../runtime/errors.ts";
 
 export interface EffectsSetup {
   store: ConversationStore;
@@ -72,7 +73,7 @@ export class CommitEffects {
         await this.#setup.inbox.tell();
       }
     })()
-      .catch((error: unknown) => this.#setup.log(`the inbox could not be told: ${error instanceof Error ? error.message : String(error)}`))
+      .catch((error: unknown) => this.#setup.log(`the inbox could not be told: ${errorMessage(error)}`))
       .finally(() => {
         this.#telling = null;
       });

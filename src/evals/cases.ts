@@ -1,5 +1,6 @@
 /** Eval cases, one JSON object per line (JSONL), checked with zod: a bad line is refused with its number and what is wrong. */
 import * as z from "zod";
+import { errorMessage } from "../runtime/errors.ts";
 
 /** What must hold after a turn: who holds the conversation, tools called or not, handoffs, agents not reached. */
 export const TurnExpectation = z.strictObject({
@@ -45,7 +46,7 @@ export function parseCases(text: string): ParsedCases {
     try {
       value = JSON.parse(line);
     } catch (error) {
-      return { ok: false, line: index + 1, message: `not JSON: ${error instanceof Error ? error.message : String(error)}` };
+      return { ok: false, line: index + 1, message: `not JSON: ${errorMessage(error)}` };
     }
     const parsed = EvalCase.safeParse(value);
     if (!parsed.success) return { ok: false, line: index + 1, message: z.prettifyError(parsed.error).replaceAll("\n", " ") };

@@ -24,6 +24,7 @@ import {
   type McpToolInfo,
   mcpHeaders,
 } from "../runtime/ports/mcp.ts";
+import { errorMessage } from "../runtime/errors.ts";
 
 /** A server's listed tools, as kept between turns. */
 export interface CachedToolList {
@@ -266,6 +267,6 @@ function describeFailure(server: McpServerConfig, timeoutMs: number, error: unkn
   if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) return `${name} did not answer within ${timeoutMs} ms.`;
   if (error instanceof ProtocolError) return `${name} answered an error (${error.code}): ${error.message}`;
   if (error instanceof SdkHttpError) return `${name} answered HTTP ${httpStatus(error) ?? "error"}: ${error.message}`;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   return `${name} could not be reached: ${message}`;
 }

@@ -1,5 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
-import { RuntimeError } from "../runtime/errors.ts";
+import { errorMessage, RuntimeError } from "../runtime/errors.ts";
 
 /** Where a provider's own words go: the operator's log, redacted there, never a client. */
 export type ProviderLog = (message: string) => void;
@@ -44,7 +44,7 @@ export function toModelError(error: unknown, log?: ProviderLog): RuntimeError {
       { cause: error },
     );
   }
-  log?.(`model call failed: ${error instanceof Error ? error.message : String(error)}`);
+  log?.(`model call failed: ${errorMessage(error)}`);
   return new RuntimeError("model_error", "The model call failed inside the adapter.", { cause: error });
 }
 

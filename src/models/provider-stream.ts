@@ -1,5 +1,5 @@
 import type { ModelEvent } from "../runtime/ports/model-port.ts";
-import { RuntimeError } from "../runtime/errors.ts";
+import { errorMessage, RuntimeError } from "../runtime/errors.ts";
 import type { ToolCall } from "../runtime/messages.ts";
 import type { Usage } from "../runtime/usage.ts";
 import { APIError } from "openai";
@@ -62,6 +62,6 @@ function failedMidStream(error: unknown, options: { signal: AbortSignal; log?: P
   if (error instanceof RuntimeError) return error;
   if (options.signal.aborted) return new RuntimeError("run_aborted", "The model call was cancelled.", { cause: error });
   if (error instanceof APIError) return toModelError(error, options.log);
-  options.log?.(`model stream failed: ${error instanceof Error ? error.message : String(error)}`);
+  options.log?.(`model stream failed: ${errorMessage(error)}`);
   return interrupted("the connection to the provider was lost");
 }

@@ -1,5 +1,6 @@
 import type { Config } from "../config.ts";
 import type { Span, SpanContent } from "./turn-trace.ts";
+import { errorMessage } from "../runtime/errors.ts";
 
 /** Where traces go: an OTLP/HTTP endpoint (JSON), with headers such as an API key. */
 export interface OtlpTarget {
@@ -133,7 +134,7 @@ export class OtlpExporter {
         const header = Number(res.headers.get("retry-after"));
         if (Number.isFinite(header) && header >= 0) retryAfterMs = Math.min(5_000, header * 1000);
       } catch (error) {
-        this.#log(`trace export: ${error instanceof Error ? error.message : String(error)}`);
+        this.#log(`trace export: ${errorMessage(error)}`);
       }
       if (attempt < ATTEMPTS) await new Promise((resolve) => setTimeout(resolve, retryAfterMs));
     }

@@ -11,6 +11,7 @@ import type { Config } from "../../config.ts";
 import type { Redactor } from "../../runtime/redact.ts";
 import type { ConversationStore } from "../storage/conversation-store.ts";
 import type { PushTarget } from "./outbox.ts";
+import { errorMessage } from "../../runtime/errors.ts";
 
 /** An A2A task state a push notification says a task reached. */
 export type PushedState = "TASK_STATE_COMPLETED" | "TASK_STATE_INPUT_REQUIRED" | "TASK_STATE_FAILED" | "TASK_STATE_CANCELED";
@@ -114,7 +115,7 @@ export class Notifier {
       await res.body?.cancel();
       return res.ok ? null : `HTTP ${res.status}`;
     } catch (error) {
-      return error instanceof Error ? error.message : String(error);
+      return errorMessage(error);
     }
   }
 }

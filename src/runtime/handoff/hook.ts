@@ -1,5 +1,5 @@
 /** The network's `onHandoff` hook, run once per accepted handoff. */
-import { RuntimeError } from "../errors.ts";
+import { errorMessage, RuntimeError } from "../errors.ts";
 import type { Network } from "../network.ts";
 import type { HandoffRecord } from "./types.ts";
 
@@ -11,6 +11,6 @@ export async function runHandoffHook(network: Network, handoff: HandoffRecord): 
     const input = handoff.kind === "transfer" ? handoff.input : undefined;
     await network.options.onHandoff({ from: handoff.from, to: handoff.to, ...(reason ? { reason } : {}), ...(input ? { input } : {}) });
   } catch (error) {
-    throw new RuntimeError("hook_failed", `onHandoff failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new RuntimeError("hook_failed", `onHandoff failed: ${errorMessage(error)}`, { cause: error });
   }
 }

@@ -7,6 +7,7 @@
 import * as z from "zod";
 import { foldName, uniqueToolName } from "../tools/tool-names.ts";
 import { type Tool, tool } from "../tools/tool.ts";
+import { errorMessage } from "../errors.ts";
 
 /** What a `headers` function is given: the Worker's environment, or whatever the host passes. */
 export type McpHostEnv = Readonly<Record<string, unknown>>;
@@ -150,7 +151,7 @@ export async function remoteTools(
       try {
         return { server, tools: await port.listTools(server, signal) };
       } catch (error) {
-        return { server, error: error instanceof Error ? error.message : String(error) };
+        return { server, error: errorMessage(error) };
       }
     }),
   );

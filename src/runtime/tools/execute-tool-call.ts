@@ -1,6 +1,7 @@
 import * as z from "zod";
 import type { ToolCall, ToolMessage } from "../messages.ts";
 import type { CallContext, Tool, ToolContext } from "./tool.ts";
+import { errorMessage } from "../errors.ts";
 
 /** A tool call's answer: `result` goes on the event, `content` to the model. */
 export interface ToolOutcome {
@@ -50,7 +51,7 @@ export async function executeToolCall(
     const result: unknown = await tool.execute(validated.data, context);
     return { result: result ?? null, content: typeof result === "string" ? result : JSON.stringify(result ?? null), isError: false };
   } catch (error) {
-    return errorOutcome(`Tool '${tool.name}' failed: ${error instanceof Error ? error.message : String(error)}`);
+    return errorOutcome(`Tool '${tool.name}' failed: ${errorMessage(error)}`);
   }
 }
 

@@ -1,4 +1,5 @@
 /** Guardrails: caller functions that may block a turn's input, its final text, or a tool call. */
+import { errorMessage } from "../errors.ts";
 
 export type GuardrailVerdict = { block: true; reason: string } | { block: false } | undefined | void;
 
@@ -35,7 +36,7 @@ export async function firstBlock<T>(
       const verdict = await guardrail(input);
       if (verdict?.block) return verdict.reason;
     } catch (error) {
-      return `the guardrail failed: ${error instanceof Error ? error.message : String(error)}`;
+      return `the guardrail failed: ${errorMessage(error)}`;
     }
   }
   return null;
