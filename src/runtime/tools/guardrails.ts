@@ -1,6 +1,7 @@
 /** Guardrails: caller functions that may block a turn's input, its final text, or a tool call. */
 import { errorMessage } from "../errors.ts";
 
+/** What a guardrail answers: block with a reason, or let it through (`{ block: false }`, or nothing). */
 export type GuardrailVerdict = { block: true; reason: string } | { block: false } | undefined | void;
 
 /** What an input or output guardrail judges: the text, the agent holding the conversation, the context. */
