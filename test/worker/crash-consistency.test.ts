@@ -207,12 +207,31 @@ async function killedTurns(steps: ScriptStep[], message: string): Promise<string
   }
 }
 
+/**
+ * One turn of `script` in a fresh conversation whose storage `breaks` (patching it; it is put back
+ * after): the events streamed, the turn as stored after, and what was logged as an error.
+ */
+async function turnOnBrokenStorage(prefix: string, breaks: (storage: DurableObjectStorage) => () => void) {
+  const id = `${prefix}-${crypto.randomUUID()}`;
+  return runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+    script = [{ text: "Hello there." }];
+    const mend = breaks(state.storage);
+    const logged = vi.spyOn(console, "error");
+    try {
+      const result = await new ScriptedConversation(state, offline).sendMessage({ conversationId: id }, "hello");
+      const events = result.ok ? parseSse(await new Response(result.value).text()) : [];
+      return { events, turn: new ConversationStore(state.storage).turns.record(1), errors: logged.mock.calls.map(String) };
+    } finally {
+      logged.mockRestore();
+      mend();
+    }
+  });
+}
+
 describe("storage that fails outside a step's commit", () => {
   it("stores the turn failed with internal_error at once when only its end's write failed", async () => {
-    const id = `end-fails-once-${crypto.randomUUID()}`;
-    const { events, turn, errors } = await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
-      script = [{ text: "Hello there." }];
-      const { sql } = state.storage;
+    const { events, turn, errors } = await turnOnBrokenStorage("end-fails-once", (storage) => {
+      const { sql } = storage;
       const exec = sql.exec;
       let failed = false;
       (sql as unknown as Record<string, unknown>).exec = (query: string, ...bindings: SqlStorageValue[]) => {
@@ -222,15 +241,7 @@ describe("storage that fails outside a step's commit", () => {
         }
         return exec.call(sql, query, ...bindings);
       };
-      const logged = vi.spyOn(console, "error");
-      try {
-        const result = await new ScriptedConversation(state, offline).sendMessage({ conversationId: id }, "hello");
-        const events = result.ok ? parseSse(await new Response(result.value).text()) : [];
-        return { events, turn: new ConversationStore(state.storage).turns.record(1), errors: logged.mock.calls.map(String) };
-      } finally {
-        logged.mockRestore();
-        delete (sql as unknown as Record<string, unknown>).exec;
-      }
+      return () => delete (sql as unknown as Record<string, unknown>).exec;
     });
     expect(events.at(-1)).toMatchObject({ type: "error", code: "internal_error", message: "The turn could not be stored." });
     expect(turn).toMatchObject({ status: "failed", error: "internal_error" });
@@ -238,27 +249,17 @@ describe("storage that fails outside a step's commit", () => {
     expect(errors).toEqual(["conversation turn failed: disk busy"]);
   });
 
-  it("ends the stream with the loop's own error when only a step's commit failed, and stores the turn failed", async () => {
-    const id = `commit-fails-once-${crypto.randomUUID()}`;
-    const { events, turn, errors } = await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
-      script = [{ text: "Hello there." }];
-      const storage = state.storage as unknown as Record<string, unknown>;
-      const transactionSync = state.storage.transactionSync;
+  it("ends the stream as any storage failure does when only a step's commit failed, and stores the turn failed", async () => {
+    const { events, turn, errors } = await turnOnBrokenStorage("commit-fails-once", (storage) => {
+      const patched = storage as unknown as Record<string, unknown>;
+      const transactionSync = storage.transactionSync;
       let writes = 0;
       // The conversation's creation, the turn's beginning, then the step's commit: that one fails, once.
-      storage.transactionSync = <T>(write: () => T): T => {
+      patched.transactionSync = <T>(write: () => T): T => {
         if (++writes === 3) throw new Error("disk busy");
-        return transactionSync.call(state.storage, write) as T;
+        return transactionSync.call(storage, write) as T;
       };
-      const logged = vi.spyOn(console, "error");
-      try {
-        const result = await new ScriptedConversation(state, offline).sendMessage({ conversationId: id }, "hello");
-        const events = result.ok ? parseSse(await new Response(result.value).text()) : [];
-        return { events, turn: new ConversationStore(state.storage).turns.record(1), errors: logged.mock.calls.map(String) };
-      } finally {
-        logged.mockRestore();
-        delete storage.transactionSync;
-      }
+      return () => delete patched.transactionSync;
     });
     expect(events.map((e) => e.type)).toEqual(["run-start", "step-start", "text-delta", "text-delta", "error"]);
     // The client is told what any storage failure tells it; the cause is in the log.
