@@ -139,7 +139,9 @@ describe("a turn stored before turns kept their opening", () => {
     const before = await stored(id);
     const res = await call(`/v1/conversations/${id}/retry`, { method: "POST" });
     expect(res.status).toBe(409);
-    expect(await res.json()).toMatchObject({ error: { code: "nothing_to_retry" } });
+    expect(await res.json()).toEqual({
+      error: { code: "nothing_to_retry", message: "There is no turn to run again: send a message instead." },
+    });
     expect(await stored(id)).toEqual(before);
   });
 });
