@@ -122,6 +122,20 @@ describe("conversation titles", () => {
   });
 });
 
+describe("a guest's conversation renamed", () => {
+  it("is answered with how it now stands, as a signed-in user's is", async () => {
+    const s = await scenario([{ text: "Hello." }]);
+    await chat(s.conversationId, s.tag("hi"));
+    const res = await call(`/v1/conversations/${s.conversationId}`, {
+      method: "PATCH",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ title: "Mine now" }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ id: s.conversationId, title: "Mine now" });
+  });
+});
+
 describe("a title the model does not make", () => {
   it("is the user's when they rename the conversation while the model is asked", async () => {
     const s = await scenario([{ text: "I can help with that." }, { text: '"Refund for a double charge."', holdAfter: 1 }]);
