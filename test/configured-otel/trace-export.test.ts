@@ -5,23 +5,16 @@
  * secret, appears nowhere else; nor do the configured secrets in captured content.
  */
 import { describe, expect, it } from "vitest";
-import type { DecodedSpan } from "../node/otlp-decode.ts";
-import { collected, exportedSpans } from "../support/otlp.ts";
+import { collected, exportedSpans, operation, TRACED_TURN } from "../support/otlp.ts";
 import { call, chat, scenario } from "../support/worker.ts";
 import { parseSse } from "../support/sse.ts";
 
 type TraceJson = { spans: Array<{ kind: string; attributes: Record<string, unknown> }> };
 const COLLECTOR = "busy-collector";
 
-const operation = (spans: DecodedSpan[], name: string) => spans.filter((span) => span.attributes["gen_ai.operation.name"] === name);
-
 describe("OTLP export", () => {
   it("sends the turn's trace after a 429, with the header, GenAI attributes, the span tree and the content", async () => {
-    const s = await scenario([
-      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "a charge" }) }] },
-      { toolCalls: [{ id: "l", name: "lookup_order", arguments: JSON.stringify({ orderId: "A1001" }) }] },
-      { text: "I see the double charge." },
-    ]);
+    const s = await scenario(TRACED_TURN);
     // The message quotes a configured secret: captured content is redacted like everything else.
     const events = await chat(s.conversationId, s.tag("charged twice, key AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"));
     expect(events.at(-1)).toMatchObject({ type: "done", status: "completed" });

@@ -27,3 +27,13 @@ export async function exportedSpans(
   }
   throw new Error("unreachable");
 }
+
+/** The spans of one GenAI operation (`chat`, `execute_tool`, `invoke_agent`). */
+export const operation = (spans: DecodedSpan[], name: string) => spans.filter((span) => span.attributes["gen_ai.operation.name"] === name);
+
+/** A turn worth tracing: triage hands to billing, which looks the order up and answers. */
+export const TRACED_TURN = [
+  { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "a charge" }) }] },
+  { toolCalls: [{ id: "l", name: "lookup_order", arguments: JSON.stringify({ orderId: "A1001" }) }] },
+  { text: "I see the double charge." },
+];
