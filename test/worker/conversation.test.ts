@@ -404,7 +404,7 @@ describe("storage", () => {
     expect(rows).toEqual([9, 8, 8, 8, 8, 8, 8, 8]);
   });
 
-  it("counts the bytes a turn writes, and lists a failed turn with its error and how long it ran", async () => {
+  it("counts the bytes a turn writes (and no inbox rows with no inbox), and lists a failed turn with its error and how long it ran", async () => {
     const long = "z".repeat(6_000);
     const s = await scenario([{ text: "ok" }, { status: 400, error: { message: "bad request", type: "invalid_request_error" } }]);
     await chat(s.conversationId, s.tag(long));
@@ -412,6 +412,8 @@ describe("storage", () => {
     // The message is written once with the turn (the history row; the turn's opening keeps it too), and the rest is small.
     expect(lastTurnStorage.bytesWritten).toBeGreaterThanOrEqual(2 * long.length);
     expect(lastTurnStorage.bytesWritten).toBeLessThan(3 * long.length);
+    // No inbox is bound here, so the view counts no inbox rows (not `null`: the field is left out).
+    expect(Object.keys(lastTurnStorage)).toEqual(["rowsWritten", "bytesWritten"]);
     expect((await chat(s.conversationId, "again")).at(-1)).toMatchObject({ type: "error" });
     const turns = (await (await call(`/v1/conversations/${s.conversationId}/turns`)).json()) as Array<{
       status: string;
