@@ -67,6 +67,11 @@ describe("the inbox is told", () => {
       expect((await told()) - created, "while the resumed leg runs").toBe(2);
       store.endTurn({ status: "completed" }, []);
       expect((await told()) - created, "at the resumed leg's end").toBe(3);
+      // Outside a leg, a commit with a message (a person's answer) changes the entry; one with nothing the entry shows does not.
+      store.commitStep({ messages: [{ role: "assistant", agent: "desk", content: "A person here." }] }, []);
+      expect((await told()) - created, "a person's message outside a leg").toBe(4);
+      store.commitStep({ messages: [] }, []);
+      expect((await told()) - created, "a commit that changes nothing the entry shows").toBe(4);
     });
   });
 });

@@ -101,6 +101,11 @@ describe("approvals across requests", () => {
     expect(requests[2]!.messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id)).toEqual(["t", "look", "ref"]);
     const after = await stored(s.conversationId);
     expect(after).toMatchObject({ status: "completed", pendingApprovals: [] });
+    // The decisions belonged to the suspension they decided: the stored state keeps neither once the turn resumed.
+    await runInDurableObject(env.CONVERSATIONS.getByName(s.conversationId), async (_instance, state) => {
+      const row = JSON.parse(state.storage.sql.exec<{ data: string }>(`SELECT data FROM state`).one().data) as object;
+      expect(row).toMatchObject({ suspension: null, decisions: [] });
+    });
   });
 
   it("answers a denial with an error result carrying the reason", async () => {
@@ -117,6 +122,10 @@ describe("approvals across requests", () => {
       tool_call_id: "ref",
       content: "A person declined this call: already refunded by phone",
     });
+    // Declined by a caller no one signed in as: a denial, not an expiry (which is what no one decided).
+    expect((await stored(s.conversationId)).activity).toContainEqual(
+      expect.objectContaining({ kind: "denied", agent: "billing", toolCallId: "ref", tool: "refund" }),
+    );
   });
 
   it("refuses a new message while approval is pending, and bad decisions, with clear codes", async () => {
