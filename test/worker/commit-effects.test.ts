@@ -32,6 +32,14 @@ describe("the alarm follows the schedule", () => {
       expect(await state.storage.getAlarm()).toBe(sooner);
       store.schedule.removeKind("approval-expiry");
       expect(await state.storage.getAlarm()).toBeNull();
+      // An erased conversation has nothing to wake for; one made again under its name sets its alarm afresh, even for the same instant.
+      store.schedule.add({ kind: "person-timeout", dueAt: later, person: "desk", handedBy: "triage" });
+      expect(await state.storage.getAlarm()).toBe(later);
+      await store.erase();
+      expect(await state.storage.getAlarm()).toBeNull();
+      store.create(id, "triage", "grant");
+      store.schedule.add({ kind: "person-timeout", dueAt: later, person: "desk", handedBy: "triage" });
+      expect(await state.storage.getAlarm()).toBe(later);
     });
   });
 });
