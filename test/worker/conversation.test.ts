@@ -229,8 +229,10 @@ describe("one run at a time", () => {
     expect(await errorCode(await postMessage(s.conversationId, "second"))).toEqual([409, "run_in_progress"]);
     expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "x", approved: true }]))).toEqual([409, "run_in_progress"]);
     expect(await errorCode(await call(`/v1/conversations/${s.conversationId}`, { method: "DELETE" }))).toEqual([409, "run_in_progress"]);
-    // The view says it runs, with no storage figures for a turn not ended.
+    // The view says it runs, with no storage figures for a turn not ended; the turns list, with no end and no duration yet.
     expect(await stored(s.conversationId)).toMatchObject({ status: "running", lastTurnStorage: null });
+    const turns = (await (await call(`/v1/conversations/${s.conversationId}/turns`)).json()) as object[];
+    expect(turns.at(-1)).toMatchObject({ turn: 1, status: "running", endedAt: null, durationMs: null });
 
     await s.release();
     const rest: ReceivedEvent[] = [];
@@ -411,6 +413,27 @@ describe("storage", () => {
     }
     // Exactly, so a row added to every turn shows here; the first turn also creates the conversation.
     expect(rows).toEqual([9, 8, 8, 8, 8, 8, 8, 8]);
+  });
+
+  it("reads what the conversation spent back from its turns once the object starts again", async () => {
+    const s = await scenario([
+      {
+        toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: args({ reason: "a charge" }) }],
+        usage: { promptTokens: 7, completionTokens: 2 },
+      },
+      {
+        toolCalls: [{ id: "look", name: "lookup_order", arguments: args({ orderId: "A1001" }) }],
+        usage: { promptTokens: 9, completionTokens: 1 },
+      },
+      { text: "one", usage: { promptTokens: 11, completionTokens: 3 } },
+      { text: "two", usage: { promptTokens: 13, completionTokens: 5 } },
+    ]);
+    await chat(s.conversationId, s.tag("first"));
+    await chat(s.conversationId, "second");
+    const spent = { modelCalls: 4, inputTokens: 40, outputTokens: 11, toolCalls: 1 };
+    expect((await stored(s.conversationId)).usage).toEqual(spent);
+    await evictDurableObject(env.CONVERSATIONS.getByName(s.conversationId));
+    expect((await stored(s.conversationId)).usage).toEqual(spent);
   });
 
   it("counts the bytes a turn writes (and no inbox rows with no inbox), and lists a failed turn with its error and how long it ran", async () => {

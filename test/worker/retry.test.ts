@@ -3,7 +3,8 @@
  * the turn is rewound to where it started — messages, handoffs, counters, context, the active
  * agent — whatever its status, and run again from its user message.
  */
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { DefaultChatTransport, readUIMessageStream, type UIMessage } from "ai";
 import { describe, expect, it } from "vitest";
 import { parseSse, readSse } from "../support/sse.ts";
@@ -54,6 +55,11 @@ describe("retrying the last turn", () => {
       [2, "rewound"],
       [3, "completed"],
     ]);
+    // Its row keeps what the rewind removed (counts, not content): the user's message, two handoffs' calls and answers, the answer.
+    await runInDurableObject(env.CONVERSATIONS.getByName(s.conversationId), async (_instance, state) => {
+      const row = state.storage.sql.exec<{ rewound: string }>(`SELECT rewound FROM turns WHERE turn = 2`).one();
+      expect(JSON.parse(row.rewound)).toEqual({ messages: 6, handoffs: 2, compactions: 0 });
+    });
     expect(view.handoffs.map((h) => [h.from, h.to])).toEqual([["triage", "shipping"]]);
     expect(view.messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual([
       s.tag("where is my parcel"),
