@@ -366,6 +366,9 @@ describe("crash consistency", () => {
     expect(replay.at(-1)!.id).toBeGreaterThan(100_000);
     const next = await chat(s.conversationId, "hello again");
     expect(next.at(-1)).toMatchObject({ type: "done", agent: "shipping", text: "Shipping, after the restart." });
+    // What the recovery wrote is not the next turn's: it writes the rows any plain turn does.
+    const view = (await stored(s.conversationId)) as unknown as { lastTurnStorage: { rowsWritten: number } };
+    expect(view.lastTurnStorage.rowsWritten).toBe(8);
   });
 
   it("an eviction between turns loses nothing: the next start reads the stored state back", async () => {
