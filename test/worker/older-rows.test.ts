@@ -129,7 +129,7 @@ describe("rows stored by earlier releases", () => {
 });
 
 describe("a turn stored before turns kept their opening", () => {
-  it("is not retried (there is nothing to rewind to), and the conversation stays as it was", async () => {
+  it("is not retried (there is nothing to rewind to), the conversation stays as it was, and it is listed", async () => {
     const s = await scenario([{ text: "First answer." }]);
     const id = s.conversationId;
     await chat(id, s.tag("hello"));
@@ -143,6 +143,10 @@ describe("a turn stored before turns kept their opening", () => {
       error: { code: "nothing_to_retry", message: "There is no turn to run again: send a message instead." },
     });
     expect(await stored(id)).toEqual(before);
+    // Listed all the same: who held a turn stored before openings, with no handoff to name them, is not known.
+    const turns = await call(`/v1/conversations/${id}/turns`);
+    expect(turns.status).toBe(200);
+    expect(await turns.json()).toEqual([expect.objectContaining({ turn: 1, status: "completed", agents: [], handoffs: [] })]);
   });
 });
 
