@@ -24,4 +24,18 @@ describe("stored size limits", () => {
       content: `${atLimit}\n[truncated: 2 more characters]`,
     });
   });
+
+  it("cut an assistant's call arguments past the limit, and leave its other calls' as they are", () => {
+    const long = `{"note":"${"n".repeat(MAX_STORED_CONTENT)}"}`;
+    const calls = [
+      { id: "a", name: "lookup_order", arguments: '{"orderId":"A1001"}' },
+      { id: "b", name: "write_note", arguments: long },
+    ];
+    expect(capMessage({ role: "assistant", agent: "triage", content: "", toolCalls: calls })).toEqual({
+      role: "assistant",
+      agent: "triage",
+      content: "",
+      toolCalls: [calls[0], { ...calls[1], arguments: `${long.slice(0, MAX_STORED_CONTENT)}\n[truncated: 11 more characters]` }],
+    });
+  });
 });
