@@ -15,7 +15,7 @@ import { a2aStream } from "../../src/http/a2a/a2a-stream.ts";
 import { refuseUnsafeUrl } from "../../src/http/a2a/push-methods.ts";
 import { HOW_TO_DECIDE, isTerminal, parseTaskId, taskIdOf, taskOf } from "../../src/http/a2a/tasks.ts";
 import type { TurnView } from "../../src/conversation/conversation-view.ts";
-import type { Task } from "../../src/a2a/a2a-wire.ts";
+import type { OutMessage, Task } from "../../src/a2a/a2a-wire.ts";
 import { call, chat, type ConversationJson, scenario } from "../support/worker.ts";
 
 /** One result of a streaming answer: the task, a status update or a chunk of an artifact. */
@@ -181,12 +181,19 @@ describe("push URLs, at the edge of every range the SSRF check refuses", () => {
       ["https://[fb00::1]/", "allowed"],
       ["https://[::ffff:10.0.0.1]/", PRIVATE],
       ["https://[2606:4700::1111]/", "allowed"],
+      // Public addresses whose later groups read like a private prefix.
+      ["https://[2606:4700::fd]/", "allowed"],
+      ["https://[2606:4700::fe80]/", "allowed"],
       ["https://localhost/", "it names a local host"],
       ["https://api.localhost/", "it names a local host"],
       ["https://printer.local/", "it names a local host"],
       ["https://db.internal/", "it names a local host"],
       ["https://localhost.example.com/", "allowed"],
       ["https://internal.example.com/", "allowed"],
+      // Names are not addresses: one that begins like a private address or range is a name like any other.
+      ["https://fd.example.com/", "allowed"],
+      ["https://fe80.example.com/", "allowed"],
+      ["https://10.0.0.1.example.com/", "allowed"],
       ["http://example.com/", "push URLs are https"],
       ["https://hooks.example.com/a2a", "allowed"],
     ];
@@ -299,6 +306,110 @@ describe("a turn as a task", () => {
 });
 
 describe("the A2A stream of a turn", () => {
+  /** A turn's SSE stream of these events, as the conversation sends it. */
+  const turnOf = (events: object[]) =>
+    new Response(events.map((event) => `data: ${JSON.stringify(event)}\n\n`).join("")).body as ReadableStream<Uint8Array>;
+  const resultsOf = async (stream: ReadableStream<Uint8Array>) =>
+    (await new Response(stream).text())
+      .split("\n\n")
+      .filter(Boolean)
+      .map((f) => JSON.parse(f.slice(6)) as { jsonrpc: string; id: number; result: Record<string, unknown> });
+  const at = expect.any(String);
+  const user: OutMessage = { messageId: "c1:1:0", contextId: "c1", taskId: "c1:1", role: "ROLE_USER", parts: [{ text: "hi" }] };
+
+  it("answers each event as its stream response: the task as it opened, text chunks per step, each step's message, the handoff, a person's answer", async () => {
+    const agentSaid: OutMessage = { ...user, messageId: "c1:1:1", role: "ROLE_AGENT", parts: [{ text: "Hello." }] };
+    // Read once the turn began, the task is already further on (a fast turn): the stream opens it working, with the user's words only.
+    const later: Task = {
+      id: "c1:1",
+      contextId: "c1",
+      status: { state: "TASK_STATE_COMPLETED", timestamp: "t0" },
+      history: [user, agentSaid],
+      metadata: {},
+    };
+    const final: Task = { ...later, status: { state: "TASK_STATE_WORKING", timestamp: "t1" }, metadata: { holder: "desk" } };
+    const reads: Task[] = [later, final];
+    const transfer = { kind: "transfer", from: "triage", to: "desk", toolCallId: "t", stepIndex: 0 };
+    const turn = turnOf([
+      { id: 1, type: "step-start", stepIndex: 0, agent: "triage" },
+      { id: 2, type: "text-delta", delta: "Hel" },
+      { id: 3, type: "text-delta", delta: "lo." },
+      { id: 4, type: "step-finish", stepIndex: 0, finishReason: "tool_calls" },
+      { id: 5, type: "handoff", ...transfer },
+      { id: 6, type: "step-start", stepIndex: 1, agent: "desk" },
+      { id: 7, type: "step-finish", stepIndex: 1, finishReason: "stop" },
+      { id: 8, type: "operator-message", agent: "desk", text: "A person here." },
+      { id: 9, type: "text-delta", delta: "never sent: the person's answer ended the task" },
+    ]);
+    const results = await resultsOf(a2aStream(7, turn, async () => reads.shift()!));
+    expect(results.every((r) => r.jsonrpc === "2.0" && r.id === 7)).toBe(true);
+    const ids = { taskId: "c1:1", contextId: "c1" };
+    const chunk = (text: string, append: boolean) => ({
+      artifactUpdate: { ...ids, artifact: { artifactId: "c1:1:step-0", name: "step 0", parts: [{ text }] }, append, lastChunk: false },
+    });
+    expect(results.map((r) => r.result)).toEqual([
+      { task: { ...later, status: { state: "TASK_STATE_WORKING", timestamp: "t0" }, history: [user] } },
+      chunk("Hel", false),
+      chunk("lo.", true),
+      {
+        statusUpdate: {
+          ...ids,
+          status: {
+            state: "TASK_STATE_WORKING",
+            message: { messageId: "c1:1:step-0", ...ids, role: "ROLE_AGENT", parts: [{ text: "Hello." }], metadata: { agent: "triage" } },
+            timestamp: at,
+          },
+        },
+      },
+      {
+        statusUpdate: {
+          ...ids,
+          status: { state: "TASK_STATE_WORKING", timestamp: at },
+          metadata: { [EXTENSION]: { holder: "desk", handoff: { id: 5, type: "handoff", ...transfer } } },
+        },
+      },
+      {
+        statusUpdate: {
+          ...ids,
+          status: {
+            state: "TASK_STATE_WORKING",
+            message: {
+              messageId: expect.stringMatching(/^c1:1:person-\d+$/),
+              ...ids,
+              role: "ROLE_AGENT",
+              parts: [{ text: "A person here." }],
+              metadata: { agent: "desk", person: true },
+            },
+            timestamp: at,
+          },
+        },
+      },
+      { statusUpdate: { ...ids, status: { state: "TASK_STATE_WORKING", timestamp: "t1" }, metadata: { holder: "desk" } } },
+    ]);
+  });
+
+  it("of a turn with no events is its task as it ended; one broken before any names no task", async () => {
+    const ended: Task = {
+      id: "c1:1",
+      contextId: "c1",
+      status: { state: "TASK_STATE_COMPLETED", timestamp: "t" },
+      history: [user],
+      metadata: {},
+    };
+    expect((await resultsOf(a2aStream(1, turnOf([]), async () => ended))).map((r) => r.result)).toEqual([{ task: ended }]);
+    const broken = new ReadableStream<Uint8Array>({ pull: (controller) => controller.error(new Error("the object went away")) });
+    expect((await resultsOf(a2aStream(1, broken, async () => ended))).map((r) => r.result)).toEqual([
+      {
+        statusUpdate: {
+          taskId: "",
+          contextId: "",
+          status: { state: "TASK_STATE_FAILED", timestamp: at },
+          metadata: { reason: "Error: the object went away" },
+        },
+      },
+    ]);
+  });
+
   it("ends with a failed status naming its task when the conversation's stream breaks off mid-turn", async () => {
     const task = { id: "c1:1", contextId: "c1", status: { state: "TASK_STATE_WORKING", timestamp: "" }, history: [], metadata: {} } as Task;
     let pulls = 0;

@@ -123,7 +123,7 @@ describe("approvals across requests", () => {
       content: "A person declined this call: already refunded by phone",
     });
     // Declined by a caller no one signed in as: a denial, not an expiry (which is what no one decided).
-    expect((await stored(s.conversationId)).activity).toContainEqual(
+    expect(((await stored(s.conversationId)) as unknown as { activity: object[] }).activity).toContainEqual(
       expect.objectContaining({ kind: "denied", agent: "billing", toolCallId: "ref", tool: "refund" }),
     );
   });
