@@ -108,6 +108,26 @@ describe("approvals across requests", () => {
     });
   });
 
+  it("records a decision as the calling agent's when the same step handed the conversation on", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: args({ reason: "double charge" }) }] },
+      {
+        toolCalls: [
+          { id: "ref", name: "refund", arguments: args({ orderId: "A1001", amountUsd: 129 }) },
+          { id: "t2", name: "transfer_to_shipping", arguments: args({ reason: "and the parcel" }) },
+        ],
+      },
+      { text: "Shipping here." },
+    ]);
+    await chat(s.conversationId, s.tag("charged twice, and where is my parcel"));
+    const waiting = await stored(s.conversationId);
+    expect(waiting).toMatchObject({ status: "awaiting_approval", pendingApprovals: [{ toolCallId: "ref", agent: "billing" }] });
+    await (await approve(s.conversationId, [{ toolCallId: "ref", approved: false, reason: "no" }])).text();
+    const { activeAgent, activity } = (await stored(s.conversationId)) as unknown as { activeAgent: string; activity: object[] };
+    expect(activeAgent).toBe("shipping");
+    expect(activity).toContainEqual(expect.objectContaining({ kind: "denied", agent: "billing", toolCallId: "ref", tool: "refund" }));
+  });
+
   it("answers a denial with an error result carrying the reason", async () => {
     const { s } = await suspendedRefund([{ text: "Understood, no refund." }]);
     const res = await approve(s.conversationId, [{ toolCallId: "ref", approved: false, reason: "already refunded by phone" }]);
