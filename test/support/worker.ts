@@ -1,6 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { expect } from "vitest";
+import type { ConversationView } from "../../src/conversation/conversation-api.ts";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { findHistoryProblem } from "../../src/runtime/messages.ts";
 import type { Message } from "../../src/runtime/index.ts";
@@ -54,6 +55,8 @@ export interface ConversationJson {
   /** Agents waiting for the conversation to come back, the next to get it last. */
   callers: Array<{ caller: string; callee: string; mode: string; toolCallId: string }>;
   pendingApprovals: Array<{ toolCallId: string; name: string; agent: string; expiresAt?: string }>;
+  lastTurnStorage: ConversationView["lastTurnStorage"];
+  activity: ConversationView["activity"];
 }
 
 /** The stored conversation, checked to be a valid history for the model APIs. */

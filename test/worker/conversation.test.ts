@@ -123,7 +123,7 @@ describe("approvals across requests", () => {
     const waiting = await stored(s.conversationId);
     expect(waiting).toMatchObject({ status: "awaiting_approval", pendingApprovals: [{ toolCallId: "ref", agent: "billing" }] });
     await (await approve(s.conversationId, [{ toolCallId: "ref", approved: false, reason: "no" }])).text();
-    const { activeAgent, activity } = (await stored(s.conversationId)) as unknown as { activeAgent: string; activity: object[] };
+    const { activeAgent, activity } = await stored(s.conversationId);
     expect(activeAgent).toBe("shipping");
     expect(activity).toContainEqual(expect.objectContaining({ kind: "denied", agent: "billing", toolCallId: "ref", tool: "refund" }));
   });
@@ -143,7 +143,7 @@ describe("approvals across requests", () => {
       content: "A person declined this call: already refunded by phone",
     });
     // Declined by a caller no one signed in as: a denial, not an expiry (which is what no one decided).
-    expect(((await stored(s.conversationId)) as unknown as { activity: object[] }).activity).toContainEqual(
+    expect((await stored(s.conversationId)).activity).toContainEqual(
       expect.objectContaining({ kind: "denied", agent: "billing", toolCallId: "ref", tool: "refund" }),
     );
   });
@@ -387,8 +387,7 @@ describe("crash consistency", () => {
     const next = await chat(s.conversationId, "hello again");
     expect(next.at(-1)).toMatchObject({ type: "done", agent: "shipping", text: "Shipping, after the restart." });
     // What the recovery wrote is not the next turn's: it writes the rows any plain turn does.
-    const view = (await stored(s.conversationId)) as unknown as { lastTurnStorage: { rowsWritten: number } };
-    expect(view.lastTurnStorage.rowsWritten).toBe(8);
+    expect((await stored(s.conversationId)).lastTurnStorage?.rowsWritten).toBe(8);
   });
 
   it("an eviction between turns loses nothing: the next start reads the stored state back", async () => {
@@ -432,7 +431,7 @@ describe("storage", () => {
     const rows: number[] = [];
     for (let i = 0; i < 8; i++) {
       await chat(s.conversationId, i === 0 ? s.tag("start") : `message ${i}`);
-      rows.push(((await stored(s.conversationId)) as unknown as { lastTurnStorage: { rowsWritten: number } }).lastTurnStorage.rowsWritten);
+      rows.push((await stored(s.conversationId)).lastTurnStorage!.rowsWritten);
     }
     // Exactly, so a row added to every turn shows here; the first turn also creates the conversation.
     expect(rows).toEqual([9, 8, 8, 8, 8, 8, 8, 8]);
@@ -463,7 +462,7 @@ describe("storage", () => {
     const long = "z".repeat(6_000);
     const s = await scenario([{ text: "ok" }, { status: 400, error: { message: "bad request", type: "invalid_request_error" } }]);
     await chat(s.conversationId, s.tag(long));
-    const { lastTurnStorage } = (await stored(s.conversationId)) as unknown as { lastTurnStorage: { bytesWritten: number } };
+    const lastTurnStorage = (await stored(s.conversationId)).lastTurnStorage!;
     // The message is written once with the turn (the history row; the turn's opening keeps it too), and the rest is small.
     expect(lastTurnStorage.bytesWritten).toBeGreaterThanOrEqual(2 * long.length);
     expect(lastTurnStorage.bytesWritten).toBeLessThan(3 * long.length);

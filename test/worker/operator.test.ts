@@ -150,7 +150,7 @@ describe("a conversation handed to a person", () => {
     const view = await stored(s.conversationId);
     expect(view).toMatchObject({ activeAgent: "triage", handoffs: [{ to: "support-desk" }, { from: "support-desk", to: "triage" }] });
     // The activity names the person by what they typed: no one signed in (the master key), so no identity.
-    const activity = (view as unknown as { activity: Array<{ at: string }> }).activity.map(({ at: _at, ...act }) => act);
+    const activity = view.activity.map(({ at: _at, ...act }) => act);
     expect(activity).toEqual([
       { kind: "answered", by: { name: "Sam" }, agent: "support-desk" },
       { kind: "handed-back", agent: "support-desk", to: "triage" },
