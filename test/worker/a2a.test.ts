@@ -25,6 +25,14 @@ interface StreamResult {
   artifactUpdate?: { artifact: { parts: Array<{ text: string }> }; append: boolean };
 }
 
+/** A streaming answer's frames: each SSE `data:` line a JSON-RPC response carrying a stream response. */
+function rpcFrames(text: string): Array<{ jsonrpc: string; id: string | number; result: StreamResult }> {
+  return text
+    .split("\n\n")
+    .filter((frame) => frame.startsWith("data: "))
+    .map((frame) => JSON.parse(frame.slice(6)) as { jsonrpc: string; id: string | number; result: StreamResult });
+}
+
 /** A JSON-RPC answer: a result (a task, or `{ task }` for SendMessage) or an error. */
 interface Answer {
   result: Task & { task: Task; tasks: Task[]; nextPageToken: string };
@@ -309,11 +317,7 @@ describe("the A2A stream of a turn", () => {
   /** A turn's SSE stream of these events, as the conversation sends it. */
   const turnOf = (events: object[]) =>
     new Response(events.map((event) => `data: ${JSON.stringify(event)}\n\n`).join("")).body as ReadableStream<Uint8Array>;
-  const resultsOf = async (stream: ReadableStream<Uint8Array>) =>
-    (await new Response(stream).text())
-      .split("\n\n")
-      .filter(Boolean)
-      .map((f) => JSON.parse(f.slice(6)) as { jsonrpc: string; id: number; result: Record<string, unknown> });
+  const resultsOf = async (stream: ReadableStream<Uint8Array>) => rpcFrames(await new Response(stream).text());
   const at = expect.any(String);
   const user: OutMessage = { messageId: "c1:1:0", contextId: "c1", taskId: "c1:1", role: "ROLE_USER", parts: [{ text: "hi" }] };
 
@@ -421,8 +425,7 @@ describe("the A2A stream of a turn", () => {
         else controller.error(new Error("the object went away"));
       },
     });
-    const frames = (await new Response(a2aStream(3, broken, async () => task)).text()).split("\n\n").filter(Boolean);
-    const results = frames.map((f) => (JSON.parse(f.slice(6)) as { id: number; result: StreamResult }).result);
+    const results = (await resultsOf(a2aStream(3, broken, async () => task))).map((r) => r.result);
     expect(Object.keys(results[0]!)).toEqual(["task"]);
     expect(results[1]!.artifactUpdate!.artifact.parts[0]!.text).toBe("Hel");
     expect(results.at(-1)!.statusUpdate).toMatchObject({ taskId: "c1:1", status: { state: "TASK_STATE_FAILED" } });
@@ -747,10 +750,7 @@ describe("JSON-RPC", () => {
       body: JSON.stringify({ jsonrpc: "2.0", id: "s1", method: "SendStreamingMessage", params: userMessage(s.tag("where is my parcel")) }),
     });
     expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
-    const results = (await res.text())
-      .split("\n\n")
-      .filter((frame) => frame.startsWith("data: "))
-      .map((frame) => JSON.parse(frame.slice(6)) as { jsonrpc: string; id: string; result: StreamResult });
+    const results = rpcFrames(await res.text());
     expect(results.every((r) => r.jsonrpc === "2.0" && r.id === "s1")).toBe(true);
     const kinds = results.map((r) => Object.keys(r.result)[0]);
     expect(kinds[0]).toBe("task");
@@ -817,10 +817,7 @@ describe("JSON-RPC", () => {
     let rest = "";
     for (let chunk = await body.read(); !chunk.done; chunk = await body.read()) rest += new TextDecoder().decode(chunk.value);
     void reader.cancel();
-    const results = rest
-      .split("\n\n")
-      .filter((frame) => frame.startsWith("data: "))
-      .map((frame) => (JSON.parse(frame.slice(6)) as { result: StreamResult }).result);
+    const results = rpcFrames(rest).map((r) => r.result);
     const text = results.flatMap((r) => (r.artifactUpdate ? [r.artifactUpdate.artifact.parts[0]!.text] : [])).join("");
     // The snapshot holds what is stored (no partial text); the stream carries the turn's text from the event log: all of it, once.
     expect(text).toBe("A slow answer, word by word.");
@@ -881,10 +878,7 @@ describe("JSON-RPC", () => {
     expect(answered.status).toBe(200);
     let rest = "";
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += new TextDecoder().decode(chunk.value);
-    const results = rest
-      .split("\n\n")
-      .filter((frame) => frame.startsWith("data: "))
-      .map((frame) => (JSON.parse(frame.slice(6)) as { result: StreamResult }).result);
+    const results = rpcFrames(rest).map((r) => r.result);
     expect(results.map((r) => r.statusUpdate?.status)).toMatchObject([
       {
         state: "TASK_STATE_WORKING",
