@@ -148,6 +148,24 @@ describe("a turn stored before turns kept their opening", () => {
     expect(turns.status).toBe(200);
     expect(await turns.json()).toEqual([expect.objectContaining({ turn: 1, status: "completed", agents: [], handoffs: [] })]);
   });
+  it("is held, when listed, by whoever the last handoff of the turn before handed it to", async () => {
+    const s = await scenario([{ text: "First answer." }]);
+    const id = s.conversationId;
+    await chat(id, s.tag("hello"));
+    const records = [
+      { from: "triage", to: "billing", toolCallId: "t1", stepIndex: 0 },
+      { from: "billing", to: "shipping", toolCallId: "t2", stepIndex: 1 },
+    ];
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
+      const sql = state.storage.sql;
+      sql.exec(`UPDATE turns SET opening = NULL`);
+      for (const r of records) sql.exec(`INSERT INTO handoffs (turn, data) VALUES (1, ?)`, JSON.stringify(r));
+      sql.exec(`INSERT INTO turns (turn, status, started_at, ended_at) VALUES (2, 'completed', 3, 4)`);
+    });
+    await evictDurableObject(env.CONVERSATIONS.getByName(id));
+    const turns = (await (await call(`/v1/conversations/${id}/turns`)).json()) as Array<{ agents: string[] }>;
+    expect(turns.map((t) => t.agents)).toEqual([["triage", "billing", "shipping"], ["shipping"]]);
+  });
 });
 
 describe("handoff records of version 1 that said their kind", () => {
@@ -172,5 +190,60 @@ describe("handoff records of version 1 that said their kind", () => {
       { turn: 1, kind: "hand-back", from: "support-desk", to: "triage", note: "over to you" },
       { turn: 1, kind: "transfer", from: "triage", to: "shipping", toolCallId: "t9", reason: "parcel", stepIndex: 0 },
     ]);
+  });
+});
+
+describe("a suspension stored with its progress as loose fields", () => {
+  /** Billing waits for a refund's approval in turn 1, the turn's counts kept as loose fields. */
+  async function storeSuspension(id: string, question: string, amountUsd: number, counts: object) {
+    const refund = { id: "r", name: "refund", arguments: args({ orderId: "A1001", amountUsd }) };
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
+      new ConversationStore(state.storage);
+      const sql = state.storage.sql;
+      sql.exec(`INSERT INTO messages (turn, data) VALUES (1, ?)`, JSON.stringify({ role: "user", content: question }));
+      const opening = { message: question, activeAgent: "billing", handoffCount: 0, context: {} };
+      sql.exec(
+        `INSERT INTO turns (turn, status, started_at, ended_at, opening) VALUES (1, 'awaiting_approval', 1, 2, ?)`,
+        JSON.stringify(opening),
+      );
+      const suspension = {
+        assistant: { role: "assistant", agent: "billing", content: null, toolCalls: [refund] },
+        results: [null],
+        pending: [{ toolCallId: "r", name: "refund", args: { orderId: "A1001", amountUsd }, agent: "billing" }],
+        stepIndex: 0,
+        turnHandoffs: [],
+        ...counts,
+      };
+      const row = { conversationId: id, activeAgent: "billing", handoffCount: 0, suspension, decisions: [], context: {} };
+      sql.exec(`INSERT INTO state (id, data) VALUES (1, ?)`, JSON.stringify(row));
+    });
+  }
+
+  const approve = (id: string) =>
+    call(`/v1/conversations/${id}/approvals`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ decisions: [{ toolCallId: "r", approved: true }] }),
+    });
+
+  it("keeps the agent's steps: an agent that had taken all its steps takes no more after the approval", async () => {
+    const s = await scenario([{ text: "Refunded." }]);
+    const id = s.conversationId;
+    await storeSuspension(id, s.tag("refund my order"), 10, { agentSteps: 10, errorSteps: 0 });
+    const events = parseSse(await (await approve(id)).text());
+    expect(events.find((e) => e.type === "tool-result")).toMatchObject({ toolCallId: "r", isError: false });
+    expect(events.find((e) => e.type === "error")).toMatchObject({ code: "max_steps" });
+    expect((await s.sent()).requests).toHaveLength(0);
+  });
+
+  it("keeps the failed steps in a row: a third failed step after two stops the turn", async () => {
+    const s = await scenario([{ text: "Sorry, I could not refund that." }]);
+    const id = s.conversationId;
+    // More than the order's 129 USD: the approved refund fails.
+    await storeSuspension(id, s.tag("refund my order"), 1000, { agentSteps: 1, errorSteps: 2 });
+    const events = parseSse(await (await approve(id)).text());
+    expect(events.find((e) => e.type === "tool-result")).toMatchObject({ toolCallId: "r", isError: true });
+    expect(events.find((e) => e.type === "error")).toMatchObject({ code: "too_many_tool_errors" });
+    expect((await s.sent()).requests).toHaveLength(0);
   });
 });
