@@ -18,7 +18,7 @@ import { gzipSync } from "node:zlib";
 import { startWranglerDev, type WranglerDev } from "../test/e2e/wrangler-dev.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../test/node/fake-openai-server.ts";
 import { type CpuProfile, profile, profileLines } from "./profile.ts";
-import { turnCpuMs, workerdRssMiB } from "./workerd-processes.ts";
+import { type SplitCpu, splitCpuMs, workerdRssMiB } from "./workerd-processes.ts";
 import { median, p95, p99 } from "./loop-overhead.ts";
 import { deliveryDelays, OursSocket, oursLastTurnStorage, oursTurn, PeerChat, type TurnTiming } from "./peer-clients.ts";
 
@@ -272,15 +272,17 @@ async function cpuRows(
   const chat = await PeerChat.open(peer.url, "cpu");
   await oursTurn(ours.url, "cpu", "where is A1001? [scnpeercpuours]");
   await chat.turn("where is A1001? [scnpeercpupeer]");
-  const sides = { ours: [] as number[], socket: [] as number[], peer: [] as number[] };
+  const sides = { ours: [] as SplitCpu[], socket: [] as SplitCpu[], peer: [] as SplitCpu[] };
   // A conversation of its own: a socket open on the SSE turns' conversation would be sent their events too.
   await oursTurn(ours.url, "cpu-socket", "where is A1001? [scnpeercpusocket]");
   const socket = await OursSocket.open(ours.url, "cpu-socket");
   for (let t = 0; t < turns; t++) {
-    sides.ours.push(await turnCpuMs(ours, () => oursTurn(ours.url, "cpu", `and A1001 now? ${t}`)));
-    sides.socket.push(await turnCpuMs(ours, () => socket.turn(`and over the socket? ${t}`)));
-    sides.peer.push(await turnCpuMs(peer, () => chat.turn(`and A1001 now? ${t}`)));
+    sides.ours.push(await splitCpuMs(ours, () => oursTurn(ours.url, "cpu", `and A1001 now? ${t}`)));
+    sides.socket.push(await splitCpuMs(ours, () => socket.turn(`and over the socket? ${t}`)));
+    sides.peer.push(await splitCpuMs(peer, () => chat.turn(`and A1001 now? ${t}`)));
   }
+  const whole = (side: SplitCpu[]) => side.map((cpu) => cpu.proxy + cpu.worker);
+  const worker = (side: SplitCpu[]) => side.map((cpu) => cpu.worker);
   socket.close();
   const profiled = await profile(ours, async () => {
     for (let t = 0; t < turns; t++) await oursTurn(ours.url, "cpu", `profiled ${t}`);
@@ -290,16 +292,38 @@ async function cpuRows(
     "the whole of each workerd (Worker, Durable Object, the runtime's own threads) for a turn of a tool call and an answer; schedstat nanoseconds of every thread, less what it spends idle over the same wait";
   return {
     rows: [
-      ["CPU per turn (workerd, from the OS), median", median(sides.ours), median(sides.peer), "ms", why],
-      ["CPU per turn (workerd, from the OS), p95", p95(sides.ours), p95(sides.peer), "ms", "as above"],
+      ["CPU per turn (workerd, from the OS), median", median(whole(sides.ours)), median(whole(sides.peer)), "ms", why],
+      ["CPU per turn (workerd, from the OS), p95", p95(whole(sides.ours)), p95(whole(sides.peer)), "ms", "as above"],
       [
         "over this project's WebSocket: CPU per turn, median",
-        median(sides.socket),
-        median(sides.peer),
+        median(whole(sides.socket)),
+        median(whole(sides.peer)),
         "ms",
         "both sides over a WebSocket that ends in the Durable Object: no Worker invocation, no response through the dev proxy",
       ],
-      ["over this project's WebSocket: CPU per turn, p95", p95(sides.socket), p95(sides.peer), "ms", "as above"],
+      ["over this project's WebSocket: CPU per turn, p95", p95(whole(sides.socket)), p95(whole(sides.peer)), "ms", "as above"],
+      [
+        "CPU per turn without the dev proxy (the Worker's workerd only), median",
+        median(worker(sides.ours)),
+        median(worker(sides.peer)),
+        "ms",
+        "the same turns, less what wrangler dev's proxy workerd spent on them: what a deploy, which has no dev proxy, would run",
+      ],
+      ["CPU per turn without the dev proxy, p95", p95(worker(sides.ours)), p95(worker(sides.peer)), "ms", "as above"],
+      [
+        "over this project's WebSocket: CPU per turn without the dev proxy, median",
+        median(worker(sides.socket)),
+        median(worker(sides.peer)),
+        "ms",
+        "as above",
+      ],
+      [
+        "over this project's WebSocket: CPU per turn without the dev proxy, p95",
+        p95(worker(sides.socket)),
+        p95(worker(sides.peer)),
+        "ms",
+        "as above",
+      ],
     ],
     profile: profiled,
   };

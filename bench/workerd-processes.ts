@@ -52,8 +52,14 @@ export function workerdRoles(dev: WranglerDev): { proxy: string; worker: string 
   return { proxy, worker };
 }
 
+/** CPU, in milliseconds, of the dev's proxy workerd and of the one the Worker runs in. */
+export interface SplitCpu {
+  proxy: number;
+  worker: number;
+}
+
 /** What one request costs each of the dev's two workerd processes, in milliseconds, as `turnCpuMs` counts it. */
-export async function splitCpuMs(dev: WranglerDev, work: () => Promise<unknown>): Promise<{ proxy: number; worker: number }> {
+export async function splitCpuMs(dev: WranglerDev, work: () => Promise<unknown>): Promise<SplitCpu> {
   const { proxy, worker } = workerdRoles(dev);
   const [forProxy, forWorker] = await spentCpuMs(() => [processCpuMs(proxy), processCpuMs(worker)], work);
   return { proxy: forProxy!, worker: forWorker! };
