@@ -183,6 +183,29 @@ describe("bad input gets bounded errors", () => {
     expect(text.length).toBeLessThan(3_000);
     expect(text).toContain("and 1190 more problems");
   });
+
+  it("lists exactly 10 problems with no count of the rest", async () => {
+    const decisions = Array.from({ length: 10 }, (_, i) => ({ toolCallId: `c${i}`, approved: "yes" }));
+    const res = await call(`/v1/conversations/any-id/approvals`, { method: "POST", headers: json, body: args({ decisions }) });
+    const { error } = (await res.json()) as { error: { code: string; message: string } };
+    expect([res.status, error.code]).toEqual([400, "invalid_request"]);
+    expect(error.message.match(/✖/g)).toHaveLength(10);
+    expect(error.message).not.toContain("more problems");
+  });
+
+  it("keeps a message of 2,000 characters whole and cuts a longer one there, saying so", async () => {
+    // One problem, an unknown key quoted in 22 characters of its own: the message is the key's length and 22.
+    const messageFor = async (keyLength: number) => {
+      const body = { message: "hi", ["k".repeat(keyLength)]: 1 };
+      const res = await call(`/v1/conversations/any-id/messages`, { method: "POST", headers: json, body: args(body) });
+      expect(res.status).toBe(400);
+      return ((await res.json()) as { error: { message: string } }).error.message;
+    };
+    const whole = await messageFor(1_978);
+    expect(whole).toBe(`✖ Unrecognized key: "${"k".repeat(1_978)}"`);
+    const cut = await messageFor(1_979);
+    expect(cut).toBe(`✖ Unrecognized key: "${"k".repeat(1_979)}… (cut: fix the problems above first)`);
+  });
 });
 
 describe("durability order", () => {
