@@ -3,11 +3,15 @@ import { DefaultChatTransport, readUIMessageStream, type UIMessage, validateUIMe
 import { describe, expect, it } from "vitest";
 import { call, chat, scenario, stored } from "../support/worker.ts";
 
-/** The AI SDK's own transport, pointed at the Worker's fetch handler. */
-function transport(conversationId: string) {
+/** The AI SDK's own transport, pointed at the Worker's fetch handler; `answers` collects the responses' headers. */
+function transport(conversationId: string, answers: Headers[] = []) {
   return new DefaultChatTransport<UIMessage>({
     api: `https://chat.test/v1/conversations/${conversationId}/chat`,
-    fetch: (input, init) => exports.default.fetch(new Request(input as RequestInfo, init)),
+    fetch: async (input, init) => {
+      const res = await exports.default.fetch(new Request(input as RequestInfo, init));
+      answers.push(res.headers);
+      return res;
+    },
     prepareReconnectToStreamRequest: () => ({ api: `https://chat.test/v1/conversations/${conversationId}/chat/stream` }),
   });
 }
@@ -122,7 +126,8 @@ describe("the AI SDK UI message stream protocol", () => {
       { toolCalls: [{ id: "ref", name: "refund", arguments: JSON.stringify({ orderId: "A1001", amountUsd: 129 }) }] },
       { text: "Understood, no refund." },
     ]);
-    const chat = transport(s.conversationId);
+    const answers: Headers[] = [];
+    const chat = transport(s.conversationId, answers);
     const first = await finalMessage(
       await chat.sendMessages({
         chatId: s.conversationId,
@@ -144,6 +149,8 @@ describe("the AI SDK UI message stream protocol", () => {
       declined,
     );
     expect(second.parts.find((p) => "toolCallId" in p && p.toolCallId === "ref")).toMatchObject({ state: "output-denied" });
+    // The decision's answer is a UI message stream too.
+    expect(answers.map((h) => h.get("x-vercel-ai-ui-message-stream"))).toEqual(["v1", "v1"]);
     expect(second.parts.filter((p) => p.type === "text").map((p) => p.type === "text" && p.text)).toContain("Understood, no refund.");
     // The reason given reaches the model with the refusal.
     const toModel = (await s.sent()).requests.at(-1)!.messages.find((m) => m.role === "tool" && m.tool_call_id === "ref");
@@ -269,8 +276,13 @@ describe("the AI SDK UI message stream protocol", () => {
     });
     const resumed = await chat.reconnectToStream({ chatId: s.conversationId });
     expect(resumed).not.toBeNull();
+    const raw = await call(`/v1/conversations/${s.conversationId}/chat/stream`);
+    expect(raw.headers.get("x-vercel-ai-ui-message-stream")).toBe("v1");
+    await raw.body!.cancel();
     await s.release();
     const [a, b] = await Promise.all([finalMessage(started), finalMessage(resumed!)]);
+    // Once the turn has ended there is nothing to resume, though its events are stored.
+    expect(await chat.reconnectToStream({ chatId: s.conversationId })).toBeNull();
     expect(a.parts.find((p) => p.type === "text")).toMatchObject({ text: "a slow answer arriving" });
     expect(b.parts.find((p) => p.type === "text")).toMatchObject({ text: "a slow answer arriving" });
     // The resumed stream names the answer as the turn's own stream did, and as the stored conversation does: useChat
@@ -345,8 +357,58 @@ describe("older AI SDK clients", () => {
   });
 });
 
+describe("the chat route reads the newest user message", () => {
+  it("takes its text parts, one per line, and sends it as a new message unless it edits the newest one", async () => {
+    const s = await scenario([{ text: "First." }, { text: "Second." }, { text: "Third." }]);
+    const send = async (body: object) => {
+      const res = await call(`/v1/conversations/${s.conversationId}/chat`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ trigger: "submit-message", ...body }),
+      });
+      expect(res.status).toBe(200);
+      await res.text();
+    };
+    const text = (value: string) => ({ type: "text", text: value });
+    // A client that names no message (no ids, no messageId): each message is a new one, never an edit.
+    await send({ messages: [{ role: "user", parts: [text(s.tag("first"))] }] });
+    const second = {
+      role: "user",
+      parts: [
+        text("second, line one"),
+        { type: "file", mediaType: "text/plain", url: "data:,x" },
+        { type: "reasoning", text: "not the user's words" },
+        text(""),
+        text("line two"),
+      ],
+    };
+    await send({ messages: [{ role: "user", parts: [text("first")] }, { role: "assistant", parts: [text("First.")] }, second] });
+    const newest = (await s.sent()).requests
+      .at(-1)!
+      .messages.filter((m) => m.role === "user")
+      .at(-1);
+    expect(newest?.content).toBe("second, line one\nline two");
+    // A messageId that names an older message is no edit of the newest: sent as a new message too.
+    await send({
+      messages: [
+        { id: "u1", role: "user", parts: [text("first")] },
+        { id: "u3", role: "user", parts: [text("third")] },
+      ],
+      messageId: "u1",
+    });
+    expect((await stored(s.conversationId)).messages.map((m) => [m.role, m.content])).toEqual([
+      ["user", s.tag("first")],
+      ["assistant", "First."],
+      ["user", "second, line one\nline two"],
+      ["assistant", "Second."],
+      ["user", "third"],
+      ["assistant", "Third."],
+    ]);
+  });
+});
+
 describe("the chat route refuses", () => {
-  it("a last message that is the assistant's with no approval responses, and one whose newest user message has no text", async () => {
+  it("a last message that is the assistant's with no approval responses, and a body with no user message's text", async () => {
     const s = await scenario([{ text: "Hello." }]);
     await chat(s.conversationId, s.tag("hello"));
     const send = (messages: unknown[]) =>
@@ -365,6 +427,25 @@ describe("the chat route refuses", () => {
     const empty = await send([{ ...user, parts: [{ type: "text", text: "  " }] }]);
     expect(empty.status).toBe(400);
     expect(await empty.json()).toMatchObject({ error: { code: "invalid_request", message: expect.stringContaining("has no text") } });
+    // No user message at all: a system message's text is not the user's.
+    const noUser = await send([{ id: "s1", role: "system", parts: [{ type: "text", text: "be brief" }] }]);
+    expect(noUser.status).toBe(400);
+    expect(await noUser.json()).toMatchObject({ error: { code: "invalid_request", message: expect.stringContaining("has no text") } });
+    // Parts marked responded that carry no decision: an approval with no `approved`, or none at all.
+    const undecided = await send([
+      user,
+      {
+        ...assistant,
+        parts: [
+          { type: "tool-refund", toolCallId: "r", state: "approval-responded", approval: { id: "r" } },
+          { type: "tool-refund", toolCallId: "q", state: "approval-responded" },
+        ],
+      },
+    ]);
+    expect(undecided.status).toBe(400);
+    expect(await undecided.json()).toMatchObject({
+      error: { code: "invalid_request", message: expect.stringContaining("carries no approval responses") },
+    });
     // Neither started a turn.
     expect((await stored(s.conversationId)).messages).toHaveLength(2);
   });

@@ -96,6 +96,7 @@ describe("a conversation handed to a person", () => {
     const reading = follow.text();
     const resumed = await call(`/v1/conversations/${s.conversationId}/chat/stream`);
     expect(resumed.status).toBe(200);
+    expect(resumed.headers.get("x-vercel-ai-ui-message-stream")).toBe("v1");
     const resumedText = resumed.text();
     const answered = await call(`/v1/conversations/${s.conversationId}/operator/messages`, {
       method: "POST",
