@@ -21,7 +21,8 @@ export function registerSignInRoutes(app: Hono<AppEnv>): void {
     const access = c.get("access");
     const config = readConfig(c.env);
     const signIn = usersConfigured(config) ? "provider" : devSignInEnabled(config) ? "development" : null;
-    const user = access.kind === "user" ? access.user : access.kind === "operator" && access.person ? { ...access.person } : null;
+    // A signed-in operator is a user here: the operator access is given on the operator API's paths only.
+    const user = access.kind === "user" ? access.user : null;
     return c.json({ access: access.kind, user, signIn });
   });
 

@@ -52,6 +52,12 @@ describe("the development sign-in", () => {
 
   it("opens the operator API under the operator's name only when they said they are one", async () => {
     const olga = await signIn("Olga", true);
+    // Outside the operator API an operator is a signed-in user whose roles say what else they may open.
+    expect(await (await call("/v1/me", bearer(olga))).json()).toEqual({
+      access: "user",
+      user: { id: "dev:olga", name: "Olga", roles: ["operator"] },
+      signIn: "development",
+    });
     expect(await (await call("/v1/operator/conversations", bearer(olga))).json()).toMatchObject({ conversations: expect.any(Array) });
     expect((await call("/v1/operator/conversations", bearer(await signIn("Uma")))).status).toBe(403);
   });

@@ -208,6 +208,19 @@ describe("bad input gets bounded errors", () => {
   });
 });
 
+describe("bodies that may be left out", () => {
+  it("are left out by an empty body sent with Content-Length: 0, as `curl -X POST` sends one", async () => {
+    const empty = (): RequestInit => ({ method: "POST", headers: { "content-length": "0" }, body: "" });
+    const created = await call("/v1/conversations", empty());
+    expect(created.status).toBe(201);
+    const s = await scenario([{ text: "First." }, { text: "Again." }]);
+    await chat(s.conversationId, s.tag("hello"));
+    const retried = await call(`/v1/conversations/${s.conversationId}/retry`, empty());
+    expect(retried.status).toBe(200);
+    expect(parseSse(await retried.text()).at(-1)).toMatchObject({ type: "done", text: "Again." });
+  });
+});
+
 describe("durability order", () => {
   it("stores the user's message before the model is asked", async () => {
     const s = await scenario([{ text: "an answer held at the provider", holdAfter: 1 }]);
