@@ -281,52 +281,54 @@ async function cpuRows(
     sides.socket.push(await splitCpuMs(ours, () => socket.turn(`and over the socket? ${t}`)));
     sides.peer.push(await splitCpuMs(peer, () => chat.turn(`and A1001 now? ${t}`)));
   }
-  const whole = (side: SplitCpu[]) => side.map((cpu) => cpu.proxy + cpu.worker);
-  const worker = (side: SplitCpu[]) => side.map((cpu) => cpu.worker);
   socket.close();
   const profiled = await profile(ours, async () => {
     for (let t = 0; t < turns; t++) await oursTurn(ours.url, "cpu", `profiled ${t}`);
   });
   chat.close();
+  return { rows: cpuTable(sides), profile: profiled };
+}
+
+/** The CPU rows: each side whole (both of its workerd processes) and without the dev proxy's. */
+function cpuTable(sides: { ours: SplitCpu[]; socket: SplitCpu[]; peer: SplitCpu[] }): Row[] {
+  const whole = (side: SplitCpu[]) => side.map((cpu) => cpu.proxy + cpu.worker);
+  const worker = (side: SplitCpu[]) => side.map((cpu) => cpu.worker);
   const why =
     "the whole of each workerd (Worker, Durable Object, the runtime's own threads) for a turn of a tool call and an answer; schedstat nanoseconds of every thread, less what it spends idle over the same wait";
-  return {
-    rows: [
-      ["CPU per turn (workerd, from the OS), median", median(whole(sides.ours)), median(whole(sides.peer)), "ms", why],
-      ["CPU per turn (workerd, from the OS), p95", p95(whole(sides.ours)), p95(whole(sides.peer)), "ms", "as above"],
-      [
-        "over this project's WebSocket: CPU per turn, median",
-        median(whole(sides.socket)),
-        median(whole(sides.peer)),
-        "ms",
-        "both sides over a WebSocket that ends in the Durable Object: no Worker invocation, no response through the dev proxy",
-      ],
-      ["over this project's WebSocket: CPU per turn, p95", p95(whole(sides.socket)), p95(whole(sides.peer)), "ms", "as above"],
-      [
-        "CPU per turn without the dev proxy (the Worker's workerd only), median",
-        median(worker(sides.ours)),
-        median(worker(sides.peer)),
-        "ms",
-        "the same turns, less what wrangler dev's proxy workerd spent on them: what a deploy, which has no dev proxy, would run",
-      ],
-      ["CPU per turn without the dev proxy, p95", p95(worker(sides.ours)), p95(worker(sides.peer)), "ms", "as above"],
-      [
-        "over this project's WebSocket: CPU per turn without the dev proxy, median",
-        median(worker(sides.socket)),
-        median(worker(sides.peer)),
-        "ms",
-        "as above",
-      ],
-      [
-        "over this project's WebSocket: CPU per turn without the dev proxy, p95",
-        p95(worker(sides.socket)),
-        p95(worker(sides.peer)),
-        "ms",
-        "as above",
-      ],
+  return [
+    ["CPU per turn (workerd, from the OS), median", median(whole(sides.ours)), median(whole(sides.peer)), "ms", why],
+    ["CPU per turn (workerd, from the OS), p95", p95(whole(sides.ours)), p95(whole(sides.peer)), "ms", "as above"],
+    [
+      "over this project's WebSocket: CPU per turn, median",
+      median(whole(sides.socket)),
+      median(whole(sides.peer)),
+      "ms",
+      "both sides over a WebSocket that ends in the Durable Object: no Worker invocation, no response through the dev proxy",
     ],
-    profile: profiled,
-  };
+    ["over this project's WebSocket: CPU per turn, p95", p95(whole(sides.socket)), p95(whole(sides.peer)), "ms", "as above"],
+    [
+      "CPU per turn without the dev proxy (the Worker's workerd only), median",
+      median(worker(sides.ours)),
+      median(worker(sides.peer)),
+      "ms",
+      "the same turns, less what wrangler dev's proxy workerd spent on them: what a deploy, which has no dev proxy, would run",
+    ],
+    ["CPU per turn without the dev proxy, p95", p95(worker(sides.ours)), p95(worker(sides.peer)), "ms", "as above"],
+    [
+      "over this project's WebSocket: CPU per turn without the dev proxy, median",
+      median(worker(sides.socket)),
+      median(worker(sides.peer)),
+      "ms",
+      "as above",
+    ],
+    [
+      "over this project's WebSocket: CPU per turn without the dev proxy, p95",
+      p95(worker(sides.socket)),
+      p95(worker(sides.peer)),
+      "ms",
+      "as above",
+    ],
+  ];
 }
 
 /** 3–5. One long conversation each: rows and bytes a turn writes early and late, memory, and the first request after a restart. */
