@@ -446,7 +446,7 @@ describe("the chat route refuses", () => {
     expect(await undecided.json()).toMatchObject({
       error: { code: "invalid_request", message: expect.stringContaining("carries no approval responses") },
     });
-    // Neither started a turn.
+    // None of them started a turn.
     expect((await stored(s.conversationId)).messages).toHaveLength(2);
   });
 });
