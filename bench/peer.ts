@@ -289,45 +289,34 @@ async function cpuRows(
   return { rows: cpuTable(sides), profile: profiled };
 }
 
-/** The CPU rows: each side whole (both of its workerd processes) and without the dev proxy's. */
+/** The CPU rows, median and p95: each side whole (both of its workerd processes) and without the dev proxy's. */
 function cpuTable(sides: { ours: SplitCpu[]; socket: SplitCpu[]; peer: SplitCpu[] }): Row[] {
   const whole = (side: SplitCpu[]) => side.map((cpu) => cpu.proxy + cpu.worker);
   const worker = (side: SplitCpu[]) => side.map((cpu) => cpu.worker);
-  const why =
-    "the whole of each workerd (Worker, Durable Object, the runtime's own threads) for a turn of a tool call and an answer; schedstat nanoseconds of every thread, less what it spends idle over the same wait";
+  const both = (measure: string, ours: number[], peer: number[], why: string): Row[] => [
+    [`${measure}, median`, median(ours), median(peer), "ms", why],
+    [`${measure}, p95`, p95(ours), p95(peer), "ms", "as above"],
+  ];
   return [
-    ["CPU per turn (workerd, from the OS), median", median(whole(sides.ours)), median(whole(sides.peer)), "ms", why],
-    ["CPU per turn (workerd, from the OS), p95", p95(whole(sides.ours)), p95(whole(sides.peer)), "ms", "as above"],
-    [
-      "over this project's WebSocket: CPU per turn, median",
-      median(whole(sides.socket)),
-      median(whole(sides.peer)),
-      "ms",
+    ...both(
+      "CPU per turn (workerd, from the OS)",
+      whole(sides.ours),
+      whole(sides.peer),
+      "the whole of each workerd (Worker, Durable Object, the runtime's own threads) for a turn of a tool call and an answer; schedstat nanoseconds of every thread, less what it spends idle over the same wait",
+    ),
+    ...both(
+      "over this project's WebSocket: CPU per turn",
+      whole(sides.socket),
+      whole(sides.peer),
       "both sides over a WebSocket that ends in the Durable Object: no Worker invocation, no response through the dev proxy",
-    ],
-    ["over this project's WebSocket: CPU per turn, p95", p95(whole(sides.socket)), p95(whole(sides.peer)), "ms", "as above"],
-    [
-      "CPU per turn without the dev proxy (the Worker's workerd only), median",
-      median(worker(sides.ours)),
-      median(worker(sides.peer)),
-      "ms",
+    ),
+    ...both(
+      "CPU per turn without the dev proxy (the Worker's workerd only)",
+      worker(sides.ours),
+      worker(sides.peer),
       "the same turns, less what wrangler dev's proxy workerd spent on them: what a deploy, which has no dev proxy, would run",
-    ],
-    ["CPU per turn without the dev proxy, p95", p95(worker(sides.ours)), p95(worker(sides.peer)), "ms", "as above"],
-    [
-      "over this project's WebSocket: CPU per turn without the dev proxy, median",
-      median(worker(sides.socket)),
-      median(worker(sides.peer)),
-      "ms",
-      "as above",
-    ],
-    [
-      "over this project's WebSocket: CPU per turn without the dev proxy, p95",
-      p95(worker(sides.socket)),
-      p95(worker(sides.peer)),
-      "ms",
-      "as above",
-    ],
+    ),
+    ...both("over this project's WebSocket: CPU per turn without the dev proxy", worker(sides.socket), worker(sides.peer), "as above"),
   ];
 }
 

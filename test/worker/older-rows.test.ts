@@ -219,31 +219,28 @@ describe("a suspension stored with its progress as loose fields", () => {
     });
   }
 
-  const approve = (id: string) =>
-    call(`/v1/conversations/${id}/approvals`, {
+  // Each count stored at its limit's edge: the approved refund (more than the order's 129 USD fails) is the last step.
+  it.each([
+    { kept: "the agent's steps", amountUsd: 10, counts: { agentSteps: 10, errorSteps: 0 }, isError: false, code: "max_steps" },
+    {
+      kept: "the failed steps in a row",
+      amountUsd: 1000,
+      counts: { agentSteps: 1, errorSteps: 2 },
+      isError: true,
+      code: "too_many_tool_errors",
+    },
+  ])("keeps $kept: after the approval the turn stops with $code", async ({ amountUsd, counts, isError, code }) => {
+    const s = await scenario([{ text: "Never asked for." }]);
+    const id = s.conversationId;
+    await storeSuspension(id, s.tag("refund my order"), amountUsd, counts);
+    const res = await call(`/v1/conversations/${id}/approvals`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ decisions: [{ toolCallId: "r", approved: true }] }),
     });
-
-  it("keeps the agent's steps: an agent that had taken all its steps takes no more after the approval", async () => {
-    const s = await scenario([{ text: "Refunded." }]);
-    const id = s.conversationId;
-    await storeSuspension(id, s.tag("refund my order"), 10, { agentSteps: 10, errorSteps: 0 });
-    const events = parseSse(await (await approve(id)).text());
-    expect(events.find((e) => e.type === "tool-result")).toMatchObject({ toolCallId: "r", isError: false });
-    expect(events.find((e) => e.type === "error")).toMatchObject({ code: "max_steps" });
-    expect((await s.sent()).requests).toHaveLength(0);
-  });
-
-  it("keeps the failed steps in a row: a third failed step after two stops the turn", async () => {
-    const s = await scenario([{ text: "Sorry, I could not refund that." }]);
-    const id = s.conversationId;
-    // More than the order's 129 USD: the approved refund fails.
-    await storeSuspension(id, s.tag("refund my order"), 1000, { agentSteps: 1, errorSteps: 2 });
-    const events = parseSse(await (await approve(id)).text());
-    expect(events.find((e) => e.type === "tool-result")).toMatchObject({ toolCallId: "r", isError: true });
-    expect(events.find((e) => e.type === "error")).toMatchObject({ code: "too_many_tool_errors" });
+    const events = parseSse(await res.text());
+    expect(events.find((e) => e.type === "tool-result")).toMatchObject({ toolCallId: "r", isError });
+    expect(events.find((e) => e.type === "error")).toMatchObject({ code });
     expect((await s.sent()).requests).toHaveLength(0);
   });
 });
