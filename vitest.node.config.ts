@@ -6,6 +6,8 @@ import { defineConfig } from "vitest/config";
  * loopback with the real `openai` client). StrykerJS drives this config (`npm run test:mutation`).
  */
 export default defineConfig({
+  // The HTTP app's tests import the routes, and with them the Durable Object classes (tested in workerd).
+  resolve: { alias: { "cloudflare:workers": new URL("./test/node/cloudflare-workers.ts", import.meta.url).pathname } },
   test: {
     include: [
       "test/runtime/**/*.test.ts",

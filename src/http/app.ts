@@ -1,11 +1,11 @@
-import { type Context, Hono } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { secureHeaders } from "hono/secure-headers";
 import { ConfigError, readConfig, redactorFor } from "../config.ts";
 import type { Env } from "../env.ts";
 import { knownToolList } from "../mcp/index.ts";
-import { type McpServerConfig, mcpToolName, mcpToolOffered } from "../runtime/ports/mcp.ts";
+import { type McpServerConfig, offeredTools } from "../runtime/ports/mcp.ts";
 import type { Network } from "../runtime/network.ts";
 import type { AppEnv } from "./app-env.ts";
 import { registerA2a } from "./a2a/a2a-routes.ts";
@@ -77,17 +77,26 @@ function securityHeaders() {
   });
 }
 
-/** CORS for the origins ALLOWED_ORIGINS lists, none by default; `methods`: what the API's routes answer. */
+/**
+ * CORS for the origins ALLOWED_ORIGINS lists, none by default; `methods`: what the API's routes
+ * answer. Built once per environment, as the configuration is read: not again for every request.
+ */
 function corsForAllowedOrigins(methods: () => string[]) {
+  const built = new WeakMap<object, MiddlewareHandler>();
   return (c: Context<AppEnv>, next: () => Promise<void>) => {
-    const allowed = readConfig(c.env).ALLOWED_ORIGINS;
-    return cors({
-      origin: (origin) => (allowed.includes(origin) ? origin : null),
-      allowHeaders: ["authorization", "content-type", "last-event-id", "traceparent"],
-      allowMethods: methods(),
-      exposeHeaders: ["retry-after", "x-page-start", "x-page-total", "x-page-previous"],
-      maxAge: 600,
-    })(c, next);
+    let handler = built.get(c.env);
+    if (!handler) {
+      const allowed = readConfig(c.env).ALLOWED_ORIGINS;
+      handler = cors({
+        origin: (origin) => (allowed.includes(origin) ? origin : null),
+        allowHeaders: ["authorization", "content-type", "last-event-id", "traceparent"],
+        allowMethods: methods(),
+        exposeHeaders: ["retry-after", "x-page-start", "x-page-total", "x-page-previous"],
+        maxAge: 600,
+      });
+      built.set(c.env, handler);
+    }
+    return handler(c, next);
   };
 }
 
@@ -116,25 +125,27 @@ function describeAgents(network: Network) {
 function describeMcpServer(server: McpServerConfig, taken: Set<string>) {
   const known = knownToolList(server);
   if (!known) return { name: server.name, url: server.url, status: "not yet listed", tools: [] };
-  const tools = known.tools
-    .filter((t) => mcpToolOffered(server, t.name))
-    .map((t) => {
-      const name = mcpToolName(server.name, t.name, taken);
-      taken.add(name);
-      return { name, serverName: t.name, description: t.description ?? "" };
-    });
+  const tools = offeredTools(server, known.tools, taken).map(({ info, name }) => ({
+    name,
+    serverName: info.name,
+    description: info.description ?? "",
+  }));
   return { name: server.name, url: server.url, status: "listed", listedAt: new Date(known.listedAt).toISOString(), tools };
+}
+
+/** The API's own routes (under /v1/), not the middleware that matches every method. */
+function apiRoutes(app: Hono<AppEnv>) {
+  return app.routes.filter((r) => r.method !== "ALL" && r.path.startsWith("/v1/"));
 }
 
 /** Every method a route of the API answers (GET, POST, PATCH, DELETE…), from the routes themselves. */
 function routeMethods(app: Hono<AppEnv>): string[] {
-  return [...new Set(app.routes.filter((r) => r.method !== "ALL" && r.path.startsWith("/v1/")).map((r) => r.method))].sort();
+  return [...new Set(apiRoutes(app).map((r) => r.method))].sort();
 }
 
 /** 405 for every path the API serves with another method: the paths come from the routes themselves. */
 function answerOtherMethods(app: Hono<AppEnv>): void {
-  const paths = new Set(app.routes.filter((r) => r.method !== "ALL" && r.path.startsWith("/v1/")).map((r) => r.path.replace(/\/$/, "")));
-  for (const path of paths)
+  for (const path of new Set(apiRoutes(app).map((r) => r.path)))
     app.all(path, (c) => errorResponse(c, "method_not_allowed", `${c.req.method} is not allowed on ${c.req.path}.`));
 }
 

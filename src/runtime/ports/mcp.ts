@@ -163,13 +163,27 @@ export async function remoteTools(
       warnings.push({ server: entry.server.name, message: entry.error ?? "unknown error" });
       continue;
     }
-    for (const info of entry.tools.filter((t) => mcpToolOffered(entry.server, t.name))) {
-      const name = mcpToolName(entry.server.name, info.name, names);
-      names.add(name);
-      tools.push(remoteTool(port, entry.server, info, name));
-    }
+    for (const { info, name } of offeredTools(entry.server, entry.tools, names)) tools.push(remoteTool(port, entry.server, info, name));
   }
   return { tools, warnings };
+}
+
+/**
+ * A server's tools that are offered, each with the name the model sees: `<server>_<tool>`, apart
+ * from every name in `taken`, which each name given is added to.
+ */
+export function offeredTools<T extends Pick<McpToolInfo, "name">>(
+  server: McpServerConfig,
+  tools: readonly T[],
+  taken: Set<string>,
+): Array<{ info: T; name: string }> {
+  return tools
+    .filter((info) => mcpToolOffered(server, info.name))
+    .map((info) => {
+      const name = mcpToolName(server.name, info.name, taken);
+      taken.add(name);
+      return { info, name };
+    });
 }
 
 /** Whether a server's tool is offered: on its allow list (when it has one) and not on its deny list. */
