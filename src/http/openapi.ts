@@ -4,11 +4,16 @@ import {
   ApprovalsBody,
   ConversationId,
   ConversationPatch,
+  CreateConversationBody,
   DeskQuery,
+  EventCursor,
+  EventsQuery,
   ForkBody,
+  InboxQueryParams,
   MessageBody,
   OperatorHandoffBody,
   OperatorMessageBody,
+  PageParams,
   RetryBody,
   TokenBody,
   UIChatBody,
@@ -17,10 +22,22 @@ import {
 const json = (schema: z.ZodType) => ({ "application/json": { schema: z.toJSONSchema(schema, { io: "input" }) } });
 const error = { description: "An error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
 const idParam = { name: "id", in: "path", required: true, schema: z.toJSONSchema(ConversationId) };
-const pageParams = [
-  { name: "limit", in: "query", description: "At most this many messages (1 to 1000; 100 by default).", schema: { type: "integer" } },
-  { name: "before", in: "query", description: "Messages before this index: the `previous` cursor of a page.", schema: { type: "integer" } },
-];
+/**
+ * The query parameters a route reads with `schema`, each typed by its field (or by `checkedBy`,
+ * the schema the route checks that field with after), its description the field's own.
+ */
+function queryParams(schema: z.ZodObject, checkedBy: Record<string, z.ZodType> = {}) {
+  return Object.entries(schema.shape).map(([name, field]) => {
+    const { $schema: _, ...typed } = z.toJSONSchema(checkedBy[name] ?? field, { io: "input" });
+    return {
+      name,
+      in: "query",
+      ...(field.safeParse(undefined).success ? {} : { required: true }),
+      ...(field.description ? { description: field.description } : {}),
+      schema: typed,
+    };
+  });
+}
 const stream = {
   description:
     "Server-Sent Events: run-start, step-start, text-delta, tool-call, tool-result, handoff, approval-required, step-finish, then done or error",
@@ -77,9 +94,10 @@ function paths(): Record<string, unknown> {
     },
     ...inboxPaths(),
     "/v1/conversations/{id}": {
-      parameters: [idParam, ...pageParams],
+      parameters: [idParam],
       get: {
         summary: "The stored conversation",
+        parameters: queryParams(PageParams),
         responses: { "200": { description: "State, messages, handoffs, pending approvals" }, "404": error },
       },
       patch: {
@@ -111,12 +129,7 @@ function inboxPaths(): Record<string, unknown> {
       get: {
         summary:
           "A signed-in user's conversations, newest first (paged with before=next; q searches titles and every user and agent message, each word a prefix)",
-        parameters: [
-          { name: "limit", in: "query", schema: { type: "integer" } },
-          { name: "before", in: "query", schema: { type: "string" } },
-          { name: "q", in: "query", schema: { type: "string" } },
-          { name: "archived", in: "query", schema: { type: "string", enum: ["true", "false"] } },
-        ],
+        parameters: queryParams(InboxQueryParams),
         responses: {
           "200": { description: "{ conversations: [{ id, title, createdAt, updatedAt, holder, status, snippet, archived }], next }" },
           "400": error,
@@ -124,6 +137,7 @@ function inboxPaths(): Record<string, unknown> {
       },
       post: {
         summary: "Create a conversation (a signed-in user's own); returns its id and a token for it",
+        requestBody: { required: false, content: json(CreateConversationBody) },
         responses: { "201": { description: "Created" }, "403": error },
       },
     },
@@ -192,7 +206,7 @@ function signInPaths(): Record<string, unknown> {
 function operatorPaths(): Record<string, unknown> {
   return {
     "/v1/operator/conversations": {
-      parameters: [{ name: "status", in: "query", schema: z.toJSONSchema(DeskQuery.shape.status.unwrap()) }],
+      parameters: queryParams(DeskQuery),
       get: {
         summary: "Conversations handed to a person (waiting) or held by one (held), oldest first",
         responses: {
@@ -203,7 +217,7 @@ function operatorPaths(): Record<string, unknown> {
       },
     },
     "/v1/operator/conversations/{id}": {
-      parameters: [idParam, ...pageParams],
+      parameters: [idParam, ...queryParams(PageParams)],
       get: {
         summary: "One conversation, as GET /v1/conversations/{id} shows it",
         responses: { "200": { description: "The conversation" }, "404": error },
@@ -311,7 +325,7 @@ function chatPaths(): Record<string, unknown> {
       },
     },
     "/v1/conversations/{id}/ui-messages": {
-      parameters: [idParam, ...pageParams],
+      parameters: [idParam, ...queryParams(PageParams)],
       get: {
         summary:
           "The stored conversation as the AI SDK's UIMessage[] (text, tool parts in their states, awaited approvals, data-handoff parts), for useChat({ messages })",
@@ -328,9 +342,8 @@ function chatPaths(): Record<string, unknown> {
     "/v1/conversations/{id}/events": {
       parameters: [
         idParam,
-        { name: "after", in: "query", schema: { type: "string", pattern: "^\\d{1,15}$" } },
-        { name: "Last-Event-ID", in: "header", schema: { type: "string", pattern: "^\\d{1,15}$" } },
-        { name: "follow", in: "query", schema: { type: "string", enum: ["true", "false"] } },
+        ...queryParams(EventsQuery, { after: EventCursor }),
+        { name: "Last-Event-ID", in: "header", schema: z.toJSONSchema(EventCursor, { io: "input" }) },
       ],
       get: {
         summary:

@@ -19,8 +19,19 @@ export type MessageBody = z.infer<typeof MessageBody>;
 
 /** ?limit=&before= on the history: a page of at most `limit` messages before the index `before`. */
 export const PageParams = z.strictObject({
-  limit: z.coerce.number().int().min(1, "`limit` is at least 1.").max(1000, "`limit` is at most 1000.").optional(),
-  before: z.coerce.number().int().min(0, "`before` is a message index, 0 or more.").optional(),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1, "`limit` is at least 1.")
+    .max(1000, "`limit` is at most 1000.")
+    .optional()
+    .describe("At most this many messages (1 to 1000; 100 by default)."),
+  before: z.coerce
+    .number()
+    .int()
+    .min(0, "`before` is a message index, 0 or more.")
+    .optional()
+    .describe("Messages before this index: the `previous` cursor of a page."),
 });
 
 /** A turn number in a path: 1 or more. */

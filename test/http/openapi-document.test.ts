@@ -1,39 +1,62 @@
 /**
  * The OpenAPI document as a client generator reads it: valid OpenAPI 3.1 by the specification's
  * own JSON Schema (checked under Node: the validator compiles schemas to code, which workerd does
- * not run), every operation summarised and answered, every path parameter declared.
+ * not run), every operation summarised and answered, every path parameter declared, every route of
+ * the app documented and nothing else.
  */
+import { Validator as JsonSchemaValidator, type Schema } from "@cfworker/json-schema";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
+import { createSupportNetwork } from "../../src/agents/index.ts";
+import { createApp } from "../../src/http/app.ts";
 import { openApiDocument } from "../../src/http/openapi.ts";
+
+interface Parameter {
+  name: string;
+  in: string;
+  schema?: { type?: string; enum?: string[]; pattern?: string; maximum?: number; maxLength?: number };
+}
 
 interface Operation {
   summary?: string;
-  parameters?: Array<{ name: string; in: string }>;
+  parameters?: Parameter[];
+  requestBody?: { required: boolean };
   responses?: Record<string, { description?: string }>;
 }
 
-const document = openApiDocument();
-const paths = document.paths as Record<string, Record<string, Operation | Operation["parameters"]>>;
-const operations = Object.entries(paths).flatMap(([path, item]) =>
-  Object.entries(item)
-    .filter(([key]) => key !== "parameters")
-    .map(([method, operation]) => ({
-      path,
-      method,
-      operation: operation as Operation,
-      shared: (item.parameters ?? []) as Operation["parameters"],
-    })),
-);
+/** Each operation of a document, with the parameters its path item shares. Built in each test, so a mutant of the document is switched on for it. */
+function operationsOf(document: Record<string, unknown>) {
+  const paths = document.paths as Record<string, Record<string, Operation | Operation["parameters"]>>;
+  return Object.entries(paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([key]) => key !== "parameters")
+      .map(([method, operation]) => ({
+        path,
+        method,
+        operation: operation as Operation,
+        shared: (item.parameters ?? []) as Operation["parameters"],
+      })),
+  );
+}
+
+/** Each route of the app as `METHOD /path`, with `:id` written as OpenAPI writes it (`{id}`). */
+function routesOfApp(): string[] {
+  const app = createApp(() => createSupportNetwork());
+  const routes = app.routes
+    .filter((r) => r.method !== "ALL" && r.path.startsWith("/v1/"))
+    .map((r) => `${r.method} ${r.path.replace(/:([A-Za-z]+)/g, "{$1}")}`);
+  return [...new Set(routes)].sort();
+}
 
 describe("the OpenAPI document", () => {
   it("is valid OpenAPI 3.1", async () => {
-    const result = await new Validator().validate(structuredClone(document));
+    const result = await new Validator().validate(openApiDocument());
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
   });
 
   it("summarises every operation and describes each of its answers", () => {
+    const operations = operationsOf(openApiDocument());
     expect(operations.length).toBeGreaterThan(20);
     for (const { path, method, operation } of operations) {
       expect(operation.summary?.trim(), `${method} ${path}`).toBeTruthy();
@@ -44,10 +67,140 @@ describe("the OpenAPI document", () => {
   });
 
   it("declares every parameter its paths name", () => {
-    for (const { path, method, operation, shared } of operations) {
+    for (const { path, method, operation, shared } of operationsOf(openApiDocument())) {
       const declared = [...(shared ?? []), ...(operation.parameters ?? [])].filter((p) => p.in === "path").map((p) => p.name);
       const named = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
       expect(declared.sort(), `${method} ${path}`).toEqual(named.sort());
     }
+  });
+
+  it("documents every route the app serves, with the same methods, and no route it does not serve", () => {
+    const served = routesOfApp();
+    const documented = operationsOf(openApiDocument())
+      .map(({ method, path }) => `${method.toUpperCase()} ${path}`)
+      .sort();
+    expect(served.length).toBeGreaterThan(20);
+    expect(
+      documented.filter((r) => !served.includes(r)),
+      "documented but not served",
+    ).toEqual([]);
+    expect(
+      served.filter((r) => !documented.includes(r)),
+      "served but not documented",
+    ).toEqual([]);
+  });
+});
+
+/** A conversation object for the app under Node: every conversation is one that does not exist. */
+const missing = async () => ({ ok: false, error: { code: "conversation_not_found", message: "No such conversation." } });
+const env = { ALLOW_ANONYMOUS: "true", CONVERSATIONS: { getByName: () => new Proxy({}, { get: () => missing }) } };
+
+/** A documented path with a value in each of its parameters. */
+const concrete = (path: string) => path.replace("{id}", "c1").replace("{turn}", "1").replace("{entry}", "e1");
+
+function send(path: string, init: RequestInit = {}, headers: Record<string, string> = {}): Promise<Response> {
+  const app = createApp(() => createSupportNetwork());
+  return Promise.resolve(app.request(`https://chat.test${path}`, { ...init, headers: { ...headers, ...init.headers } }, env));
+}
+
+/** A value the parameter's schema does not take, where its schema says enough to make one. */
+function outside(schema: NonNullable<Parameter["schema"]>): string | undefined {
+  if (schema.enum) return "neither";
+  if (schema.type === "integer") return "lots";
+  if (schema.pattern) return "!";
+  if (schema.maxLength !== undefined) return "x".repeat(schema.maxLength + 1);
+  return undefined;
+}
+
+describe("the OpenAPI document against the routes", () => {
+  it("marks a request body required exactly where its route refuses a request without one", async () => {
+    for (const { path, method, operation } of operationsOf(openApiDocument())) {
+      if (!operation.requestBody) continue;
+      const res = await send(concrete(path), { method: method.toUpperCase() });
+      const body = (await res.json()) as { error?: { code: unknown } };
+      // A2A answers in JSON-RPC: -32700 is "not JSON", which an absent body is.
+      const refused = res.status === 415 || body.error?.code === -32700;
+      expect(refused, `${method} ${path}: ${JSON.stringify(body)}`).toBe(operation.requestBody.required);
+    }
+  });
+
+  it("documents a body wherever its route reads one: elsewhere a stray field is not refused", async () => {
+    for (const { path, method, operation } of operationsOf(openApiDocument())) {
+      if (operation.requestBody || method === "get" || method === "delete") continue;
+      const res = await send(
+        concrete(path),
+        { method: method.toUpperCase(), body: '{"stray":true}' },
+        { "content-type": "application/json" },
+      );
+      expect(res.status, `${method} ${path}`).not.toBe(400);
+    }
+  });
+
+  it("documents each query parameter with the schema its route checks: a value outside it is refused", async () => {
+    const token = (await (
+      await send("/v1/dev/sign-in", { method: "POST", body: '{"name":"Ada","operator":true}' }, { "content-type": "application/json" })
+    ).json()) as {
+      token: string;
+    };
+    let checked = 0;
+    for (const { path, method, operation, shared } of operationsOf(openApiDocument())) {
+      for (const parameter of [...(shared ?? []), ...(operation.parameters ?? [])]) {
+        const value = parameter.in === "query" && parameter.schema ? outside(parameter.schema) : undefined;
+        if (value === undefined) continue;
+        const url = `${concrete(path)}?${new URLSearchParams({ [parameter.name]: value })}`;
+        const res = await send(url, { method: method.toUpperCase() }, { authorization: `Bearer ${token.token}` });
+        const { error } = (await res.json()) as { error: { code: string } };
+        expect([res.status, error.code], `${method} ${url}`).toEqual([400, "invalid_request"]);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(10);
+  });
+
+  it("describes the error bodies the app sends: code and message required, details an object", async () => {
+    const document = openApiDocument() as { components: { schemas: { Error: Schema } } };
+    const validator = new JsonSchemaValidator(document.components.schemas.Error, "2020-12");
+    const bodies = [
+      await (await send("/v1/nope")).json(),
+      await (await send("/v1/agents", { method: "PUT" })).json(),
+      await (await send("/v1/conversations/c1/messages", { method: "POST", body: "{" }, { "content-type": "application/json" })).json(),
+      await (await send("/v1/conversations/c1/turns/0/trace")).json(),
+    ];
+    for (const body of bodies) expect(validator.validate(body).errors, JSON.stringify(body)).toEqual([]);
+    for (const wrong of [
+      {},
+      { error: { message: "m" } },
+      { error: { code: "c" } },
+      { error: { code: 1, message: "m" } },
+      { error: { code: "c", message: "m", details: "d" } },
+    ])
+      expect(validator.validate(wrong).valid, JSON.stringify(wrong)).toBe(false);
+  });
+
+  it("asks for the bearer credential a keyed Worker challenges for, on every operation", async () => {
+    const document = openApiDocument() as {
+      info: Record<string, string>;
+      security: unknown;
+      components: { securitySchemes: Record<string, { type: string; scheme: string; description: string }> };
+    };
+    expect(document.security).toEqual([{ bearer: [] }]);
+    expect(document.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
+    for (const text of [
+      document.info.title,
+      document.info.version,
+      document.info.description,
+      document.components.securitySchemes.bearer!.description,
+    ])
+      expect(text?.trim()).toBeTruthy();
+    const app = createApp(() => createSupportNetwork());
+    const challenged = await app.request("https://chat.test/v1/agents", {}, { API_KEY: "k-0123456789abcdef" });
+    expect(challenged.status).toBe(401);
+    expect(challenged.headers.get("www-authenticate")).toMatch(/^Bearer /);
+  });
+
+  it("types every parameter with a JSON Schema type", () => {
+    for (const { path, method, operation, shared } of operationsOf(openApiDocument()))
+      for (const parameter of [...(shared ?? []), ...(operation.parameters ?? [])])
+        expect(["string", "integer", "number", "boolean"], `${method} ${path} ${parameter.name}`).toContain(parameter.schema?.type);
   });
 });
