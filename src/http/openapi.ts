@@ -2,6 +2,7 @@ import * as z from "zod";
 import {
   DevSignInBody,
   ApprovalsBody,
+  CONVERSATION_ID_RULE,
   ConversationId,
   ConversationPatch,
   CreateConversationBody,
@@ -16,33 +17,40 @@ import {
   PageParams,
   RetryBody,
   TokenBody,
+  TurnNumber,
   UIChatBody,
 } from "./schemas.ts";
 
 const json = (schema: z.ZodType) => ({ "application/json": { schema: z.toJSONSchema(schema, { io: "input" }) } });
 const error = { description: "An error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
-const idParam = { name: "id", in: "path", required: true, schema: z.toJSONSchema(ConversationId) };
+
+/** A field's JSON Schema, as a parameter carries it (its description is the parameter's). */
+function fieldSchema(schema: z.ZodType) {
+  const { $schema: _, description: __, ...typed } = z.toJSONSchema(schema, { io: "input" });
+  return typed;
+}
+const idParam = { name: "id", in: "path", required: true, description: CONVERSATION_ID_RULE, schema: fieldSchema(ConversationId) };
+/** An event id, as the routes that resume a stream check it. */
+const cursor = () => fieldSchema(EventCursor);
+
 /**
  * The query parameters a route reads with `schema`, each typed by its field (or by `checkedBy`,
  * the schema the route checks that field with after), its description the field's own.
  */
 function queryParams(schema: z.ZodObject, checkedBy: Record<string, z.ZodType> = {}) {
-  return Object.entries(schema.shape).map(([name, field]) => {
-    const { $schema: _, ...typed } = z.toJSONSchema(checkedBy[name] ?? field, { io: "input" });
-    return {
-      name,
-      in: "query",
-      ...(field.safeParse(undefined).success ? {} : { required: true }),
-      ...(field.description ? { description: field.description } : {}),
-      schema: typed,
-    };
-  });
+  return Object.entries(schema.shape).map(([name, field]) => ({
+    name,
+    in: "query",
+    ...(field.safeParse(undefined).success ? {} : { required: true }),
+    ...(field.description ? { description: field.description } : {}),
+    schema: fieldSchema(checkedBy[name] ?? field),
+  }));
 }
-const stream = {
-  description:
-    "Server-Sent Events: run-start, step-start, text-delta, tool-call, tool-result, handoff, approval-required, step-finish, then done or error",
-  content: { "text/event-stream": {} },
-};
+
+const streamed = (description: string) => ({ description, content: { "text/event-stream": {} } });
+const stream = streamed(
+  "Server-Sent Events: run-start, step-start, text-delta, tool-call, tool-result, handoff, approval-required, step-finish, then done or error",
+);
 
 /** The OpenAPI document, generated from the same zod schemas that validate the requests. */
 export function openApiDocument(): Record<string, unknown> {
@@ -150,8 +158,13 @@ function waitingPaths(): Record<string, unknown> {
     "/v1/conversations/{id}/socket": {
       parameters: [
         idParam,
-        { name: "after", in: "query", schema: { type: "string" } },
-        { name: "token", in: "query", schema: { type: "string" } },
+        { name: "after", in: "query", description: "Send the events after this id first.", schema: cursor() },
+        {
+          name: "token",
+          in: "query",
+          description: "The credential, for a browser's WebSocket, which cannot send Authorization.",
+          schema: { type: "string" },
+        },
       ],
       get: {
         summary:
@@ -168,7 +181,16 @@ function waitingPaths(): Record<string, unknown> {
       delete: { summary: "Cancel every follow-up", responses: { "200": { description: "{ cancelled }" }, "404": error } },
     },
     "/v1/conversations/{id}/schedule/{entry}": {
-      parameters: [idParam, { name: "entry", in: "path", required: true, schema: { type: "string" } }],
+      parameters: [
+        idParam,
+        {
+          name: "entry",
+          in: "path",
+          required: true,
+          description: "A scheduled entry's id, as the schedule lists it.",
+          schema: { type: "string" },
+        },
+      ],
       delete: { summary: "Cancel one scheduled entry", responses: { "200": { description: "{ cancelled: 1 }" }, "404": error } },
     },
   };
@@ -261,7 +283,10 @@ function turnPaths(): Record<string, unknown> {
       },
     },
     "/v1/conversations/{id}/turns/{turn}/trace": {
-      parameters: [idParam, { name: "turn", in: "path", required: true, schema: { type: "integer", minimum: 1 } }],
+      parameters: [
+        idParam,
+        { name: "turn", in: "path", required: true, description: "The turn's number, from 1.", schema: fieldSchema(TurnNumber) },
+      ],
       get: {
         summary:
           "A turn's trace: spans for the turn, each agent's tenure, model calls, tool calls, approvals, handoffs (taken and refused), compactions, guardrails",
@@ -320,7 +345,7 @@ function chatPaths(): Record<string, unknown> {
         summary: "The AI SDK UI message stream protocol (useChat with DefaultChatTransport); only the newest message is read",
         requestBody: { required: true, content: json(UIChatBody) },
         responses: {
-          "200": { description: "UI message stream (x-vercel-ai-ui-message-stream: v1)", content: { "text/event-stream": {} } },
+          "200": streamed("UI message stream (x-vercel-ai-ui-message-stream: v1)"),
         },
       },
     },
@@ -336,14 +361,19 @@ function chatPaths(): Record<string, unknown> {
       parameters: [idParam],
       get: {
         summary: "Resume the running turn as a UI message stream",
-        responses: { "200": { description: "UI message stream" }, "204": { description: "Nothing is running" } },
+        responses: { "200": streamed("UI message stream"), "204": { description: "Nothing is running" } },
       },
     },
     "/v1/conversations/{id}/events": {
       parameters: [
         idParam,
         ...queryParams(EventsQuery, { after: EventCursor }),
-        { name: "Last-Event-ID", in: "header", schema: z.toJSONSchema(EventCursor, { io: "input" }) },
+        {
+          name: "Last-Event-ID",
+          in: "header",
+          description: "Events after this id: what EventSource sends when it reconnects.",
+          schema: cursor(),
+        },
       ],
       get: {
         summary:

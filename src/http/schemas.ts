@@ -73,13 +73,22 @@ export const OperatorHandoffBody = z.strictObject({
 
 /** GET /v1/operator/conversations?status=: the desk's list, or one status of it. */
 export const DeskQuery = z.strictObject({
-  status: z.enum(["waiting", "held"], { error: "`status` is waiting or held." }).optional(),
+  status: z
+    .enum(["waiting", "held"], { error: "`status` is waiting or held." })
+    .optional()
+    .describe("Only the conversations waiting for a person, or only those one holds."),
 });
 
 /** GET …/events?follow=true: stay open for a person's messages while a person holds the conversation. */
 export const EventsQuery = z.strictObject({
-  after: z.string().optional(),
-  follow: z.enum(["true", "false"], { error: "`follow` is true or false." }).optional(),
+  after: z
+    .string()
+    .optional()
+    .describe("Events after this id (as Last-Event-ID, which wins when both are sent); 0 for every event of the turn."),
+  follow: z
+    .enum(["true", "false"], { error: "`follow` is true or false." })
+    .optional()
+    .describe("true: while a person holds the conversation, stay open for their messages."),
 });
 
 export const ApprovalsBody = z.strictObject({
@@ -109,13 +118,23 @@ export const TokenBody = z.strictObject({ rotate: z.boolean().optional() });
  * GET /v1/conversations: a signed-in user's list, newest first, `before` the previous page's `next`; `q` searches titles and every user and agent message.
  */
 export const InboxQueryParams = z.strictObject({
-  limit: z.coerce.number({ error: "`limit` is a number of conversations, 1 to 100." }).int().min(1).max(100).default(20),
+  limit: z.coerce
+    .number({ error: "`limit` is a number of conversations, 1 to 100." })
+    .int()
+    .min(1)
+    .max(100)
+    .default(20)
+    .describe("At most this many conversations (1 to 100; 20 by default)."),
   before: z
     .string()
     .regex(/^\d{1,16}(\.[A-Za-z0-9_-]{1,128})?$/, "`before` is the `next` cursor of the page before, such as 1764590000000.3f2a-….")
-    .optional(),
-  q: z.string().max(200, "`q` is at most 200 characters.").optional(),
-  archived: z.enum(["true", "false"], { error: "`archived` is true or false." }).optional(),
+    .optional()
+    .describe("The `next` cursor of the page before."),
+  q: z.string().max(200, "`q` is at most 200 characters.").optional().describe("Words to search for, each a prefix."),
+  archived: z
+    .enum(["true", "false"], { error: "`archived` is true or false." })
+    .optional()
+    .describe("true: the archived conversations instead."),
 });
 
 /** PATCH /v1/conversations/:id: a new title, or archiving (or not). */
