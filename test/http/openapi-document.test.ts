@@ -96,6 +96,8 @@ describe("the OpenAPI document", () => {
 const missing = async () => ({ ok: false, error: { code: "conversation_not_found", message: "No such conversation." } });
 const env = { ALLOW_ANONYMOUS: "true", CONVERSATIONS: { getByName: () => new Proxy({}, { get: () => missing }) } };
 
+const UNKNOWN_EVENT = { code: "event_id_unknown", message: "No event 9.", details: { lastEventId: 3 } };
+
 /** A documented path with a value in each of its parameters. */
 const concrete = (path: string) => path.replace("{id}", "c1").replace("{turn}", "1").replace("{entry}", "e1");
 
@@ -182,7 +184,19 @@ describe("the OpenAPI document against the routes", () => {
       await (await send("/v1/agents", { method: "PUT" })).json(),
       await (await send("/v1/conversations/c1/messages", { method: "POST", body: "{" }, { "content-type": "application/json" })).json(),
       await (await send("/v1/conversations/c1/turns/0/trace")).json(),
+      // A refusal with details, as a conversation object gives one.
+      await (
+        await createApp(() => createSupportNetwork()).request(
+          "https://chat.test/v1/conversations/c1/events?after=9",
+          {},
+          {
+            ...env,
+            CONVERSATIONS: { getByName: () => new Proxy({}, { get: () => async () => ({ ok: false, error: UNKNOWN_EVENT }) }) },
+          },
+        )
+      ).json(),
     ];
+    expect(bodies.at(-1)).toMatchObject({ error: { details: UNKNOWN_EVENT.details } });
     for (const body of bodies) expect(validator.validate(body).errors, JSON.stringify(body)).toEqual([]);
     for (const wrong of [
       {},
@@ -214,6 +228,21 @@ describe("the OpenAPI document against the routes", () => {
     const challenged = await app.request("https://chat.test/v1/agents", {}, { API_KEY: "k-0123456789abcdef" });
     expect(challenged.status).toBe(401);
     expect(challenged.headers.get("www-authenticate")).toMatch(/^Bearer /);
+  });
+
+  it("answers every route that streams with text/event-stream", () => {
+    const streaming = operationsOf(openApiDocument())
+      .filter(({ operation }) => "text/event-stream" in ((operation.responses?.["200"] as { content?: object })?.content ?? {}))
+      .map(({ method, path }) => `${method} ${path}`);
+    expect(streaming.sort()).toEqual([
+      "get /v1/conversations/{id}/chat/stream",
+      "get /v1/conversations/{id}/events",
+      "post /v1/conversations/{id}/approvals",
+      "post /v1/conversations/{id}/chat",
+      "post /v1/conversations/{id}/messages",
+      "post /v1/conversations/{id}/operator/approvals",
+      "post /v1/conversations/{id}/retry",
+    ]);
   });
 
   it("names, places, describes and types every parameter", () => {
