@@ -64,8 +64,10 @@ export function workerdSuite(forMutation = false) {
               "test/deep/**",
               // Remote agents are served by the A2A SDK in Node: test/remote runs under vitest.node.config.ts.
               "test/remote/**",
-              // The OpenAPI validator compiles schemas to code, which workerd does not run.
+              // The app built per test, and the OpenAPI validator, which compiles schemas to code workerd does not run.
               "test/http/**",
+              // The docs' links are checked against the files, which workerd cannot read.
+              "test/docs/**",
               "node_modules/**",
               ...CONFIGURED,
               ...TRACE_EXPORT,

@@ -16,6 +16,7 @@ export default defineConfig({
       "test/remote/**/*.test.ts",
       "test/router/**/*.test.ts",
       "test/http/**/*.test.ts",
+      "test/docs/**/*.test.ts",
     ],
     globalSetup: ["test/node/global-setup.ts"],
     testTimeout: 20_000,
