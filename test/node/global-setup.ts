@@ -1,23 +1,16 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { readdirSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import type { TestProject } from "vitest/node";
 import { startFakeOpenAI } from "./fake-openai-server.ts";
 import { startJwksServer } from "./jwks-server.ts";
 import { startMcpTestServer } from "./mcp-test-server.ts";
 import { startA2ARemote } from "./a2a-remote-server.ts";
 
-/** shared/ sits beside the checkout; found by walking up, so a copy of the project (Stryker's sandbox) finds it too. */
-function fixturesDir(): string {
-  for (let dir = resolve(".."); ; dir = dirname(dir)) {
-    const candidate = join(dir, "shared/fixtures/openai-streams");
-    if (existsSync(candidate)) return candidate;
-    if (dirname(dir) === dir) throw new Error("shared/fixtures/openai-streams not found beside the project");
-  }
-}
+/** Kept in the repository (test/fixtures/openai-streams/README.md says where each was recorded), so a fresh clone anywhere runs. */
+const FIXTURES = fileURLToPath(new URL("../fixtures/openai-streams", import.meta.url));
 
 /** The recorded provider streams, handed to the workerd tests (which cannot read files). */
 function readFixtures(): Record<string, { sse: string; expected: unknown }> {
-  const FIXTURES = fixturesDir();
   const names = readdirSync(FIXTURES).filter((name) => name.endsWith(".sse"));
   return Object.fromEntries(
     names.map((name) => {
