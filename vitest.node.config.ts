@@ -19,6 +19,7 @@ export default defineConfig({
       "test/docs/**/*.test.ts",
     ],
     globalSetup: ["test/node/global-setup.ts"],
+    setupFiles: ["test/node/workerd-globals.ts"],
     testTimeout: 20_000,
   },
 });

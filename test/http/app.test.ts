@@ -141,7 +141,9 @@ describe("the app's routes", () => {
     for (const [path, init] of probes) {
       const res = await request(path, init, env);
       const body = (await res.json()) as { error?: { code: string } };
+      // Answered by the part's own handler: neither missing nor failing before it (the key is compared as in workerd).
       expect(body.error?.code, path).not.toBe("not_found");
+      expect(body.error?.code, path).not.toBe("internal_error");
     }
   });
 
