@@ -272,8 +272,8 @@ function operatorPaths(): Record<string, unknown> {
   };
 }
 
-/** The routes that start, resume or stream a turn. */
-function turnPaths(): Record<string, unknown> {
+/** The routes that read past turns, or start a conversation from one. */
+function pastTurnPaths(): Record<string, unknown> {
   return {
     "/v1/conversations/{id}/turns": {
       parameters: [idParam],
@@ -301,6 +301,13 @@ function turnPaths(): Record<string, unknown> {
         responses: { "201": { description: "{ id, token, activeAgent, forkedFrom }" }, "400": error, "404": error, "409": error },
       },
     },
+  };
+}
+
+/** The routes that start, resume or stream a turn. */
+function turnPaths(): Record<string, unknown> {
+  return {
+    ...pastTurnPaths(),
     "/v1/conversations/{id}/messages": {
       parameters: [idParam],
       post: {
