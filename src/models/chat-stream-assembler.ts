@@ -33,6 +33,7 @@ interface Slot {
 export class ChatStreamAssembler {
   readonly #slots: Slot[] = [];
   #finishReason: string | undefined;
+  #closedWithDone = false;
   #usage: Usage | undefined;
 
   /** Reads one chunk; returns the text it adds, if any. */
@@ -52,16 +53,22 @@ export class ChatStreamAssembler {
     return typeof choice.delta?.content === "string" ? choice.delta.content : "";
   }
 
-  /** Whether a finish reason arrived: a stream without one was cut short. */
+  /** The provider closed the stream with `[DONE]`: the answer is whole, finish reason or not. */
+  closedWithDone(): void {
+    this.#closedWithDone = true;
+  }
+
+  /** Whether a finish reason or `[DONE]` arrived: a stream with neither was cut short. */
   get finished(): boolean {
-    return this.#finishReason !== undefined;
+    return this.#finishReason !== undefined || this.#closedWithDone;
   }
 
   result(): { toolCalls: ToolCall[]; finishReason: string; usage?: Usage } {
     const toolCalls = this.#slots
       .filter((slot) => slot.name.trim() !== "")
       .map((slot) => ({ id: slot.id || `call_${crypto.randomUUID().replaceAll("-", "")}`, name: slot.name, arguments: slot.arguments }));
-    const finishReason = this.#finishReason ?? "stop";
+    // A provider that sends no finish reason says by what it sent why it stopped.
+    const finishReason = this.#finishReason ?? (toolCalls.length ? "tool_calls" : "stop");
     return this.#usage ? { toolCalls, finishReason, usage: this.#usage } : { toolCalls, finishReason };
   }
 

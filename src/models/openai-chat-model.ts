@@ -1,39 +1,58 @@
 import type OpenAI from "openai";
-import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
+import { Stream } from "openai/streaming";
+import type {
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from "openai/resources/chat/completions";
 import type { Message } from "../runtime/messages.ts";
-import type { ModelEvent, ModelRequest } from "../runtime/ports/model-port.ts";
+import type { ModelEvent, ModelRequest, ModelSettings } from "../runtime/ports/model-port.ts";
 import type { ToolSpec } from "../runtime/tools/tool.ts";
 import { ChatStreamAssembler } from "./chat-stream-assembler.ts";
-import type { ProviderDefaults } from "./provider-defaults.ts";
+import { watchDoneSentinel } from "./done-sentinel.ts";
+import { linkedAbort, type ProviderDefaults } from "./provider-defaults.ts";
 import { streamProviderStep } from "./provider-stream.ts";
 
 /** One step through Chat Completions with `stream: true`, for any OpenAI-compatible server. */
 export function streamChatCompletion(client: OpenAI, defaults: ProviderDefaults, request: ModelRequest): AsyncGenerator<ModelEvent> {
   const settings = { ...defaults, ...request.settings };
+  const assembler = new ChatStreamAssembler();
   return streamProviderStep(
-    (signal) =>
-      client.chat.completions.create(
-        {
-          model: request.model,
-          messages: toChatMessages(request.instructions, request.messages),
-          ...(request.tools.length
-            ? {
-                tools: request.tools.map(toChatTool),
-                ...(settings.parallelToolCalls === undefined ? {} : { parallel_tool_calls: settings.parallelToolCalls }),
-              }
-            : {}),
-          ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
-          ...(settings.maxOutputTokens === undefined ? {} : { max_completion_tokens: settings.maxOutputTokens }),
-          ...(settings.reasoningEffort === undefined ? {} : { reasoning_effort: settings.reasoningEffort }),
-          stream: true,
-          stream_options: { include_usage: true },
-        },
-        { signal },
-      ),
-    // No finish reason means the stream was cut: its half-assembled tool calls must not run.
-    new ChatStreamAssembler(),
+    async (signal) =>
+      chunksUntilDone(await client.chat.completions.create(chatBody(request, settings), { signal }).asResponse(), signal, assembler),
+    // Neither a finish reason nor `[DONE]` means the stream was cut: its half-assembled tool calls must not run.
+    assembler,
     { signal: request.signal, idleTimeoutMs: settings.idleTimeoutMs, missing: "no finish reason arrived", log: defaults.log },
   );
+}
+
+function chatBody(request: ModelRequest, settings: ModelSettings): ChatCompletionCreateParamsStreaming {
+  return {
+    model: request.model,
+    messages: toChatMessages(request.instructions, request.messages),
+    ...(request.tools.length
+      ? {
+          tools: request.tools.map(toChatTool),
+          ...(settings.parallelToolCalls === undefined ? {} : { parallel_tool_calls: settings.parallelToolCalls }),
+        }
+      : {}),
+    ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
+    ...(settings.maxOutputTokens === undefined ? {} : { max_completion_tokens: settings.maxOutputTokens }),
+    ...(settings.reasoningEffort === undefined ? {} : { reasoning_effort: settings.reasoningEffort }),
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+}
+
+/**
+ * The answer's chunks through the `openai` package's own SSE parser, telling the assembler when
+ * the provider closed the stream with `[DONE]`: a provider that sends no finish reason has still
+ * finished its answer then.
+ */
+async function* chunksUntilDone(response: Response, signal: AbortSignal, assembler: ChatStreamAssembler): AsyncGenerator<unknown> {
+  const sentinel = watchDoneSentinel(response.body ?? new ReadableStream());
+  yield* Stream.fromSSEResponse<unknown>(new Response(sentinel.body, response), linkedAbort(signal));
+  if (sentinel.seen) assembler.closedWithDone();
 }
 
 /** The history as Chat Completions messages, the instructions first as the system message. */

@@ -100,6 +100,49 @@ describe("the Chat Completions parser accepts streams as providers send them", (
     expect(r.finish).toMatchObject({ finishReason: "stop", usage: { inputTokens: 3, outputTokens: 1 } });
   });
 
+  describe("no finish_reason on any chunk, closed by [DONE] (a finished answer)", () => {
+    it("text, then usage in a chunk with an empty choices array: finish reason stop, usage kept", async () => {
+      const r = await parse(
+        sse(chunk({ role: "assistant", content: "All " }), chunk({ content: "done." }), {
+          ...base,
+          choices: [],
+          usage: { prompt_tokens: 9, completion_tokens: 2 },
+        }),
+      );
+      expect(r.text).toBe("All done.");
+      expect(r.finish).toEqual({ type: "finish", finishReason: "stop", usage: { inputTokens: 9, outputTokens: 2 } });
+    });
+
+    it("tool calls: finish reason tool_calls, and the calls run", async () => {
+      const r = await parse(sse(chunk(call({ index: 0, id: "t", function: { name: "weather", arguments: '{"location":"Oslo"}' } }))));
+      expect(r.toolCalls).toEqual([{ id: "t", name: "weather", arguments: '{"location":"Oslo"}' }]);
+      expect(r.finish?.finishReason).toBe("tool_calls");
+    });
+
+    it("[DONE] with no line break after it, or with no space after data:", async () => {
+      for (const done of ["data: [DONE]", "data:[DONE]\n\n", "data: [DONE]\r\n\r\n"]) {
+        const r = await parse(`data: ${JSON.stringify(chunk({ content: "ok" }))}\n\n${done}`);
+        expect(r.finish?.finishReason).toBe("stop");
+      }
+    });
+
+    it("a stream with neither a finish reason nor [DONE] was cut short: model_stream_interrupted, nothing kept", async () => {
+      const s = await scenario([
+        { raw: `data: ${JSON.stringify(chunk(call({ index: 0, id: "c", function: { name: "weather", arguments: "{}" } })))}\n\n` },
+      ]);
+      const r = await step(providerModel(), s.tag("cut"));
+      expect(r.error?.code).toBe("model_stream_interrupted");
+      expect(r.toolCalls).toEqual([]);
+    });
+
+    it("[DONE] inside a chunk's text is text, not the end", async () => {
+      const s = await scenario([{ raw: `data: ${JSON.stringify(chunk({ content: "data: [DONE]" }))}\n\n` }]);
+      const r = await step(providerModel(), s.tag("inside"));
+      expect(r.text).toBe("data: [DONE]");
+      expect(r.error?.code).toBe("model_stream_interrupted");
+    });
+  });
+
   it("reasoning_content and reasoning fields are ignored, not errors", async () => {
     const r = await parse(
       sse(
