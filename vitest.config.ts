@@ -14,6 +14,7 @@ function worker(bindings: Record<string, string> = {}, configPath = "./wrangler.
         ORDERS_API_TOKEN: 'tok 7f3a/9c2e%41 "quoted"',
         OPENAI_MAX_RETRIES: "0",
         ALLOW_ANONYMOUS: "true",
+        DEV_SIGN_IN: "true",
         // `{{fake}}` in a binding is the fake server's address, `{{mcp}}` the MCP test servers'.
         ...Object.fromEntries(
           Object.entries(bindings).map(([key, value]) => [

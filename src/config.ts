@@ -108,6 +108,16 @@ export const ConfigSchema = z.object({
     .enum(["true", "false"])
     .default("false")
     .transform((value) => value === "true"),
+  /** `true` (with ALLOW_ANONYMOUS and no identity provider): the development sign-in, for local runs only. */
+  DEV_SIGN_IN: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((value) => value === "true"),
+  /** `true`: with no provider configured, the offline model (not a real model) answers, for local runs. */
+  OFFLINE_MODEL: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((value) => value === "true"),
   /** Comma-separated origins allowed by CORS; none by default. */
   ALLOWED_ORIGINS: z
     .string()

@@ -4,6 +4,10 @@ export interface WorkerVars {
   OPERATOR_KEY?: string;
   SESSION_SECRET?: string;
   ALLOW_ANONYMOUS?: string;
+  /** `true` (with ALLOW_ANONYMOUS and no identity provider): the development sign-in of local runs. */
+  DEV_SIGN_IN?: string;
+  /** `true`: with no provider configured, the offline model (not a real model) answers turns, for local runs. */
+  OFFLINE_MODEL?: string;
   ALLOWED_ORIGINS?: string;
   MAX_MESSAGE_CHARS?: string;
   TURN_BUDGET?: string;

@@ -59,7 +59,8 @@ export function unconfiguredModel(): Model {
     stream() {
       throw new RuntimeError(
         "model_not_configured",
-        "No model is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a provider other than OpenAI).",
+        "No model is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a provider other than OpenAI), " +
+          "or OFFLINE_MODEL=true in .dev.vars for the offline model (not a real model) while you develop.",
       );
     },
   };

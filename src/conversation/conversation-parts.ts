@@ -4,6 +4,7 @@ import { McpConnections } from "../mcp/index.ts";
 import type { Redactor } from "../runtime/redact.ts";
 import type { WorkerVars } from "../worker-vars.ts";
 import { createModel, unconfiguredModel } from "./configured-model.ts";
+import { OfflineModel } from "../models/offline-model.ts";
 import type { ConversationSetup } from "./conversation-api.ts";
 import { ConversationStore } from "./storage/conversation-store.ts";
 import { titleMaker } from "./conversation-titles.ts";
@@ -55,7 +56,12 @@ export function assembleConversation(
   const sockets = new ConversationSockets(ctx, redactor);
   const hold = new PersonHold(store, redactor, env, notifier, sockets.tap);
   const providerRequests = { sent: 0 };
-  const model = redactingModel(createModel(config, redactor, providerRequests) ?? setup.offlineModel ?? unconfiguredModel(), redactor);
+  const model = redactingModel(
+    createModel(config, redactor, providerRequests) ??
+      setup.offlineModel ??
+      (config.OFFLINE_MODEL ? new OfflineModel() : unconfiguredModel()),
+    redactor,
+  );
   const titles = titleMaker(config, network, store, model, redactor);
   const inbox = new InboxLink(store, redactor, env, titles && { maker: titles, waitUntil: ctx.waitUntil.bind(ctx) });
   const driver = new TurnDriver({

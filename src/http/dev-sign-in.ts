@@ -1,8 +1,8 @@
 /**
  * Who is signed in (GET /v1/me), and the development sign-in of `npm start` (POST /v1/dev/sign-in):
  * pick a name, and whether you are an operator, and the Worker signs a short-lived token with a key
- * it made for this run. On only with ALLOW_ANONYMOUS and no identity provider, so a deployment with
- * either a provider or no ALLOW_ANONYMOUS never mints tokens of its own.
+ * it made for this run. On only with DEV_SIGN_IN and ALLOW_ANONYMOUS and no identity provider, so a
+ * deployment that does not ask for it never mints tokens of its own.
  */
 import type { Hono } from "hono";
 import { SignJWT } from "jose";
@@ -31,7 +31,8 @@ export function registerSignInRoutes(app: Hono<AppEnv>): void {
     if (!devSignInEnabled(config))
       throw new HttpError(
         "not_found",
-        "The development sign-in is on only with ALLOW_ANONYMOUS=true (on the wrangler command line, as `npm start` does) and no identity provider configured.",
+        "The development sign-in is on only with DEV_SIGN_IN=true and ALLOW_ANONYMOUS=true " +
+          "(in .dev.vars or on the wrangler dev command line, as `npm start` does) and no identity provider configured.",
       );
     const { name, operator } = await readJson(c, DevSignInBody);
     const expiresAt = Math.floor(Date.now() / 1000) + DEV_TOKEN_SECONDS;

@@ -32,11 +32,12 @@ export function usersConfigured(config: Config): boolean {
 }
 
 /**
- * The development sign-in of `npm start`: on only with ALLOW_ANONYMOUS and no identity provider,
- * its tokens signed with a key this isolate made (so they die with the dev run).
+ * The development sign-in of `npm start`: on only when asked for (DEV_SIGN_IN), with ALLOW_ANONYMOUS
+ * and no identity provider, its tokens signed with a key this isolate made (so they die with the
+ * dev run). An open API alone does not turn it on: a Worker that mints tokens says so.
  */
 export function devSignInEnabled(config: Config): boolean {
-  return config.ALLOW_ANONYMOUS && !usersConfigured(config);
+  return config.DEV_SIGN_IN && config.ALLOW_ANONYMOUS && !usersConfigured(config);
 }
 
 /** Whether sign-in tokens are taken at all: from the identity provider, or from the development sign-in. */

@@ -30,9 +30,9 @@ after(async () => {
 });
 
 describe("wrangler dev with the production configuration", () => {
-  it("never allows anonymous use (nor so the development sign-in) from wrangler.toml: only `npm start`'s command line does", () => {
-    assert.doesNotMatch(readFileSync("wrangler.toml", "utf8"), /ALLOW_ANONYMOUS/);
-    assert.match(JSON.parse(readFileSync("package.json", "utf8")).scripts.start, /--var ALLOW_ANONYMOUS:true/);
+  it("never allows anonymous use, the development sign-in or the offline model from wrangler.toml: only `npm start`'s command line does", () => {
+    assert.doesNotMatch(readFileSync("wrangler.toml", "utf8"), /ALLOW_ANONYMOUS|DEV_SIGN_IN|OFFLINE_MODEL/);
+    assert.match(JSON.parse(readFileSync("package.json", "utf8")).scripts.start, /--var ALLOW_ANONYMOUS:true --var DEV_SIGN_IN:true/);
   });
 
   it("answers with the offline demo model: triage hands a double charge to billing", async () => {

@@ -39,7 +39,10 @@ export async function startWranglerDev(options: {
 }): Promise<WranglerDev> {
   const port = options.port ?? (await freePort());
   const inspectorPort = await freePort();
-  const vars = Object.entries({ ALLOW_ANONYMOUS: "true", ...options.vars }).flatMap(([key, value]) => ["--var", `${key}:${value}`]);
+  const vars = Object.entries({ ALLOW_ANONYMOUS: "true", DEV_SIGN_IN: "true", ...options.vars }).flatMap(([key, value]) => [
+    "--var",
+    `${key}:${value}`,
+  ]);
   const child: ChildProcess = spawn(
     "npx",
     [

@@ -288,3 +288,36 @@ describe("GET /v1/agents", () => {
     expect(whoami.description).toBe("Says which credentials the call came with.");
   });
 });
+
+describe("the development sign-in is on only when asked for", () => {
+  const signIn = (env: object) =>
+    request("/v1/dev/sign-in", { method: "POST", headers: { "content-type": "application/json" }, body: '{"name":"Ada"}' }, env);
+  const me = async (env: object) => ((await (await request("/v1/me", {}, env)).json()) as { signIn: string | null }).signIn;
+
+  it("an open API alone (ALLOW_ANONYMOUS, as a Worker of your own may set it) mints no tokens", async () => {
+    expect(await errorOf(await signIn(open))).toEqual({
+      status: 404,
+      code: "not_found",
+      message:
+        "The development sign-in is on only with DEV_SIGN_IN=true and ALLOW_ANONYMOUS=true (in .dev.vars or on the wrangler dev command line, as `npm start` does) and no identity provider configured.",
+    });
+    expect(await me(open)).toBeNull();
+  });
+
+  it("DEV_SIGN_IN without ALLOW_ANONYMOUS, or beside an identity provider, mints none either", async () => {
+    for (const env of [
+      { DEV_SIGN_IN: "true", API_KEY: "a-master-key-of-16+" },
+      { ...open, DEV_SIGN_IN: "true", AUTH_JWT_SECRET: "a-shared-secret-of-32-characters!!" },
+    ]) {
+      expect((await signIn(env)).status).not.toBe(201);
+    }
+  });
+
+  it("DEV_SIGN_IN=true with ALLOW_ANONYMOUS (what `npm start` sets) signs a user in by name", async () => {
+    const env = { ...open, DEV_SIGN_IN: "true" };
+    const res = await signIn(env);
+    expect(res.status).toBe(201);
+    expect(((await res.json()) as { user: unknown }).user).toEqual({ id: "dev:ada", name: "Ada", roles: [] });
+    expect(await me(env)).toBe("development");
+  });
+});
