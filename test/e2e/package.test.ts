@@ -1,26 +1,25 @@
 /**
- * The package, proven from the outside: `npm pack`, then a fresh folder holding only a
- * package.json, a wrangler.toml and a Worker of its own (test/e2e/fixtures/consumer: other agent
- * names, one tool, a vitest file) installs the tarball, and
- * 1. type-checks under strict TypeScript;
- * 2. bundles with `wrangler deploy --dry-run`, with no Node warning and no nodejs_compat;
- * 3. holds a conversation with a handoff under `wrangler dev` against a fake provider, and a second
- *    request goes on with the agent that holds the conversation;
- * 4. runs its own vitest file against its network with `handoff-runtime/testing`;
- * 5. is what the README shows (its files, as the README has them);
- * 6. whole, as the README has it, with Node compatibility off: a user signs in, their inbox lists
- *    and searches their conversations, a cancellation waits for approval and resumes, the daily
- *    budget refuses a user who spent it, an agent calls an MCP server's tools with a secret header,
- *    and the package's pages are served: the chat page and the operator desk in Chromium, a guest
- *    handed to a person whose card shows who waits and until when, answered from the desk.
- * The consumer's tools (TypeScript, wrangler, vitest) are this repository's, linked in: what is
- * installed from the tarball is the package and its dependencies.
+ * The package, proven from the outside as the README tells a first user to use it: `npm pack`,
+ * then an empty folder gets the README's own-Worker files exactly as the README shows them
+ * (package.json, tsconfig.json, wrangler.toml, .dev.vars, the network, the Worker, its test), with
+ * one change: package.json's `handoff-runtime` range points at the packed tarball. Then
+ * 1. the README's steps, literally, under Node 22: `npm install` (the toolchain fresh from the
+ *    registry, at the ranges the README pins), `npm test` (tsc, then the consumer's vitest file),
+ *    and `npm run dev`, where a message is answered by the offline model with a handoff;
+ * 2. the package's public types type-check beside it, and it bundles with no Node built-in;
+ * 3. under `wrangler dev` against a fake provider, a conversation with a handoff goes on with the
+ *    agent that holds it;
+ * 4. whole, with Node compatibility off: a user signs in, their inbox lists and searches their
+ *    conversations, a cancellation waits for approval and resumes, the daily budget refuses a user
+ *    who spent it, an agent calls an MCP server's tools with a secret header, and the package's
+ *    pages are served: the chat page and the operator desk in Chromium, a guest handed to a person
+ *    whose card shows who waits and until when, answered from the desk.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { SignJWT } from "jose";
@@ -42,31 +41,89 @@ function run(command: string, args: string[], cwd: string): string {
   return output;
 }
 
+/**
+ * The files of the README's "Your own Worker" section: each code block named by its first line
+ * (`// src/worker.ts`, `# wrangler.toml`) or by its fence's title (`json title="package.json"`).
+ */
+export function readmeFiles(readme: string): Map<string, string> {
+  const section = readme.slice(readme.indexOf("## Your own Worker"), readme.indexOf("## Read on"));
+  const files = new Map<string, string>();
+  for (const [, info, body] of section.matchAll(/```([^\n]*)\n([\s\S]*?)\n```/g)) {
+    const titled = /title="([^"]+)"/.exec(info!)?.[1];
+    const named = /^(?:\/\/|#) ((?:src\/|test\/)?[\w.-]+\.(?:ts|toml)|\.dev\.vars)\n/.exec(body!);
+    if (titled) files.set(titled, `${body}\n`);
+    else if (named) files.set(named[1]!, `${body}\n`);
+  }
+  return files;
+}
+
+const files = readmeFiles(readFileSync(join(repo, "README.md"), "utf8"));
+
 before(() => {
   const packed = run("npm", ["pack", "--pack-destination", scratch, "--silent"], repo).trim().split("\n").at(-1)!;
-  cpSync(new URL("./fixtures/consumer", import.meta.url), consumer, { recursive: true });
-  const manifest = join(consumer, "package.json");
-  writeFileSync(manifest, readFileSync(manifest, "utf8").replace("HANDOFF_RUNTIME_TARBALL", join(scratch, packed)));
-  run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts"], consumer);
-  for (const tool of ["typescript", "wrangler", "vitest", "@cloudflare/workers-types"]) {
-    mkdirSync(join(consumer, "node_modules", tool, ".."), { recursive: true });
-    symlinkSync(join(repo, "node_modules", tool), join(consumer, "node_modules", tool));
+  for (const [file, text] of files) {
+    mkdirSync(dirname(join(consumer, file)), { recursive: true });
+    writeFileSync(join(consumer, file), text);
   }
+  const manifest = join(consumer, "package.json");
+  const pinned = readFileSync(manifest, "utf8");
+  assert.match(pinned, /"handoff-runtime": "\^0\.1\.0"/);
+  writeFileSync(manifest, pinned.replace(/"handoff-runtime": "[^"]+"/, `"handoff-runtime": "file:${join(scratch, packed)}"`));
 });
 
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
-it("is what the README shows: its four files, each as the README has it", () => {
-  const readme = readFileSync(join(repo, "README.md"), "utf8");
-  for (const file of ["src/network.ts", "src/worker.ts", "wrangler.toml", "test/network.test.ts"]) {
-    const header = file.endsWith(".toml") ? `# ${file}` : `// ${file}`;
-    const block = new RegExp(`\`\`\`[a-z]+\n${header.replaceAll(".", "\\.")}\n([\\s\\S]*?)\n\`\`\``).exec(readme);
-    assert.ok(block, `the README shows ${file}`);
-    assert.equal(block[1], readFileSync(new URL(`./fixtures/consumer/${file}`, import.meta.url), "utf8").trimEnd(), `the README's ${file}`);
-  }
+describe("the README's own Worker, step by step as written", () => {
+  it("has its seven files: package.json, tsconfig.json, wrangler.toml, .dev.vars, the network, the Worker and its test", () => {
+    assert.deepEqual([...files.keys()].sort(), [
+      ".dev.vars",
+      "package.json",
+      "src/network.ts",
+      "src/worker.ts",
+      "test/network.test.ts",
+      "tsconfig.json",
+      "wrangler.toml",
+    ]);
+  });
+
+  it("npm install under Node 22 installs the toolchain the README pins, fresh from the registry", () => {
+    assert.match(run("node", ["--version"], consumer), /^v2[2-9]\./);
+    run("npm", ["install", "--no-audit", "--no-fund"], consumer);
+    const wrangler = JSON.parse(readFileSync(join(consumer, "node_modules/wrangler/package.json"), "utf8")) as { version: string };
+    const [major, minor] = wrangler.version.split(".").map(Number);
+    assert.ok(major === 4 && minor! >= 156, `wrangler ${wrangler.version} is the one package.json pins`);
+  });
+
+  it("npm test type-checks the Worker and runs its vitest file", () => {
+    assert.match(run("npm", ["test"], consumer), /3 passed/);
+  });
+
+  it("npm run dev answers a message offline from .dev.vars: the concierge hands it to bookings", async () => {
+    const dev = await startWranglerDev({
+      persistTo: join(scratch, "offline"),
+      cwd: consumer,
+      command: ["npm", "run", "dev", "--"],
+      npmStartVars: false,
+    });
+    try {
+      const events = await chat(dev.url, "first-user", "a booking for two on Friday, please");
+      assert.deepEqual(events[0], { ...events[0], type: "run-start", agent: "concierge", demo: true });
+      assert.deepEqual(
+        events.filter((e) => e.type === "handoff").map((e) => [e.from, e.to]),
+        [["concierge", "bookings"]],
+      );
+      assert.deepEqual(events.at(-1), { ...events.at(-1), type: "done", status: "completed", agent: "bookings" });
+      const page = await fetch(dev.url);
+      assert.equal(page.status, 200);
+      assert.match(await page.text(), /<title>/);
+    } finally {
+      await dev.stop();
+    }
+  });
 });
 
-it("type-checks a Worker of its own under strict TypeScript", () => {
+it("type-checks the package's public types beside the Worker under strict TypeScript", () => {
+  copyFileSync(new URL("./fixtures/consumer-types/public-types.ts", import.meta.url), join(consumer, "test/public-types.ts"));
   run(process.execPath, [join(consumer, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], consumer);
 });
 
@@ -80,7 +137,7 @@ it("holds a conversation with a handoff under wrangler dev, and the next message
   const persistTo = join(scratch, "state");
   const dev = await startWranglerDev({
     persistTo,
-    config: join(consumer, "wrangler.toml"),
+    cwd: consumer,
     vars: { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-e2e" },
   });
   try {
@@ -113,11 +170,6 @@ it("holds a conversation with a handoff under wrangler dev, and the next message
   }
 });
 
-it("runs the consumer's own vitest file with handoff-runtime/testing", () => {
-  const output = run(process.execPath, [join(consumer, "node_modules/vitest/vitest.mjs"), "run", "--root", consumer], consumer);
-  assert.match(output, /3 passed/);
-});
-
 describe("the README's Worker, whole, under wrangler dev with Node compatibility off", () => {
   const SECRET = "consumer-hs256-secret-of-32-chars!!";
   const BUDGET = 1000;
@@ -131,7 +183,7 @@ describe("the README's Worker, whole, under wrangler dev with Node compatibility
     mcp = await startMcpTestServer();
     dev = await startWranglerDev({
       persistTo: join(scratch, "whole"),
-      config: join(consumer, "wrangler.toml"),
+      cwd: consumer,
       vars: {
         OPENAI_BASE_URL: `${fake.url}/v1`,
         OPENAI_API_KEY: "sk-e2e",

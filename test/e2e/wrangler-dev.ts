@@ -27,7 +27,9 @@ export async function freePort(): Promise<number> {
 /**
  * `config`: another wrangler.toml than the project's (a test Worker's; several run in one `wrangler
  * dev`, the first served, the others reached through its service bindings); `cwd`: run another
- * project's own wrangler from its folder (the bench's peer), ready once `ready` answers at all.
+ * project's own wrangler from its folder (the bench's peer), ready once `ready` answers at all;
+ * `command`: how to start it there (`npm run dev --`, as a README says); `npmStartVars: false`:
+ * none of `npm start`'s variables (ALLOW_ANONYMOUS, DEV_SIGN_IN), only the project's own and `vars`.
  */
 export async function startWranglerDev(options: {
   persistTo: string;
@@ -36,6 +38,8 @@ export async function startWranglerDev(options: {
   config?: string | string[];
   cwd?: string;
   ready?: string;
+  command?: string[];
+  npmStartVars?: boolean;
 }): Promise<WranglerDev> {
   const port = options.port ?? (await freePort());
   const inspectorPort = await freePort();
