@@ -8,6 +8,7 @@ import { drawAccount, loadAccount } from "/account.js";
 import { inboxPanel } from "/inbox.js";
 import { liveSocket } from "/live-socket.js";
 import { tracePanel } from "/trace-panel.js";
+import { cannotStart, forUsers } from "/user-words.js";
 
 let account = { user: null };
 let live = null; // the open conversation's WebSocket, when the Worker offers one
@@ -31,6 +32,8 @@ let following = false; // a follow stream is open while a person holds the conve
 let running = false;
 let switching = false;
 let signingIn = false;
+let cannot = false; // the Worker refused the page's first request: nothing to send to
+let entryAgent = "…"; // who answers a conversation not made yet
 const traceSection = document.querySelector("#trace");
 const traceButton = document.querySelector("#show-trace");
 const trace = tracePanel(traceSection, (path) => fetch(path, { headers: headers() }));
@@ -59,8 +62,12 @@ function setAgent(name) {
   agentBadge.textContent = name;
 }
 
+/** Send waits while anything holds it, and while a decision the agent asked for is open: the composer says which. */
 function updateSend() {
-  sendButton.disabled = running || switching || signingIn || conversation === null;
+  const deciding = [...approvalCards.values()].some((card) => card.open());
+  sendButton.disabled = running || switching || signingIn || cannot || deciding;
+  input.disabled = deciding || cannot;
+  input.placeholder = deciding ? "Decide the request above first" : "Write a message";
 }
 
 function setBusy(busy, text = "") {
@@ -87,8 +94,11 @@ function assistantBubble(agent, who = agent) {
   return text;
 }
 
-function divider(from, to, reason) {
-  el("div", "divider", `${from} → ${to}${reason ? `: ${reason}` : ""}`).dataset.testid = "handoff";
+/** `routed`: a router's decision, whose reason is its own (`examples: 0.99`): kept for a hover, not shown. */
+function divider(from, to, reason, routed) {
+  const line = el("div", "divider", `${from} → ${to}${reason && !routed ? `: ${reason}` : ""}`);
+  line.dataset.testid = "handoff";
+  if (routed) line.title = `Routed by ${routed.name} (confidence ${routed.confidence})`;
 }
 
 function toolCall(id, name, args) {
@@ -104,8 +114,9 @@ function toolCall(id, name, args) {
 
 function toolResult(id, name, result, isError) {
   // A call answered while its card still asks (an approval that expired, one decided in another tab): the card closes.
-  approvalCards.get(id)?.(typeof result === "string" && /expired/.test(result) ? " Expired: no one decided in time." : "");
+  approvalCards.get(id)?.close(typeof result === "string" && /expired/.test(result) ? " Expired: no one decided in time." : "");
   approvalCards.delete(id);
+  updateSend();
   const details = toolNodes.get(id);
   if (!details) return;
   const pre = document.createElement("pre");
@@ -119,7 +130,9 @@ function approvalCard(call) {
   const card = el("div", "approval");
   card.dataset.testid = "approval";
   const text = document.createElement("p");
-  text.textContent = `${call.agent} wants to run ${call.name}(${JSON.stringify(call.args)}). Approve?`;
+  text.textContent = `${call.agent} wants to run ${call.name}. Approve?`;
+  const args = document.createElement("code");
+  args.textContent = JSON.stringify(call.args);
   const approve = document.createElement("button");
   approve.textContent = "Approve";
   const deny = document.createElement("button");
@@ -127,6 +140,7 @@ function approvalCard(call) {
   const decide = (approved) => {
     approve.disabled = deny.disabled = true;
     text.textContent += approved ? " Approved." : " Denied.";
+    updateSend();
     runStream(`/v1/conversations/${conversation.id}/approvals`, {
       method: "POST",
       headers: headers({ "content-type": "application/json" }),
@@ -137,12 +151,16 @@ function approvalCard(call) {
   };
   approve.addEventListener("click", () => decide(true));
   deny.addEventListener("click", () => decide(false));
-  card.append(text, approve, deny);
-  approvalCards.set(call.toolCallId, (note) => {
-    if (approve.disabled) return;
-    approve.disabled = deny.disabled = true;
-    text.textContent += note;
+  card.append(text, args, approve, deny);
+  approvalCards.set(call.toolCallId, {
+    open: () => !approve.disabled,
+    close: (note) => {
+      if (approve.disabled) return;
+      approve.disabled = deny.disabled = true;
+      text.textContent += note;
+    },
   });
+  updateSend();
 }
 
 /** Draws one event; returns true when it ends the turn. */
@@ -167,9 +185,11 @@ function draw(event) {
       toolResult(event.toolCallId, event.name, event.result, event.isError);
       return false;
     case "handoff":
-      divider(event.from, event.to, handoffNote(event));
+      divider(event.from, event.to, handoffNote(event), event.router);
       setAgent(event.to);
       bubble = null;
+      // A person gave the conversation back: no one answers what waited until the user writes again.
+      if (event.kind === "hand-back") setBusy(false, `${event.to} has the conversation again and answers your next message.`);
       // A person handed the conversation back: nothing more to follow.
       return event.kind === "hand-back" && following;
     case "approval-required":
@@ -191,7 +211,7 @@ function draw(event) {
       refreshInbox();
       return true;
     case "error":
-      el("div", "error-line", `Error (${event.code}): ${event.message}`);
+      errorLine(event.code, event.message);
       setBusy(false);
       refreshTrace();
       refreshInbox();
@@ -222,6 +242,13 @@ async function refreshInbox() {
 function cutTitle(text) {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > 60 ? `${flat.slice(0, 59)}…` : flat;
+}
+
+/** An error as the person at the page reads it; the API's code is the line's title, for whoever runs the Worker. */
+function errorLine(code, message) {
+  const line = el("div", "error-line", forUsers(code, message));
+  line.title = `${code}: ${message}`;
+  line.dataset.code = code;
 }
 
 function statusText(status, agent) {
@@ -301,7 +328,7 @@ async function runStream(url, init) {
   }
   if (!response.ok) {
     const body = await response.json().catch(() => ({}));
-    el("div", "error-line", `Error (${body.error?.code ?? response.status}): ${body.error?.message ?? response.statusText}`);
+    errorLine(body.error?.code ?? String(response.status), body.error?.message ?? response.statusText);
     setBusy(false);
     return;
   }
@@ -393,7 +420,7 @@ function drawMessages(view) {
       }
       toolResult(message.toolCallId, message.name, result, message.isError);
       const handoff = byCall.get(message.toolCallId);
-      if (handoff) divider(handoff.from, handoff.to, handoff.reason);
+      if (handoff) divider(handoff.from, handoff.to, handoff.reason, handoff.router);
       returned = onAnswer.get(message.toolCallId) ?? returned;
     }
   }
@@ -440,33 +467,42 @@ async function loadEarlier() {
   }
 }
 
-/** Starts a new conversation and shows it; Send waits meanwhile. */
+/**
+ * An empty page for a new conversation: nothing is made on the Worker until the first message is
+ * sent (so opening the page, or New conversation, adds no empty conversation to anyone's list).
+ */
+function startFresh() {
+  live?.close();
+  live = null;
+  clearLog();
+  conversation = null;
+  localStorage.removeItem(storageKey());
+  setAgent(entryAgent);
+  setBusy(false);
+  refreshTrace();
+  inbox?.refresh().catch(() => {});
+}
+
+/** Makes the conversation the first message goes to; Send waits meanwhile. False when the Worker refused. */
 async function createConversation() {
   switching = true;
   updateSend();
   try {
-    await newConversation();
+    const response = await fetch("/v1/conversations", { method: "POST", headers: headers() });
+    const body = await response.json();
+    if (!response.ok) {
+      errorLine(body.error?.code ?? String(response.status), body.error?.message ?? response.statusText);
+      return false;
+    }
+    conversation = { id: body.id, token: body.token };
+    localStorage.setItem(storageKey(), JSON.stringify(conversation));
+    setAgent(body.activeAgent);
+    goLive();
+    return true;
   } finally {
     switching = false;
     updateSend();
   }
-}
-
-async function newConversation() {
-  const response = await fetch("/v1/conversations", { method: "POST", headers: headers() });
-  const body = await response.json();
-  if (!response.ok) {
-    setBusy(false, `Error: ${body.error?.message ?? `HTTP ${response.status}`}`);
-    return;
-  }
-  clearLog();
-  conversation = { id: body.id, token: body.token };
-  localStorage.setItem(storageKey(), JSON.stringify(conversation));
-  setAgent(body.activeAgent);
-  setBusy(false);
-  refreshTrace();
-  goLive();
-  await inbox?.refresh();
 }
 
 function clearLog() {
@@ -549,7 +585,7 @@ function showInbox() {
     open: (id) => openConversation({ id }),
     current: () => conversation?.id,
     gone: async (id) => {
-      if (conversation?.id === id) await createConversation();
+      if (conversation?.id === id) startFresh();
     },
   });
 }
@@ -566,24 +602,35 @@ async function start() {
       };
     },
   });
-  const agents = await fetch("/v1/agents", { headers: headers() })
-    .then((r) => r.json())
-    .catch(() => ({ agents: [] }));
-  people = new Set(agents.agents.filter((a) => a.human).map((a) => a.name));
+  const response = await fetch("/v1/agents", { headers: headers() });
+  const network = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    // The Worker refused the page (no access configured, a sign-in needed): say why, and what to configure.
+    cannot = true;
+    updateSend();
+    el("div", "error-line", cannotStart(response.status, network.error)).dataset.testid = "cannot-start";
+    return;
+  }
+  people = new Set(network.agents.filter((a) => a.human).map((a) => a.name));
+  entryAgent = network.entry;
   if (account.user) showInbox();
   const saved = JSON.parse(localStorage.getItem(storageKey()) ?? "null");
   if (saved && (await openConversation(saved))) return;
-  // A signed-in user comes back to their newest conversation; anyone else starts one.
+  // A signed-in user comes back to their newest conversation; anyone else starts afresh.
   const newest = account.user ? await inbox.refresh().then(() => document.querySelector("#inbox-list [data-conversation]")) : null;
   if (newest && (await openConversation({ id: newest.dataset.conversation }))) return;
-  await createConversation();
+  startFresh();
 }
 
-form.addEventListener("submit", (event) => {
+form.addEventListener("submit", async (event) => {
   event.preventDefault();
   const text = input.value.trim();
   if (!text || sendButton.disabled) return;
   input.value = "";
+  if (conversation === null && !(await createConversation())) {
+    input.value = text;
+    return;
+  }
   userBubble(text);
   runStream(`/v1/conversations/${conversation.id}/messages`, {
     method: "POST",
@@ -602,7 +649,7 @@ stopButton.addEventListener("click", async () => {
   }
 });
 
-document.querySelector("#new-conversation").addEventListener("click", () => createConversation());
+document.querySelector("#new-conversation").addEventListener("click", () => startFresh());
 
 traceButton.addEventListener("click", () => {
   traceSection.hidden = !traceSection.hidden;

@@ -76,8 +76,13 @@ function item(entry) {
 async function refreshList() {
   try {
     const { conversations } = await api("/v1/operator/conversations");
-    for (const status of ["waiting", "held"]) {
-      document.querySelector(`#${status}`).replaceChildren(...conversations.filter((c) => c.status === status).map(item));
+    for (const [status, none] of [
+      ["waiting", "No one is waiting for a person."],
+      ["held", "No conversation is held by a person."],
+    ]) {
+      const cards = conversations.filter((c) => c.status === status).map(item);
+      const empty = Object.assign(document.createElement("li"), { className: "empty", textContent: none });
+      document.querySelector(`#${status}`).replaceChildren(...(cards.length ? cards : [empty]));
     }
     statusLine.textContent = `${conversations.length} on the desk.`;
   } catch (error) {
@@ -153,8 +158,9 @@ document.querySelector("#hand-back").addEventListener("submit", async (event) =>
 async function start() {
   account = await loadAccount();
   drawAccount(document.querySelector("#account"), account, { operatorByDefault: true });
-  // Signed in, who is answering comes from the token: no key, no name to type.
-  for (const field of [keyInput, nameInput]) field.closest("label").hidden = Boolean(account.user);
+  // Signed in, who is answering comes from the token: no key, no name to type. Where the development
+  // sign-in is offered the API is open: signing in is how to answer under a name, so no second name box.
+  document.querySelector("#key-access").hidden = Boolean(account.user) || account.signIn === "development";
   const { agents } = await api("/v1/agents").catch(() => ({ agents: [] }));
   people = new Set(agents.filter((a) => a.human).map((a) => a.name));
   handBackTo.replaceChildren(

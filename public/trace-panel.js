@@ -114,10 +114,25 @@ function treeOrder(spans) {
   return out;
 }
 
-function niceStep(total) {
-  const raw = total / 5;
-  const power = 10 ** Math.floor(Math.log10(raw || 1));
-  return [1, 2, 5, 10].map((m) => m * power).find((step) => step >= raw) ?? power * 10;
+/**
+ * The axis's ticks, in whole milliseconds (what the spans are timed in): a round step giving at
+ * most six ticks, widened until no two labels (about 7 units a character, in the SVG's own units) touch.
+ */
+function ticks(total, scale) {
+  const nice = (at) => {
+    const power = 10 ** Math.floor(Math.log10(Math.max(at, 1)));
+    return [1, 2, 5, 10].map((m) => m * power).find((step) => step >= at) ?? power * 10;
+  };
+  let step = nice(total / 5);
+  while (step * scale < tickLabel(total).length * 7 + 10) step = nice(step * 1.5);
+  const count = Math.floor(total / step);
+  return Array.from({ length: count + 1 }, (_, i) => i * step);
+}
+
+/** A tick's label: milliseconds below a second, else seconds with no float noise. */
+function tickLabel(ms) {
+  if (ms === 0) return "0";
+  return ms < 1000 ? `${ms} ms` : `${Number((ms / 1000).toFixed(2))} s`;
 }
 
 function spanLabel(span) {
@@ -141,10 +156,9 @@ function drawWaterfall(target, trace) {
   const width = FALL.label + FALL.bars + FALL.right;
   const height = FALL.top + rows.length * FALL.row + 6;
   const root = svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": `Turn ${trace.turn} on a time axis` });
-  const step = niceStep(t1 - t0);
-  for (let t = 0; t <= t1 - t0; t += step) {
+  for (const t of ticks(t1 - t0, scale)) {
     root.append(svg("line", { x1: x(t0 + t), x2: x(t0 + t), y1: FALL.top - 6, y2: height, class: "tick" }));
-    root.append(svg("text", { x: x(t0 + t), y: FALL.top - 10, class: "tick-label", "text-anchor": "middle" }, `${t} ms`));
+    root.append(svg("text", { x: x(t0 + t), y: FALL.top - 10, class: "tick-label", "text-anchor": "middle" }, tickLabel(t)));
   }
   rows.forEach(({ span, depth }, i) => {
     const y = FALL.top + i * FALL.row;

@@ -20,7 +20,8 @@ let browser: Browser;
 before(async () => {
   assert.ok(existsSync(CHROMIUM), `Debian's chromium is needed at ${CHROMIUM}: apt-get install -y chromium (.ci/run does it)`);
   // Approvals expire after 3 s here: a turn the schedule runs reaches the open page over its socket.
-  dev = await startWranglerDev({ persistTo, vars: { APPROVAL_EXPIRES_IN: "3s" } });
+  // An open API with no development sign-in: the desk answers under the name typed in it.
+  dev = await startWranglerDev({ persistTo, vars: { APPROVAL_EXPIRES_IN: "3s", DEV_SIGN_IN: "false" } });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"] });
 });
 
@@ -47,7 +48,7 @@ describe("a handoff to a person, in two pages", () => {
     assert.match((await waiting.textContent()) ?? "", /I want to talk to a person/);
     await waiting.click();
     await desk.getByTestId("handoff-path").filter({ hasText: "triage → support-desk" }).waitFor();
-    await desk.getByLabel("Your name").fill("Sam");
+    await desk.getByLabel("Name shown to the customer").fill("Sam");
     await desk.getByLabel("Answer").fill("Hi, Sam here. How can I help?");
     await desk.getByRole("button", { name: "Send answer" }).click();
 
@@ -62,6 +63,11 @@ describe("a handoff to a person, in two pages", () => {
     await desk.getByLabel("Note").fill("customer is happy, nothing to do");
     await desk.getByRole("button", { name: "Hand back" }).click();
     await user.getByTestId("handoff").filter({ hasText: "support-desk → triage: customer is happy, nothing to do" }).waitFor();
+    // The page says who has the conversation now, and that the message that waited gets no answer of its own.
+    await user
+      .locator("#status")
+      .filter({ hasText: /^triage has the conversation again and answers your next message\.$/ })
+      .waitFor();
     await desk.getByTestId("held").locator(`button[data-conversation="${id}"]`).waitFor({ state: "detached" });
 
     await user.getByLabel("Message").fill("thanks, bye");

@@ -177,7 +177,7 @@ describe("signed-in users in the chat page", () => {
     const desk = await signedIn("Olga", "/operator.html", true);
     assert.equal(await desk.getByTestId("signed-in").textContent(), "Signed in as Olga (operator)");
     // Signed in, there is no key to paste and no name to type.
-    assert.equal(await desk.getByLabel("Your name").isVisible(), false);
+    assert.equal(await desk.getByLabel("Name shown to the customer").isVisible(), false);
     const waiting = desk.getByTestId("waiting").locator(`button[data-conversation="${id}"]`);
     await waiting.click();
     await desk.getByLabel("Answer").fill("Hi, Olga here. How can I help?");

@@ -43,15 +43,13 @@ export async function startWranglerDev(options: {
 }): Promise<WranglerDev> {
   const port = options.port ?? (await freePort());
   const inspectorPort = await freePort();
-  const vars = Object.entries({ ALLOW_ANONYMOUS: "true", DEV_SIGN_IN: "true", ...options.vars }).flatMap(([key, value]) => [
-    "--var",
-    `${key}:${value}`,
-  ]);
+  const npmStart = options.npmStartVars === false ? {} : { ALLOW_ANONYMOUS: "true", DEV_SIGN_IN: "true" };
+  const vars = Object.entries({ ...npmStart, ...options.vars }).flatMap(([key, value]) => ["--var", `${key}:${value}`]);
+  const [command, ...commandArgs] = options.command ?? ["npx", "wrangler", "dev"];
   const child: ChildProcess = spawn(
-    "npx",
+    command!,
     [
-      "wrangler",
-      "dev",
+      ...commandArgs,
       "--ip",
       "127.0.0.1",
       "--port",
