@@ -232,12 +232,13 @@ export function tracePanel(section, request) {
 
   return {
     async refresh(conversationId, active) {
-      if (section.hidden || !conversationId) return;
+      if (section.hidden) return;
       if (conversationId !== conversation) picked = null;
       conversation = conversationId;
+      // A conversation not made yet (nothing sent) has no turns: the network is still worth seeing.
       const [agents, list] = await Promise.all([
         request("/v1/agents").then((r) => r.json()),
-        request(`/v1/conversations/${conversationId}/turns`).then((r) => (r.ok ? r.json() : [])),
+        conversationId ? request(`/v1/conversations/${conversationId}/turns`).then((r) => (r.ok ? r.json() : [])) : [],
       ]);
       turns = list;
       drawGraph(graph, agents, turns, active);

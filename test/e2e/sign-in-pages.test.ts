@@ -68,15 +68,16 @@ describe("signed-in users in the chat page", () => {
     await send(ada, "I was charged twice for order A1001");
     await ada.getByTestId("approval").filter({ hasText: "billing wants to run refund" }).waitFor();
     await waitForTitles(ada, ["Double charge on order A1001"]);
-    // A slow network: the new conversation is created late, and a message typed meanwhile waits for it.
+    // A slow network: the new conversation is made late, by the first message, which waits for it (Send held meanwhile).
     await ada.route("**/v1/conversations", async (route) => {
       if (route.request().method() === "POST") await new Promise((resolve) => setTimeout(resolve, 1_000));
       await route.continue();
     });
     await ada.getByRole("button", { name: "New conversation" }).click();
     await send(ada, "Where is order A1002?");
-    await ada.unroute("**/v1/conversations");
+    assert.equal(await ada.getByRole("button", { name: "Send" }).isDisabled(), true);
     await ada.locator(".assistant").filter({ hasText: "Order A1002 is" }).waitFor();
+    await ada.unroute("**/v1/conversations");
     await waitForTitles(ada, ["Delivery of order A1002", "Double charge on order A1001"]);
 
     const bob = await signedIn("Bob");
