@@ -47,7 +47,7 @@ const TOKEN_ON_OPERATOR_API: Cell = [
   "unauthorized",
   "The operator API takes OPERATOR_KEY or the API key; a conversation token does not open it.",
 ];
-const DEV_SIGN_IN_OFF: Cell = [404, "not_found", "The development sign-in is on only with ALLOW_ANONYMOUS=true"];
+const DEV_SIGN_IN_OFF: Cell = [404, "not_found", "The development sign-in is on only with DEV_SIGN_IN=true and ALLOW_ANONYMOUS=true"];
 
 /** The refusals of access: an answer with one of these codes is not "through". */
 const ACCESS_CODES = new Set(["unauthorized", "forbidden", "conversation_not_found", "token_revoked", "not_found"]);
