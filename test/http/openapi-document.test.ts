@@ -94,7 +94,7 @@ describe("the OpenAPI document", () => {
 
 /** A conversation object for the app under Node: every conversation is one that does not exist. */
 const missing = async () => ({ ok: false, error: { code: "conversation_not_found", message: "No such conversation." } });
-const env = { ALLOW_ANONYMOUS: "true", CONVERSATIONS: { getByName: () => new Proxy({}, { get: () => missing }) } };
+const env = { ALLOW_ANONYMOUS: "true", DEV_SIGN_IN: "true", CONVERSATIONS: { getByName: () => new Proxy({}, { get: () => missing }) } };
 
 const UNKNOWN_EVENT = { code: "event_id_unknown", message: "No event 9.", details: { lastEventId: 3 } };
 
