@@ -85,7 +85,7 @@ export function assembleConversation(
     tap: sockets.tap,
   });
   const admission = new TurnAdmission({ store, driver, network, config, env });
-  const work = new ScheduledWork({ store, driver, hold, network, notifier, admission });
+  const work = new ScheduledWork({ store, driver, hold, network, notifier, admission, redactor });
   const effects = new CommitEffects({ store, storage: ctx.storage, inbox, waitUntil: (promise) => ctx.waitUntil(promise), log });
   return { redactor, store, hold, inbox, driver, work, sockets, admission, effects };
 }

@@ -1,4 +1,8 @@
 import { actor } from "./storage/activity-log.ts";
+import { changeHands } from "../runtime/handoff/change-hands.ts";
+import { runHandoffHook } from "../runtime/handoff/hook.ts";
+import { errorMessage } from "../runtime/errors.ts";
+import type { Network } from "../runtime/network.ts";
 import type { HandBackRecord, OperatorIdentity } from "../runtime/handoff/types.ts";
 import type { Redactor } from "../runtime/redact.ts";
 import type { StepCommit } from "../runtime/ports/store-port.ts";
@@ -8,6 +12,14 @@ import { shownTitle } from "./conversation-titles.ts";
 import type { StoredEvent } from "../wire/index.ts";
 import type { Notifier } from "./schedule/notifier.ts";
 import { TurnBroadcast } from "./turns/turn-broadcast.ts";
+
+/**
+ * The network's `onHandoff` after a person's hand-back: the hand-back is committed, so a throw is
+ * logged (redacted), and neither undoes it nor fails whoever handed back.
+ */
+export async function personHandBackHook(network: Network, record: HandBackRecord, redactor: Redactor): Promise<void> {
+  await runHandoffHook(network, record, "person-hand-back").catch((error: unknown) => console.error(redactor.text(errorMessage(error))));
+}
 
 /** What a conversation says of itself on the desk; the preview, title and times are taken as it stands. */
 export type DeskCard = Pick<DeskPut, "conversationId" | "person" | "status" | "operator" | "user" | "answerBy">;
@@ -65,22 +77,18 @@ export class PersonHold {
   }
 
   /** The person hands the conversation back to `to`, with a note the agent finds in the history; it leaves the desk. */
-  async handBack(state: ConversationState, person: string, to: string, note: string, by?: OperatorIdentity): Promise<void> {
+  async handBack(state: ConversationState, person: string, to: string, note: string, by?: OperatorIdentity): Promise<HandBackRecord> {
     const record: HandBackRecord = { kind: "hand-back", from: person, to, ...(note ? { note } : {}), ...(by ? { by } : {}) };
-    const content = `The person at '${person}' handed the conversation back to '${to}'${note ? `: ${note}` : "."}`;
-    const event = this.#redactor.value({ id: state.lastEventId + 1, type: "handoff" as const, ...record });
-    const { holding } = state;
-    const commit: StepCommit = this.#redactor.value({
-      messages: [{ role: "system", agent: to, content }],
-      holding: { ...holding, activeAgent: to, handoffCount: holding.handoffCount + 1 },
-      handoff: record,
-    });
-    this.#store.commitStep(commit, [event]);
+    const changed = changeHands(state.holding, { record, by: "person" });
+    const events = changed.events.map((event, i) => this.#redactor.value<StoredEvent>({ id: state.lastEventId + 1 + i, ...event }));
+    const commit: StepCommit = this.#redactor.value({ messages: changed.messages, holding: changed.holding, handoff: record });
+    this.#store.commitStep(commit, events);
     this.#store.activity.record({ kind: "handed-back", ...(by ? { by } : {}), agent: person, to });
     this.#store.schedule.removeKind("person-timeout");
-    this.followers().publish(event);
+    for (const event of events) this.followers().publish(event);
     this.#notifier.push("TASK_STATE_COMPLETED");
     await this.end(state.conversationId);
+    return record;
   }
 
   /** The hold is over (handed back, or the conversation erased): followers' streams end, and it leaves the desk. */

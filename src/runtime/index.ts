@@ -19,6 +19,7 @@ export type {
   HandBackRecord,
   HandoffBase,
   HandoffInfo,
+  HandoffKind,
   HandoffOptions,
   HandoffRecord,
   HandoffState,

@@ -41,7 +41,10 @@ export interface NetworkOptions {
   allowRevisit?: boolean;
   /** Replaces the sentence added to each transfer tool's description. */
   describe?: (agentName: string) => string;
-  /** Runs once per accepted transfer; a throw ends the turn with an error (it is not swallowed). */
+  /**
+   * Runs once per committed change of hands of every kind (transfers, returns, hand-backs), told its
+   * kind; a throw in a turn ends the turn with `hook_failed` (it is not swallowed).
+   */
   onHandoff?: (info: HandoffInfo) => void | Promise<void>;
   /** Spending limits per turn and per conversation: model calls, tokens, tool calls. */
   budgets?: Budgets;

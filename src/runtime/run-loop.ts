@@ -161,7 +161,11 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   if (prepared.compaction) yield prepared.compaction.event;
   // Text deltas stream as they arrive; the calls are announced once the call has ended.
   const called = yield* callHolder(run, state, prepared);
-  if ("handedBack" in called) return { state: called.handedBack };
+  if ("handedBack" in called) {
+    const record = called.handedBack.lastHandoff;
+    if (record) await runHandoffHook(network, record, "remote-hand-back");
+    return { state: called.handedBack };
+  }
   const step = called.step;
   // A remote call's write-ahead was committed: the step commits from the state it left.
   state = called.state;
@@ -196,8 +200,7 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   const announced = step.toolCalls.length === 0 ? announcement(run, prepared, step.text) : null;
   const announcedEvents = announced ? [announced.warning] : [];
   for (const item of await commit(run, outcome.commit, [...outcome.events, finish, ...announcedEvents])) yield item;
-  const changed = outcome.handoff ?? outcome.returned;
-  if (changed) await runHandoffHook(network, changed);
+  if (outcome.change) await runHandoffHook(network, outcome.change.record, outcome.change.kind);
   const next = outcome.next;
   const end = stepEnd(run, step, outcome);
   // Asked (nudge) once: one more step, to call a transfer tool or answer itself.

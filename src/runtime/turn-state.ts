@@ -1,6 +1,7 @@
 /** The turn's state, carried from step to step, and the one function that advances it. */
 import type { Agent } from "./agent.ts";
 import type { Compaction } from "./compaction.ts";
+import { type ChangeOfHands, repairedHolding } from "./handoff/change-hands.ts";
 import type { CallerFrame, HandoffRecord } from "./handoff/types.ts";
 import type { Holding } from "./holding.ts";
 import type { Limits } from "./limits.ts";
@@ -51,9 +52,8 @@ export interface TurnChange {
    * router's (a transfer the router made, maybe refused) spends none of the agent's steps.
    */
   step?: "model" | "router";
-  handoff?: { record: HandoffRecord; target: Agent } | undefined;
-  /** The caller stack after a returning handoff opened a frame or a return closed one. */
-  callers?: readonly CallerFrame[] | undefined;
+  /** A change of hands, made by `changeHands` from this state's holding: the target holds the conversation from here. */
+  handoff?: { change: ChangeOfHands; target: Agent } | undefined;
   /** Agents' states that tools changed (merged into the holding's). */
   agentStates?: Holding["agentStates"] | undefined;
   /** The context after a handoff that carried input. */
@@ -75,10 +75,7 @@ export interface TurnChange {
 export function initialTurnState(options: RunItemsOptions, agent: Agent, callers: readonly CallerFrame[]): TurnState {
   const { conversation, input } = options;
   const stored = conversation.holding;
-  const holding =
-    agent.name === stored.activeAgent && callers.length === stored.callers.length
-      ? stored
-      : { ...stored, activeAgent: agent.name, callers: [...callers] };
+  const holding = repairedHolding(stored, agent.name, [...callers]);
   return {
     agent,
     history: [...conversation.history],
@@ -108,28 +105,30 @@ export function advance(state: TurnState, change: TurnChange): TurnState {
     holding,
     storedHolding: change.committed ? holding : state.storedHolding,
     progress: {
-      handoffs: handoff ? progress.handoffs.concat(handoff.record) : progress.handoffs,
+      handoffs: handoff ? progress.handoffs.concat(handoff.change.record) : progress.handoffs,
       agentSteps: handoff ? 0 : step === "model" ? progress.agentSteps + 1 : progress.agentSteps,
       errorSteps: change.errorSteps ?? progress.errorSteps,
       stepIndex: step ? progress.stepIndex + 1 : progress.stepIndex,
       usage: spent ? addUsage(progress.usage, spent) : progress.usage,
     },
-    lastHandoff: handoff ? handoff.record : state.lastHandoff,
+    lastHandoff: handoff ? handoff.change.record : state.lastHandoff,
     conversationUsage: spent ? addUsage(state.conversationUsage, spent) : state.conversationUsage,
     compaction: change.compaction ?? state.compaction,
     calibration: change.calibration ?? state.calibration,
   };
 }
 
-/** The holding after a change: the same object when the change leaves it as it was, so commits can tell. */
+/**
+ * The holding after a change: the same object when the change leaves it as it was, so commits can
+ * tell. Who holds it, the count and the caller stack come only from the change of hands.
+ */
 function nextHolding(holding: Holding, change: TurnChange): Holding {
-  const { handoff, callers, agentStates, context } = change;
-  if (!handoff && !callers && !agentStates && !context) return holding;
+  const { handoff, agentStates, context } = change;
+  if (!handoff && !agentStates && !context) return holding;
+  const base = handoff ? handoff.change.holding : holding;
   return {
-    activeAgent: handoff ? handoff.target.name : holding.activeAgent,
-    handoffCount: handoff ? holding.handoffCount + 1 : holding.handoffCount,
-    callers: callers ? [...callers] : holding.callers,
-    agentStates: agentStates ? { ...holding.agentStates, ...agentStates } : holding.agentStates,
-    context: context ? { ...context } : holding.context,
+    ...base,
+    agentStates: agentStates ? { ...base.agentStates, ...agentStates } : base.agentStates,
+    context: context ? { ...context } : base.context,
   };
 }

@@ -230,7 +230,9 @@ describe("typed handoff input", () => {
     expect(model.requests[1]!.instructions).toBe("You are billing. Order: A1001.");
     expect(ofType(events, "tool-result").find((r) => r.toolCallId === "w")!.result).toEqual({ orderId: "A1001" });
     expect(store.commits.find((c) => c.handoff)!.holding?.context).toEqual({ orderId: "A1001" });
-    expect(seen).toEqual([{ from: "triage", to: "billing", reason: "refund", input: { orderId: "A1001" } } satisfies HandoffInfo]);
+    expect(seen).toEqual([
+      { kind: "transfer", from: "triage", to: "billing", reason: "refund", input: { orderId: "A1001" } } satisfies HandoffInfo,
+    ]);
   });
 
   it("refuses the transfer with the validation message when the input is invalid", async () => {
@@ -309,7 +311,7 @@ describe("loop guards", () => {
     expect(ofType(third.events, "done")[0]).toMatchObject({ agent: "shipping", handoffCount: 2 });
   });
 
-  it("onHandoff runs once per accepted transfer, and a throw ends the turn with the history valid", async () => {
+  it("onHandoff runs once per change of hands (here transfers; test/runtime/counters.test.ts has every kind), and a throw ends the turn with the history valid", async () => {
     const calls: string[] = [];
     const net = network({
       onHandoff: ({ from, to }) => {

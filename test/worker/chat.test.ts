@@ -108,7 +108,8 @@ describe("POST /v1/conversations/:id/messages through the Worker, the real opena
       { from: "triage", to: "calculator" },
       { from: "calculator", to: "triage", kind: "return" },
     ]);
-    expect(await stored(s.conversationId)).toMatchObject({ activeAgent: "triage", callers: [], handoffCount: 2 });
+    // The return spends no handoff budget: only the transfer counts.
+    expect(await stored(s.conversationId)).toMatchObject({ activeAgent: "triage", callers: [], handoffCount: 1 });
     // The AI SDK's view closes the turn with the return, after the calculator's answer.
     const ui = (await (await call(`/v1/conversations/${s.conversationId}/ui-messages`)).json()) as Array<{
       parts: Array<{ type: string; data?: { kind?: string } }>;

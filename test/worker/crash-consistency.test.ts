@@ -81,8 +81,12 @@ function disagreements(store: ConversationStore): string[] {
     if (typeof event !== "object" || typeof event.type !== "string" || (i > 0 && !(event.id > events[i - 1]!.id)))
       problems.push(`stored event ${i} is not an event in order: ${JSON.stringify(event)}`);
   const handoffEvents = events.filter((e) => e.type === "handoff");
-  if (handoffEvents.length !== state.holding.handoffCount || store.handoffs().length !== state.holding.handoffCount)
-    problems.push(`handoffs: ${handoffEvents.length} events, ${store.handoffs().length} rows, count ${state.holding.handoffCount}`);
+  // Every change of hands is an event and a row; the count is of transfers only (docs/handoffs.md).
+  const transfers = handoffEvents.filter((e) => "kind" in e && e.kind === "transfer").length;
+  if (handoffEvents.length !== store.handoffs().length || transfers !== state.holding.handoffCount)
+    problems.push(
+      `handoffs: ${handoffEvents.length} events, ${store.handoffs().length} rows, ${transfers} transfers, count ${state.holding.handoffCount}`,
+    );
   const holder = handoffEvents.at(-1)?.to ?? "triage";
   if (holder !== state.holding.activeAgent) problems.push(`held by ${state.holding.activeAgent}, the replay says ${holder}`);
   const position = (type: string, id: string) => events.findIndex((e) => e.type === type && "toolCallId" in e && e.toolCallId === id);

@@ -7,6 +7,7 @@ import type { Tool } from "../tools/tool.ts";
 import type { HandoffEdge } from "./handoff.ts";
 import { returnToolName } from "./returns.ts";
 import { readTransfer, type TransferStyle, validTargets } from "./transfer-tools.ts";
+import { HANDOFF_RULES, type HandoffRules } from "./change-hands.ts";
 import type { CallerFrame } from "./types.ts";
 
 /** What the loop will do with each call of a step, decided before any tool runs. */
@@ -43,7 +44,7 @@ export interface PlanInput {
   toolset: AgentToolset;
   style: TransferStyle;
   limits: Limits;
-  /** Accepted transfers in this turn, and over the conversation's life. */
+  /** Transfers made in this turn, and the conversation's `handoffCount` (which counts transfers only). */
   handoffsThisTurn: number;
   handoffCount: number;
   maxHandoffs: number | undefined;
@@ -70,7 +71,8 @@ export function planToolCalls(input: PlanInput): PlannedCall[] {
     if (frame && call.name === returnToolName(frame.caller)) {
       const summary = readSummary(call.arguments);
       if (!summary) return refuse(`${call.name} needs a summary: say what you found or did, for '${frame.caller}'.`);
-      const refused = limitRefusal(input, accepted);
+      // A return spends no handoff budget (HANDOFF_RULES): only one change of hands per step holds for it.
+      const refused = limitRefusal(input, accepted, HANDOFF_RULES.return);
       if (refused) return refuse(refused.message, refused.extra);
       accepted = frame.caller;
       return { kind: "return", call, frame, summary };
@@ -83,9 +85,10 @@ export function planToolCalls(input: PlanInput): PlannedCall[] {
         ? refuse(`'${input.self[0]}' already holds the conversation. ${validTargets(style, toolset.transfers)}`)
         : refuse(`Cannot hand off: '${request.asked}' is not an available transfer. ${validTargets(style, toolset.transfers)}`);
     }
-    const refused = limitRefusal(input, accepted);
+    const refused = limitRefusal(input, accepted, HANDOFF_RULES.transfer);
     if (refused) return refuse(refused.message, refused.extra);
-    if (input.visited?.has(edge.agent.name)) return refuse(`Cannot hand off to '${edge.agent.name}': already visited in this turn.`);
+    if (HANDOFF_RULES.transfer.revisitChecked && input.visited?.has(edge.agent.name))
+      return refuse(`Cannot hand off to '${edge.agent.name}': already visited in this turn.`);
     if (edge.returns && (input.callerDepth ?? 0) >= input.limits.maxReturnDepth)
       return refuse(
         `Cannot hand off to '${edge.agent.name}': ${input.limits.maxReturnDepth} agents already wait for the conversation to come back (maxReturnDepth).`,
@@ -107,10 +110,18 @@ export function planToolCalls(input: PlanInput): PlannedCall[] {
   });
 }
 
-/** The limits every handoff of a step answers to, returns included: one per step, per turn and per conversation. */
-function limitRefusal(input: PlanInput, accepted: string | undefined): { message: string; extra: boolean } | undefined {
+/**
+ * The limits a change of hands of a step answers to: one per step for every kind; the turn's and the
+ * conversation's budgets for the kinds they cap (transfers: `HANDOFF_RULES`).
+ */
+function limitRefusal(
+  input: PlanInput,
+  accepted: string | undefined,
+  rules: HandoffRules,
+): { message: string; extra: boolean } | undefined {
   if (accepted !== undefined)
     return { message: `Only one transfer per step is taken: the transfer to '${accepted}' was taken, so this one was not.`, extra: true };
+  if (!rules.capped) return undefined;
   if (input.handoffsThisTurn >= input.limits.maxHandoffsPerTurn)
     return { message: `Handoff limit (${input.limits.maxHandoffsPerTurn}) reached; continue yourself.`, extra: false };
   if (input.maxHandoffs !== undefined && input.handoffCount >= input.maxHandoffs)

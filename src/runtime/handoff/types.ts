@@ -77,10 +77,15 @@ export interface HandBackRecord extends HandoffBase {
 /** A change of hands: stored with the conversation and streamed as the `handoff` event. */
 export type HandoffRecord = TransferRecord | ReturnRecord | HandBackRecord;
 
-/** What the network's `onHandoff` hook is told. */
+/** The kinds of change of hands, as the counters table names them (`HANDOFF_RULES` says what each counts). */
+export type HandoffKind = "transfer" | "return" | "person-hand-back" | "remote-hand-back";
+
+/** What the network's `onHandoff` hook is told: every change of hands, with its kind (docs/handoffs.md, "What each kind counts"). */
 export interface HandoffInfo {
+  kind: HandoffKind;
   from: string;
   to: string;
+  /** A transfer's reason, an on-call return's summary, a hand-back's note. */
   reason?: string;
   input?: Record<string, unknown>;
 }

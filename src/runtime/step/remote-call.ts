@@ -8,8 +8,8 @@ import type { Agent } from "../agent.ts";
 import { commit } from "../commit.ts";
 import { RuntimeError } from "../errors.ts";
 import type { RunEvent } from "../events.ts";
+import { changeHands } from "../handoff/change-hands.ts";
 import type { HandBackRecord } from "../handoff/types.ts";
-import type { Message } from "../messages.ts";
 import type { Model, ModelEvent } from "../ports/model-port.ts";
 import type { RemoteState } from "../ports/remote-port.ts";
 import type { TurnItem } from "../run-options.ts";
@@ -95,15 +95,12 @@ export async function* handBackFromRemote(
       new RuntimeError("remote_failed", `Remote agent '${from.name}' handed back, and no agent can take the conversation.`)
     );
   const record: HandBackRecord = { kind: "hand-back", from: from.name, to: target.name, note: change.note };
-  const messages: Message[] = [
-    ...(change.said ? [{ role: "assistant" as const, agent: from.name, content: change.said }] : []),
-    { role: "system", agent: target.name, content: `The remote agent '${from.name}' gave the conversation back to you: ${change.note}` },
-  ];
+  const changed = changeHands(state.holding, { record, by: "remote", said: change.said });
+  const { messages } = changed;
   const next = advance(state, {
     messages,
     step: "model",
-    handoff: { record, target },
-    callers: framed ? state.holding.callers.slice(0, -1) : undefined,
+    handoff: { change: changed, target },
     agentStates: { [from.name]: { ...change.remote } },
     committed: true,
   });
@@ -111,7 +108,7 @@ export async function* handBackFromRemote(
   const events: RunEvent[] = [
     { type: "step-finish", stepIndex: state.progress.stepIndex, finishReason },
     ...(change.failure ? [{ type: "warning" as const, code: change.failure.code, message: change.failure.message }] : []),
-    { type: "handoff", ...record },
+    ...changed.events,
   ];
   for (const item of await commit(run, { messages, ...holdingChange(state, next), handoff: record }, events)) yield item;
   return next;

@@ -127,7 +127,8 @@ export function planCalls(run: RunContext, state: TurnState, prepared: PreparedS
     toolset: prepared.toolset,
     style: network.options.toolStyle,
     limits: run.limits,
-    handoffsThisTurn: handoffs.length,
+    // Only transfers are capped (HANDOFF_RULES): returns and hand-backs of this turn spend none of its budget.
+    handoffsThisTurn: handoffs.filter((h) => h.kind === "transfer").length,
     handoffCount: state.holding.handoffCount,
     maxHandoffs: network.options.maxHandoffs,
     visited: network.options.allowRevisit ? undefined : new Set([handoffs[0]?.from ?? agent.name, ...handoffs.map((h) => h.to)]),

@@ -6,7 +6,8 @@ import { estimateTokens } from "../compaction.ts";
 import type { RunEvent } from "../events.ts";
 import { argsOf, toolMessage } from "../tools/execute-tool-call.ts";
 import { callPlanOf, type PlannedCall } from "../handoff/rules.ts";
-import type { CallerFrame, HandoffRecord, ReturnRecord, TransferRecord } from "../handoff/types.ts";
+import { type ChangeOfHands, changeHands, type HandoffDecision } from "../handoff/change-hands.ts";
+import type { HandoffRecord, ReturnRecord, TransferRecord } from "../handoff/types.ts";
 import type { Agent } from "../agent.ts";
 import type { AssistantMessage, Message, ToolMessage } from "../messages.ts";
 import type { NetworkOptions } from "../network.ts";
@@ -31,17 +32,18 @@ export interface StepOutcome {
   handoff: HandoffRecord | undefined;
   /** An on-answer return: the turn ends, and the next message goes to the caller. */
   returned: HandoffRecord | undefined;
+  /** The step's change of hands, as decided (its kind for the hook), when it made one. */
+  change: ChangeOfHands | undefined;
   pending: PendingApproval[];
 }
 
 type AcceptedHandoff = Extract<PlannedCall, { kind: "transfer" }>;
 type TakenHandoff = Extract<PlannedCall, { kind: "transfer" | "return" }>;
 
-/** Who holds the conversation after the step, the record of how it changed hands, and the caller stack when it changed. */
+/** Who holds the conversation after the step, and the change of hands that made it so, when one did. */
 interface Holder {
-  record: HandoffRecord | undefined;
+  decision: HandoffDecision | undefined;
   target: Agent | undefined;
-  callers: readonly CallerFrame[] | undefined;
   /** The change ends the turn (an on-answer return). */
   ends: boolean;
 }
@@ -75,8 +77,9 @@ export function buildStepCommit(input: {
   const pending = records.filter((r) => r.awaitsApproval).map((r) => pendingApproval(r, prepared, options));
   // A remote agent waiting for the user's input has not given its answer yet: an on-answer frame stays open.
   const finalAnswer = step.toolCalls.length === 0 && pending.length === 0 && step.finishReason !== "input_required";
-  const holder = nextHolder(state, prepared, taken, finalAnswer, step.routedBy);
-  const handoff = holder.record;
+  const holder = nextHolder(prepared, taken, finalAnswer, step.routedBy);
+  const handoff = holder.decision?.record;
+  const changed = holder.decision && holder.target ? changeHands(state.holding, holder.decision) : undefined;
   const context = accepted?.input ? { ...state.holding.context, ...accepted.input } : undefined;
   const appended = appendedPrompt(accepted, options, context ?? state.holding.context, state);
   const complete = pending.length === 0 ? [assistant, ...results.filter((r): r is ToolMessage => r !== null), ...appended] : [];
@@ -85,8 +88,7 @@ export function buildStepCommit(input: {
     step: step.routedBy ? "router" : "model",
     spent,
     errorSteps: countErrorSteps(state.progress.errorSteps, answersOf(records)),
-    handoff: handoff && holder.target ? { record: handoff, target: holder.target } : undefined,
-    callers: holder.callers,
+    handoff: changed && holder.target ? { change: changed, target: holder.target } : undefined,
     agentStates,
     context,
     compaction: compaction?.compaction,
@@ -105,10 +107,11 @@ export function buildStepCommit(input: {
   };
   return {
     commit,
-    events: announcements(records, pending, handoff),
+    events: announcements(records, pending, changed?.events ?? []),
     next,
     handoff: holder.ends ? undefined : handoff,
     returned: holder.ends ? handoff : undefined,
+    change: changed,
     pending,
   };
 }
@@ -124,31 +127,22 @@ export function assistantMessage(agent: string, text: string, kept: ReadonlyArra
  * closes the top frame and the caller carries on; a final answer closes an on-answer frame and ends
  * the turn with the caller holding the conversation.
  */
-function nextHolder(
-  state: TurnState,
-  prepared: PreparedStep,
-  taken: TakenHandoff | undefined,
-  finalAnswer: boolean,
-  routedBy?: RoutedBy,
-): Holder {
+function nextHolder(prepared: PreparedStep, taken: TakenHandoff | undefined, finalAnswer: boolean, routedBy?: RoutedBy): Holder {
   const from = prepared.agent.name;
   const stepIndex = prepared.stepIndex;
-  const { callers } = state.holding;
   if (taken?.kind === "transfer") {
-    const target = taken.edge.agent;
-    const mode = taken.edge.returns;
-    const opened = mode ? [...callers, { caller: from, callee: target.name, mode, toolCallId: taken.call.id }] : undefined;
-    return { record: transferRecord(taken, from, stepIndex, routedBy), target, callers: opened, ends: false };
+    const decision = { record: transferRecord(taken, from, stepIndex, routedBy), returns: taken.edge.returns };
+    return { decision, target: taken.edge.agent, ends: false };
   }
   const closing = taken?.kind === "return" ? prepared.returnTo : finalAnswer ? prepared.answerTo : undefined;
-  if (!closing) return { record: undefined, target: undefined, callers: undefined, ends: false };
+  if (!closing) return { decision: undefined, target: undefined, ends: false };
   const to = closing.frame.caller;
   const record: ReturnRecord =
     taken?.kind === "return"
       ? { kind: "return", mode: "on-call", from, to, toolCallId: taken.call.id, reason: taken.summary, stepIndex }
       : // An on-answer return makes no call of its own: it names the transfer that opened its frame.
         { kind: "return", mode: "on-answer", from, to, openedBy: closing.frame.toolCallId, stepIndex };
-  return { record, target: closing.target, callers: callers.slice(0, -1), ends: !taken };
+  return { decision: { record }, target: closing.target, ends: !taken };
 }
 
 function transferRecord(accepted: AcceptedHandoff, from: string, stepIndex: number, routedBy?: RoutedBy): TransferRecord {
@@ -177,11 +171,7 @@ function appendedPrompt(
 }
 
 /** What is announced once the commit is stored: every answer in call order, the approvals asked for, the handoff. */
-function announcements(
-  records: readonly CallRecord[],
-  pending: readonly PendingApproval[],
-  handoff: HandoffRecord | undefined,
-): RunEvent[] {
+function announcements(records: readonly CallRecord[], pending: readonly PendingApproval[], handoff: readonly RunEvent[]): RunEvent[] {
   const events: RunEvent[] = [];
   for (const r of records) {
     if (r.answer)
@@ -194,8 +184,7 @@ function announcements(
       });
   }
   for (const p of pending) events.push({ type: "approval-required", ...p });
-  if (handoff) events.push({ type: "handoff", ...handoff });
-  return events;
+  return events.concat(handoff);
 }
 
 /** Only a context budget needs the token estimate, and only then is it worth correcting by what the provider counted. */
