@@ -2,7 +2,7 @@
  * What a host sees of a run: `runTurnItems` (each commit after its step's events, the outcome
  * returned), `run-start`'s fields, the stored context carried in, `applyCommit`, cancellation
  * while tools run, and the corners of settling approvals and delegation. Written against the
- * survivors of a mutation run (TESTING.md).
+ * survivors of a mutation run (test/mutation/survivors.json).
  */
 import { beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";

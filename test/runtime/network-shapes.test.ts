@@ -1,7 +1,7 @@
 /**
  * The shapes a network takes: which transfers each agent is offered by default in flat and tree
  * form, what a tree's options remove, closed networks, agents registered later, and what a
- * function `isEnabled` sees. Written against the survivors of a mutation run (TESTING.md).
+ * function `isEnabled` sees. Written against the survivors of a mutation run (test/mutation/survivors.json).
  */
 import { describe, expect, it } from "vitest";
 import { Agent, handoff, Network } from "../../src/runtime/index.ts";

@@ -1,7 +1,7 @@
 /**
  * Rules in their detail: the settling of an interrupted approval, the history validator's
  * verdicts, how transfer calls are read, what a model's stream turns into, delegation, names.
- * Written against the survivors of a mutation run (TESTING.md).
+ * Written against the survivors of a mutation run (test/mutation/survivors.json).
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";

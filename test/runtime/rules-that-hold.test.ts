@@ -1,7 +1,7 @@
 /**
  * Rules whose breakage a weaker suite missed: state carried across an approval, fail-closed
  * checks, usage accounting and limits. Each test names the rule; each was seen failing with the
- * rule broken on purpose (TESTING.md lists them).
+ * rule broken on purpose (TESTING.md lists them under "Deliberate bugs").
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";

@@ -2,7 +2,7 @@
  * One step in its detail: which names count as the agent itself, what each limit counts, what a
  * guardrail's block changes, what the `drop` policy removes, what a step commits, how approved
  * calls are matched to their answers, and what a delegated agent sees. Written against the
- * survivors of a mutation run (TESTING.md); each test names the rule it pins.
+ * survivors of a mutation run (test/mutation/survivors.json); each test names the rule it pins.
  */
 import { beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
