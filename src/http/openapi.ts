@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { EVENT_SCHEMAS } from "../runtime/events.ts";
 import {
   DevSignInBody,
   ApprovalsBody,
@@ -48,9 +49,34 @@ function queryParams(schema: z.ZodObject, checkedBy: Record<string, z.ZodType> =
 }
 
 const streamed = (description: string) => ({ description, content: { "text/event-stream": {} } });
-const stream = streamed(
-  "Server-Sent Events: run-start, step-start, text-delta, tool-call, tool-result, handoff, approval-required, step-finish, then done or error",
-);
+
+/** An event type's component name: `run-start` → `RunStartEvent`. */
+export function eventComponent(type: string): string {
+  return `${type.replace(/(^|-)([a-z])/g, (_, __, c: string) => c.toUpperCase())}Event`;
+}
+
+/** Each event's JSON Schema, from the zod schema the code's type follows from. */
+function eventSchemas(): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(EVENT_SCHEMAS).map(([type, schema]) => {
+      const { $schema: _, ...typed } = z.toJSONSchema(schema);
+      return [eventComponent(type), typed];
+    }),
+  );
+}
+
+/** A route that streams a turn's events as Server-Sent Events: each frame's `data` is one of `types`, `event:` its type, `id:` its id. */
+function eventStream(description: string, types: readonly (keyof typeof EVENT_SCHEMAS)[]) {
+  return {
+    description: `${description}: Server-Sent Events, each frame's data one of ${types.join(", ")}; \`event:\` is its type, \`id:\` the id to resume after`,
+    content: {
+      "text/event-stream": { schema: { oneOf: types.map((type) => ({ $ref: `#/components/schemas/${eventComponent(type)}` })) } },
+    },
+  };
+}
+const TURN_EVENTS = (Object.keys(EVENT_SCHEMAS) as (keyof typeof EVENT_SCHEMAS)[]).filter((type) => type !== "operator-message");
+/** What a request that runs a turn streams: the turn's events, ending with done or error. */
+const stream = eventStream("The turn as it runs", TURN_EVENTS);
 
 /** The OpenAPI document, generated from the same zod schemas that validate the requests. */
 export function openApiDocument(): Record<string, unknown> {
@@ -66,6 +92,7 @@ export function openApiDocument(): Record<string, unknown> {
         bearer: { type: "http", scheme: "bearer", description: "The API key, or a conversation token for its own conversation." },
       },
       schemas: {
+        ...eventSchemas(),
         Error: {
           type: "object",
           required: ["error"],
@@ -386,7 +413,11 @@ function chatPaths(): Record<string, unknown> {
         summary:
           "The current or last turn's events after an id, then the live run; with follow=true while a person holds the conversation, their messages as they are sent",
         responses: {
-          "200": stream,
+          // A replay or a follow also carries a person's messages.
+          "200": eventStream(
+            "The events after the cursor, then the live run",
+            Object.keys(EVENT_SCHEMAS) as (keyof typeof EVENT_SCHEMAS)[],
+          ),
           "204": { description: "Nothing after the cursor and nothing running" },
           "404": error,
           "409": error,

@@ -1,6 +1,7 @@
 /** Starts the real `wrangler dev` with the project's wrangler.toml, for end-to-end tests. */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
+import { checkEvent } from "../support/event-schema.ts";
 
 export interface WranglerDev {
   url: string;
@@ -133,6 +134,7 @@ export function parseSse(text: string): SseEvent[] {
       const lines = frame.split("\n");
       const id = Number(lines.find((line) => line.startsWith("id: "))?.slice(4));
       const data = JSON.parse(lines.find((line) => line.startsWith("data: "))!.slice(6)) as { type: string };
+      checkEvent(data);
       return { id, ...data };
     });
 }

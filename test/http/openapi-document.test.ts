@@ -9,7 +9,8 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import { createSupportNetwork } from "../../src/agents/index.ts";
 import { createApp } from "../../src/http/app.ts";
-import { openApiDocument } from "../../src/http/openapi.ts";
+import { eventComponent, openApiDocument } from "../../src/http/openapi.ts";
+import { EVENT_SCHEMAS, RunEventSchema } from "../../src/runtime/events.ts";
 
 interface Parameter {
   name: string;
@@ -228,6 +229,25 @@ describe("the OpenAPI document against the routes", () => {
     const challenged = await app.request("https://chat.test/v1/agents", {}, { API_KEY: "k-0123456789abcdef" });
     expect(challenged.status).toBe(401);
     expect(challenged.headers.get("www-authenticate")).toMatch(/^Bearer /);
+  });
+
+  it("publishes a schema for every event type, each event valid by it, and names the ones each turn stream sends", () => {
+    const doc = openApiDocument() as { components: { schemas: Record<string, Schema> } };
+    // The union is made of exactly the schemas by type: an event type added without one cannot be sent.
+    expect(new Set(RunEventSchema.options)).toEqual(new Set(Object.values(EVENT_SCHEMAS)));
+    for (const type of Object.keys(EVENT_SCHEMAS)) expect(doc.components.schemas, type).toHaveProperty(eventComponent(type));
+    const valid = new JsonSchemaValidator(doc.components.schemas.HandoffEvent!, "2020-12");
+    expect(valid.validate({ type: "handoff", kind: "hand-back", from: "desk", to: "triage", note: "sorted" }).valid).toBe(true);
+    expect(valid.validate({ type: "handoff", kind: "hand-back", from: "desk" }).valid).toBe(false);
+    const refs = (path: string, method: string) =>
+      (
+        operationsOf(doc).find((o) => o.path === path && o.method === method)!.operation.responses!["200"] as {
+          content: Record<string, { schema: { oneOf: Array<{ $ref: string }> } }>;
+        }
+      ).content["text/event-stream"]!.schema.oneOf.map((r) => r.$ref.replace("#/components/schemas/", ""));
+    const all = Object.keys(EVENT_SCHEMAS).map(eventComponent);
+    expect(refs("/v1/conversations/{id}/messages", "post").sort()).toEqual(all.filter((name) => name !== "OperatorMessageEvent").sort());
+    expect(refs("/v1/conversations/{id}/events", "get").sort()).toEqual([...all].sort());
   });
 
   it("answers every route that streams with text/event-stream", () => {

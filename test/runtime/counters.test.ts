@@ -5,7 +5,7 @@
  * hand-back, a remote agent's hand-back. Columns: `handoffCount`, `maxHandoffs`,
  * `maxHandoffsPerTurn`, `allowRevisit` and `onHandoff`.
  */
-import { readFileSync } from "node:fs";
+import handoffsPage from "../../docs/handoffs.md?raw";
 import { describe, expect, it, vi } from "vitest";
 import { personHandBackHook } from "../../src/conversation/person-hold.ts";
 import type { HandBackRecord } from "../../src/runtime/handoff/types.ts";
@@ -217,7 +217,7 @@ describe("a remote agent's hand-back", () => {
 
 describe("the table in docs/handoffs.md", () => {
   it("says what HANDOFF_RULES says, kind by kind", () => {
-    const docs = readFileSync(new URL("../../docs/handoffs.md", import.meta.url), "utf8");
+    const docs = handoffsPage;
     const section = docs.slice(docs.indexOf("### What each kind of change of hands counts"));
     const rows = [...section.matchAll(/^\| `([a-z-]+)` \|(.*)\|$/gm)].map(([, kind, cells]) => [
       kind,

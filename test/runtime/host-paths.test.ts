@@ -59,7 +59,10 @@ describe("runTurnItems", () => {
       type: "commit",
       commit: { holding: { activeAgent: "billing", handoffCount: 1 }, handoff: { kind: "transfer", from: "triage", to: "billing" } },
     });
-    const announced = (i: number) => (seen[i]!.type === "commit" ? seen[i].events.map((e) => e.type) : []);
+    const announced = (i: number) => {
+      const item = seen[i]!;
+      return item.type === "commit" ? item.events.map((e) => e.type) : [];
+    };
     expect(announced(4)).toEqual(["tool-result", "handoff", "step-finish"]);
     expect(announced(7)).toEqual(["step-finish"]);
     expect(outcome).toEqual({ status: "completed" });

@@ -1,5 +1,6 @@
 /** A conversation's WebSocket opened through the Worker's fetch handler in workerd, its frames collected. */
 import { expect } from "vitest";
+import { checkEvent, isEventFrame } from "./event-schema.ts";
 import { call } from "./worker.ts";
 
 export interface Frame {
@@ -17,7 +18,9 @@ export async function openSocket(conversationId: string, query = "") {
   const frames: Frame[] = [];
   const waiters: Array<() => void> = [];
   ws.addEventListener("message", (event) => {
-    frames.push(JSON.parse(event.data as string) as Frame);
+    const frame = JSON.parse(event.data as string) as Frame;
+    if (isEventFrame(frame)) checkEvent(frame.data);
+    frames.push(frame);
     for (const wake of waiters.splice(0)) wake();
   });
   return {

@@ -1,8 +1,9 @@
 import type { RunEvent } from "../../src/runtime/index.ts";
+import { checkEvent } from "./event-schema.ts";
 
 export type ReceivedEvent = RunEvent & { id: number; sseEvent: string };
 
-/** Parses an SSE body into events, checking that `event:` matches the data's `type`. */
+/** Parses an SSE body into events, each checked against its schema. */
 export function parseSse(text: string): ReceivedEvent[] {
   return text
     .split("\n\n")
@@ -14,6 +15,7 @@ export function parseSse(text: string): ReceivedEvent[] {
         fields.set(line.slice(0, colon), line.slice(colon + 1).trimStart());
       }
       const data = JSON.parse(fields.get("data") ?? "null") as RunEvent;
+      checkEvent(data);
       return { ...data, id: Number(fields.get("id")), sseEvent: fields.get("event") ?? "" };
     });
 }

@@ -12,7 +12,7 @@ import { createSupportNetwork } from "../../src/agents/index.ts";
 import { ConfigSchema, redactorFor } from "../../src/config.ts";
 import { createApp } from "../../src/http/app.ts";
 import { HTTP_ERROR_STATUS } from "../../src/http/errors.ts";
-import type { RunEvent, TurnStatus } from "../../src/runtime/events.ts";
+import { EVENT_SCHEMAS, type TurnStatus } from "../../src/runtime/events.ts";
 
 const pages: Record<string, string> = import.meta.glob("../../docs/*.md", { query: "?raw", import: "default", eager: true });
 
@@ -95,23 +95,22 @@ describe("docs/conversations.md", () => {
     }
   });
 
-  it("lists every event type and every status a turn's done event can have", () => {
-    const rows = tableUnder(conversationsPage, "### Events").map((row) => named(row[0]!));
-    const types = [
-      "run-start",
-      "step-start",
-      "text-delta",
-      "tool-call",
-      "tool-result",
-      "handoff",
-      "approval-required",
-      "step-finish",
-    ] as const;
-    const more = ["guardrail", "compaction", "warning", "operator-message", "done", "error"] as const;
-    const all = [...types, ...more];
-    // The lists above are the union's types, checked by the type checker both ways.
-    expectTypeOf<(typeof all)[number]>().toEqualTypeOf<RunEvent["type"]>();
-    expect(rows.sort()).toEqual([...all].sort());
+  it("lists every event type the schemas have, each with every field its schema has, and every status a done event can have", () => {
+    const table = tableUnder(conversationsPage, "### Events");
+    expect(table.map((row) => named(row[0]!)).sort()).toEqual(Object.keys(EVENT_SCHEMAS).sort());
+    for (const [type, schema] of Object.entries(EVENT_SCHEMAS)) {
+      const options = "options" in schema ? schema.options : [schema];
+      const fields = new Map(options.flatMap((option) => Object.entries(option.shape)).filter(([name]) => name !== "type"));
+      const row = table.find((cells) => named(cells[0]!) === type)![1]!;
+      for (const [name, field] of fields) {
+        // A union's row (the handoff's kinds) names each field once, optional in one kind or not.
+        const spelled = options.length > 1 ? [`\`${name}\``, `\`${name}?\``] : [`\`${name}${field instanceof z.ZodOptional ? "?" : ""}\``];
+        expect(
+          spelled.some((s) => row.includes(s)),
+          `the ${type} row names ${spelled.join(" or ")}`,
+        ).toBe(true);
+      }
+    }
     const statuses = ["completed", "awaiting_approval", "awaiting_human", "cancelled"] as const;
     expectTypeOf<(typeof statuses)[number]>().toEqualTypeOf<TurnStatus>();
     const done = tableUnder(conversationsPage, "### Events").find((row) => row[0] === "`done`")![1]!;

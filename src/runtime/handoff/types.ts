@@ -1,5 +1,5 @@
 /** The handoff's plain data: its options, what `isEnabled` sees, and the record of one taken. */
-import type { RoutedBy } from "../ports/router-port.ts";
+import type { HandBackRecordSchema, ReturnRecordSchemas, TransferRecordSchema } from "../events.ts";
 import type * as z from "zod";
 import type { Holding, ReturnMode } from "../holding.ts";
 
@@ -37,42 +37,21 @@ export interface HandoffBase {
   to: string;
 }
 
-/** A transfer the model asked for with a transfer tool: the target holds the conversation from the next step. */
-export interface TransferRecord extends HandoffBase {
-  kind: "transfer";
-  /** The transfer call. */
-  toolCallId: string;
-  reason?: string;
-  /** The typed handoff input, when the handoff has an inputSchema. */
-  input?: Record<string, unknown>;
-  stepIndex: number;
-  /** Made by a router before any model call, with its confidence (`RouterOptions`). */
-  router?: RoutedBy;
-}
+/** A transfer the model (or a router, `router`) asked for: the target holds the conversation from the next step. Its schema: `TransferRecordSchema`. */
+export type TransferRecord = z.infer<typeof TransferRecordSchema>;
 
 /**
  * The conversation went back to the agent that handed it over with a returning handoff. On call:
  * the target called `return_to_<caller>` (`toolCallId`), its summary is the `reason`. On answer: it
  * gave its final answer, which makes no call of its own; `openedBy` is the transfer that opened the frame.
  */
-export type ReturnRecord = HandoffBase & { kind: "return"; stepIndex: number } & (
-    | { mode: "on-call"; toolCallId: string; reason: string }
-    | { mode: "on-answer"; openedBy: string }
-  );
+export type ReturnRecord = z.infer<(typeof ReturnRecordSchemas)[number]>;
 
 /** Who acted as a person: a signed-in operator's id and display name, from their sign-in token. */
-export interface OperatorIdentity {
-  id: string;
-  name?: string;
-}
+export type OperatorIdentity = NonNullable<HandBackRecord["by"]>;
 
 /** A person or a remote agent that held the conversation gave it back to an agent, with a note the agent reads. */
-export interface HandBackRecord extends HandoffBase {
-  kind: "hand-back";
-  note?: string;
-  /** The signed-in operator who handed it back (absent for the shared operator key). */
-  by?: OperatorIdentity;
-}
+export type HandBackRecord = z.infer<typeof HandBackRecordSchema>;
 
 /** A change of hands: stored with the conversation and streamed as the `handoff` event. */
 export type HandoffRecord = TransferRecord | ReturnRecord | HandBackRecord;
