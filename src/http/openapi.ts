@@ -68,7 +68,7 @@ function eventSchemas(): Record<string, unknown> {
 /** A route that streams a turn's events as Server-Sent Events: each frame's `data` is one of `types`, `event:` its type, `id:` its id. */
 function eventStream(description: string, types: readonly (keyof typeof EVENT_SCHEMAS)[]) {
   return {
-    description: `${description}: Server-Sent Events, each frame's data one of ${types.join(", ")}; \`event:\` is its type, \`id:\` the id to resume after`,
+    description: `${description}: Server-Sent Events, each frame's data one of ${types.join(", ")}; \`event:\` is its type, \`id:\` its id`,
     content: {
       "text/event-stream": { schema: { oneOf: types.map((type) => ({ $ref: `#/components/schemas/${eventComponent(type)}` })) } },
     },

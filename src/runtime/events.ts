@@ -65,7 +65,10 @@ const handoffEvent = { type: z.literal("handoff") };
 
 /** Each event's schema, by its `type`: a type added to the union has a schema here, or nothing compiles. */
 export const EVENT_SCHEMAS = {
-  /** `resumed`: a suspended turn goes on after decisions; `scheduled`: a turn the host's schedule started; `demo`: an offline model answers. */
+  /**
+   * `resumed`: a suspended turn goes on after decisions; `scheduled`: a turn the host's schedule
+   * started; `demo`: an offline model answers.
+   */
   "run-start": z.strictObject({
     type: z.literal("run-start"),
     conversationId: z.string(),

@@ -37,7 +37,7 @@ export interface HandoffBase {
   to: string;
 }
 
-/** A transfer the model (or a router, `router`) asked for: the target holds the conversation from the next step. Its schema: `TransferRecordSchema`. */
+/** A transfer the model (or a router, `router`) asked for: the target holds the conversation from the next step. */
 export type TransferRecord = z.infer<typeof TransferRecordSchema>;
 
 /**
