@@ -8,6 +8,7 @@ import * as z from "zod";
 
 /** How a turn's leg ended without failing, as its `done` event says; `cancelled` when its signal was aborted. */
 export const TurnStatusSchema = z.enum(["completed", "awaiting_approval", "awaiting_human", "cancelled"]);
+/** How a turn's leg ended without failing: its `done` event's `status`. */
 export type TurnStatus = z.infer<typeof TurnStatusSchema>;
 
 /** How a turn's leg ended: what the host records for the turn. */
@@ -59,6 +60,7 @@ export const HandBackRecordSchema = z.strictObject({
   note: z.string().optional(),
   by: OperatorIdentitySchema.optional(),
 });
+/** Any change of hands, as stored and as the `handoff` event carries it (less its `type`). */
 export const HandoffRecordSchema = z.union([TransferRecordSchema, ...ReturnRecordSchemas, HandBackRecordSchema]);
 
 const handoffEvent = { type: z.literal("handoff") };

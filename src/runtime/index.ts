@@ -43,7 +43,18 @@ export type { Compaction, CompactionOptions } from "./compaction.ts";
 // Running a turn: its options, items, events and outcome.
 export { runTurn, runTurnItems } from "./run-loop.ts";
 export type { RunItemsOptions, RunTurnOptions, TurnInput, TurnItem } from "./run-options.ts";
-export type { RunEvent, TurnOutcome, TurnStatus } from "./events.ts";
+export {
+  EVENT_SCHEMAS,
+  HandBackRecordSchema,
+  HandoffRecordSchema,
+  ReturnRecordSchemas,
+  type RunEvent,
+  RunEventSchema,
+  TransferRecordSchema,
+  type TurnOutcome,
+  type TurnStatus,
+  TurnStatusSchema,
+} from "./events.ts";
 export type { CallsInFlight } from "./calls-in-flight.ts";
 export { RuntimeError, type RuntimeErrorCode } from "./errors.ts";
 
