@@ -1,4 +1,5 @@
 import type { Duration } from "./runtime/duration.ts";
+import { HandoffError } from "./runtime/errors.ts";
 import * as z from "zod";
 import type { Limits } from "./runtime/limits.ts";
 import type { NetworkOptions } from "./runtime/network.ts";
@@ -190,8 +191,12 @@ export function runSettings(config: Config): RunSettings {
 }
 
 /** A variable of the Worker's environment is invalid: an operator's error, named in the message. */
-export class ConfigError extends Error {
+export class ConfigError extends HandoffError<"invalid_configuration"> {
   override readonly name = "ConfigError";
+
+  constructor(message: string) {
+    super("invalid_configuration", message);
+  }
 }
 
 const cache = new WeakMap<object, Config>();

@@ -1,3 +1,5 @@
+import type { ErrorValue } from "../runtime/errors.ts";
+
 /** What the Durable Object answers over RPC: a value or an error with a stable code (no HTTP here). */
 export type SessionErrorCode =
   | "run_in_progress"
@@ -20,10 +22,11 @@ export type SessionErrorCode =
   | "user_budget_exhausted"
   | "invalid_configuration";
 
-/** A refusal of the conversation's: a stable code, a message that says what to fix, details where they help. */
-export interface SessionError {
-  code: SessionErrorCode;
-  message: string;
+/**
+ * A refusal of the conversation's: a value of the error family (`ErrorValue`, what a `HandoffError`
+ * is on a wire), since it crosses the Durable Object's RPC; the HTTP edge throws it as an `HttpError`.
+ */
+export interface SessionError extends ErrorValue<SessionErrorCode> {
   details?: Record<string, string | number | string[]>;
 }
 

@@ -25,16 +25,44 @@ export type RuntimeErrorCode =
   | "remote_invalid"
   | "internal_error";
 
+/** An error as a plain value, the shape it has on every wire: a stable code, words that say what to fix, details where they help. */
+export interface ErrorValue<C extends string = string> {
+  code: C;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+/**
+ * The one error family of this project: the loop's failures (`RuntimeError`), the HTTP API's
+ * (`HttpError`), the configuration's (`ConfigError`) and A2A's JSON-RPC ones (`RpcFailure`) are
+ * each a `HandoffError` with a literal `code`, its `cause`, and the `details` a caller needs. Only
+ * the edges map codes: src/http/errors.ts to HTTP statuses and to A2A's JSON-RPC codes.
+ */
+export class HandoffError<C extends string = string> extends Error {
+  override readonly name: string = "HandoffError";
+  readonly code: C;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: C, message: string, options?: { cause?: unknown; details?: Record<string, unknown> | undefined }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.details = options?.details;
+  }
+
+  /** The error as a value: what crosses a Durable Object's RPC or goes into a body. */
+  toValue(): ErrorValue<C> {
+    return this.details ? { code: this.code, message: this.message, details: this.details } : { code: this.code, message: this.message };
+  }
+}
+
 /** A failure of the loop, with a stable `code` (an `error` event's code); model adapters throw it with a model_* code. */
-export class RuntimeError extends Error {
+export class RuntimeError extends HandoffError<RuntimeErrorCode> {
   override readonly name = "RuntimeError";
-  readonly code: RuntimeErrorCode;
   /** The provider's HTTP status, when a model call failed with one. */
   readonly status: number | undefined;
 
   constructor(code: RuntimeErrorCode, message: string, options?: { cause?: unknown; status?: number }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
+    super(code, message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.status = options?.status;
   }
 }

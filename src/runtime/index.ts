@@ -56,7 +56,7 @@ export {
   TurnStatusSchema,
 } from "./events.ts";
 export type { CallsInFlight } from "./calls-in-flight.ts";
-export { RuntimeError, type RuntimeErrorCode } from "./errors.ts";
+export { type ErrorValue, HandoffError, RuntimeError, type RuntimeErrorCode } from "./errors.ts";
 
 // Limits, budgets and what a turn spends.
 export { DEFAULT_LIMITS, type Limits } from "./limits.ts";

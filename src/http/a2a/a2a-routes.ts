@@ -16,7 +16,7 @@ import type { Network } from "../../runtime/network.ts";
 import type { ApprovalDecision } from "../../runtime/suspension.ts";
 import type { AppEnv } from "../app-env.ts";
 import { inboxOf } from "../../inbox/inbox.ts";
-import { errorResponse, HttpError } from "../errors.ts";
+import { A2A_RPC_ERROR, errorResponse, HttpError } from "../errors.ts";
 import { describeProblems, expectOk } from "../request.ts";
 import type { SessionClient } from "../session-client.ts";
 import { SSE_HEADERS } from "../../wire/index.ts";
@@ -26,7 +26,6 @@ import {
   A2A_VERSION,
   DecisionsData,
   ListTasksParams,
-  RPC_ERROR,
   RpcRequest,
   SendMessageParams,
   type Task,
@@ -79,17 +78,17 @@ async function answer(c: Context<AppEnv>): Promise<Record<string, unknown> | Res
   try {
     raw = await c.req.json();
   } catch {
-    return rpcError(null, new RpcFailure(RPC_ERROR.parseError, "The body is not JSON."));
+    return rpcError(null, new RpcFailure("parseError", "The body is not JSON."));
   }
   const request = RpcRequest.safeParse(raw);
-  if (!request.success) return rpcError(null, new RpcFailure(RPC_ERROR.invalidRequest, describeProblems(request.error)));
+  if (!request.success) return rpcError(null, new RpcFailure("invalidRequest", describeProblems(request.error)));
   const id = request.data.id ?? null;
   // The spec reads an absent or empty version as 0.3, which this Worker does not serve.
   const version = c.req.header("a2a-version")?.trim() || "0.3";
   if (version !== A2A_VERSION)
     return rpcError(
       id,
-      new RpcFailure(RPC_ERROR.versionNotSupported, `A2A ${version} is not served: send A2A-Version: ${A2A_VERSION}.`, {
+      new RpcFailure("versionNotSupported", `A2A ${version} is not served: send A2A-Version: ${A2A_VERSION}.`, {
         supportedVersions: [A2A_VERSION],
       }),
     );
@@ -107,22 +106,23 @@ async function answer(c: Context<AppEnv>): Promise<Record<string, unknown> | Res
 
 function unknownMethod(name: string): RpcFailure {
   return NOT_YET.includes(name)
-    ? new RpcFailure(RPC_ERROR.unsupportedOperation, `${name} is not served yet: ${SERVED}.`)
-    : new RpcFailure(RPC_ERROR.methodNotFound, `No method ${name}: ${SERVED}.`);
+    ? new RpcFailure("unsupportedOperation", `${name} is not served yet: ${SERVED}.`)
+    : new RpcFailure("methodNotFound", `No method ${name}: ${SERVED}.`);
 }
 
 function rpcError(id: string | number | null, failure: RpcFailure): Record<string, unknown> {
-  return { jsonrpc: "2.0", id, error: { code: failure.code, message: failure.message, ...(failure.data ? { data: failure.data } : {}) } };
+  return {
+    jsonrpc: "2.0",
+    id,
+    error: { code: failure.rpcCode, message: failure.message, ...(failure.details ? { data: failure.details } : {}) },
+  };
 }
 
-/** A conversation's refusal, as A2A says it: a conversation someone else owns, or none, is a task not found. */
+/** A conversation's refusal, as A2A says it: its JSON-RPC code from the one table (`A2A_RPC_ERROR`), the API's code in `data`. */
 function fromHttpError(error: HttpError): RpcFailure {
   const data = { code: error.code, ...(error.details ? { details: error.details } : {}) };
-  if (error.code === "conversation_not_found" || error.code === "turn_not_found")
-    return new RpcFailure(RPC_ERROR.taskNotFound, "No such task.", data);
-  if (error.code === "invalid_configuration" || error.code === "internal_error")
-    return new RpcFailure(RPC_ERROR.internalError, error.message, data);
-  return new RpcFailure(RPC_ERROR.invalidRequest, error.message, data);
+  const rpc = A2A_RPC_ERROR[error.code];
+  return new RpcFailure(rpc, rpc === "taskNotFound" ? "No such task." : error.message, data);
 }
 
 /** A task by id, as its conversation's owner sees it, with the turn it is. */
@@ -132,7 +132,7 @@ async function taskById(
   historyLength?: number,
 ): Promise<{ task: Task; view: TurnView; client: SessionClient }> {
   const named = parseTaskId(id);
-  if (!named) throw new RpcFailure(RPC_ERROR.taskNotFound, "No such task.");
+  if (!named) throw new RpcFailure("taskNotFound", "No such task.");
   const client = clientOf(c, named.conversationId);
   const view = await expectOk(client.turnView(named.turn));
   return { task: taskOf(named.conversationId, view, historyLength), view, client };
@@ -175,7 +175,7 @@ async function tasksOfContext(
   const { pageSize, pageToken, historyLength, kept } = query;
   const client = clientOf(c, contextId);
   const before = pageToken ? Number(pageToken) : Number.POSITIVE_INFINITY;
-  if (Number.isNaN(before)) throw new RpcFailure(RPC_ERROR.invalidParams, "pageToken is the nextPageToken of a page before.");
+  if (Number.isNaN(before)) throw new RpcFailure("invalidParams", "pageToken is the nextPageToken of a page before.");
   const all = (await expectOk(client.turns())).map((t) => t.turn).sort((a, b) => b - a);
   const taskOfTurn = async (turn: number) => taskOf(contextId, await expectOk(client.turnView(turn)), historyLength);
   if (!kept) {
@@ -193,11 +193,10 @@ async function tasksOfContext(
 async function latestTasksOfUser(c: Context<AppEnv>, pageSize: number, pageToken: string | undefined, historyLength: number) {
   const access = c.get("access");
   if (access.kind !== "user")
-    throw new RpcFailure(RPC_ERROR.invalidParams, "Name the context (contextId): only a signed-in user has a list of their own.");
+    throw new RpcFailure("invalidParams", "Name the context (contextId): only a signed-in user has a list of their own.");
   const inbox = await inboxOf(c.env, access.user.id);
-  if (!inbox) throw new RpcFailure(RPC_ERROR.internalError, "This Worker binds no INBOXES: a user's list needs the Inbox Durable Object.");
-  if (pageToken && !/^\d+(\.|$)/.test(pageToken))
-    throw new RpcFailure(RPC_ERROR.invalidParams, "pageToken is the nextPageToken of a page before.");
+  if (!inbox) throw new RpcFailure("internalError", "This Worker binds no INBOXES: a user's list needs the Inbox Durable Object.");
+  if (pageToken && !/^\d+(\.|$)/.test(pageToken)) throw new RpcFailure("invalidParams", "pageToken is the nextPageToken of a page before.");
   const page = await inbox.list({ limit: pageSize, before: pageToken || undefined });
   const views = await Promise.all(page.conversations.map(async (entry) => ({ entry, view: await clientOf(c, entry.id).turnView() })));
   // A conversation with no turn yet has no task.
@@ -215,10 +214,9 @@ async function cancelTask(c: Context<AppEnv>, params: Record<string, unknown>): 
   const { id } = parsed(TaskIdParams, params);
   const { task, client } = await taskById(c, id);
   if (task.status.state === "TASK_STATE_CANCELED") return task;
-  if (isTerminal(task.status.state))
-    throw new RpcFailure(RPC_ERROR.taskNotCancelable, `The task is ${task.status.state}: it cannot be cancelled.`);
+  if (isTerminal(task.status.state)) throw new RpcFailure("taskNotCancelable", `The task is ${task.status.state}: it cannot be cancelled.`);
   if (task.status.state === "TASK_STATE_INPUT_REQUIRED")
-    throw new RpcFailure(RPC_ERROR.taskNotCancelable, "The task waits for approval: deny its calls with a message to it instead.");
+    throw new RpcFailure("taskNotCancelable", "The task waits for approval: deny its calls with a message to it instead.");
   await expectOk(client.cancel());
   return (await taskById(c, id)).task;
 }
@@ -238,12 +236,12 @@ interface Started {
  */
 async function startTurn(c: Context<AppEnv>, params: Record<string, unknown>): Promise<Started> {
   const { message, configuration } = parsed(SendMessageParams, params);
-  if (message.role !== "ROLE_USER") throw new RpcFailure(RPC_ERROR.invalidParams, "Send the user's message: role ROLE_USER.");
+  if (message.role !== "ROLE_USER") throw new RpcFailure("invalidParams", "Send the user's message: role ROLE_USER.");
   const historyLength = configuration?.historyLength;
   const immediately = configuration?.returnImmediately === true;
   if (message.taskId) return { ...(await resume(c, message, historyLength)), immediately };
   const text = textOf(message);
-  if (!text) throw new RpcFailure(RPC_ERROR.invalidParams, "A message that starts a task carries text: a part with `text`.");
+  if (!text) throw new RpcFailure("invalidParams", "A message that starts a task carries text: a part with `text`.");
   const conversationId = message.contextId ?? (await newConversation(c));
   const client = clientOf(c, conversationId);
   const push = configuration?.taskPushNotificationConfig;
@@ -287,7 +285,7 @@ async function subscribeToTask(c: Context<AppEnv>, params: Record<string, unknow
   const { id } = parsed(TaskIdParams, params);
   const { task, view, client } = await taskById(c, id);
   if (!view.latest || isTerminal(task.status.state))
-    throw new RpcFailure(RPC_ERROR.unsupportedOperation, `The task is ${task.status.state}: there is nothing more to follow.`);
+    throw new RpcFailure("unsupportedOperation", `The task is ${task.status.state}: there is nothing more to follow.`);
   const outcome = await expectOk(client.events(view.lastEventId, "sse", view.status === "awaiting_human"));
   const read = async () => (await taskById(c, id)).task;
   return new Response(a2aStream(rpcId, outcome.kind === "stream" ? outcome.stream : ended(), read, task), { headers: SSE_HEADERS });
@@ -302,13 +300,10 @@ function ended(): ReadableStream<Uint8Array> {
 async function resume(c: Context<AppEnv>, message: WireMessage, historyLength?: number): Promise<Omit<Started, "immediately">> {
   const { task, view, client } = await taskById(c, message.taskId!);
   if (message.contextId && message.contextId !== task.contextId)
-    throw new RpcFailure(RPC_ERROR.invalidParams, "The message's contextId is not its task's.");
+    throw new RpcFailure("invalidParams", "The message's contextId is not its task's.");
   // A finished task takes no message; one that runs or waits is the conversation's to judge (running, nothing to decide), as every way in.
   if (!view.latest || isTerminal(task.status.state))
-    throw new RpcFailure(
-      RPC_ERROR.unsupportedOperation,
-      `The task is ${task.status.state}: send a message without taskId to start a new one.`,
-    );
+    throw new RpcFailure("unsupportedOperation", `The task is ${task.status.state}: send a message without taskId to start a new one.`);
   const outcome = await expectOk(client.decide(decisionsOf(message, view), "sse"));
   return { stream: outcome.kind === "stream" ? outcome.stream : null, read: async () => (await taskById(c, task.id, historyLength)).task };
 }
@@ -319,7 +314,7 @@ function decisionsOf(message: WireMessage, view: TurnView): ApprovalDecision[] {
     if (data.success) return data.data.decisions;
   }
   const word = textOf(message).trim().toLowerCase();
-  if (word !== "approve" && word !== "deny") throw new RpcFailure(RPC_ERROR.invalidParams, HOW_TO_DECIDE);
+  if (word !== "approve" && word !== "deny") throw new RpcFailure("invalidParams", HOW_TO_DECIDE);
   return view.pending.map((p) => ({ toolCallId: p.toolCallId, approved: word === "approve" }));
 }
 

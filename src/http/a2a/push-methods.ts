@@ -11,7 +11,6 @@ import { readConfig } from "../../config.ts";
 import type { PushConfig } from "../../conversation/schedule/push-configs.ts";
 import type { AppEnv } from "../app-env.ts";
 import { expectOk } from "../request.ts";
-import { RPC_ERROR } from "../../a2a/a2a-wire.ts";
 import { clientOf, parsed, RpcFailure } from "./rpc.ts";
 import { parseTaskId } from "./tasks.ts";
 
@@ -81,7 +80,7 @@ function configOf(c: Context<AppEnv>, params: Omit<z.infer<typeof CreateParams>,
 
 function taskOf(taskId: string): { conversationId: string; turn: number } {
   const named = parseTaskId(taskId);
-  if (!named) throw new RpcFailure(RPC_ERROR.taskNotFound, "No such task.");
+  if (!named) throw new RpcFailure("taskNotFound", "No such task.");
   return named;
 }
 
@@ -92,7 +91,7 @@ function shown(taskId: string, config: PushConfig): Record<string, unknown> {
 }
 
 function noConfig(taskId: string, id: string): RpcFailure {
-  return new RpcFailure(RPC_ERROR.invalidParams, `Task ${taskId} has no push notification config '${id}'.`);
+  return new RpcFailure("invalidParams", `Task ${taskId} has no push notification config '${id}'.`);
 }
 
 /**
@@ -113,10 +112,7 @@ export function refuseUnsafeUrl(raw: string, allowPrivate: boolean): void {
 }
 
 function unsafe(url: string, why: string): RpcFailure {
-  return new RpcFailure(
-    RPC_ERROR.invalidParams,
-    `The push URL ${url} is refused: ${why} (A2A_PUSH_ALLOW_PRIVATE=true allows it for development).`,
-  );
+  return new RpcFailure("invalidParams", `The push URL ${url} is refused: ${why} (A2A_PUSH_ALLOW_PRIVATE=true allows it for development).`);
 }
 
 function privateIp(host: string): boolean {

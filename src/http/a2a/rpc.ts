@@ -5,21 +5,25 @@ import type { AppEnv } from "../app-env.ts";
 import { describeProblems } from "../request.ts";
 import { originOf, type SessionClient, sessionClient } from "../session-client.ts";
 import { RPC_ERROR } from "../../a2a/a2a-wire.ts";
+import { HandoffError } from "../../runtime/errors.ts";
 
-/** A JSON-RPC error a method answers with. */
-export class RpcFailure extends Error {
-  readonly code: number;
-  readonly data: Record<string, unknown> | undefined;
-  constructor(code: number, message: string, data?: Record<string, unknown>) {
-    super(message);
-    this.code = code;
-    this.data = data;
+/** A JSON-RPC error a method answers with: one of the error family, its code one of `RPC_ERROR`'s names. */
+export class RpcFailure extends HandoffError<keyof typeof RPC_ERROR> {
+  override readonly name = "RpcFailure";
+
+  constructor(code: keyof typeof RPC_ERROR, message: string, data?: Record<string, unknown>) {
+    super(code, message, { details: data });
+  }
+
+  /** The JSON-RPC error code the answer carries. */
+  get rpcCode(): number {
+    return RPC_ERROR[this.code];
   }
 }
 
 export function parsed<T>(schema: z.ZodType<T>, params: unknown): T {
   const result = schema.safeParse(params);
-  if (!result.success) throw new RpcFailure(RPC_ERROR.invalidParams, describeProblems(result.error));
+  if (!result.success) throw new RpcFailure("invalidParams", describeProblems(result.error));
   return result.data;
 }
 
