@@ -33,6 +33,7 @@ export type {
   DecisionOutcome,
   EventsOutcome,
   PageQuery,
+  Requester,
 } from "../conversation/conversation-api.ts";
 export type { TurnView } from "../conversation/conversation-view.ts";
 export type { PushConfigOp } from "../conversation/conversation.ts";
@@ -42,7 +43,14 @@ export type { Activity, ActivityKind } from "../conversation/storage/activity-lo
 export type { ForkSnapshot } from "../conversation/storage/forks.ts";
 export type { HistoryPage } from "../conversation/storage/history-page.ts";
 export type { ScheduledView, ScheduleEntry } from "../conversation/schedule/schedule.ts";
-export type { SessionError, SessionErrorCode, SessionResult } from "../conversation/results.ts";
+export type {
+  ConversationError,
+  ConversationErrorCode,
+  ConversationResult,
+  SessionError,
+  SessionErrorCode,
+  SessionResult,
+} from "../conversation/results.ts";
 export type { StoredHandoff, StoredTurnStatus, TurnSummary } from "../conversation/storage/turn-log.ts";
 export type { Span, SpanKind, TurnTrace } from "../traces/turn-trace.ts";
 export type { StreamFormat, UIMessageOut, UIPart } from "../wire/index.ts";

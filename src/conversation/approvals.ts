@@ -1,14 +1,14 @@
 import { type ApprovalDecision, undecided } from "../runtime/suspension.ts";
 import type { Message } from "../runtime/messages.ts";
 import type { ConversationState } from "./storage/conversation-store.ts";
-import { fail, ok, type SessionResult } from "./results.ts";
+import { fail, ok, type ConversationResult } from "./results.ts";
 
 /** Checks decisions against the suspended step: each must name a call that still waits. */
 export function checkDecisions(
   state: ConversationState | null,
   history: readonly Message[],
   decisions: readonly ApprovalDecision[],
-): SessionResult<{ complete: boolean }> {
+): ConversationResult<{ complete: boolean }> {
   const suspension = state?.suspension;
   for (const { toolCallId } of decisions) {
     const decided =

@@ -53,7 +53,7 @@ export type EventsOutcome = { kind: "stream"; stream: ReadableStream<Uint8Array>
  * Who is asking: the conversation, and the grant of the conversation token used (absent for the
  * master key and anonymous use). A token whose grant is not the conversation's is revoked.
  */
-export interface Caller {
+export interface Requester {
   conversationId: string;
   grant?: string | undefined;
   /** A signed-in user's id: they reach only the conversations they own, and own those they create or fork. */
@@ -65,6 +65,9 @@ export interface Caller {
   /** The client's address (`cf-connecting-ip`): the per-client turn limit's key when no user signed in. */
   address?: string | undefined;
 }
+
+/** @deprecated Renamed `Requester` (docs/layout.md, "Words"); this alias goes in the next minor version. */
+export type Caller = Requester;
 
 /** What a Worker gives its conversations: the network they run, and what overrides the environment. */
 export interface ConversationSetup {

@@ -7,7 +7,7 @@ import type { Redactor } from "../runtime/redact.ts";
 import { type ApprovalDecision, undecided } from "../runtime/suspension.ts";
 import type { StreamFormat, UIMessageOut } from "../wire/index.ts";
 import { checkDecisions, withoutRepeats } from "./approvals.ts";
-import type { Caller, ConversationSetup, ConversationView, DecisionOutcome, EventsOutcome, PageQuery } from "./conversation-api.ts";
+import type { Requester, ConversationSetup, ConversationView, DecisionOutcome, EventsOutcome, PageQuery } from "./conversation-api.ts";
 import type { ConversationStore } from "./storage/conversation-store.ts";
 import { conversationView, type TurnView, turnView, uiMessagesOf } from "./conversation-view.ts";
 import type { ForkSnapshot } from "./storage/forks.ts";
@@ -16,7 +16,7 @@ import type { InboxLink } from "./inbox-link.ts";
 import type { InboxEntry } from "../inbox/inbox.ts";
 import { type PersonHold, personHandBackHook } from "./person-hold.ts";
 import { newGrant } from "./grants.ts";
-import { fail, ok, type SessionResult } from "./results.ts";
+import { fail, ok, type ConversationResult } from "./results.ts";
 import type { TurnDriver } from "./turns/turn-driver.ts";
 import type { ScheduledWork } from "./schedule/scheduled-work.ts";
 import { assembleConversation } from "./conversation-parts.ts";
@@ -35,7 +35,7 @@ export type PushConfigOp =
   | { kind: "get"; turn: number; id: string }
   | { kind: "list"; turn: number };
 
-export type { Caller, ConversationSetup, ConversationView, DecisionOutcome, EventsOutcome, PageQuery } from "./conversation-api.ts";
+export type { Requester, ConversationSetup, ConversationView, DecisionOutcome, EventsOutcome, PageQuery } from "./conversation-api.ts";
 
 /**
  * One conversation: its active agent, history and counters in SQLite, and at most one run.
@@ -109,13 +109,13 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /** What is scheduled: follow-ups, the approvals' deadline, a person's deadline; the earliest first. */
-  async scheduleEntries(caller: Caller): Promise<SessionResult<{ entries: ScheduledView[] }>> {
+  async scheduleEntries(caller: Requester): Promise<ConversationResult<{ entries: ScheduledView[] }>> {
     const admitted = this.#admission.access(caller);
     return admitted.ok ? ok({ entries: this.#redactor.value(this.#store.schedule.shown()) }) : admitted;
   }
 
   /** Cancels one entry (`id`) or every follow-up. */
-  async cancelScheduled(caller: Caller, id?: string): Promise<SessionResult<{ cancelled: number }>> {
+  async cancelScheduled(caller: Requester, id?: string): Promise<ConversationResult<{ cancelled: number }>> {
     const admitted = this.#admission.access(caller);
     return admitted.ok ? this.#store.schedule.cancel(id) : admitted;
   }
@@ -124,14 +124,14 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   protected abstract setup(env: WorkerVars): ConversationSetup;
 
   /** Creates the conversation, held by the entry agent, without a turn; the grant signs its tokens. */
-  async create(caller: Caller): Promise<SessionResult<{ activeAgent: string; grant: string }>> {
+  async create(caller: Requester): Promise<ConversationResult<{ activeAgent: string; grant: string }>> {
     const state = this.#store.create(caller.conversationId, this.#network.entry.name, newGrant(), caller.user);
     await this.#effects.settled();
     return ok({ activeAgent: state.holding.activeAgent, grant: state.grant ?? this.#store.setGrant(newGrant()).grant! });
   }
 
   /** The grant for new tokens of an existing conversation; `rotate` revokes every token issued before. */
-  async issueGrant(caller: Caller, rotate: boolean): Promise<SessionResult<{ grant: string }>> {
+  async issueGrant(caller: Requester, rotate: boolean): Promise<ConversationResult<{ grant: string }>> {
     const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     const { grant } = admitted.value;
@@ -139,7 +139,11 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /** Starts a turn and returns its stream. The run goes on if the stream's reader leaves. */
-  async sendMessage(caller: Caller, message: string, format: StreamFormat = "sse"): Promise<SessionResult<ReadableStream<Uint8Array>>> {
+  async sendMessage(
+    caller: Requester,
+    message: string,
+    format: StreamFormat = "sse",
+  ): Promise<ConversationResult<ReadableStream<Uint8Array>>> {
     return this.#admission.turn(caller, { kind: "message", message }, (state) => {
       if (!state) this.#store.create(caller.conversationId, this.#network.entry.name, newGrant());
       this.#store.beginTurn(message);
@@ -152,7 +156,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * its messages, handoffs and what the conversation held return to what they were when it
    * started, whatever its status. Only the last turn can be rewound; what it spent stays counted.
    */
-  async retry(caller: Caller, message?: string, format: StreamFormat = "sse"): Promise<SessionResult<ReadableStream<Uint8Array>>> {
+  async retry(caller: Requester, message?: string, format: StreamFormat = "sse"): Promise<ConversationResult<ReadableStream<Uint8Array>>> {
     return this.#admission.turn(caller, { kind: "retry", message }, (state) => {
       const opening = state!.turn > 0 ? this.#store.rewindLastTurn() : null;
       if (!opening) return fail("nothing_to_retry", "There is no turn to run again: send a message instead.");
@@ -168,7 +172,11 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /** Records decisions; once every pending call is decided, resumes the turn as the same agent. */
-  async decide(caller: Caller, decisions: ApprovalDecision[], format: StreamFormat = "sse"): Promise<SessionResult<DecisionOutcome>> {
+  async decide(
+    caller: Requester,
+    decisions: ApprovalDecision[],
+    format: StreamFormat = "sse",
+  ): Promise<ConversationResult<DecisionOutcome>> {
     const admitted = this.#admission.access(caller, { idle: true });
     if (!admitted.ok) return admitted;
     const asked = format === "ui" ? withoutRepeats(admitted.value, decisions) : decisions;
@@ -192,7 +200,12 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * The current or last turn's events after `afterId`, then the live run until it ends. A cursor
    * past the last event of a finished turn is refused: it belongs to a conversation deleted since.
    */
-  async events(caller: Caller, afterId: number, format: StreamFormat = "sse", follow = false): Promise<SessionResult<EventsOutcome>> {
+  async events(
+    caller: Requester,
+    afterId: number,
+    format: StreamFormat = "sse",
+    follow = false,
+  ): Promise<ConversationResult<EventsOutcome>> {
     const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     const state = admitted.value;
@@ -214,7 +227,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     return ok({ kind: "stream", stream: this.#driver.read(state, afterId, format, hold) });
   }
 
-  async getView(caller: Caller, query: PageQuery = {}): Promise<SessionResult<ConversationView>> {
+  async getView(caller: Requester, query: PageQuery = {}): Promise<ConversationResult<ConversationView>> {
     const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     return ok(
@@ -223,14 +236,14 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /** Every turn: status, times, usage, handoffs. */
-  async turns(caller: Caller): Promise<SessionResult<TurnSummary[]>> {
+  async turns(caller: Requester): Promise<ConversationResult<TurnSummary[]>> {
     const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     return ok(this.#redactor.value(this.#store.turns.list(this.#store.handoffs())));
   }
 
   /** One turn (the latest by default) as a task: its status, the messages it added, its handoffs, what it waits on (A2A's tasks are turns). */
-  async turnView(caller: Caller, turn?: number): Promise<SessionResult<TurnView>> {
+  async turnView(caller: Requester, turn?: number): Promise<ConversationResult<TurnView>> {
     const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     const view = turnView(this.#store, admitted.value, this.#driver.running, turn ?? admitted.value.turn);
@@ -242,7 +255,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * A task's (a turn's) A2A push notification configs: kept, read, listed or deleted by whoever may
    * read the conversation; a config or turn that does not exist answers null.
    */
-  async pushConfigs(caller: Caller, op: PushConfigOp): Promise<SessionResult<PushConfig | PushConfig[] | null>> {
+  async pushConfigs(caller: Requester, op: PushConfigOp): Promise<ConversationResult<PushConfig | PushConfig[] | null>> {
     const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     // A config may be set ahead for the turn a message is about to start (SendMessage's own config), and removed if it does not start.
@@ -263,7 +276,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /** A turn's trace: its spans, from the turn down to each model call, tool call and handoff. */
-  async turnTrace(caller: Caller, turn: number): Promise<SessionResult<TurnTrace>> {
+  async turnTrace(caller: Requester, turn: number): Promise<ConversationResult<TurnTrace>> {
     const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     const trace = this.#store.traces.read(turn);
@@ -276,7 +289,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /** The conversation as it stood after `afterTurn`, for a fork; the conversation itself is untouched. */
-  async forkSnapshot(caller: Caller, afterTurn: number): Promise<SessionResult<ForkSnapshot>> {
+  async forkSnapshot(caller: Requester, afterTurn: number): Promise<ConversationResult<ForkSnapshot>> {
     const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     const state = admitted.value;
@@ -290,7 +303,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /** Creates this conversation as a fork of another, from its snapshot, with a grant of its own. */
-  async importFork(caller: Caller, snapshot: ForkSnapshot): Promise<SessionResult<{ activeAgent: string; grant: string }>> {
+  async importFork(caller: Requester, snapshot: ForkSnapshot): Promise<ConversationResult<{ activeAgent: string; grant: string }>> {
     // A fork's id is freshly made by the Worker: it cannot be taken.
     if (this.#store.state()) throw new Error(`conversation ${caller.conversationId} already exists`);
     const state = this.#store.importFork(caller.conversationId, newGrant(), snapshot, caller.user);
@@ -299,7 +312,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /** The stored conversation as the AI SDK's `UIMessage[]`, to seed `useChat({ messages })` after a reload. */
-  async uiMessages(caller: Caller, query: PageQuery = {}): Promise<SessionResult<{ messages: UIMessageOut[]; page: HistoryPage }>> {
+  async uiMessages(caller: Requester, query: PageQuery = {}): Promise<ConversationResult<{ messages: UIMessageOut[]; page: HistoryPage }>> {
     const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     return ok(this.#redactor.value(uiMessagesOf(this.#store, admitted.value, query)));
@@ -310,14 +323,14 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * was committed stays, and its stream ends with `done`, status `cancelled`. Answers once the turn
    * has ended, so a new message is accepted right after; `cancelled: false` when nothing was running.
    */
-  async cancel(caller: Caller): Promise<SessionResult<{ cancelled: boolean }>> {
+  async cancel(caller: Requester): Promise<ConversationResult<{ cancelled: boolean }>> {
     const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     return ok({ cancelled: await this.#driver.cancel() });
   }
 
   /** Erases the conversation entirely: its tokens are revoked with it, and it leaves the operator desk. */
-  async erase(caller: Caller): Promise<SessionResult<null>> {
+  async erase(caller: Requester): Promise<ConversationResult<null>> {
     const admitted = this.#admission.access(caller, { idle: true });
     if (!admitted.ok) return admitted;
     await this.#inbox.forget(admitted.value);
@@ -328,11 +341,11 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
 
   /** A person's message to the user, while a person holds the conversation: stored, and streamed to whoever follows it. */
   async operatorMessage(
-    caller: Caller,
+    caller: Requester,
     text: string,
     operator?: string,
     by?: OperatorIdentity,
-  ): Promise<SessionResult<{ eventId: number; agent: string }>> {
+  ): Promise<ConversationResult<{ eventId: number; agent: string }>> {
     return this.#admission.turn(caller, { kind: "person" }, async (state) => {
       const person = state!.holding.activeAgent;
       const eventId = await this.#hold.say(state!, person, text, operator, by);
@@ -342,7 +355,12 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /** The person gives the conversation back to an agent, with a note the agent reads; the user's next message goes to it. */
-  async operatorHandBack(caller: Caller, to: string, note: string, by?: OperatorIdentity): Promise<SessionResult<{ activeAgent: string }>> {
+  async operatorHandBack(
+    caller: Requester,
+    to: string,
+    note: string,
+    by?: OperatorIdentity,
+  ): Promise<ConversationResult<{ activeAgent: string }>> {
     return this.#admission.turn(caller, { kind: "person" }, async (state) => {
       const target = this.#network.get(to);
       if (!target || target.human) {
@@ -357,7 +375,10 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /** Renames or archives the conversation; its owner's inbox shows it at once. */
-  async update(caller: Caller, meta: { title?: string | undefined; archived?: boolean | undefined }): Promise<SessionResult<InboxEntry>> {
+  async update(
+    caller: Requester,
+    meta: { title?: string | undefined; archived?: boolean | undefined },
+  ): Promise<ConversationResult<InboxEntry>> {
     const admitted = this.#admission.access(caller);
     if (!admitted.ok) return admitted;
     const state = this.#store.describe(meta);

@@ -3,7 +3,7 @@
  * The Durable Object that holds one conversation: storage, the single running turn, event fan-out.
  */
 export {
-  type Caller,
+  type Requester,
   Conversation,
   type ConversationSetup,
   type ConversationView,
@@ -14,4 +14,4 @@ export {
 export type { HistoryPage } from "./storage/history-page.ts";
 export type { ForkSnapshot } from "./storage/forks.ts";
 export { MAX_STREAMS } from "./turns/turn-driver.ts";
-export type { SessionError, SessionErrorCode, SessionResult } from "./results.ts";
+export type { ConversationError, ConversationErrorCode, ConversationResult } from "./results.ts";

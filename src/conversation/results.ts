@@ -1,7 +1,7 @@
 import type { ErrorValue } from "../runtime/errors.ts";
 
 /** What the Durable Object answers over RPC: a value or an error with a stable code (no HTTP here). */
-export type SessionErrorCode =
+export type ConversationErrorCode =
   | "run_in_progress"
   | "conversation_not_found"
   | "approval_pending"
@@ -26,17 +26,24 @@ export type SessionErrorCode =
  * A refusal of the conversation's: a value of the error family (`ErrorValue`, what a `HandoffError`
  * is on a wire), since it crosses the Durable Object's RPC; the HTTP edge throws it as an `HttpError`.
  */
-export interface SessionError extends ErrorValue<SessionErrorCode> {
+export interface ConversationError extends ErrorValue<ConversationErrorCode> {
   details?: Record<string, string | number | string[]>;
 }
 
 /** What every method of the conversation's RPC surface answers: its value, or a refusal. */
-export type SessionResult<T> = { ok: true; value: T } | { ok: false; error: SessionError };
+export type ConversationResult<T> = { ok: true; value: T } | { ok: false; error: ConversationError };
 
-export function ok<T>(value: T): SessionResult<T> {
+export function ok<T>(value: T): ConversationResult<T> {
   return { ok: true, value };
 }
 
-export function fail<T>(code: SessionErrorCode, message: string, details?: SessionError["details"]): SessionResult<T> {
+export function fail<T>(code: ConversationErrorCode, message: string, details?: ConversationError["details"]): ConversationResult<T> {
   return { ok: false, error: details ? { code, message, details } : { code, message } };
 }
+
+/** @deprecated Renamed `ConversationResult` (docs/layout.md, "Words"); this alias goes in the next minor version. */
+export type SessionResult<T> = ConversationResult<T>;
+/** @deprecated Renamed `ConversationError`; this alias goes in the next minor version. */
+export type SessionError = ConversationError;
+/** @deprecated Renamed `ConversationErrorCode`; this alias goes in the next minor version. */
+export type SessionErrorCode = ConversationErrorCode;

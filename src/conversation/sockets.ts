@@ -9,9 +9,9 @@ import * as z from "zod";
 import type { Redactor } from "../runtime/redact.ts";
 import type { StoredEvent } from "../wire/index.ts";
 import type { ApprovalDecision } from "../runtime/suspension.ts";
-import type { Caller, DecisionOutcome } from "./conversation-api.ts";
+import type { Requester, DecisionOutcome } from "./conversation-api.ts";
 import type { ConversationState } from "./storage/conversation-store.ts";
-import { fail, type SessionResult } from "./results.ts";
+import { fail, type ConversationResult } from "./results.ts";
 import type { EventBatches } from "./turns/event-stream.ts";
 
 /** What a client may send: a message that starts a turn, or decisions on the calls that wait. */
@@ -21,7 +21,7 @@ export type SocketRequest =
 
 /** What a socket remembers across hibernation: who opened it. */
 interface Attachment {
-  caller: Caller;
+  caller: Requester;
 }
 
 export class ConversationSockets {
@@ -40,7 +40,7 @@ export class ConversationSockets {
   }
 
   /** Accepts a socket for `caller`; its catch-up (what it missed, then the running leg) is `batches`. */
-  accept(caller: Caller, afterId: number, batches: EventBatches): { response: Response; catchUp: Promise<void> } {
+  accept(caller: Requester, afterId: number, batches: EventBatches): { response: Response; catchUp: Promise<void> } {
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     this.#ctx.acceptWebSocket(server);
     server.serializeAttachment({ caller } satisfies Attachment);
@@ -50,7 +50,7 @@ export class ConversationSockets {
   }
 
   /** Who opened a socket. */
-  callerOf(ws: WebSocket): Caller | null {
+  callerOf(ws: WebSocket): Requester | null {
     return (ws.deserializeAttachment() as Attachment | null)?.caller ?? null;
   }
 
@@ -143,10 +143,10 @@ export function parseSocketRequest(raw: string | ArrayBuffer): SocketRequest | {
 export const SOCKET_CALLER_HEADER = "x-handoff-caller";
 
 /** Who opens a socket and from which event, as the Worker sent it; null for anything else. */
-export function socketAsk(request: Request): { caller: Caller; after: number } | null {
+export function socketAsk(request: Request): { caller: Requester; after: number } | null {
   if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") return null;
   try {
-    const caller = JSON.parse(request.headers.get(SOCKET_CALLER_HEADER) ?? "null") as Caller | null;
+    const caller = JSON.parse(request.headers.get(SOCKET_CALLER_HEADER) ?? "null") as Requester | null;
     const after = Number(new URL(request.url).searchParams.get("after") ?? "0");
     return caller && typeof caller.conversationId === "string" && Number.isSafeInteger(after) && after >= 0 ? { caller, after } : null;
   } catch {
@@ -157,12 +157,12 @@ export function socketAsk(request: Request): { caller: Caller; after: number } |
 /** What opening a socket needs of the conversation. */
 export interface SocketOpening {
   sockets: ConversationSockets;
-  admit(caller: Caller): SessionResult<ConversationState>;
+  admit(caller: Requester): ConversationResult<ConversationState>;
   catchUp(state: ConversationState, afterId: number): EventBatches;
   waitUntil(promise: Promise<unknown>): void;
 }
 
-/** Accepts the socket the Worker asked for, or answers why not (a session error, for the Worker to map). */
+/** Accepts the socket the Worker asked for, or answers why not (a refusal, for the Worker to map). */
 export function openSocket(request: Request, conversation: SocketOpening): Response {
   const asked = socketAsk(request);
   if (!asked) return Response.json(fail("invalid_request", "Only the Worker opens sockets here."), { status: 400 });
@@ -181,8 +181,8 @@ export function openSocket(request: Request, conversation: SocketOpening): Respo
 /** What answering a client's frame needs of the conversation. */
 export interface SocketFrames {
   sockets: ConversationSockets;
-  send(caller: Caller, text: string): Promise<SessionResult<ReadableStream<Uint8Array>>>;
-  decide(caller: Caller, decisions: ApprovalDecision[]): Promise<SessionResult<DecisionOutcome>>;
+  send(caller: Requester, text: string): Promise<ConversationResult<ReadableStream<Uint8Array>>>;
+  decide(caller: Requester, decisions: ApprovalDecision[]): Promise<ConversationResult<DecisionOutcome>>;
 }
 
 /** A client's frame: starts a turn or decides, and says so (or why not); the events themselves reach every socket. */

@@ -8,10 +8,10 @@
  */
 import type { Config } from "../config.ts";
 import type { Network } from "../runtime/network.ts";
-import type { Caller } from "./conversation-api.ts";
+import type { Requester } from "./conversation-api.ts";
 import type { ConversationState, ConversationStore } from "./storage/conversation-store.ts";
 import { inboxOf } from "../inbox/inbox.ts";
-import { fail, ok, type SessionResult } from "./results.ts";
+import { fail, ok, type ConversationResult } from "./results.ts";
 import type { TurnDriver } from "./turns/turn-driver.ts";
 
 /**
@@ -78,9 +78,9 @@ export class TurnAdmission {
    * conversation must exist unless the request may create it; and no run may be going on when
    * the request would start or change one.
    */
-  access(caller: Caller, need: Need & { orNew: true }): SessionResult<ConversationState | null>;
-  access(caller: Caller, need?: Need): SessionResult<ConversationState>;
-  access(caller: Caller, need: Need = {}): SessionResult<ConversationState | null> {
+  access(caller: Requester, need: Need & { orNew: true }): ConversationResult<ConversationState | null>;
+  access(caller: Requester, need?: Need): ConversationResult<ConversationState>;
+  access(caller: Requester, need: Need = {}): ConversationResult<ConversationState | null> {
     const state = this.#setup.store.state();
     if (caller.grant !== undefined && (state?.grant === undefined || state.grant !== caller.grant))
       return fail(
@@ -103,10 +103,10 @@ export class TurnAdmission {
    * and `begin` runs in the same synchronous stretch, so two requests can never both start a turn.
    */
   async turn<T>(
-    caller: Caller,
+    caller: Requester,
     start: TurnStart,
-    begin: (state: ConversationState | null) => SessionResult<T> | Promise<SessionResult<T>>,
-  ): Promise<SessionResult<T>> {
+    begin: (state: ConversationState | null) => ConversationResult<T> | Promise<ConversationResult<T>>,
+  ): Promise<ConversationResult<T>> {
     const first = this.#own(caller, start);
     if (!first.ok) return first;
     const unbound = this.#unbound();
@@ -126,7 +126,7 @@ export class TurnAdmission {
   }
 
   /** The checks the conversation answers itself, without waiting: access, state, length. */
-  #own(caller: Caller, start: TurnStart): SessionResult<ConversationState | null> {
+  #own(caller: Requester, start: TurnStart): ConversationResult<ConversationState | null> {
     const admitted = this.access(caller, { idle: true, orNew: start.kind === "message" });
     if (!admitted.ok) return admitted;
     const held = this.#state(admitted.value, start);
@@ -144,7 +144,7 @@ export class TurnAdmission {
   /**
    * The conversation's state against what `start` needs: no approvals waiting for a new message, a person holding it for a person's act.
    */
-  #state(state: ConversationState | null, start: TurnStart): SessionResult<never> | null {
+  #state(state: ConversationState | null, start: TurnStart): ConversationResult<never> | null {
     const suspension = state?.suspension;
     if (start.kind === "message" && suspension)
       return fail("approval_pending", "Tool calls are waiting for approval: decide them first.", {
@@ -156,7 +156,7 @@ export class TurnAdmission {
     return null;
   }
 
-  #limitConversation(): SessionResult<never> | null {
+  #limitConversation(): ConversationResult<never> | null {
     const now = Date.now();
     const perMinute = this.#setup.config.TURNS_PER_MINUTE;
     this.#recentTurns = this.#recentTurns.filter((t) => t > now - 60_000);
@@ -169,7 +169,7 @@ export class TurnAdmission {
    * A network with people needs the desk they find conversations on: without it a conversation handed to a person would wait unseen, so
    * every turn is refused, naming the binding.
    */
-  #unbound(): SessionResult<never> | null {
+  #unbound(): ConversationResult<never> | null {
     if ((this.#setup.env as { OPERATOR_DESK?: unknown }).OPERATOR_DESK) return null;
     const people = [...this.#setup.network.agents.values()].filter((agent) => agent.human).map((agent) => agent.name);
     if (!people.length) return null;
@@ -184,7 +184,7 @@ export class TurnAdmission {
    * New turns per client (a signed-in user's id, else the address), through the Workers rate-limiting binding. Without the binding
    * turns are refused (never silently unlimited) unless CLIENT_LIMIT=off says a rule in front of the Worker limits clients.
    */
-  async #limitClient(caller: Caller): Promise<SessionResult<never> | null> {
+  async #limitClient(caller: Requester): Promise<ConversationResult<never> | null> {
     const limiter = (this.#setup.env as { CLIENT_LIMITER?: { limit(o: { key: string }): Promise<{ success: boolean }> } }).CLIENT_LIMITER;
     if (!limiter && this.#setup.config.CLIENT_LIMIT === "off") return null;
     if (!limiter)
@@ -199,7 +199,7 @@ export class TurnAdmission {
   }
 
   /** The user's tokens today, across their conversations (their inbox counts them), against USER_DAILY_TOKENS. */
-  async #withinBudget(user: string | undefined): Promise<SessionResult<never> | null> {
+  async #withinBudget(user: string | undefined): Promise<ConversationResult<never> | null> {
     const budget = this.#setup.config.USER_DAILY_TOKENS;
     if (!user || !budget) return null;
     const inbox = await inboxOf(this.#setup.env, user);

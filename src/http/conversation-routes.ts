@@ -15,9 +15,9 @@ import {
   TurnNumber,
 } from "./schemas.ts";
 import { inboxOf } from "../inbox/inbox.ts";
-import type { SessionResult } from "../conversation/results.ts";
+import type { ConversationResult } from "../conversation/results.ts";
 import { SOCKET_CALLER_HEADER } from "../conversation/sockets.ts";
-import { callerOf, conversationObject, originOf } from "./session-client.ts";
+import { callerOf, conversationObject, originOf } from "./conversation-client.ts";
 import { registerFork, registerTokenIssue } from "./token-routes.ts";
 import { decisionReply } from "./turn-replies.ts";
 import { registerUIChatRoutes } from "./ui-chat-routes.ts";
@@ -114,7 +114,7 @@ function registerSocket(app: Hono<ConversationEnv>): void {
       }),
     );
     if (res.status === 101) return res;
-    return expectOk(res.json() as Promise<SessionResult<never>>);
+    return expectOk(res.json() as Promise<ConversationResult<never>>);
   });
 }
 

@@ -4,7 +4,7 @@ import type { AppEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
 import { expectOk, readQuery } from "./request.ts";
 import { conversationIdOf, DeskQuery, PageParams } from "./schemas.ts";
-import { sessionClient } from "./session-client.ts";
+import { conversationClient } from "./conversation-client.ts";
 
 /**
  * The operator desk: conversations handed to a person (`waiting`) or held by one (`held`), and one
@@ -23,7 +23,7 @@ export function registerOperatorRoutes(app: Hono<AppEnv>): void {
   });
 
   app.get("/v1/operator/conversations/:id", async (c) => {
-    const client = sessionClient(c.env, conversationIdOf(c.req.param("id")), c.get("access"));
+    const client = conversationClient(c.env, conversationIdOf(c.req.param("id")), c.get("access"));
     return c.json(await expectOk(client.getView(readQuery(c, PageParams))));
   });
 }

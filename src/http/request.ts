@@ -1,11 +1,11 @@
 import type { Context, MiddlewareHandler } from "hono";
 import * as z from "zod";
-import type { SessionErrorCode, SessionResult } from "../conversation/index.ts";
+import type { ConversationErrorCode, ConversationResult } from "../conversation/index.ts";
 import { headersFor, type StreamFormat } from "../wire/index.ts";
 import type { ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
 import { conversationIdOf } from "./schemas.ts";
-import { originOf, sessionClient } from "./session-client.ts";
+import { originOf, conversationClient } from "./conversation-client.ts";
 
 /** An error lists at most this many problems, and says how many more there were. */
 const MAX_PROBLEMS = 10;
@@ -54,13 +54,13 @@ export function conversationScope(): MiddlewareHandler<ConversationEnv> {
   return async (c, next) => {
     const id = conversationIdOf(c.req.param("id"));
     c.set("conversationId", id);
-    c.set("client", sessionClient(c.env, id, c.get("access"), originOf(c.req)));
+    c.set("client", conversationClient(c.env, id, c.get("access"), originOf(c.req)));
     await next();
   };
 }
 
-/** What the HTTP API adds to a conversation's refusal: the next step, in its own routes and headers (the session names none). */
-const NEXT_STEP: Partial<Record<SessionErrorCode, string>> = {
+/** What the HTTP API adds to a conversation's refusal: the next step, in its own routes and headers (the conversation names none). */
+const NEXT_STEP: Partial<Record<ConversationErrorCode, string>> = {
   // Every caller can create one; only the API key's first message also creates it, so that is not offered to all.
   conversation_not_found: "Create it with POST /v1/conversations.",
   approval_pending: "Decide them with POST /v1/conversations/:id/approvals.",
@@ -68,7 +68,7 @@ const NEXT_STEP: Partial<Record<SessionErrorCode, string>> = {
 };
 
 /** The value of a Durable Object's answer, or its refusal thrown as the HTTP error of the same code. */
-export async function expectOk<T>(result: Promise<SessionResult<T>>): Promise<T> {
+export async function expectOk<T>(result: Promise<ConversationResult<T>>): Promise<T> {
   const answer = await result;
   if (answer.ok) return answer.value;
   const { code, message, details } = answer.error;

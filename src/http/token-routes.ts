@@ -5,7 +5,7 @@ import { HttpError } from "./errors.ts";
 import { expectOk, readJson, readOptionalJson, readQuery } from "./request.ts";
 import { CreateConversationBody, ForkBody, InboxQueryParams, TokenBody } from "./schemas.ts";
 import { inboxOf } from "../inbox/inbox.ts";
-import { sessionClient } from "./session-client.ts";
+import { conversationClient } from "./conversation-client.ts";
 import { mintToken } from "./tokens.ts";
 
 /** Creating conversations and issuing their tokens: the master key's or their owner's business, never a token's. */
@@ -28,7 +28,7 @@ export function registerConversationCreate(app: Hono<AppEnv>): void {
       throw new HttpError("forbidden", "Creating a conversation needs the API key, not a conversation token.");
     await readOptionalJson(c, CreateConversationBody);
     const id = crypto.randomUUID();
-    const created = await expectOk(sessionClient(c.env, id, c.get("access")).create());
+    const created = await expectOk(conversationClient(c.env, id, c.get("access")).create());
     return c.json({ id, token: await tokenFor(c, id, created.grant), activeAgent: created.activeAgent }, 201);
   });
 }
@@ -55,7 +55,9 @@ export function registerFork(app: Hono<ConversationEnv>): void {
     const id = crypto.randomUUID();
     // The new conversation is created by the Worker itself: the caller's token belongs to the original. A signed-in user owns the fork.
     const access = c.get("access");
-    const created = await expectOk(sessionClient(c.env, id, access.kind === "user" ? access : { kind: "master" }).importFork(snapshot));
+    const created = await expectOk(
+      conversationClient(c.env, id, access.kind === "user" ? access : { kind: "master" }).importFork(snapshot),
+    );
     return c.json(
       {
         id,

@@ -8,7 +8,7 @@
 export type ReturnMode = "on-answer" | "on-call";
 
 /** An agent waiting for the conversation to come back to it: the caller stack holds one per returning handoff. */
-export interface CallerFrame {
+export interface ReturnFrame {
   /** The agent that handed off and gets the conversation back. */
   caller: string;
   /** The agent it handed off to, which gives it back. */
@@ -25,7 +25,7 @@ export interface Holding {
   /** Accepted handoffs over the conversation's life. */
   handoffCount: number;
   /** Agents waiting for the conversation to come back (returning handoffs), the next to get it last. */
-  callers: CallerFrame[];
+  callers: ReturnFrame[];
   /** Each agent's own state, by name (agents that never changed theirs are absent; see `AgentConfig.state`). */
   agentStates: Record<string, Record<string, unknown>>;
   /** What handoffs have carried (typed handoff input). */
@@ -36,3 +36,6 @@ export interface Holding {
 export function newHolding(activeAgent: string): Holding {
   return { activeAgent, handoffCount: 0, callers: [], agentStates: {}, context: {} };
 }
+
+/** @deprecated Renamed `ReturnFrame` (docs/layout.md, "Words"); this alias goes in the next minor version. */
+export type CallerFrame = ReturnFrame;

@@ -36,7 +36,7 @@ export type { ApprovalDecision, PendingApproval, Suspension, TurnProgress } from
 
 // What a conversation holds, and its history.
 export { type ConversationSnapshot, newConversation } from "./conversation-snapshot.ts";
-export type { CallerFrame, Holding, ReturnMode } from "./holding.ts";
+export type { CallerFrame, Holding, ReturnFrame, ReturnMode } from "./holding.ts";
 export type { AssistantMessage, CallPlan, Message, SystemMessage, ToolCall, ToolMessage, UserMessage } from "./messages.ts";
 export type { Compaction, CompactionOptions } from "./compaction.ts";
 

@@ -2,7 +2,7 @@
 import type { Agent } from "./agent.ts";
 import type { Compaction } from "./compaction.ts";
 import { type ChangeOfHands, repairedHolding } from "./handoff/change-hands.ts";
-import type { CallerFrame, HandoffRecord } from "./handoff/types.ts";
+import type { ReturnFrame, HandoffRecord } from "./handoff/types.ts";
 import type { Holding } from "./holding.ts";
 import type { Limits } from "./limits.ts";
 import type { Message } from "./messages.ts";
@@ -72,7 +72,7 @@ export interface TurnChange {
  * stored one is gone) with the caller frames that still name agents of the network, and the
  * progress of a resumed suspension.
  */
-export function initialTurnState(options: RunItemsOptions, agent: Agent, callers: readonly CallerFrame[]): TurnState {
+export function initialTurnState(options: RunItemsOptions, agent: Agent, callers: readonly ReturnFrame[]): TurnState {
   const { conversation, input } = options;
   const stored = conversation.holding;
   const holding = repairedHolding(stored, agent.name, [...callers]);

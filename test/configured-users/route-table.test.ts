@@ -24,8 +24,8 @@ async function mint(user: string, claims: Record<string, unknown> = {}, signedWi
     .sign(await importJWK(jwk, jwk.alg));
 }
 
-type Caller = "owner" | "another user" | "an operator" | "the master key" | "its token" | "a forged token" | "nobody";
-const CALLERS: Caller[] = ["owner", "another user", "an operator", "the master key", "its token", "a forged token", "nobody"];
+type Requester = "owner" | "another user" | "an operator" | "the master key" | "its token" | "a forged token" | "nobody";
+const CALLERS: Requester[] = ["owner", "another user", "an operator", "the master key", "its token", "a forged token", "nobody"];
 
 /**
  * What a caller gets: let through (any answer but a refusal of access), or refused with this status
@@ -56,7 +56,7 @@ const ACCESS_CODES = new Set(["unauthorized", "forbidden", "conversation_not_fou
 interface RouteCase {
   init?: (id: string) => RequestInit;
   path?: (id: string) => string;
-  cells: Partial<Record<Caller, Cell>>;
+  cells: Partial<Record<Requester, Cell>>;
 }
 
 const json = (body: unknown, method = "POST"): RequestInit => ({
@@ -204,7 +204,7 @@ describe("every route × every caller", () => {
       const { init, path, cells } = ROUTES[route]!;
       const s = await scenario(Array.from({ length: 40 }, (_, i) => ({ text: `Answer ${i + 1}.` })));
       const owner = await mint(`owner-${s.id}`);
-      const others: Record<Exclude<Caller, "owner" | "its token">, string | undefined> = {
+      const others: Record<Exclude<Requester, "owner" | "its token">, string | undefined> = {
         "another user": await mint(`other-${s.id}`),
         "an operator": await mint(`operator-${s.id}`, { roles: ["operator"] }),
         "the master key": MASTER,
@@ -265,7 +265,7 @@ async function conversationOf(owner: string, message: string): Promise<{ id: str
   return created;
 }
 
-function cellOf(cells: RouteCase["cells"], caller: Caller): Cell {
+function cellOf(cells: RouteCase["cells"], caller: Requester): Cell {
   // A forged token and no credential are refused everywhere, before any route is reached.
   return cells[caller] ?? (caller === "a forged token" ? FORGED : NOBODY);
 }

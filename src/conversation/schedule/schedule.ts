@@ -8,7 +8,7 @@
 import { RuntimeError } from "../../runtime/errors.ts";
 import type { FollowUpRequest, ScheduledFollowUp, Scheduler } from "../../runtime/ports/scheduler-port.ts";
 import { APPROVAL_EXPIRED, type ApprovalDecision, type Suspension, undecided } from "../../runtime/suspension.ts";
-import { fail, ok, type SessionResult } from "../results.ts";
+import { fail, ok, type ConversationResult } from "../results.ts";
 import type { SqlWriter } from "../storage/sql-writer.ts";
 
 /** One entry of the conversation's schedule, on its alarm: what is due, and when. */
@@ -106,7 +106,7 @@ export class Schedule implements Scheduler {
   }
 
   /** Cancels one entry (`id`) or every follow-up. */
-  cancel(id?: string): SessionResult<{ cancelled: number }> {
+  cancel(id?: string): ConversationResult<{ cancelled: number }> {
     const entries = this.list().filter((e) => (id === undefined ? e.kind === "follow-up" : e.id === id));
     if (id !== undefined && !entries.length) return fail("schedule_entry_not_found", `Nothing scheduled has the id '${id}'.`);
     for (const entry of entries) this.remove(entry.id);

@@ -16,7 +16,7 @@ import { type OtlpExporter, toOtlp } from "../../traces/otlp-export.ts";
 import type { InboxLink } from "../inbox-link.ts";
 import type { Notifier, PushedState } from "../schedule/notifier.ts";
 import type { PersonHold } from "../person-hold.ts";
-import { fail, type SessionResult } from "../results.ts";
+import { fail, type ConversationResult } from "../results.ts";
 import { TurnBroadcast } from "./turn-broadcast.ts";
 import { NOT_STORED, TurnRecorder } from "./turn-recorder.ts";
 import { parseTraceparent, spansToExport, TraceBuilder } from "../../traces/turn-trace.ts";
@@ -90,7 +90,7 @@ export class TurnDriver {
   }
 
   /** Refuses a new stream while MAX_STREAMS are open. */
-  limitStreams(): SessionResult<never> | null {
+  limitStreams(): ConversationResult<never> | null {
     if (this.#openStreams < MAX_STREAMS) return null;
     return fail("too_many_streams", `This conversation already has ${MAX_STREAMS} open streams; close one, or try again later.`, {
       retryAfter: 5,

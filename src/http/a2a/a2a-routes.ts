@@ -18,7 +18,7 @@ import type { AppEnv } from "../app-env.ts";
 import { inboxOf } from "../../inbox/inbox.ts";
 import { A2A_RPC_ERROR, errorResponse, HttpError } from "../errors.ts";
 import { describeProblems, expectOk } from "../request.ts";
-import type { SessionClient } from "../session-client.ts";
+import type { ConversationClient } from "../conversation-client.ts";
 import { SSE_HEADERS } from "../../wire/index.ts";
 import { A2A_RPC_PATH, agentCard } from "./agent-card.ts";
 import { a2aStream } from "./a2a-stream.ts";
@@ -130,7 +130,7 @@ async function taskById(
   c: Context<AppEnv>,
   id: string,
   historyLength?: number,
-): Promise<{ task: Task; view: TurnView; client: SessionClient }> {
+): Promise<{ task: Task; view: TurnView; client: ConversationClient }> {
   const named = parseTaskId(id);
   if (!named) throw new RpcFailure("taskNotFound", "No such task.");
   const client = clientOf(c, named.conversationId);

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type * as z from "zod";
 import type { AppEnv } from "../app-env.ts";
 import { describeProblems } from "../request.ts";
-import { originOf, type SessionClient, sessionClient } from "../session-client.ts";
+import { originOf, type ConversationClient, conversationClient } from "../conversation-client.ts";
 import { RPC_ERROR } from "../../a2a/a2a-wire.ts";
 import { HandoffError } from "../../runtime/errors.ts";
 
@@ -27,6 +27,6 @@ export function parsed<T>(schema: z.ZodType<T>, params: unknown): T {
   return result.data;
 }
 
-export function clientOf(c: Context<AppEnv>, conversationId: string): SessionClient {
-  return sessionClient(c.env, conversationId, c.get("access"), originOf(c.req));
+export function clientOf(c: Context<AppEnv>, conversationId: string): ConversationClient {
+  return conversationClient(c.env, conversationId, c.get("access"), originOf(c.req));
 }

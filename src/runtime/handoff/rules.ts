@@ -8,13 +8,13 @@ import type { HandoffEdge } from "./handoff.ts";
 import { returnToolName } from "./returns.ts";
 import { readTransfer, type TransferStyle, validTargets } from "./transfer-tools.ts";
 import { HANDOFF_RULES, type HandoffRules } from "./change-hands.ts";
-import type { CallerFrame } from "./types.ts";
+import type { ReturnFrame } from "./types.ts";
 
 /** What the loop will do with each call of a step, decided before any tool runs. */
 export type PlannedCall =
   | { kind: "transfer"; call: ToolCall; edge: HandoffEdge; reason?: string; input?: Record<string, unknown> }
   /** A call of the holder's return tool: the conversation goes back to the frame's caller. */
-  | { kind: "return"; call: ToolCall; frame: CallerFrame; summary: string }
+  | { kind: "return"; call: ToolCall; frame: ReturnFrame; summary: string }
   /** `extra`: a second transfer in the step, which the `drop` policy removes from the history. */
   | { kind: "refused-handoff"; call: ToolCall; message: string; extra: boolean }
   | { kind: "tool"; call: ToolCall; tool: Tool | undefined };
@@ -51,7 +51,7 @@ export interface PlanInput {
   /** Agents active in this turn so far, when revisits are refused; undefined allows them. */
   visited: ReadonlySet<string> | undefined;
   /** The frame the holder's return tool closes, when it has one. */
-  returnFrame?: CallerFrame | undefined;
+  returnFrame?: ReturnFrame | undefined;
   /** Agents waiting for the conversation to come back: a returning handoff past `maxReturnDepth` is refused. */
   callerDepth?: number;
 }

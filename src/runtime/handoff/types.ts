@@ -3,7 +3,7 @@ import type { HandBackRecordSchema, ReturnRecordSchemas, TransferRecordSchema } 
 import type * as z from "zod";
 import type { Holding, ReturnMode } from "../holding.ts";
 
-export type { CallerFrame, ReturnMode } from "../holding.ts";
+export type { ReturnFrame, ReturnMode } from "../holding.ts";
 import type { Message } from "../messages.ts";
 
 /** What a handoff's `isEnabled` sees of the conversation. */

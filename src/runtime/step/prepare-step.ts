@@ -9,7 +9,7 @@ import type { Message } from "../messages.ts";
 import type { AgentToolset, Network } from "../network.ts";
 import { answerReturn, openReturn, returnToolSpec } from "../handoff/returns.ts";
 import { agentState } from "../tools/tool-context.ts";
-import type { CallerFrame } from "../handoff/types.ts";
+import type { ReturnFrame } from "../handoff/types.ts";
 import { toolSpec } from "../tools/tool.ts";
 import type { RunContext, TurnState } from "../turn-state.ts";
 
@@ -24,9 +24,9 @@ export interface PreparedStep {
   /** MCP servers whose tools are missing from this step, and why. */
   warnings: RunEvent[];
   /** The frame the holder's return tool closes (on-call), with the agent it returns to. */
-  returnTo?: { frame: CallerFrame; target: Agent } | undefined;
+  returnTo?: { frame: ReturnFrame; target: Agent } | undefined;
   /** The frame the holder's final answer closes (on-answer), with the agent it returns to. */
-  answerTo?: { frame: CallerFrame; target: Agent } | undefined;
+  answerTo?: { frame: ReturnFrame; target: Agent } | undefined;
 }
 
 /** The limits a step must pass before it starts: the agent's steps in this turn, and the budgets' model calls. */
@@ -63,7 +63,7 @@ export async function prepareStep(run: RunContext, state: TurnState): Promise<Pr
   return { stepIndex, agent, toolset: offered, instructions, messages, compaction, warnings, returnTo, answerTo };
 }
 
-function withTarget(network: Network, frame: CallerFrame | undefined): { frame: CallerFrame; target: Agent } | undefined {
+function withTarget(network: Network, frame: ReturnFrame | undefined): { frame: ReturnFrame; target: Agent } | undefined {
   const target = frame && network.get(frame.caller);
   return frame && target ? { frame, target } : undefined;
 }

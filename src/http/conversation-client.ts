@@ -1,17 +1,17 @@
 import type { Env } from "../env.ts";
-import type { Caller, Conversation } from "../conversation/index.ts";
+import type { Requester, Conversation } from "../conversation/index.ts";
 import type { Access } from "./auth.ts";
 import { HttpError } from "./errors.ts";
 
 /** The Durable Object's RPC methods: those that take the caller first. */
-type SessionMethod = {
-  [K in keyof Conversation]-?: Conversation[K] extends (caller: Caller, ...rest: never[]) => Promise<unknown> ? K : never;
+type ConversationMethod = {
+  [K in keyof Conversation]-?: Conversation[K] extends (caller: Requester, ...rest: never[]) => Promise<unknown> ? K : never;
 }[keyof Conversation];
 
-type WithoutCaller<F> = F extends (caller: Caller, ...rest: infer A) => infer R ? (...args: A) => R : never;
+type WithoutRequester<F> = F extends (caller: Requester, ...rest: infer A) => infer R ? (...args: A) => R : never;
 
 /** A conversation's Durable Object as the Worker calls it: each of its methods, the caller passed for you. */
-export type SessionClient = { [K in SessionMethod]: WithoutCaller<Conversation[K]> };
+export type ConversationClient = { [K in ConversationMethod]: WithoutRequester<Conversation[K]> };
 
 /**
  * Typed calls to a conversation's Durable Object, as the caller: a conversation token's grant
@@ -20,10 +20,10 @@ export type SessionClient = { [K in SessionMethod]: WithoutCaller<Conversation[K
  * `unknown` (tool arguments and results) as unserializable; they are plain JSON, so the class's
  * own types are the truth.
  */
-export function sessionClient(env: Env, conversationId: string, access: Access, from?: RequestOrigin): SessionClient {
+export function conversationClient(env: Env, conversationId: string, access: Access, from?: RequestOrigin): ConversationClient {
   const stub = conversationObject(env, conversationId) as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
   const caller = callerOf(conversationId, access, from);
-  return new Proxy({} as SessionClient, {
+  return new Proxy({} as ConversationClient, {
     get: (_target, method) => (typeof method === "string" ? (...args: unknown[]) => stub[method]!(caller, ...args) : undefined),
   });
 }
@@ -52,7 +52,7 @@ export function originOf(req: { header(name: string): string | undefined }): Req
 }
 
 /** Who the Durable Object is told is asking: the conversation, a token's grant, a signed-in user or operator, and from where. */
-export function callerOf(conversationId: string, access: Access, from: RequestOrigin = {}): Caller {
+export function callerOf(conversationId: string, access: Access, from: RequestOrigin = {}): Requester {
   return {
     conversationId,
     ...(access.kind === "conversation" ? { grant: access.grant } : {}),
