@@ -170,7 +170,7 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   // A remote call's write-ahead was committed: the step commits from the state it left.
   state = called.state;
   run.signal.throwIfAborted();
-  const plan = planCalls(run, state, prepared, step.toolCalls);
+  const plan = planCalls(run, state, prepared, step.toolCalls, step.routed);
   for (const p of plan) yield { type: "tool-call", toolCallId: p.call.id, name: p.call.name, args: argsOf(p.call), plan: callPlanOf(p) };
   const gates = await gateCalls(run, state, prepared, plan, stepUsage(prepared, step));
   // The calls that start are recorded before the first of them does, for a host that keeps them.

@@ -38,6 +38,24 @@ function network(router: Router, threshold = 0.8, options: { maxHandoffs?: numbe
 const handoffs = (events: RunEvent[]) => events.filter((e): e is Extract<RunEvent, { type: "handoff" }> => e.type === "handoff");
 
 describe("a router", () => {
+  it.each([
+    ["per-target", "transfer_to_billing", {}],
+    ["single", "transfer_to_agent", { agent_name: "billing" }],
+    ["named", "handoff", { name: "billing" }],
+  ] as const)(
+    "in the %s style, writes its transfer as the call a model would make, and plans it from its decision",
+    async (style, name, args) => {
+      const net = network(fixed({ agent: "billing", confidence: 0.95 }));
+      const styled = new Network(net.entry, { ...net.options, toolStyle: style, register: [...net.agents.values()] });
+      const turn = await runScripted(styled, "I was charged twice", [{ text: "Billing here." }]);
+      expect(handoffs(turn.events).map((h) => [h.from, h.to])).toEqual([["triage", "billing"]]);
+      const call = turn.store.history.find((m) => m.role === "assistant")!;
+      expect(call.role === "assistant" && call.toolCalls?.map((c) => [c.name, JSON.parse(c.arguments)])).toEqual([
+        [name, { ...args, reason: "lexical: 0.95" }],
+      ]);
+    },
+  );
+
   it("hands a message it is sure of to its target before any model call; the target answers in the same turn", async () => {
     const router = fixed({ agent: "billing", confidence: 0.93 });
     const turn = await runScripted(network(router), "I was charged twice", [{ text: "Billing here: I see the double charge." }]);

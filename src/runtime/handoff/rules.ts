@@ -54,6 +54,8 @@ export interface PlanInput {
   returnFrame?: ReturnFrame | undefined;
   /** Agents waiting for the conversation to come back: a returning handoff past `maxReturnDepth` is refused. */
   callerDepth?: number;
+  /** A router's transfer as decided: its call is planned from this, never parsed back (the rules still apply). */
+  routed?: { toolCallId: string; target: string; reason: string } | undefined;
 }
 
 /**
@@ -77,7 +79,10 @@ export function planToolCalls(input: PlanInput): PlannedCall[] {
       accepted = frame.caller;
       return { kind: "return", call, frame, summary };
     }
-    const request = readTransfer(call, style, toolset.transfers);
+    const routed = input.routed?.toolCallId === call.id ? input.routed : undefined;
+    const request = routed
+      ? { edge: toolset.transfers.get(routed.target), asked: routed.target, reason: routed.reason, input: {} }
+      : readTransfer(call, style, toolset.transfers);
     if (!request) return { kind: "tool", call, tool: undefined };
     const { edge } = request;
     if (!edge) {

@@ -12,6 +12,15 @@ export interface ModelStepResult {
   usage?: Usage;
   /** The step is a router's transfer, made with no model call. */
   routedBy?: RoutedBy;
+  /** The router's decision itself: the loop plans the transfer from it, never by reading its call back. */
+  routed?: RoutedTransfer;
+}
+
+/** A router's transfer as decided: its call (written in the network's style, for the history), its target and reason. */
+export interface RoutedTransfer {
+  toolCallId: string;
+  target: string;
+  reason: string;
 }
 
 /** Streams one model call: text deltas are yielded as they arrive; tool calls come back whole. */

@@ -9,7 +9,7 @@ import { argsOf, errorOutcome, executeToolCall } from "../tools/execute-tool-cal
 import { firstBlock } from "../tools/guardrails.ts";
 import type { CallsInFlight } from "../calls-in-flight.ts";
 import { type PlannedCall, planToolCalls } from "../handoff/rules.ts";
-import type { ModelStepResult } from "./call-model.ts";
+import type { ModelStepResult, RoutedTransfer } from "./call-model.ts";
 import { assistantMessage } from "./step-commit.ts";
 import type { ToolCall } from "../messages.ts";
 import { type StateUpdates, toolContext } from "../tools/tool-context.ts";
@@ -117,7 +117,13 @@ export async function answerCalls(
 }
 
 /** The step's calls against the handoff rules, with what the turn has done so far: decided before any tool runs. */
-export function planCalls(run: RunContext, state: TurnState, prepared: PreparedStep, calls: readonly ToolCall[]): PlannedCall[] {
+export function planCalls(
+  run: RunContext,
+  state: TurnState,
+  prepared: PreparedStep,
+  calls: readonly ToolCall[],
+  routed?: RoutedTransfer,
+): PlannedCall[] {
   const { network } = run.options;
   const { agent } = prepared;
   const { handoffs } = state.progress;
@@ -134,6 +140,7 @@ export function planCalls(run: RunContext, state: TurnState, prepared: PreparedS
     visited: network.options.allowRevisit ? undefined : new Set([handoffs[0]?.from ?? agent.name, ...handoffs.map((h) => h.to)]),
     returnFrame: prepared.returnTo?.frame,
     callerDepth: state.holding.callers.length,
+    routed,
   });
 }
 

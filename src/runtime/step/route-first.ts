@@ -36,10 +36,20 @@ export async function routedStep(run: RunContext, state: TurnState, prepared: Pr
   const call = transferCall(run, decision.agent, reason);
   // Unique in the conversation (a step index restarts each turn): at most one routed call per turn, each after more history.
   const id = `router_${state.history.length}`;
-  return { text: "", toolCalls: [{ id, ...call }], finishReason: "tool_calls", routedBy };
+  return {
+    text: "",
+    toolCalls: [{ id, ...call }],
+    finishReason: "tool_calls",
+    routedBy,
+    routed: { toolCallId: id, target: decision.agent, reason },
+  };
 }
 
-/** The transfer call a model would make to `target` in the network's transfer style. */
+/**
+ * The transfer call a model would make to `target` in the network's transfer style, so the
+ * target's model sees the same history as after a model's transfer; it is written from the
+ * decision, and the loop plans from the decision, not from this call.
+ */
 function transferCall(run: RunContext, target: string, reason: string): { name: string; arguments: string } {
   const { network } = run.options;
   switch (network.options.toolStyle) {
