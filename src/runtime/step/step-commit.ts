@@ -78,7 +78,6 @@ export function buildStepCommit(input: {
   // A remote agent waiting for the user's input has not given its answer yet: an on-answer frame stays open.
   const finalAnswer = step.toolCalls.length === 0 && pending.length === 0 && step.finishReason !== "input_required";
   const holder = nextHolder(prepared, taken, finalAnswer, step.routedBy);
-  const handoff = holder.decision?.record;
   const changed = holder.decision && holder.target ? changeHands(state.holding, holder.decision) : undefined;
   const context = accepted?.input ? { ...state.holding.context, ...accepted.input } : undefined;
   const appended = appendedPrompt(accepted, options, context ?? state.holding.context, state);
@@ -99,7 +98,7 @@ export function buildStepCommit(input: {
     messages: complete,
     usage: spent,
     ...holdingChange(state, next),
-    ...(handoff ? { handoff } : {}),
+    ...(changed ? { handoff: changed.record } : {}),
     ...(compaction ? { compaction: compaction.compaction } : {}),
     // A handoff is committed before the suspension: the resumed leg runs as the target. An appended
     // system message waits with the step, so it follows the step's results in the history.
@@ -109,8 +108,8 @@ export function buildStepCommit(input: {
     commit,
     events: announcements(records, pending, changed?.events ?? []),
     next,
-    handoff: holder.ends ? undefined : handoff,
-    returned: holder.ends ? handoff : undefined,
+    handoff: holder.ends ? undefined : changed?.record,
+    returned: holder.ends ? changed?.record : undefined,
     change: changed,
     pending,
   };
