@@ -54,7 +54,7 @@ export function assembleConversation(
   const store = new ConversationStore(ctx.storage);
   const notifier = new Notifier(store, config, redactor, log);
   const sockets = new ConversationSockets(ctx, redactor);
-  const hold = new PersonHold(store, redactor, env, notifier, sockets.tap);
+  const hold = new PersonHold(store, redactor, env, notifier, sockets.tap, network);
   const providerRequests = { sent: 0 };
   const model = redactingModel(
     createModel(config, redactor, providerRequests) ??
@@ -85,7 +85,7 @@ export function assembleConversation(
     tap: sockets.tap,
   });
   const admission = new TurnAdmission({ store, driver, network, config, env });
-  const work = new ScheduledWork({ store, driver, hold, network, notifier, admission, redactor });
+  const work = new ScheduledWork({ store, driver, hold, network, notifier, admission });
   const effects = new CommitEffects({ store, storage: ctx.storage, inbox, waitUntil: (promise) => ctx.waitUntil(promise), log });
   return { redactor, store, hold, inbox, driver, work, sockets, admission, effects };
 }

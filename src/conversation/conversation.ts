@@ -14,7 +14,7 @@ import type { ForkSnapshot } from "./storage/forks.ts";
 import type { HistoryPage } from "./storage/history-page.ts";
 import type { InboxLink } from "./inbox-link.ts";
 import type { InboxEntry } from "../inbox/inbox.ts";
-import { type PersonHold, personHandBackHook } from "./person-hold.ts";
+import type { PersonHold } from "./person-hold.ts";
 import { newGrant } from "./grants.ts";
 import { fail, ok, type ConversationResult } from "./results.ts";
 import type { TurnDriver } from "./turns/turn-driver.ts";
@@ -367,8 +367,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
         const agents = [...this.#network.agents.values()].filter((a) => !a.human).map((a) => a.name);
         return fail("unknown_agent", `'${to}' is not an agent of this network to hand back to: one of ${agents.join(", ")}.`);
       }
-      const record = await this.#hold.handBack(state!, state!.holding.activeAgent, to, note, by);
-      await personHandBackHook(this.#network, record, this.#redactor);
+      await this.#hold.handBack(state!, state!.holding.activeAgent, to, note, by);
       await this.#effects.settled();
       return ok({ activeAgent: to });
     });

@@ -37,14 +37,23 @@ export class PersonHold {
   #broadcast: TurnBroadcast | null = null;
 
   readonly #tap: (event: StoredEvent) => void;
+  readonly #network: Network;
 
-  /** `tap`: told each event as it is stored (the open WebSockets). */
-  constructor(store: ConversationStore, redactor: Redactor, env: unknown, notifier: Notifier, tap: (event: StoredEvent) => void) {
+  /** `tap`: told each event as it is stored (the open WebSockets); `network`: whose `onHandoff` a hand-back runs. */
+  constructor(
+    store: ConversationStore,
+    redactor: Redactor,
+    env: unknown,
+    notifier: Notifier,
+    tap: (event: StoredEvent) => void,
+    network: Network,
+  ) {
     this.#store = store;
     this.#redactor = redactor;
     this.#env = env;
     this.#notifier = notifier;
     this.#tap = tap;
+    this.#network = network;
   }
 
   /** What followers of the conversation read while a person holds it; its events reach the open sockets too. */
@@ -76,8 +85,11 @@ export class PersonHold {
     return event.id;
   }
 
-  /** The person hands the conversation back to `to`, with a note the agent finds in the history; it leaves the desk. */
-  async handBack(state: ConversationState, person: string, to: string, note: string, by?: OperatorIdentity): Promise<HandBackRecord> {
+  /**
+   * The person hands the conversation back to `to`, with a note the agent finds in the history; it
+   * leaves the desk, and the network's `onHandoff` is told, whichever way the hand-back came.
+   */
+  async handBack(state: ConversationState, person: string, to: string, note: string, by?: OperatorIdentity): Promise<void> {
     const record: HandBackRecord = { kind: "hand-back", from: person, to, ...(note ? { note } : {}), ...(by ? { by } : {}) };
     const changed = changeHands(state.holding, { record, by: "person" });
     const events = changed.events.map((event, i) => this.#redactor.value<StoredEvent>({ id: state.lastEventId + 1 + i, ...event }));
@@ -88,7 +100,7 @@ export class PersonHold {
     for (const event of events) this.followers().publish(event);
     this.#notifier.push("TASK_STATE_COMPLETED");
     await this.end(state.conversationId);
-    return record;
+    await personHandBackHook(this.#network, record, this.#redactor);
   }
 
   /** The hold is over (handed back, or the conversation erased): followers' streams end, and it leaves the desk. */

@@ -174,7 +174,7 @@ describe("a person's hand-back (the change the Durable Object commits: test/work
   it("maxHandoffsPerTurn and allowRevisit: a person's decision is never refused", () => {
     expect(HANDOFF_RULES["person-hand-back"]).toMatchObject({ capped: false, revisitChecked: false });
   });
-  it("onHandoff: called once it is committed (personHandBackHook, which the Durable Object runs after the commit); a throw is logged, redacted, and undoes nothing", async () => {
+  it("onHandoff: called once it is committed (personHandBackHook, which PersonHold.handBack runs after its commit, from the desk or the deadline alike); a throw is logged, redacted, and undoes nothing", async () => {
     const { net, seen, record } = await handedBack({});
     await personHandBackHook(net, record, new Redactor([]));
     expect(seen.at(-1)).toEqual({ kind: "person-hand-back", from: "desk", to: "triage", reason: "sorted" });

@@ -76,7 +76,7 @@ describe("a configured feature without its binding", () => {
       const store = new ConversationStore(state.storage);
       store.create(id, "triage", "grant", "ada");
       const redactor = new Redactor([]);
-      const hold = new PersonHold(store, redactor, {}, new Notifier(store, {}, redactor, () => {}), () => {});
+      const hold = new PersonHold(store, redactor, {}, new Notifier(store, {}, redactor, () => {}), () => {}, supportLike());
       // What deleting the conversation does (the hold ends, its card leaves the desk), and what a person's turn does.
       await expect(hold.end(id)).resolves.toBeUndefined();
       await expect(hold.toDesk({ conversationId: id, person: "support-desk", status: "waiting" })).resolves.toBeUndefined();

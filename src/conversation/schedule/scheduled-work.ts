@@ -8,8 +8,7 @@
 import type { Network } from "../../runtime/network.ts";
 import type { ConversationStore } from "../storage/conversation-store.ts";
 import type { Notifier } from "./notifier.ts";
-import { type PersonHold, personHandBackHook } from "../person-hold.ts";
-import type { Redactor } from "../../runtime/redact.ts";
+import type { PersonHold } from "../person-hold.ts";
 import { undecided } from "../../runtime/suspension.ts";
 import { ok } from "../results.ts";
 import { BUSY_RETRY_MS, EXPIRED, type ScheduleEntry } from "./schedule.ts";
@@ -27,8 +26,6 @@ export interface ScheduledWorkSetup {
   notifier: Notifier;
   /** The alarm's turns pass the same admission as every other (their owner's daily budget among its checks). */
   admission: TurnAdmission;
-  /** What the log is told of a failed `onHandoff` passes through it. */
-  redactor: Redactor;
 }
 
 export class ScheduledWork {
@@ -114,7 +111,7 @@ export class ScheduledWork {
       store.beginTurn({ note });
       const ran = driver.runUnread({ conversationId: state.conversationId }, { kind: "scheduled", note });
       await this.#setup.notifier.notify("person_timed_out", { person: entry.person, to });
-      await personHandBackHook(network, await handedBack, this.#setup.redactor);
+      await handedBack;
       await ran;
     });
   }
