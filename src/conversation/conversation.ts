@@ -79,11 +79,11 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     this.#effects = parts.effects;
   }
 
-  /** A WebSocket the Worker upgraded (GET …/socket), for the caller it names: accepted through the hibernation API. */
+  /** A WebSocket the Worker upgraded (GET …/socket), for the requester it names: accepted through the hibernation API. */
   override async fetch(request: Request): Promise<Response> {
     return openSocket(request, {
       sockets: this.#sockets,
-      admit: (caller) => this.#admission.access(caller),
+      admit: (requester) => this.#admission.access(requester),
       catchUp: (state, after) => this.#driver.catchUp(state, after),
       waitUntil: (promise) => this.ctx.waitUntil(promise),
     });
@@ -93,8 +93,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   override async webSocketMessage(ws: WebSocket, raw: string | ArrayBuffer): Promise<void> {
     await answerFrame(ws, raw, {
       sockets: this.#sockets,
-      send: (caller, text) => this.sendMessage(caller, text),
-      decide: (caller, decisions) => this.decide(caller, decisions),
+      send: (requester, text) => this.sendMessage(requester, text),
+      decide: (requester, decisions) => this.decide(requester, decisions),
     });
   }
 
@@ -109,14 +109,14 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /** What is scheduled: follow-ups, the approvals' deadline, a person's deadline; the earliest first. */
-  async scheduleEntries(caller: Requester): Promise<ConversationResult<{ entries: ScheduledView[] }>> {
-    const admitted = this.#admission.access(caller);
+  async scheduleEntries(requester: Requester): Promise<ConversationResult<{ entries: ScheduledView[] }>> {
+    const admitted = this.#admission.access(requester);
     return admitted.ok ? ok({ entries: this.#redactor.value(this.#store.schedule.shown()) }) : admitted;
   }
 
   /** Cancels one entry (`id`) or every follow-up. */
-  async cancelScheduled(caller: Requester, id?: string): Promise<ConversationResult<{ cancelled: number }>> {
-    const admitted = this.#admission.access(caller);
+  async cancelScheduled(requester: Requester, id?: string): Promise<ConversationResult<{ cancelled: number }>> {
+    const admitted = this.#admission.access(requester);
     return admitted.ok ? this.#store.schedule.cancel(id) : admitted;
   }
 
@@ -124,15 +124,15 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   protected abstract setup(env: WorkerVars): ConversationSetup;
 
   /** Creates the conversation, held by the entry agent, without a turn; the grant signs its tokens. */
-  async create(caller: Requester): Promise<ConversationResult<{ activeAgent: string; grant: string }>> {
-    const state = this.#store.create(caller.conversationId, this.#network.entry.name, newGrant(), caller.user);
+  async create(requester: Requester): Promise<ConversationResult<{ activeAgent: string; grant: string }>> {
+    const state = this.#store.create(requester.conversationId, this.#network.entry.name, newGrant(), requester.user);
     await this.#effects.settled();
     return ok({ activeAgent: state.holding.activeAgent, grant: state.grant ?? this.#store.setGrant(newGrant()).grant! });
   }
 
   /** The grant for new tokens of an existing conversation; `rotate` revokes every token issued before. */
-  async issueGrant(caller: Requester, rotate: boolean): Promise<ConversationResult<{ grant: string }>> {
-    const admitted = this.#admission.access(caller);
+  async issueGrant(requester: Requester, rotate: boolean): Promise<ConversationResult<{ grant: string }>> {
+    const admitted = this.#admission.access(requester);
     if (!admitted.ok) return admitted;
     const { grant } = admitted.value;
     return ok({ grant: !rotate && grant ? grant : this.#store.setGrant(newGrant()).grant! });
@@ -140,14 +140,14 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
 
   /** Starts a turn and returns its stream. The run goes on if the stream's reader leaves. */
   async sendMessage(
-    caller: Requester,
+    requester: Requester,
     message: string,
     format: StreamFormat = "sse",
   ): Promise<ConversationResult<ReadableStream<Uint8Array>>> {
-    return this.#admission.turn(caller, { kind: "message", message }, (state) => {
-      if (!state) this.#store.create(caller.conversationId, this.#network.entry.name, newGrant());
+    return this.#admission.turn(requester, { kind: "message", message }, (state) => {
+      if (!state) this.#store.create(requester.conversationId, this.#network.entry.name, newGrant());
       this.#store.beginTurn(message);
-      return ok(this.#driver.start(caller, { kind: "message", text: message }, format));
+      return ok(this.#driver.start(requester, { kind: "message", text: message }, format));
     });
   }
 
@@ -156,42 +156,46 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * its messages, handoffs and what the conversation held return to what they were when it
    * started, whatever its status. Only the last turn can be rewound; what it spent stays counted.
    */
-  async retry(caller: Requester, message?: string, format: StreamFormat = "sse"): Promise<ConversationResult<ReadableStream<Uint8Array>>> {
-    return this.#admission.turn(caller, { kind: "retry", message }, (state) => {
+  async retry(
+    requester: Requester,
+    message?: string,
+    format: StreamFormat = "sse",
+  ): Promise<ConversationResult<ReadableStream<Uint8Array>>> {
+    return this.#admission.turn(requester, { kind: "retry", message }, (state) => {
       const opening = state!.turn > 0 ? this.#store.rewindLastTurn() : null;
       if (!opening) return fail("nothing_to_retry", "There is no turn to run again: send a message instead.");
       // A turn the schedule ran runs again with its note, unless the retry gives a message of its own.
       if (opening.note !== undefined && message === undefined) {
         this.#store.beginTurn({ note: opening.note });
-        return ok(this.#driver.start(caller, { kind: "scheduled", note: opening.note }, format));
+        return ok(this.#driver.start(requester, { kind: "scheduled", note: opening.note }, format));
       }
       const text = message ?? opening.message;
       this.#store.beginTurn(text);
-      return ok(this.#driver.start(caller, { kind: "message", text }, format));
+      return ok(this.#driver.start(requester, { kind: "message", text }, format));
     });
   }
 
   /** Records decisions; once every pending call is decided, resumes the turn as the same agent. */
   async decide(
-    caller: Requester,
+    requester: Requester,
     decisions: ApprovalDecision[],
     format: StreamFormat = "sse",
   ): Promise<ConversationResult<DecisionOutcome>> {
-    const admitted = this.#admission.access(caller, { idle: true });
+    const admitted = this.#admission.access(requester, { idle: true });
     if (!admitted.ok) return admitted;
     const asked = format === "ui" ? withoutRepeats(admitted.value, decisions) : decisions;
     const checked = checkDecisions(admitted.value, this.#store.messages(), asked);
     if (!checked.ok) return checked;
     if (!checked.value.complete) {
-      const state = this.#store.recordDecisions(asked, false, caller.identity);
+      const state = this.#store.recordDecisions(asked, false, requester.identity);
       return ok({ kind: "awaiting", pending: undecided(state).map((p) => p.toolCallId) });
     }
     // Decisions that complete the step resume the turn: that is a turn starting, admitted as one (and checked again there).
-    return this.#admission.turn(caller, { kind: "resume" }, (current) => {
+    return this.#admission.turn(requester, { kind: "resume" }, (current) => {
       const still = checkDecisions(current, this.#store.messages(), asked);
       if (!still.ok) return still;
-      const state = this.#store.recordDecisions(asked, true, caller.identity);
-      const stream = this.#driver.start(caller, { kind: "resume", suspension: state.suspension!, decisions: state.decisions }, format);
+      const state = this.#store.recordDecisions(asked, true, requester.identity);
+      const stream = this.#driver.start(requester, { kind: "resume", suspension: state.suspension!, decisions: state.decisions }, format);
       return ok({ kind: "stream" as const, stream });
     });
   }
@@ -201,12 +205,12 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * past the last event of a finished turn is refused: it belongs to a conversation deleted since.
    */
   async events(
-    caller: Requester,
+    requester: Requester,
     afterId: number,
     format: StreamFormat = "sse",
     follow = false,
   ): Promise<ConversationResult<EventsOutcome>> {
-    const admitted = this.#admission.access(caller);
+    const admitted = this.#admission.access(requester);
     if (!admitted.ok) return admitted;
     const state = admitted.value;
     const running = this.#driver.running;
@@ -227,8 +231,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     return ok({ kind: "stream", stream: this.#driver.read(state, afterId, format, hold) });
   }
 
-  async getView(caller: Requester, query: PageQuery = {}): Promise<ConversationResult<ConversationView>> {
-    const admitted = this.#admission.access(caller);
+  async getView(requester: Requester, query: PageQuery = {}): Promise<ConversationResult<ConversationView>> {
+    const admitted = this.#admission.access(requester);
     if (!admitted.ok) return admitted;
     return ok(
       this.#redactor.value(conversationView(this.#store, admitted.value, this.#driver.running, query, this.#inbox.lastRowsWritten)),
@@ -236,15 +240,15 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /** Every turn: status, times, usage, handoffs. */
-  async turns(caller: Requester): Promise<ConversationResult<TurnSummary[]>> {
-    const admitted = this.#admission.access(caller);
+  async turns(requester: Requester): Promise<ConversationResult<TurnSummary[]>> {
+    const admitted = this.#admission.access(requester);
     if (!admitted.ok) return admitted;
     return ok(this.#redactor.value(this.#store.turns.list(this.#store.handoffs())));
   }
 
   /** One turn (the latest by default) as a task: its status, the messages it added, its handoffs, what it waits on (A2A's tasks are turns). */
-  async turnView(caller: Requester, turn?: number): Promise<ConversationResult<TurnView>> {
-    const admitted = this.#admission.access(caller);
+  async turnView(requester: Requester, turn?: number): Promise<ConversationResult<TurnView>> {
+    const admitted = this.#admission.access(requester);
     if (!admitted.ok) return admitted;
     const view = turnView(this.#store, admitted.value, this.#driver.running, turn ?? admitted.value.turn);
     if (!view) return fail("turn_not_found", `This conversation has no turn ${turn ?? "yet"} (it has ${admitted.value.turn}).`);
@@ -255,8 +259,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * A task's (a turn's) A2A push notification configs: kept, read, listed or deleted by whoever may
    * read the conversation; a config or turn that does not exist answers null.
    */
-  async pushConfigs(caller: Requester, op: PushConfigOp): Promise<ConversationResult<PushConfig | PushConfig[] | null>> {
-    const admitted = this.#admission.access(caller);
+  async pushConfigs(requester: Requester, op: PushConfigOp): Promise<ConversationResult<PushConfig | PushConfig[] | null>> {
+    const admitted = this.#admission.access(requester);
     if (!admitted.ok) return admitted;
     // A config may be set ahead for the turn a message is about to start (SendMessage's own config), and removed if it does not start.
     const last = admitted.value.turn + ((op.kind === "set" || op.kind === "delete") && op.upcoming ? 1 : 0);
@@ -276,8 +280,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /** A turn's trace: its spans, from the turn down to each model call, tool call and handoff. */
-  async turnTrace(caller: Requester, turn: number): Promise<ConversationResult<TurnTrace>> {
-    const admitted = this.#admission.access(caller);
+  async turnTrace(requester: Requester, turn: number): Promise<ConversationResult<TurnTrace>> {
+    const admitted = this.#admission.access(requester);
     if (!admitted.ok) return admitted;
     const trace = this.#store.traces.read(turn);
     if (!trace)
@@ -289,8 +293,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /** The conversation as it stood after `afterTurn`, for a fork; the conversation itself is untouched. */
-  async forkSnapshot(caller: Requester, afterTurn: number): Promise<ConversationResult<ForkSnapshot>> {
-    const admitted = this.#admission.access(caller);
+  async forkSnapshot(requester: Requester, afterTurn: number): Promise<ConversationResult<ForkSnapshot>> {
+    const admitted = this.#admission.access(requester);
     if (!admitted.ok) return admitted;
     const state = admitted.value;
     if (afterTurn > state.turn)
@@ -303,17 +307,20 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /** Creates this conversation as a fork of another, from its snapshot, with a grant of its own. */
-  async importFork(caller: Requester, snapshot: ForkSnapshot): Promise<ConversationResult<{ activeAgent: string; grant: string }>> {
+  async importFork(requester: Requester, snapshot: ForkSnapshot): Promise<ConversationResult<{ activeAgent: string; grant: string }>> {
     // A fork's id is freshly made by the Worker: it cannot be taken.
-    if (this.#store.state()) throw new Error(`conversation ${caller.conversationId} already exists`);
-    const state = this.#store.importFork(caller.conversationId, newGrant(), snapshot, caller.user);
+    if (this.#store.state()) throw new Error(`conversation ${requester.conversationId} already exists`);
+    const state = this.#store.importFork(requester.conversationId, newGrant(), snapshot, requester.user);
     await this.#effects.settled();
     return ok({ activeAgent: state.holding.activeAgent, grant: state.grant! });
   }
 
   /** The stored conversation as the AI SDK's `UIMessage[]`, to seed `useChat({ messages })` after a reload. */
-  async uiMessages(caller: Requester, query: PageQuery = {}): Promise<ConversationResult<{ messages: UIMessageOut[]; page: HistoryPage }>> {
-    const admitted = this.#admission.access(caller);
+  async uiMessages(
+    requester: Requester,
+    query: PageQuery = {},
+  ): Promise<ConversationResult<{ messages: UIMessageOut[]; page: HistoryPage }>> {
+    const admitted = this.#admission.access(requester);
     if (!admitted.ok) return admitted;
     return ok(this.#redactor.value(uiMessagesOf(this.#store, admitted.value, query)));
   }
@@ -323,30 +330,30 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * was committed stays, and its stream ends with `done`, status `cancelled`. Answers once the turn
    * has ended, so a new message is accepted right after; `cancelled: false` when nothing was running.
    */
-  async cancel(caller: Requester): Promise<ConversationResult<{ cancelled: boolean }>> {
-    const admitted = this.#admission.access(caller);
+  async cancel(requester: Requester): Promise<ConversationResult<{ cancelled: boolean }>> {
+    const admitted = this.#admission.access(requester);
     if (!admitted.ok) return admitted;
     return ok({ cancelled: await this.#driver.cancel() });
   }
 
   /** Erases the conversation entirely: its tokens are revoked with it, and it leaves the operator desk. */
-  async erase(caller: Requester): Promise<ConversationResult<null>> {
-    const admitted = this.#admission.access(caller, { idle: true });
+  async erase(requester: Requester): Promise<ConversationResult<null>> {
+    const admitted = this.#admission.access(requester, { idle: true });
     if (!admitted.ok) return admitted;
     await this.#inbox.forget(admitted.value);
     await this.#store.erase();
-    await this.#hold.end(caller.conversationId);
+    await this.#hold.end(requester.conversationId);
     return ok(null);
   }
 
   /** A person's message to the user, while a person holds the conversation: stored, and streamed to whoever follows it. */
   async operatorMessage(
-    caller: Requester,
+    requester: Requester,
     text: string,
     operator?: string,
     by?: OperatorIdentity,
   ): Promise<ConversationResult<{ eventId: number; agent: string }>> {
-    return this.#admission.turn(caller, { kind: "person" }, async (state) => {
+    return this.#admission.turn(requester, { kind: "person" }, async (state) => {
       const person = state!.holding.activeAgent;
       const eventId = await this.#hold.say(state!, person, text, operator, by);
       await this.#effects.settled();
@@ -356,12 +363,12 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
 
   /** The person gives the conversation back to an agent, with a note the agent reads; the user's next message goes to it. */
   async operatorHandBack(
-    caller: Requester,
+    requester: Requester,
     to: string,
     note: string,
     by?: OperatorIdentity,
   ): Promise<ConversationResult<{ activeAgent: string }>> {
-    return this.#admission.turn(caller, { kind: "person" }, async (state) => {
+    return this.#admission.turn(requester, { kind: "person" }, async (state) => {
       const target = this.#network.get(to);
       if (!target || target.human) {
         const agents = [...this.#network.agents.values()].filter((a) => !a.human).map((a) => a.name);
@@ -375,10 +382,10 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
 
   /** Renames or archives the conversation; its owner's inbox shows it at once. */
   async update(
-    caller: Requester,
+    requester: Requester,
     meta: { title?: string | undefined; archived?: boolean | undefined },
   ): Promise<ConversationResult<InboxEntry>> {
-    const admitted = this.#admission.access(caller);
+    const admitted = this.#admission.access(requester);
     if (!admitted.ok) return admitted;
     const state = this.#store.describe(meta);
     await this.#effects.settled();

@@ -21,7 +21,7 @@ export type SocketRequest =
 
 /** What a socket remembers across hibernation: who opened it. */
 interface Attachment {
-  caller: Requester;
+  requester: Requester;
 }
 
 export class ConversationSockets {
@@ -39,19 +39,19 @@ export class ConversationSockets {
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair('{"type":"ping"}', '{"type":"pong"}'));
   }
 
-  /** Accepts a socket for `caller`; its catch-up (what it missed, then the running leg) is `batches`. */
-  accept(caller: Requester, afterId: number, batches: EventBatches): { response: Response; catchUp: Promise<void> } {
+  /** Accepts a socket for `requester`; its catch-up (what it missed, then the running leg) is `batches`. */
+  accept(requester: Requester, afterId: number, batches: EventBatches): { response: Response; catchUp: Promise<void> } {
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     this.#ctx.acceptWebSocket(server);
-    server.serializeAttachment({ caller } satisfies Attachment);
+    server.serializeAttachment({ requester } satisfies Attachment);
     this.#sent.set(server, afterId);
     this.#catchingUp.add(server);
     return { response: new Response(null, { status: 101, webSocket: client }), catchUp: this.#catchUp(server, batches) };
   }
 
   /** Who opened a socket. */
-  callerOf(ws: WebSocket): Requester | null {
-    return (ws.deserializeAttachment() as Attachment | null)?.caller ?? null;
+  requesterOf(ws: WebSocket): Requester | null {
+    return (ws.deserializeAttachment() as Attachment | null)?.requester ?? null;
   }
 
   /** Sends an event to every open socket that is not catching up (its frame made once for all). */
@@ -139,16 +139,18 @@ export function parseSocketRequest(raw: string | ArrayBuffer): SocketRequest | {
   };
 }
 
-/** The header the Worker names the caller in when it hands the object a socket to open (the object is reached only through the Worker). */
-export const SOCKET_CALLER_HEADER = "x-handoff-caller";
+/** The header the Worker names the requester in when it hands the object a socket to open (the object is reached only through the Worker). */
+export const SOCKET_REQUESTER_HEADER = "x-handoff-requester";
 
 /** Who opens a socket and from which event, as the Worker sent it; null for anything else. */
-export function socketAsk(request: Request): { caller: Requester; after: number } | null {
+export function socketAsk(request: Request): { requester: Requester; after: number } | null {
   if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") return null;
   try {
-    const caller = JSON.parse(request.headers.get(SOCKET_CALLER_HEADER) ?? "null") as Requester | null;
+    const requester = JSON.parse(request.headers.get(SOCKET_REQUESTER_HEADER) ?? "null") as Requester | null;
     const after = Number(new URL(request.url).searchParams.get("after") ?? "0");
-    return caller && typeof caller.conversationId === "string" && Number.isSafeInteger(after) && after >= 0 ? { caller, after } : null;
+    return requester && typeof requester.conversationId === "string" && Number.isSafeInteger(after) && after >= 0
+      ? { requester, after }
+      : null;
   } catch {
     return null;
   }
@@ -157,7 +159,7 @@ export function socketAsk(request: Request): { caller: Requester; after: number 
 /** What opening a socket needs of the conversation. */
 export interface SocketOpening {
   sockets: ConversationSockets;
-  admit(caller: Requester): ConversationResult<ConversationState>;
+  admit(requester: Requester): ConversationResult<ConversationState>;
   catchUp(state: ConversationState, afterId: number): EventBatches;
   waitUntil(promise: Promise<unknown>): void;
 }
@@ -166,14 +168,18 @@ export interface SocketOpening {
 export function openSocket(request: Request, conversation: SocketOpening): Response {
   const asked = socketAsk(request);
   if (!asked) return Response.json(fail("invalid_request", "Only the Worker opens sockets here."), { status: 400 });
-  const admitted = conversation.admit(asked.caller);
+  const admitted = conversation.admit(asked.requester);
   if (!admitted.ok) return Response.json(admitted, { status: 400 });
   const { lastEventId } = admitted.value;
   if (asked.after > lastEventId)
     return Response.json(fail("event_id_unknown", `Event ${asked.after} is past this conversation's last event (${lastEventId}).`), {
       status: 400,
     });
-  const { response, catchUp } = conversation.sockets.accept(asked.caller, asked.after, conversation.catchUp(admitted.value, asked.after));
+  const { response, catchUp } = conversation.sockets.accept(
+    asked.requester,
+    asked.after,
+    conversation.catchUp(admitted.value, asked.after),
+  );
   conversation.waitUntil(catchUp);
   return response;
 }
@@ -181,22 +187,24 @@ export function openSocket(request: Request, conversation: SocketOpening): Respo
 /** What answering a client's frame needs of the conversation. */
 export interface SocketFrames {
   sockets: ConversationSockets;
-  send(caller: Requester, text: string): Promise<ConversationResult<ReadableStream<Uint8Array>>>;
-  decide(caller: Requester, decisions: ApprovalDecision[]): Promise<ConversationResult<DecisionOutcome>>;
+  send(requester: Requester, text: string): Promise<ConversationResult<ReadableStream<Uint8Array>>>;
+  decide(requester: Requester, decisions: ApprovalDecision[]): Promise<ConversationResult<DecisionOutcome>>;
 }
 
 /** A client's frame: starts a turn or decides, and says so (or why not); the events themselves reach every socket. */
 export async function answerFrame(ws: WebSocket, raw: string | ArrayBuffer, conversation: SocketFrames): Promise<void> {
   const { sockets } = conversation;
-  const caller = sockets.callerOf(ws);
+  const requester = sockets.requesterOf(ws);
   const request = parseSocketRequest(raw);
-  if (!caller || "error" in request)
+  if (!requester || "error" in request)
     return sockets.reply(ws, {
       type: "error",
       data: { code: "invalid_request", message: "error" in request ? request.error : "Unknown socket." },
     });
   const result =
-    request.type === "message" ? await conversation.send(caller, request.message) : await conversation.decide(caller, request.decisions);
+    request.type === "message"
+      ? await conversation.send(requester, request.message)
+      : await conversation.decide(requester, request.decisions);
   if (!result.ok) return sockets.reply(ws, { type: "error", data: result.error });
   const stream = result.value instanceof ReadableStream ? result.value : result.value.kind === "stream" ? result.value.stream : null;
   // Nobody reads the turn's own stream: its events go to the sockets as they are published.

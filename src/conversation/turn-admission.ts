@@ -1,7 +1,7 @@
 /**
  * The one admission of a conversation: every way in (a message over HTTP, the AI SDK chat route,
  * retry and edit, decisions, socket frames, the alarm's scheduled turns, a person's message and
- * hand back) passes here, and nowhere else checks these, once and in one order: the caller's grant
+ * hand back) passes here, and nowhere else checks these, once and in one order: the requester's grant
  * and ownership, the conversation's state (running, waiting on approvals, held by a person), the
  * message length, the turn limits (the conversation's, then the client's by user id, else by
  * address; a scheduled turn has no client), the user's daily token budget, the stream caps.
@@ -36,7 +36,7 @@ export interface Need {
   orNew?: boolean;
 }
 
-/** Which checks each way in gets, past the caller's access and the conversation's state. */
+/** Which checks each way in gets, past the requester's access and the conversation's state. */
 const CHECKS: Record<TurnStart["kind"], { clientLimit: boolean; budget: boolean; stream: boolean }> = {
   message: { clientLimit: true, budget: true, stream: true },
   retry: { clientLimit: true, budget: true, stream: true },
@@ -78,20 +78,20 @@ export class TurnAdmission {
    * conversation must exist unless the request may create it; and no run may be going on when
    * the request would start or change one.
    */
-  access(caller: Requester, need: Need & { orNew: true }): ConversationResult<ConversationState | null>;
-  access(caller: Requester, need?: Need): ConversationResult<ConversationState>;
-  access(caller: Requester, need: Need = {}): ConversationResult<ConversationState | null> {
+  access(requester: Requester, need: Need & { orNew: true }): ConversationResult<ConversationState | null>;
+  access(requester: Requester, need?: Need): ConversationResult<ConversationState>;
+  access(requester: Requester, need: Need = {}): ConversationResult<ConversationState | null> {
     const state = this.#setup.store.state();
-    if (caller.grant !== undefined && (state?.grant === undefined || state.grant !== caller.grant))
+    if (requester.grant !== undefined && (state?.grant === undefined || state.grant !== requester.grant))
       return fail(
         "token_revoked",
         "This conversation token was revoked: the conversation was deleted or its tokens were rotated. Ask for a new token.",
       );
     // Someone else's conversation is not found, as one that does not exist: ids cannot be probed. A user creates with POST, never by a
     // first message.
-    const owned = caller.user === undefined || (state !== null && state.owner === caller.user);
-    if ((!state && (!need.orNew || caller.user !== undefined)) || !owned)
-      return fail("conversation_not_found", `No conversation '${caller.conversationId}'.`);
+    const owned = requester.user === undefined || (state !== null && state.owner === requester.user);
+    if ((!state && (!need.orNew || requester.user !== undefined)) || !owned)
+      return fail("conversation_not_found", `No conversation '${requester.conversationId}'.`);
     if (need.idle && this.#setup.driver.running) return fail("run_in_progress", RUN_IN_PROGRESS);
     return ok(state);
   }
@@ -103,11 +103,11 @@ export class TurnAdmission {
    * and `begin` runs in the same synchronous stretch, so two requests can never both start a turn.
    */
   async turn<T>(
-    caller: Requester,
+    requester: Requester,
     start: TurnStart,
     begin: (state: ConversationState | null) => ConversationResult<T> | Promise<ConversationResult<T>>,
   ): Promise<ConversationResult<T>> {
-    const first = this.#own(caller, start);
+    const first = this.#own(requester, start);
     if (!first.ok) return first;
     const unbound = this.#unbound();
     if (unbound) return unbound;
@@ -115,19 +115,19 @@ export class TurnAdmission {
     const starts = start.kind === "message" || start.kind === "retry";
     const limited =
       (starts ? this.#limitConversation() : null) ??
-      (checks.clientLimit ? await this.#limitClient(caller) : null) ??
-      (checks.budget ? await this.#withinBudget(caller.user ?? first.value?.owner) : null) ??
+      (checks.clientLimit ? await this.#limitClient(requester) : null) ??
+      (checks.budget ? await this.#withinBudget(requester.user ?? first.value?.owner) : null) ??
       (checks.stream ? this.#setup.driver.limitStreams() : null);
     if (limited) return limited;
-    const again = this.#own(caller, start);
+    const again = this.#own(requester, start);
     if (!again.ok) return again;
     if (starts) this.#recentTurns.push(Date.now());
     return begin(again.value);
   }
 
   /** The checks the conversation answers itself, without waiting: access, state, length. */
-  #own(caller: Requester, start: TurnStart): ConversationResult<ConversationState | null> {
-    const admitted = this.access(caller, { idle: true, orNew: start.kind === "message" });
+  #own(requester: Requester, start: TurnStart): ConversationResult<ConversationState | null> {
+    const admitted = this.access(requester, { idle: true, orNew: start.kind === "message" });
     if (!admitted.ok) return admitted;
     const held = this.#state(admitted.value, start);
     if (held) return held;
@@ -184,7 +184,7 @@ export class TurnAdmission {
    * New turns per client (a signed-in user's id, else the address), through the Workers rate-limiting binding. Without the binding
    * turns are refused (never silently unlimited) unless CLIENT_LIMIT=off says a rule in front of the Worker limits clients.
    */
-  async #limitClient(caller: Requester): Promise<ConversationResult<never> | null> {
+  async #limitClient(requester: Requester): Promise<ConversationResult<never> | null> {
     const limiter = (this.#setup.env as { CLIENT_LIMITER?: { limit(o: { key: string }): Promise<{ success: boolean }> } }).CLIENT_LIMITER;
     if (!limiter && this.#setup.config.CLIENT_LIMIT === "off") return null;
     if (!limiter)
@@ -193,7 +193,7 @@ export class TurnAdmission {
         "This Worker binds no CLIENT_LIMITER (the rate-limiting binding that limits new turns per client): add a [[ratelimits]] " +
           'binding named CLIENT_LIMITER to wrangler.toml, or set CLIENT_LIMIT = "off" when a rule in front of the Worker limits clients.',
       );
-    const key = caller.user ? `user:${caller.user}` : `address:${caller.address ?? "local"}`;
+    const key = requester.user ? `user:${requester.user}` : `address:${requester.address ?? "local"}`;
     const { success } = await limiter.limit({ key });
     return success ? null : fail("rate_limited", "Too many new turns from this client; try again in a minute.", { retryAfter: 60 });
   }

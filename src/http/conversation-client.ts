@@ -3,28 +3,28 @@ import type { Requester, Conversation } from "../conversation/index.ts";
 import type { Access } from "./auth.ts";
 import { HttpError } from "./errors.ts";
 
-/** The Durable Object's RPC methods: those that take the caller first. */
+/** The Durable Object's RPC methods: those that take the requester first. */
 type ConversationMethod = {
-  [K in keyof Conversation]-?: Conversation[K] extends (caller: Requester, ...rest: never[]) => Promise<unknown> ? K : never;
+  [K in keyof Conversation]-?: Conversation[K] extends (requester: Requester, ...rest: never[]) => Promise<unknown> ? K : never;
 }[keyof Conversation];
 
-type WithoutRequester<F> = F extends (caller: Requester, ...rest: infer A) => infer R ? (...args: A) => R : never;
+type WithoutRequester<F> = F extends (requester: Requester, ...rest: infer A) => infer R ? (...args: A) => R : never;
 
-/** A conversation's Durable Object as the Worker calls it: each of its methods, the caller passed for you. */
+/** A conversation's Durable Object as the Worker calls it: each of its methods, the requester passed for you. */
 export type ConversationClient = { [K in ConversationMethod]: WithoutRequester<Conversation[K]> };
 
 /**
- * Typed calls to a conversation's Durable Object, as the caller: a conversation token's grant
+ * Typed calls to a conversation's Durable Object, as the requester: a conversation token's grant
  * goes along, for the Durable Object to check. The class is the one list of its methods; any
- * method called here is the object's, with the caller first. The RPC stub types values that hold
+ * method called here is the object's, with the requester first. The RPC stub types values that hold
  * `unknown` (tool arguments and results) as unserializable; they are plain JSON, so the class's
  * own types are the truth.
  */
 export function conversationClient(env: Env, conversationId: string, access: Access, from?: RequestOrigin): ConversationClient {
   const stub = conversationObject(env, conversationId) as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-  const caller = callerOf(conversationId, access, from);
+  const requester = requesterOf(conversationId, access, from);
   return new Proxy({} as ConversationClient, {
-    get: (_target, method) => (typeof method === "string" ? (...args: unknown[]) => stub[method]!(caller, ...args) : undefined),
+    get: (_target, method) => (typeof method === "string" ? (...args: unknown[]) => stub[method]!(requester, ...args) : undefined),
   });
 }
 
@@ -52,7 +52,7 @@ export function originOf(req: { header(name: string): string | undefined }): Req
 }
 
 /** Who the Durable Object is told is asking: the conversation, a token's grant, a signed-in user or operator, and from where. */
-export function callerOf(conversationId: string, access: Access, from: RequestOrigin = {}): Requester {
+export function requesterOf(conversationId: string, access: Access, from: RequestOrigin = {}): Requester {
   return {
     conversationId,
     ...(access.kind === "conversation" ? { grant: access.grant } : {}),

@@ -16,8 +16,8 @@ import {
 } from "./schemas.ts";
 import { inboxOf } from "../inbox/inbox.ts";
 import type { ConversationResult } from "../conversation/results.ts";
-import { SOCKET_CALLER_HEADER } from "../conversation/sockets.ts";
-import { callerOf, conversationObject, originOf } from "./conversation-client.ts";
+import { SOCKET_REQUESTER_HEADER } from "../conversation/sockets.ts";
+import { requesterOf, conversationObject, originOf } from "./conversation-client.ts";
 import { registerFork, registerTokenIssue } from "./token-routes.ts";
 import { decisionReply } from "./turn-replies.ts";
 import { registerUIChatRoutes } from "./ui-chat-routes.ts";
@@ -99,7 +99,7 @@ function registerViewRoutes(app: Hono<ConversationEnv>): void {
 /**
  * GET …/socket: a WebSocket the conversation's Durable Object accepts through the hibernation API,
  * carrying every event of every turn (`?after=<id>` resumes; `?token=` where a browser cannot send
- * Authorization). The Worker authenticates it and names the caller to the object.
+ * Authorization). The Worker authenticates it and names the requester to the object.
  */
 function registerSocket(app: Hono<ConversationEnv>): void {
   app.get("/socket", async (c) => {
@@ -107,10 +107,10 @@ function registerSocket(app: Hono<ConversationEnv>): void {
       throw new HttpError("upgrade_required", "GET …/socket upgrades to a WebSocket: send Upgrade: websocket (new WebSocket(url) does).");
     const after = EventCursor.safeParse(c.req.query("after") ?? "0");
     if (!after.success) throw new HttpError("invalid_request", "?after= must be an event id in decimal digits, such as 42.");
-    const caller = callerOf(c.var.conversationId, c.get("access"), originOf(c.req));
+    const requester = requesterOf(c.var.conversationId, c.get("access"), originOf(c.req));
     const res = await conversationObject(c.env, c.var.conversationId).fetch(
       new Request(`https://conversation/socket?after=${after.data}`, {
-        headers: { upgrade: "websocket", [SOCKET_CALLER_HEADER]: JSON.stringify(caller) },
+        headers: { upgrade: "websocket", [SOCKET_REQUESTER_HEADER]: JSON.stringify(requester) },
       }),
     );
     if (res.status === 101) return res;

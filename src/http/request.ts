@@ -61,7 +61,7 @@ export function conversationScope(): MiddlewareHandler<ConversationEnv> {
 
 /** What the HTTP API adds to a conversation's refusal: the next step, in its own routes and headers (the conversation names none). */
 const NEXT_STEP: Partial<Record<ConversationErrorCode, string>> = {
-  // Every caller can create one; only the API key's first message also creates it, so that is not offered to all.
+  // Every requester can create one; only the API key's first message also creates it, so that is not offered to all.
   conversation_not_found: "Create it with POST /v1/conversations.",
   approval_pending: "Decide them with POST /v1/conversations/:id/approvals.",
   event_id_unknown: "Reconnect without Last-Event-ID.",

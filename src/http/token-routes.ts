@@ -53,7 +53,7 @@ export function registerFork(app: Hono<ConversationEnv>): void {
     const { afterTurn } = await readJson(c, ForkBody);
     const snapshot = await expectOk(c.var.client.forkSnapshot(afterTurn));
     const id = crypto.randomUUID();
-    // The new conversation is created by the Worker itself: the caller's token belongs to the original. A signed-in user owns the fork.
+    // The new conversation is created by the Worker itself: the requester's token belongs to the original. A signed-in user owns the fork.
     const access = c.get("access");
     const created = await expectOk(
       conversationClient(c.env, id, access.kind === "user" ? access : { kind: "master" }).importFork(snapshot),

@@ -1,10 +1,14 @@
 /**
  * The events of a turn: one flat union keyed on `type`, plain JSON so they cross any wire. Each
- * event is a zod schema and its type follows from it, so what a client can read of the stream (the
- * OpenAPI document's components, built from these) is what the code sends; the test suites check
- * every event they receive against its schema.
+ * event is a named type and a zod schema that must describe the same values (`exactly` does not
+ * compile otherwise), so what a client can read of the stream (the OpenAPI document's components,
+ * built from these) is what the code sends; the test suites check every event they receive against
+ * its schema.
  */
 import * as z from "zod";
+import type { HandBackRecord, HandoffRecord, OperatorIdentity, ReturnRecord, TransferRecord } from "./handoff/types.ts";
+import type { CallPlan } from "./messages.ts";
+import type { Usage, UsageTotals } from "./usage.ts";
 
 /** How a turn's leg ended without failing, as its `done` event says; `cancelled` when its signal was aborted. */
 export const TurnStatusSchema = z.enum(["completed", "awaiting_approval", "awaiting_human", "cancelled"]);
@@ -14,19 +18,24 @@ export type TurnStatus = z.infer<typeof TurnStatusSchema>;
 /** How a turn's leg ended: what the host records for the turn. */
 export type TurnOutcome = { status: TurnStatus } | { status: "failed"; code: string };
 
-const UsageSchema = z.strictObject({ inputTokens: z.number(), outputTokens: z.number() });
-const UsageTotalsSchema = z.strictObject({
-  modelCalls: z.number(),
-  inputTokens: z.number(),
-  outputTokens: z.number(),
-  toolCalls: z.number(),
-});
-const OperatorIdentitySchema = z.strictObject({ id: z.string(), name: z.string().optional() });
-const CallPlanSchema = z.enum(["tool", "transfer", "person", "return", "refused-handoff"]);
+/** Whether two types hold the same values: `exactly` asks it of a schema and its named type. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
+/** A schema typed as the named type it describes; it compiles only when the two agree. */
+function exactly<T>() {
+  return <S extends z.ZodType>(schema: S & (Same<z.output<S>, T> extends true ? unknown : never)): z.ZodType<T> =>
+    schema as unknown as z.ZodType<T>;
+}
+
+const UsageSchema = exactly<Usage>()(z.strictObject({ inputTokens: z.number(), outputTokens: z.number() }));
+const UsageTotalsSchema = exactly<UsageTotals>()(
+  z.strictObject({ modelCalls: z.number(), inputTokens: z.number(), outputTokens: z.number(), toolCalls: z.number() }),
+);
+const OperatorIdentitySchema = exactly<OperatorIdentity>()(z.strictObject({ id: z.string(), name: z.string().optional() }));
+const CallPlanSchema = exactly<CallPlan>()(z.enum(["tool", "transfer", "person", "return", "refused-handoff"]));
 const changeOfHands = { from: z.string(), to: z.string() };
 
-/** A transfer (a model's, or a router's with its name and confidence): the target holds the conversation from the next step. */
-export const TransferRecordSchema = z.strictObject({
+const transferRecord = z.strictObject({
   kind: z.literal("transfer"),
   ...changeOfHands,
   toolCallId: z.string(),
@@ -35,152 +44,270 @@ export const TransferRecordSchema = z.strictObject({
   stepIndex: z.number(),
   router: z.strictObject({ name: z.string(), confidence: z.number() }).optional(),
 });
-/** A return on call (`return_to_<caller>`, its summary the `reason`) or on answer (`openedBy`: the transfer that opened its frame). */
-export const ReturnRecordSchemas = [
-  z.strictObject({
-    kind: z.literal("return"),
-    ...changeOfHands,
-    stepIndex: z.number(),
-    mode: z.literal("on-call"),
-    toolCallId: z.string(),
-    reason: z.string(),
-  }),
-  z.strictObject({
-    kind: z.literal("return"),
-    ...changeOfHands,
-    stepIndex: z.number(),
-    mode: z.literal("on-answer"),
-    openedBy: z.string(),
-  }),
-] as const;
-/** A person or a remote agent gave the conversation back, with a note; `by`: the signed-in operator who did. */
-export const HandBackRecordSchema = z.strictObject({
+const onCallReturnRecord = z.strictObject({
+  kind: z.literal("return"),
+  ...changeOfHands,
+  stepIndex: z.number(),
+  mode: z.literal("on-call"),
+  toolCallId: z.string(),
+  reason: z.string(),
+});
+const onAnswerReturnRecord = z.strictObject({
+  kind: z.literal("return"),
+  ...changeOfHands,
+  stepIndex: z.number(),
+  mode: z.literal("on-answer"),
+  openedBy: z.string(),
+});
+const handBackRecord = z.strictObject({
   kind: z.literal("hand-back"),
   ...changeOfHands,
   note: z.string().optional(),
   by: OperatorIdentitySchema.optional(),
 });
+
+/** A transfer (a model's, or a router's with its name and confidence). */
+export const TransferRecordSchema = exactly<TransferRecord>()(transferRecord);
+/** A return on call (`return_to_<caller>`, its summary the `reason`) or on answer (`openedBy`: the transfer that opened its frame). */
+export const ReturnRecordSchema = exactly<ReturnRecord>()(z.union([onCallReturnRecord, onAnswerReturnRecord]));
+/** A person or a remote agent gave the conversation back, with a note; `by`: the signed-in operator who did. */
+export const HandBackRecordSchema = exactly<HandBackRecord>()(handBackRecord);
 /** Any change of hands, as stored and as the `handoff` event carries it (less its `type`). */
-export const HandoffRecordSchema = z.union([TransferRecordSchema, ...ReturnRecordSchemas, HandBackRecordSchema]);
+export const HandoffRecordSchema = exactly<HandoffRecord>()(
+  z.union([transferRecord, onCallReturnRecord, onAnswerReturnRecord, handBackRecord]),
+);
 
-const handoffEvent = { type: z.literal("handoff") };
+/**
+ * A leg begins. `resumed`: a suspended turn goes on after decisions; `scheduled`: a turn the host's
+ * schedule started; `demo`: an offline model answers.
+ */
+export interface RunStartEvent {
+  type: "run-start";
+  conversationId: string;
+  agent: string;
+  model: string;
+  demo?: boolean;
+  resumed?: boolean;
+  scheduled?: boolean;
+}
 
-/** Each event's schema, by its `type`: a type added to the union has a schema here, or nothing compiles. */
-export const EVENT_SCHEMAS = {
-  /**
-   * `resumed`: a suspended turn goes on after decisions; `scheduled`: a turn the host's schedule
-   * started; `demo`: an offline model answers.
-   */
-  "run-start": z.strictObject({
-    type: z.literal("run-start"),
-    conversationId: z.string(),
-    agent: z.string(),
-    model: z.string(),
-    demo: z.boolean().optional(),
-    resumed: z.boolean().optional(),
-    scheduled: z.boolean().optional(),
-  }),
-  /** `remote`: the step is a call to a remote A2A agent at that URL, not a model call. */
-  "step-start": z.strictObject({ type: z.literal("step-start"), stepIndex: z.number(), agent: z.string(), remote: z.string().optional() }),
-  "text-delta": z.strictObject({ type: z.literal("text-delta"), delta: z.string() }),
-  /** `plan`: what the loop makes of the call, decided before any tool runs (a transfer is no tool). */
-  "tool-call": z.strictObject({
-    type: z.literal("tool-call"),
-    toolCallId: z.string(),
-    name: z.string(),
-    args: z.unknown(),
-    plan: CallPlanSchema,
-  }),
-  /** `denied`: a person declined the call, which never ran (its result says why). */
-  "tool-result": z.strictObject({
-    type: z.literal("tool-result"),
-    toolCallId: z.string(),
-    name: z.string(),
-    result: z.unknown(),
-    isError: z.boolean(),
-    denied: z.literal(true).optional(),
-  }),
-  /** A change of hands of any kind: its record (`kind`: transfer, return, hand-back). */
-  handoff: z.union([
-    TransferRecordSchema.extend(handoffEvent),
-    ReturnRecordSchemas[0].extend(handoffEvent),
-    ReturnRecordSchemas[1].extend(handoffEvent),
-    HandBackRecordSchema.extend(handoffEvent),
-  ]),
-  /** `expiresAt`: when an undecided call is declined with reason `expired`. */
-  "approval-required": z.strictObject({
-    type: z.literal("approval-required"),
-    toolCallId: z.string(),
-    name: z.string(),
-    args: z.unknown(),
-    agent: z.string(),
-    expiresAt: z.string().optional(),
-  }),
-  "step-finish": z.strictObject({
-    type: z.literal("step-finish"),
-    stepIndex: z.number(),
-    finishReason: z.string(),
-    usage: UsageSchema.optional(),
-  }),
-  /** A guardrail blocked the turn's input, its final text, or one tool call (`toolCallId`). */
-  guardrail: z.strictObject({
-    type: z.literal("guardrail"),
-    kind: z.enum(["input", "output", "tool"]),
-    agent: z.string(),
-    reason: z.string(),
-    toolCallId: z.string().optional(),
-  }),
-  /** Older turns were replaced by a summary in what the model is sent (the stored history keeps them). */
-  compaction: z.strictObject({
-    type: z.literal("compaction"),
-    agent: z.string(),
-    replaced: z.number(),
-    kept: z.number(),
-    summaryChars: z.number(),
-  }),
-  warning: z.strictObject({ type: z.literal("warning"), code: z.string(), message: z.string() }),
-  /** A person's message to the user while a person holds the conversation: `operator`, the name shown; `by`, the signed-in operator. */
-  "operator-message": z.strictObject({
-    type: z.literal("operator-message"),
-    agent: z.string(),
-    text: z.string(),
-    operator: z.string().optional(),
-    by: OperatorIdentitySchema.optional(),
-  }),
-  /** The leg's end: `handoffs`, this turn's; `handoffCount`, the conversation's transfers; `usage`, what this turn spent so far. */
-  done: z.strictObject({
-    type: z.literal("done"),
-    status: TurnStatusSchema,
-    text: z.string(),
-    agent: z.string(),
-    handoffs: z.array(HandoffRecordSchema),
-    handoffCount: z.number(),
-    usage: UsageTotalsSchema.optional(),
-  }),
-  /** `status`: the provider's HTTP status, when a model call failed with one. */
-  error: z.strictObject({ type: z.literal("error"), code: z.string(), message: z.string(), status: z.number().optional() }),
-} as const;
+/** A step begins. `remote`: the step is a call to a remote A2A agent at that URL, not a model call. */
+export interface StepStartEvent {
+  type: "step-start";
+  stepIndex: number;
+  agent: string;
+  remote?: string;
+}
 
-/** Any event of a turn. */
-export const RunEventSchema = z.union([
-  EVENT_SCHEMAS["run-start"],
-  EVENT_SCHEMAS["step-start"],
-  EVENT_SCHEMAS["text-delta"],
-  EVENT_SCHEMAS["tool-call"],
-  EVENT_SCHEMAS["tool-result"],
-  EVENT_SCHEMAS.handoff,
-  EVENT_SCHEMAS["approval-required"],
-  EVENT_SCHEMAS["step-finish"],
-  EVENT_SCHEMAS.guardrail,
-  EVENT_SCHEMAS.compaction,
-  EVENT_SCHEMAS.warning,
-  EVENT_SCHEMAS["operator-message"],
-  EVENT_SCHEMAS.done,
-  EVENT_SCHEMAS.error,
-]);
+/** Text of the holder's answer, as it is produced. */
+export interface TextDeltaEvent {
+  type: "text-delta";
+  delta: string;
+}
+
+/** A call the model made. `plan`: what the loop makes of it, decided before any tool runs (a transfer is no tool). */
+export interface ToolCallEvent {
+  type: "tool-call";
+  toolCallId: string;
+  name: string;
+  args: unknown;
+  plan: CallPlan;
+}
+
+/** A call's answer. `denied`: a person declined the call, which never ran (its result says why). */
+export interface ToolResultEvent {
+  type: "tool-result";
+  toolCallId: string;
+  name: string;
+  result: unknown;
+  isError: boolean;
+  denied?: true;
+}
+
+/** A change of hands of any kind: its record (`kind`: transfer, return, hand-back). */
+export type HandoffEvent = HandoffRecord & { type: "handoff" };
+
+/** A call waits for a decision. `expiresAt`: when an undecided call is declined with reason `expired`. */
+export interface ApprovalRequiredEvent {
+  type: "approval-required";
+  toolCallId: string;
+  name: string;
+  args: unknown;
+  agent: string;
+  expiresAt?: string;
+}
+
+/** A step ended: the model's finish reason and what the step spent. */
+export interface StepFinishEvent {
+  type: "step-finish";
+  stepIndex: number;
+  finishReason: string;
+  usage?: Usage;
+}
+
+/** A guardrail blocked the turn's input, its final text, or one tool call (`toolCallId`). */
+export interface GuardrailEvent {
+  type: "guardrail";
+  kind: "input" | "output" | "tool";
+  agent: string;
+  reason: string;
+  toolCallId?: string;
+}
+
+/** Older turns were replaced by a summary in what the model is sent (the stored history keeps them). */
+export interface CompactionEvent {
+  type: "compaction";
+  agent: string;
+  replaced: number;
+  kept: number;
+  summaryChars: number;
+}
+
+/** Something went wrong that the turn survived (a remote agent failed, a hook threw after its commit). */
+export interface WarningEvent {
+  type: "warning";
+  code: string;
+  message: string;
+}
+
+/** A person's message to the user while a person holds the conversation: `operator`, the name shown; `by`, the signed-in operator. */
+export interface OperatorMessageEvent {
+  type: "operator-message";
+  agent: string;
+  text: string;
+  operator?: string;
+  by?: OperatorIdentity;
+}
+
+/** The leg's end: `handoffs`, this turn's; `handoffCount`, the conversation's transfers; `usage`, what this turn spent so far. */
+export interface DoneEvent {
+  type: "done";
+  status: TurnStatus;
+  text: string;
+  agent: string;
+  handoffs: HandoffRecord[];
+  handoffCount: number;
+  usage?: UsageTotals;
+}
+
+/** The turn failed. `status`: the provider's HTTP status, when a model call failed with one. */
+export interface ErrorEvent {
+  type: "error";
+  code: string;
+  message: string;
+  status?: number;
+}
 
 /**
  * The events of a turn, streamed as they happen: a `run-start`, steps with their text, calls,
  * results and handoffs, and one `done` or `error` at the end.
  */
-export type RunEvent = { [K in keyof typeof EVENT_SCHEMAS]: z.infer<(typeof EVENT_SCHEMAS)[K]> }[keyof typeof EVENT_SCHEMAS];
+export type RunEvent =
+  | RunStartEvent
+  | StepStartEvent
+  | TextDeltaEvent
+  | ToolCallEvent
+  | ToolResultEvent
+  | HandoffEvent
+  | ApprovalRequiredEvent
+  | StepFinishEvent
+  | GuardrailEvent
+  | CompactionEvent
+  | WarningEvent
+  | OperatorMessageEvent
+  | DoneEvent
+  | ErrorEvent;
+
+const handoffEvent = { type: z.literal("handoff") };
+
+/** Each event's schema, by its `type`: a type added to the union has a schema here, or nothing compiles. */
+export const EVENT_SCHEMAS: { readonly [T in RunEvent["type"]]: z.ZodType<Extract<RunEvent, { type: T }>> } = {
+  "run-start": exactly<RunStartEvent>()(
+    z.strictObject({
+      type: z.literal("run-start"),
+      conversationId: z.string(),
+      agent: z.string(),
+      model: z.string(),
+      demo: z.boolean().optional(),
+      resumed: z.boolean().optional(),
+      scheduled: z.boolean().optional(),
+    }),
+  ),
+  "step-start": exactly<StepStartEvent>()(
+    z.strictObject({ type: z.literal("step-start"), stepIndex: z.number(), agent: z.string(), remote: z.string().optional() }),
+  ),
+  "text-delta": exactly<TextDeltaEvent>()(z.strictObject({ type: z.literal("text-delta"), delta: z.string() })),
+  "tool-call": exactly<ToolCallEvent>()(
+    z.strictObject({ type: z.literal("tool-call"), toolCallId: z.string(), name: z.string(), args: z.unknown(), plan: CallPlanSchema }),
+  ),
+  "tool-result": exactly<ToolResultEvent>()(
+    z.strictObject({
+      type: z.literal("tool-result"),
+      toolCallId: z.string(),
+      name: z.string(),
+      result: z.unknown(),
+      isError: z.boolean(),
+      denied: z.literal(true).optional(),
+    }),
+  ),
+  handoff: exactly<HandoffEvent>()(
+    z.union([
+      transferRecord.extend(handoffEvent),
+      onCallReturnRecord.extend(handoffEvent),
+      onAnswerReturnRecord.extend(handoffEvent),
+      handBackRecord.extend(handoffEvent),
+    ]),
+  ),
+  "approval-required": exactly<ApprovalRequiredEvent>()(
+    z.strictObject({
+      type: z.literal("approval-required"),
+      toolCallId: z.string(),
+      name: z.string(),
+      args: z.unknown(),
+      agent: z.string(),
+      expiresAt: z.string().optional(),
+    }),
+  ),
+  "step-finish": exactly<StepFinishEvent>()(
+    z.strictObject({ type: z.literal("step-finish"), stepIndex: z.number(), finishReason: z.string(), usage: UsageSchema.optional() }),
+  ),
+  guardrail: exactly<GuardrailEvent>()(
+    z.strictObject({
+      type: z.literal("guardrail"),
+      kind: z.enum(["input", "output", "tool"]),
+      agent: z.string(),
+      reason: z.string(),
+      toolCallId: z.string().optional(),
+    }),
+  ),
+  compaction: exactly<CompactionEvent>()(
+    z.strictObject({ type: z.literal("compaction"), agent: z.string(), replaced: z.number(), kept: z.number(), summaryChars: z.number() }),
+  ),
+  warning: exactly<WarningEvent>()(z.strictObject({ type: z.literal("warning"), code: z.string(), message: z.string() })),
+  "operator-message": exactly<OperatorMessageEvent>()(
+    z.strictObject({
+      type: z.literal("operator-message"),
+      agent: z.string(),
+      text: z.string(),
+      operator: z.string().optional(),
+      by: OperatorIdentitySchema.optional(),
+    }),
+  ),
+  done: exactly<DoneEvent>()(
+    z.strictObject({
+      type: z.literal("done"),
+      status: TurnStatusSchema,
+      text: z.string(),
+      agent: z.string(),
+      handoffs: z.array(HandoffRecordSchema),
+      handoffCount: z.number(),
+      usage: UsageTotalsSchema.optional(),
+    }),
+  ),
+  error: exactly<ErrorEvent>()(
+    z.strictObject({ type: z.literal("error"), code: z.string(), message: z.string(), status: z.number().optional() }),
+  ),
+};
+
+/** Any event of a turn: the union of `EVENT_SCHEMAS`. */
+export const RunEventSchema: z.ZodType<RunEvent> = z.union(Object.values(EVENT_SCHEMAS));

@@ -23,6 +23,8 @@ export type {
   HandoffOptions,
   HandoffRecord,
   HandoffState,
+  OnAnswerReturnRecord,
+  OnCallReturnRecord,
   OperatorIdentity,
   ReturnRecord,
   TransferRecord,
@@ -44,16 +46,30 @@ export type { Compaction, CompactionOptions } from "./compaction.ts";
 export { runTurn, runTurnItems } from "./run-loop.ts";
 export type { RunItemsOptions, RunTurnOptions, TurnInput, TurnItem } from "./run-options.ts";
 export {
+  type ApprovalRequiredEvent,
+  type CompactionEvent,
+  type DoneEvent,
   EVENT_SCHEMAS,
+  type ErrorEvent,
+  type GuardrailEvent,
   HandBackRecordSchema,
+  type HandoffEvent,
   HandoffRecordSchema,
-  ReturnRecordSchemas,
+  type OperatorMessageEvent,
+  ReturnRecordSchema,
   type RunEvent,
   RunEventSchema,
+  type RunStartEvent,
+  type StepFinishEvent,
+  type StepStartEvent,
+  type TextDeltaEvent,
+  type ToolCallEvent,
+  type ToolResultEvent,
   TransferRecordSchema,
   type TurnOutcome,
   type TurnStatus,
   TurnStatusSchema,
+  type WarningEvent,
 } from "./events.ts";
 export type { CallsInFlight } from "./calls-in-flight.ts";
 export { type ErrorValue, HandoffError, RuntimeError, type RuntimeErrorCode } from "./errors.ts";

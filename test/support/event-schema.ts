@@ -5,8 +5,8 @@
 import { EVENT_SCHEMAS } from "../../src/runtime/events.ts";
 
 /** Throws, naming the event and what is wrong, when `event` (less the wire's `id`) is not what its schema says. */
-export function checkEvent(event: Record<string, unknown>): void {
-  const { id: _id, sseEvent: _sse, ...data } = event;
+export function checkEvent(event: object): void {
+  const { id: _id, sseEvent: _sse, ...data } = event as Record<string, unknown>;
   const schema = EVENT_SCHEMAS[data.type as keyof typeof EVENT_SCHEMAS];
   if (!schema) throw new Error(`an event of no known type: ${JSON.stringify(event).slice(0, 300)}`);
   const parsed = schema.safeParse(data);

@@ -142,7 +142,7 @@ describe("approvals across requests", () => {
       tool_call_id: "ref",
       content: "A person declined this call: already refunded by phone",
     });
-    // Declined by a caller no one signed in as: a denial, not an expiry (which is what no one decided).
+    // Declined by a requester no one signed in as: a denial, not an expiry (which is what no one decided).
     expect((await stored(s.conversationId)).activity).toContainEqual(
       expect.objectContaining({ kind: "denied", agent: "billing", toolCallId: "ref", tool: "refund" }),
     );

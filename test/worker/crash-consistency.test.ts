@@ -130,12 +130,12 @@ const LEG_ONE: ScriptStep[] = [
 
 /** The turn, as a client drives it: the message, then the approval once the refund waits. */
 async function playTurn(conversation: ConversationObject, conversationId: string): Promise<void> {
-  const caller = { conversationId };
+  const requester = { conversationId };
   try {
-    await drain(await conversation.sendMessage(caller, "I want a refund for A1001"));
-    const view = await conversation.getView(caller);
+    await drain(await conversation.sendMessage(requester, "I want a refund for A1001"));
+    const view = await conversation.getView(requester);
     if (view.ok && view.value.pendingApprovals.length > 0)
-      await drain(await conversation.decide(caller, [{ toolCallId: "r", approved: true }]));
+      await drain(await conversation.decide(requester, [{ toolCallId: "r", approved: true }]));
   } catch (error) {
     if (!(error instanceof Killed)) throw error;
   }

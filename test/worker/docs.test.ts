@@ -95,16 +95,23 @@ describe("docs/conversations.md", () => {
     }
   });
 
+  /** What `z.toJSONSchema` makes of an event's object schema. */
+  type ObjectSchema = { properties: Record<string, unknown>; required?: string[] };
+
   it("lists every event type the schemas have, each with every field its schema has, and every status a done event can have", () => {
     const table = tableUnder(conversationsPage, "### Events");
     expect(table.map((row) => named(row[0]!)).sort()).toEqual(Object.keys(EVENT_SCHEMAS).sort());
     for (const [type, schema] of Object.entries(EVENT_SCHEMAS)) {
-      const options = "options" in schema ? schema.options : [schema];
-      const fields = new Map(options.flatMap((option) => Object.entries(option.shape)).filter(([name]) => name !== "type"));
+      const json = z.toJSONSchema(schema) as ObjectSchema & { anyOf?: ObjectSchema[] };
+      const options = json.anyOf ?? [json];
+      const fields = new Map(
+        options.flatMap((option) => Object.keys(option.properties).map((name) => [name, !option.required?.includes(name)] as const)),
+      );
+      fields.delete("type");
       const row = table.find((cells) => named(cells[0]!) === type)![1]!;
-      for (const [name, field] of fields) {
+      for (const [name, optional] of fields) {
         // A union's row (the handoff's kinds) names each field once, optional in one kind or not.
-        const spelled = options.length > 1 ? [`\`${name}\``, `\`${name}?\``] : [`\`${name}${field instanceof z.ZodOptional ? "?" : ""}\``];
+        const spelled = options.length > 1 ? [`\`${name}\``, `\`${name}?\``] : [`\`${name}${optional ? "?" : ""}\``];
         expect(
           spelled.some((s) => row.includes(s)),
           `the ${type} row names ${spelled.join(" or ")}`,

@@ -6,7 +6,7 @@
  */
 import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ConversationSockets, SOCKET_CALLER_HEADER } from "../../src/conversation/sockets.ts";
+import { ConversationSockets, SOCKET_REQUESTER_HEADER } from "../../src/conversation/sockets.ts";
 import { Redactor } from "../../src/runtime/redact.ts";
 import { openSocket as open } from "../support/socket.ts";
 import { call, chat, scenario, stored } from "../support/worker.ts";
@@ -114,21 +114,24 @@ describe("the object's own socket door (reached only through the Worker)", () =>
     const s = await scenario([{ text: "Hello." }]);
     const first = await chat(s.conversationId, s.tag("hi"));
     const object = env.CONVERSATIONS.getByName(s.conversationId);
-    const caller = JSON.stringify({ conversationId: s.conversationId });
+    const requester = JSON.stringify({ conversationId: s.conversationId });
     const knock = async (headers: Record<string, string>, query = "") => {
       const res = await object.fetch(`https://conversation/socket${query}`, { headers });
       return [res.status, res.status === 101 ? null : await res.json()];
     };
     const notTheWorker = [400, { ok: false, error: { code: "invalid_request", message: "Only the Worker opens sockets here." } }];
-    expect(await knock({ [SOCKET_CALLER_HEADER]: caller })).toEqual(notTheWorker);
+    expect(await knock({ [SOCKET_REQUESTER_HEADER]: requester })).toEqual(notTheWorker);
     expect(await knock({ upgrade: "websocket" })).toEqual(notTheWorker);
-    expect(await knock({ upgrade: "websocket", [SOCKET_CALLER_HEADER]: "{not json" })).toEqual(notTheWorker);
-    expect(await knock({ upgrade: "websocket", [SOCKET_CALLER_HEADER]: "{}" })).toEqual(notTheWorker);
+    expect(await knock({ upgrade: "websocket", [SOCKET_REQUESTER_HEADER]: "{not json" })).toEqual(notTheWorker);
+    expect(await knock({ upgrade: "websocket", [SOCKET_REQUESTER_HEADER]: "{}" })).toEqual(notTheWorker);
     for (const after of ["-1", "1.5", "x"])
-      expect(await knock({ upgrade: "websocket", [SOCKET_CALLER_HEADER]: caller }, `?after=${after}`)).toEqual(notTheWorker);
-    // A caller the conversation does not admit (a grant it never gave) is told why.
+      expect(await knock({ upgrade: "websocket", [SOCKET_REQUESTER_HEADER]: requester }, `?after=${after}`)).toEqual(notTheWorker);
+    // A requester the conversation does not admit (a grant it never gave) is told why.
     expect(
-      await knock({ upgrade: "websocket", [SOCKET_CALLER_HEADER]: JSON.stringify({ conversationId: s.conversationId, grant: "forged" }) }),
+      await knock({
+        upgrade: "websocket",
+        [SOCKET_REQUESTER_HEADER]: JSON.stringify({ conversationId: s.conversationId, grant: "forged" }),
+      }),
     ).toEqual([
       400,
       {
@@ -140,14 +143,14 @@ describe("the object's own socket door (reached only through the Worker)", () =>
       },
     ]);
     const last = first.at(-1)!.id;
-    expect(await knock({ upgrade: "websocket", [SOCKET_CALLER_HEADER]: caller }, `?after=${last + 1}`)).toEqual([
+    expect(await knock({ upgrade: "websocket", [SOCKET_REQUESTER_HEADER]: requester }, `?after=${last + 1}`)).toEqual([
       400,
       {
         ok: false,
         error: { code: "event_id_unknown", message: `Event ${last + 1} is past this conversation's last event (${last}).` },
       },
     ]);
-    expect(await knock({ upgrade: "websocket", [SOCKET_CALLER_HEADER]: caller }, `?after=${last}`)).toEqual([101, null]);
+    expect(await knock({ upgrade: "websocket", [SOCKET_REQUESTER_HEADER]: requester }, `?after=${last}`)).toEqual([101, null]);
   });
 });
 

@@ -53,7 +53,7 @@ export interface DriverSetup {
 }
 
 /** Who started a leg: the conversation, and the request's W3C `traceparent` (a new turn is traced as its child). */
-export interface LegCaller {
+export interface LegRequester {
   conversationId: string;
   traceparent?: string | undefined;
   /** The signed-in user the leg runs for, and who they are: the desk shows who waits. */
@@ -98,17 +98,17 @@ export class TurnDriver {
   }
 
   /** Starts a leg of the current turn and returns its stream; the run goes on if the stream's reader leaves. */
-  start(caller: LegCaller, input: TurnInput, format: StreamFormat): ReadableStream<Uint8Array> {
+  start(requester: LegRequester, input: TurnInput, format: StreamFormat): ReadableStream<Uint8Array> {
     const running = this.#claim();
     const state = this.#setup.store.state()!;
     const stream = this.#open(this.#readEvents(state, state.lastEventId), format, this.#answerId(input.kind === "message"));
-    this.#launch(running, caller, input);
+    this.#launch(running, requester, input);
     return stream;
   }
 
   /** Runs a leg no request reads (the schedule's): its events are stored and reach whoever follows; resolves when it has ended. */
-  runUnread(caller: LegCaller, input: TurnInput): Promise<void> {
-    return this.#launch(this.#claim(), caller, input);
+  runUnread(requester: LegRequester, input: TurnInput): Promise<void> {
+    return this.#launch(this.#claim(), requester, input);
   }
 
   /** Makes a new leg the running one, before anything reads it. */
@@ -123,8 +123,8 @@ export class TurnDriver {
   }
 
   /** The run is driven here, not by a response stream: a client that drops does not stop it. */
-  #launch(running: RunningLeg, caller: LegCaller, input: TurnInput): Promise<void> {
-    running.ended = this.#drive(running.broadcast, caller, input, running.controller.signal);
+  #launch(running: RunningLeg, requester: LegRequester, input: TurnInput): Promise<void> {
+    running.ended = this.#drive(running.broadcast, requester, input, running.controller.signal);
     this.#setup.waitUntil(running.ended);
     this.#setup.inbox.started(this.#setup.waitUntil);
     return running.ended;
@@ -212,15 +212,15 @@ export class TurnDriver {
     };
   }
 
-  async #drive(broadcast: TurnBroadcast, caller: LegCaller, input: TurnInput, signal: AbortSignal): Promise<void> {
+  async #drive(broadcast: TurnBroadcast, requester: LegRequester, input: TurnInput, signal: AbortSignal): Promise<void> {
     const { store, redactor, traces } = this.#setup;
-    const { conversationId } = caller;
+    const { conversationId } = requester;
     const state = store.state()!;
     // A resumed leg continues the trace its turn began; a new turn is the child of the request's traceparent.
     const previous = input.kind === "resume" ? store.traces.read(state.turn) : undefined;
     const builder = new TraceBuilder(state.turn, {
       previous,
-      parent: parseTraceparent(caller.traceparent),
+      parent: parseTraceparent(requester.traceparent),
       content: traces.captureContent ? { ...(input.kind === "message" ? { input: input.text } : {}) } : undefined,
       providerRequests: this.#setup.providerRequests,
     });
@@ -246,7 +246,7 @@ export class TurnDriver {
         if (stored) next = await items.next();
       }
       const trace = recorder.end(next.value);
-      await this.#afterLeg(recorder, next.value.status, caller);
+      await this.#afterLeg(recorder, next.value.status, requester);
       // Sent off the turn's path: a slow or dead collector never delays a stream or fails a turn.
       const spans = spansToExport(trace, previous);
       const { exporter } = this.#setup;
@@ -270,7 +270,7 @@ export class TurnDriver {
    * it on the desk (waiting when this leg handed it over). What follows from its writes (the alarm,
    * the inbox) is CommitEffects'.
    */
-  async #afterLeg(recorder: TurnRecorder, status: TurnOutcome["status"], caller: LegCaller): Promise<void> {
+  async #afterLeg(recorder: TurnRecorder, status: TurnOutcome["status"], requester: LegRequester): Promise<void> {
     this.#setup.inbox.titleAfterLeg();
     const { store, hold, options } = this.#setup;
     // A2A clients that asked to be told: the task's new state (a person holding it keeps it working).
@@ -292,7 +292,7 @@ export class TurnDriver {
     if (handover && answerBy !== undefined)
       store.schedule.add({ kind: "person-timeout", dueAt: answerBy, person, handedBy: handover.from });
     // Who waits: the signed-in user whose message this leg answers.
-    const user = caller.user && caller.identity?.id === caller.user ? caller.identity : undefined;
+    const user = requester.user && requester.identity?.id === requester.user ? requester.identity : undefined;
     await hold.toDesk({
       conversationId,
       person,

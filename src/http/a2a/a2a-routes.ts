@@ -1,11 +1,11 @@
 /**
  * The network as an A2A v1.0 agent: its card at `/.well-known/agent-card.json` (public, as the
  * spec has it) and a JSON-RPC interface at POST /v1/a2a, behind the same access as every route.
- * A context is a conversation, owned by its caller as the HTTP API's are (someone else's is "task
+ * A context is a conversation, owned by its requester as the HTTP API's are (someone else's is "task
  * not found"); each message starts a turn, which is a task; a message to a task waiting for approval
  * carries the decisions and resumes it. Every turn passes the conversation's one admission.
  * Served: SendMessage (blocking, or returning at once), SendStreamingMessage, SubscribeToTask,
- * GetTask, ListTasks (the caller's own), CancelTask, and the push notification configs
+ * GetTask, ListTasks (the requester's own), CancelTask, and the push notification configs
  * (push-methods.ts). Not yet: the extended card, answered with UnsupportedOperationError.
  */
 import type { Context, Hono, MiddlewareHandler } from "hono";
@@ -139,7 +139,7 @@ async function taskById(
 }
 
 /**
- * ListTasks, the caller's own: a context's tasks (its turns, newest first), or without one a signed-in
+ * ListTasks, the requester's own: a context's tasks (its turns, newest first), or without one a signed-in
  * user's latest task of each conversation in their inbox (newest first). Without history unless asked.
  */
 async function listTasks(c: Context<AppEnv>, params: Record<string, unknown>): Promise<Record<string, unknown>> {
@@ -322,7 +322,7 @@ function textOf(message: WireMessage): string {
   return message.parts.flatMap((p) => (p.text === undefined ? [] : [p.text])).join("\n");
 }
 
-/** A new conversation for a message that names no context: its caller's, as POST /v1/conversations makes it. */
+/** A new conversation for a message that names no context: its requester's, as POST /v1/conversations makes it. */
 async function newConversation(c: Context<AppEnv>): Promise<string> {
   const id = crypto.randomUUID();
   await expectOk(clientOf(c, id).create());

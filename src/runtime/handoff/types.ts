@@ -1,5 +1,4 @@
 /** The handoff's plain data: its options, what `isEnabled` sees, and the record of one taken. */
-import type { HandBackRecordSchema, ReturnRecordSchemas, TransferRecordSchema } from "../events.ts";
 import type * as z from "zod";
 import type { Holding, ReturnMode } from "../holding.ts";
 
@@ -38,20 +37,55 @@ export interface HandoffBase {
 }
 
 /** A transfer the model (or a router, `router`) asked for: the target holds the conversation from the next step. */
-export type TransferRecord = z.infer<typeof TransferRecordSchema>;
+export interface TransferRecord extends HandoffBase {
+  kind: "transfer";
+  toolCallId: string;
+  /** Why, as the model gave it (or the router's reason). */
+  reason?: string;
+  /** The handoff's typed input (`inputSchema`), merged into the context the target reads. */
+  input?: Record<string, unknown>;
+  stepIndex: number;
+  /** A router's transfer: the router's name and its confidence. */
+  router?: { name: string; confidence: number };
+}
 
 /**
  * The conversation went back to the agent that handed it over with a returning handoff. On call:
  * the target called `return_to_<caller>` (`toolCallId`), its summary is the `reason`. On answer: it
  * gave its final answer, which makes no call of its own; `openedBy` is the transfer that opened the frame.
  */
-export type ReturnRecord = z.infer<(typeof ReturnRecordSchemas)[number]>;
+export type ReturnRecord = OnCallReturnRecord | OnAnswerReturnRecord;
+
+/** A return the target made by calling `return_to_<caller>` with a summary (the `reason`). */
+export interface OnCallReturnRecord extends HandoffBase {
+  kind: "return";
+  stepIndex: number;
+  mode: "on-call";
+  toolCallId: string;
+  reason: string;
+}
+
+/** A return made by the target's final answer of a turn; `openedBy`: the transfer that opened the frame. */
+export interface OnAnswerReturnRecord extends HandoffBase {
+  kind: "return";
+  stepIndex: number;
+  mode: "on-answer";
+  openedBy: string;
+}
 
 /** Who acted as a person: a signed-in operator's id and display name, from their sign-in token. */
-export type OperatorIdentity = NonNullable<HandBackRecord["by"]>;
+export interface OperatorIdentity {
+  id: string;
+  name?: string;
+}
 
 /** A person or a remote agent that held the conversation gave it back to an agent, with a note the agent reads. */
-export type HandBackRecord = z.infer<typeof HandBackRecordSchema>;
+export interface HandBackRecord extends HandoffBase {
+  kind: "hand-back";
+  note?: string;
+  /** The signed-in operator who gave it back. */
+  by?: OperatorIdentity;
+}
 
 /** A change of hands: stored with the conversation and streamed as the `handoff` event. */
 export type HandoffRecord = TransferRecord | ReturnRecord | HandBackRecord;
