@@ -35,6 +35,14 @@ module.exports = {
       to: { path: "^src/http/" },
     },
     {
+      name: "objects-hand-out-one-framing",
+      comment:
+        "A conversation hands its events out once, as SSE frames (src/wire/sse.ts): the AI SDK's stream, A2A and AG-UI are encoded at the edge, so src/conversation imports nothing of src/wire but the framing and the history's shape.",
+      severity: "error",
+      from: { path: "^src/conversation/" },
+      to: { path: "^src/wire/(?!(sse|client-history)\\.ts$)" },
+    },
+    {
       name: "traces-and-evals-need-no-object",
       comment: "src/traces (trace builder, OTLP export) and src/evals reach into no Durable Object's folder: the Worker and the evals share them.",
       severity: "error",

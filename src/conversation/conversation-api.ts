@@ -1,4 +1,5 @@
 /** What the conversation's Durable Object answers over RPC, and what a Worker gives it: the types of its surface. */
+import type { TurnStream } from "../wire/sse.ts";
 import type { OperatorIdentity } from "../runtime/handoff/types.ts";
 import type { Activity } from "./storage/activity-log.ts";
 import type { Compaction } from "../runtime/compaction.ts";
@@ -44,10 +45,22 @@ export interface PageQuery {
 }
 
 /** After decisions: the resumed turn's stream, or the calls still waiting for a decision. */
-export type DecisionOutcome = { kind: "stream"; stream: ReadableStream<Uint8Array> } | { kind: "awaiting"; pending: string[] };
+export type DecisionOutcome = ({ kind: "stream" } & TurnStream) | { kind: "awaiting"; pending: string[] };
 
 /** `idle`: nothing after the cursor, and no run that could add to it. */
-export type EventsOutcome = { kind: "stream"; stream: ReadableStream<Uint8Array> } | { kind: "idle" };
+export type EventsOutcome = ({ kind: "stream" } & TurnStream) | { kind: "idle" };
+
+/** How a message starts its turn. */
+export interface MessageOptions {
+  /** A conversation of this id that does not exist yet is created, owned by the signed-in requester (AG-UI names its threads). */
+  createOwned?: boolean;
+}
+
+/** How decisions are taken. */
+export interface DecideOptions {
+  /** Decisions already recorded are left out (the AI SDK's client sends every decision again). */
+  ignoreRepeats?: boolean;
+}
 
 /**
  * Who is asking: the conversation, and the grant of the conversation token used (absent for the

@@ -1,5 +1,5 @@
-/** What a reader is shown of a stored conversation: its view (GET …/:id), and its history as the AI SDK's UI messages. */
-import { toUIMessages, type UIMessageOut } from "../wire/index.ts";
+/** What a reader is shown of a stored conversation: its view (GET …/:id), and a page of its history for clients to draw. */
+import type { ClientHistory } from "../wire/client-history.ts";
 import type { HandoffRecord } from "../runtime/handoff/types.ts";
 import type { Message } from "../runtime/messages.ts";
 import { type PendingApproval, undecided } from "../runtime/suspension.ts";
@@ -41,17 +41,17 @@ export function conversationView(
   };
 }
 
-/** A page of the history as UI messages; the step awaiting approval follows the newest message, so only the newest page has it. */
-export function uiMessagesOf(
+/** A page of the history with its handoffs; the step awaiting approval follows the newest message, so only the newest page has it. */
+export function historyPageOf(
   store: ConversationStore,
   state: ConversationState,
   query: PageQuery,
-): { messages: UIMessageOut[]; page: HistoryPage } {
+): { history: ClientHistory; page: HistoryPage } {
   const handoffs = store.handoffs().map(({ turn: _turn, ...handoff }) => handoff);
   const { messages, page } = pageOfHistory(store.messages(), query.limit, query.before);
   const suspension = page.end === page.total ? state.suspension : null;
   const decisions = suspension ? state.decisions : [];
-  return { messages: toUIMessages({ messages, handoffs, suspension, decisions }, page.start), page };
+  return { history: { messages, handoffs, suspension, decisions }, page };
 }
 
 /** One turn as a task of its conversation: how it stands, what it added to the history, who held the conversation after it. */

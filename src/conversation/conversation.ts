@@ -5,11 +5,22 @@ import type { OperatorIdentity } from "../runtime/handoff/types.ts";
 import type { Network } from "../runtime/network.ts";
 import type { Redactor } from "../runtime/redact.ts";
 import { type ApprovalDecision, undecided } from "../runtime/suspension.ts";
-import type { StreamFormat, UIMessageOut } from "../wire/index.ts";
+import type { TurnStream } from "../wire/sse.ts";
+import type { ClientHistory } from "../wire/client-history.ts";
+import type { TurnInput } from "../runtime/run-options.ts";
 import { checkDecisions, withoutRepeats } from "./approvals.ts";
-import type { Requester, ConversationSetup, ConversationView, DecisionOutcome, EventsOutcome, PageQuery } from "./conversation-api.ts";
+import type {
+  ConversationSetup,
+  ConversationView,
+  DecideOptions,
+  DecisionOutcome,
+  EventsOutcome,
+  MessageOptions,
+  PageQuery,
+  Requester,
+} from "./conversation-api.ts";
 import type { ConversationStore } from "./storage/conversation-store.ts";
-import { conversationView, type TurnView, turnView, uiMessagesOf } from "./conversation-view.ts";
+import { conversationView, historyPageOf, type TurnView, turnView } from "./conversation-view.ts";
 import type { ForkSnapshot } from "./storage/forks.ts";
 import type { HistoryPage } from "./storage/history-page.ts";
 import type { InboxLink } from "./inbox-link.ts";
@@ -93,8 +104,9 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   override async webSocketMessage(ws: WebSocket, raw: string | ArrayBuffer): Promise<void> {
     await answerFrame(ws, raw, {
       sockets: this.#sockets,
-      send: (requester, text) => this.sendMessage(requester, text),
-      decide: (requester, decisions) => this.decide(requester, decisions),
+      // A socket's turn is read by the sockets alone: no stream is opened for it.
+      send: (requester, text) => this.#message(requester, text, {}, (input) => this.#driver.runUnread(requester, input), false),
+      decide: (requester, decisions) => this.#decide(requester, decisions, {}, (input) => this.#driver.runUnread(requester, input), false),
     });
   }
 
@@ -138,17 +150,33 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     return ok({ grant: !rotate && grant ? grant : this.#store.setGrant(newGrant()).grant! });
   }
 
-  /** Starts a turn and returns its stream. The run goes on if the stream's reader leaves. */
-  async sendMessage(
+  /**
+   * Starts a turn and returns its stream. The run goes on if the stream's reader leaves.
+   * `createOwned`: a conversation of this id that does not exist yet is created, owned by the
+   * signed-in requester (AG-UI's threads are named by the client).
+   */
+  async sendMessage(requester: Requester, message: string, options: MessageOptions = {}): Promise<ConversationResult<TurnStream>> {
+    return this.#message(requester, message, options, (input) => this.#driver.start(requester, input), true);
+  }
+
+  /** A message's turn, admitted and begun, its leg started by `start` (with a stream for a request, without one for a socket). */
+  #message<T>(
     requester: Requester,
     message: string,
-    format: StreamFormat = "sse",
-  ): Promise<ConversationResult<ReadableStream<Uint8Array>>> {
-    return this.#admission.turn(requester, { kind: "message", message }, (state) => {
-      if (!state) this.#store.create(requester.conversationId, this.#network.entry.name, newGrant());
-      this.#store.beginTurn(message);
-      return ok(this.#driver.start(requester, { kind: "message", text: message }, format));
-    });
+    options: MessageOptions,
+    start: (input: TurnInput) => T,
+    opensStream: boolean,
+  ): Promise<ConversationResult<T>> {
+    return this.#admission.turn(
+      requester,
+      { kind: "message", message, ...(options.createOwned ? { createOwned: true } : {}) },
+      (state) => {
+        if (!state) this.#store.create(requester.conversationId, this.#network.entry.name, newGrant(), requester.user);
+        this.#store.beginTurn(message);
+        return ok(start({ kind: "message", text: message }));
+      },
+      opensStream,
+    );
   }
 
   /**
@@ -156,34 +184,46 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * its messages, handoffs and what the conversation held return to what they were when it
    * started, whatever its status. Only the last turn can be rewound; what it spent stays counted.
    */
-  async retry(
-    requester: Requester,
-    message?: string,
-    format: StreamFormat = "sse",
-  ): Promise<ConversationResult<ReadableStream<Uint8Array>>> {
+  async retry(requester: Requester, message?: string): Promise<ConversationResult<TurnStream>> {
     return this.#admission.turn(requester, { kind: "retry", message }, (state) => {
       const opening = state!.turn > 0 ? this.#store.rewindLastTurn() : null;
       if (!opening) return fail("nothing_to_retry", "There is no turn to run again: send a message instead.");
       // A turn the schedule ran runs again with its note, unless the retry gives a message of its own.
       if (opening.note !== undefined && message === undefined) {
         this.#store.beginTurn({ note: opening.note });
-        return ok(this.#driver.start(requester, { kind: "scheduled", note: opening.note }, format));
+        return ok(this.#driver.start(requester, { kind: "scheduled", note: opening.note }));
       }
       const text = message ?? opening.message;
       this.#store.beginTurn(text);
-      return ok(this.#driver.start(requester, { kind: "message", text }, format));
+      return ok(this.#driver.start(requester, { kind: "message", text }));
     });
   }
 
-  /** Records decisions; once every pending call is decided, resumes the turn as the same agent. */
+  /**
+   * Records decisions; once every pending call is decided, resumes the turn as the same agent.
+   * `ignoreRepeats`: decisions already recorded are left out (the AI SDK's client sends them all again).
+   */
   async decide(
     requester: Requester,
     decisions: ApprovalDecision[],
-    format: StreamFormat = "sse",
+    options: DecideOptions = {},
   ): Promise<ConversationResult<DecisionOutcome>> {
+    const decided = await this.#decide(requester, decisions, options, (input) => this.#driver.start(requester, input), true);
+    if (!decided.ok) return decided;
+    return ok(decided.value.kind === "awaiting" ? decided.value : { kind: "stream", ...decided.value.started });
+  }
+
+  /** Decisions recorded, and the turn resumed by `start` once none is left waiting. */
+  async #decide<T>(
+    requester: Requester,
+    decisions: ApprovalDecision[],
+    options: DecideOptions,
+    start: (input: TurnInput) => T,
+    opensStream: boolean,
+  ): Promise<ConversationResult<{ kind: "awaiting"; pending: string[] } | { kind: "started"; started: T }>> {
     const admitted = this.#admission.access(requester, { idle: true });
     if (!admitted.ok) return admitted;
-    const asked = format === "ui" ? withoutRepeats(admitted.value, decisions) : decisions;
+    const asked = options.ignoreRepeats ? withoutRepeats(admitted.value, decisions) : decisions;
     const checked = checkDecisions(admitted.value, this.#store.messages(), asked);
     if (!checked.ok) return checked;
     if (!checked.value.complete) {
@@ -191,25 +231,27 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       return ok({ kind: "awaiting", pending: undecided(state).map((p) => p.toolCallId) });
     }
     // Decisions that complete the step resume the turn: that is a turn starting, admitted as one (and checked again there).
-    return this.#admission.turn(requester, { kind: "resume" }, (current) => {
-      const still = checkDecisions(current, this.#store.messages(), asked);
-      if (!still.ok) return still;
-      const state = this.#store.recordDecisions(asked, true, requester.identity);
-      const stream = this.#driver.start(requester, { kind: "resume", suspension: state.suspension!, decisions: state.decisions }, format);
-      return ok({ kind: "stream" as const, stream });
-    });
+    return this.#admission.turn(
+      requester,
+      { kind: "resume" },
+      (current) => {
+        const still = checkDecisions(current, this.#store.messages(), asked);
+        if (!still.ok) return still;
+        const state = this.#store.recordDecisions(asked, true, requester.identity);
+        return ok({
+          kind: "started" as const,
+          started: start({ kind: "resume", suspension: state.suspension!, decisions: state.decisions }),
+        });
+      },
+      opensStream,
+    );
   }
 
   /**
    * The current or last turn's events after `afterId`, then the live run until it ends. A cursor
    * past the last event of a finished turn is refused: it belongs to a conversation deleted since.
    */
-  async events(
-    requester: Requester,
-    afterId: number,
-    format: StreamFormat = "sse",
-    follow = false,
-  ): Promise<ConversationResult<EventsOutcome>> {
+  async events(requester: Requester, afterId: number, follow = false): Promise<ConversationResult<EventsOutcome>> {
     const admitted = this.#admission.access(requester);
     if (!admitted.ok) return admitted;
     const state = admitted.value;
@@ -228,7 +270,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     }
     const limited = this.#driver.limitStreams();
     if (limited) return limited;
-    return ok({ kind: "stream", stream: this.#driver.read(state, afterId, format, hold) });
+    return ok({ kind: "stream", ...this.#driver.read(state, afterId, hold) });
   }
 
   async getView(requester: Requester, query: PageQuery = {}): Promise<ConversationResult<ConversationView>> {
@@ -315,14 +357,17 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     return ok({ activeAgent: state.holding.activeAgent, grant: state.grant! });
   }
 
-  /** The stored conversation as the AI SDK's `UIMessage[]`, to seed `useChat({ messages })` after a reload. */
-  async uiMessages(
+  /**
+   * A page of the history with what a client draws it with: the handoffs, and the step waiting for
+   * decisions (on the newest page only). The edge makes the AI SDK's `UIMessage[]` of it.
+   */
+  async historyPage(
     requester: Requester,
     query: PageQuery = {},
-  ): Promise<ConversationResult<{ messages: UIMessageOut[]; page: HistoryPage }>> {
+  ): Promise<ConversationResult<{ history: ClientHistory; page: HistoryPage }>> {
     const admitted = this.#admission.access(requester);
     if (!admitted.ok) return admitted;
-    return ok(this.#redactor.value(uiMessagesOf(this.#store, admitted.value, query)));
+    return ok(this.#redactor.value(historyPageOf(this.#store, admitted.value, query)));
   }
 
   /**

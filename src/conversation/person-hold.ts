@@ -9,7 +9,7 @@ import type { StepCommit } from "../runtime/ports/store-port.ts";
 import type { ConversationState, ConversationStore } from "./storage/conversation-store.ts";
 import { type DeskPut, deskOf } from "../desk/operator-desk.ts";
 import { shownTitle } from "./conversation-titles.ts";
-import type { StoredEvent } from "../wire/index.ts";
+import type { StoredEvent } from "../wire/sse.ts";
 import type { Notifier } from "./schedule/notifier.ts";
 import { TurnBroadcast } from "./turns/turn-broadcast.ts";
 

@@ -7,19 +7,23 @@
  */
 import * as z from "zod";
 import type { Redactor } from "../runtime/redact.ts";
-import type { StoredEvent } from "../wire/index.ts";
+import type { StoredEvent } from "../wire/sse.ts";
 import type { ApprovalDecision } from "../runtime/suspension.ts";
-import type { Requester, DecisionOutcome } from "./conversation-api.ts";
+import type { Requester } from "./conversation-api.ts";
 import type { ConversationState } from "./storage/conversation-store.ts";
 import { fail, type ConversationResult } from "./results.ts";
 import type { EventBatches } from "./turns/event-stream.ts";
 
 /** What a client may send: a message that starts a turn, or decisions on the calls that wait. */
-export type SocketRequest =
+export type SocketRequest = (
   | { type: "message"; message: string }
-  | { type: "decision"; decisions: Array<{ toolCallId: string; approved: boolean; reason?: string }> };
+  | { type: "decision"; decisions: Array<{ toolCallId: string; approved: boolean; reason?: string }> }
+) & {
+  /** The W3C trace context the turn is traced under; without one, each socket turn is a trace of its own. */
+  traceparent?: string;
+};
 
-/** What a socket remembers across hibernation: who opened it. */
+/** What a socket remembers across hibernation: who opened it (less the upgrade's trace context, which is no turn's parent). */
 interface Attachment {
   requester: Requester;
 }
@@ -43,7 +47,8 @@ export class ConversationSockets {
   accept(requester: Requester, afterId: number, batches: EventBatches): { response: Response; catchUp: Promise<void> } {
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     this.#ctx.acceptWebSocket(server);
-    server.serializeAttachment({ requester } satisfies Attachment);
+    const { traceparent: _upgrade, ...opener } = requester;
+    server.serializeAttachment({ requester: opener } satisfies Attachment);
     this.#sent.set(server, afterId);
     this.#catchingUp.add(server);
     return { response: new Response(null, { status: 101, webSocket: client }), catchUp: this.#catchUp(server, batches) };
@@ -101,8 +106,15 @@ function socketFrame(event: StoredEvent): string {
 const nonEmpty = (field: string) => z.string().refine((t) => t.trim().length > 0, `\`${field}\` must not be empty.`);
 
 /** A message frame names its text `message`, as every HTTP body does; `text` is still read, for this release (deprecated). */
+/** A W3C `traceparent` a frame may carry, so its turn joins the client's trace. */
+const traceparent = z
+  .string()
+  .regex(/^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/, "`traceparent` must be a W3C trace context (00-<32 hex>-<16 hex>-<2 hex>).")
+  .optional();
+
 const MessageFrame = z.strictObject({
   type: z.literal("message"),
+  traceparent,
   message: nonEmpty("message").optional(),
   text: nonEmpty("text").optional(),
 });
@@ -111,6 +123,7 @@ const SocketFrame = z.discriminatedUnion("type", [
   MessageFrame,
   z.strictObject({
     type: z.literal("decision"),
+    traceparent,
     decisions: z
       .array(z.strictObject({ toolCallId: z.string().min(1), approved: z.boolean(), reason: z.string().max(2000).optional() }))
       .min(1, "`decisions` needs at least one decision."),
@@ -128,10 +141,10 @@ export function parseSocketRequest(raw: string | ArrayBuffer): SocketRequest | {
   }
   const parsed = SocketFrame.safeParse(value);
   if (parsed.success && parsed.data.type === "message") {
-    const { message, text } = parsed.data;
+    const { message, text, traceparent } = parsed.data;
     if ((message === undefined) === (text === undefined))
       return { error: 'Send the message\'s text as `message` (one field): {"type":"message","message":"…"}.' };
-    return { type: "message", message: (message ?? text)! };
+    return { type: "message", message: (message ?? text)!, ...(traceparent ? { traceparent } : {}) };
   }
   if (parsed.success) return parsed.data as SocketRequest;
   return {
@@ -187,8 +200,10 @@ export function openSocket(request: Request, conversation: SocketOpening): Respo
 /** What answering a client's frame needs of the conversation. */
 export interface SocketFrames {
   sockets: ConversationSockets;
-  send(requester: Requester, text: string): Promise<ConversationResult<ReadableStream<Uint8Array>>>;
-  decide(requester: Requester, decisions: ApprovalDecision[]): Promise<ConversationResult<DecisionOutcome>>;
+  /** Starts the message's turn, read by the sockets alone. */
+  send(requester: Requester, text: string): Promise<ConversationResult<unknown>>;
+  /** Records decisions, resuming the turn (read by the sockets alone) once none waits. */
+  decide(requester: Requester, decisions: ApprovalDecision[]): Promise<ConversationResult<unknown>>;
 }
 
 /** A client's frame: starts a turn or decides, and says so (or why not); the events themselves reach every socket. */
@@ -201,13 +216,9 @@ export async function answerFrame(ws: WebSocket, raw: string | ArrayBuffer, conv
       type: "error",
       data: { code: "invalid_request", message: "error" in request ? request.error : "Unknown socket." },
     });
+  const asking = { ...requester, ...(request.traceparent ? { traceparent: request.traceparent } : {}) };
   const result =
-    request.type === "message"
-      ? await conversation.send(requester, request.message)
-      : await conversation.decide(requester, request.decisions);
+    request.type === "message" ? await conversation.send(asking, request.message) : await conversation.decide(asking, request.decisions);
   if (!result.ok) return sockets.reply(ws, { type: "error", data: result.error });
-  const stream = result.value instanceof ReadableStream ? result.value : result.value.kind === "stream" ? result.value.stream : null;
-  // Nobody reads the turn's own stream: its events go to the sockets as they are published.
-  await stream?.cancel();
   sockets.reply(ws, { type: "accepted", data: { request: request.type } });
 }

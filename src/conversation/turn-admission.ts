@@ -21,7 +21,7 @@ import type { TurnDriver } from "./turns/turn-driver.ts";
  * alarm declines calls past their deadline and resumes), `person` (a person's answer or hand back: no model is called).
  */
 export type TurnStart =
-  | { kind: "message"; message: string }
+  | { kind: "message"; message: string; createOwned?: boolean }
   | { kind: "retry"; message?: string | undefined }
   | { kind: "resume" }
   | { kind: "scheduled" }
@@ -34,6 +34,8 @@ export interface Need {
   idle?: boolean;
   /** The request may create the conversation (the master key, or anonymous use, with a first message). */
   orNew?: boolean;
+  /** A signed-in user may create it too, as its owner (AG-UI's threads, which the client names). */
+  userMayCreate?: boolean;
 }
 
 /** Which checks each way in gets, past the requester's access and the conversation's state. */
@@ -87,11 +89,11 @@ export class TurnAdmission {
         "token_revoked",
         "This conversation token was revoked: the conversation was deleted or its tokens were rotated. Ask for a new token.",
       );
-    // Someone else's conversation is not found, as one that does not exist: ids cannot be probed. A user creates with POST, never by a
-    // first message.
-    const owned = requester.user === undefined || (state !== null && state.owner === requester.user);
-    if ((!state && (!need.orNew || requester.user !== undefined)) || !owned)
-      return fail("conversation_not_found", `No conversation '${requester.conversationId}'.`);
+    // Someone else's conversation is not found, as one that does not exist: ids cannot be probed. A user creates with POST, or
+    // with a first message that asks to (AG-UI's).
+    const creates = !state && need.orNew === true && (requester.user === undefined || need.userMayCreate === true);
+    const owned = requester.user === undefined || creates || state?.owner === requester.user;
+    if ((!state && !creates) || !owned) return fail("conversation_not_found", `No conversation '${requester.conversationId}'.`);
     if (need.idle && this.#setup.driver.running) return fail("run_in_progress", RUN_IN_PROGRESS);
     return ok(state);
   }
@@ -101,11 +103,13 @@ export class TurnAdmission {
    * was admitted on. The client's limit and the budget are asked of other objects (awaited, so
    * another request may run meanwhile): the conversation's own checks are made again after them,
    * and `begin` runs in the same synchronous stretch, so two requests can never both start a turn.
+   * `opensStream`: false for a leg no request reads (a socket's), which the stream cap does not hold back.
    */
   async turn<T>(
     requester: Requester,
     start: TurnStart,
     begin: (state: ConversationState | null) => ConversationResult<T> | Promise<ConversationResult<T>>,
+    opensStream = true,
   ): Promise<ConversationResult<T>> {
     const first = this.#own(requester, start);
     if (!first.ok) return first;
@@ -117,7 +121,7 @@ export class TurnAdmission {
       (starts ? this.#limitConversation() : null) ??
       (checks.clientLimit ? await this.#limitClient(requester) : null) ??
       (checks.budget ? await this.#withinBudget(requester.user ?? first.value?.owner) : null) ??
-      (checks.stream ? this.#setup.driver.limitStreams() : null);
+      (checks.stream && opensStream ? this.#setup.driver.limitStreams() : null);
     if (limited) return limited;
     const again = this.#own(requester, start);
     if (!again.ok) return again;
@@ -127,7 +131,11 @@ export class TurnAdmission {
 
   /** The checks the conversation answers itself, without waiting: access, state, length. */
   #own(requester: Requester, start: TurnStart): ConversationResult<ConversationState | null> {
-    const admitted = this.access(requester, { idle: true, orNew: start.kind === "message" });
+    const admitted = this.access(requester, {
+      idle: true,
+      orNew: start.kind === "message",
+      userMayCreate: start.kind === "message" && start.createOwned === true,
+    });
     if (!admitted.ok) return admitted;
     const held = this.#state(admitted.value, start);
     if (held) return held;

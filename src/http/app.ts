@@ -9,6 +9,7 @@ import { type McpServerConfig, offeredTools } from "../runtime/ports/mcp.ts";
 import type { Network } from "../runtime/network.ts";
 import type { AppEnv } from "./app-env.ts";
 import { registerA2a } from "./a2a/a2a-routes.ts";
+import { registerAgUi } from "./ag-ui-routes.ts";
 import { requireAccess } from "./auth.ts";
 import { conversationRoutes } from "./conversation-routes.ts";
 import { registerSignInRoutes } from "./dev-sign-in.ts";
@@ -47,6 +48,7 @@ export function createApp(networkFor: (env: Env) => Network): Hono<AppEnv> {
   registerConversationCreate(app);
   app.route("/v1/conversations/:id", conversationRoutes());
   registerA2a(app, networkFor);
+  registerAgUi(app, networkFor);
 
   answerOtherMethods(app);
   app.all("/v1/*", (c) => errorResponse(c, "not_found", `No route for ${c.req.method} ${c.req.path}.`));

@@ -29,20 +29,20 @@ export function conversationRoutes(): Hono<ConversationEnv> {
 
   app.post("/messages", async (c) => {
     const { message } = await readJson(c, MessageBody);
-    return streamResponse(await expectOk(c.var.client.sendMessage(message, "sse")));
+    return streamResponse(await expectOk(c.var.client.sendMessage(message)));
   });
 
   // Runs the last turn again from its user message, or from `message` when the user edited it.
   app.post("/retry", async (c) => {
     const body = await readOptionalJson(c, RetryBody);
-    return streamResponse(await expectOk(c.var.client.retry(body?.message, "sse")));
+    return streamResponse(await expectOk(c.var.client.retry(body?.message)));
   });
 
   // The user's decisions, or (under /operator/) an operator's: either is recorded with who decided.
   for (const path of ["/approvals", "/operator/approvals"])
     app.post(path, async (c) => {
       const { decisions } = await readJson(c, ApprovalsBody);
-      return decisionReply(c, await expectOk(c.var.client.decide(decisions, "sse")), "sse");
+      return decisionReply(c, await expectOk(c.var.client.decide(decisions)), "sse");
     });
 
   // 204 when there is nothing to send and nothing running: the SSE rule that stops EventSource reconnecting.
@@ -51,8 +51,8 @@ export function conversationRoutes(): Hono<ConversationEnv> {
     const cursor = EventCursor.safeParse(c.req.header("last-event-id") ?? query.after ?? "0");
     if (!cursor.success)
       throw new HttpError("invalid_request", "Last-Event-ID (or ?after=) must be an event id in decimal digits, such as 42.");
-    const outcome = await expectOk(c.var.client.events(cursor.data, "sse", query.follow === "true"));
-    return outcome.kind === "stream" ? streamResponse(outcome.stream) : c.body(null, 204);
+    const outcome = await expectOk(c.var.client.events(cursor.data, query.follow === "true"));
+    return outcome.kind === "stream" ? streamResponse(outcome) : c.body(null, 204);
   });
 
   // Answers once the turn has ended: a message sent right after is accepted.

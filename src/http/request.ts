@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import * as z from "zod";
 import type { ConversationErrorCode, ConversationResult } from "../conversation/index.ts";
-import { headersFor, type StreamFormat } from "../wire/index.ts";
+import { headersFor, type StreamFormat, turnBody, type TurnStream } from "../wire/index.ts";
 import type { ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
 import { conversationIdOf } from "./schemas.ts";
@@ -76,6 +76,6 @@ export async function expectOk<T>(result: Promise<ConversationResult<T>>): Promi
   throw new HttpError(code, next ? `${message} ${next}` : message, details);
 }
 
-export function streamResponse(stream: ReadableStream<Uint8Array>, format: StreamFormat = "sse"): Response {
-  return new Response(stream, { headers: headersFor(format) });
+export function streamResponse(turn: TurnStream, format: StreamFormat = "sse"): Response {
+  return new Response(turnBody(turn, format), { headers: headersFor(format) });
 }

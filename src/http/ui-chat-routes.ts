@@ -5,6 +5,7 @@ import { HttpError } from "./errors.ts";
 import { expectOk, readJson, readQuery, streamResponse } from "./request.ts";
 import { PageParams, UIChatBody } from "./schemas.ts";
 import { decisionReply } from "./turn-replies.ts";
+import { toUIMessages } from "../wire/index.ts";
 
 /** The AI SDK's chat protocol over a conversation: what `useChat` with `DefaultChatTransport` speaks. */
 export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
@@ -15,7 +16,7 @@ export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
       const decisions = approvalResponses(last.parts);
       if (decisions.length === 0)
         throw new HttpError("invalid_request", "The last message is the assistant's and carries no approval responses.");
-      return decisionReply(c, await expectOk(c.var.client.decide(decisions, "ui")), "ui");
+      return decisionReply(c, await expectOk(c.var.client.decide(decisions, { ignoreRepeats: true })), "ui");
     }
     const text =
       [...body.messages]
@@ -28,14 +29,15 @@ export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
     // rewinds the last turn and runs it again from this text, as the SDK has dropped what followed it.
     const edited = body.messageId !== undefined && last.role === "user" && last.id === body.messageId;
     const rerun = body.trigger === "regenerate-message" || edited;
-    const started = rerun ? c.var.client.retry(text, "ui") : c.var.client.sendMessage(text, "ui");
+    const started = rerun ? c.var.client.retry(text) : c.var.client.sendMessage(text);
     return streamResponse(await expectOk(started), "ui");
   });
 
   // The stored conversation as UIMessage[], to seed useChat({ messages }) after a reload; paged like
   // the history, with the page in headers so the body stays what useChat takes.
   app.get("/ui-messages", async (c) => {
-    const { messages, page } = await expectOk(c.var.client.uiMessages(readQuery(c, PageParams)));
+    const { history, page } = await expectOk(c.var.client.historyPage(readQuery(c, PageParams)));
+    const messages = toUIMessages(history, page.start);
     c.header("x-page-start", String(page.start));
     c.header("x-page-total", String(page.total));
     if (page.previous !== null) c.header("x-page-previous", String(page.previous));
@@ -48,12 +50,12 @@ export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
     const view = await c.var.client.getView();
     if (!view.ok && view.error.code === "token_revoked") throw new HttpError(view.error.code, view.error.message);
     if (view.ok && view.value.status === "awaiting_human") {
-      const held = await expectOk(c.var.client.events(view.value.lastEventId, "ui", true));
-      return held.kind === "stream" ? streamResponse(held.stream, "ui") : c.body(null, 204);
+      const held = await expectOk(c.var.client.events(view.value.lastEventId, true));
+      return held.kind === "stream" ? streamResponse(held, "ui") : c.body(null, 204);
     }
     if (!view.ok || view.value.status !== "running") return c.body(null, 204);
-    const events = await expectOk(c.var.client.events(0, "ui"));
-    return events.kind === "stream" ? streamResponse(events.stream, "ui") : c.body(null, 204);
+    const events = await expectOk(c.var.client.events(0));
+    return events.kind === "stream" ? streamResponse(events, "ui") : c.body(null, 204);
   });
 }
 

@@ -1,27 +1,25 @@
 /**
  * @module
- * What goes over the wire to clients: a turn's events as this runtime's own SSE, or as the AI SDK
- * UI message stream. Encoders take the run's events directly; nothing is decoded and re-encoded.
+ * What goes over the wire to clients. A conversation hands a turn's events out once, as this
+ * runtime's SSE (`encodeSse`), which the SSE routes pass through untouched; the AI SDK's UI message
+ * stream, AG-UI and A2A are encoded from it here, at the edge, one encoder per reader.
  */
-import { encodeSse, SSE_HEADERS, type StoredEvent } from "./sse.ts";
+import { SSE_HEADERS, type TurnStream } from "./sse.ts";
+import { encodeTurn } from "./turn-encoding.ts";
 import { UI_MESSAGE_STREAM_HEADERS, UIMessageEncoder } from "./ui-message-stream.ts";
 
-export { encodeSse, SSE_HEADERS, sseData, type StoredEvent } from "./sse.ts";
+export { encodeSse, SSE_HEADERS, sseData, type StoredEvent, type TurnStream } from "./sse.ts";
+export { encodeTurn, type EventEncoder, turnEvents } from "./turn-encoding.ts";
 export { UI_MESSAGE_STREAM_HEADERS, UIMessageEncoder } from "./ui-message-stream.ts";
-export { toUIMessages, type UIHistory, type UIMessageOut, type UIPart } from "./ui-messages.ts";
+export { toUIMessages, type UIMessageOut, type UIPart } from "./ui-messages.ts";
+export type { ClientHistory } from "./client-history.ts";
 
-/** The stream formats a turn can be read in: `sse` (GET …/events, POST …/messages) or `ui` (the AI SDK's). */
+/** The stream formats a turn can be read in over HTTP: `sse` (this runtime's own) or `ui` (the AI SDK's). */
 export type StreamFormat = "sse" | "ui";
 
-/** Turns events into bytes for one reader; `end` is what follows the last event. */
-export interface EventEncoder {
-  encode(event: StoredEvent): string;
-  end(): string;
-}
-
-/** `messageId`: the id the AI SDK stream gives the turn's answer, the same in every leg and in /ui-messages. */
-export function encoderFor(format: StreamFormat, messageId?: string): EventEncoder {
-  return format === "ui" ? new UIMessageEncoder(messageId) : { encode: encodeSse, end: () => "" };
+/** A turn's stream as a response body in `format`: the conversation's own bytes for SSE, re-encoded for the AI SDK. */
+export function turnBody(turn: TurnStream, format: StreamFormat): ReadableStream<Uint8Array> {
+  return format === "ui" ? encodeTurn(turn.events, new UIMessageEncoder(turn.answerId)) : turn.events;
 }
 
 export function headersFor(format: StreamFormat): Record<string, string> {

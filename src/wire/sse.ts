@@ -4,12 +4,20 @@ import type { RunEvent } from "../runtime/events.ts";
 export type StoredEvent = { id: number } & RunEvent;
 
 /**
- * One Server-Sent Event: `event:` names the type, `data:` is one JSON line, `id:` increases.
- * JSON escapes CR and LF, the only line ends SSE knows, so any text fits on the one data line.
+ * The one framing a conversation hands its events out in: one Server-Sent Event each, `event:`
+ * names the type, `data:` is one JSON line, `id:` increases. JSON escapes CR and LF, the only line
+ * ends SSE knows, so any text fits on the one data line. The SSE routes pass these bytes through
+ * as they are; every other encoder reads them back with `SseFrames` (or `turnEvents`).
  */
 export function encodeSse(event: StoredEvent): string {
   const { id, ...data } = event;
   return `id: ${id}\nevent: ${event.type}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/** A turn's stream as the conversation hands it out (these frames), and the id its answer has in the history (`msg-<index>`). */
+export interface TurnStream {
+  events: ReadableStream<Uint8Array>;
+  answerId: string;
 }
 
 export const SSE_HEADERS = {
@@ -18,29 +26,53 @@ export const SSE_HEADERS = {
   "x-accel-buffering": "no",
 } as const;
 
-/**
- * The `data` of each Server-Sent Event of a body, as the frames arrive (a frame may span chunks).
- * Stops reading, and cancels the body, when its reader stops asking.
- */
-export async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
+/** One Server-Sent Event as read: its `id` line ("" without one) and its `data` lines joined. */
+export interface SseFrame {
+  id: string;
+  data: string;
+}
+
+/** Splits an SSE body into frames as its chunks arrive (a frame may span chunks). */
+export class SseFrames {
+  readonly #decoder = new TextDecoder();
+  #buffered = "";
+
+  /** The frames a chunk completes. */
+  push(chunk: Uint8Array): SseFrame[] {
+    this.#buffered += this.#decoder.decode(chunk, { stream: true }).replaceAll("\r\n", "\n");
+    const frames = this.#buffered.split("\n\n");
+    this.#buffered = frames.pop() ?? "";
+    return frames.map(frameOf);
+  }
+}
+
+function frameOf(text: string): SseFrame {
+  let id = "";
+  const data: string[] = [];
+  for (const line of text.split("\n")) {
+    if (line.startsWith("data:")) data.push(line.slice(5).trimStart());
+    else if (line.startsWith("id:")) id = line.slice(3).trimStart();
+  }
+  return { id, data: data.join("\n") };
+}
+
+/** A conversation's event, from its frame. */
+export function eventOf(frame: SseFrame): StoredEvent {
+  return { ...(JSON.parse(frame.data) as RunEvent), id: Number(frame.id) };
+}
+
+/** The frames of an SSE body as they arrive. Stops reading, and cancels the body, when its reader stops asking. */
+export async function* readFrames(body: ReadableStream<Uint8Array>): AsyncGenerator<SseFrame> {
+  const frames = new SseFrames();
   const reader = body.getReader();
-  let buffered = "";
   try {
-    for (let read = await reader.read(); !read.done; read = await reader.read()) {
-      buffered += decoder.decode(read.value, { stream: true }).replaceAll("\r\n", "\n");
-      const frames = buffered.split("\n\n");
-      buffered = frames.pop() ?? "";
-      for (const frame of frames) {
-        const data = frame
-          .split("\n")
-          .filter((line) => line.startsWith("data:"))
-          .map((line) => line.slice(5).trimStart())
-          .join("\n");
-        if (data) yield data;
-      }
-    }
+    for (let read = await reader.read(); !read.done; read = await reader.read()) yield* frames.push(read.value);
   } finally {
     await reader.cancel().catch(() => {});
   }
+}
+
+/** The `data` of each Server-Sent Event of a body, as the frames arrive. */
+export async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  for await (const frame of readFrames(body)) if (frame.data) yield frame.data;
 }

@@ -1,4 +1,5 @@
 import type { StoredEvent } from "./sse.ts";
+import type { EventEncoder } from "./turn-encoding.ts";
 import { handoffPartId } from "./ui-messages.ts";
 
 /** The AI SDK UI message stream protocol's response headers (v1). */
@@ -16,7 +17,7 @@ type Chunk = Record<string, unknown> & { type: string };
  * directly. Only the base fields of each chunk are sent. The `tool-approval-request` chunk exists
  * from AI SDK 6 on: a client on AI SDK 5 reads every other chunk but rejects that one.
  */
-export class UIMessageEncoder {
+export class UIMessageEncoder implements EventEncoder {
   #openText: string | null = null;
   readonly #messageId: string | undefined;
 
@@ -33,6 +34,13 @@ export class UIMessageEncoder {
 
   end(): string {
     return "data: [DONE]\n\n";
+  }
+
+  fail(message: string): string {
+    const out: Chunk[] = [];
+    this.#closeText(out);
+    out.push({ type: "error", errorText: `stream_interrupted: ${message}` });
+    return out.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("") + this.end();
   }
 
   #closeText(out: Chunk[]): void {

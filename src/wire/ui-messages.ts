@@ -1,3 +1,4 @@
+import type { ClientHistory } from "./client-history.ts";
 import type { HandoffRecord, ReturnRecord } from "../runtime/handoff/types.ts";
 import type { Message, ToolCall, ToolMessage } from "../runtime/messages.ts";
 import type { ApprovalDecision, Suspension } from "../runtime/suspension.ts";
@@ -26,16 +27,6 @@ export interface UIMessageOut {
 
 type ToolPart = Extract<UIPart, { toolCallId: string }>;
 
-/** What the stored history says of a conversation, for a client that loads it (after a reload). */
-export interface UIHistory {
-  messages: readonly Message[];
-  handoffs: readonly HandoffRecord[];
-  /** The step waiting for approvals, kept outside the history until it is complete. */
-  suspension: Suspension | null;
-  /** The decisions already made on that step's calls (the others still wait). */
-  decisions: readonly ApprovalDecision[];
-}
-
 /**
  * The stored conversation as the AI SDK's `UIMessage[]`, the parts as the UI message stream builds
  * them: a user message each, and one assistant message per turn with a `step-start` per step, its
@@ -43,7 +34,7 @@ export interface UIHistory {
  * `data-handoff` part. Ids are stable: `msg-<index of the message in the history>`; `offset` is the
  * index of the first of `messages` when they are a page.
  */
-export function toUIMessages(history: UIHistory, offset = 0): UIMessageOut[] {
+export function toUIMessages(history: ClientHistory, offset = 0): UIMessageOut[] {
   const out: UIMessageOut[] = [];
   // Transfers and on-call returns are drawn after their call's result; an on-answer return closes
   // the turn of the transfer that opened its frame; a person's hand back has no part.

@@ -560,7 +560,7 @@ describe("a write that fails after a turn's end is stored", () => {
       try {
         const conversation = instance as unknown as ConversationObject;
         const result = await conversation.sendMessage({ conversationId: s.conversationId }, s.tag("refund A1001"));
-        return result.ok ? parseSse(await new Response(result.value).text()) : [];
+        return result.ok ? parseSse(await new Response(result.value.events).text()) : [];
       } finally {
         delete (sql as unknown as Record<string, unknown>).exec;
       }

@@ -12,6 +12,7 @@ import { Agent, Network } from "../../src/runtime/index.ts";
 import { denialMessage } from "../../src/runtime/suspension.ts";
 import { createApp } from "../../src/http/app.ts";
 import { a2aStream } from "../../src/http/a2a/a2a-stream.ts";
+import { encodeSse, type StoredEvent, turnEvents } from "../../src/wire/index.ts";
 import { refuseUnsafeUrl } from "../../src/http/a2a/push-methods.ts";
 import { HOW_TO_DECIDE, isTerminal, parseTaskId, taskIdOf, taskOf } from "../../src/http/a2a/tasks.ts";
 import type { TurnView } from "../../src/conversation/conversation-view.ts";
@@ -315,8 +316,7 @@ describe("a turn as a task", () => {
 
 describe("the A2A stream of a turn", () => {
   /** A turn's SSE stream of these events, as the conversation sends it. */
-  const turnOf = (events: object[]) =>
-    new Response(events.map((event) => `data: ${JSON.stringify(event)}\n\n`).join("")).body as ReadableStream<Uint8Array>;
+  const turnOf = (events: StoredEvent[]) => new Response(events.map(encodeSse).join("")).body as ReadableStream<Uint8Array>;
   const resultsOf = async (stream: ReadableStream<Uint8Array>) => rpcFrames(await new Response(stream).text());
   const at = expect.any(String);
   const user: OutMessage = { messageId: "c1:1:0", contextId: "c1", taskId: "c1:1", role: "ROLE_USER", parts: [{ text: "hi" }] };
@@ -333,7 +333,7 @@ describe("the A2A stream of a turn", () => {
     };
     const final: Task = { ...later, status: { state: "TASK_STATE_WORKING", timestamp: "t1" }, metadata: { holder: "desk" } };
     const reads: Task[] = [later, final];
-    const transfer = { kind: "transfer", from: "triage", to: "desk", toolCallId: "t", stepIndex: 0 };
+    const transfer = { kind: "transfer" as const, from: "triage", to: "desk", toolCallId: "t", stepIndex: 0 };
     const turn = turnOf([
       { id: 1, type: "step-start", stepIndex: 0, agent: "triage" },
       { id: 2, type: "text-delta", delta: "Hel" },
@@ -345,7 +345,7 @@ describe("the A2A stream of a turn", () => {
       { id: 8, type: "operator-message", agent: "desk", text: "A person here." },
       { id: 9, type: "text-delta", delta: "never sent: the person's answer ended the task" },
     ]);
-    const results = await resultsOf(a2aStream(7, turn, async () => reads.shift()!));
+    const results = await resultsOf(a2aStream(7, turnEvents(turn), async () => reads.shift()!));
     expect(results.every((r) => r.jsonrpc === "2.0" && r.id === 7)).toBe(true);
     const ids = { taskId: "c1:1", contextId: "c1" };
     const chunk = (text: string, append: boolean) => ({
@@ -369,7 +369,7 @@ describe("the A2A stream of a turn", () => {
         statusUpdate: {
           ...ids,
           status: { state: "TASK_STATE_WORKING", timestamp: at },
-          metadata: { [EXTENSION]: { holder: "desk", handoff: { id: 5, type: "handoff", ...transfer } } },
+          metadata: { [EXTENSION]: { holder: "desk", handoff: { type: "handoff", ...transfer } } },
         },
       },
       {
@@ -400,9 +400,9 @@ describe("the A2A stream of a turn", () => {
       history: [user],
       metadata: {},
     };
-    expect((await resultsOf(a2aStream(1, turnOf([]), async () => ended))).map((r) => r.result)).toEqual([{ task: ended }]);
+    expect((await resultsOf(a2aStream(1, turnEvents(turnOf([])), async () => ended))).map((r) => r.result)).toEqual([{ task: ended }]);
     const broken = new ReadableStream<Uint8Array>({ pull: (controller) => controller.error(new Error("the object went away")) });
-    expect((await resultsOf(a2aStream(1, broken, async () => ended))).map((r) => r.result)).toEqual([
+    expect((await resultsOf(a2aStream(1, turnEvents(broken), async () => ended))).map((r) => r.result)).toEqual([
       {
         statusUpdate: {
           taskId: "",
@@ -425,7 +425,7 @@ describe("the A2A stream of a turn", () => {
         else controller.error(new Error("the object went away"));
       },
     });
-    const results = (await resultsOf(a2aStream(3, broken, async () => task))).map((r) => r.result);
+    const results = (await resultsOf(a2aStream(3, turnEvents(broken), async () => task))).map((r) => r.result);
     expect(Object.keys(results[0]!)).toEqual(["task"]);
     expect(results[1]!.artifactUpdate!.artifact.parts[0]!.text).toBe("Hel");
     expect(results.at(-1)!.statusUpdate).toMatchObject({ taskId: "c1:1", status: { state: "TASK_STATE_FAILED" } });

@@ -64,9 +64,8 @@ function dying(storage: DurableObjectStorage, writes: number): { killed: () => b
 
 async function drain(result: { ok: boolean; value?: unknown }): Promise<void> {
   if (!result.ok) return;
-  const value = result.value as ReadableStream | { kind: string; stream?: ReadableStream };
-  const stream = value instanceof ReadableStream ? value : value.stream;
-  if (stream) await new Response(stream).text();
+  const events = (result.value as { events?: ReadableStream }).events;
+  if (events) await new Response(events).text();
 }
 
 /** What the replay and the stored view disagree on; empty when they tell one story. */
@@ -191,7 +190,7 @@ async function killedTurns(steps: ScriptStep[], message: string): Promise<string
       let events: ReturnType<typeof parseSse> = [];
       try {
         const result = await new ScriptedConversation(state, offline).sendMessage({ conversationId: id }, message);
-        if (result.ok) events = parseSse(await new Response(result.value).text());
+        if (result.ok) events = parseSse(await new Response(result.value.events).text());
       } catch (error) {
         if (!(error instanceof Killed)) throw error;
       }
@@ -223,7 +222,7 @@ async function turnOnBrokenStorage(prefix: string, breaks: (storage: DurableObje
     const logged = vi.spyOn(console, "error");
     try {
       const result = await new ScriptedConversation(state, offline).sendMessage({ conversationId: id }, "hello");
-      const events = result.ok ? parseSse(await new Response(result.value).text()) : [];
+      const events = result.ok ? parseSse(await new Response(result.value.events).text()) : [];
       return { events, turn: new ConversationStore(state.storage).turns.record(1), errors: logged.mock.calls.map(String) };
     } finally {
       logged.mockRestore();

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { eventStream } from "../../src/conversation/turns/event-stream.ts";
-import { encoderFor, type StoredEvent } from "../../src/wire/index.ts";
+import type { StoredEvent } from "../../src/wire/index.ts";
 
 const event = (id: number): StoredEvent => ({ id, type: "text-delta", delta: `d${id}` });
 
@@ -28,7 +28,7 @@ function source(batches: Array<StoredEvent[] | null>) {
 describe("a reader's event stream", () => {
   it("reads nothing before its reader asks, then a batch a read", async () => {
     const { seen, make } = source([[event(1)], [event(2)]]);
-    const stream = eventStream(make, encoderFor("sse"), () => {});
+    const stream = eventStream(make, () => {});
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(seen.reads).toBe(0);
     const reader = stream.getReader();
@@ -41,7 +41,7 @@ describe("a reader's event stream", () => {
   it("is closed once when read to its end and then cancelled, or let go after its end", async () => {
     const { seen, make } = source([[event(1)], null]);
     let closed = 0;
-    const stream = eventStream(make, encoderFor("sse"), () => closed++);
+    const stream = eventStream(make, () => closed++);
     const text = await new Response(stream).text();
     expect(text).toContain('"delta":"d1"');
     // The lag bound can let a reader go after its stream ended: nothing more happens.
@@ -53,7 +53,7 @@ describe("a reader's event stream", () => {
   it("is closed once when let go by the lag bound and then cancelled by its client", async () => {
     const { seen, make } = source([[event(1)]]);
     let closed = 0;
-    const stream = eventStream(make, encoderFor("sse"), () => closed++);
+    const stream = eventStream(make, () => closed++);
     const reader = stream.getReader();
     await reader.read();
     seen.disconnect();
@@ -71,7 +71,7 @@ describe("a reader's event stream", () => {
       close: () => closes++,
     });
     let closed = 0;
-    const stream = eventStream(make, encoderFor("sse"), () => closed++);
+    const stream = eventStream(make, () => closed++);
     const reader = stream.getReader();
     const pending = reader.read();
     await reader.cancel();

@@ -18,7 +18,7 @@ import type { Message } from "../../runtime/messages.ts";
 import { applyCommit, type StepCommit } from "../../runtime/ports/store-port.ts";
 import type { ApprovalDecision } from "../../runtime/suspension.ts";
 import { addUsage, NO_USAGE, type UsageTotals } from "../../runtime/usage.ts";
-import type { StoredEvent } from "../../wire/index.ts";
+import type { StoredEvent } from "../../wire/sse.ts";
 import { CRASH_ID_GAP, EventLog } from "./event-log.ts";
 import { type ForkSnapshot, storeSnapshot, takeSnapshot } from "./forks.ts";
 import { settleCutOff } from "./recovery.ts";

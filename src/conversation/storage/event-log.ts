@@ -2,7 +2,7 @@
  * The conversation's stream events in SQLite: packed several to a row (rows written are what
  * storage is billed by), read back a row at a time for a replay, and numbered past a crash.
  */
-import type { StoredEvent } from "../../wire/index.ts";
+import type { StoredEvent } from "../../wire/sse.ts";
 import type { SqlWriter } from "./sql-writer.ts";
 import { readHandoff, ROW_VERSION } from "./stored-state.ts";
 import { capEvent } from "./stored-size-limits.ts";

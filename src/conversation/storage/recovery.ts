@@ -6,7 +6,7 @@
 import { type CallsInFlight, settleCallsInFlight } from "../../runtime/calls-in-flight.ts";
 import type { Message, ToolMessage } from "../../runtime/messages.ts";
 import { settleInterrupted, type Suspension } from "../../runtime/suspension.ts";
-import type { StoredEvent } from "../../wire/index.ts";
+import type { StoredEvent } from "../../wire/sse.ts";
 import type { StoredState } from "./stored-state.ts";
 
 /** A step's calls written ahead of its tools, with the events streamed before them (its `tool-call` events among them). */

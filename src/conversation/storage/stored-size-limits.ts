@@ -1,6 +1,6 @@
 import type { HandoffRecord } from "../../runtime/handoff/types.ts";
 import type { Message } from "../../runtime/messages.ts";
-import type { StoredEvent } from "../../wire/index.ts";
+import type { StoredEvent } from "../../wire/sse.ts";
 
 /**
  * Values are cut before they are written, far below SQLite's 2 MB row limit, so a huge tool

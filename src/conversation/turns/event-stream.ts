@@ -1,4 +1,4 @@
-import type { EventEncoder, StoredEvent } from "../../wire/index.ts";
+import { encodeSse, type StoredEvent } from "../../wire/sse.ts";
 
 /** The next events for one reader, or null when there are no more. */
 export type EventBatches = (disconnect: () => void) => {
@@ -9,10 +9,11 @@ export type EventBatches = (disconnect: () => void) => {
 const encoder = new TextEncoder();
 
 /**
- * A byte stream that reads and encodes events only when its reader asks for more, so a client
- * that stops reading holds at most one encoded batch here. `onClose` runs once, however it ends.
+ * A turn's events as the conversation hands them out (SSE frames, `encodeSse`), read and encoded
+ * only when the reader asks for more, so a client that stops reading holds at most one encoded
+ * batch here. `onClose` runs once, however it ends.
  */
-export function eventStream(batches: EventBatches, format: EventEncoder, onClose: () => void): ReadableStream<Uint8Array> {
+export function eventStream(batches: EventBatches, onClose: () => void): ReadableStream<Uint8Array> {
   let source: ReturnType<EventBatches> | undefined;
   let finished = false;
   const finish = () => {
@@ -35,13 +36,11 @@ export function eventStream(batches: EventBatches, format: EventEncoder, onClose
         const batch = await source!.next();
         if (finished) return;
         if (batch === null) {
-          const end = format.end();
-          if (end) controller.enqueue(encoder.encode(end));
           controller.close();
           finish();
           return;
         }
-        controller.enqueue(encoder.encode(batch.map((event) => format.encode(event)).join("")));
+        controller.enqueue(encoder.encode(batch.map(encodeSse).join("")));
       },
       cancel: finish,
     },

@@ -1,4 +1,4 @@
-import type { StoredEvent } from "../../wire/index.ts";
+import type { StoredEvent } from "../../wire/sse.ts";
 
 /**
  * A reader more than this many bytes of events behind the run, not counting the newest event, is

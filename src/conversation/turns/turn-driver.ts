@@ -9,7 +9,7 @@ import type { Redactor } from "../../runtime/redact.ts";
 import type { TurnOutcome } from "../../runtime/events.ts";
 import type { OperatorIdentity } from "../../runtime/handoff/types.ts";
 import type { RunItemsOptions, TurnInput } from "../../runtime/run-options.ts";
-import { encoderFor, type StoredEvent, type StreamFormat } from "../../wire/index.ts";
+import type { StoredEvent, TurnStream } from "../../wire/sse.ts";
 import type { ConversationState, ConversationStore } from "../storage/conversation-store.ts";
 import { type EventBatches, eventStream } from "./event-stream.ts";
 import { type OtlpExporter, toOtlp } from "../../traces/otlp-export.ts";
@@ -98,15 +98,18 @@ export class TurnDriver {
   }
 
   /** Starts a leg of the current turn and returns its stream; the run goes on if the stream's reader leaves. */
-  start(requester: LegRequester, input: TurnInput, format: StreamFormat): ReadableStream<Uint8Array> {
+  start(requester: LegRequester, input: TurnInput): TurnStream {
     const running = this.#claim();
     const state = this.#setup.store.state()!;
-    const stream = this.#open(this.#readEvents(state, state.lastEventId), format, this.#answerId(input.kind === "message"));
+    const stream = this.#open(this.#readEvents(state, state.lastEventId), this.#answerId(input.kind === "message"));
     this.#launch(running, requester, input);
     return stream;
   }
 
-  /** Runs a leg no request reads (the schedule's): its events are stored and reach whoever follows; resolves when it has ended. */
+  /**
+   * Runs a leg no request reads (the schedule's, a socket's): no stream is opened for it; its events
+   * are stored and reach the sockets and whoever follows. Resolves when it has ended.
+   */
   runUnread(requester: LegRequester, input: TurnInput): Promise<void> {
     return this.#launch(this.#claim(), requester, input);
   }
@@ -131,8 +134,8 @@ export class TurnDriver {
   }
 
   /** The current or last turn's events after `afterId`, then the live leg (or, `hold`, a person's messages) until it ends. */
-  read(state: ConversationState, afterId: number, format: StreamFormat, hold?: TurnBroadcast): ReadableStream<Uint8Array> {
-    return this.#open(this.#readEvents(state, afterId, hold), format, this.#answerId(false));
+  read(state: ConversationState, afterId: number, hold?: TurnBroadcast): TurnStream {
+    return this.#open(this.#readEvents(state, afterId, hold), this.#answerId(false));
   }
 
   /** What a WebSocket opened after `afterId` missed, across turns, then the running leg's events until it ends. */
@@ -149,9 +152,9 @@ export class TurnDriver {
     return true;
   }
 
-  #open(batches: EventBatches, format: StreamFormat, messageId?: string): ReadableStream<Uint8Array> {
+  #open(batches: EventBatches, answerId: string): TurnStream {
     this.#openStreams++;
-    return eventStream(batches, encoderFor(format, messageId), () => this.#openStreams--);
+    return { events: eventStream(batches, () => this.#openStreams--), answerId };
   }
 
   /**

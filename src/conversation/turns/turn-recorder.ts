@@ -4,7 +4,7 @@ import type { HandoffRecord } from "../../runtime/handoff/types.ts";
 import { type Redactor, StreamingRedaction } from "../../runtime/redact.ts";
 import type { TurnItem } from "../../runtime/run-options.ts";
 import type { StepCommit } from "../../runtime/ports/store-port.ts";
-import type { StoredEvent } from "../../wire/index.ts";
+import type { StoredEvent } from "../../wire/sse.ts";
 import type { ConversationStore } from "../storage/conversation-store.ts";
 import type { TurnBroadcast } from "./turn-broadcast.ts";
 import type { TraceBuilder, TurnTrace } from "../../traces/turn-trace.ts";

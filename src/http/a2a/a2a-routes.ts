@@ -19,7 +19,7 @@ import { inboxOf } from "../../inbox/inbox.ts";
 import { A2A_RPC_ERROR, errorResponse, HttpError } from "../errors.ts";
 import { describeProblems, expectOk } from "../request.ts";
 import type { ConversationClient } from "../conversation-client.ts";
-import { SSE_HEADERS } from "../../wire/index.ts";
+import { SSE_HEADERS, type StoredEvent, turnEvents } from "../../wire/index.ts";
 import { A2A_RPC_PATH, agentCard } from "./agent-card.ts";
 import { a2aStream } from "./a2a-stream.ts";
 import {
@@ -246,12 +246,12 @@ async function startTurn(c: Context<AppEnv>, params: Record<string, unknown>): P
   const client = clientOf(c, conversationId);
   const push = configuration?.taskPushNotificationConfig;
   const ahead = push ? await pushConfigAhead(c, conversationId, push) : undefined;
-  const stream = await expectOk(client.sendMessage(text, "sse")).catch(async (error: unknown) => {
+  const turn = await expectOk(client.sendMessage(text)).catch(async (error: unknown) => {
     // Refused: the config set ahead for the turn that did not start goes.
     if (ahead) await client.pushConfigs({ kind: "delete", turn: ahead.turn, id: ahead.id, upcoming: true });
     throw error;
   });
-  return { stream, read: async () => taskOf(conversationId, await expectOk(client.turnView()), historyLength), immediately };
+  return { stream: turn.events, read: async () => taskOf(conversationId, await expectOk(client.turnView()), historyLength), immediately };
 }
 
 /**
@@ -273,7 +273,7 @@ async function sendMessage(c: Context<AppEnv>, params: Record<string, unknown>):
 async function sendStreamingMessage(c: Context<AppEnv>, params: Record<string, unknown>, rpcId: string | number | null): Promise<Response> {
   const { stream, read } = await startTurn(c, params);
   // Decisions that left calls waiting start no turn: the stream is the task as it stands.
-  return new Response(a2aStream(rpcId, stream ?? ended(), read), { headers: SSE_HEADERS });
+  return new Response(a2aStream(rpcId, stream ? turnEvents(stream) : ended(), read), { headers: SSE_HEADERS });
 }
 
 /**
@@ -286,15 +286,14 @@ async function subscribeToTask(c: Context<AppEnv>, params: Record<string, unknow
   const { task, view, client } = await taskById(c, id);
   if (!view.latest || isTerminal(task.status.state))
     throw new RpcFailure("unsupportedOperation", `The task is ${task.status.state}: there is nothing more to follow.`);
-  const outcome = await expectOk(client.events(view.lastEventId, "sse", view.status === "awaiting_human"));
+  const outcome = await expectOk(client.events(view.lastEventId, view.status === "awaiting_human"));
   const read = async () => (await taskById(c, id)).task;
-  return new Response(a2aStream(rpcId, outcome.kind === "stream" ? outcome.stream : ended(), read, task), { headers: SSE_HEADERS });
+  const events = outcome.kind === "stream" ? turnEvents(outcome.events) : ended();
+  return new Response(a2aStream(rpcId, events, read, task), { headers: SSE_HEADERS });
 }
 
-/** A stream with nothing in it: a turn that has nothing more to say. */
-function ended(): ReadableStream<Uint8Array> {
-  return new ReadableStream({ start: (controller) => controller.close() });
-}
+/** No events: a turn that has nothing more to say. */
+async function* ended(): AsyncGenerator<StoredEvent> {}
 
 /** Decisions for the calls a task waits on: a data part's `decisions`, or "approve" / "deny" for all of them. */
 async function resume(c: Context<AppEnv>, message: WireMessage, historyLength?: number): Promise<Omit<Started, "immediately">> {
@@ -304,8 +303,8 @@ async function resume(c: Context<AppEnv>, message: WireMessage, historyLength?: 
   // A finished task takes no message; one that runs or waits is the conversation's to judge (running, nothing to decide), as every way in.
   if (!view.latest || isTerminal(task.status.state))
     throw new RpcFailure("unsupportedOperation", `The task is ${task.status.state}: send a message without taskId to start a new one.`);
-  const outcome = await expectOk(client.decide(decisionsOf(message, view), "sse"));
-  return { stream: outcome.kind === "stream" ? outcome.stream : null, read: async () => (await taskById(c, task.id, historyLength)).task };
+  const outcome = await expectOk(client.decide(decisionsOf(message, view)));
+  return { stream: outcome.kind === "stream" ? outcome.events : null, read: async () => (await taskById(c, task.id, historyLength)).task };
 }
 
 function decisionsOf(message: WireMessage, view: TurnView): ApprovalDecision[] {

@@ -7,9 +7,8 @@
  * the new holder; a person's answer is an agent message too; the last is the task's status, read
  * from what the conversation stored.
  */
-import type { RunEvent } from "../../runtime/events.ts";
 import { HANDOFF_EXTENSION, type OutMessage, type Task } from "../../a2a/a2a-wire.ts";
-import { sseData } from "../../wire/index.ts";
+import type { StoredEvent } from "../../wire/index.ts";
 
 /** What the stream needs of the conversation: the task of the turn now running or just ended. */
 export type TaskReader = () => Promise<Task>;
@@ -19,18 +18,13 @@ function frame(id: string | number | null, result: Record<string, unknown>): str
   return `data: ${JSON.stringify({ jsonrpc: "2.0", id, result })}\n\n`;
 }
 
-/** The turn's own SSE stream, parsed into its events as they arrive. */
-async function* runEvents(stream: ReadableStream<Uint8Array>): AsyncGenerator<RunEvent> {
-  for await (const data of sseData(stream)) yield JSON.parse(data) as RunEvent;
-}
-
 /**
  * The A2A stream of a turn: `read` gives the task once the turn has begun and again once it has
  * ended; `first`, the task to start with (a subscription's snapshot), sent before any event.
  */
 export function a2aStream(
   rpcId: string | number | null,
-  turn: ReadableStream<Uint8Array>,
+  turn: AsyncIterable<StoredEvent>,
   read: TaskReader,
   first?: Task,
 ): ReadableStream<Uint8Array> {
@@ -69,7 +63,7 @@ function opening(task: Task): Task {
 }
 
 async function translate(
-  turn: ReadableStream<Uint8Array>,
+  turn: AsyncIterable<StoredEvent>,
   read: TaskReader,
   send: (result: Record<string, unknown>) => void,
   first: Task | null,
@@ -80,7 +74,7 @@ async function translate(
   let text = "";
   let chunks = 0;
   const stamp = () => new Date().toISOString();
-  for await (const event of runEvents(turn)) {
+  for await (const event of turn) {
     if (!task) {
       task = opening(await read());
       send({ task });
@@ -111,7 +105,8 @@ async function translate(
       break;
     }
     if (event.type === "handoff") {
-      const metadata = { [HANDOFF_EXTENSION]: { holder: event.to, handoff: event } };
+      const { id: _id, ...handoff } = event;
+      const metadata = { [HANDOFF_EXTENSION]: { holder: event.to, handoff } };
       send({ statusUpdate: { taskId, contextId, status: { state: "TASK_STATE_WORKING", timestamp: stamp() }, metadata } });
     }
   }

@@ -1,0 +1,109 @@
+/**
+ * AG-UI 1.0 (the Agent–User Interaction protocol): `POST /v1/ag-ui` takes the protocol's
+ * `RunAgentInput` and answers with its events over SSE, so a frontend built on `@ag-ui/client`
+ * (`HttpAgent`) talks to the network. The thread is the conversation (a new id creates it, owned by
+ * the requester); the newest user message is the turn's message; `resume` entries decide the calls
+ * a run's interrupts named, and stream the resumed turn. What is refused is refused before any
+ * event, as an HTTP error in this API's shape, and changes nothing stored.
+ */
+import type { Hono } from "hono";
+import * as z from "zod";
+import type { Env } from "../env.ts";
+import type { Network } from "../runtime/network.ts";
+import type { ApprovalDecision } from "../runtime/suspension.ts";
+import { AgUiEncoder, approvalInterrupt } from "../wire/ag-ui-stream.ts";
+import { encodeTurn, SSE_HEADERS } from "../wire/index.ts";
+import type { AppEnv } from "./app-env.ts";
+import { conversationClient, originOf } from "./conversation-client.ts";
+import { HttpError } from "./errors.ts";
+import { expectOk, readJson } from "./request.ts";
+import { ConversationId } from "./schemas.ts";
+
+export const AG_UI_PATH = "/v1/ag-ui";
+
+const TextPart = z.looseObject({ type: z.string(), text: z.string().optional() });
+
+/** A message of the client's thread: only the newest user message is read; the rest is the client's copy of the history. */
+const AgUiMessage = z.looseObject({
+  id: z.string(),
+  role: z.string(),
+  content: z.union([z.string(), z.array(TextPart)]).optional(),
+});
+
+const ResumeEntry = z.strictObject({
+  interruptId: z.string().min(1),
+  status: z.enum(["resolved", "cancelled"]),
+  payload: z.unknown().optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** The protocol's `RunAgentInput`, as this endpoint reads it (unknown fields are the client's own and are let be). */
+export const RunAgentInputBody = z.looseObject({
+  threadId: ConversationId,
+  runId: z.string().min(1, "`runId` names the run."),
+  messages: z.array(AgUiMessage),
+  tools: z.array(z.unknown()).optional(),
+  context: z.array(z.unknown()).optional(),
+  state: z.unknown().optional(),
+  forwardedProps: z.unknown().optional(),
+  resume: z.array(ResumeEntry).optional(),
+});
+type RunAgentInputBody = z.infer<typeof RunAgentInputBody>;
+
+/** An approval interrupt's answer: its `responseSchema`. */
+const ApprovalPayload = z.strictObject({ approved: z.boolean(), reason: z.string().max(2000).optional() });
+
+export function registerAgUi(app: Hono<AppEnv>, networkFor: (env: Env) => Network): void {
+  app.post(AG_UI_PATH, async (c) => {
+    const input = await readJson(c, RunAgentInputBody);
+    const network = networkFor(c.env);
+    const encoder = new AgUiEncoder({
+      threadId: input.threadId,
+      runId: input.runId,
+      isPerson: (name) => Boolean(network.get(name)?.human),
+    });
+    const client = conversationClient(c.env, input.threadId, c.get("access"), originOf(c.req));
+    if (input.resume?.length) {
+      const outcome = await expectOk(client.decide(decisionsOf(input.resume)));
+      if (outcome.kind === "stream") return agUiResponse(encodeTurn(outcome.events, encoder));
+      // Decisions that leave calls waiting start nothing: the run ends on the interrupts still open.
+      const view = await expectOk(client.getView());
+      const open = view.pendingApprovals.filter((p) => outcome.pending.includes(p.toolCallId));
+      return agUiResponse(new Response(encoder.interrupted(open.map(approvalInterrupt))).body!);
+    }
+    const turn = await expectOk(client.sendMessage(userText(input), { createOwned: true }));
+    return agUiResponse(encodeTurn(turn.events, encoder));
+  });
+}
+
+function agUiResponse(body: ReadableStream<Uint8Array>): Response {
+  return new Response(body, { headers: SSE_HEADERS });
+}
+
+/** The newest user message's text: a string, or its text parts joined. */
+function userText(input: RunAgentInputBody): string {
+  const newest = input.messages.findLast((m) => m.role === "user");
+  const content = newest?.content;
+  const text =
+    typeof content === "string" ? content : (content ?? []).flatMap((p) => (p.type === "text" && p.text ? [p.text] : [])).join("\n");
+  if (!text.trim())
+    throw new HttpError(
+      "invalid_request",
+      "The run has no user message with text: add one to `messages` (role `user`), or send `resume` entries to answer the open interrupts.",
+    );
+  return text;
+}
+
+/** Resume entries as decisions: `resolved` with `{ approved, reason? }`, or `cancelled`, which denies the call. */
+function decisionsOf(entries: NonNullable<RunAgentInputBody["resume"]>): ApprovalDecision[] {
+  return entries.map(({ interruptId, status, payload }) => {
+    if (status === "cancelled") return { toolCallId: interruptId, approved: false, reason: "cancelled" };
+    const answer = ApprovalPayload.safeParse(payload);
+    if (!answer.success)
+      throw new HttpError(
+        "invalid_request",
+        `The resume entry for '${interruptId}' needs a payload of { approved: boolean, reason?: string }: ${z.prettifyError(answer.error)}`,
+      );
+    return { toolCallId: interruptId, ...answer.data };
+  });
+}

@@ -1,0 +1,219 @@
+/**
+ * A turn's events as AG-UI 1.0 events (the Agent–User Interaction protocol, `@ag-ui/core`), for a
+ * frontend built on it (`HttpAgent`). Each agent's text is a text message named after the agent;
+ * calls are tool calls with their results; a step is a step; each change of hands is an activity
+ * (`handoff`) the client shows in the transcript, and the holder is the protocol's state; calls
+ * waiting for approval end the run as interrupts; a failure is RUN_ERROR with this API's code.
+ */
+import type { BaseEvent, Interrupt, RunFinishedEvent, RunFinishedOutcome, TokenUsage, EventType as AgUiEventType } from "@ag-ui/core";
+import type { StoredEvent } from "./sse.ts";
+import type { EventEncoder } from "./turn-encoding.ts";
+
+/** What an AG-UI client is sent: the protocol's event names, written out (no runtime package is bundled). */
+type Out = Omit<BaseEvent, "type"> & { type: `${AgUiEventType}` } & Record<string, unknown>;
+
+/** Who holds the conversation, as the run's state says: an app renders it (an agent, or a person answering for the user). */
+export interface AgUiState {
+  holder: { name: string; kind: "agent" | "person" };
+}
+
+/** What the encoder knows of the run: the client's thread and run, and which participants are people. */
+export interface AgUiRun {
+  threadId: string;
+  runId: string;
+  isPerson(name: string): boolean;
+}
+
+/** The answer's id per step: a step's text and its calls are one assistant message. */
+const stepMessage = (id: number) => `step-${id}`;
+
+/** An approval's answer, as an interrupt's `responseSchema` says it: resume with `{ approved, reason? }`. */
+export const APPROVAL_RESPONSE_SCHEMA = {
+  type: "object",
+  properties: { approved: { type: "boolean" }, reason: { type: "string", maxLength: 2000 } },
+  required: ["approved"],
+  additionalProperties: false,
+} as const;
+
+export class AgUiEncoder implements EventEncoder {
+  readonly #run: AgUiRun;
+  #started = false;
+  #finished = false;
+  #step: string | null = null;
+  #message: string | null = null;
+  #openText: string | null = null;
+  readonly #interrupts: Interrupt[] = [];
+
+  constructor(run: AgUiRun) {
+    this.#run = run;
+  }
+
+  encode(event: StoredEvent): string {
+    return this.#frames(this.#events(event));
+  }
+
+  /** A stream that ended without its terminal event (a reader let go): the run is told it failed, never left open. */
+  end(): string {
+    return this.#finished ? "" : this.fail("The conversation's stream ended before its turn did; read the thread again.");
+  }
+
+  fail(message: string): string {
+    return this.#frames([{ type: "RUN_ERROR", message, code: "stream_interrupted" }]);
+  }
+
+  /** A run that starts no turn (decisions that leave calls waiting): started and ended on the interrupts still open. */
+  interrupted(interrupts: Interrupt[]): string {
+    return this.#frames([this.#finish({ type: "interrupt", interrupts })]);
+  }
+
+  #frames(events: Out[]): string {
+    if (events.length === 0) return "";
+    if (!this.#started) {
+      this.#started = true;
+      events.unshift({ type: "RUN_STARTED", threadId: this.#run.threadId, runId: this.#run.runId });
+    }
+    if (events.some((e) => e.type === "RUN_FINISHED" || e.type === "RUN_ERROR")) this.#finished = true;
+    return events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("");
+  }
+
+  #events(event: StoredEvent): Out[] {
+    switch (event.type) {
+      case "run-start":
+        return [this.#holder(event.agent)];
+      case "step-start":
+        this.#message = stepMessage(event.id);
+        this.#step = `${event.agent}: step ${event.stepIndex}`;
+        return [{ type: "STEP_STARTED", stepName: this.#step }];
+      case "text-delta":
+        return this.#text(this.#message ?? stepMessage(event.id), event.delta);
+      case "tool-call":
+        return [
+          ...this.#closeText(),
+          { type: "TOOL_CALL_START", toolCallId: event.toolCallId, toolCallName: event.name, parentMessageId: this.#message ?? undefined },
+          { type: "TOOL_CALL_ARGS", toolCallId: event.toolCallId, delta: JSON.stringify(event.args ?? {}) },
+          { type: "TOOL_CALL_END", toolCallId: event.toolCallId },
+        ];
+      case "tool-result":
+        return [toolResult(event)];
+      case "approval-required":
+        this.#interrupts.push(approvalInterrupt(event));
+        return [];
+      case "handoff": {
+        const { id, type: _type, ...record } = event;
+        return [
+          ...this.#closeText(),
+          { type: "ACTIVITY_SNAPSHOT", messageId: `handoff-${id}`, activityType: "handoff", content: record },
+          this.#holder(event.to),
+        ];
+      }
+      case "step-finish":
+        return this.#closeStep();
+      case "operator-message":
+        return [
+          { type: "TEXT_MESSAGE_START", messageId: `person-${event.id}`, role: "assistant", name: event.operator ?? event.agent },
+          { type: "TEXT_MESSAGE_CONTENT", messageId: `person-${event.id}`, delta: event.text },
+          { type: "TEXT_MESSAGE_END", messageId: `person-${event.id}` },
+        ];
+      case "guardrail":
+      case "compaction":
+      case "warning": {
+        const { id: _id, type, ...value } = event;
+        return [{ type: "CUSTOM", name: `handoff.${type}`, value }];
+      }
+      case "done":
+        return [...this.#closeStep(), this.#finish(outcomeOf(event.status, this.#interrupts), usageOf(event))];
+      case "error":
+        return [...this.#closeStep(), { type: "RUN_ERROR", message: event.message, code: event.code }];
+      default: {
+        const exhaustive: never = event;
+        throw new Error(`unknown event ${JSON.stringify(exhaustive)}`);
+      }
+    }
+  }
+
+  #holder(name: string): Out {
+    const snapshot: AgUiState = { holder: { name, kind: this.#run.isPerson(name) ? "person" : "agent" } };
+    return { type: "STATE_SNAPSHOT", snapshot };
+  }
+
+  #text(messageId: string, delta: string): Out[] {
+    if (!delta) return [];
+    const out: Out[] = [];
+    if (this.#openText !== messageId) {
+      out.push(...this.#closeText(), { type: "TEXT_MESSAGE_START", messageId, role: "assistant", name: this.#agentOfStep() });
+      this.#openText = messageId;
+    }
+    out.push({ type: "TEXT_MESSAGE_CONTENT", messageId, delta });
+    return out;
+  }
+
+  #agentOfStep(): string | undefined {
+    return this.#step?.slice(0, this.#step.lastIndexOf(": step "));
+  }
+
+  #closeText(): Out[] {
+    if (!this.#openText) return [];
+    const messageId = this.#openText;
+    this.#openText = null;
+    return [{ type: "TEXT_MESSAGE_END", messageId }];
+  }
+
+  #closeStep(): Out[] {
+    const out = this.#closeText();
+    if (this.#step) out.push({ type: "STEP_FINISHED", stepName: this.#step });
+    this.#step = null;
+    return out;
+  }
+
+  #finish(outcome: RunFinishedOutcome, usage?: TokenUsage[]): Out {
+    const finished: Omit<RunFinishedEvent, "type"> = {
+      threadId: this.#run.threadId,
+      runId: this.#run.runId,
+      outcome,
+      ...(usage ? { usage } : {}),
+    };
+    return { type: "RUN_FINISHED", ...finished };
+  }
+}
+
+function toolResult(event: Extract<StoredEvent, { type: "tool-result" }>): Out {
+  const content = typeof event.result === "string" ? event.result : JSON.stringify(event.result);
+  return {
+    type: "TOOL_CALL_RESULT",
+    messageId: `result-${event.id}`,
+    toolCallId: event.toolCallId,
+    content,
+    role: "tool",
+    ...(event.isError || event.denied ? { metadata: { isError: event.isError, ...(event.denied ? { denied: true } : {}) } } : {}),
+  };
+}
+
+/** A call waiting for approval, as an interrupt: its id is the call's, answered by a resume entry with `{ approved, reason? }`. */
+export function approvalInterrupt(pending: {
+  toolCallId: string;
+  name: string;
+  agent: string;
+  args?: unknown;
+  expiresAt?: string | null;
+}): Interrupt {
+  return {
+    id: pending.toolCallId,
+    reason: "tool_approval",
+    message: `${pending.agent} asks to run ${pending.name}: approve or deny.`,
+    toolCallId: pending.toolCallId,
+    responseSchema: APPROVAL_RESPONSE_SCHEMA,
+    ...(pending.expiresAt ? { expiresAt: pending.expiresAt } : {}),
+    metadata: { agent: pending.agent, tool: pending.name, ...(pending.args === undefined ? {} : { args: pending.args }) },
+  };
+}
+
+function outcomeOf(status: Extract<StoredEvent, { type: "done" }>["status"], interrupts: Interrupt[]): RunFinishedOutcome {
+  if (status === "awaiting_approval") return { type: "interrupt", interrupts };
+  return status === "cancelled" ? { type: "cancelled" } : { type: "success" };
+}
+
+function usageOf(event: Extract<StoredEvent, { type: "done" }>): TokenUsage[] | undefined {
+  if (!event.usage || event.usage.modelCalls === 0) return undefined;
+  const { inputTokens, outputTokens } = event.usage;
+  return [{ inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }];
+}

@@ -1,0 +1,206 @@
+/**
+ * The network as an AG-UI agent, driven by the official client (`@ag-ui/client`'s HttpAgent, which
+ * checks every event against the protocol's rules) against `wrangler dev` with Node compatibility
+ * off and the offline demo model: a handoff turn with its tool call and the holder in the run's
+ * state; a refund that waits for approval as an interrupt, resumed by the client's `resume`; a
+ * person holding the conversation; and each kind of bad input answered with this API's error and
+ * nothing stored changed.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, it } from "node:test";
+import { type BaseEvent, HttpAgent, type Message } from "@ag-ui/client";
+import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
+
+const persistTo = mkdtempSync(join(tmpdir(), "handoff-ag-ui-"));
+let dev: WranglerDev;
+
+before(async () => {
+  dev = await startWranglerDev({ persistTo, vars: { DEMO_DELAY_MS: "5" } });
+});
+
+after(async () => {
+  await dev?.stop();
+  rmSync(persistTo, { recursive: true, force: true });
+});
+
+/** An agent on a thread of its own (or `threadId`), as a frontend makes one. */
+function agentFor(headers: Record<string, string> = {}, threadId?: string): HttpAgent {
+  return new HttpAgent({ url: `${dev.url}/v1/ag-ui`, headers, ...(threadId ? { threadId } : {}) });
+}
+
+function say(agent: HttpAgent, text: string): void {
+  agent.addMessage({ id: crypto.randomUUID(), role: "user", content: text });
+}
+
+/** Runs the agent, keeping every event it was sent. */
+async function run(agent: HttpAgent, parameters: Parameters<HttpAgent["runAgent"]>[0] = {}): Promise<BaseEvent[]> {
+  const events: BaseEvent[] = [];
+  await agent.runAgent(parameters, { onEvent: ({ event }) => void events.push(event) });
+  return events;
+}
+
+const typesOf = (events: BaseEvent[]) => events.map((e) => e.type);
+const holderOf = (agent: HttpAgent) => (agent.state as { holder: { name: string; kind: string } }).holder;
+const textOf = (messages: Message[]) =>
+  messages
+    .filter((m) => m.role === "assistant")
+    .map((m) => m.content ?? "")
+    .join(" ");
+
+async function signIn(name: string): Promise<Record<string, string>> {
+  const res = await fetch(`${dev.url}/v1/dev/sign-in`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ name }),
+  });
+  const { token } = (await res.json()) as { token: string };
+  return { authorization: `Bearer ${token}` };
+}
+
+/** The conversation as stored, as its owner reads it. */
+async function stored(threadId: string, headers: Record<string, string>): Promise<unknown> {
+  const res = await fetch(`${dev.url}/v1/conversations/${threadId}`, { headers });
+  const { lastTurnStorage: _storage, ...view } = (await res.json()) as Record<string, unknown>;
+  return view;
+}
+
+/** The stored conversation once what follows its first turn has been written: its title in its owner's list (a model call of its own). */
+async function settled(threadId: string, headers: Record<string, string>): Promise<unknown> {
+  for (;;) {
+    const res = await fetch(`${dev.url}/v1/conversations`, { headers });
+    const { conversations } = (await res.json()) as { conversations: Array<{ id: string; title: string | null }> };
+    if (conversations.find((c) => c.id === threadId)?.title) return stored(threadId, headers);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+it("runs a handoff turn: the steps, the agents' text named after them, the tool call and its result, the handoff as an activity and the holder in the state", async () => {
+  const agent = agentFor();
+  say(agent, "Where is order A1002?");
+  const events = await run(agent);
+  const types = typesOf(events);
+  assert.equal(types[0], "RUN_STARTED");
+  assert.equal(types.at(-1), "RUN_FINISHED");
+  assert.deepEqual((events.at(-1) as BaseEvent & { outcome?: unknown }).outcome, { type: "success" });
+  for (const type of ["STEP_STARTED", "STEP_FINISHED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END"])
+    assert.ok(types.includes(type as BaseEvent["type"]), `${type} in ${types.join(",")}`);
+  for (const type of ["TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT"])
+    assert.ok(types.includes(type as BaseEvent["type"]), `${type} in ${types.join(",")}`);
+  const names = events.filter((e) => e.type === "TEXT_MESSAGE_START").map((e) => (e as BaseEvent & { name?: string }).name);
+  assert.ok(names.includes("shipping"), `a message of shipping's: ${names.join(",")}`);
+  const handoff = agent.messages.find((m) => m.role === "activity");
+  assert.ok(handoff && handoff.role === "activity" && handoff.activityType === "handoff");
+  assert.deepEqual([handoff.content.from, handoff.content.to, handoff.content.kind], ["triage", "shipping", "transfer"]);
+  assert.deepEqual(holderOf(agent), { name: "shipping", kind: "agent" });
+  assert.match(textOf(agent.messages), /A1002/);
+  const calls = agent.messages.flatMap((m) => (m.role === "assistant" ? (m.toolCalls ?? []) : []));
+  const results = agent.messages.filter((m) => m.role === "tool");
+  assert.ok(
+    calls.some((c) => c.function.name.startsWith("transfer_to_")),
+    "the transfer is a tool call in the thread",
+  );
+  assert.equal(results.length, calls.length, "every call has its result");
+
+  // The next message on the thread goes to whoever holds it now.
+  say(agent, "And when will it arrive?");
+  const next = await run(agent);
+  assert.equal(typesOf(next).at(-1), "RUN_FINISHED");
+  assert.equal(next.filter((e) => e.type === "TEXT_MESSAGE_START").map((e) => (e as BaseEvent & { name?: string }).name)[0], "shipping");
+});
+
+it("ends a run whose refund waits for approval with an interrupt, and the client's resume runs the refund to its end", async () => {
+  const agent = agentFor();
+  say(agent, "I was charged twice for order A1001");
+  const events = await run(agent);
+  const finished = events.at(-1) as BaseEvent & { outcome: { type: string; interrupts: Array<Record<string, unknown>> } };
+  assert.equal(finished.type, "RUN_FINISHED");
+  assert.equal(finished.outcome.type, "interrupt");
+  const [interrupt] = finished.outcome.interrupts;
+  assert.equal(interrupt?.reason, "tool_approval");
+  assert.equal(interrupt?.id, interrupt?.toolCallId);
+  assert.deepEqual((interrupt?.responseSchema as { required: string[] }).required, ["approved"]);
+  assert.equal(agent.pendingInterrupts.length, 1);
+  assert.deepEqual(holderOf(agent), { name: "billing", kind: "agent" });
+
+  const resumed = await run(agent, { resume: [{ interruptId: String(interrupt!.id), status: "resolved", payload: { approved: true } }] });
+  assert.deepEqual((resumed.at(-1) as BaseEvent & { outcome?: unknown }).outcome, { type: "success" });
+  assert.ok(
+    resumed.some((e) => e.type === "TOOL_CALL_RESULT" && (e as BaseEvent & { toolCallId: string }).toolCallId === interrupt!.toolCallId),
+  );
+  assert.equal(agent.pendingInterrupts.length, 0);
+  assert.match(textOf(agent.messages), /refund/i);
+});
+
+it("shows a person holding the conversation in the run's state", async () => {
+  const agent = agentFor();
+  say(agent, "I want to talk to a person");
+  const events = await run(agent);
+  assert.deepEqual((events.at(-1) as BaseEvent & { outcome?: unknown }).outcome, { type: "success" });
+  assert.deepEqual(holderOf(agent), { name: "support-desk", kind: "person" });
+  assert.ok(agent.messages.some((m) => m.role === "activity" && m.content.to === "support-desk"));
+});
+
+it("refuses bad input with this API's error before any event, and changes nothing stored", async () => {
+  const ada = await signIn("Ada AG-UI");
+  const bob = await signIn("Bob AG-UI");
+  // Not a RunAgentInput.
+  const raw = await fetch(`${dev.url}/v1/ag-ui`, { method: "POST", headers: { ...ada, "content-type": "application/json" }, body: "{}" });
+  assert.equal(raw.status, 400);
+  assert.equal(((await raw.json()) as { error: { code: string } }).error.code, "invalid_request");
+
+  // Ada's thread waits for an approval.
+  const agent = agentFor(ada);
+  say(agent, "I was charged twice for order A1001");
+  await run(agent);
+  const before = await settled(agent.threadId, ada);
+
+  const refusals: Array<[string, () => Promise<unknown>, RegExp]> = [
+    [
+      "someone else's thread",
+      () => {
+        const other = agentFor(bob, agent.threadId);
+        say(other, "Refund me too");
+        return run(other);
+      },
+      /HTTP 404.*conversation_not_found/,
+    ],
+    [
+      "a new run while interrupts are open",
+      () => {
+        const again = agentFor(ada, agent.threadId);
+        say(again, "Never mind that");
+        return run(again);
+      },
+      /HTTP 409.*approval_pending/,
+    ],
+    [
+      "a resume that answers no open interrupt",
+      () =>
+        run(agentFor(ada, agent.threadId), { resume: [{ interruptId: "no-such-call", status: "resolved", payload: { approved: true } }] }),
+      /HTTP 404.*approval_not_found/,
+    ],
+    [
+      "a resume whose payload is not an approval",
+      () =>
+        run(agentFor(ada, agent.threadId), {
+          resume: [{ interruptId: agent.pendingInterrupts[0]!.id, status: "resolved", payload: "yes" }],
+        }),
+      /HTTP 400.*invalid_request/,
+    ],
+  ];
+  for (const [what, attempt, answer] of refusals) {
+    await assert.rejects(attempt(), (error: Error) => answer.test(error.message), what);
+    assert.deepEqual(await stored(agent.threadId, ada), before, `${what}: nothing stored changed`);
+  }
+
+  // A resume on a thread where nothing waits.
+  const idle = agentFor(ada);
+  say(idle, "Where is order A1002?");
+  await run(idle);
+  await assert.rejects(run(agentFor(ada, idle.threadId), { resume: [{ interruptId: "x", status: "cancelled" }] }), (error: Error) =>
+    /HTTP 409.*no_pending_approval/.test(error.message),
+  );
+});
