@@ -28,7 +28,8 @@ export const RpcRequest = z.object({
   jsonrpc: z.literal("2.0", { error: 'A JSON-RPC request has "jsonrpc": "2.0".' }),
   id: z.union([z.string(), z.number(), z.null()]).optional(),
   method: z.string().min(1, "Name the method."),
-  params: z.record(z.string(), z.unknown()).optional(),
+  /** Checked apart: params that are not an object are invalid params (-32602), not an invalid request. */
+  params: z.unknown().optional(),
 });
 export type RpcRequest = z.infer<typeof RpcRequest>;
 

@@ -234,6 +234,27 @@ function signInPaths(): Record<string, unknown> {
         responses: { "200": { description: "A JSON-RPC result or error" }, "401": error },
       },
     },
+    "/v1/ag-ui": {
+      post: {
+        summary:
+          "AG-UI 1.0: a RunAgentInput (threadId: the conversation, created on first use; the newest user message; resume entries answer interrupts) answered with the protocol's events over SSE (docs/chat-clients.md)",
+        requestBody: {
+          required: true,
+          content: { "application/json": { schema: { type: "object", required: ["threadId", "runId", "messages"] } } },
+        },
+        responses: {
+          "200": {
+            description: "AG-UI events: RUN_STARTED … RUN_FINISHED (outcome success, cancelled or interrupt) or RUN_ERROR",
+            content: { "text/event-stream": {} },
+          },
+          "400": error,
+          "401": error,
+          "404": error,
+          "409": error,
+          "429": error,
+        },
+      },
+    },
     "/v1/me": {
       get: {
         summary: "Who the request's credential is: { access, user (id, name, roles) or null, signIn: provider | development | null }",

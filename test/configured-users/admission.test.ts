@@ -10,7 +10,7 @@ import { importJWK, type JWK, SignJWT } from "jose";
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it, vi } from "vitest";
 import { inboxOf } from "../../src/inbox/inbox.ts";
 import { scenario } from "../support/scenario.ts";
 import { call, dueFollowUp } from "../support/worker.ts";
@@ -151,6 +151,27 @@ const WAYS: Way[] = [
       },
     }),
   },
+  {
+    name: "AG-UI run",
+    suspended: false,
+    carriesText: true,
+    http: (c, cr, t) => call("/v1/ag-ui", post(cr, { threadId: c.id, runId: "r1", messages: [{ id: "m1", role: "user", content: t }] })),
+  },
+  {
+    name: "AG-UI resume",
+    suspended: true,
+    carriesText: false,
+    http: (c, cr) =>
+      call(
+        "/v1/ag-ui",
+        post(cr, {
+          threadId: c.id,
+          runId: "r2",
+          messages: [],
+          resume: [{ interruptId: "ref", status: "resolved", payload: { approved: true } }],
+        }),
+      ),
+  },
   { name: "socket message frame", suspended: false, carriesText: true, frame: (t) => ({ type: "message", message: t }) },
   {
     name: "socket decision frame",
@@ -261,6 +282,8 @@ describe("every way a turn starts, refused the same way", () => {
   for (const way of WAYS)
     for (const refusal of refusals) {
       if (refusal === "too long" && !way.carriesText) continue;
+      // A socket's turn opens no stream: the stream cap does not hold it back ("a socket's turn is not held to the stream cap" below).
+      if (refusal === "too many streams" && way.frame) continue;
       it(`${way.name}: ${refusal}`, async () => {
         const c = await conversation(way.suspended);
         const credential = await arrange(c, refusal);
@@ -328,6 +351,24 @@ describe("the checks' order and edges", () => {
     await inbox.record({ ...entry, snippet: "", archived: false }, BUDGET - spent);
     expect(await inbox.tokensToday()).toBe(BUDGET);
     expect(await codeOf(await send(c, c.credential, c.text("one more")))).toEqual([429, "user_budget_exhausted"]);
+  });
+});
+
+describe("a socket's turn", () => {
+  it("is not held to the stream cap, and opens no stream: with 16 open, the frame's turn runs, and an HTTP turn after it is still refused", async () => {
+    const c = await conversation(false, [{ text: "Over the socket." }]);
+    await holdStreams(c);
+    const before = await snapshot(c);
+    expect(await overSocket(c, c.credential, { type: "message", message: c.text("over the socket") })).toEqual({
+      status: 0,
+      code: "accepted",
+    });
+    await c.s.release();
+    // The turn ran to its end, stored, while the 16 streams stayed open and no 17th was taken by it.
+    await vi.waitFor(async () => expect((await snapshot(c)).turn).toBe(before.turn + 1));
+    const after = await call(`/v1/conversations/${c.id}/messages`, post(c.credential, { message: c.text("over HTTP") }));
+    expect([after.status, ((await after.json()) as { error: { code: string } }).error.code]).toEqual([429, "too_many_streams"]);
+    await closeStreams();
   });
 });
 

@@ -166,6 +166,11 @@ const ROUTES: Record<string, RouteCase> = {
       "its token": TOKEN_ELSEWHERE,
     },
   },
+  // AG-UI names the conversation in its body (threadId): someone else's thread is not found, as over HTTP.
+  "POST /v1/ag-ui": {
+    init: (id) => json({ threadId: id, runId: "r1", messages: [{ id: "m1", role: "user", content: "one more [TAG]" }] }),
+    cells: { ...own, "its token": TOKEN_ELSEWHERE },
+  },
   "POST /v1/conversations/:id/operator/messages": { init: () => json({ message: "An operator here." }), cells: operatorOnly },
   "POST /v1/conversations/:id/operator/approvals": {
     init: () => json({ decisions: [{ toolCallId: "none", approved: true }] }),

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, it } from "node:test";
 import { type GetTaskRequest, type ListTasksRequest, type Message, Role, type SendMessageRequest, TaskState } from "@a2a-js/sdk";
-import { ClientFactory } from "@a2a-js/sdk/client";
+import { ClientFactory, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
 import { SignJWT } from "jose";
 import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
 
@@ -72,6 +72,48 @@ it("reads the card, runs a handoff to billing that waits for approval, and resum
   const last = read.history.at(-1);
   assert.equal(last?.role, Role.ROLE_AGENT);
   assert.match(String(last?.parts[0]?.content?.value), /refund/i);
+  // The message the client sent into the waiting task is in its history, after what the agents said before it and before the refund's answer.
+  const decidedAt = read.history.findIndex((m) => m.role === Role.ROLE_USER && m.parts[0]?.content?.$case === "data");
+  assert.ok(decidedAt > 0, `the decision in the history: ${JSON.stringify(read.history.map((m) => m.role))}`);
+  assert.deepEqual(read.history[decidedAt]?.parts[0]?.content?.value, { decisions });
+  assert.ok(decidedAt < read.history.length - 1);
+});
+
+it("speaks A2A's own media type to a client that asks for it, and answers a request whose params are not an object with -32602 and its id", async () => {
+  const seen: string[] = [];
+  // The official client, its requests sent as application/a2a+json and asking for it back.
+  const fetchImpl: typeof fetch = async (input, init) => {
+    const headers = new Headers(init?.headers);
+    if (init?.method === "POST") {
+      headers.set("content-type", "application/a2a+json");
+      headers.set("accept", "application/a2a+json");
+    }
+    const res = await fetch(input, { ...init, headers });
+    if (init?.method === "POST") seen.push(res.headers.get("content-type") ?? "");
+    return res;
+  };
+  const client = await new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl })] }).createFromUrl(dev.url);
+  const sent = await client.sendMessage(send([{ $case: "text", value: "Where is order A1002?" }]));
+  assert.ok("status" in sent);
+  assert.equal(sent.status?.state, TaskState.TASK_STATE_COMPLETED);
+  assert.deepEqual(seen, ["application/a2a+json; charset=utf-8"]);
+  // No client sends params that are not an object: the request goes by hand.
+  for (const params of [[1, 2], "x", 7]) {
+    const res = await fetch(`${dev.url}/v1/a2a`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "a2a-version": "1.0" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: "req-9", method: "GetTask", params }),
+    });
+    const body = (await res.json()) as { id: unknown; error: { code: number } };
+    assert.deepEqual([res.headers.get("content-type"), body.id, body.error.code], ["application/json; charset=utf-8", "req-9", -32602]);
+  }
+  // An invalid request whose id can still be read keeps it.
+  const res = await fetch(`${dev.url}/v1/a2a`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "a2a-version": "1.0" },
+    body: JSON.stringify({ jsonrpc: "1.0", id: 12, method: "GetTask", params: {} }),
+  });
+  assert.deepEqual(((await res.json()) as { id: unknown; error: { code: number } }).id, 12);
 });
 
 it("streams a turn to the SDK's sendMessageStream: the task, the text as it is produced, the handoff, the final status", async () => {

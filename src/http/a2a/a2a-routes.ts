@@ -64,9 +64,20 @@ export function registerA2a(app: Hono<AppEnv>, networkFor: (env: Env) => Network
   });
   app.post(A2A_RPC_PATH, async (c) => {
     const answered = await answer(c);
+    if (answered instanceof Response) return answered;
     // What the conversation sends is redacted already; an error's message is redacted here, like every error body.
-    return answered instanceof Response ? answered : c.json(redactorFor(c.env).value(answered));
+    const body = JSON.stringify(redactorFor(c.env).value(answered));
+    return new Response(body, { headers: { "content-type": `${answerMediaType(c.req.header("accept"))}; charset=utf-8` } });
   });
+}
+
+/** A2A 1.0.1's own media type, for a client that asks for it (its requests are read whichever of the two they name). */
+export const A2A_MEDIA_TYPE = "application/a2a+json";
+
+/** The media type a JSON answer is sent in: A2A's own when the client's Accept names it, else plain JSON. */
+function answerMediaType(accept: string | undefined): string {
+  const asked = (accept ?? "").split(",").map((range) => range.split(";")[0]!.trim().toLowerCase());
+  return asked.includes(A2A_MEDIA_TYPE) ? A2A_MEDIA_TYPE : "application/json";
 }
 
 function notServed(c: Context<AppEnv>): Response {
@@ -81,8 +92,12 @@ async function answer(c: Context<AppEnv>): Promise<Record<string, unknown> | Res
     return rpcError(null, new RpcFailure("parseError", "The body is not JSON."));
   }
   const request = RpcRequest.safeParse(raw);
-  if (!request.success) return rpcError(null, new RpcFailure("invalidRequest", describeProblems(request.error)));
+  // An error carries the request's id whenever it can be read; params that are not an object are invalid params.
+  if (!request.success) return rpcError(readableId(raw), new RpcFailure("invalidRequest", describeProblems(request.error)));
   const id = request.data.id ?? null;
+  const { params } = request.data;
+  if (params !== undefined && (typeof params !== "object" || params === null || Array.isArray(params)))
+    return rpcError(id, new RpcFailure("invalidParams", "`params` is an object of the method's named parameters."));
   // The spec reads an absent or empty version as 0.3, which this Worker does not serve.
   const version = c.req.header("a2a-version")?.trim() || "0.3";
   if (version !== A2A_VERSION)
@@ -95,13 +110,19 @@ async function answer(c: Context<AppEnv>): Promise<Record<string, unknown> | Res
   const method = METHODS[request.data.method];
   try {
     if (!method) throw unknownMethod(request.data.method);
-    const result = await method(c, request.data.params ?? {}, id);
+    const result = await method(c, (params ?? {}) as Record<string, unknown>, id);
     return result instanceof Response ? result : { jsonrpc: "2.0", id, result };
   } catch (error) {
     if (error instanceof RpcFailure) return rpcError(id, error);
     if (error instanceof HttpError) return rpcError(id, fromHttpError(error));
     throw error;
   }
+}
+
+/** A request's id, when the body has one JSON-RPC allows (a string or a number); else null. */
+function readableId(raw: unknown): string | number | null {
+  const id = typeof raw === "object" && raw !== null ? (raw as { id?: unknown }).id : undefined;
+  return typeof id === "string" || typeof id === "number" ? id : null;
 }
 
 function unknownMethod(name: string): RpcFailure {

@@ -6,6 +6,8 @@
  * are in the task's metadata under this project's extension.
  */
 import type { TurnView } from "../../conversation/conversation-view.ts";
+import type { Message } from "../../runtime/messages.ts";
+import { APPROVAL_EXPIRED, type ApprovalDecision } from "../../runtime/suspension.ts";
 import { HANDOFF_EXTENSION, type OutMessage, type Task, type TaskState } from "../../a2a/a2a-wire.ts";
 
 /** A task's id: its conversation and turn. Conversation ids have no colon, so the last one parts them. */
@@ -68,13 +70,19 @@ export function taskOf(conversationId: string, view: TurnView, historyLength?: n
     parts,
     ...(metadata ? { metadata } : {}),
   });
-  const history = view.messages.flatMap((m, index) =>
-    m.role === "user"
-      ? [message("ROLE_USER", index, [{ text: m.content }])]
-      : m.role === "assistant" && m.content
-        ? [message("ROLE_AGENT", index, [{ text: m.content }], { agent: m.agent })]
-        : [],
-  );
+  const history = view.messages.flatMap((m, index) => {
+    if (m.role === "user") return [message("ROLE_USER", index, [{ text: m.content }])];
+    if (m.role !== "assistant") return [];
+    const said = m.content ? [message("ROLE_AGENT", index, [{ text: m.content }], { agent: m.agent })] : [];
+    // The client's message that decided this step's calls, sent into the task while it waited: its decisions, as it sent them.
+    const decisions = decisionsOn(m, view.messages.slice(index + 1));
+    return decisions.length
+      ? [
+          ...said,
+          { ...message("ROLE_USER", index, [{ data: { decisions }, mediaType: "application/json" }]), messageId: `${id}:${index}:decided` },
+        ]
+      : said;
+  });
   const state = stateOf(view);
   return {
     id,
@@ -83,6 +91,18 @@ export function taskOf(conversationId: string, view: TurnView, historyLength?: n
     history: historyLength === undefined ? history : history.slice(Math.max(0, history.length - historyLength)),
     metadata: { [HANDOFF_EXTENSION]: { holder: view.holder, handoffs: view.handoffs } },
   };
+}
+
+/** The decisions made on an assistant message's calls, read from their results (each records the decision it ran or was declined by). */
+function decisionsOn(assistant: Message, after: readonly Message[]): ApprovalDecision[] {
+  if (assistant.role !== "assistant" || !assistant.toolCalls?.length) return [];
+  const ids = new Set(assistant.toolCalls.map((call) => call.id));
+  return after.flatMap((m) =>
+    // A call the deadline declined was decided by no one's message.
+    m.role === "tool" && ids.has(m.toolCallId) && m.approval && m.approval.reason !== APPROVAL_EXPIRED
+      ? [{ toolCallId: m.toolCallId, approved: m.approval.approved, ...(m.approval.reason ? { reason: m.approval.reason } : {}) }]
+      : [],
+  );
 }
 
 /** What the status says beyond its state: the calls that wait for a decision, or why the turn failed. */
