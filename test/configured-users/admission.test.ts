@@ -365,7 +365,14 @@ describe("a socket's turn", () => {
     });
     await c.s.release();
     // The turn ran to its end, stored, while the 16 streams stayed open and no 17th was taken by it.
-    await vi.waitFor(async () => expect((await snapshot(c)).turn).toBe(before.turn + 1));
+    await vi.waitFor(async () => {
+      const view = (await (await call(`/v1/conversations/${c.id}`, { headers: { authorization: `Bearer ${c.credential}` } })).json()) as {
+        status: string;
+        turn: number;
+      };
+      expect(view.turn).toBe(before.turn + 1);
+      expect(view.status).toBe("completed");
+    });
     const after = await call(`/v1/conversations/${c.id}/messages`, post(c.credential, { message: c.text("over HTTP") }));
     expect([after.status, ((await after.json()) as { error: { code: string } }).error.code]).toEqual([429, "too_many_streams"]);
     await closeStreams();
