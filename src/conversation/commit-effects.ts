@@ -42,8 +42,8 @@ export class CommitEffects {
   }
 
   #written(written: Written): void {
-    if (written.has("schedule")) this.#syncAlarm();
-    if (written.has("entry")) this.#tellInbox();
+    if (written.changed.has("schedule")) this.#syncAlarm();
+    if (written.changed.has("entry")) this.#tellInbox();
   }
 
   /**

@@ -20,6 +20,7 @@ import { redactingModel } from "./redacting-model.ts";
 import { ScheduledWork } from "./schedule/scheduled-work.ts";
 import { ConversationSockets } from "./sockets.ts";
 import { CommitEffects } from "./commit-effects.ts";
+import { EventEffects } from "./event-effects.ts";
 import { TurnAdmission } from "./turn-admission.ts";
 import { TurnDriver } from "./turns/turn-driver.ts";
 
@@ -39,6 +40,8 @@ export interface ConversationParts {
   admission: TurnAdmission;
   /** What follows each write: the alarm, the inbox. */
   effects: CommitEffects;
+  /** What follows each stored event: a leg's end, a person's answer or hand back. */
+  events: EventEffects;
 }
 
 export function assembleConversation(
@@ -54,7 +57,7 @@ export function assembleConversation(
   const store = new ConversationStore(ctx.storage);
   const notifier = new Notifier(store, config, redactor, log);
   const sockets = new ConversationSockets(ctx, redactor);
-  const hold = new PersonHold(store, redactor, env, notifier, sockets.tap, network);
+  const hold = new PersonHold(store, redactor, env, sockets.tap, network);
   const providerRequests = { sent: 0 };
   const model = redactingModel(
     createModel(config, redactor, providerRequests) ??
@@ -64,12 +67,12 @@ export function assembleConversation(
   );
   const titles = titleMaker(config, network, store, model, redactor);
   const inbox = new InboxLink(store, redactor, env, titles && { maker: titles, waitUntil: ctx.waitUntil.bind(ctx) });
+  const events = new EventEffects({ store, network, inbox, notifier, hold, log, waitUntil: (promise) => ctx.waitUntil(promise) });
   const driver = new TurnDriver({
     store,
     redactor,
-    hold,
     inbox,
-    notifier,
+    settled: () => events.settled(),
     exporter: exporterFor(config, log),
     options: {
       network,
@@ -87,5 +90,5 @@ export function assembleConversation(
   const admission = new TurnAdmission({ store, driver, network, config, env });
   const work = new ScheduledWork({ store, driver, hold, network, notifier, admission });
   const effects = new CommitEffects({ store, storage: ctx.storage, inbox, waitUntil: (promise) => ctx.waitUntil(promise), log });
-  return { redactor, store, hold, inbox, driver, work, sockets, admission, effects };
+  return { redactor, store, hold, inbox, driver, work, sockets, admission, effects, events };
 }

@@ -35,6 +35,7 @@ import type { ScheduledView } from "./schedule/schedule.ts";
 import { answerFrame, type ConversationSockets, openSocket } from "./sockets.ts";
 import { RUN_IN_PROGRESS, type TurnAdmission } from "./turn-admission.ts";
 import type { CommitEffects } from "./commit-effects.ts";
+import type { EventEffects } from "./event-effects.ts";
 import type { TurnSummary } from "./storage/turn-log.ts";
 import type { TurnTrace } from "../traces/turn-trace.ts";
 import type { PushConfig } from "./schedule/push-configs.ts";
@@ -72,6 +73,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   readonly #admission: TurnAdmission;
   /** What follows each write: the alarm, the inbox. */
   readonly #effects: CommitEffects;
+  /** What follows each stored event: a leg's end, a person's answer or hand back. */
+  readonly #events: EventEffects;
 
   constructor(ctx: DurableObjectState, env: WorkerVars) {
     super(ctx, env);
@@ -88,6 +91,13 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     this.#sockets = parts.sockets;
     this.#admission = parts.admission;
     this.#effects = parts.effects;
+    this.#events = parts.events;
+  }
+
+  /** Resolves once what the writes so far call for is done (the desk, the inbox told): for answers that show it. */
+  async #settled(): Promise<void> {
+    await this.#events.settled();
+    await this.#effects.settled();
   }
 
   /** A WebSocket the Worker upgraded (GET …/socket), for the requester it names: accepted through the hibernation API. */
@@ -138,7 +148,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   /** Creates the conversation, held by the entry agent, without a turn; the grant signs its tokens. */
   async create(requester: Requester): Promise<ConversationResult<{ activeAgent: string; grant: string }>> {
     const state = this.#store.create(requester.conversationId, this.#network.entry.name, newGrant(), requester.user);
-    await this.#effects.settled();
+    await this.#settled();
     return ok({ activeAgent: state.holding.activeAgent, grant: state.grant ?? this.#store.setGrant(newGrant()).grant! });
   }
 
@@ -353,7 +363,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     // A fork's id is freshly made by the Worker: it cannot be taken.
     if (this.#store.state()) throw new Error(`conversation ${requester.conversationId} already exists`);
     const state = this.#store.importFork(requester.conversationId, newGrant(), snapshot, requester.user);
-    await this.#effects.settled();
+    await this.#settled();
     return ok({ activeAgent: state.holding.activeAgent, grant: state.grant! });
   }
 
@@ -401,7 +411,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     return this.#admission.turn(requester, { kind: "person" }, async (state) => {
       const person = state!.holding.activeAgent;
       const eventId = await this.#hold.say(state!, person, text, operator, by);
-      await this.#effects.settled();
+      await this.#settled();
       return ok({ eventId, agent: person });
     });
   }
@@ -420,7 +430,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
         return fail("unknown_agent", `'${to}' is not an agent of this network to hand back to: one of ${agents.join(", ")}.`);
       }
       await this.#hold.handBack(state!, state!.holding.activeAgent, to, note, by);
-      await this.#effects.settled();
+      await this.#settled();
       return ok({ activeAgent: to });
     });
   }
@@ -433,7 +443,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     const admitted = this.#admission.access(requester);
     if (!admitted.ok) return admitted;
     const state = this.#store.describe(meta);
-    await this.#effects.settled();
+    await this.#settled();
     return ok(this.#inbox.lastTold ?? this.#inbox.entry(state));
   }
 }

@@ -10,7 +10,6 @@ import type { ConversationState, ConversationStore } from "./storage/conversatio
 import { type DeskPut, deskOf } from "../desk/operator-desk.ts";
 import { shownTitle } from "./conversation-titles.ts";
 import type { StoredEvent } from "../wire/sse.ts";
-import type { Notifier } from "./schedule/notifier.ts";
 import { TurnBroadcast } from "./turns/turn-broadcast.ts";
 
 /**
@@ -33,25 +32,16 @@ export class PersonHold {
   readonly #store: ConversationStore;
   readonly #redactor: Redactor;
   readonly #env: unknown;
-  readonly #notifier: Notifier;
   #broadcast: TurnBroadcast | null = null;
 
   readonly #tap: (event: StoredEvent) => void;
   readonly #network: Network;
 
   /** `tap`: told each event as it is stored (the open WebSockets); `network`: whose `onHandoff` a hand-back runs. */
-  constructor(
-    store: ConversationStore,
-    redactor: Redactor,
-    env: unknown,
-    notifier: Notifier,
-    tap: (event: StoredEvent) => void,
-    network: Network,
-  ) {
+  constructor(store: ConversationStore, redactor: Redactor, env: unknown, tap: (event: StoredEvent) => void, network: Network) {
     this.#store = store;
     this.#redactor = redactor;
     this.#env = env;
-    this.#notifier = notifier;
     this.#tap = tap;
     this.#network = network;
   }
@@ -75,13 +65,9 @@ export class PersonHold {
     this.#store.commitStep({ messages: [{ role: "assistant", agent: person, content: event.text }] }, [event]);
     const who = actor(by, operator);
     this.#store.activity.record({ kind: "answered", ...(who ? { by: who } : {}), agent: person });
-    // A person answered: their deadline is met.
+    // A person answered: their deadline is met. A2A clients, the desk and the app hear of it from the stored event (EventEffects).
     this.#store.schedule.removeKind("person-timeout");
     this.followers().publish(event);
-    // The person answered: the task is done (A2A clients that asked are told).
-    this.#notifier.push("TASK_STATE_COMPLETED");
-    await this.toDesk({ conversationId: state.conversationId, person, status: "held", ...(who ? { operator: who } : {}) });
-    await this.#notifier.notify("person_answered", { person, ...(who ? { operator: who } : {}) });
     return event.id;
   }
 
@@ -98,16 +84,25 @@ export class PersonHold {
     this.#store.activity.record({ kind: "handed-back", ...(by ? { by } : {}), agent: person, to });
     this.#store.schedule.removeKind("person-timeout");
     for (const event of events) this.followers().publish(event);
-    this.#notifier.push("TASK_STATE_COMPLETED");
-    await this.end(state.conversationId);
+    // A2A clients and the desk hear of it from the stored hand-back (EventEffects); the followers' streams end here.
+    this.#closeFollowers();
     await personHandBackHook(this.#network, record, this.#redactor);
   }
 
-  /** The hold is over (handed back, or the conversation erased): followers' streams end, and it leaves the desk. */
+  /** The conversation is erased: followers' streams end, and it leaves the desk. */
   async end(conversationId: string): Promise<void> {
+    this.#closeFollowers();
+    await this.leaveDesk(conversationId);
+  }
+
+  /** The conversation leaves the operator desk. */
+  async leaveDesk(conversationId: string): Promise<void> {
+    await deskOf(this.#env)?.remove(conversationId);
+  }
+
+  #closeFollowers(): void {
     this.#broadcast?.close();
     this.#broadcast = null;
-    await deskOf(this.#env)?.remove(conversationId);
   }
 
   /**

@@ -152,7 +152,7 @@ export function parseSocketRequest(raw: string | ArrayBuffer): SocketRequest | {
   };
 }
 
-/** The header the Worker names the requester in when it hands the object a socket to open (the object is reached only through the Worker). */
+/** The header the Worker names the requester in when it hands the object a socket to open (only the Worker reaches the object). */
 export const SOCKET_REQUESTER_HEADER = "x-handoff-requester";
 
 /** Who opens a socket and from which event, as the Worker sent it; null for anything else. */

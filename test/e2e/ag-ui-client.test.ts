@@ -67,12 +67,17 @@ async function stored(threadId: string, headers: Record<string, string>): Promis
   return view;
 }
 
-/** The stored conversation once what follows its first turn has been written: its title in its owner's list (a model call of its own). */
-async function settled(threadId: string, headers: Record<string, string>): Promise<unknown> {
-  for (;;) {
+/**
+ * The stored conversation once what follows its first turn has been written: its title, a model
+ * call of its own (until then its owner's list shows the first message as the title).
+ */
+async function settled(threadId: string, headers: Record<string, string>, firstMessage: string): Promise<unknown> {
+  for (let tries = 0; ; tries++) {
+    assert.ok(tries < 100, "the conversation was titled within 10 s");
     const res = await fetch(`${dev.url}/v1/conversations`, { headers });
-    const { conversations } = (await res.json()) as { conversations: Array<{ id: string; title: string | null }> };
-    if (conversations.find((c) => c.id === threadId)?.title) return stored(threadId, headers);
+    const { conversations } = (await res.json()) as { conversations: Array<{ id: string; title: string }> };
+    const title = conversations.find((c) => c.id === threadId)?.title;
+    if (title && title !== firstMessage) return stored(threadId, headers);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -155,7 +160,7 @@ it("refuses bad input with this API's error before any event, and changes nothin
   const agent = agentFor(ada);
   say(agent, "I was charged twice for order A1001");
   await run(agent);
-  const before = await settled(agent.threadId, ada);
+  const before = await settled(agent.threadId, ada, "I was charged twice for order A1001");
 
   const refusals: Array<[string, () => Promise<unknown>, RegExp]> = [
     [

@@ -255,6 +255,7 @@ describe("the OpenAPI document against the routes", () => {
     expect(streaming.sort()).toEqual([
       "get /v1/conversations/{id}/chat/stream",
       "get /v1/conversations/{id}/events",
+      "post /v1/ag-ui",
       "post /v1/conversations/{id}/approvals",
       "post /v1/conversations/{id}/chat",
       "post /v1/conversations/{id}/messages",

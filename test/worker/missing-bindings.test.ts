@@ -11,7 +11,6 @@ import { describe, expect, it } from "vitest";
 import { createSupportNetwork } from "../../src/agents/index.ts";
 import { readConfig } from "../../src/config.ts";
 import { PersonHold } from "../../src/conversation/person-hold.ts";
-import { Notifier } from "../../src/conversation/schedule/notifier.ts";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { TurnAdmission } from "../../src/conversation/turn-admission.ts";
 import type { TurnDriver } from "../../src/conversation/turns/turn-driver.ts";
@@ -76,7 +75,7 @@ describe("a configured feature without its binding", () => {
       const store = new ConversationStore(state.storage);
       store.create(id, "triage", "grant", "ada");
       const redactor = new Redactor([]);
-      const hold = new PersonHold(store, redactor, {}, new Notifier(store, {}, redactor, () => {}), () => {}, supportLike());
+      const hold = new PersonHold(store, redactor, {}, () => {}, supportLike());
       // What deleting the conversation does (the hold ends, its card leaves the desk), and what a person's turn does.
       await expect(hold.end(id)).resolves.toBeUndefined();
       await expect(hold.toDesk({ conversationId: id, person: "support-desk", status: "waiting" })).resolves.toBeUndefined();

@@ -61,6 +61,8 @@ export class ConversationStore {
   #conversationUsage: UsageTotals | null = null;
   /** A leg runs (a turn begun or resumed, not yet ended): its commits tell no one until its end. */
   #legOpen = false;
+  /** Who the running (or last) leg answers: the signed-in user whose message or decision started it; the desk shows who waits. */
+  legFor: OperatorIdentity | undefined;
 
   constructor(storage: DurableObjectStorage) {
     this.#db = new SqlWriter(storage);

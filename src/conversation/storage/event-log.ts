@@ -49,6 +49,7 @@ export class EventLog {
       size += json.length + 1;
     }
     flush(events.at(-1)?.id ?? 0);
+    this.#db.stored(events);
   }
 
   /**

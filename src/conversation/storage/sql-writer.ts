@@ -1,6 +1,13 @@
+import type { StoredEvent } from "../../wire/sse.ts";
+
 /** What a write changed that something follows from: the schedule or the outbox (what the alarm rings for), the inbox entry. */
 export type Changed = "schedule" | "entry";
-export type Written = ReadonlySet<Changed>;
+
+/** What a committed write changed, and the events it stored (a leg's end, a person's answer, a hand back: what else follows from them). */
+export interface Written {
+  changed: ReadonlySet<Changed>;
+  events: readonly StoredEvent[];
+}
 
 /** The most parameters a Durable Object's SQLite binds to one statement. */
 const MAX_BOUND = 100;
@@ -20,6 +27,7 @@ export class SqlWriter {
   #riders: Array<() => void> = [];
   #inTransaction = false;
   #changed = new Set<Changed>();
+  #events: StoredEvent[] = [];
   readonly #listeners: Array<(written: Written) => void> = [];
 
   constructor(storage: DurableObjectStorage) {
@@ -77,6 +85,7 @@ export class SqlWriter {
       });
     } catch (error) {
       this.#changed.clear();
+      this.#events = [];
       throw error;
     } finally {
       this.#inTransaction = false;
@@ -92,15 +101,22 @@ export class SqlWriter {
     if (!this.#inTransaction) this.#tell();
   }
 
+  /** A write stored these events: the listeners hear of them once it is committed. */
+  stored(events: readonly StoredEvent[]): void {
+    this.#events.push(...events);
+    if (!this.#inTransaction) this.#tell();
+  }
+
   /** Told what each committed write changed. */
   onWritten(listener: (written: Written) => void): void {
     this.#listeners.push(listener);
   }
 
   #tell(): void {
-    if (this.#changed.size === 0) return;
-    const written: Written = this.#changed;
+    if (this.#changed.size === 0 && this.#events.length === 0) return;
+    const written: Written = { changed: this.#changed, events: this.#events };
     this.#changed = new Set();
+    this.#events = [];
     for (const listener of this.#listeners) listener(written);
   }
 

@@ -6,7 +6,6 @@
 import { errorMessage, RuntimeError } from "../../runtime/errors.ts";
 import { runTurnItems } from "../../runtime/run-loop.ts";
 import type { Redactor } from "../../runtime/redact.ts";
-import type { TurnOutcome } from "../../runtime/events.ts";
 import type { OperatorIdentity } from "../../runtime/handoff/types.ts";
 import type { RunItemsOptions, TurnInput } from "../../runtime/run-options.ts";
 import type { StoredEvent, TurnStream } from "../../wire/sse.ts";
@@ -14,8 +13,6 @@ import type { ConversationState, ConversationStore } from "../storage/conversati
 import { type EventBatches, eventStream } from "./event-stream.ts";
 import { type OtlpExporter, toOtlp } from "../../traces/otlp-export.ts";
 import type { InboxLink } from "../inbox-link.ts";
-import type { Notifier, PushedState } from "../schedule/notifier.ts";
-import type { PersonHold } from "../person-hold.ts";
 import { fail, type ConversationResult } from "../results.ts";
 import { TurnBroadcast } from "./turn-broadcast.ts";
 import { NOT_STORED, TurnRecorder } from "./turn-recorder.ts";
@@ -35,11 +32,10 @@ const HOLD_STREAM_MS = 5 * 60_000;
 export interface DriverSetup {
   store: ConversationStore;
   redactor: Redactor;
-  hold: PersonHold;
-  /** The conversation's entry in its owner's inbox: shown running as a leg starts, titled after the first. */
+  /** The conversation's entry in its owner's inbox: shown running as a leg starts. */
   inbox: InboxLink;
-  /** The app's webhook, told when a leg leaves calls waiting for approval. */
-  notifier: Notifier;
+  /** Resolves once what the leg's stored events call for is done (EventEffects): its stream ends after. */
+  settled: () => Promise<void>;
   exporter: OtlpExporter | null;
   /** The run's options that do not change from leg to leg. */
   options: Omit<RunItemsOptions, "conversationId" | "conversation" | "input" | "signal">;
@@ -67,14 +63,6 @@ interface RunningLeg {
   controller: AbortController;
   ended: Promise<void>;
 }
-
-/** The A2A task state a leg's end is pushed as; a leg that ends with a person holding the conversation pushes nothing yet. */
-const PUSHED_STATE: Partial<Record<TurnOutcome["status"], PushedState>> = {
-  completed: "TASK_STATE_COMPLETED",
-  awaiting_approval: "TASK_STATE_INPUT_REQUIRED",
-  failed: "TASK_STATE_FAILED",
-  cancelled: "TASK_STATE_CANCELED",
-};
 
 export class TurnDriver {
   readonly #setup: DriverSetup;
@@ -127,6 +115,8 @@ export class TurnDriver {
 
   /** The run is driven here, not by a response stream: a client that drops does not stop it. */
   #launch(running: RunningLeg, requester: LegRequester, input: TurnInput): Promise<void> {
+    // Who the leg answers: the signed-in user whose message or decision started it (the desk shows who waits).
+    this.#setup.store.legFor = requester.user && requester.identity?.id === requester.user ? requester.identity : undefined;
     running.ended = this.#drive(running.broadcast, requester, input, running.controller.signal);
     this.#setup.waitUntil(running.ended);
     this.#setup.inbox.started(this.#setup.waitUntil);
@@ -249,7 +239,8 @@ export class TurnDriver {
         if (stored) next = await items.next();
       }
       const trace = recorder.end(next.value);
-      await this.#afterLeg(recorder, next.value.status, requester);
+      // What the leg's end calls for (the title, A2A push, the approvals' deadline, the desk) follows from its stored events.
+      await this.#setup.settled();
       // Sent off the turn's path: a slow or dead collector never delays a stream or fails a turn.
       const spans = spansToExport(trace, previous);
       const { exporter } = this.#setup;
@@ -265,42 +256,5 @@ export class TurnDriver {
       this.#running = null;
       broadcast.close();
     }
-  }
-
-  /**
-   * After a leg: the first turn of an untitled conversation is titled, calls left waiting get their
-   * deadline and the app is told, and a leg that ends with a person holding the conversation puts
-   * it on the desk (waiting when this leg handed it over). What follows from its writes (the alarm,
-   * the inbox) is CommitEffects'.
-   */
-  async #afterLeg(recorder: TurnRecorder, status: TurnOutcome["status"], requester: LegRequester): Promise<void> {
-    this.#setup.inbox.titleAfterLeg();
-    const { store, hold, options } = this.#setup;
-    // A2A clients that asked to be told: the task's new state (a person holding it keeps it working).
-    const pushed = PUSHED_STATE[status];
-    if (pushed) this.#setup.notifier.push(pushed);
-    if (status === "awaiting_approval") {
-      const state = store.state()!;
-      store.schedule.planApprovalExpiry(state);
-      const pending = state.suspension?.pending.map(({ toolCallId, name, agent, expiresAt }) => ({ toolCallId, name, agent, expiresAt }));
-      await this.#setup.notifier.notify("approval_waiting", { pending });
-    }
-    if (status !== "awaiting_human") return;
-    const { conversationId, holding } = store.state()!;
-    const person = holding.activeAgent;
-    // A message while a person holds it keeps the status it has.
-    const handover = recorder.handoffs.find((h) => h.kind === "transfer" && h.to === person);
-    const within = options.network.get(person)?.answerWithinMs;
-    const answerBy = handover && within !== undefined ? Date.now() + within : undefined;
-    if (handover && answerBy !== undefined)
-      store.schedule.add({ kind: "person-timeout", dueAt: answerBy, person, handedBy: handover.from });
-    // Who waits: the signed-in user whose message this leg answers.
-    const user = requester.user && requester.identity?.id === requester.user ? requester.identity : undefined;
-    await hold.toDesk({
-      conversationId,
-      person,
-      ...(handover ? { status: "waiting" as const, answerBy: answerBy ?? null } : {}),
-      ...(user ? { user } : {}),
-    });
   }
 }

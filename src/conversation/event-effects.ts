@@ -1,0 +1,131 @@
+/**
+ * What follows from the events a write stored, whoever wrote them (a request's leg, the alarm's, a
+ * person at the desk or their deadline): a leg's end titles a new conversation, tells A2A clients
+ * that asked the task's state, sets the deadline of calls left waiting and tells the app, and puts
+ * a conversation a person now holds on the desk (with their deadline); a person's answer and a
+ * person's hand back tell A2A clients, the desk and the app. Like the alarm and the inbox
+ * (CommitEffects), nothing calls these by hand: they follow from the storage's writes.
+ */
+import type { DoneEvent, OperatorMessageEvent, TurnStatus } from "../runtime/events.ts";
+import type { Network } from "../runtime/network.ts";
+import { errorMessage } from "../runtime/errors.ts";
+import type { InboxLink } from "./inbox-link.ts";
+import type { PersonHold } from "./person-hold.ts";
+import type { Notifier, PushedState } from "./schedule/notifier.ts";
+import { actor } from "./storage/activity-log.ts";
+import type { ConversationStore } from "./storage/conversation-store.ts";
+import type { Written } from "./storage/sql-writer.ts";
+import type { StoredEvent } from "../wire/sse.ts";
+
+export interface EventEffectsSetup {
+  store: ConversationStore;
+  network: Network;
+  inbox: InboxLink;
+  notifier: Notifier;
+  hold: PersonHold;
+  log: (message: string) => void;
+  waitUntil: (promise: Promise<unknown>) => void;
+}
+
+/** The A2A task state a leg's end is pushed as; a leg that ends with a person holding the conversation pushes nothing yet. */
+const PUSHED_STATE: Partial<Record<TurnStatus, PushedState>> = {
+  completed: "TASK_STATE_COMPLETED",
+  awaiting_approval: "TASK_STATE_INPUT_REQUIRED",
+  cancelled: "TASK_STATE_CANCELED",
+};
+
+export class EventEffects {
+  readonly #setup: EventEffectsSetup;
+  /** What the effects still do off the write's path (the desk, the app's webhook): `settled` waits for it. */
+  readonly #pending = new Set<Promise<void>>();
+
+  constructor(setup: EventEffectsSetup) {
+    this.#setup = setup;
+    setup.store.onWritten((written) => this.#written(written));
+  }
+
+  /** Resolves once what the events so far call for is done: a leg's stream ends after it, so its reader sees the desk as it is. */
+  async settled(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.all(this.#pending);
+  }
+
+  #written({ events }: Written): void {
+    for (const event of events) {
+      // What follows a write never undoes it, nor fails its writer: a failure here is logged.
+      try {
+        this.#follow(event);
+      } catch (error) {
+        this.#setup.log(`what follows a ${event.type} event failed: ${errorMessage(error)}`);
+      }
+    }
+  }
+
+  #follow(event: StoredEvent): void {
+    if (event.type === "done") this.#legEnded(event);
+    // A failed leg ends with its error event, not `done`.
+    else if (event.type === "error") this.#setup.notifier.push("TASK_STATE_FAILED");
+    else if (event.type === "operator-message") this.#personAnswered(event);
+    else if (event.type === "handoff" && event.kind === "hand-back" && this.#setup.network.get(event.from)?.human) this.#personHandedBack();
+  }
+
+  /** A leg ended: the title, A2A clients told, calls left waiting given their deadline (and the app told), a person's desk. */
+  #legEnded(done: DoneEvent): void {
+    const { store, inbox, notifier } = this.#setup;
+    inbox.titleAfterLeg();
+    const pushed = PUSHED_STATE[done.status];
+    if (pushed) notifier.push(pushed);
+    if (done.status === "awaiting_approval") {
+      const state = store.state()!;
+      store.schedule.planApprovalExpiry(state);
+      const pending = state.suspension?.pending.map(({ toolCallId, name, agent, expiresAt }) => ({ toolCallId, name, agent, expiresAt }));
+      this.#later("the app could not be told", notifier.notify("approval_waiting", { pending }));
+    }
+    if (done.status === "awaiting_human") this.#toPerson(done);
+  }
+
+  /** A leg ends with a person holding it: on the desk, waiting (with the person's deadline) when this leg handed it over. */
+  #toPerson(done: DoneEvent): void {
+    const { store, network, hold } = this.#setup;
+    const { conversationId } = store.state()!;
+    const person = done.agent;
+    const handover = done.handoffs.find((h) => h.kind === "transfer" && h.to === person);
+    const within = network.get(person)?.answerWithinMs;
+    const answerBy = handover && within !== undefined ? Date.now() + within : undefined;
+    if (handover && answerBy !== undefined)
+      store.schedule.add({ kind: "person-timeout", dueAt: answerBy, person, handedBy: handover.from });
+    // Who waits: the signed-in user whose message (or decision) this leg answered. A message while a person holds it keeps its status.
+    const user = store.legFor;
+    const card = {
+      conversationId,
+      person,
+      ...(handover ? { status: "waiting" as const, answerBy: answerBy ?? null } : {}),
+      ...(user ? { user } : {}),
+    };
+    this.#later("the desk could not be told", hold.toDesk(card));
+  }
+
+  /** A person answered the user: the task is done for A2A clients, the desk says held, the app is told. */
+  #personAnswered(event: OperatorMessageEvent): void {
+    const { store, notifier, hold } = this.#setup;
+    const who = actor(event.by, event.operator);
+    const person = event.agent;
+    notifier.push("TASK_STATE_COMPLETED");
+    const told = async () => {
+      await hold.toDesk({ conversationId: store.state()!.conversationId, person, status: "held", ...(who ? { operator: who } : {}) });
+      await notifier.notify("person_answered", { person, ...(who ? { operator: who } : {}) });
+    };
+    this.#later("the desk could not be told", told());
+  }
+
+  /** A person gave the conversation back: the task is done for A2A clients, and it leaves the desk. */
+  #personHandedBack(): void {
+    this.#setup.notifier.push("TASK_STATE_COMPLETED");
+    this.#later("the desk could not be told", this.#setup.hold.leaveDesk(this.#setup.store.state()!.conversationId));
+  }
+
+  #later(what: string, work: Promise<void>): void {
+    const done = work.catch((error: unknown) => this.#setup.log(`${what}: ${errorMessage(error)}`));
+    this.#pending.add(done);
+    this.#setup.waitUntil(done.finally(() => this.#pending.delete(done)));
+  }
+}
