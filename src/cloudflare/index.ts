@@ -30,8 +30,10 @@ export { A2A_RPC_ERROR, errorResponse, type ErrorBody, HTTP_ERROR_STATUS, HttpEr
 export type {
   Caller,
   ConversationView,
+  DecideOptions,
   DecisionOutcome,
   EventsOutcome,
+  MessageOptions,
   PageQuery,
   Requester,
 } from "../conversation/conversation-api.ts";
@@ -53,7 +55,7 @@ export type {
 } from "../conversation/results.ts";
 export type { StoredHandoff, StoredTurnStatus, TurnSummary } from "../conversation/storage/turn-log.ts";
 export type { Span, SpanKind, TurnTrace } from "../traces/turn-trace.ts";
-export type { StreamFormat, UIMessageOut, UIPart } from "../wire/index.ts";
+export type { ClientHistory, StreamFormat, TurnStream, UIMessageOut, UIPart } from "../wire/index.ts";
 // Every type of the run loop, as `handoff-runtime` exports them: the types this entry's signatures use among them.
 export type * from "../runtime/index.ts";
 

@@ -4,7 +4,9 @@ import type { ApprovalDecision, Suspension } from "../runtime/suspension.ts";
 
 /** What the stored history says of a conversation, for a client that loads it (after a reload): the edge draws it in its format. */
 export interface ClientHistory {
+  /** A page of the stored history. */
   messages: readonly Message[];
+  /** Every change of hands of the conversation, drawn where their calls are. */
   handoffs: readonly HandoffRecord[];
   /** The step waiting for approvals, kept outside the history until it is complete. */
   suspension: Suspension | null;

@@ -16,7 +16,9 @@ export function encodeSse(event: StoredEvent): string {
 
 /** A turn's stream as the conversation hands it out (these frames), and the id its answer has in the history (`msg-<index>`). */
 export interface TurnStream {
+  /** The turn's events as SSE frames (`encodeSse`): what the SSE routes send as they are. */
   events: ReadableStream<Uint8Array>;
+  /** The id of the turn's answer in the history (`msg-<index>`), the same in every leg: the AI SDK's stream names its message with it. */
   answerId: string;
 }
 
