@@ -50,6 +50,14 @@ export const RunAgentInputBody = z.looseObject({
 });
 type RunAgentInputBody = z.infer<typeof RunAgentInputBody>;
 
+/** `forwardedProps` of a run that follows a person holding the thread: it starts no turn, and waits for the person's next message. */
+const FollowProps = z.looseObject({ follow: z.literal(true) });
+
+/** The newest event of the conversation the client's thread has seen, from the ids this endpoint gave its messages. */
+function lastSeen(messages: RunAgentInputBody["messages"]): number {
+  return Math.max(0, ...messages.map((m) => Number(/^(?:person|handoff)-(\d+)$/.exec(m.id)?.[1] ?? 0)));
+}
+
 /** An approval interrupt's answer: its `responseSchema`. */
 const ApprovalPayload = z.strictObject({ approved: z.boolean(), reason: z.string().max(2000).optional() });
 
@@ -57,11 +65,8 @@ export function registerAgUi(app: Hono<AppEnv>, networkFor: (env: Env) => Networ
   app.post(AG_UI_PATH, async (c) => {
     const input = await readJson(c, RunAgentInputBody);
     const network = networkFor(c.env);
-    const encoder = new AgUiEncoder({
-      threadId: input.threadId,
-      runId: input.runId,
-      isPerson: (name) => Boolean(network.get(name)?.human),
-    });
+    const run = { threadId: input.threadId, runId: input.runId, isPerson: (name: string) => Boolean(network.get(name)?.human) };
+    const encoder = new AgUiEncoder(run);
     const client = conversationClient(c.env, input.threadId, c.get("access"), originOf(c.req));
     if (input.resume?.length) {
       const outcome = await expectOk(client.decide(decisionsOf(input.resume)));
@@ -70,6 +75,12 @@ export function registerAgUi(app: Hono<AppEnv>, networkFor: (env: Env) => Networ
       const view = await expectOk(client.getView());
       const open = view.pendingApprovals.filter((p) => outcome.pending.includes(p.toolCallId));
       return agUiResponse(new Response(encoder.interrupted(open.map(approvalInterrupt))).body!);
+    }
+    if (FollowProps.safeParse(input.forwardedProps).success) {
+      // The person's next message, or their hand back, as it comes (or at once, when it came since the thread last looked).
+      const follow = new AgUiEncoder({ ...run, follow: { after: lastSeen(input.messages) } });
+      const outcome = await expectOk(client.events(0, true));
+      return agUiResponse(outcome.kind === "stream" ? encodeTurn(outcome.events, follow) : finishedAtOnce(follow));
     }
     const turn = await expectOk(client.sendMessage(userText(input), { createOwned: true }));
     return agUiResponse(encodeTurn(turn.events, encoder));
@@ -80,10 +91,14 @@ function agUiResponse(body: ReadableStream<Uint8Array>): Response {
   return new Response(body, { headers: SSE_HEADERS });
 }
 
-/** The newest user message's text: a string, or its text parts joined. */
+/** A follow with nothing to follow: the run starts and finishes at once. */
+function finishedAtOnce(encoder: AgUiEncoder): ReadableStream<Uint8Array> {
+  return new Response(encoder.end()).body!;
+}
+
+/** The turn's message: the newest user message's text (a string, or its text parts joined), which a run that starts a turn must have. */
 function userText(input: RunAgentInputBody): string {
-  const newest = input.messages.findLast((m) => m.role === "user");
-  const content = newest?.content;
+  const content = input.messages.findLast((m) => m.role === "user")?.content;
   const text =
     typeof content === "string" ? content : (content ?? []).flatMap((p) => (p.type === "text" && p.text ? [p.text] : [])).join("\n");
   if (!text.trim())

@@ -22,6 +22,11 @@ export interface AgUiRun {
   threadId: string;
   runId: string;
   isPerson(name: string): boolean;
+  /**
+   * A run that follows a person holding the conversation (no message of its own): only the person's
+   * messages after event `after` and their hand back are sent, and the run finishes when the follow ends.
+   */
+  follow?: { after: number };
 }
 
 /** The answer's id per step: a step's text and its calls are one assistant message. */
@@ -49,12 +54,20 @@ export class AgUiEncoder implements EventEncoder {
   }
 
   encode(event: StoredEvent): string {
-    return this.#frames(this.#events(event));
+    const { follow } = this.#run;
+    return this.#frames(follow ? this.#followed(event, follow.after) : this.#events(event));
   }
 
-  /** A stream that ended without its terminal event (a reader let go): the run is told it failed, never left open. */
+  /** A stream that ended without its terminal event (a reader let go): the run is told it failed, never left open; a follow is over. */
   end(): string {
-    return this.#finished ? "" : this.fail("The conversation's stream ended before its turn did; read the thread again.");
+    if (this.#finished) return "";
+    if (this.#run.follow) return this.#frames([this.#finish({ type: "success" })]);
+    return this.fail("The conversation's stream ended before its turn did; read the thread again.");
+  }
+
+  /** Once the run is finished, the rest of the conversation's stream is not read. */
+  get finished(): boolean {
+    return this.#finished;
   }
 
   fail(message: string): string {
@@ -67,7 +80,7 @@ export class AgUiEncoder implements EventEncoder {
   }
 
   #frames(events: Out[]): string {
-    if (events.length === 0) return "";
+    if (events.length === 0 || this.#finished) return "";
     if (!this.#started) {
       this.#started = true;
       events.unshift({ type: "RUN_STARTED", threadId: this.#run.threadId, runId: this.#run.runId });
@@ -129,6 +142,15 @@ export class AgUiEncoder implements EventEncoder {
         throw new Error(`unknown event ${JSON.stringify(exhaustive)}`);
       }
     }
+  }
+
+  /**
+   * What a follow sends of the conversation's events: the person's next message it has not sent
+   * before, or their hand back; either ends the run (the client follows again while a person holds it).
+   */
+  #followed(event: StoredEvent, after: number): Out[] {
+    const told = event.id > after && (event.type === "operator-message" || (event.type === "handoff" && event.kind === "hand-back"));
+    return told ? [...this.#events(event), this.#finish({ type: "success" })] : [];
   }
 
   #holder(name: string): Out {

@@ -8,6 +8,8 @@ export interface EventEncoder {
   end(): string;
   /** What the reader is told when the conversation's stream broke off (the Durable Object went away). */
   fail(message: string): string;
+  /** True once the reader has been told the end: the rest of the conversation's stream is not read. */
+  readonly finished?: boolean;
 }
 
 const bytes = new TextEncoder();
@@ -36,7 +38,13 @@ export function encodeTurn(body: ReadableStream<Uint8Array>, encoder: EventEncod
               .push(read.value)
               .map((frame) => (frame.data ? encoder.encode(eventOf(frame)) : ""))
               .join("");
-            if (out) return send(controller, out);
+            if (!out) continue;
+            send(controller, out);
+            if (encoder.finished) {
+              controller.close();
+              await reader.cancel().catch(() => {});
+            }
+            return;
           }
         } catch (error) {
           send(controller, encoder.fail(errorMessage(error)));

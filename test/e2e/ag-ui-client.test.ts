@@ -50,11 +50,11 @@ const textOf = (messages: Message[]) =>
     .map((m) => m.content ?? "")
     .join(" ");
 
-async function signIn(name: string): Promise<Record<string, string>> {
+async function signIn(name: string, operator = false): Promise<Record<string, string>> {
   const res = await fetch(`${dev.url}/v1/dev/sign-in`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ name }),
+    body: JSON.stringify({ name, operator }),
   });
   const { token } = (await res.json()) as { token: string };
   return { authorization: `Bearer ${token}` };
@@ -139,13 +139,43 @@ it("ends a run whose refund waits for approval with an interrupt, and the client
   assert.match(textOf(agent.messages), /refund/i);
 });
 
-it("shows a person holding the conversation in the run's state", async () => {
+it("shows a person holding the conversation in the run's state, and a follow run brings their answers and their hand back", async () => {
   const agent = agentFor();
   say(agent, "I want to talk to a person");
   const events = await run(agent);
   assert.deepEqual((events.at(-1) as BaseEvent & { outcome?: unknown }).outcome, { type: "success" });
   assert.deepEqual(holderOf(agent), { name: "support-desk", kind: "person" });
   assert.ok(agent.messages.some((m) => m.role === "activity" && m.content.to === "support-desk"));
+
+  const operator = await signIn("Sam AG-UI", true);
+  const asOperator = (path: string, body: unknown) =>
+    fetch(`${dev.url}/v1/conversations/${agent.threadId}/operator/${path}`, {
+      method: "POST",
+      headers: { ...operator, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  const follow = () => run(agent, { forwardedProps: { follow: true } });
+  // A follow run waits for the person's next message: it comes while the run is open.
+  const waiting = follow();
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal((await asOperator("messages", { message: "Sam here, looking at it." })).status, 200);
+  const answered = await waiting;
+  assert.deepEqual(typesOf(answered), ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"]);
+  // The name shown is the signed-in operator's.
+  assert.equal((answered[1] as BaseEvent & { name?: string }).name, "Sam AG-UI");
+  // One that came before the follow run is sent at once, and none twice.
+  assert.equal((await asOperator("messages", { message: "Refund issued." })).status, 200);
+  const caughtUp = await follow();
+  const said = caughtUp.filter((e) => e.type === "TEXT_MESSAGE_CONTENT").map((e) => (e as BaseEvent & { delta: string }).delta);
+  assert.deepEqual(said, ["Refund issued."]);
+  // The hand back ends the hold: an activity, and an agent holds the conversation again.
+  const back = follow();
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal((await asOperator("handoff", { to: "triage", note: "sorted" })).status, 200);
+  const handedBack = await back;
+  assert.ok(handedBack.some((e) => e.type === "ACTIVITY_SNAPSHOT"));
+  assert.deepEqual(holderOf(agent), { name: "triage", kind: "agent" });
+  assert.match(textOf(agent.messages), /Sam here, looking at it\. Refund issued\./);
 });
 
 it("refuses bad input with this API's error before any event, and changes nothing stored", async () => {

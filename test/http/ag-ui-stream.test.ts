@@ -96,6 +96,30 @@ describe("a turn as AG-UI events", () => {
     expect(events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } });
   });
 
+  it("follows a person: only their message it had not sent, then the run finishes and the rest of the stream is not read", async () => {
+    let cancelled = false;
+    const held: StoredEvent[] = [
+      ...start,
+      { id: 4, type: "done", status: "awaiting_human", text: "", agent: "desk", handoffs: [], handoffCount: 1 },
+      { id: 5, type: "operator-message", agent: "desk", text: "Seen already.", operator: "Ada" },
+      { id: 6, type: "operator-message", agent: "desk", text: "New.", operator: "Ada" },
+    ];
+    const open = new ReadableStream<Uint8Array>({
+      start: (controller) => controller.enqueue(new TextEncoder().encode(held.map(encodeSse).join(""))),
+      cancel: () => void (cancelled = true),
+    });
+    const events = await agUi(open, new AgUiEncoder({ ...run, follow: { after: 5 } }));
+    expect(events.map((e) => e.type)).toEqual([
+      "RUN_STARTED",
+      "TEXT_MESSAGE_START",
+      "TEXT_MESSAGE_CONTENT",
+      "TEXT_MESSAGE_END",
+      "RUN_FINISHED",
+    ]);
+    expect(events[2]).toMatchObject({ delta: "New." });
+    expect(cancelled).toBe(true);
+  });
+
   it("ends a run whose decisions leave calls waiting on the interrupts still open", async () => {
     const encoder = new AgUiEncoder(run);
     const waiting = approvalInterrupt({
