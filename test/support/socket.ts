@@ -10,8 +10,8 @@ export interface Frame {
 }
 
 /** Opens the socket through the Worker's fetch handler and collects its frames. */
-export async function openSocket(conversationId: string, query = "") {
-  const res = await call(`/v1/conversations/${conversationId}/socket${query}`, { headers: { upgrade: "websocket" } });
+export async function openSocket(conversationId: string, query = "", headers: Record<string, string> = {}) {
+  const res = await call(`/v1/conversations/${conversationId}/socket${query}`, { headers: { upgrade: "websocket", ...headers } });
   expect(res.status).toBe(101);
   const ws = res.webSocket!;
   ws.accept();

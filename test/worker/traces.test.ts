@@ -8,7 +8,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import type { Span, TurnTrace } from "../../src/traces/turn-trace.ts";
-import { call, chat, scenario } from "../support/worker.ts";
+import { call, chat, scenario, stored } from "../support/worker.ts";
+import { openSocket } from "../support/socket.ts";
 
 const args = (value: unknown) => JSON.stringify(value);
 const json = { "content-type": "application/json" };
@@ -234,5 +235,31 @@ describe("a turn's trace", () => {
     const second = await trace(s.conversationId, 2);
     expect(second.traceId).not.toBe("4bf92f3577b34da6a3ce929d0e0e4736");
     expect(second.spans.find((sp) => sp.kind === "turn")!.parentId).toBeNull();
+  });
+
+  it("makes each socket turn a trace of its own: the upgrade's traceparent is no turn's parent, a frame's own is its turn's", async () => {
+    const s = await scenario([{ text: "one" }, { text: "two" }, { text: "three" }]);
+    await (
+      await call(`/v1/conversations/${s.conversationId}/messages`, {
+        method: "POST",
+        headers: json,
+        body: JSON.stringify({ message: s.tag("first") }),
+      })
+    ).text();
+    const upgrade = `00-${"a".repeat(32)}-${"b".repeat(16)}-01`;
+    const after = (await stored(s.conversationId)).lastEventId;
+    const socket = await openSocket(s.conversationId, `?after=${after}`, { traceparent: upgrade });
+    const turnEnd = (n: number) =>
+      socket.until((f) => f.type === "done" && socket.frames.filter((g) => g.type === "done").length >= n, `turn ${n}'s end`);
+    socket.send({ type: "message", message: "second" });
+    await turnEnd(1);
+    socket.send({ type: "message", message: "third", traceparent: `00-${"c".repeat(32)}-${"d".repeat(16)}-01` });
+    await turnEnd(2);
+    socket.ws.close();
+    const [second, third] = [await trace(s.conversationId, 2), await trace(s.conversationId, 3)];
+    expect(second.traceId).not.toBe("a".repeat(32));
+    expect(second.spans.find((sp) => sp.kind === "turn")!.parentId).toBeNull();
+    expect(third.traceId).toBe("c".repeat(32));
+    expect(third.spans.find((sp) => sp.kind === "turn")!.parentId).toBe("d".repeat(16));
   });
 });
