@@ -15,46 +15,53 @@ export interface EventEncoder {
 const bytes = new TextEncoder();
 
 /**
- * A turn's stream from the conversation (its SSE frames), re-encoded for one reader: read only as
- * the reader asks, so a reader that stops holds at most one chunk here; cancelling it cancels the turn's stream.
+ * A turn's stream from the conversation (its SSE frames), re-encoded for one reader. Each chunk is
+ * written to an identity stream the runtime sends on by itself (workerd's `IdentityTransformStream`:
+ * a stream made in JavaScript would be pumped to the response through JavaScript, chunk by chunk);
+ * a write waits for the reader, so a reader that stops holds at most one chunk here, and one that
+ * leaves cancels the turn's stream.
  */
 export function encodeTurn(body: ReadableStream<Uint8Array>, encoder: EventEncoder): ReadableStream<Uint8Array> {
+  const { readable, writable } = identityStream();
+  void pump(body.getReader(), writable.getWriter(), encoder);
+  return readable;
+}
+
+/** workerd's identity stream where there is one (the Worker), a standard one elsewhere (Node's tests): the same streams to their user. */
+function identityStream(): { readable: ReadableStream<Uint8Array>; writable: WritableStream<Uint8Array> } {
+  const Identity = (globalThis as { IdentityTransformStream?: new () => TransformStream<Uint8Array, Uint8Array> }).IdentityTransformStream;
+  return Identity ? new Identity() : new TransformStream<Uint8Array, Uint8Array>();
+}
+
+async function pump(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  writer: WritableStreamDefaultWriter<Uint8Array>,
+  encoder: EventEncoder,
+): Promise<void> {
   const frames = new SseFrames();
-  const reader = body.getReader();
-  const send = (controller: ReadableStreamDefaultController<Uint8Array>, text: string) => {
-    if (text) controller.enqueue(bytes.encode(text));
+  const write = async (text: string) => {
+    if (text) await writer.write(bytes.encode(text));
   };
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        try {
-          for (;;) {
-            const read = await reader.read();
-            if (read.done) {
-              send(controller, encoder.end());
-              return controller.close();
-            }
-            const out = frames
-              .push(read.value)
-              .map((frame) => (frame.data ? encoder.encode(eventOf(frame)) : ""))
-              .join("");
-            if (!out) continue;
-            send(controller, out);
-            if (encoder.finished) {
-              controller.close();
-              await reader.cancel().catch(() => {});
-            }
-            return;
-          }
-        } catch (error) {
-          send(controller, encoder.fail(errorMessage(error)));
-          controller.close();
-        }
-      },
-      cancel: (reason) => reader.cancel(reason),
-    },
-    { highWaterMark: 0 },
-  );
+  try {
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      await write(
+        frames
+          .push(read.value)
+          .map((frame) => (frame.data ? encoder.encode(eventOf(frame)) : ""))
+          .join(""),
+      );
+      if (encoder.finished) break;
+    }
+    await write(encoder.end());
+    await writer.close();
+  } catch (error) {
+    // The reader left (the write failed), or the conversation's stream broke off: say so if anyone still reads.
+    await write(encoder.fail(errorMessage(error)))
+      .then(() => writer.close())
+      .catch(() => {});
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
 }
 
 /** A turn's events from the conversation's stream, as they arrive: for an edge that answers per event (A2A). */
