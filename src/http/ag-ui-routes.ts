@@ -11,7 +11,7 @@ import * as z from "zod";
 import type { Env } from "../env.ts";
 import type { Network } from "../runtime/network.ts";
 import type { ApprovalDecision } from "../runtime/suspension.ts";
-import { AgUiEncoder, approvalInterrupt } from "../wire/ag-ui-stream.ts";
+import { AgUiEncoder, approvalInterrupt, lastSeenEvent } from "../wire/ag-ui-stream.ts";
 import { encodeTurn, SSE_HEADERS } from "../wire/index.ts";
 import type { AppEnv } from "./app-env.ts";
 import { conversationClient, originOf } from "./conversation-client.ts";
@@ -53,11 +53,6 @@ type RunAgentInputBody = z.infer<typeof RunAgentInputBody>;
 /** `forwardedProps` of a run that follows a person holding the thread: it starts no turn, and waits for the person's next message. */
 const FollowProps = z.looseObject({ follow: z.literal(true) });
 
-/** The newest event of the conversation the client's thread has seen, from the ids this endpoint gave its messages. */
-function lastSeen(messages: RunAgentInputBody["messages"]): number {
-  return Math.max(0, ...messages.map((m) => Number(/^(?:person|handoff)-(\d+)$/.exec(m.id)?.[1] ?? 0)));
-}
-
 /** An approval interrupt's answer: its `responseSchema`. */
 const ApprovalPayload = z.strictObject({ approved: z.boolean(), reason: z.string().max(2000).optional() });
 
@@ -78,7 +73,7 @@ export function registerAgUi(app: Hono<AppEnv>, networkFor: (env: Env) => Networ
     }
     if (FollowProps.safeParse(input.forwardedProps).success) {
       // The person's next message, or their hand back, as it comes (or at once, when it came since the thread last looked).
-      const follow = new AgUiEncoder({ ...run, follow: { after: lastSeen(input.messages) } });
+      const follow = new AgUiEncoder({ ...run, follow: { after: lastSeenEvent(input.messages.map((m) => m.id)) } });
       const outcome = await expectOk(client.events(0, true));
       return agUiResponse(outcome.kind === "stream" ? encodeTurn(outcome.events, follow) : finishedAtOnce(follow));
     }

@@ -31,6 +31,14 @@ export interface AgUiRun {
 
 /** The answer's id per step: a step's text and its calls are one assistant message. */
 const stepMessage = (id: number) => `step-${id}`;
+/** A person's message, and a handoff's activity: their ids name the event, so a thread's ids say how far it has seen. */
+const personMessage = (id: number) => `person-${id}`;
+const handoffActivity = (id: number) => `handoff-${id}`;
+
+/** The newest person's message or handoff a thread has seen, by the ids this encoder gave them (0: none). */
+export function lastSeenEvent(messageIds: readonly string[]): number {
+  return Math.max(0, ...messageIds.map((id) => Number(/^(?:person|handoff)-(\d+)$/.exec(id)?.[1] ?? 0)));
+}
 
 /** An approval's answer, as an interrupt's `responseSchema` says it: resume with `{ approved, reason? }`. */
 export const APPROVAL_RESPONSE_SCHEMA = {
@@ -45,6 +53,7 @@ export class AgUiEncoder implements EventEncoder {
   #started = false;
   #finished = false;
   #step: string | null = null;
+  #stepAgent: string | undefined;
   #message: string | null = null;
   #openText: string | null = null;
   readonly #interrupts: Interrupt[] = [];
@@ -96,6 +105,7 @@ export class AgUiEncoder implements EventEncoder {
       case "step-start":
         this.#message = stepMessage(event.id);
         this.#step = `${event.agent}: step ${event.stepIndex}`;
+        this.#stepAgent = event.agent;
         return [{ type: "STEP_STARTED", stepName: this.#step }];
       case "text-delta":
         return this.#text(this.#message ?? stepMessage(event.id), event.delta);
@@ -115,7 +125,7 @@ export class AgUiEncoder implements EventEncoder {
         const { id, type: _type, ...record } = event;
         return [
           ...this.#closeText(),
-          { type: "ACTIVITY_SNAPSHOT", messageId: `handoff-${id}`, activityType: "handoff", content: record },
+          { type: "ACTIVITY_SNAPSHOT", messageId: handoffActivity(id), activityType: "handoff", content: record },
           this.#holder(event.to),
         ];
       }
@@ -123,9 +133,9 @@ export class AgUiEncoder implements EventEncoder {
         return this.#closeStep();
       case "operator-message":
         return [
-          { type: "TEXT_MESSAGE_START", messageId: `person-${event.id}`, role: "assistant", name: event.operator ?? event.agent },
-          { type: "TEXT_MESSAGE_CONTENT", messageId: `person-${event.id}`, delta: event.text },
-          { type: "TEXT_MESSAGE_END", messageId: `person-${event.id}` },
+          { type: "TEXT_MESSAGE_START", messageId: personMessage(event.id), role: "assistant", name: event.operator ?? event.agent },
+          { type: "TEXT_MESSAGE_CONTENT", messageId: personMessage(event.id), delta: event.text },
+          { type: "TEXT_MESSAGE_END", messageId: personMessage(event.id) },
         ];
       case "guardrail":
       case "compaction":
@@ -162,15 +172,11 @@ export class AgUiEncoder implements EventEncoder {
     if (!delta) return [];
     const out: Out[] = [];
     if (this.#openText !== messageId) {
-      out.push(...this.#closeText(), { type: "TEXT_MESSAGE_START", messageId, role: "assistant", name: this.#agentOfStep() });
+      out.push(...this.#closeText(), { type: "TEXT_MESSAGE_START", messageId, role: "assistant", name: this.#stepAgent });
       this.#openText = messageId;
     }
     out.push({ type: "TEXT_MESSAGE_CONTENT", messageId, delta });
     return out;
-  }
-
-  #agentOfStep(): string | undefined {
-    return this.#step?.slice(0, this.#step.lastIndexOf(": step "));
   }
 
   #closeText(): Out[] {

@@ -27,9 +27,7 @@ export class UIMessageEncoder implements EventEncoder {
   }
 
   encode(event: StoredEvent): string {
-    return this.#chunks(event)
-      .map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`)
-      .join("");
+    return frames(this.#chunks(event));
   }
 
   end(): string {
@@ -40,7 +38,7 @@ export class UIMessageEncoder implements EventEncoder {
     const out: Chunk[] = [];
     this.#closeText(out);
     out.push({ type: "error", errorText: `stream_interrupted: ${message}` });
-    return out.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("") + this.end();
+    return frames(out) + this.end();
   }
 
   #closeText(out: Chunk[]): void {
@@ -107,6 +105,11 @@ export class UIMessageEncoder implements EventEncoder {
     }
     return out;
   }
+}
+
+/** Chunks as the protocol's SSE frames, one `data:` line each. */
+function frames(chunks: Chunk[]): string {
+  return chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("");
 }
 
 function toolResultChunk(event: Extract<StoredEvent, { type: "tool-result" }>): Chunk {

@@ -42,6 +42,12 @@ async function run(agent: HttpAgent, parameters: Parameters<HttpAgent["runAgent"
   return events;
 }
 
+/** A run of `agent` that starts with a message of its own. */
+function runSaying(agent: HttpAgent, text: string): Promise<BaseEvent[]> {
+  say(agent, text);
+  return run(agent);
+}
+
 const typesOf = (events: BaseEvent[]) => events.map((e) => e.type);
 const holderOf = (agent: HttpAgent) => (agent.state as { holder: { name: string; kind: string } }).holder;
 const textOf = (messages: Message[]) =>
@@ -193,22 +199,10 @@ it("refuses bad input with this API's error before any event, and changes nothin
   const before = await settled(agent.threadId, ada, "I was charged twice for order A1001");
 
   const refusals: Array<[string, () => Promise<unknown>, RegExp]> = [
-    [
-      "someone else's thread",
-      () => {
-        const other = agentFor(bob, agent.threadId);
-        say(other, "Refund me too");
-        return run(other);
-      },
-      /HTTP 404.*conversation_not_found/,
-    ],
+    ["someone else's thread", () => runSaying(agentFor(bob, agent.threadId), "Refund me too"), /HTTP 404.*conversation_not_found/],
     [
       "a new run while interrupts are open",
-      () => {
-        const again = agentFor(ada, agent.threadId);
-        say(again, "Never mind that");
-        return run(again);
-      },
+      () => runSaying(agentFor(ada, agent.threadId), "Never mind that"),
       /HTTP 409.*approval_pending/,
     ],
     [
