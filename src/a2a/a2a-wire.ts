@@ -4,6 +4,7 @@
  * zod, and the tasks and messages it answers. Only the fields this Worker reads or sets are named.
  */
 import * as z from "zod";
+import { DecisionSchema } from "../runtime/suspension.ts";
 
 /** The protocol version served; a request whose `A2A-Version` is empty is 0.3, which is not. */
 export const A2A_VERSION = "1.0";
@@ -93,10 +94,8 @@ export const ListTasksParams = z.object({
   includeArtifacts: z.boolean().optional(),
 });
 
-/** Decisions a client sends for calls waiting for approval, in a data part of its message. */
-export const DecisionsData = z.object({
-  decisions: z.array(z.object({ toolCallId: z.string().min(1), approved: z.boolean(), reason: z.string().max(2000).optional() })).min(1),
-});
+/** Decisions a client sends for what a task waits for (approvals, answers, client tools' outputs), in a data part of its message. */
+export const DecisionsData = z.object({ decisions: z.array(DecisionSchema).min(1) });
 
 export type TaskState =
   | "TASK_STATE_WORKING"

@@ -8,7 +8,7 @@ import type { Limits } from "../runtime/limits.ts";
 import type { Message } from "../runtime/messages.ts";
 import type { Model } from "../runtime/ports/model-port.ts";
 import type { Network } from "../runtime/network.ts";
-import type { PendingApproval } from "../runtime/suspension.ts";
+import type { ApprovalRequest, UserRequest } from "../runtime/suspension.ts";
 import type { UsageTotals } from "../runtime/usage.ts";
 import type { HistoryPage } from "./storage/history-page.ts";
 import type { StoredHandoff, StoredTurnStatus } from "./storage/turn-log.ts";
@@ -20,7 +20,10 @@ export interface ConversationView extends Pick<Holding, "activeAgent" | "handoff
   status: StoredTurnStatus | "idle";
   messages: readonly Message[];
   handoffs: StoredHandoff[];
-  pendingApprovals: PendingApproval[];
+  /** What the turn waits for from the user, of every kind (approvals, questions, client tools, elicitations). */
+  pendingRequests: UserRequest[];
+  /** The approvals among `pendingRequests` (as this view has always listed them). */
+  pendingApprovals: ApprovalRequest[];
   /** The id of the last stored event: where GET /events picks up. */
   lastEventId: number;
   /**
@@ -73,6 +76,8 @@ export interface Requester {
   user?: string | undefined;
   /** Who acts, from their sign-in token (a user, or an operator): recorded with their approvals and denials. */
   identity?: OperatorIdentity | undefined;
+  /** Asks through the operator API: answers only the requests that let an operator answer (approvals, and asks that say so). */
+  operator?: boolean | undefined;
   /** The request's W3C `traceparent`: a turn it starts is traced as that span's child. */
   traceparent?: string | undefined;
   /** The client's address (`cf-connecting-ip`): the per-client turn limit's key when no user signed in. */

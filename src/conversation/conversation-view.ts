@@ -2,7 +2,7 @@
 import type { ClientHistory } from "../wire/client-history.ts";
 import type { HandoffRecord } from "../runtime/handoff/types.ts";
 import type { Message } from "../runtime/messages.ts";
-import { type PendingApproval, undecided } from "../runtime/suspension.ts";
+import { type ApprovalRequest, publicRequest, type UserRequest, undecided } from "../runtime/suspension.ts";
 import type { ConversationView, PageQuery } from "./conversation-api.ts";
 import type { StoredTurnStatus } from "./storage/turn-log.ts";
 import type { ConversationState, ConversationStore } from "./storage/conversation-store.ts";
@@ -29,7 +29,8 @@ export function conversationView(
     messages,
     page,
     handoffs: store.handoffs(),
-    pendingApprovals: undecided(state),
+    pendingRequests: waiting(state),
+    pendingApprovals: waiting(state).filter((p): p is ApprovalRequest => p.kind === "approval"),
     lastEventId: state.lastEventId,
     lastTurnStorage:
       turn && turn.status !== "running"
@@ -39,6 +40,11 @@ export function conversationView(
     compactions: store.compactions(),
     activity: store.activity.latest(),
   };
+}
+
+/** The requests still undecided, as clients see them. */
+function waiting(state: ConversationState): UserRequest[] {
+  return undecided(state).map(publicRequest);
 }
 
 /** A page of the history with its handoffs; the step awaiting approval follows the newest message, so only the newest page has it. */
@@ -64,8 +70,8 @@ export interface TurnView {
   handoffs: HandoffRecord[];
   /** Who held the conversation when the turn ended (or holds it now, while it runs or waits). */
   holder: string;
-  /** The calls the turn waits on, while it is the latest and suspended. */
-  pending: PendingApproval[];
+  /** What the turn waits for from the user, while it is the latest and suspended. */
+  pending: UserRequest[];
   /** Whether this is the conversation's latest turn (a later one ends its part in the conversation). */
   latest: boolean;
   /** The id of the conversation's last stored event: where a reader of what follows picks up. */
@@ -89,7 +95,7 @@ export function turnView(store: ConversationStore, state: ConversationState, run
     messages: store.messagesOfTurn(turn),
     handoffs,
     holder: latest ? active : after,
-    pending: latest ? undecided(state) : [],
+    pending: latest ? waiting(state) : [],
     latest,
     lastEventId: state.lastEventId,
   };

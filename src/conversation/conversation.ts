@@ -4,11 +4,11 @@ import type { WorkerVars } from "../worker-vars.ts";
 import type { OperatorIdentity } from "../runtime/handoff/types.ts";
 import type { Network } from "../runtime/network.ts";
 import type { Redactor } from "../runtime/redact.ts";
-import { type ApprovalDecision, undecided } from "../runtime/suspension.ts";
+import { type Decision, undecided } from "../runtime/suspension.ts";
 import type { TurnStream } from "../wire/sse.ts";
 import type { ClientHistory } from "../wire/client-history.ts";
 import type { TurnInput } from "../runtime/run-options.ts";
-import { checkDecisions, withoutRepeats } from "./approvals.ts";
+import { checkDecisions, withoutRepeats } from "./decisions.ts";
 import type {
   ConversationSetup,
   ConversationView,
@@ -210,14 +210,10 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /**
-   * Records decisions; once every pending call is decided, resumes the turn as the same agent.
+   * Records decisions on the requests the turn waits for (yes or no, or answers); once every one is decided, resumes the turn as the same agent.
    * `ignoreRepeats`: decisions already recorded are left out (the AI SDK's client sends them all again).
    */
-  async decide(
-    requester: Requester,
-    decisions: ApprovalDecision[],
-    options: DecideOptions = {},
-  ): Promise<ConversationResult<DecisionOutcome>> {
+  async decide(requester: Requester, decisions: Decision[], options: DecideOptions = {}): Promise<ConversationResult<DecisionOutcome>> {
     const decided = await this.#decide(requester, decisions, options, (input) => this.#driver.start(requester, input), true);
     if (!decided.ok) return decided;
     return ok(decided.value.kind === "awaiting" ? decided.value : { kind: "stream", ...decided.value.started });
@@ -226,15 +222,16 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   /** Decisions recorded, and the turn resumed by `start` once none is left waiting. */
   async #decide<T>(
     requester: Requester,
-    decisions: ApprovalDecision[],
+    decisions: Decision[],
     options: DecideOptions,
     start: (input: TurnInput) => T,
     opensStream: boolean,
   ): Promise<ConversationResult<{ kind: "awaiting"; pending: string[] } | { kind: "started"; started: T }>> {
     const admitted = this.#admission.access(requester, { idle: true });
     if (!admitted.ok) return admitted;
-    const asked = options.ignoreRepeats ? withoutRepeats(admitted.value, decisions) : decisions;
-    const checked = checkDecisions(admitted.value, this.#store.messages(), asked);
+    // Answers are stored and shown as everything else is: with the configured secrets taken out.
+    const asked = this.#redactor.value(options.ignoreRepeats ? withoutRepeats(admitted.value, decisions) : decisions);
+    const checked = checkDecisions(admitted.value, this.#store.messages(), asked, requester);
     if (!checked.ok) return checked;
     if (!checked.value.complete) {
       const state = this.#store.recordDecisions(asked, false, requester.identity);
@@ -245,7 +242,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       requester,
       { kind: "resume" },
       (current) => {
-        const still = checkDecisions(current, this.#store.messages(), asked);
+        const still = checkDecisions(current, this.#store.messages(), asked, requester);
         if (!still.ok) return still;
         const state = this.#store.recordDecisions(asked, true, requester.identity);
         return ok({

@@ -31,6 +31,7 @@ export interface EventEffectsSetup {
 const PUSHED_STATE: Partial<Record<TurnStatus, PushedState>> = {
   completed: "TASK_STATE_COMPLETED",
   awaiting_approval: "TASK_STATE_INPUT_REQUIRED",
+  awaiting_input: "TASK_STATE_INPUT_REQUIRED",
   cancelled: "TASK_STATE_CANCELED",
 };
 
@@ -74,10 +75,16 @@ export class EventEffects {
     inbox.titleAfterLeg();
     const pushed = PUSHED_STATE[done.status];
     if (pushed) notifier.push(pushed);
-    if (done.status === "awaiting_approval") {
+    if (done.status === "awaiting_approval" || done.status === "awaiting_input") {
       const state = store.state()!;
       store.schedule.planApprovalExpiry(state);
-      const pending = state.suspension?.pending.map(({ toolCallId, name, agent, expiresAt }) => ({ toolCallId, name, agent, expiresAt }));
+      const pending = state.suspension?.pending.map(({ kind, toolCallId, name, agent, expiresAt }) => ({
+        kind,
+        toolCallId,
+        name,
+        agent,
+        expiresAt,
+      }));
       this.#later("the app could not be told", notifier.notify("approval_waiting", { pending }));
     }
     if (done.status === "awaiting_human") this.#toPerson(done);

@@ -8,6 +8,8 @@ export type ConversationErrorCode =
   | "no_pending_approval"
   | "approval_not_found"
   | "approval_already_decided"
+  | "invalid_answer"
+  | "answer_not_allowed"
   | "rate_limited"
   | "token_revoked"
   | "too_many_streams"

@@ -8,17 +8,14 @@
 import * as z from "zod";
 import type { Redactor } from "../runtime/redact.ts";
 import type { StoredEvent } from "../wire/sse.ts";
-import type { ApprovalDecision } from "../runtime/suspension.ts";
+import { type Decision, DecisionSchema } from "../runtime/suspension.ts";
 import type { Requester } from "./conversation-api.ts";
 import type { ConversationState } from "./storage/conversation-store.ts";
 import { fail, type ConversationResult } from "./results.ts";
 import type { EventBatches } from "./turns/event-stream.ts";
 
 /** What a client may send: a message that starts a turn, or decisions on the calls that wait. */
-export type SocketRequest = (
-  | { type: "message"; message: string }
-  | { type: "decision"; decisions: Array<{ toolCallId: string; approved: boolean; reason?: string }> }
-) & {
+export type SocketRequest = ({ type: "message"; message: string } | { type: "decision"; decisions: Decision[] }) & {
   /** The W3C trace context the turn is traced under; without one, each socket turn is a trace of its own. */
   traceparent?: string;
 };
@@ -124,9 +121,7 @@ const SocketFrame = z.discriminatedUnion("type", [
   z.strictObject({
     type: z.literal("decision"),
     traceparent,
-    decisions: z
-      .array(z.strictObject({ toolCallId: z.string().min(1), approved: z.boolean(), reason: z.string().max(2000).optional() }))
-      .min(1, "`decisions` needs at least one decision."),
+    decisions: z.array(DecisionSchema).min(1, "`decisions` needs at least one decision."),
   }),
 ]);
 
@@ -203,7 +198,7 @@ export interface SocketFrames {
   /** Starts the message's turn, read by the sockets alone. */
   send(requester: Requester, text: string): Promise<ConversationResult<unknown>>;
   /** Records decisions, resuming the turn (read by the sockets alone) once none waits. */
-  decide(requester: Requester, decisions: ApprovalDecision[]): Promise<ConversationResult<unknown>>;
+  decide(requester: Requester, decisions: Decision[]): Promise<ConversationResult<unknown>>;
 }
 
 /** A client's frame: starts a turn or decides, and says so (or why not); the events themselves reach every socket. */

@@ -10,8 +10,8 @@ import type { Hono } from "hono";
 import * as z from "zod";
 import type { Env } from "../env.ts";
 import type { Network } from "../runtime/network.ts";
-import type { ApprovalDecision } from "../runtime/suspension.ts";
-import { AgUiEncoder, approvalInterrupt, lastSeenEvent } from "../wire/ag-ui-stream.ts";
+import { type Decision, REQUEST_CANCELLED, type UserRequest } from "../runtime/suspension.ts";
+import { AgUiEncoder, lastSeenEvent } from "../wire/ag-ui-stream.ts";
 import { encodeTurn, SSE_HEADERS } from "../wire/index.ts";
 import type { AppEnv } from "./app-env.ts";
 import { conversationClient, originOf } from "./conversation-client.ts";
@@ -28,6 +28,8 @@ const AgUiMessage = z.looseObject({
   id: z.string(),
   role: z.string(),
   content: z.union([z.string(), z.array(TextPart)]).optional(),
+  /** A tool message's call: the application's answer to a frontend tool (a client tool) the last run left open. */
+  toolCallId: z.string().optional(),
 });
 
 const ResumeEntry = z.strictObject({
@@ -63,13 +65,14 @@ export function registerAgUi(app: Hono<AppEnv>, networkFor: (env: Env) => Networ
     const run = { threadId: input.threadId, runId: input.runId, isPerson: (name: string) => Boolean(network.get(name)?.human) };
     const encoder = new AgUiEncoder(run);
     const client = conversationClient(c.env, input.threadId, c.get("access"), originOf(c.req));
-    if (input.resume?.length) {
-      const outcome = await expectOk(client.decide(decisionsOf(input.resume)));
+    const answers = toolAnswers(input);
+    if (input.resume?.length || answers.length) {
+      const waiting = (await expectOk(client.getView())).pendingRequests;
+      const outcome = await expectOk(client.decide([...resumeDecisions(input.resume ?? [], waiting), ...answers]));
       if (outcome.kind === "stream") return agUiResponse(encodeTurn(outcome.events, encoder));
-      // Decisions that leave calls waiting start nothing: the run ends on the interrupts still open.
-      const view = await expectOk(client.getView());
-      const open = view.pendingApprovals.filter((p) => outcome.pending.includes(p.toolCallId));
-      return agUiResponse(new Response(encoder.interrupted(open.map(approvalInterrupt))).body!);
+      // Decisions that leave requests waiting start nothing: the run ends on those still open.
+      const open = waiting.filter((p) => outcome.pending.includes(p.toolCallId));
+      return agUiResponse(new Response(encoder.interrupted(open)).body!);
     }
     if (FollowProps.safeParse(input.forwardedProps).success) {
       // The person's next message, or their hand back, as it comes (or at once, when it came since the thread last looked).
@@ -104,10 +107,16 @@ function userText(input: RunAgentInputBody): string {
   return text;
 }
 
-/** Resume entries as decisions: `resolved` with `{ approved, reason? }`, or `cancelled`, which denies the call. */
-function decisionsOf(entries: NonNullable<RunAgentInputBody["resume"]>): ApprovalDecision[] {
+/**
+ * Resume entries as decisions, by the kind of request each answers: `cancelled` declines any; `resolved` carries an
+ * approval's (or a URL elicitation's) `{ approved, reason? }`, a question's answer, or an elicitation form's content.
+ */
+function resumeDecisions(entries: NonNullable<RunAgentInputBody["resume"]>, waiting: readonly UserRequest[]): Decision[] {
   return entries.map(({ interruptId, status, payload }) => {
-    if (status === "cancelled") return { toolCallId: interruptId, approved: false, reason: "cancelled" };
+    if (status === "cancelled") return { toolCallId: interruptId, approved: false, reason: REQUEST_CANCELLED };
+    const request = waiting.find((p) => p.toolCallId === interruptId);
+    const yesOrNo = !request || request.kind === "approval" || (request.kind === "elicitation" && request.mode === "url");
+    if (!yesOrNo) return { toolCallId: interruptId, answer: payload };
     const answer = ApprovalPayload.safeParse(payload);
     if (!answer.success)
       throw new HttpError(
@@ -116,4 +125,25 @@ function decisionsOf(entries: NonNullable<RunAgentInputBody["resume"]>): Approva
       );
     return { toolCallId: interruptId, ...answer.data };
   });
+}
+
+/**
+ * The application's answers to the frontend tools the last run left open: the tool messages after the newest
+ * user message. A tool message's content is its output, read as JSON when it is JSON.
+ */
+function toolAnswers(input: RunAgentInputBody): Decision[] {
+  const lastUser = input.messages.findLastIndex((m) => m.role === "user");
+  return input.messages.slice(lastUser + 1).flatMap((m) => {
+    if (m.role !== "tool" || !m.toolCallId) return [];
+    const text = typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p.text ?? "").join("");
+    return [{ toolCallId: m.toolCallId, answer: jsonOrText(text) }];
+  });
+}
+
+function jsonOrText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }

@@ -57,7 +57,7 @@ export function requesterOf(conversationId: string, access: Access, from: Reques
     conversationId,
     ...(access.kind === "conversation" ? { grant: access.grant } : {}),
     ...(access.kind === "user" ? { user: access.user.id, identity: identityOf(access.user) } : {}),
-    ...(access.kind === "operator" && access.person ? { identity: access.person } : {}),
+    ...(access.kind === "operator" ? { operator: true, ...(access.person ? { identity: access.person } : {}) } : {}),
     ...(from.traceparent ? { traceparent: from.traceparent } : {}),
     ...(from.address ? { address: from.address } : {}),
   };

@@ -38,8 +38,9 @@ export function conversationRoutes(): Hono<ConversationEnv> {
     return streamResponse(await expectOk(c.var.client.retry(body?.message)));
   });
 
-  // The user's decisions, or (under /operator/) an operator's: either is recorded with who decided.
-  for (const path of ["/approvals", "/operator/approvals"])
+  // The user's decisions and answers, or (under /operator/) an operator's: either is recorded with who decided.
+  // /approvals is the older name of /decisions: both take every kind of decision.
+  for (const path of ["/decisions", "/approvals", "/operator/decisions", "/operator/approvals"])
     app.post(path, async (c) => {
       const { decisions } = await readJson(c, ApprovalsBody);
       return decisionReply(c, await expectOk(c.var.client.decide(decisions)), "sse");

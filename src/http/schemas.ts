@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { DecisionSchema } from "../runtime/suspension.ts";
 import { HttpError } from "./errors.ts";
 
 export const CONVERSATION_ID_RULE = "Conversation ids are 1-128 characters of A-Z, a-z, 0-9, _ and -.";
@@ -93,13 +94,7 @@ export const EventsQuery = z.strictObject({
 
 export const ApprovalsBody = z.strictObject({
   decisions: z
-    .array(
-      z.strictObject({
-        toolCallId: z.string().min(1).max(256),
-        approved: z.boolean({ error: "`approved` must be true or false." }),
-        reason: z.string().max(2000).optional(),
-      }),
-    )
+    .array(DecisionSchema)
     .min(1, "Give at least one decision.")
     .refine((decisions) => new Set(decisions.map((d) => d.toolCallId)).size === decisions.length, "Each toolCallId may be decided once."),
 });
@@ -173,6 +168,9 @@ export const UIChatBody = z.looseObject({
             text: z.string().optional(),
             state: z.string().optional(),
             approval: z.looseObject({ id: z.string(), approved: z.boolean().optional(), reason: z.string().optional() }).optional(),
+            toolCallId: z.string().optional(),
+            output: z.unknown().optional(),
+            errorText: z.string().optional(),
           }),
         ),
       }),

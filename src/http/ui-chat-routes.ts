@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import type { ApprovalDecision } from "../runtime/suspension.ts";
+import type { ApprovalDecision, Decision, UserRequest } from "../runtime/suspension.ts";
 import type { ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
 import { expectOk, readJson, readQuery, streamResponse } from "./request.ts";
@@ -13,9 +13,13 @@ export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
     const body = await readJson(c, UIChatBody);
     const last = body.messages.at(-1)!;
     if (last.role === "assistant") {
-      const decisions = approvalResponses(last.parts);
+      const waiting = (await expectOk(c.var.client.getView())).pendingRequests;
+      const decisions = [...approvalResponses(last.parts), ...toolOutputs(last.parts, waiting)];
       if (decisions.length === 0)
-        throw new HttpError("invalid_request", "The last message is the assistant's and carries no approval responses.");
+        throw new HttpError(
+          "invalid_request",
+          "The last message is the assistant's and carries no approval responses or tool outputs for the requests that wait.",
+        );
       return decisionReply(c, await expectOk(c.var.client.decide(decisions, { ignoreRepeats: true })), "ui");
     }
     const text =
@@ -71,4 +75,19 @@ function approvalResponses(parts: UIChatBody["messages"][number]["parts"]): Appr
         ]
       : [],
   );
+}
+
+/**
+ * What the page answered with `addToolOutput` (a client tool's output, a question's or form's answer) or declined with an
+ * `output-error`, for the requests that wait: the message's other tool parts are the turn's own results, sent back as they were.
+ */
+function toolOutputs(parts: UIChatBody["messages"][number]["parts"], waiting: readonly UserRequest[]): Decision[] {
+  const open = new Set(waiting.filter((r) => r.kind !== "approval").map((r) => r.toolCallId));
+  return parts.flatMap((part): Decision[] => {
+    if (!part.toolCallId || !open.has(part.toolCallId)) return [];
+    if (part.state === "output-available") return [{ toolCallId: part.toolCallId, answer: part.output }];
+    if (part.state === "output-error")
+      return [{ toolCallId: part.toolCallId, approved: false, ...(part.errorText ? { reason: part.errorText } : {}) }];
+    return [];
+  });
 }

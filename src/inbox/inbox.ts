@@ -1,7 +1,15 @@
 import { DurableObject } from "cloudflare:workers";
 
 /** Where a conversation stands, as a user's list shows it. */
-export type InboxStatus = "idle" | "running" | "completed" | "awaiting_approval" | "awaiting_human" | "failed" | "cancelled";
+export type InboxStatus =
+  | "idle"
+  | "running"
+  | "completed"
+  | "awaiting_approval"
+  | "awaiting_input"
+  | "awaiting_human"
+  | "failed"
+  | "cancelled";
 
 /** One conversation in a user's inbox. */
 export interface InboxEntry {

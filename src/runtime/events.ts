@@ -11,7 +11,7 @@ import type { CallPlan } from "./messages.ts";
 import type { Usage, UsageTotals } from "./usage.ts";
 
 /** How a turn's leg ended without failing, as its `done` event says; `cancelled` when its signal was aborted. */
-export const TurnStatusSchema = z.enum(["completed", "awaiting_approval", "awaiting_human", "cancelled"]);
+export const TurnStatusSchema = z.enum(["completed", "awaiting_approval", "awaiting_input", "awaiting_human", "cancelled"]);
 /** How a turn's leg ended without failing: its `done` event's `status`. */
 export type TurnStatus = z.infer<typeof TurnStatusSchema>;
 
@@ -137,6 +137,28 @@ export interface ApprovalRequiredEvent {
   expiresAt?: string;
 }
 
+/** What every `input-required` event names: the call that waits, whose it is, and until when. */
+interface InputRequiredBase {
+  type: "input-required";
+  toolCallId: string;
+  name: string;
+  args: unknown;
+  agent: string;
+  expiresAt?: string;
+}
+
+/**
+ * A call waits for the user's input (approvals have `approval-required`): a tool's question (`ctx.ask`), a client
+ * tool the user's client runs, or an MCP server's elicitation (a form, or an https URL to open).
+ */
+export type InputRequiredEvent = InputRequiredBase &
+  (
+    | { kind: "question"; message: string; schema: Record<string, unknown>; operator?: boolean }
+    | { kind: "client-tool"; schema?: Record<string, unknown> }
+    | { kind: "elicitation"; server: string; message: string; mode: "form"; schema: Record<string, unknown> }
+    | { kind: "elicitation"; server: string; message: string; mode: "url"; url: string; host: string; elicitationId?: string }
+  );
+
 /** A step ended: the model's finish reason and what the step spent. */
 export interface StepFinishEvent {
   type: "step-finish";
@@ -210,6 +232,7 @@ export type RunEvent =
   | ToolResultEvent
   | HandoffEvent
   | ApprovalRequiredEvent
+  | InputRequiredEvent
   | StepFinishEvent
   | GuardrailEvent
   | CompactionEvent
@@ -219,6 +242,27 @@ export type RunEvent =
   | ErrorEvent;
 
 const handoffEvent = { type: z.literal("handoff") };
+
+function inputRequiredSchema() {
+  const base = {
+    type: z.literal("input-required"),
+    toolCallId: z.string(),
+    name: z.string(),
+    args: z.unknown(),
+    agent: z.string(),
+    expiresAt: z.string().optional(),
+  };
+  const schema = z.record(z.string(), z.unknown());
+  const elicitation = { ...base, kind: z.literal("elicitation"), server: z.string(), message: z.string() };
+  return exactly<InputRequiredEvent>()(
+    z.union([
+      z.strictObject({ ...base, kind: z.literal("question"), message: z.string(), schema, operator: z.boolean().optional() }),
+      z.strictObject({ ...base, kind: z.literal("client-tool"), schema: schema.optional() }),
+      z.strictObject({ ...elicitation, mode: z.literal("form"), schema }),
+      z.strictObject({ ...elicitation, mode: z.literal("url"), url: z.string(), host: z.string(), elicitationId: z.string().optional() }),
+    ]),
+  );
+}
 
 /** Each event's schema, by its `type`: a type added to the union has a schema here, or nothing compiles. */
 export const EVENT_SCHEMAS: { readonly [T in RunEvent["type"]]: z.ZodType<Extract<RunEvent, { type: T }>> } = {
@@ -268,6 +312,7 @@ export const EVENT_SCHEMAS: { readonly [T in RunEvent["type"]]: z.ZodType<Extrac
       expiresAt: z.string().optional(),
     }),
   ),
+  "input-required": inputRequiredSchema(),
   "step-finish": exactly<StepFinishEvent>()(
     z.strictObject({ type: z.literal("step-finish"), stepIndex: z.number(), finishReason: z.string(), usage: UsageSchema.optional() }),
   ),

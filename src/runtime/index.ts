@@ -34,7 +34,23 @@ export type {
 export { type DelegateAgent, tool, type Tool, type ToolContext, type ToolSpec } from "./tools/tool.ts";
 export { followUpTool } from "./tools/follow-up-tool.ts";
 export type { Guardrail, GuardrailInput, GuardrailVerdict, ToolCallInput, ToolGuardrail } from "./tools/guardrails.ts";
-export type { ApprovalDecision, PendingApproval, Suspension, TurnProgress } from "./suspension.ts";
+export type {
+  AnswerDecision,
+  ApprovalDecision,
+  ApprovalRequest,
+  ClientToolRequest,
+  Decision,
+  ElicitationAnswer,
+  ElicitationRequest,
+  JsonSchema,
+  PendingApproval,
+  QuestionRequest,
+  Suspension,
+  TurnProgress,
+  UserRequest,
+  UserRequestKind,
+} from "./suspension.ts";
+export type { Elicitation, Question } from "./tools/user-input.ts";
 
 // What a conversation holds, and its history.
 export { type ConversationSnapshot, newConversation } from "./conversation-snapshot.ts";
@@ -47,6 +63,7 @@ export { runTurn, runTurnItems } from "./run-loop.ts";
 export type { RunItemsOptions, RunTurnOptions, TurnInput, TurnItem } from "./run-options.ts";
 export {
   type ApprovalRequiredEvent,
+  type InputRequiredEvent,
   type CompactionEvent,
   type DoneEvent,
   EVENT_SCHEMAS,

@@ -20,7 +20,7 @@ import { checkStepLimits, type PreparedStep, prepareStep } from "./step/prepare-
 import { answerCalls, callsAhead, gateCalls, planCalls } from "./step/resolve-calls.ts";
 import { callPlanOf } from "./handoff/rules.ts";
 import { argsOf } from "./tools/execute-tool-call.ts";
-import { settleApprovals } from "./step/settle-approvals.ts";
+import { settleRequests } from "./step/settle-requests.ts";
 import { handBackFromRemote, remoteCall, remoteState, writeAhead } from "./step/remote-call.ts";
 import { routedStep, routerOf } from "./step/route-first.ts";
 import type { RemoteState } from "./ports/remote-port.ts";
@@ -97,7 +97,15 @@ async function* runLeg(options: RunItemsOptions, store: TurnStore | undefined): 
   try {
     if (input.kind === "message") state = yield* acceptMessage(run, state, input.text, missing);
     else if (input.kind === "scheduled") state = yield* acceptNote(run, state, input.note);
-    else state = yield* settleApprovals(run, state, input.suspension, input.decisions);
+    else {
+      const settled = yield* settleRequests(run, state, input.suspension, input.decisions);
+      state = settled.state;
+      // A call asked the user again: the turn waits for that answer.
+      if (settled.waiting) {
+        yield doneEvent(state, "awaiting_input", "");
+        return { status: "awaiting_input" };
+      }
+    }
     for (;;) {
       // A person holds the conversation (handed over, or holding it when the message came): no model is called.
       if (state.agent.human) return yield* awaitHuman(state);
@@ -294,14 +302,14 @@ function stepEnd(run: RunContext, step: ModelStepResult, outcome: StepOutcome): 
   const decision = decideNextStep({
     toolCalls: step.toolCalls.length,
     handoff: outcome.handoff !== undefined,
-    pendingApprovals: outcome.pending.length,
+    pendingRequests: outcome.pending.length,
     errorSteps: next.progress.errorSteps,
     limits: run.limits,
   });
   switch (decision.kind) {
-    case "awaiting-approval":
+    case "awaiting-user":
     case "final": {
-      const status = decision.kind === "final" ? "completed" : "awaiting_approval";
+      const status = decision.kind === "final" ? "completed" : waitingStatus(outcome.pending);
       return { done: doneEvent(next, status, step.text), outcome: { status } };
     }
     case "too-many-errors":
@@ -314,6 +322,11 @@ function stepEnd(run: RunContext, step: ModelStepResult, outcome: StepOutcome): 
       throw new Error(`unknown decision ${JSON.stringify(exhaustive)}`);
     }
   }
+}
+
+/** A turn that waits only for approvals says so (as it always has); one that waits for any other input, `awaiting_input`. */
+function waitingStatus(pending: StepOutcome["pending"]): TurnStatus {
+  return pending.every((p) => p.kind === "approval") ? "awaiting_approval" : "awaiting_input";
 }
 
 /** What the model is asked in this step. */

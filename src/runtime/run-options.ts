@@ -9,7 +9,7 @@ import type { Network } from "./network.ts";
 import type { RemotePort } from "./ports/remote-port.ts";
 import type { Scheduler } from "./ports/scheduler-port.ts";
 import type { StepCommit, TurnStore } from "./ports/store-port.ts";
-import type { ApprovalDecision, Suspension } from "./suspension.ts";
+import type { Decision, Suspension } from "./suspension.ts";
 
 /**
  * A turn starts with a user message, resumes a suspended one with people's decisions, or is one
@@ -18,7 +18,7 @@ import type { ApprovalDecision, Suspension } from "./suspension.ts";
  */
 export type TurnInput =
   | { kind: "message"; text: string }
-  | { kind: "resume"; suspension: Suspension; decisions: readonly ApprovalDecision[] }
+  | { kind: "resume"; suspension: Suspension; decisions: readonly Decision[] }
   | { kind: "scheduled"; note: string };
 
 /** What a host passes `runTurn`: the network, the model and store ports, the stored conversation, and the input. */

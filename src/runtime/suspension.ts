@@ -1,3 +1,4 @@
+import * as z from "zod";
 import type { HandoffRecord } from "./handoff/types.ts";
 import type { AssistantMessage, Message, ToolMessage } from "./messages.ts";
 import { NO_USAGE, type UsageTotals } from "./usage.ts";
@@ -19,26 +20,100 @@ export interface TurnProgress {
 /** A turn that has not begun. */
 export const TURN_START: TurnProgress = { handoffs: [], agentSteps: 0, errorSteps: 0, stepIndex: 0, usage: NO_USAGE };
 
-/** A tool call waiting for a person's decision. */
-export interface PendingApproval {
+/** JSON Schema, as requests carry it: what an answer must fit. */
+export type JsonSchema = Record<string, unknown>;
+
+/** What every request to the user names: the call that waits, whose it is, and until when. */
+interface RequestBase {
   toolCallId: string;
   name: string;
   args: unknown;
   /** The agent whose tool it is: it runs with that agent's tool even after a transfer. */
   agent: string;
-  /** When it is declined with reason `expired` if no one has decided it (ISO 8601); absent: it waits as long as it takes. */
+  /** When it is declined with reason `expired` if no one has answered it (ISO 8601); absent: it waits as long as it takes. */
   expiresAt?: string;
 }
 
-/** A person's decision on one call that waits for approval; a denial's reason is shown to the model. */
+/** A tool call waiting for a yes or no before it runs. */
+export interface ApprovalRequest extends RequestBase {
+  kind: "approval";
+}
+
+/** A tool asked the user (`ctx.ask`): the answer must fit `schema`, and is what `ctx.ask` returns when the call runs again. */
+export interface QuestionRequest extends RequestBase {
+  kind: "question";
+  message: string;
+  schema: JsonSchema;
+  /** An operator at the desk may answer it too (the owner always may). */
+  operator?: boolean;
+  /** Answers to the call's earlier questions, in order: the call runs again from its start with them. */
+  earlier?: unknown[];
+}
+
+/** A tool with no `execute`: the user's client runs it, and its output (fitting `schema`, when the tool declares one) is the result. */
+export interface ClientToolRequest extends RequestBase {
+  kind: "client-tool";
+  schema?: JsonSchema;
+}
+
+/** An MCP server's elicitation: a form whose content fits `schema`, or a URL (https only) the user opens. */
+export type ElicitationRequest = RequestBase & {
+  kind: "elicitation";
+  /** The MCP server that asks (its configured name). */
+  server: string;
+  message: string;
+  earlier?: unknown[];
+} & ({ mode: "form"; schema: JsonSchema } | { mode: "url"; url: string; host: string; elicitationId?: string });
+
+/** One thing a suspended turn waits for from the user. */
+export type UserRequest = ApprovalRequest | QuestionRequest | ClientToolRequest | ElicitationRequest;
+/** The kinds of request: `approval`, `question`, `client-tool`, `elicitation`. */
+export type UserRequestKind = UserRequest["kind"];
+
+/** @deprecated A request of any kind is a `UserRequest`; an approval is an `ApprovalRequest`. */
+export type PendingApproval = UserRequest;
+
+/** A yes or no on a request: approves or declines a call; declines a request of any other kind (its reason is shown to the model). */
 export interface ApprovalDecision {
   toolCallId: string;
   approved: boolean;
   reason?: string;
 }
 
+/** The user's answer to a question, a client tool's output, or an elicitation form's content (accepted). */
+export interface AnswerDecision {
+  toolCallId: string;
+  answer: unknown;
+}
+
+/** A decision on one request: a yes or no, or an answer. */
+export type Decision = ApprovalDecision | AnswerDecision;
+
+/** One decision: a yes or no (`approved`, with a reason), or an `answer` (a question's, a client tool's output, a form's content). */
+export const DecisionSchema: z.ZodType<Decision> = z.union(
+  [
+    z.strictObject({
+      toolCallId: z.string().min(1).max(256),
+      approved: z.boolean({ error: "`approved` must be true or false." }),
+      reason: z.string().max(2000).optional(),
+    }),
+    z.strictObject({ toolCallId: z.string().min(1).max(256), answer: z.unknown().refine((v) => v !== undefined, "`answer` is required.") }),
+  ],
+  { error: 'Each decision is { "toolCallId", "approved": true|false, "reason"? } or { "toolCallId", "answer" }.' },
+);
+
+/** An elicitation's outcome, as MCP has them: what goes back to the server. */
+export type ElicitationAnswer = { action: "accept"; content?: Record<string, unknown> } | { action: "decline" } | { action: "cancel" };
+
+/** The reason a cancelled request carries (AG-UI's `cancelled`, MCP's cancel). */
+export const REQUEST_CANCELLED = "cancelled";
+
+export function isAnswer(decision: Decision): decision is AnswerDecision {
+  return "answer" in decision;
+}
+
 /**
- * A turn suspended after a step with approval-gated calls. The step's assistant message and
+ * A turn suspended after a step with calls that wait for the user. The step's assistant message and
  * results stay here, not in the history, until every call is answered: the stored history
  * never holds a tool call without its result. A transfer of that step is already applied.
  */
@@ -46,7 +121,7 @@ export interface Suspension {
   assistant: AssistantMessage;
   /** In call order; null where a decision is awaited. */
   results: Array<ToolMessage | null>;
-  pending: PendingApproval[];
+  pending: UserRequest[];
   /** The turn as it stands after the suspended step: the resumed leg carries on from it (its limits included). */
   progress: TurnProgress;
   /** Messages that follow the step's results once it is complete (the append prompt mode's system message). */
@@ -56,11 +131,17 @@ export interface Suspension {
 /** The reason of a decision the host made because no one decided before the call's deadline (`expiresAt`). */
 export const APPROVAL_EXPIRED = "expired";
 
-/** What the model is told when a person declines a call. */
-export function denialMessage(decision: ApprovalDecision): string {
-  if (decision.reason === APPROVAL_EXPIRED) return "No one approved this call before its deadline: it expired and did not run.";
+/** What the model is told when a request is declined, or expires, by its kind. */
+export function denialMessage(decision: ApprovalDecision, kind: UserRequestKind = "approval"): string {
+  if (decision.reason === APPROVAL_EXPIRED)
+    return kind === "approval"
+      ? "No one approved this call before its deadline: it expired and did not run."
+      : "The user did not answer before the deadline: the request expired.";
   const reason = decision.reason?.trim();
-  return `A person declined this call${reason ? `: ${reason}` : "."}`;
+  const said = reason ? `: ${reason}` : ".";
+  if (kind === "question") return `The user declined to answer${said}`;
+  if (kind === "client-tool") return `The user declined to run this on their side${said}`;
+  return `A person declined this call${said}`;
 }
 
 /** The answer of an approved call whose run was cut off before its result was stored. */
@@ -68,24 +149,60 @@ export const INTERRUPTED_CALL =
   "This call was interrupted before its result was recorded (the conversation's process restarted): it may or may not have taken effect. Check before trying it again.";
 
 /**
- * Settles a suspension whose resumed leg died while approved calls ran. Each decided call is
- * answered (a denial as usual; an approved call with INTERRUPTED_CALL, as an error), and calls
- * still undecided keep waiting. Once every call has an answer the step is complete: its messages
- * go to the history and the suspension is gone.
+ * How a decision answers its request without running anything: a declined call, question or client
+ * tool, and a client tool's output. Null: the call runs (an approved call; an answered question or
+ * any elicitation, whose call runs again with the answer).
+ */
+export function answerWithoutRunning(
+  request: UserRequest,
+  decision: Decision,
+): { content: string; result: unknown; isError: boolean } | null {
+  if (request.kind === "elicitation") return null;
+  if (isAnswer(decision)) {
+    if (request.kind !== "client-tool") return null;
+    const content = typeof decision.answer === "string" ? decision.answer : JSON.stringify(decision.answer ?? null);
+    return { content, result: decision.answer ?? null, isError: false };
+  }
+  if (decision.approved) return null;
+  const content = denialMessage(decision, request.kind);
+  return { content, result: content, isError: true };
+}
+
+/** The record a tool message keeps of an approval's decision (other kinds keep none: their result says it). */
+export function approvalRecord(request: UserRequest, decision: Decision | undefined): ToolMessage["approval"] {
+  if (request.kind !== "approval") return undefined;
+  const approved = decision !== undefined && !isAnswer(decision) && decision.approved;
+  const reason = decision && !isAnswer(decision) ? decision.reason?.trim() : undefined;
+  return { approved, ...(reason ? { reason } : {}) };
+}
+
+/**
+ * Settles a suspension whose resumed leg died while answered calls ran. Each decided call is
+ * answered (what needs no run as usual; a call that ran with INTERRUPTED_CALL, as an error), and
+ * calls still undecided keep waiting. Once every call has an answer the step is complete: its
+ * messages go to the history and the suspension is gone.
  */
 export function settleInterrupted(
   suspension: Suspension,
-  decisions: readonly ApprovalDecision[],
+  decisions: readonly Decision[],
 ): { answered: ToolMessage[]; complete: Message[] | null; suspension: Suspension | null } {
   const answered: ToolMessage[] = [];
   const results = suspension.results.map((result, i): ToolMessage | null => {
     if (result) return result;
     const call = suspension.assistant.toolCalls![i]!;
     const decision = decisions.find((d) => d.toolCallId === call.id);
-    if (!decision) return null;
-    const content = decision.approved ? INTERRUPTED_CALL : denialMessage(decision);
-    const approval = { approved: decision.approved, ...(decision.reason?.trim() ? { reason: decision.reason.trim() } : {}) };
-    const message: ToolMessage = { role: "tool", toolCallId: call.id, name: call.name, content, isError: true, approval };
+    const request = suspension.pending.find((p) => p.toolCallId === call.id);
+    if (!decision || !request) return null;
+    const outcome = answerWithoutRunning(request, decision) ?? { content: INTERRUPTED_CALL, isError: true };
+    const approval = approvalRecord(request, decision);
+    const message: ToolMessage = {
+      role: "tool",
+      toolCallId: call.id,
+      name: call.name,
+      content: outcome.content,
+      isError: outcome.isError,
+      ...(approval ? { approval } : {}),
+    };
     answered.push(message);
     return message;
   });
@@ -94,8 +211,15 @@ export function settleInterrupted(
   return { answered, complete: [suspension.assistant, ...(results as ToolMessage[]), ...suspension.trailing], suspension: null };
 }
 
-/** The suspended step's calls that still wait for a decision (one decided waits only for the others). */
-export function undecided(state: { suspension: Suspension | null; decisions: readonly ApprovalDecision[] }): PendingApproval[] {
+/** The suspended step's requests that still wait for a decision (one decided waits only for the others). */
+export function undecided(state: { suspension: Suspension | null; decisions: readonly Decision[] }): UserRequest[] {
   const decided = new Set(state.decisions.map((d) => d.toolCallId));
   return (state.suspension?.pending ?? []).filter((p) => !decided.has(p.toolCallId));
+}
+
+/** A request as clients see it: without the answers its call ran with before (what the tool asked earlier stays inside the turn). */
+export function publicRequest(request: UserRequest): UserRequest {
+  if (request.kind !== "question" && request.kind !== "elicitation") return request;
+  const { earlier: _kept, ...shown } = request;
+  return shown;
 }

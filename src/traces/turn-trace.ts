@@ -102,6 +102,16 @@ export class TraceBuilder {
           this.#add(this.#turn.id, "approval", `approval of ${event.name}`, now, { "gen_ai.tool.call.id": event.toolCallId }),
         );
         break;
+      case "input-required":
+        // The one wait: a question, a client tool or an elicitation is held open as an approval is, till its answer.
+        this.#open.set(
+          `approval:${event.toolCallId}`,
+          this.#add(this.#turn.id, "approval", `${event.kind} for ${event.name}`, now, {
+            "gen_ai.tool.call.id": event.toolCallId,
+            "handoff.request.kind": event.kind,
+          }),
+        );
+        break;
       case "handoff":
         this.#handoff(event, now);
         break;
@@ -281,7 +291,7 @@ function heldBack(trace: TurnTrace): Set<string> {
   );
   const held = trace.spans.filter(
     (s) =>
-      (s.kind === "turn" && s.attributes.status === "awaiting_approval") ||
+      (s.kind === "turn" && (s.attributes.status === "awaiting_approval" || s.attributes.status === "awaiting_input")) ||
       ((s.kind === "approval" || s.kind === "tool") && waiting.has(s.attributes["gen_ai.tool.call.id"]!)),
   );
   return new Set(held.map((s) => s.id));

@@ -6,6 +6,7 @@
  * waiting for approval end the run as interrupts; a failure is RUN_ERROR with this API's code.
  */
 import type { BaseEvent, Interrupt, RunFinishedEvent, RunFinishedOutcome, TokenUsage, EventType as AgUiEventType } from "@ag-ui/core";
+import type { UserRequest } from "../runtime/suspension.ts";
 import type { StoredEvent } from "./sse.ts";
 import type { EventEncoder } from "./turn-encoding.ts";
 
@@ -57,6 +58,8 @@ export class AgUiEncoder implements EventEncoder {
   #message: string | null = null;
   #openText: string | null = null;
   readonly #interrupts: Interrupt[] = [];
+  /** Client tools the run leaves for the application to answer (AG-UI's frontend tools). */
+  readonly #clientCalls: string[] = [];
 
   constructor(run: AgUiRun) {
     this.#run = run;
@@ -83,9 +86,22 @@ export class AgUiEncoder implements EventEncoder {
     return this.#frames([{ type: "RUN_ERROR", message, code: "stream_interrupted" }]);
   }
 
-  /** A run that starts no turn (decisions that leave calls waiting): started and ended on the interrupts still open. */
-  interrupted(interrupts: Interrupt[]): string {
-    return this.#frames([this.#finish({ type: "interrupt", interrupts })]);
+  /** A run that starts no turn (decisions that leave requests waiting): started and ended on those still open. */
+  interrupted(open: readonly RequestShown[]): string {
+    for (const request of open) this.#wait(request);
+    return this.#frames([this.#finish(this.#waiting())]);
+  }
+
+  /** A request to the user: a client tool is left for the application (a frontend tool); anything else is an interrupt. */
+  #wait(request: RequestShown): void {
+    if (request.kind === "client-tool") this.#clientCalls.push(request.toolCallId);
+    else this.#interrupts.push(requestInterrupt(request));
+  }
+
+  /** How a waiting run ends: on its interrupts, or (client tools only) as a success that names the calls left to answer. */
+  #waiting(): RunFinishedOutcome {
+    if (this.#interrupts.length > 0) return { type: "interrupt", interrupts: this.#interrupts };
+    return { type: "success", pendingToolCallIds: this.#clientCalls };
   }
 
   #frames(events: Out[]): string {
@@ -119,7 +135,10 @@ export class AgUiEncoder implements EventEncoder {
       case "tool-result":
         return [toolResult(event)];
       case "approval-required":
-        this.#interrupts.push(approvalInterrupt(event));
+        this.#wait({ kind: "approval", ...event });
+        return [];
+      case "input-required":
+        this.#wait(event);
         return [];
       case "handoff": {
         const { id, type: _type, ...record } = event;
@@ -144,7 +163,7 @@ export class AgUiEncoder implements EventEncoder {
         return [{ type: "CUSTOM", name: `handoff.${type}`, value }];
       }
       case "done":
-        return [...this.#closeStep(), this.#finish(outcomeOf(event.status, this.#interrupts), usageOf(event))];
+        return [...this.#closeStep(), this.#finish(this.#outcome(event.status), usageOf(event))];
       case "error":
         return [...this.#closeStep(), { type: "RUN_ERROR", message: event.message, code: event.code }];
       default: {
@@ -193,6 +212,11 @@ export class AgUiEncoder implements EventEncoder {
     return out;
   }
 
+  #outcome(status: Extract<StoredEvent, { type: "done" }>["status"]): RunFinishedOutcome {
+    if (status === "awaiting_approval" || status === "awaiting_input") return this.#waiting();
+    return status === "cancelled" ? { type: "cancelled" } : { type: "success" };
+  }
+
   #finish(outcome: RunFinishedOutcome, usage?: TokenUsage[]): Out {
     const finished: Omit<RunFinishedEvent, "type"> = {
       threadId: this.#run.threadId,
@@ -216,28 +240,43 @@ function toolResult(event: Extract<StoredEvent, { type: "tool-result" }>): Out {
   };
 }
 
-/** A call waiting for approval, as an interrupt: its id is the call's, answered by a resume entry with `{ approved, reason? }`. */
-export function approvalInterrupt(pending: {
-  toolCallId: string;
-  name: string;
-  agent: string;
-  args?: unknown;
-  expiresAt?: string | null;
-}): Interrupt {
-  return {
-    id: pending.toolCallId,
-    reason: "tool_approval",
-    message: `${pending.agent} asks to run ${pending.name}: approve or deny.`,
-    toolCallId: pending.toolCallId,
-    responseSchema: APPROVAL_RESPONSE_SCHEMA,
-    ...(pending.expiresAt ? { expiresAt: pending.expiresAt } : {}),
-    metadata: { agent: pending.agent, tool: pending.name, ...(pending.args === undefined ? {} : { args: pending.args }) },
-  };
-}
+/** A request to the user as the stream and the view show it. */
+export type RequestShown = UserRequest;
 
-function outcomeOf(status: Extract<StoredEvent, { type: "done" }>["status"], interrupts: Interrupt[]): RunFinishedOutcome {
-  if (status === "awaiting_approval") return { type: "interrupt", interrupts };
-  return status === "cancelled" ? { type: "cancelled" } : { type: "success" };
+/**
+ * A request as an interrupt, answered by a resume entry whose payload fits its `responseSchema`: an approval's or a URL
+ * elicitation's `{ approved, reason? }`, a question's answer, an elicitation form's content. Its id is the call's.
+ */
+export function requestInterrupt(request: RequestShown): Interrupt {
+  const { kind, toolCallId, name, agent, args, expiresAt } = request;
+  const form = request.kind === "question" || (request.kind === "elicitation" && request.mode === "form") ? request : undefined;
+  const responseSchema = form ? form.schema : APPROVAL_RESPONSE_SCHEMA;
+  const message =
+    request.kind === "approval" || request.kind === "client-tool"
+      ? `${agent} asks to run ${name}: approve or deny.`
+      : request.kind === "elicitation" && request.mode === "url"
+        ? `${request.message} (opens ${request.host})`
+        : request.message;
+  const metadata =
+    request.kind === "elicitation"
+      ? {
+          agent,
+          tool: name,
+          kind,
+          server: request.server,
+          mode: request.mode,
+          ...(request.mode === "url" ? { url: request.url, host: request.host } : {}),
+        }
+      : { agent, tool: name, kind, ...(args === undefined ? {} : { args }) };
+  return {
+    id: toolCallId,
+    reason: kind === "approval" ? "tool_approval" : kind === "question" ? "input_required" : "elicitation",
+    message,
+    toolCallId,
+    responseSchema,
+    ...(expiresAt ? { expiresAt } : {}),
+    metadata,
+  };
 }
 
 function usageOf(event: Extract<StoredEvent, { type: "done" }>): TokenUsage[] | undefined {

@@ -1,6 +1,6 @@
 import type { HandoffRecord } from "../runtime/handoff/types.ts";
 import type { Message } from "../runtime/messages.ts";
-import type { ApprovalDecision, Suspension } from "../runtime/suspension.ts";
+import type { Decision, Suspension } from "../runtime/suspension.ts";
 
 /** What the stored history says of a conversation, for a client that loads it (after a reload): the edge draws it in its format. */
 export interface ClientHistory {
@@ -11,5 +11,5 @@ export interface ClientHistory {
   /** The step waiting for approvals, kept outside the history until it is complete. */
   suspension: Suspension | null;
   /** The decisions already made on that step's calls (the others still wait). */
-  decisions: readonly ApprovalDecision[];
+  decisions: readonly Decision[];
 }

@@ -1,6 +1,6 @@
 import type { StoredEvent } from "./sse.ts";
 import type { EventEncoder } from "./turn-encoding.ts";
-import { handoffPartId } from "./ui-messages.ts";
+import { handoffPartId, requestPartId } from "./ui-messages.ts";
 
 /** The AI SDK UI message stream protocol's response headers (v1). */
 export const UI_MESSAGE_STREAM_HEADERS = {
@@ -72,6 +72,12 @@ export class UIMessageEncoder implements EventEncoder {
       case "approval-required":
         out.push({ type: "tool-approval-request", approvalId: event.toolCallId, toolCallId: event.toolCallId });
         break;
+      case "input-required": {
+        // The call stays input-available: the page answers it with addToolOutput, drawing it from this part.
+        const { type: _type, id: _id, ...request } = event;
+        out.push({ type: "data-request", id: requestPartId(event.toolCallId), data: request });
+        break;
+      }
       case "handoff": {
         const { type: _type, id: _id, ...handoff } = event;
         out.push({ type: "data-handoff", id: handoffPartId(handoff, event.id), data: handoff });

@@ -1,7 +1,7 @@
 import type { ClientHistory } from "./client-history.ts";
 import type { HandoffRecord, ReturnRecord } from "../runtime/handoff/types.ts";
 import type { Message, ToolCall, ToolMessage } from "../runtime/messages.ts";
-import type { ApprovalDecision, Suspension } from "../runtime/suspension.ts";
+import { type Decision, isAnswer, publicRequest, type Suspension, type UserRequest } from "../runtime/suspension.ts";
 
 /** A part of a UI message, in the AI SDK's `UIMessage` shape. */
 export type UIPart =
@@ -16,7 +16,8 @@ export type UIPart =
       errorText?: string;
       approval?: { id: string; approved?: boolean; reason?: string };
     }
-  | { type: "data-handoff"; id: string; data: HandoffRecord };
+  | { type: "data-handoff"; id: string; data: HandoffRecord }
+  | { type: "data-request"; id: string; data: UserRequest };
 
 /** A message as `useChat({ messages })` takes it. */
 export interface UIMessageOut {
@@ -77,7 +78,7 @@ export function toUIMessages(history: ClientHistory, offset = 0): UIMessageOut[]
     returned = onAnswer.get(message.toolCallId) ?? returned;
   }
   closeTurn();
-  if (suspended) answerSuspended(suspended, history.decisions, parts);
+  if (suspended) answerSuspended(suspended, history.decisions, parts, assistant);
   return out;
 }
 
@@ -100,18 +101,42 @@ function stepParts(text: string | null, calls: readonly ToolCall[], parts: Map<s
   return out;
 }
 
-/** The suspended step's answered calls, the ones decided that wait for the rest, and the ones still awaiting a person. */
-function answerSuspended(suspension: Suspension, decisions: readonly ApprovalDecision[], parts: Map<string, ToolPart>): void {
+/** The id of a request's `data-request` part, the same in the live stream and in /ui-messages. */
+export function requestPartId(toolCallId: string): string {
+  return `request-${toolCallId}`;
+}
+
+/**
+ * The suspended step's answered calls, the ones decided that wait for the rest, and the ones still awaiting the user:
+ * an approval as the AI SDK has them, any other request as an input-available call with its `data-request` part.
+ */
+function answerSuspended(
+  suspension: Suspension,
+  decisions: readonly Decision[],
+  parts: Map<string, ToolPart>,
+  assistant: UIMessageOut | null,
+): void {
   for (const result of suspension.results) {
     const part = result && parts.get(result.toolCallId);
     if (part && result) Object.assign(part, resultState(result));
   }
-  const decided = new Map(decisions.map(({ toolCallId, ...decision }) => [toolCallId, decision]));
-  for (const { toolCallId } of suspension.pending) {
+  const decided = new Map(decisions.map((decision) => [decision.toolCallId, decision]));
+  for (const request of suspension.pending) {
+    const { toolCallId } = request;
     const part = parts.get(toolCallId);
     const decision = decided.get(toolCallId);
     if (!part) continue;
-    if (decision) Object.assign(part, { state: "approval-responded", approval: { id: toolCallId, ...decision } });
+    if (request.kind !== "approval") {
+      if (decision)
+        Object.assign(
+          part,
+          isAnswer(decision) ? { state: "output-available", output: decision.answer } : { state: "output-error", errorText: "declined" },
+        );
+      else assistant?.parts.push({ type: "data-request", id: requestPartId(toolCallId), data: publicRequest(request) });
+      continue;
+    }
+    const { toolCallId: _id, ...said } = decision ?? { toolCallId };
+    if (decision) Object.assign(part, { state: "approval-responded", approval: { id: toolCallId, ...said } });
     else Object.assign(part, { state: "approval-requested", approval: { id: toolCallId } });
   }
 }

@@ -65,7 +65,9 @@ describe("effects that follow from writes", () => {
     const id = await withParts(async ({ store }) => {
       const state = store.beginTurn("refund A1001");
       store.pushConfigs.set(state.turn, { id: "p1", url: "https://client.example/push" });
-      const pending = [{ toolCallId: "rf", name: "refund", args: { orderId: "A1001" }, agent: "billing", expiresAt }];
+      const pending = [
+        { kind: "approval" as const, toolCallId: "rf", name: "refund", args: { orderId: "A1001" }, agent: "billing", expiresAt },
+      ];
       const assistant: AssistantMessage = {
         role: "assistant",
         agent: "billing",

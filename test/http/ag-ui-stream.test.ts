@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { type BaseEvent, HttpAgent } from "@ag-ui/client";
-import { AgUiEncoder, approvalInterrupt } from "../../src/wire/ag-ui-stream.ts";
+import { AgUiEncoder } from "../../src/wire/ag-ui-stream.ts";
 import { encodeSse, encodeTurn, type StoredEvent } from "../../src/wire/index.ts";
 
 const run = { threadId: "t1", runId: "r1", isPerson: (name: string) => name === "desk" };
@@ -122,13 +122,14 @@ describe("a turn as AG-UI events", () => {
 
   it("ends a run whose decisions leave calls waiting on the interrupts still open", async () => {
     const encoder = new AgUiEncoder(run);
-    const waiting = approvalInterrupt({
+    const waiting = {
+      kind: "approval" as const,
       toolCallId: "c2",
       name: "refund",
       agent: "billing",
       args: { orderId: "A1" },
       expiresAt: "2026-12-05T00:00:00Z",
-    });
+    };
     const events = await clientRead(encoder.interrupted([waiting]));
     expect(events.map((e) => e.type)).toEqual(["RUN_STARTED", "RUN_FINISHED"]);
     expect(events[1]).toMatchObject({

@@ -32,8 +32,8 @@ function suspension(): Suspension {
     assistant: { role: "assistant", agent: "billing", content: null, toolCalls: [call("a", "lookup"), call("b"), call("c")] },
     results: [{ role: "tool", toolCallId: "a", name: "lookup", content: "found", isError: false }, null, null],
     pending: [
-      { toolCallId: "b", name: "refund", args: {}, agent: "billing" },
-      { toolCallId: "c", name: "refund", args: {}, agent: "billing" },
+      { kind: "approval", toolCallId: "b", name: "refund", args: {}, agent: "billing" },
+      { kind: "approval", toolCallId: "c", name: "refund", args: {}, agent: "billing" },
     ],
     progress: { handoffs: [], agentSteps: 1, errorSteps: 0, stepIndex: 2, usage: NO_USAGE },
     trailing: [{ role: "system", agent: "billing", content: "appended" }],

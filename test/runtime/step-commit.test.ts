@@ -53,7 +53,7 @@ const toolRecord = (id: string, answer: CallRecord["answer"], awaitsApproval = f
   call: call(id, "lookup"),
   plan: { kind: "tool", call: call(id, "lookup"), tool: undefined },
   blocked: null,
-  awaitsApproval,
+  awaits: awaitsApproval ? { kind: "approval" } : null,
   answer,
   kept: true,
 });
@@ -95,7 +95,7 @@ describe("buildStepCommit", () => {
           input: { order: "A7" },
         },
         blocked: null,
-        awaitsApproval: false,
+        awaits: null,
         answer: {
           outcome: { result: "Transferred to 'billing'. refund", content: "Transferred to 'billing'. refund", isError: false },
           counts: false,

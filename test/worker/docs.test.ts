@@ -118,7 +118,7 @@ describe("docs/conversations.md", () => {
         ).toBe(true);
       }
     }
-    const statuses = ["completed", "awaiting_approval", "awaiting_human", "cancelled"] as const;
+    const statuses = ["completed", "awaiting_approval", "awaiting_input", "awaiting_human", "cancelled"] as const;
     expectTypeOf<(typeof statuses)[number]>().toEqualTypeOf<TurnStatus>();
     const done = tableUnder(conversationsPage, "### Events").find((row) => row[0] === "`done`")![1]!;
     const listed = /`status` \(([^)]*)\)/

@@ -7,7 +7,7 @@
  */
 import { RuntimeError } from "../../runtime/errors.ts";
 import type { FollowUpRequest, ScheduledFollowUp, Scheduler } from "../../runtime/ports/scheduler-port.ts";
-import { APPROVAL_EXPIRED, type ApprovalDecision, type Suspension, undecided } from "../../runtime/suspension.ts";
+import { APPROVAL_EXPIRED, type Decision, type Suspension, undecided } from "../../runtime/suspension.ts";
 import { fail, ok, type ConversationResult } from "../results.ts";
 import type { SqlWriter } from "../storage/sql-writer.ts";
 
@@ -69,7 +69,7 @@ export class Schedule implements Scheduler {
   }
 
   /** The deadline of the suspended step's undecided calls: one entry at the earliest, replacing any before it. */
-  planApprovalExpiry(state: { suspension: Suspension | null; decisions: readonly ApprovalDecision[] }): void {
+  planApprovalExpiry(state: { suspension: Suspension | null; decisions: readonly Decision[] }): void {
     const deadlines = undecided(state)
       .filter((p) => p.expiresAt !== undefined)
       .map((p) => Date.parse(p.expiresAt!));

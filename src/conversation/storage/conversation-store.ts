@@ -16,7 +16,7 @@ import type { ConversationSnapshot } from "../../runtime/conversation-snapshot.t
 import { type Holding, newHolding } from "../../runtime/holding.ts";
 import type { Message } from "../../runtime/messages.ts";
 import { applyCommit, type StepCommit } from "../../runtime/ports/store-port.ts";
-import type { ApprovalDecision } from "../../runtime/suspension.ts";
+import { type Decision, isAnswer } from "../../runtime/suspension.ts";
 import { addUsage, NO_USAGE, type UsageTotals } from "../../runtime/usage.ts";
 import type { StoredEvent } from "../../wire/sse.ts";
 import { CRASH_ID_GAP, EventLog } from "./event-log.ts";
@@ -219,15 +219,16 @@ export class ConversationStore {
     return this.state()!;
   }
 
-  /** Decisions, and who made them (one activity row each), in one transaction. */
-  recordDecisions(decisions: readonly ApprovalDecision[], resume: boolean, by?: OperatorIdentity): ConversationState {
+  /** Decisions on the requests the turn waits for, and who made them (one activity row each), in one transaction. */
+  recordDecisions(decisions: readonly Decision[], resume: boolean, by?: OperatorIdentity): ConversationState {
     const state = this.#requireState();
     const pending = new Map(state.suspension?.pending.map((p) => [p.toolCallId, p]));
     return this.#write({ ...state, decisions: [...state.decisions, ...decisions] }, () => {
-      for (const { toolCallId, approved, reason } of decisions) {
+      for (const decision of decisions) {
+        const { toolCallId } = decision;
         const call = pending.get(toolCallId);
         this.activity.record({
-          kind: approved ? "approved" : reason === EXPIRED && !by ? "expired" : "denied",
+          kind: decisionActivity(decision, by),
           ...(by ? { by } : {}),
           agent: call?.agent ?? state.holding.activeAgent,
           toolCallId,
@@ -442,4 +443,11 @@ function freshState(conversationId: string, holding: Holding, grant: string, own
     createdAt: Date.now(),
     ...(owner === undefined ? {} : { owner }),
   };
+}
+
+/** A decision's activity row: an answer, an approval, a decline, or the alarm's decline of a request past its deadline. */
+function decisionActivity(decision: Decision, by: OperatorIdentity | undefined): "answered" | "approved" | "denied" | "expired" {
+  if (isAnswer(decision)) return "answered";
+  if (decision.approved) return "approved";
+  return decision.reason === EXPIRED && !by ? "expired" : "denied";
 }

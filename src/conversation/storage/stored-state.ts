@@ -5,7 +5,7 @@
  * version 1): a row of today's version is read as it is, and only older ones go through the
  * upgrades. Every default for a field an older row lacks is here, and nowhere else.
  */
-import type { ApprovalDecision, PendingApproval, Suspension } from "../../runtime/suspension.ts";
+import type { Decision, Suspension, UserRequest } from "../../runtime/suspension.ts";
 import type { HandoffRecord } from "../../runtime/handoff/types.ts";
 import { type Holding, newHolding } from "../../runtime/holding.ts";
 import type { AssistantMessage, Message, ToolMessage } from "../../runtime/messages.ts";
@@ -17,7 +17,7 @@ export type StateRow = Holding & {
   /** The suspended step of the latest turn, while it waits for approvals. */
   suspension: Suspension | null;
   /** Decisions taken so far on the suspension's pending calls. */
-  decisions: ApprovalDecision[];
+  decisions: Decision[];
   /**
    * Bound into every conversation token's signature: a token passes only while it matches, so
    * deleting the conversation (or rotating it) revokes every token issued before. Absent on
@@ -40,7 +40,7 @@ export interface StoredState {
   conversationId: string;
   holding: Holding;
   suspension: Suspension | null;
-  decisions: ApprovalDecision[];
+  decisions: Decision[];
   grant?: string | undefined;
   owner?: string | undefined;
   createdAt?: number | undefined;
@@ -78,8 +78,8 @@ export function readStateRow(json: string): StoredState {
   return {
     conversationId: String(row.conversationId),
     holding: current ? holdingOf(row) : readHolding(row),
-    suspension: row.suspension ? (current ? (row.suspension as Suspension) : readSuspension(row.suspension as Json)) : null,
-    decisions: (row.decisions as ApprovalDecision[] | undefined) ?? [],
+    suspension: row.suspension ? withKinds(current ? (row.suspension as Suspension) : readSuspension(row.suspension as Json)) : null,
+    decisions: (row.decisions as Decision[] | undefined) ?? [],
     ...(typeof row.grant === "string" ? { grant: row.grant } : {}),
     ...(typeof row.owner === "string" ? { owner: row.owner } : {}),
     ...(typeof row.createdAt === "number" ? { createdAt: row.createdAt } : {}),
@@ -148,12 +148,21 @@ export function readHandoff(stored: Json, version = versionOf(stored)): HandoffR
   return { kind: "transfer", ...(rest as object), from, to, toolCallId, ...(reason ? { reason } : {}), stepIndex };
 }
 
+/** Requests stored before they had kinds were all approvals. */
+function withKinds(suspension: Suspension): Suspension {
+  if (suspension.pending.every((p) => p.kind !== undefined)) return suspension;
+  return {
+    ...suspension,
+    pending: suspension.pending.map((p) => (p.kind === undefined ? { ...(p as object), kind: "approval" } : p) as UserRequest),
+  };
+}
+
 /** A stored suspension; those stored before turns kept their progress as one value had its fields loose. */
 function readSuspension(raw: Json): Suspension {
   const base = {
     assistant: raw.assistant as AssistantMessage,
     results: raw.results as Array<ToolMessage | null>,
-    pending: raw.pending as PendingApproval[],
+    pending: raw.pending as UserRequest[],
     trailing: (raw.trailing as Message[] | undefined) ?? [],
   };
   if (raw.progress) {

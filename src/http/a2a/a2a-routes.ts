@@ -13,7 +13,7 @@ import { readConfig, redactorFor } from "../../config.ts";
 import type { Env } from "../../env.ts";
 import type { TurnView } from "../../conversation/conversation-view.ts";
 import type { Network } from "../../runtime/network.ts";
-import type { ApprovalDecision } from "../../runtime/suspension.ts";
+import type { Decision } from "../../runtime/suspension.ts";
 import type { AppEnv } from "../app-env.ts";
 import { inboxOf } from "../../inbox/inbox.ts";
 import { A2A_RPC_ERROR, errorResponse, HttpError } from "../errors.ts";
@@ -328,7 +328,7 @@ async function resume(c: Context<AppEnv>, message: WireMessage, historyLength?: 
   return { stream: outcome.kind === "stream" ? outcome.events : null, read: async () => (await taskById(c, task.id, historyLength)).task };
 }
 
-function decisionsOf(message: WireMessage, view: TurnView): ApprovalDecision[] {
+function decisionsOf(message: WireMessage, view: TurnView): Decision[] {
   for (const part of message.parts) {
     const data = DecisionsData.safeParse(part.data);
     if (data.success) return data.data.decisions;

@@ -22,13 +22,15 @@ export function parseTaskId(id: string): { conversationId: string; turn: number 
 }
 
 /** How a client answers a task that waits for approval. */
-export const HOW_TO_DECIDE = 'Answer with a data part { "decisions": [{ "toolCallId", "approved" }] }, or the text "approve" or "deny".';
+export const HOW_TO_DECIDE =
+  'Answer with a data part { "decisions": [{ "toolCallId", "approved" }] } (an approval, or false to decline anything) or [{ "toolCallId", "answer" }] (a question, a client tool, a form), or the text "approve" or "deny".';
 
 const STATES: Record<TurnView["status"], TaskState> = {
   running: "TASK_STATE_WORKING",
   // A person holds the conversation: the task goes on until they answer or hand back (stateOf).
   awaiting_human: "TASK_STATE_WORKING",
   awaiting_approval: "TASK_STATE_INPUT_REQUIRED",
+  awaiting_input: "TASK_STATE_INPUT_REQUIRED",
   completed: "TASK_STATE_COMPLETED",
   failed: "TASK_STATE_FAILED",
   cancelled: "TASK_STATE_CANCELED",
@@ -112,12 +114,12 @@ function statusMessage(
   message: (role: OutMessage["role"], index: number, parts: OutMessage["parts"]) => OutMessage,
 ): { message?: OutMessage } {
   if (state === "TASK_STATE_INPUT_REQUIRED") {
-    const names = view.pending.map((p) => p.name).join(", ");
-    const pending = view.pending.map(({ toolCallId, name, args, agent, expiresAt }) => ({ toolCallId, name, args, agent, expiresAt }));
+    const names = view.pending.map((p) => (p.kind === "approval" ? `approval of ${p.name}` : `${p.kind} of ${p.name}`)).join(", ");
+    // Each request whole: its kind, and what it shows the user (a question's message and schema, an elicitation's form or URL).
     return {
       message: message("ROLE_AGENT", -1, [
-        { text: `Waiting for approval: ${names}. ${HOW_TO_DECIDE}` },
-        { data: { pending }, mediaType: "application/json" },
+        { text: `Waiting for the user: ${names}. ${HOW_TO_DECIDE}` },
+        { data: { pending: view.pending }, mediaType: "application/json" },
       ]),
     };
   }

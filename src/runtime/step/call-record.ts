@@ -1,5 +1,5 @@
 /** The record of one call of a step, from its plan to its answer: what the commit and the events are built from. */
-import type { ToolOutcome } from "../tools/execute-tool-call.ts";
+import type { AskedOutcome, ToolOutcome } from "../tools/execute-tool-call.ts";
 import type { PlannedCall } from "../handoff/rules.ts";
 import type { ToolCall } from "../messages.ts";
 
@@ -9,15 +9,18 @@ export interface Answered {
   counts: boolean;
 }
 
+/** What a call waits for from the user: a yes or no before it runs, a client tool's output, or the answer to what it asked. */
+export type CallWait = { kind: "approval" } | { kind: "client-tool" } | ({ kind: "asked" } & AskedOutcome);
+
 export interface CallRecord {
   call: ToolCall;
   /** What the call is: a tool (known or not), an accepted handoff, or a refused one. */
   plan: PlannedCall;
   /** A tool guardrail's reason for blocking the call, or null. */
   blocked: string | null;
-  /** The call waits for a person's decision, and has no answer yet. */
-  awaitsApproval: boolean;
-  /** Null while the call awaits approval. */
+  /** What the call waits for from the user, when it has no answer yet. */
+  awaits: CallWait | null;
+  /** Null while the call waits. */
   answer: Answered | null;
   /** False when the `drop` policy keeps an extra handoff out of the history. */
   kept: boolean;

@@ -7,17 +7,17 @@ export type NextStep =
   | { kind: "final" }
   | { kind: "handoff" }
   | { kind: "run-again" }
-  | { kind: "awaiting-approval" }
+  | { kind: "awaiting-user" }
   | { kind: "too-many-errors" };
 
 export function decideNextStep(step: {
   toolCalls: number;
   handoff: boolean;
-  pendingApprovals: number;
+  pendingRequests: number;
   errorSteps: number;
   limits: Limits;
 }): NextStep {
-  if (step.pendingApprovals > 0) return { kind: "awaiting-approval" };
+  if (step.pendingRequests > 0) return { kind: "awaiting-user" };
   if (step.toolCalls === 0) return { kind: "final" };
   // A handoff goes ahead even in a step that reaches the error limit: the agent taking over may do better.
   if (step.handoff) return { kind: "handoff" };

@@ -3,9 +3,9 @@
  * call. In order: handoffs are picked out before anything runs (each call's plan, announced), then
  * tool guardrails and the approval gate, then the calls that start are written ahead of them, and they run.
  */
-import { requiresApproval } from "../tools/approval-gate.ts";
+import { requiresApproval, runsOnClient } from "../tools/approval-gate.ts";
 import { checkBudgets } from "../budgets.ts";
-import { argsOf, errorOutcome, executeToolCall } from "../tools/execute-tool-call.ts";
+import { argsOf, errorOutcome, executeToolCall, isAsked } from "../tools/execute-tool-call.ts";
 import { firstBlock } from "../tools/guardrails.ts";
 import type { CallsInFlight } from "../calls-in-flight.ts";
 import { type PlannedCall, planToolCalls } from "../handoff/rules.ts";
@@ -17,14 +17,14 @@ import type { CallContext } from "../tools/tool.ts";
 import type { RunContext, TurnState } from "../turn-state.ts";
 import { addUsage, type UsageTotals } from "../usage.ts";
 import type { PreparedStep } from "./prepare-step.ts";
-import type { Answered, CallRecord } from "./call-record.ts";
+import type { Answered, CallRecord, CallWait } from "./call-record.ts";
 
 /** What the checks before any tool runs decided of each planned call: a guardrail's block, and whether it waits for approval. */
 export interface CallGates {
   /** A tool guardrail's reason for blocking each call, or null. */
   blocked: ReadonlyArray<string | null>;
-  /** Whether each call waits for a person's decision. */
-  gated: readonly boolean[];
+  /** What each call waits for before it can be answered: a person's yes or no, or the user's client (a client tool). */
+  waits: ReadonlyArray<"approval" | "client-tool" | null>;
   /**
    * The kept calls (the `drop` policy keeps an extra transfer out of the history) and the ones that start: what is written ahead of them.
    */
@@ -72,15 +72,19 @@ export async function gateCalls(
         ),
       )
     : plan.map(() => null);
-  const gated = await Promise.all(
-    plan.map((p, i) => (p.kind === "tool" && blocked[i] === null ? requiresApproval(p.call, p.tool) : false)),
+  const waits = await Promise.all(
+    plan.map(async (p, i) => {
+      if (p.kind !== "tool" || blocked[i] !== null) return null;
+      if (runsOnClient(p.call, p.tool)) return "client-tool" as const;
+      return (await requiresApproval(p.call, p.tool)) ? ("approval" as const) : null;
+    }),
   );
   const drop = network.options.extraTransfers === "drop";
   return {
     blocked,
-    gated,
+    waits,
     kept: plan.map((p) => !(drop && p.kind === "refused-handoff" && p.extra)),
-    starts: plan.map((p, i) => p.kind === "tool" && blocked[i] === null && !gated[i]),
+    starts: plan.map((p, i) => p.kind === "tool" && blocked[i] === null && waits[i] === null),
   };
 }
 
@@ -94,26 +98,31 @@ export async function answerCalls(
   updates: StateUpdates,
 ): Promise<CallRecord[]> {
   const { agent, toolset } = prepared;
-  const { blocked, gated } = gates;
+  const { blocked, waits } = gates;
   // A cancel during the checks: no tool starts.
   run.signal.throwIfAborted();
   const available = [...toolset.tools.keys()];
   const answers = await Promise.all(
-    plan.map((p, i): Promise<Answered> | null => {
+    plan.map((p, i): Promise<Answered | CallWait> | CallWait => {
       const reason = blocked[i];
       if (reason !== null) return Promise.resolve({ outcome: errorOutcome(`Blocked by a guardrail: ${reason}`), counts: false });
-      return gated[i] ? null : answer(p, toolContext(run, state, agent.name, updates), available);
+      const wait = waits[i];
+      return wait ? { kind: wait } : answer(p, toolContext(run, state, agent.name, updates), available);
     }),
   );
   // Tools that ran are answered and committed even if the run was cancelled meanwhile: what they did is real.
-  return plan.map((p, i) => ({
-    call: p.call,
-    plan: p,
-    blocked: blocked[i]!,
-    awaitsApproval: gated[i]!,
-    answer: answers[i] ?? null,
-    kept: gates.kept[i]!,
-  }));
+  return plan.map((p, i) => {
+    const answered = answers[i]!;
+    const waiting = "kind" in answered;
+    return {
+      call: p.call,
+      plan: p,
+      blocked: blocked[i]!,
+      awaits: waiting ? answered : null,
+      answer: waiting ? null : answered,
+      kept: gates.kept[i]!,
+    };
+  });
 }
 
 /** The step's calls against the handoff rules, with what the turn has done so far: decided before any tool runs. */
@@ -144,11 +153,13 @@ export function planCalls(
   });
 }
 
-/** Answers one planned call; handoffs are answered without running anything. */
-async function answer(planned: PlannedCall, ctx: CallContext, availableTools: string[]): Promise<Answered> {
+/** Answers one planned call (or says what it asked the user); handoffs are answered without running anything. */
+async function answer(planned: PlannedCall, ctx: CallContext, availableTools: string[]): Promise<Answered | CallWait> {
   switch (planned.kind) {
-    case "tool":
-      return { outcome: await executeToolCall(planned.call, planned.tool, ctx, availableTools), counts: true };
+    case "tool": {
+      const outcome = await executeToolCall(planned.call, planned.tool, ctx, availableTools);
+      return isAsked(outcome) ? { kind: "asked", ...outcome } : { outcome, counts: true };
+    }
     case "refused-handoff":
       // A policy verdict, not a tool failure.
       return { outcome: errorOutcome(planned.message), counts: false };

@@ -9,18 +9,21 @@ import { callPlanOf, type PlannedCall } from "../handoff/rules.ts";
 import { type ChangeOfHands, changeHands, type HandoffDecision } from "../handoff/change-hands.ts";
 import type { HandoffRecord, ReturnRecord, TransferRecord } from "../handoff/types.ts";
 import type { Agent } from "../agent.ts";
-import type { AssistantMessage, Message, ToolMessage } from "../messages.ts";
+import type { AssistantMessage, Message, ToolCall, ToolMessage } from "../messages.ts";
 import type { NetworkOptions } from "../network.ts";
 import type { StepCommit } from "../ports/store-port.ts";
 import { approvalExpiry } from "../tools/approval-gate.ts";
-import type { PendingApproval } from "../suspension.ts";
+import { type JsonSchema, publicRequest, type UserRequest } from "../suspension.ts";
+import * as z from "zod";
 import { agentState } from "../tools/tool-context.ts";
 import { advance, holdingChange, type TurnState } from "../turn-state.ts";
 import { addUsage, modelCallUsage, NO_USAGE, type UsageTotals } from "../usage.ts";
 import type { ModelStepResult } from "./call-model.ts";
 import type { PreparedStep } from "./prepare-step.ts";
 import type { RoutedBy } from "../ports/router-port.ts";
-import type { Answered, CallRecord } from "./call-record.ts";
+import type { Answered, CallRecord, CallWait } from "./call-record.ts";
+import type { Tool } from "../tools/tool.ts";
+import type { Duration } from "../duration.ts";
 import { countErrorSteps } from "./next-step.ts";
 
 export interface StepOutcome {
@@ -34,7 +37,7 @@ export interface StepOutcome {
   returned: HandoffRecord | undefined;
   /** The step's change of hands, as decided (its kind for the hook), when it made one. */
   change: ChangeOfHands | undefined;
-  pending: PendingApproval[];
+  pending: UserRequest[];
 }
 
 type AcceptedHandoff = Extract<PlannedCall, { kind: "transfer" }>;
@@ -74,7 +77,7 @@ export function buildStepCommit(input: {
   const taken = records.map((r) => r.plan).find((p): p is TakenHandoff => p.kind === "transfer" || p.kind === "return");
   const accepted = taken?.kind === "transfer" ? taken : undefined;
   const results = kept.map((r) => (r.answer ? toolMessage(r.call, r.answer.outcome) : null));
-  const pending = records.filter((r) => r.awaitsApproval).map((r) => pendingApproval(r, prepared, options));
+  const pending = records.filter((r) => r.awaits).map((r) => userRequest(r, prepared, options));
   // A remote agent waiting for the user's input has not given its answer yet: an on-answer frame stays open.
   const finalAnswer = step.toolCalls.length === 0 && pending.length === 0 && step.finishReason !== "input_required";
   const holder = nextHolder(prepared, taken, finalAnswer, step.routedBy);
@@ -169,8 +172,8 @@ function appendedPrompt(
   return [{ role: "system", agent: target.name, content: target.instructionsFor({ context, state: agentState(state, target) }) }];
 }
 
-/** What is announced once the commit is stored: every answer in call order, the approvals asked for, the handoff. */
-function announcements(records: readonly CallRecord[], pending: readonly PendingApproval[], handoff: readonly RunEvent[]): RunEvent[] {
+/** What is announced once the commit is stored: every answer in call order, the requests to the user, the handoff. */
+function announcements(records: readonly CallRecord[], pending: readonly UserRequest[], handoff: readonly RunEvent[]): RunEvent[] {
   const events: RunEvent[] = [];
   for (const r of records) {
     if (r.answer)
@@ -182,7 +185,7 @@ function announcements(records: readonly CallRecord[], pending: readonly Pending
         isError: r.answer.outcome.isError,
       });
   }
-  for (const p of pending) events.push({ type: "approval-required", ...p });
+  for (const p of pending) events.push(requestEvent(p));
   return events.concat(handoff);
 }
 
@@ -198,15 +201,46 @@ function answersOf(records: readonly CallRecord[]): Answered[] {
   return answers;
 }
 
-/** A call that waits for a person, with its deadline when the tool, its agent or the network sets one. */
-function pendingApproval(record: CallRecord, prepared: PreparedStep, options: Pick<NetworkOptions, "approvalExpiresIn">): PendingApproval {
-  const { call } = record;
-  const expiresAt = approvalExpiry(prepared.toolset.tools.get(call.name), prepared.agent, options.approvalExpiresIn);
-  return {
+/** A call that waits for the user, of its kind, with its deadline when the ask, the tool, its agent or the network sets one. */
+function userRequest(record: CallRecord, prepared: PreparedStep, options: Pick<NetworkOptions, "approvalExpiresIn">): UserRequest {
+  return requestFor(record.call, record.awaits!, prepared.toolset.tools.get(record.call.name), prepared.agent, options.approvalExpiresIn);
+}
+
+/** The request a call's wait makes: its kind, what it shows the user, and its deadline (the ask's, else the tool's, agent's or network's). */
+export function requestFor(
+  call: ToolCall,
+  wait: CallWait,
+  tool: Tool | undefined,
+  agent: Agent,
+  networkExpiry: Duration | undefined,
+): UserRequest {
+  const asked = wait.kind === "asked" && wait.asked.kind === "question" ? wait.asked.expiresInMs : undefined;
+  const expiresAt = asked === undefined ? approvalExpiry(tool, agent, networkExpiry) : Date.now() + asked;
+  const base = {
     toolCallId: call.id,
     name: call.name,
     args: argsOf(call),
-    agent: prepared.agent.name,
+    agent: agent.name,
     ...(expiresAt === undefined ? {} : { expiresAt: new Date(expiresAt).toISOString() }),
   };
+  if (wait.kind === "approval") return { kind: "approval", ...base };
+  if (wait.kind === "client-tool")
+    return { kind: "client-tool", ...base, ...(tool?.outputSchema ? { schema: jsonSchemaOf(tool.outputSchema) } : {}) };
+  const { expiresInMs: _used, ...ask } = wait.asked as typeof wait.asked & { expiresInMs?: number };
+  return { ...base, ...ask, ...(wait.answers.length ? { earlier: [...wait.answers] } : {}) } as UserRequest;
+}
+
+/** A request as its event announces it: an approval as `approval-required`, any other kind as `input-required`. */
+export function requestEvent(request: UserRequest): RunEvent {
+  const shown = publicRequest(request);
+  if (shown.kind === "approval") {
+    const { kind: _approval, ...approval } = shown;
+    return { type: "approval-required", ...approval };
+  }
+  return { type: "input-required", ...shown } as RunEvent;
+}
+
+function jsonSchemaOf(schema: z.ZodType): JsonSchema {
+  const { $schema: _dropped, ...json } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as JsonSchema;
+  return json;
 }

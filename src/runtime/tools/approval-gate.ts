@@ -23,8 +23,15 @@ export async function requiresApproval(call: ToolCall, tool: Tool | undefined): 
   }
 }
 
+/** Whether the user's client answers the call: a tool with no `execute`, called with arguments that fit it (others fail here, as tool errors). */
+export function runsOnClient(call: ToolCall, tool: Tool | undefined): boolean {
+  if (!tool || tool.execute) return false;
+  const parsed = parseArguments(call.arguments);
+  return parsed.ok && tool.parameters.safeParse(parsed.value).success;
+}
+
 /**
- * When a call that waits for approval expires (epoch ms): the tool's, else its agent's, else the network's deadline; undefined for none.
+ * When a request to the user expires (epoch ms): the tool's, else its agent's, else the network's deadline; undefined for none.
  */
 export function approvalExpiry(
   tool: Tool | undefined,

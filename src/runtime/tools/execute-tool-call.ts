@@ -2,6 +2,7 @@ import * as z from "zod";
 import type { ToolCall, ToolMessage } from "../messages.ts";
 import type { CallContext, Tool, ToolContext } from "./tool.ts";
 import { errorMessage } from "../errors.ts";
+import { callAsks, type InputAsk } from "./user-input.ts";
 
 /** A tool call's answer: `result` goes on the event, `content` to the model. */
 export interface ToolOutcome {
@@ -25,13 +26,23 @@ export function parseArguments(raw: string): ParsedArguments {
   }
 }
 
-/** Runs one call. Every failure becomes an error outcome the model sees; nothing is thrown. */
+/** A call stopped on an ask that has no answer yet: it waits for the user, and runs again with `answers` and the one to come. */
+export interface AskedOutcome {
+  asked: InputAsk;
+  answers: readonly unknown[];
+}
+
+/**
+ * Runs one call, its earlier asks answered from `answers`. Every failure becomes an error outcome the
+ * model sees; nothing is thrown. An ask with no answer yet stops it: the outcome says what it asked.
+ */
 export async function executeToolCall(
   call: ToolCall,
   tool: Tool | undefined,
   ctx: CallContext,
   availableTools: readonly string[],
-): Promise<ToolOutcome> {
+  answers: readonly unknown[] = [],
+): Promise<ToolOutcome | AskedOutcome> {
   if (!tool) {
     return errorOutcome(`Unknown tool '${call.name}'. Available tools: ${availableTools.join(", ") || "none"}.`);
   }
@@ -41,18 +52,29 @@ export async function executeToolCall(
   if (!validated.success) {
     return errorOutcome(`Invalid arguments for '${tool.name}': ${z.prettifyError(validated.error)}`);
   }
+  if (!tool.execute) return errorOutcome(`Tool '${tool.name}' runs on the user's side: it has no answer here.`);
+  const asks = callAsks(answers);
   try {
     const context: ToolContext = {
       ...ctx,
       toolCallId: call.id,
       idempotencyKey: `${ctx.conversationId}:${call.id}`,
       schedule: (request) => ctx.schedule(request, call.id),
+      ask: (question) => asks.ask(question),
+      elicit: (request) => asks.elicit(request),
     };
     const result: unknown = await tool.execute(validated.data, context);
+    // An ask the tool caught still stops the call: its answer is what the call is waiting for.
+    if (asks.pending) return { asked: asks.pending, answers };
     return { result: result ?? null, content: typeof result === "string" ? result : JSON.stringify(result ?? null), isError: false };
   } catch (error) {
+    if (asks.pending) return { asked: asks.pending, answers };
     return errorOutcome(`Tool '${tool.name}' failed: ${errorMessage(error)}`);
   }
+}
+
+export function isAsked(outcome: ToolOutcome | AskedOutcome): outcome is AskedOutcome {
+  return "asked" in outcome;
 }
 
 /** The history's record of a call's answer. */

@@ -1,6 +1,8 @@
 import * as z from "zod";
 import type { Duration } from "../duration.ts";
 import type { ScheduledFollowUp } from "../ports/scheduler-port.ts";
+import type { ElicitationAnswer } from "../suspension.ts";
+import type { Elicitation, Question } from "./user-input.ts";
 
 /** An `Agent`, as a tool sees it; declared here so that tools and agents do not import each other. */
 export interface DelegateAgent {
@@ -32,6 +34,15 @@ export interface ToolContext {
    * Refused (a RuntimeError, code `schedule_refused`) outside the host's bounds or without a schedule.
    */
   schedule(request: { note: string; at?: Date | string | number; inMinutes?: number }): Promise<ScheduledFollowUp>;
+  /**
+   * Asks the user and resolves to their answer, checked against `schema`. The turn waits durably
+   * (across requests and restarts) until the user answers; then this call runs again from its
+   * start and `ask` returns the answer, so code before it runs again. Declined or expired, the call
+   * is answered so and does not run again.
+   */
+  ask<Schema extends z.ZodType>(question: Question<Schema>): Promise<z.infer<Schema>>;
+  /** Asks the user on an MCP server's behalf (form, or an https URL): accept with the form's content, decline or cancel. */
+  elicit(request: Elicitation): Promise<ElicitationAnswer>;
 }
 
 /** A function the model can call: zod parameters, an execute function, and whether a person must approve it. */
@@ -47,7 +58,10 @@ export interface Tool<Schema extends z.ZodType = z.ZodType> {
    * How long a call waits for approval before it is declined with reason `expired` (over the agent's and network's `approvalExpiresIn`).
    */
   approvalExpiresIn?: Duration;
-  execute(args: z.infer<Schema>, ctx: ToolContext): unknown;
+  /** A client tool's output, when it declares one: the user's client answers with a value that fits it. */
+  outputSchema?: z.ZodType;
+  /** Runs the call. A tool without one is a client tool: the user's client runs it and sends its output back. */
+  execute?(args: z.infer<Schema>, ctx: ToolContext): unknown;
 }
 
 /** Identity helper that infers the argument type of execute from the zod schema. */
@@ -79,6 +93,6 @@ export function toolSpec(t: Tool): ToolSpec {
 }
 
 /** A tool's context before it is given its call: `schedule` takes the call's id then. */
-export type CallContext = Omit<ToolContext, "toolCallId" | "idempotencyKey" | "schedule"> & {
+export type CallContext = Omit<ToolContext, "toolCallId" | "idempotencyKey" | "schedule" | "ask" | "elicit"> & {
   schedule(request: Parameters<ToolContext["schedule"]>[0], toolCallId: string): Promise<ScheduledFollowUp>;
 };

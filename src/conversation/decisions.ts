@@ -1,0 +1,97 @@
+/**
+ * Decisions on a suspended step's requests, checked before anything is stored: each names a
+ * request that still waits, is the kind of answer its request takes (a yes or no; an answer that
+ * fits the request's schema), and comes from someone who may answer it. A decision that fails
+ * leaves every request waiting as it was.
+ */
+import { Validator } from "@cfworker/json-schema";
+import { type Decision, isAnswer, type JsonSchema, undecided, type UserRequest } from "../runtime/suspension.ts";
+import type { Message } from "../runtime/messages.ts";
+import type { ConversationState } from "./storage/conversation-store.ts";
+import { fail, ok, type ConversationResult } from "./results.ts";
+
+/** Checks decisions against the suspended step: each must name a request that still waits, and answer it as its kind takes. */
+export function checkDecisions(
+  state: ConversationState | null,
+  history: readonly Message[],
+  decisions: readonly Decision[],
+  by: { operator?: boolean | undefined } = {},
+): ConversationResult<{ complete: boolean }> {
+  const suspension = state?.suspension;
+  for (const decision of decisions) {
+    const { toolCallId } = decision;
+    const decided =
+      state?.decisions.some((d) => d.toolCallId === toolCallId) ||
+      suspension?.results.some((r) => r?.toolCallId === toolCallId) ||
+      history.some((m) => m.role === "tool" && m.toolCallId === toolCallId);
+    if (decided) return fail("approval_already_decided", `Tool call '${toolCallId}' was already decided.`, { toolCallId });
+    const request = suspension?.pending.find((p) => p.toolCallId === toolCallId);
+    if (!request) {
+      return suspension
+        ? fail("approval_not_found", `No pending request '${toolCallId}'.`, {
+            toolCallId,
+            pending: suspension.pending.map((p) => p.toolCallId),
+          })
+        : fail("no_pending_approval", "Nothing in this conversation is waiting for an approval or an answer.");
+    }
+    if (by.operator && !operatorMayAnswer(request))
+      return fail("answer_not_allowed", `Only the conversation's owner may answer '${toolCallId}': it does not let an operator answer.`, {
+        toolCallId,
+      });
+    const problem = answerProblem(request, decision);
+    if (problem)
+      return fail("invalid_answer", `The answer to '${toolCallId}' (${request.kind}) ${problem}`, { toolCallId, kind: request.kind });
+  }
+  // Complete when no request of the step waits once these are added to the stored decisions.
+  return ok({ complete: undecided({ suspension: suspension!, decisions: [...state!.decisions, ...decisions] }).length === 0 });
+}
+
+/** An operator answers approvals (as the desk always has) and the asks that say an operator may. */
+function operatorMayAnswer(request: UserRequest): boolean {
+  return request.kind === "approval" || (request.kind === "question" && request.operator === true);
+}
+
+/** What is wrong with a decision for its request's kind, or undefined. A decline (`approved: false`) fits every kind. */
+export function answerProblem(request: UserRequest, decision: Decision): string | undefined {
+  if (!isAnswer(decision)) {
+    if (!decision.approved || request.kind === "approval") return undefined;
+    if (request.kind === "elicitation" && request.mode === "url") return undefined;
+    return 'takes an answer: send { "toolCallId", "answer" } (or "approved": false to decline).';
+  }
+  if (request.kind === "approval") return 'is an approval: send "approved": true or false, not an answer.';
+  if (request.kind === "elicitation" && request.mode === "url")
+    return 'asks the user to open a URL: send "approved": true once they have, or false to decline.';
+  if (request.kind === "elicitation" && (typeof decision.answer !== "object" || decision.answer === null || Array.isArray(decision.answer)))
+    return "must be an object with the form's fields.";
+  return request.schema ? schemaProblem(request.schema, decision.answer) : undefined;
+}
+
+const validators = new WeakMap<JsonSchema, Validator>();
+
+/** What `value` fails of `schema`, innermost failures first, or undefined when it fits. */
+function schemaProblem(schema: JsonSchema, value: unknown): string | undefined {
+  let validator = validators.get(schema);
+  if (!validator) {
+    validator = new Validator(schema as ConstructorParameters<typeof Validator>[0], "2020-12", false);
+    validators.set(schema, validator);
+  }
+  const result = validator.validate(value);
+  if (result.valid) return undefined;
+  const errors = result.errors.filter(
+    (e) => !result.errors.some((other) => other !== e && other.keywordLocation.startsWith(`${e.keywordLocation}/`)),
+  );
+  const said = errors.map((e) => `${e.instanceLocation === "#" ? "answer" : e.instanceLocation.replace(/^#\//, "")}: ${e.error}`);
+  return `does not fit its schema: ${said.join("; ")}`;
+}
+
+/**
+ * `decisions` less those that repeat one already stored with the same answer: useChat sends the
+ * whole assistant message back, so a response it sent before (or one made elsewhere, which
+ * /ui-messages shows decided) comes again with the new one. All repeats: kept, to be refused.
+ */
+export function withoutRepeats(state: ConversationState | null, decisions: Decision[]): Decision[] {
+  const said = (d: Decision) => (isAnswer(d) ? JSON.stringify(d.answer) : d.approved);
+  const stored = new Map(state?.decisions.map((d) => [d.toolCallId, said(d)]));
+  const fresh = decisions.filter((d) => stored.get(d.toolCallId) !== said(d));
+  return fresh.length > 0 ? fresh : decisions;
+}
