@@ -5,7 +5,7 @@
  * any MCP client; the demo network calls the same handler in-process, so it works offline and
  * needs no URL of its own.
  */
-import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
+import { createMcpHandler, inputRequired, inputResponse, McpServer } from "@modelcontextprotocol/server";
 import * as z from "zod";
 import { ORDERS } from "./orders.ts";
 
@@ -15,6 +15,13 @@ const CARRIER: Record<string, { carrier: string; scans: string[]; eta: string | 
   A1003: { carrier: "QuickShip", scans: ["Picked up in Bristol", "Delivered, left with a neighbour"], eta: null },
 };
 const cancelled = new Set<string>();
+const held = new Map<string, string>();
+
+/** What `hold_at_depot` asks the customer to confirm, by elicitation (a form). */
+const HoldConfirmation = z.object({
+  confirm: z.boolean().describe("Hold the parcel at the depot"),
+  depot: z.enum(["Leeds", "London", "Bristol"]).describe("Depot to collect from"),
+});
 
 const orderId = z
   .string()
@@ -59,6 +66,32 @@ export function trackingMcpServer(): McpServer {
         return { content: [{ type: "text", text: `Order ${id} has already left the warehouse; it cannot be cancelled.` }], isError: true };
       cancelled.add(id);
       return { content: [{ type: "text", text: `The shipment of order ${id} is cancelled.` }] };
+    },
+  );
+  server.registerTool(
+    "hold_at_depot",
+    {
+      description:
+        "Holds a parcel at a depot for the customer to collect. The customer confirms it and picks the depot (an MCP elicitation).",
+      inputSchema: z.object({ orderId }),
+    },
+    async ({ orderId: id }, ctx) => {
+      // The 2026-07-28 revision's way to ask: answer input_required, and read the answer when the call comes again.
+      const answer = inputResponse(ctx.mcpReq.inputResponses, "confirm");
+      if (answer.kind === "missing")
+        return inputRequired({
+          inputRequests: {
+            confirm: inputRequired.elicit({
+              message: `Hold the parcel of order ${id} at a depot for you to collect?`,
+              requestedSchema: HoldConfirmation,
+            }),
+          },
+        });
+      const form = answer.kind === "elicit" && answer.action === "accept" ? HoldConfirmation.safeParse(answer.content) : undefined;
+      if (!form?.success || !form.data.confirm)
+        return { content: [{ type: "text", text: `The customer did not confirm: the parcel of order ${id} was not held.` }] };
+      held.set(id, form.data.depot);
+      return { content: [{ type: "text", text: `The parcel of order ${id} is held at the ${form.data.depot} depot for collection.` }] };
     },
   );
   return server;

@@ -19,6 +19,8 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/client/valida
 import {
   type McpCallResult,
   type McpHostEnv,
+  type McpInputRequired,
+  type McpInputResponses,
   type McpPort,
   type McpServerConfig,
   type McpToolInfo,
@@ -140,20 +142,26 @@ export class McpConnections implements McpPort {
     args: Record<string, unknown>,
     signal: AbortSignal,
     idempotencyKey?: string,
-  ): Promise<McpCallResult> {
+    input?: McpInputResponses,
+  ): Promise<McpCallResult | McpInputRequired> {
     const definition = this.#cache.get(server.name)?.tools.find((t) => t.name === tool);
     // The call's stable key goes in the request's `_meta`, so a server can tell a retry from a new call.
     const meta = idempotencyKey ? { _meta: { [IDEMPOTENCY_META_KEY]: idempotencyKey } } : {};
     const result = await this.#withSession(server, signal, (client, options) =>
       // The definition from the cache: the client needs no listing of its own to check structured output.
+      // `input_required` comes back to the loop (it asks the user, durably), never to handlers of this client's.
       client.callTool(
-        { name: tool, arguments: args, ...meta },
+        { name: tool, arguments: args, ...meta, ...input },
         definition
-          ? { ...options, toolDefinition: { ...definition, inputSchema: { type: "object", ...definition.inputSchema } } }
-          : options,
+          ? {
+              ...options,
+              allowInputRequired: true,
+              toolDefinition: { ...definition, inputSchema: { type: "object", ...definition.inputSchema } },
+            }
+          : { ...options, allowInputRequired: true },
       ),
     );
-    return result as McpCallResult;
+    return result as McpCallResult | McpInputRequired;
   }
 
   checkArguments(schema: Record<string, unknown>, args: unknown): string | undefined {
@@ -238,11 +246,19 @@ export class McpConnections implements McpPort {
   }
 
   #client(server: McpServerConfig): Client {
-    return new Client(CLIENT_INFO, {
+    const client = new Client(CLIENT_INFO, {
       jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
-      // The next step lists again; the cache is the only copy this runtime keeps.
-      listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: () => this.#cache.delete(server.name) } },
+      // The 2026-07-28 revision where a server offers it (its elicitations arrive as `input_required`, which the turn
+      // waits on durably); the 2025 handshake with any other server, as before.
+      versionNegotiation: { mode: "auto" },
+      inputRequired: { autoFulfill: false },
+      capabilities: { elicitation: { form: {}, url: {} } },
     });
+    // A server that says its list changed (on a 2025 session) has it listed again at the next step: the cache is the only copy
+    // this runtime keeps. No `listChanged` subscription is opened on a 2026 connection: a request held open would keep the
+    // Durable Object awake; its lists are listed again once their TTL is over.
+    client.setNotificationHandler("notifications/tools/list_changed", () => this.#cache.delete(server.name));
+    return client;
   }
 }
 

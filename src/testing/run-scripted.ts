@@ -23,8 +23,8 @@ export type ScriptedTurn = {
   model: ScriptedModel;
   store: MemoryStore;
 } & (
-  | { status: "awaiting_approval"; suspension: Suspension }
-  | { status: Exclude<TurnOutcome["status"], "awaiting_approval">; suspension: null }
+  | { status: "awaiting_approval" | "awaiting_input"; suspension: Suspension }
+  | { status: Exclude<TurnOutcome["status"], "awaiting_approval" | "awaiting_input">; suspension: null }
 );
 
 /**
@@ -73,7 +73,7 @@ export async function runScripted(
     throw new Error(`runScripted: the turn must end with exactly one done or error event; it had ${ends.length}.`);
   const outcome = next.value;
   const { status } = outcome;
-  if (status !== "awaiting_approval") return { events, outcome, model, store, status, suspension: null };
-  if (!store.suspension) throw new Error("runScripted: the turn waits for approvals, but the store holds no suspension.");
+  if (status !== "awaiting_approval" && status !== "awaiting_input") return { events, outcome, model, store, status, suspension: null };
+  if (!store.suspension) throw new Error("runScripted: the turn waits for the user, but the store holds no suspension.");
   return { events, outcome, model, store, status, suspension: store.suspension };
 }

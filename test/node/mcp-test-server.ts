@@ -18,6 +18,8 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import {
   createMcpHandler,
+  inputRequired,
+  inputResponse,
   type JSONRPCMessage,
   McpServer,
   type Transport,
@@ -77,6 +79,26 @@ function testServer(): McpServer {
   server.registerTool("whoami", { description: "Says which credentials the call came with.", inputSchema: z.object({}) }, async () => ({
     content: [{ type: "text", text: `You called with: ${currentAuthorization || "no credentials"}` }],
   }));
+  // URL-mode elicitation: the user signs in on the carrier's page, then the call comes again.
+  server.registerTool(
+    "verify_identity",
+    { description: "Asks the user to verify their identity on the carrier's site.", inputSchema: z.object({ url: z.string().optional() }) },
+    async ({ url }, ctx) => {
+      const answer = inputResponse(ctx.mcpReq.inputResponses, "verify");
+      if (answer.kind === "missing")
+        return inputRequired({
+          inputRequests: {
+            verify: inputRequired.elicitUrl({
+              message: "Verify your identity with the carrier.",
+              url: url ?? "https://verify.carrier.example/start?case=42",
+            }),
+          },
+          requestState: "state-verify-42",
+        });
+      const said = answer.kind === "elicit" ? answer.action : "nothing";
+      return { content: [{ type: "text", text: `verification: ${said}, state ${String(ctx.mcpReq.requestState?.() ?? "none")}` }] };
+    },
+  );
   let grown = false;
   server.registerTool("grow", { description: "Adds the tool fresh_tool to this server.", inputSchema: z.object({}) }, async () => {
     if (grown) return { content: [{ type: "text", text: "already grown" }] };

@@ -75,11 +75,13 @@ describe("MCP tools", () => {
       "transfer_to_triage",
       "parcels_track_parcel",
       "parcels_cancel_shipment",
+      "parcels_hold_at_depot",
       "parcels_fail_always",
       "parcels_slow_echo",
       "parcels_report",
       "parcels_picture",
       "parcels_whoami",
+      "parcels_verify_identity",
       "parcels_grow",
     ]);
     expect(tools.find((t) => t.name === "parcels_track_parcel")).toMatchObject({
@@ -184,7 +186,7 @@ describe("MCP tools", () => {
       { mcp: connections() },
     );
     const mcpTools = model.requests.map((r) => r.tools.filter((t) => t.name.startsWith("parcels_")).length);
-    expect(mcpTools).toEqual([0, 8, 8]);
+    expect(mcpTools).toEqual([0, 10, 10]);
     expect(model.requests.map((r) => r.agent)).toEqual(["triage", "shipping", "shipping"]);
   });
 
@@ -285,6 +287,68 @@ describe("MCP tools", () => {
       { name: "parcels_cancel_shipment", result: "The shipment of order A1002 is cancelled.", isError: false },
     ]);
     expect((await stats("stateful/approval")).toolsCall).toBe(1);
+  });
+
+  it("asks the user what a server elicits (a form), and sends the answer back with the call: accept, then decline", async () => {
+    const server: McpServerConfig = { name: "parcels", url: at("secured/elicit-form/mcp"), headers: { authorization: `Bearer ${TOKEN}` } };
+    const ask = [{ toolCalls: [{ id: "h", name: "parcels_hold_at_depot", args: { orderId: "A1002" } }] }];
+    const first = await shippingTurn([server], ask);
+    expect(first.status).toBe("awaiting_input");
+    expect(first.events.find((e) => e.type === "input-required")).toMatchObject({
+      kind: "elicitation",
+      mode: "form",
+      server: "parcels",
+      toolCallId: "h",
+      message: "Hold the parcel of order A1002 at a depot for you to collect?",
+      schema: { type: "object", properties: { confirm: { type: "boolean" }, depot: { enum: ["Leeds", "London", "Bristol"] } } },
+    });
+    const resumed = await runScripted(
+      network([server]),
+      { kind: "resume", suspension: first.suspension!, decisions: [{ toolCallId: "h", answer: { confirm: true, depot: "London" } }] },
+      [{ text: "Held in London." }],
+      { store: first.store, mcp: connections() },
+    );
+    expect(results(resumed.events)).toEqual([
+      { name: "parcels_hold_at_depot", result: "The parcel of order A1002 is held at the London depot for collection.", isError: false },
+    ]);
+
+    const again = await shippingTurn([server], ask);
+    const declined = await runScripted(
+      network([server]),
+      { kind: "resume", suspension: again.suspension!, decisions: [{ toolCallId: "h", approved: false }] },
+      [{ text: "Not held." }],
+      { store: again.store, mcp: connections() },
+    );
+    expect(results(declined.events)).toEqual([
+      { name: "parcels_hold_at_depot", result: "The customer did not confirm: the parcel of order A1002 was not held.", isError: false },
+    ]);
+  });
+
+  it("asks the user to open a server's https URL (URL mode), shows its host, and echoes the server's requestState", async () => {
+    const server: McpServerConfig = { name: "parcels", url: at("secured/elicit-url/mcp"), headers: { authorization: `Bearer ${TOKEN}` } };
+    const first = await shippingTurn([server], [{ toolCalls: [{ id: "v", name: "parcels_verify_identity", args: {} }] }]);
+    expect(first.events.find((e) => e.type === "input-required")).toMatchObject({
+      kind: "elicitation",
+      mode: "url",
+      url: "https://verify.carrier.example/start?case=42",
+      host: "verify.carrier.example",
+    });
+    const resumed = await runScripted(
+      network([server]),
+      { kind: "resume", suspension: first.suspension!, decisions: [{ toolCallId: "v", approved: true }] },
+      [{ text: "Verified." }],
+      { store: first.store, mcp: connections() },
+    );
+    expect(results(resumed.events)).toEqual([
+      { name: "parcels_verify_identity", result: "verification: accept, state state-verify-42", isError: false },
+    ]);
+    // A URL that is not https is never shown: the call fails, and the model reads why.
+    const plain = await shippingTurn(
+      [server],
+      [{ toolCalls: [{ id: "p", name: "parcels_verify_identity", args: { url: "http://verify.carrier.example/" } }] }, { text: "ok" }],
+    );
+    expect(plain.status).toBe("completed");
+    expect(results(plain.events)[0]).toMatchObject({ isError: true, result: expect.stringContaining("must be https") });
   });
 
   it("asks a needsApproval function per call, with the server's tool name and the arguments", async () => {

@@ -6,7 +6,8 @@
  */
 import * as z from "zod";
 import { foldName, uniqueToolName } from "../tools/tool-names.ts";
-import { type Tool, tool } from "../tools/tool.ts";
+import { type Tool, type ToolContext, tool } from "../tools/tool.ts";
+import type { Elicitation } from "../tools/user-input.ts";
 import { errorMessage } from "../errors.ts";
 
 /** What a `headers` function is given: the Worker's environment, or whatever the host passes. */
@@ -65,6 +66,34 @@ export interface McpCallResult {
   isError?: boolean;
 }
 
+/** An embedded request of a server's `input_required` answer (protocol revision 2026-07-28): this client fulfils elicitations. */
+export interface McpInputRequest {
+  method: string;
+  params?: {
+    mode?: "form" | "url";
+    message?: string;
+    requestedSchema?: Record<string, unknown>;
+    url?: string;
+    elicitationId?: string;
+  };
+}
+
+/** A server's answer that it needs the user's input first: the call is made again with the responses and its `requestState`. */
+export interface McpInputRequired {
+  resultType: "input_required";
+  inputRequests?: Readonly<Record<string, McpInputRequest>>;
+  requestState?: string;
+}
+
+/** What a call made again after `input_required` carries: the responses by the server's keys, and its `requestState` as it was sent. */
+export interface McpInputResponses {
+  inputResponses: Record<string, unknown>;
+  requestState?: string;
+}
+
+/** How many times a call may be answered `input_required` before it is given up. */
+export const MAX_INPUT_ROUNDS = 10;
+
 /**
  * What the loop needs from a host to use MCP servers. `listTools` and `callTool` reject with an
  * error whose message says what went wrong (down, slow, refused); the loop turns it into an error
@@ -72,14 +101,18 @@ export interface McpCallResult {
  */
 export interface McpPort {
   listTools(server: McpServerConfig, signal: AbortSignal): Promise<readonly McpToolInfo[]>;
-  /** `idempotencyKey`: the call's stable key (`ctx.idempotencyKey`), for the server to make a retry safe. */
+  /**
+   * `idempotencyKey`: the call's stable key (`ctx.idempotencyKey`), for the server to make a retry safe. `input`: the
+   * user's responses to what the server asked, for a call made again after it answered `input_required`.
+   */
   callTool(
     server: McpServerConfig,
     tool: string,
     args: Record<string, unknown>,
     signal: AbortSignal,
     idempotencyKey?: string,
-  ): Promise<McpCallResult>;
+    input?: McpInputResponses,
+  ): Promise<McpCallResult | McpInputRequired>;
   /** Checks arguments against a tool's input schema: what is wrong with them, or undefined when they fit. */
   checkArguments(schema: Record<string, unknown>, args: unknown): string | undefined;
 }
@@ -211,6 +244,44 @@ function remoteTool(port: McpPort, server: McpServerConfig, info: McpToolInfo, n
     parameters,
     inputSchema: info.inputSchema,
     needsApproval,
-    execute: async (args, ctx) => mcpResultValue(await port.callTool(server, info.name, args, ctx.signal, ctx.idempotencyKey)),
+    execute: async (args, ctx) => mcpResultValue(await callWithInput(port, server, info.name, args, ctx)),
   });
+}
+
+/**
+ * A call, and again with the user's responses each time the server answers `input_required` (an elicitation: a form or
+ * an https URL). Each elicitation goes through `ctx.elicit`, the turn's one wait for the user: the first time it stops
+ * the call until the user answers, and the call then runs again from here with the answer.
+ */
+async function callWithInput(
+  port: McpPort,
+  server: McpServerConfig,
+  tool: string,
+  args: Record<string, unknown>,
+  ctx: ToolContext,
+): Promise<McpCallResult> {
+  let result = await port.callTool(server, tool, args, ctx.signal, ctx.idempotencyKey);
+  for (let round = 1; "resultType" in result && result.resultType === "input_required"; round++) {
+    if (round > MAX_INPUT_ROUNDS) throw new Error(`The MCP server '${server.name}' asked for input more than ${MAX_INPUT_ROUNDS} times.`);
+    const inputResponses: Record<string, unknown> = {};
+    for (const [key, request] of Object.entries(result.inputRequests ?? {}))
+      inputResponses[key] = await ctx.elicit(elicitation(server, request));
+    const input = { inputResponses, ...(result.requestState === undefined ? {} : { requestState: result.requestState }) };
+    result = await port.callTool(server, tool, args, ctx.signal, ctx.idempotencyKey, input);
+  }
+  return result as McpCallResult;
+}
+
+/** A server's embedded request as the user is asked it; this client answers elicitations only. */
+function elicitation(server: McpServerConfig, request: McpInputRequest): Elicitation {
+  const p = request.params ?? {};
+  if (request.method !== "elicitation/create")
+    throw new Error(`The MCP server '${server.name}' asked for ${request.method}, which this client does not answer.`);
+  const message = p.message ?? `The MCP server '${server.name}' asks for your input.`;
+  if (p.mode === "url") {
+    if (!p.url) throw new Error(`The MCP server '${server.name}' asked the user to open a URL without giving one.`);
+    return { server: server.name, mode: "url", message, url: p.url, ...(p.elicitationId ? { elicitationId: p.elicitationId } : {}) };
+  }
+  const { $schema: _dropped, ...schema } = p.requestedSchema ?? { type: "object", properties: {} };
+  return { server: server.name, mode: "form", message, schema };
 }
