@@ -146,6 +146,8 @@ function shipping(text: string, results: ToolMessage[], has: (name: string) => b
     return followUp.isError
       ? `I could not schedule that: ${followUp.content}`
       : `I will check order ${orderId} again in ${later?.[1]} ${later?.[2]}(s).`;
+  const asked = userRequests(orderId, text, results, has);
+  if (asked) return asked;
   // The tracking service is an MCP server: its tools are named `tracking_<tool>`.
   const cancel = results.find((r) => r.name === "tracking_cancel_shipment");
   if (/\bcancel\b/i.test(text) && has("tracking_cancel_shipment") && !cancel) return [call("tracking_cancel_shipment", { orderId })];
@@ -157,6 +159,28 @@ function shipping(text: string, results: ToolMessage[], has: (name: string) => b
   const parcel = JSON.parse(tracked.content) as { carrier: string; latestScans: string[]; expectedDelivery: string | null };
   const eta = parcel.expectedDelivery ? ` Expected ${parcel.expectedDelivery}.` : "";
   return `${where} ${parcel.carrier} says: ${parcel.latestScans.at(-1)}.${eta}`;
+}
+
+/** What the customer is asked: a redelivery's day and place (a question), a delivery slot (a client tool), holding a parcel (an MCP elicitation). */
+function userRequests(orderId: string, text: string, results: ToolMessage[], has: (name: string) => boolean): Decision | undefined {
+  const redelivery = results.find((r) => r.name === "arrange_redelivery");
+  if (/\bredeliver/i.test(text) && !redelivery) return [call("arrange_redelivery", { orderId })];
+  if (redelivery) {
+    if (redelivery.isError) return `No redelivery was booked: ${redelivery.content}`;
+    const booked = JSON.parse(redelivery.content) as { redeliveryDay: string; leaveAt: string };
+    return `Order ${orderId} comes again on ${booked.redeliveryDay}; it will be left at the ${booked.leaveAt}.`;
+  }
+  const slot = results.find((r) => r.name === "choose_delivery_slot");
+  if (/\b(slot|reschedule)\b/i.test(text) && !slot)
+    return [call("choose_delivery_slot", { orderId, slots: ["Mon 9:00-12:00", "Mon 14:00-17:00", "Tue 9:00-12:00"] })];
+  if (slot)
+    return slot.isError
+      ? `No slot was booked: ${slot.content}`
+      : `Order ${orderId} is booked for ${(JSON.parse(slot.content) as { slot: string }).slot}.`;
+  const hold = results.find((r) => r.name === "tracking_hold_at_depot");
+  if (/\bhold\b/i.test(text) && has("tracking_hold_at_depot") && !hold) return [call("tracking_hold_at_depot", { orderId })];
+  if (hold) return hold.isError ? `The parcel was not held: ${hold.content}` : hold.content;
+  return undefined;
 }
 
 /** Solves `ax^2 + bx + c = 0` step by step with the calculator tools, in parallel where steps are independent. */

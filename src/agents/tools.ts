@@ -40,6 +40,35 @@ export const changeAddress = tool({
   },
 });
 
+/** What `arrange_redelivery` asks the customer (`ctx.ask`): a day, and where to leave the parcel. */
+const Redelivery = z.object({
+  day: z.iso.date().describe("Day of the redelivery"),
+  where: z.enum(["front door", "neighbour", "parcel locker"]).describe("Where to leave it"),
+});
+
+export const arrangeRedelivery = tool({
+  name: "arrange_redelivery",
+  description: "Books a redelivery of a missed parcel. Asks the customer for the day and where to leave it.",
+  parameters: z.object({ orderId }),
+  execute: async ({ orderId }, ctx) => {
+    const order = findOrder(orderId);
+    if (!order) throw new Error(`No order '${orderId}'.`);
+    const { day, where } = await ctx.ask({
+      message: `When should order ${order.orderId} come again, and where should it be left?`,
+      schema: Redelivery,
+    });
+    return { orderId: order.orderId, redeliveryDay: day, leaveAt: where };
+  },
+});
+
+/** A client tool: no execute here, the customer's page shows the slots and sends back the one picked. */
+export const chooseDeliverySlot = tool({
+  name: "choose_delivery_slot",
+  description: "Shows the customer the delivery slots in their browser and returns the one they pick.",
+  parameters: z.object({ orderId, slots: z.array(z.string()).min(1).describe("Slots to offer, e.g. 'Mon 9:00-12:00'.") }),
+  outputSchema: z.object({ slot: z.string().min(1) }),
+});
+
 const pair = z.object({ a: z.number(), b: z.number() });
 
 /** Calculator tools, for the demo's maths agent. */
