@@ -571,3 +571,24 @@ describe("a write that fails after a turn's end is stored", () => {
     expect((await view(s.conversationId)).pendingApprovals).toMatchObject([{ toolCallId: "rf" }]);
   });
 });
+
+describe("deadlines of every kind of request", () => {
+  it("expire a question no one answered: the call is answered so without running again, and the turn resumes as its agent", async () => {
+    const s = await scenario([
+      transfer("shipping"),
+      { toolCalls: [{ id: "q", name: "arrange_redelivery", arguments: JSON.stringify({ orderId: "A1001" }) }] },
+      { text: "No answer came, so nothing was booked." },
+    ]);
+    const events = await chat(s.conversationId, s.tag("please redeliver order A1001"));
+    const asked = events.find((e) => e.type === "input-required") as { expiresAt?: string } | undefined;
+    expect(asked).toMatchObject({ kind: "question", toolCallId: "q" });
+    expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "approval-expiry", dueAt: asked!.expiresAt }]);
+    const after = await resumedByTheAlarm(s.conversationId);
+    expect(after.messages.find((m) => m.role === "tool" && m.toolCallId === "q")).toMatchObject({
+      isError: true,
+      content: "The user did not answer before the deadline: the request expired.",
+    });
+    expect(after.messages.at(-1)).toMatchObject({ role: "assistant", agent: "shipping", content: "No answer came, so nothing was booked." });
+    expect(after.activity).toMatchObject([{ kind: "expired", toolCallId: "q", tool: "arrange_redelivery" }]);
+  });
+});
