@@ -14,7 +14,7 @@ const INTENTS: ReadonlyArray<[Intent, RegExp]> = [
   ["support_desk", /\b(a (real )?(person|human)|someone real|talk to (a|an) (agent|human|operator))\b/i],
   ["calculator", /\b(solve|calculate|compute|sqrt|square root)\b|\d\s*[-+*/^x]\s*\d|x\^2/i],
   ["billing", /\b(refund|charge[sd]?|invoice|bill(ing|ed)?|payment|paid|money back)\b/i],
-  ["shipping", /\b(ship(ping|ped|ment)?|deliver(y|ed)?|track(ing)?|address|package|parcel|where is)\b/i],
+  ["shipping", /\b(ship(ping|ped|ment)?|(re)?deliver(y|ed)?|track(ing)?|address|package|parcel|slot|where is)\b/i],
 ];
 
 /**

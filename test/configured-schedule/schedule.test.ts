@@ -588,7 +588,11 @@ describe("deadlines of every kind of request", () => {
       isError: true,
       content: "The user did not answer before the deadline: the request expired.",
     });
-    expect(after.messages.at(-1)).toMatchObject({ role: "assistant", agent: "shipping", content: "No answer came, so nothing was booked." });
+    expect(after.messages.at(-1)).toMatchObject({
+      role: "assistant",
+      agent: "shipping",
+      content: "No answer came, so nothing was booked.",
+    });
     expect(after.activity).toMatchObject([{ kind: "expired", toolCallId: "q", tool: "arrange_redelivery" }]);
   });
 });

@@ -128,6 +128,10 @@ const ROUTES: Record<string, RouteCase> = {
   "POST /v1/conversations/:id/messages": { init: () => json({ message: "one more [TAG]" }), cells: own },
   "POST /v1/conversations/:id/retry": { init: () => ({ method: "POST" }), cells: own },
   "POST /v1/conversations/:id/approvals": { init: () => json({ decisions: [{ toolCallId: "none", approved: true }] }), cells: own },
+  "POST /v1/conversations/:id/decisions": {
+    init: () => json({ decisions: [{ toolCallId: "none", answer: { slot: "Mon" } }] }),
+    cells: own,
+  },
   "POST /v1/conversations/:id/cancel": { init: () => ({ method: "POST" }), cells: own },
   "GET /v1/conversations/:id/events": { init: () => ({ headers: { "last-event-id": "0" } }), cells: own },
   "GET /v1/conversations/:id/turns": { cells: own },
@@ -174,6 +178,10 @@ const ROUTES: Record<string, RouteCase> = {
   "POST /v1/conversations/:id/operator/messages": { init: () => json({ message: "An operator here." }), cells: operatorOnly },
   "POST /v1/conversations/:id/operator/approvals": {
     init: () => json({ decisions: [{ toolCallId: "none", approved: true }] }),
+    cells: operatorOnly,
+  },
+  "POST /v1/conversations/:id/operator/decisions": {
+    init: () => json({ decisions: [{ toolCallId: "none", answer: "an answer" }] }),
     cells: operatorOnly,
   },
   "POST /v1/conversations/:id/operator/handoff": { init: () => json({ to: "triage" }), cells: operatorOnly },

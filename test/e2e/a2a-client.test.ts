@@ -79,6 +79,58 @@ it("reads the card, runs a handoff to billing that waits for approval, and resum
   assert.ok(decidedAt < read.history.length - 1);
 });
 
+it("asks the user over A2A: a question and a client tool are input-required with the request in a data part, answered by data parts", async () => {
+  const client = await new ClientFactory().createFromUrl(dev.url);
+  type Pending = { pending: Array<{ toolCallId: string; kind: string; name: string; message?: string; schema?: Record<string, unknown> }> };
+  const pendingOf = (task: { status?: { message?: Message } }) =>
+    (task.status?.message?.parts.find((p) => p.content?.$case === "data")?.content?.value as Pending).pending;
+  const sent = await client.sendMessage(send([{ $case: "text", value: "Please redeliver order A1001" }]));
+  assert.ok("status" in sent);
+  assert.equal(sent.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+  const [question] = pendingOf(sent);
+  assert.equal(question?.kind, "question");
+  assert.match(String(question?.message), /When should order A1001 come again/);
+  assert.ok(question?.schema, "the question's schema is in the data part");
+  // An answer that does not fit is refused with the spec's invalid-params, and the task still waits.
+  await assert.rejects(
+    client.sendMessage(
+      send([{ $case: "data", value: { decisions: [{ toolCallId: question!.toolCallId, answer: { day: "soon" } }] } }], {
+        taskId: sent.id,
+        contextId: sent.contextId,
+      }),
+    ),
+    /does not fit/,
+  );
+  const answered = await client.sendMessage(
+    send(
+      [{ $case: "data", value: { decisions: [{ toolCallId: question!.toolCallId, answer: { day: "2026-12-08", where: "front door" } }] } }],
+      {
+        taskId: sent.id,
+        contextId: sent.contextId,
+      },
+    ),
+  );
+  assert.ok("status" in answered);
+  assert.equal(answered.status?.state, TaskState.TASK_STATE_COMPLETED);
+  assert.match(String(answered.history.at(-1)?.parts[0]?.content?.value), /comes again on 2026-12-08/);
+
+  const slot = await client.sendMessage(
+    send([{ $case: "text", value: "I need a delivery slot for order A1002" }], { contextId: sent.contextId }),
+  );
+  assert.ok("status" in slot);
+  const [tool] = pendingOf(slot);
+  assert.equal(tool?.kind, "client-tool");
+  const picked = await client.sendMessage(
+    send([{ $case: "data", value: { decisions: [{ toolCallId: tool!.toolCallId, answer: { slot: "Mon 14:00-17:00" } }] } }], {
+      taskId: slot.id,
+      contextId: slot.contextId,
+    }),
+  );
+  assert.ok("status" in picked);
+  assert.equal(picked.status?.state, TaskState.TASK_STATE_COMPLETED);
+  assert.match(String(picked.history.at(-1)?.parts[0]?.content?.value), /booked for Mon 14:00-17:00/);
+});
+
 it("speaks A2A's own media type to a client that asks for it, and answers a request whose params are not an object with -32602 and its id", async () => {
   const seen: string[] = [];
   // The official client, its requests sent as application/a2a+json and asking for it back.

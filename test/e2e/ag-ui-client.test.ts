@@ -145,6 +145,64 @@ it("ends a run whose refund waits for approval with an interrupt, and the client
   assert.match(textOf(agent.messages), /refund/i);
 });
 
+it("asks a question as an interrupt with the question's schema, and the client's resume with the answer books it", async () => {
+  const agent = agentFor();
+  const events = await runSaying(agent, "Please redeliver order A1001");
+  const finished = events.at(-1) as BaseEvent & { outcome: { type: string; interrupts: Array<Record<string, unknown>> } };
+  assert.equal(finished.outcome.type, "interrupt");
+  const [question] = finished.outcome.interrupts;
+  assert.equal(question?.reason, "input_required");
+  assert.match(String(question?.message), /When should order A1001 come again/);
+  const schema = question?.responseSchema as { properties: { day: { format: string }; where: { enum: string[] } } };
+  assert.equal(schema.properties.day.format, "date");
+  assert.deepEqual(schema.properties.where.enum, ["front door", "neighbour", "parcel locker"]);
+  // An answer that does not fit the schema is refused, and the interrupt stays open.
+  await assert.rejects(
+    run(agent, { resume: [{ interruptId: String(question!.id), status: "resolved", payload: { day: "soon", where: "roof" } }] }),
+    (error: Error) => /invalid_answer|400/.test(error.message),
+  );
+  const resumed = await run(agent, {
+    resume: [{ interruptId: String(question!.id), status: "resolved", payload: { day: "2026-12-08", where: "neighbour" } }],
+  });
+  assert.deepEqual((resumed.at(-1) as BaseEvent & { outcome?: unknown }).outcome, { type: "success" });
+  assert.match(textOf(agent.messages), /comes again on 2026-12-08; it will be left at the neighbour/);
+});
+
+it("leaves a client tool for the application (pendingToolCallIds), and a tool message in the next input answers it", async () => {
+  const agent = agentFor();
+  const events = await runSaying(agent, "I need a delivery slot for order A1002");
+  const finished = events.at(-1) as BaseEvent & { outcome: { type: string; pendingToolCallIds?: string[] } };
+  assert.equal(finished.outcome.type, "success");
+  const [pending] = finished.outcome.pendingToolCallIds ?? [];
+  assert.ok(pending, "the client tool's call is left for the application");
+  const start = events.find((e) => e.type === "TOOL_CALL_START" && (e as BaseEvent & { toolCallId: string }).toolCallId === pending);
+  assert.equal((start as BaseEvent & { toolCallName: string }).toolCallName, "choose_delivery_slot");
+  agent.addMessage({ id: crypto.randomUUID(), role: "tool", toolCallId: pending!, content: JSON.stringify({ slot: "Tue 9:00-12:00" }) });
+  const next = await run(agent);
+  assert.ok(next.some((e) => e.type === "TOOL_CALL_RESULT" && (e as BaseEvent & { toolCallId: string }).toolCallId === pending));
+  assert.match(textOf(agent.messages), /booked for Tue 9:00-12:00/);
+});
+
+it("asks what the tracking MCP server elicits as an interrupt with the server's form, and the resume goes back to the server", async () => {
+  const agent = agentFor();
+  const events = await runSaying(agent, "Please hold the parcel of order A1002 at a depot");
+  const finished = events.at(-1) as BaseEvent & { outcome: { type: string; interrupts: Array<Record<string, unknown>> } };
+  assert.equal(finished.outcome.type, "interrupt");
+  const [form] = finished.outcome.interrupts;
+  assert.equal(form?.reason, "elicitation");
+  assert.deepEqual((form?.metadata as { server: string; mode: string }).server, "tracking");
+  assert.deepEqual((form?.responseSchema as { properties: { depot: { enum: string[] } } }).properties.depot.enum, [
+    "Leeds",
+    "London",
+    "Bristol",
+  ]);
+  const resumed = await run(agent, {
+    resume: [{ interruptId: String(form!.id), status: "resolved", payload: { confirm: true, depot: "Bristol" } }],
+  });
+  assert.deepEqual((resumed.at(-1) as BaseEvent & { outcome?: unknown }).outcome, { type: "success" });
+  assert.match(textOf(agent.messages), /held at the Bristol depot/);
+});
+
 it("shows a person holding the conversation in the run's state, and a follow run brings their answers and their hand back", async () => {
   const agent = agentFor();
   say(agent, "I want to talk to a person");

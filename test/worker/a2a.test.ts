@@ -245,6 +245,7 @@ describe("a turn as a task", () => {
     const cases: Array<[TurnView["status"], string]> = [
       ["running", "TASK_STATE_WORKING"],
       ["awaiting_approval", "TASK_STATE_INPUT_REQUIRED"],
+      ["awaiting_input", "TASK_STATE_INPUT_REQUIRED"],
       ["completed", "TASK_STATE_COMPLETED"],
       ["failed", "TASK_STATE_FAILED"],
       ["cancelled", "TASK_STATE_CANCELED"],
@@ -258,8 +259,10 @@ describe("a turn as a task", () => {
       false,
       false,
     ]);
-    const pending = [{ toolCallId: "k1", name: "refund", args: { amount: 5 }, agent: "billing", expiresAt: "2026-12-03T00:00:00.000Z" }];
-    const waiting = taskOf("c", view({ status: "awaiting_approval", pending: pending as TurnView["pending"] }));
+    const pending: TurnView["pending"] = [
+      { kind: "approval", toolCallId: "k1", name: "refund", args: { amount: 5 }, agent: "billing", expiresAt: "2026-12-03T00:00:00.000Z" },
+    ];
+    const waiting = taskOf("c", view({ status: "awaiting_approval", pending }));
     expect(waiting.status.message).toMatchObject({
       messageId: "c:3:-1",
       role: "ROLE_AGENT",

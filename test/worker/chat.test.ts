@@ -283,7 +283,11 @@ describe("GET /v1/agents", () => {
     expect(body.agents.map((a) => [a.name, a.tools, a.handoffs])).toEqual([
       ["triage", [], ["billing", "shipping", "calculator", "support-desk"]],
       ["billing", ["lookup_order", "refund"], ["triage", "calculator", "shipping", "support-desk"]],
-      ["shipping", ["lookup_order", "change_address", "schedule_followup"], ["triage", "calculator", "billing", "support-desk"]],
+      [
+        "shipping",
+        ["lookup_order", "change_address", "arrange_redelivery", "choose_delivery_slot", "schedule_followup"],
+        ["triage", "calculator", "billing", "support-desk"],
+      ],
       [
         "calculator",
         ["sum_numbers", "multiply_numbers", "subtract_numbers", "divide_numbers", "power", "square_root"],

@@ -155,14 +155,15 @@ describe("approvals across requests", () => {
     expect(await blocked.json()).toMatchObject({
       error: {
         code: "approval_pending",
-        message: "Tool calls are waiting for approval: decide them first. Decide them with POST /v1/conversations/:id/approvals.",
+        message:
+          "Tool calls are waiting for the user (approvals or answers): decide them first. Decide or answer them with POST /v1/conversations/:id/decisions.",
         details: { pending: ["ref"] },
       },
     });
     expect(await refusal(await approve(s.conversationId, [{ toolCallId: "nope", approved: true }]))).toEqual({
       status: 404,
       code: "approval_not_found",
-      message: "No pending approval 'nope'.",
+      message: "No pending request 'nope'.",
       details: { toolCallId: "nope", pending: ["ref"] },
     });
     // `look` ran in the step without asking: its result is in the suspended step, so it is decided.
@@ -183,7 +184,7 @@ describe("approvals across requests", () => {
     expect(await refusal(await approve(s.conversationId, [{ toolCallId: "other", approved: true }]))).toEqual({
       status: 409,
       code: "no_pending_approval",
-      message: "Nothing in this conversation is waiting for an approval.",
+      message: "Nothing in this conversation is waiting for an approval or an answer.",
     });
     expect(await errorCode(await approve("never-started", [{ toolCallId: "ref", approved: true }]))).toEqual([
       404,

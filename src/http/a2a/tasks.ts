@@ -114,11 +114,12 @@ function statusMessage(
   message: (role: OutMessage["role"], index: number, parts: OutMessage["parts"]) => OutMessage,
 ): { message?: OutMessage } {
   if (state === "TASK_STATE_INPUT_REQUIRED") {
-    const names = view.pending.map((p) => (p.kind === "approval" ? `approval of ${p.name}` : `${p.kind} of ${p.name}`)).join(", ");
+    const approvals = view.pending.every((p) => p.kind === "approval");
+    const names = view.pending.map((p) => (p.kind === "approval" ? p.name : `${p.name} (${p.kind})`)).join(", ");
     // Each request whole: its kind, and what it shows the user (a question's message and schema, an elicitation's form or URL).
     return {
       message: message("ROLE_AGENT", -1, [
-        { text: `Waiting for the user: ${names}. ${HOW_TO_DECIDE}` },
+        { text: `${approvals ? "Waiting for approval" : "Waiting for the user"}: ${names}. ${HOW_TO_DECIDE}` },
         { data: { pending: view.pending }, mediaType: "application/json" },
       ]),
     };

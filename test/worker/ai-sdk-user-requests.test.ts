@@ -1,0 +1,122 @@
+/**
+ * The one wait for the user through the AI SDK's own client: `AbstractChat` (what `useChat` is
+ * built on) with `DefaultChatTransport`, pointed at the Worker. A question and a client tool reach
+ * the page as calls left input-available with a `data-request` part that says what is asked; the
+ * page answers them with `addToolOutput`, and the chat sends the message back by itself
+ * (`lastAssistantMessageIsCompleteWithToolCalls`), which resumes the turn.
+ */
+import { exports } from "cloudflare:workers";
+import {
+  AbstractChat,
+  type ChatState,
+  type ChatStatus,
+  DefaultChatTransport,
+  lastAssistantMessageIsCompleteWithToolCalls,
+  type UIMessage,
+} from "ai";
+import { describe, expect, it } from "vitest";
+import { until } from "../support/until.ts";
+import { scenario, stored } from "../support/worker.ts";
+
+/** The chat's state in plain memory: useChat keeps it in React, this test in an array. */
+class MemoryState implements ChatState<UIMessage> {
+  status: ChatStatus = "ready";
+  error: Error | undefined = undefined;
+  messages: UIMessage[] = [];
+  pushMessage = (message: UIMessage) => void this.messages.push(message);
+  popMessage = () => void this.messages.pop();
+  replaceMessage = (index: number, message: UIMessage) => void (this.messages[index] = message);
+  snapshot = <T>(thing: T): T => structuredClone(thing);
+}
+
+class TestChat extends AbstractChat<UIMessage> {
+  readonly memory: MemoryState;
+  constructor(conversationId: string) {
+    const memory = new MemoryState();
+    super({
+      id: conversationId,
+      state: memory,
+      transport: new DefaultChatTransport<UIMessage>({
+        api: `https://chat.test/v1/conversations/${conversationId}/chat`,
+        fetch: (input, init) => exports.default.fetch(new Request(input as RequestInfo, init)),
+      }),
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithToolCalls,
+    });
+    this.memory = memory;
+  }
+  get last(): UIMessage {
+    return this.memory.messages.at(-1)!;
+  }
+}
+
+const transfer = { toolCalls: [{ id: "t", name: "transfer_to_shipping", arguments: JSON.stringify({ reason: "delivery" }) }] };
+const slots = ["Mon 9:00-12:00", "Tue 9:00-12:00"];
+
+type Part = UIMessage["parts"][number] & { toolCallId?: string; state?: string; data?: Record<string, unknown> };
+const partOf = (chat: TestChat, toolCallId: string) => (chat.last.parts as Part[]).find((p) => p.toolCallId === toolCallId);
+const requestOf = (chat: TestChat, toolCallId: string) =>
+  (chat.last.parts as Part[]).find((p) => p.type === "data-request" && p.data?.toolCallId === toolCallId);
+
+describe("useChat's client answers what the turn asks", () => {
+  it("a client tool and a question, each answered with addToolOutput: the chat sends them back and the turn resumes", async () => {
+    const s = await scenario([
+      transfer,
+      { toolCalls: [{ id: "c", name: "choose_delivery_slot", arguments: JSON.stringify({ orderId: "A1002", slots }) }] },
+      { toolCalls: [{ id: "q", name: "arrange_redelivery", arguments: JSON.stringify({ orderId: "A1002" }) }] },
+      { text: "Booked for Tuesday, redelivered on the 9th." },
+    ]);
+    const chat = new TestChat(s.conversationId);
+    await chat.sendMessage({ text: s.tag("I need a delivery slot for A1002") });
+    expect(chat.status).toBe("ready");
+    expect(partOf(chat, "c")).toMatchObject({
+      type: "tool-choose_delivery_slot",
+      state: "input-available",
+      input: { orderId: "A1002", slots },
+    });
+    expect(requestOf(chat, "c")?.data).toMatchObject({ kind: "client-tool", schema: { required: ["slot"] } });
+
+    await chat.addToolOutput({ tool: "choose_delivery_slot", toolCallId: "c", output: { slot: slots[1] } });
+    await until(
+      async () => chat.last,
+      () => requestOf(chat, "q") !== undefined && chat.status === "ready",
+      "the question after the slot",
+    );
+    expect(partOf(chat, "c")).toMatchObject({ state: "output-available", output: { slot: slots[1] } });
+    expect(requestOf(chat, "q")?.data).toMatchObject({ kind: "question", message: expect.stringContaining("A1002") });
+
+    await chat.addToolOutput({ tool: "arrange_redelivery", toolCallId: "q", output: { day: "2026-12-09", where: "neighbour" } });
+    await until(
+      async () => chat.last,
+      () => chat.status === "ready" && chat.last.parts.some((p) => p.type === "text" && p.text.startsWith("Booked for Tuesday")),
+      "the turn's answer",
+    );
+    const tools = (await stored(s.conversationId)).messages.filter((m) => m.role === "tool");
+    expect(tools.map((m) => [m.toolCallId, m.isError])).toEqual([
+      ["t", false],
+      ["c", false],
+      ["q", false],
+    ]);
+    // One assistant message in the chat, as useChat keeps a resumed turn.
+    expect(chat.memory.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+  });
+
+  it("an answer that does not fit is refused: the chat shows the error, and the request still waits", async () => {
+    const s = await scenario([
+      transfer,
+      { toolCalls: [{ id: "q", name: "arrange_redelivery", arguments: JSON.stringify({ orderId: "A1001" }) }] },
+    ]);
+    const chat = new TestChat(s.conversationId);
+    await chat.sendMessage({ text: s.tag("please redeliver order A1001") });
+    await chat.addToolOutput({ tool: "arrange_redelivery", toolCallId: "q", output: { day: "soon", where: "roof" } });
+    await until(
+      async () => chat.status,
+      (status) => status === "error",
+      "the refusal",
+    );
+    expect(chat.error?.message).toMatch(/invalid_answer|does not fit/);
+    const view = (await (await exports.default.fetch(new Request(`https://chat.test/v1/conversations/${s.conversationId}`))).json()) as {
+      pendingRequests: unknown[];
+    };
+    expect(view.pendingRequests).toMatchObject([{ toolCallId: "q" }]);
+  });
+});
