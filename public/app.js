@@ -7,6 +7,7 @@
 import { drawAccount, loadAccount } from "/account.js";
 import { inboxPanel } from "/inbox.js";
 import { liveSocket } from "/live-socket.js";
+import { requestCard } from "/request-cards.js";
 import { tracePanel } from "/trace-panel.js";
 import { cannotStart, forUsers } from "/user-words.js";
 
@@ -41,7 +42,7 @@ const refreshTrace = () => trace.refresh(conversation?.id, agentBadge.textConten
 let lastEventId = 0;
 let bubble = null; // the assistant bubble text deltas go into
 const toolNodes = new Map(); // toolCallId → <details>
-const approvalCards = new Map(); // toolCallId → what closes its card once the call is answered
+const approvalCards = new Map(); // toolCallId → what closes its card (an approval, a question, a client tool…) once answered
 
 /** A signed-in user's token opens their own conversations; otherwise the conversation's token, when there is one. */
 function headers(extra = {}, target = conversation) {
@@ -163,6 +164,24 @@ function approvalCard(call) {
   updateSend();
 }
 
+/** A question, a client tool or an elicitation: its card sends the decision to the one route every request is answered by. */
+function waitingCard(request) {
+  const send = (decision) =>
+    runStream(`/v1/conversations/${conversation.id}/decisions`, {
+      method: "POST",
+      headers: headers({ "content-type": "application/json" }),
+      body: JSON.stringify({ decisions: [decision] }),
+    });
+  approvalCards.set(
+    request.toolCallId,
+    requestCard(request, el, async (decision) => {
+      updateSend();
+      return (await send(decision)) !== false;
+    }),
+  );
+  updateSend();
+}
+
 /** Draws one event; returns true when it ends the turn. */
 function draw(event) {
   switch (event.type) {
@@ -194,6 +213,9 @@ function draw(event) {
       return event.kind === "hand-back" && following;
     case "approval-required":
       approvalCard(event);
+      return false;
+    case "input-required":
+      waitingCard(event);
       return false;
     case "step-finish":
       return false;
@@ -253,6 +275,7 @@ function errorLine(code, message) {
 
 function statusText(status, agent) {
   if (status === "awaiting_approval") return "Waiting for your approval.";
+  if (status === "awaiting_input") return "Waiting for your answer.";
   if (status === "awaiting_human") return `A person at ${agent} will answer here.`;
   return "";
 }
@@ -330,7 +353,7 @@ async function runStream(url, init) {
     const body = await response.json().catch(() => ({}));
     errorLine(body.error?.code ?? String(response.status), body.error?.message ?? response.statusText);
     setBusy(false);
-    return;
+    return false;
   }
   try {
     if (await consume(response.body)) return;
@@ -368,7 +391,9 @@ async function reconnect() {
 /** Draws the stored conversation's newest page, so a reload shows what was said last; older pages load on scrolling up. */
 function drawHistory(view) {
   drawMessages(view);
-  for (const call of view.pendingApprovals) approvalCard(call);
+  for (const request of view.pendingRequests ?? view.pendingApprovals)
+    if (request.kind === "approval") approvalCard(request);
+    else waitingCard(request);
   setAgent(view.activeAgent);
   lastEventId = view.lastEventId;
   setPrevious(view.page?.previous ?? null);
@@ -541,7 +566,7 @@ async function showConversation(saved) {
     goLive();
     return true;
   }
-  setBusy(false, view.pendingApprovals.length ? "Waiting for your approval." : statusText(view.status, view.activeAgent));
+  setBusy(false, statusText(view.status, view.activeAgent));
   // A person's messages come over the socket; without one, a follow stream fetches them.
   if (!(await goLive()) && people.has(view.activeAgent)) follow();
   return true;
