@@ -5,6 +5,7 @@
 // needs no key and no name box: the Worker takes who they are from their token.
 
 import { drawAccount, loadAccount } from "/account.js";
+import { requestCard } from "/request-cards.js";
 
 const keyInput = document.querySelector("#operator-key");
 const nameInput = document.querySelector("#operator-name");
@@ -13,6 +14,8 @@ const section = document.querySelector("#conversation");
 const log = document.querySelector("#desk-log");
 const path = document.querySelector("#path");
 const handBackTo = document.querySelector("#hand-back-to");
+const userRequests = document.querySelector("#user-requests");
+let shownRequests = ""; // the requests drawn, so the refresh every 2 s does not redraw a card being filled in
 let selected = null;
 let people = new Set();
 let account = { user: null };
@@ -79,6 +82,7 @@ async function refreshList() {
     for (const [status, none] of [
       ["waiting", "No one is waiting for a person."],
       ["held", "No conversation is held by a person."],
+      ["asking", "No conversation is waiting for its user."],
     ]) {
       const cards = conversations.filter((c) => c.status === status).map(item);
       const empty = Object.assign(document.createElement("li"), { className: "empty", textContent: none });
@@ -124,6 +128,47 @@ async function refreshConversation() {
       bubble(`assistant${people.has(message.agent) ? " person" : ""}`, message.agent, message.content);
   }
   log.scrollTop = log.scrollHeight;
+  drawRequests(view);
+}
+
+/**
+ * What the conversation's turn waits for from its user: each request said, and a card for those an operator may answer
+ * (approvals, and questions that let an operator answer), sent to the operator's decisions route.
+ */
+function drawRequests(view) {
+  const waiting = view.pendingRequests ?? [];
+  const key = JSON.stringify(waiting.map((r) => r.toolCallId));
+  if (key === shownRequests) return;
+  shownRequests = key;
+  userRequests.replaceChildren();
+  // The person's answer and hand back are for a conversation a person holds; this one waits for its user.
+  for (const form of ["#answer", "#hand-back"]) document.querySelector(form).hidden = waiting.length > 0;
+  if (!waiting.length) return;
+  const place = (tag, className) => userRequests.appendChild(Object.assign(document.createElement(tag), { className }));
+  place("p", "asking-note").textContent = `Waiting for the user: ${waiting.map(said).join("; ")}.`;
+  const send = async (decision) => {
+    try {
+      const response = await fetch(`/v1/conversations/${selected}/operator/decisions`, {
+        method: "POST",
+        headers: headers({ "content-type": "application/json" }),
+        body: JSON.stringify({ decisions: [decision] }),
+      });
+      await response.body?.cancel();
+      if (!response.ok) statusLine.textContent = `Not taken (HTTP ${response.status}).`;
+      return response.ok;
+    } catch (error) {
+      statusLine.textContent = error.message;
+      return false;
+    }
+  };
+  for (const request of waiting.filter((r) => r.kind === "approval" || (r.kind === "question" && r.operator)))
+    requestCard(request, place, send);
+}
+
+/** One request as the desk says it: its kind, its tool, and what it asks. */
+function said(request) {
+  const asks = request.message ?? (request.kind === "client-tool" ? "to run on the user's side" : "");
+  return `${request.kind} from ${request.name}${asks ? ` (${asks})` : ""}`;
 }
 
 document.querySelector("#answer").addEventListener("submit", async (event) => {

@@ -1,4 +1,4 @@
-// What a turn waits for from the user, drawn where its call is: a question as a form built from its
+// What a turn waits for from the user, drawn where its call is: an approval (on the operator desk), a question as a form built from its
 // JSON Schema (choices as buttons, dates as date fields, text as text fields), a client tool as a
 // card this page's own code answers, an MCP server's elicitation as a form or as a link to its URL
 // (https only, its host shown). Each card sends one decision; a refused answer opens it again.
@@ -59,7 +59,8 @@ export function requestCard(request, place, send) {
   };
   const answer = (value) => decide({ toolCallId: request.toolCallId, answer: value });
   card.append(body);
-  if (request.kind === "question") questionBody(request, body, answer);
+  if (request.kind === "approval") approvalBody(request, body, decide);
+  else if (request.kind === "question") questionBody(request, body, answer);
   else if (request.kind === "client-tool") clientToolBody(request, body, answer);
   else if (request.mode === "url") urlBody(request, body, decide);
   else formBody(`${request.server} asks: ${request.message}`, request.schema, body, answer);
@@ -74,6 +75,11 @@ export function requestCard(request, place, send) {
       status.textContent = note.trim() || "Answered.";
     },
   };
+}
+
+function approvalBody(request, body, decide) {
+  body.append(paragraph(`${request.agent} wants to run ${request.name}.`), node("code", "", JSON.stringify(request.args)));
+  body.append(button("Approve", () => decide({ toolCallId: request.toolCallId, approved: true })));
 }
 
 function questionBody(request, body, answer) {

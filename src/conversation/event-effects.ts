@@ -39,6 +39,8 @@ export class EventEffects {
   readonly #setup: EventEffectsSetup;
   /** What the effects still do off the write's path (the desk, the app's webhook): `settled` waits for it. */
   readonly #pending = new Set<Promise<void>>();
+  /** The leg being written resumed a turn that waited for its user. */
+  #resumed = false;
 
   constructor(setup: EventEffectsSetup) {
     this.#setup = setup;
@@ -62,7 +64,8 @@ export class EventEffects {
   }
 
   #follow(event: StoredEvent): void {
-    if (event.type === "done") this.#legEnded(event);
+    if (event.type === "run-start") this.#resumed = event.resumed === true;
+    else if (event.type === "done") this.#legEnded(event);
     // A failed leg ends with its error event, not `done`.
     else if (event.type === "error") this.#setup.notifier.push("TASK_STATE_FAILED");
     else if (event.type === "operator-message") this.#personAnswered(event);
@@ -86,6 +89,12 @@ export class EventEffects {
         expiresAt,
       }));
       this.#later("the app could not be told", notifier.notify("approval_waiting", { pending }));
+      const user = store.legFor;
+      const card = { conversationId: state.conversationId, person: done.agent, status: "asking" as const, ...(user ? { user } : {}) };
+      this.#later("the desk could not be told", this.#setup.hold.toDesk(card));
+    } else if (this.#resumed && done.status !== "awaiting_human") {
+      // The user answered what the turn waited for (or its deadline did): it no longer waits on the desk.
+      this.#later("the desk could not be told", this.#setup.hold.leaveDesk(store.state()!.conversationId));
     }
     if (done.status === "awaiting_human") this.#toPerson(done);
   }

@@ -1,13 +1,17 @@
 import { DurableObject } from "cloudflare:workers";
 
-/** Where a conversation held by a person stands: waiting for the person's first answer, or held by them. */
-export type DeskStatus = "waiting" | "held";
+/**
+ * Where a conversation on the desk stands: waiting for a person's first answer, held by one, or asking: its turn waits for
+ * its user (an approval, a question, a client tool, an elicitation), which the desk shows, and an operator may answer
+ * where a request lets one.
+ */
+export type DeskStatus = "waiting" | "held" | "asking";
 
 /** One conversation on the operator desk. */
 export interface DeskEntry {
   conversationId: string;
   status: DeskStatus;
-  /** The `humanAgent` holding it. */
+  /** The `humanAgent` holding it (for `asking`, the agent whose turn waits for the user). */
   person: string;
   /** When it was handed to the person (epoch ms). */
   since: number;

@@ -278,7 +278,7 @@ function operatorPaths(): Record<string, unknown> {
     "/v1/operator/conversations": {
       parameters: queryParams(DeskQuery),
       get: {
-        summary: "Conversations handed to a person (waiting) or held by one (held), oldest first",
+        summary: "Conversations handed to a person (waiting), held by one (held), or whose turn waits for its user (asking), oldest first",
         responses: {
           "200": { description: "{ conversations: [{ conversationId, status, person, since, updatedAt, preview }] }" },
           "401": error,

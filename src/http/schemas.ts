@@ -75,9 +75,9 @@ export const OperatorHandoffBody = z.strictObject({
 /** GET /v1/operator/conversations?status=: the desk's list, or one status of it. */
 export const DeskQuery = z.strictObject({
   status: z
-    .enum(["waiting", "held"], { error: "`status` is waiting or held." })
+    .enum(["waiting", "held", "asking"], { error: "`status` is waiting, held or asking." })
     .optional()
-    .describe("Only the conversations waiting for a person, or only those one holds."),
+    .describe("Only the conversations waiting for a person, those one holds, or those whose turn waits for their user."),
 });
 
 /** GET …/events?follow=true: stay open for a person's messages while a person holds the conversation. */

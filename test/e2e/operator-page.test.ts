@@ -116,4 +116,30 @@ describe("a handoff to a person, in two pages", () => {
     await user.screenshot({ path: "test-artifacts/chat-page-expired-approval.png", fullPage: true });
     await user.close();
   });
+  it("lists a conversation whose turn waits for its user, says what it asks, and an operator approves the refund on the desk", async () => {
+    const user = await browser.newPage({ viewport: { width: 900, height: 800 } });
+    await user.goto(dev.url);
+    await user.getByTestId("active-agent").filter({ hasText: "triage" }).waitFor();
+    await user.getByLabel("Message").fill("I was charged twice for order A1002");
+    await user.getByRole("button", { name: "Send" }).click();
+    await user.getByTestId("approval").filter({ hasText: "billing wants to run refund" }).waitFor();
+    const id = await user.evaluate(() => (JSON.parse(localStorage.getItem("handoff-chat") ?? "{}") as { id: string }).id);
+
+    const desk = await browser.newPage({ viewport: { width: 1100, height: 800 } });
+    await desk.goto(`${dev.url}/operator.html`);
+    const asking = desk.getByTestId("asking").locator(`button[data-conversation="${id}"]`);
+    await asking.waitFor();
+    assert.match((await asking.textContent()) ?? "", /for billing/);
+    await asking.click();
+    await desk.getByTestId("user-requests").filter({ hasText: "Waiting for the user: approval from refund" }).waitFor();
+    assert.equal(await desk.locator("#answer").isHidden(), true);
+    mkdirSync("test-artifacts", { recursive: true });
+    await desk.screenshot({ path: "test-artifacts/operator-desk-asking.png", fullPage: true });
+    await desk.getByTestId("request-approval").getByRole("button", { name: "Approve" }).click();
+    // The user's page reads the resumed turn over its socket; the conversation leaves the desk.
+    await user.locator(".assistant").filter({ hasText: "is refunded to your card" }).waitFor();
+    await asking.waitFor({ state: "detached" });
+    await user.close();
+    await desk.close();
+  });
 });
