@@ -79,7 +79,7 @@ it("reads the card, runs a handoff to billing that waits for approval, and resum
   assert.ok(decidedAt < read.history.length - 1);
 });
 
-it("asks the user over A2A: a question and a client tool are input-required with the request in a data part, answered by data parts", async () => {
+it("asks the user over A2A: a question, a client tool and an elicitation are input-required with the request in a data part, answered by data parts", async () => {
   const client = await new ClientFactory().createFromUrl(dev.url);
   type Pending = { pending: Array<{ toolCallId: string; kind: string; name: string; message?: string; schema?: Record<string, unknown> }> };
   const pendingOf = (task: { status?: { message?: Message } }) =>
@@ -129,6 +129,23 @@ it("asks the user over A2A: a question and a client tool are input-required with
   assert.ok("status" in picked);
   assert.equal(picked.status?.state, TaskState.TASK_STATE_COMPLETED);
   assert.match(String(picked.history.at(-1)?.parts[0]?.content?.value), /booked for Mon 14:00-17:00/);
+
+  // The tracking MCP server's elicitation: its form in the data part, its content sent back to the server.
+  const hold = await client.sendMessage(
+    send([{ $case: "text", value: "Please hold the parcel of order A1002" }], { contextId: sent.contextId }),
+  );
+  assert.ok("status" in hold);
+  const [form] = pendingOf(hold);
+  assert.equal(form?.kind, "elicitation");
+  const held = await client.sendMessage(
+    send([{ $case: "data", value: { decisions: [{ toolCallId: form!.toolCallId, answer: { confirm: true, depot: "Leeds" } }] } }], {
+      taskId: hold.id,
+      contextId: hold.contextId,
+    }),
+  );
+  assert.ok("status" in held);
+  assert.equal(held.status?.state, TaskState.TASK_STATE_COMPLETED);
+  assert.match(String(held.history.at(-1)?.parts[0]?.content?.value), /held at the Leeds depot/);
 });
 
 it("speaks A2A's own media type to a client that asks for it, and answers a request whose params are not an object with -32602 and its id", async () => {

@@ -100,6 +100,27 @@ describe("useChat's client answers what the turn asks", () => {
     expect(chat.memory.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
   });
 
+  it("an MCP server's elicitation: the form's content by addToolOutput goes back to the server", async () => {
+    const s = await scenario([
+      transfer,
+      { toolCalls: [{ id: "h", name: "tracking_hold_at_depot", arguments: JSON.stringify({ orderId: "A1002" }) }] },
+      { text: "Held in London." },
+    ]);
+    const chat = new TestChat(s.conversationId);
+    await chat.sendMessage({ text: s.tag("please hold the parcel of A1002") });
+    expect(requestOf(chat, "h")?.data).toMatchObject({ kind: "elicitation", mode: "form", server: "tracking" });
+    await chat.addToolOutput({ tool: "tracking_hold_at_depot", toolCallId: "h", output: { confirm: true, depot: "London" } });
+    await until(
+      async () => chat.last,
+      () => chat.status === "ready" && chat.last.parts.some((p) => p.type === "text" && p.text === "Held in London."),
+      "the turn's answer",
+    );
+    expect(partOf(chat, "h")).toMatchObject({
+      state: "output-available",
+      output: "The parcel of order A1002 is held at the London depot for collection.",
+    });
+  });
+
   it("an answer that does not fit is refused: the chat shows the error, and the request still waits", async () => {
     const s = await scenario([
       transfer,

@@ -93,6 +93,34 @@ describe("requests to the user over HTTP", () => {
     });
   });
 
+  it("an MCP elicitation: the tracking server's form, its content sent back to the server; a decline goes back as decline", async () => {
+    const hold = { toolCalls: [{ id: "h", name: "tracking_hold_at_depot", arguments: JSON.stringify({ orderId: "A1002" }) }] };
+    const s = await scenario([transfer, hold, { text: "Held." }]);
+    const events = await chat(s.conversationId, s.tag("please hold the parcel of A1002"));
+    expect(events.find((e) => e.type === "input-required")).toMatchObject({
+      kind: "elicitation",
+      mode: "form",
+      server: "tracking",
+      message: "Hold the parcel of order A1002 at a depot for you to collect?",
+      schema: { properties: { confirm: { type: "boolean" }, depot: { enum: ["Leeds", "London", "Bristol"] } } },
+    });
+    expect((await decide(s.conversationId, [{ toolCallId: "h", answer: { confirm: "yes" } }])).status).toBe(400);
+    const resumed = parseSse(
+      await (await decide(s.conversationId, [{ toolCallId: "h", answer: { confirm: true, depot: "Leeds" } }])).text(),
+    );
+    expect(resumed.find((e) => e.type === "tool-result")).toMatchObject({
+      toolCallId: "h",
+      result: "The parcel of order A1002 is held at the Leeds depot for collection.",
+    });
+
+    const again = await scenario([transfer, { toolCalls: [{ ...hold.toolCalls[0]!, id: "h2" }] }, { text: "Not held." }]);
+    await chat(again.conversationId, again.tag("please hold the parcel of A1002"));
+    const declined = parseSse(await (await decide(again.conversationId, [{ toolCallId: "h2", approved: false }])).text());
+    expect(declined.find((e) => e.type === "tool-result")).toMatchObject({
+      result: "The customer did not confirm: the parcel of order A1002 was not held.",
+    });
+  });
+
   it("an answer is stored and streamed without the configured secrets in it", async () => {
     const s = await scenario([transfer, chooseSlot, { text: "Done." }]);
     await chat(s.conversationId, s.tag("I need a delivery slot for A1002"));
@@ -134,8 +162,9 @@ describe("requests to the user over HTTP", () => {
 });
 
 describe("requests to the user over the socket", () => {
-  it("a question and a client tool answered by decision frames; a wrong answer is an error frame, and the request still waits", async () => {
-    const s = await scenario([transfer, redeliver, chooseSlot, { text: "All set." }]);
+  it("a question, a client tool and an elicitation answered by decision frames; a wrong answer is an error frame, and the request still waits", async () => {
+    const hold = { toolCalls: [{ id: "h", name: "tracking_hold_at_depot", arguments: JSON.stringify({ orderId: "A1002" }) }] };
+    const s = await scenario([transfer, redeliver, chooseSlot, hold, { text: "All set." }]);
     await chat(s.conversationId, s.tag("please redeliver order A1001"));
     const socket = await openSocket(s.conversationId);
     socket.send({ type: "decision", decisions: [{ toolCallId: "q", answer: { day: "someday", where: "locker" } }] });
@@ -144,10 +173,15 @@ describe("requests to the user over the socket", () => {
     socket.send({ type: "decision", decisions: [{ toolCallId: "q", answer: { day: "2026-12-08", where: "front door" } }] });
     const slot = await socket.until((f) => f.type === "input-required" && f.data.kind === "client-tool", "the client tool");
     expect(slot.data).toMatchObject({ toolCallId: "c", args: { slots } });
+    // Sent as soon as the request is seen, before its leg has ended: the decision waits for that end.
     socket.send({ type: "decision", decisions: [{ toolCallId: "c", answer: { slot: slots[0] } }] });
+    const form = await socket.until((f) => f.type === "input-required" && f.data.kind === "elicitation", "the elicitation");
+    expect(form.data).toMatchObject({ toolCallId: "h", server: "tracking", mode: "form" });
+    socket.send({ type: "decision", decisions: [{ toolCallId: "h", answer: { confirm: true, depot: "Bristol" } }] });
     await socket.until((f) => f.type === "done" && f.data.status === "completed", "the turn's end");
-    const tools = (await stored(s.conversationId)).messages.filter((m) => m.role === "tool").map((m) => m.toolCallId);
-    expect(tools).toEqual(["t", "q", "c"]);
+    const tools = (await stored(s.conversationId)).messages.filter((m) => m.role === "tool");
+    expect(tools.map((m) => m.toolCallId)).toEqual(["t", "q", "c", "h"]);
+    expect(tools.at(-1)?.content).toBe("The parcel of order A1002 is held at the Bristol depot for collection.");
     socket.ws.close();
   });
 });

@@ -77,6 +77,11 @@ export class TurnDriver {
     return this.#running !== null;
   }
 
+  /** Resolves once no leg runs: the running one, if any, has ended and what follows its end is done. */
+  async idle(): Promise<void> {
+    await this.#running?.ended;
+  }
+
   /** Refuses a new stream while MAX_STREAMS are open. */
   limitStreams(): ConversationResult<never> | null {
     if (this.#openStreams < MAX_STREAMS) return null;
