@@ -65,9 +65,11 @@ export function registerAgUi(app: Hono<AppEnv>, networkFor: (env: Env) => Networ
     const run = { threadId: input.threadId, runId: input.runId, isPerson: (name: string) => Boolean(network.get(name)?.human) };
     const encoder = new AgUiEncoder(run);
     const client = conversationClient(c.env, input.threadId, c.get("access"), originOf(c.req));
-    const answers = toolAnswers(input);
+    const replies = toolReplies(input);
+    const waiting = input.resume?.length || replies.length ? (await expectOk(client.getView())).pendingRequests : [];
+    // The client's copy of the thread holds every tool result; only those that answer a client tool left open are answers.
+    const answers = replies.filter((r) => waiting.some((p) => p.kind === "client-tool" && p.toolCallId === r.toolCallId));
     if (input.resume?.length || answers.length) {
-      const waiting = (await expectOk(client.getView())).pendingRequests;
       const outcome = await expectOk(client.decide([...resumeDecisions(input.resume ?? [], waiting), ...answers]));
       if (outcome.kind === "stream") return agUiResponse(encodeTurn(outcome.events, encoder));
       // Decisions that leave requests waiting start nothing: the run ends on those still open.
@@ -128,10 +130,10 @@ function resumeDecisions(entries: NonNullable<RunAgentInputBody["resume"]>, wait
 }
 
 /**
- * The application's answers to the frontend tools the last run left open: the tool messages after the newest
- * user message. A tool message's content is its output, read as JSON when it is JSON.
+ * The tool messages after the newest user message, as answers: among them, the application's answers to the frontend
+ * tools the last run left open. A tool message's content is its output, read as JSON when it is JSON.
  */
-function toolAnswers(input: RunAgentInputBody): Decision[] {
+function toolReplies(input: RunAgentInputBody): Decision[] {
   const lastUser = input.messages.findLastIndex((m) => m.role === "user");
   return input.messages.slice(lastUser + 1).flatMap((m) => {
     if (m.role !== "tool" || !m.toolCallId) return [];
