@@ -161,7 +161,7 @@ function shipping(text: string, results: ToolMessage[], has: (name: string) => b
   return `${where} ${parcel.carrier} says: ${parcel.latestScans.at(-1)}.${eta}`;
 }
 
-/** What the customer is asked: a redelivery's day and place (a question), a delivery slot (a client tool), holding a parcel (an MCP elicitation). */
+/** What the customer is asked: a redelivery's day and place (a question), a slot (a client tool), a parcel held (an MCP elicitation). */
 function userRequests(orderId: string, text: string, results: ToolMessage[], has: (name: string) => boolean): Decision | undefined {
   const redelivery = results.find((r) => r.name === "arrange_redelivery");
   if (/\bredeliver/i.test(text) && !redelivery) return [call("arrange_redelivery", { orderId })];

@@ -71,7 +71,9 @@ export function createSupportNetwork(
     name: "shipping",
     description: "Handles delivery status, tracking and address changes.",
     instructions:
-      "You are the shipping specialist. Look the order up, track the parcel with the tracking service, report where it is, change the address, arrange a redelivery, offer delivery slots, hold a parcel at a depot or cancel a shipment when asked. If the question is not about shipping, transfer back to triage.",
+      "You are the shipping specialist. Look the order up, track the parcel with the tracking service, report where it is. " +
+      "Change the address, arrange a redelivery, offer delivery slots, hold a parcel at a depot or cancel a shipment when asked. " +
+      "If the question is not about shipping, transfer back to triage.",
     // schedule_followup: "I'll check again in an hour", a turn of its own when it is due.
     // arrange_redelivery asks the customer (a question); choose_delivery_slot runs in the customer's page (a client tool).
     tools: [lookupOrder, changeAddress, arrangeRedelivery, chooseDeliverySlot, followUpTool()],

@@ -214,7 +214,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /**
-   * Records decisions on the requests the turn waits for (yes or no, or answers); once every one is decided, resumes the turn as the same agent.
+   * Records decisions on what the turn waits for (yes or no, or answers); once none waits, resumes the turn as the same agent.
    * `ignoreRepeats`: decisions already recorded are left out (the AI SDK's client sends them all again).
    */
   async decide(requester: Requester, decisions: Decision[], options: DecideOptions = {}): Promise<ConversationResult<DecisionOutcome>> {

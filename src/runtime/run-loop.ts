@@ -10,7 +10,7 @@ import { runHandoffHook } from "./handoff/hook.ts";
 import { DEFAULT_LIMITS } from "./limits.ts";
 import type { Message } from "./messages.ts";
 import type { ModelRequest } from "./ports/model-port.ts";
-import type { RunItemsOptions, RunTurnOptions, TurnItem } from "./run-options.ts";
+import type { RunItemsOptions, RunTurnOptions, TurnInput, TurnItem } from "./run-options.ts";
 import { commit, recordCalls } from "./commit.ts";
 import type { StateUpdates } from "./tools/tool-context.ts";
 import type { TurnStore } from "./ports/store-port.ts";
@@ -95,17 +95,9 @@ async function* runLeg(options: RunItemsOptions, store: TurnStore | undefined): 
       message: `The handoff from '${frame.caller}' to '${frame.callee}' cannot return: '${network.get(frame.caller) ? frame.callee : frame.caller}' no longer exists.`,
     };
   try {
-    if (input.kind === "message") state = yield* acceptMessage(run, state, input.text, missing);
-    else if (input.kind === "scheduled") state = yield* acceptNote(run, state, input.note);
-    else {
-      const settled = yield* settleRequests(run, state, input.suspension, input.decisions);
-      state = settled.state;
-      // A call asked the user again: the turn waits for that answer.
-      if (settled.waiting) {
-        yield doneEvent(state, "awaiting_input", "");
-        return { status: "awaiting_input" };
-      }
-    }
+    const accepted = yield* acceptInput(run, state, input, missing);
+    state = accepted.state;
+    if (accepted.ended) return accepted.ended;
     for (;;) {
       // A person holds the conversation (handed over, or holding it when the message came): no model is called.
       if (state.agent.human) return yield* awaitHuman(state);
@@ -119,6 +111,22 @@ async function* runLeg(options: RunItemsOptions, store: TurnStore | undefined): 
     yield doneEvent(state, "cancelled", "");
     return { status: "cancelled" };
   }
+}
+
+/** The leg's input taken in: a message, a scheduled note, or the user's decisions on a suspended step (which may ask again). */
+async function* acceptInput(
+  run: RunContext,
+  state: TurnState,
+  input: TurnInput,
+  missing: string | undefined,
+): AsyncGenerator<TurnItem, { state: TurnState; ended?: TurnOutcome }> {
+  if (input.kind === "message") return { state: yield* acceptMessage(run, state, input.text, missing) };
+  if (input.kind === "scheduled") return { state: yield* acceptNote(run, state, input.note) };
+  const settled = yield* settleRequests(run, state, input.suspension, input.decisions);
+  if (!settled.waiting) return { state: settled.state };
+  // A call asked the user again: the turn waits for that answer.
+  yield doneEvent(settled.state, "awaiting_input", "");
+  return { state: settled.state, ended: { status: "awaiting_input" } };
 }
 
 /** A scheduled turn's note, stored as a system message to the holder before its first model call. */

@@ -97,20 +97,8 @@ export class TraceBuilder {
         this.#toolResult(event, now);
         break;
       case "approval-required":
-        this.#open.set(
-          `approval:${event.toolCallId}`,
-          this.#add(this.#turn.id, "approval", `approval of ${event.name}`, now, { "gen_ai.tool.call.id": event.toolCallId }),
-        );
-        break;
       case "input-required":
-        // The one wait: a question, a client tool or an elicitation is held open as an approval is, till its answer.
-        this.#open.set(
-          `approval:${event.toolCallId}`,
-          this.#add(this.#turn.id, "approval", `${event.kind} for ${event.name}`, now, {
-            "gen_ai.tool.call.id": event.toolCallId,
-            "handoff.request.kind": event.kind,
-          }),
-        );
+        this.#awaiting(event, now);
         break;
       case "handoff":
         this.#handoff(event, now);
@@ -209,6 +197,14 @@ export class TraceBuilder {
     const kept = this.content?.get(span.id) ?? {};
     kept[key] = typeof value === "string" ? value : JSON.stringify(value);
     this.content?.set(span.id, kept);
+  }
+
+  /** The one wait: an approval, a question, a client tool or an elicitation is a span held open till its answer. */
+  #awaiting(event: Extract<RunEvent, { type: "approval-required" | "input-required" }>, now: number): void {
+    const kind = event.type === "approval-required" ? "approval" : event.kind;
+    const name = kind === "approval" ? `approval of ${event.name}` : `${kind} for ${event.name}`;
+    const attributes = { "gen_ai.tool.call.id": event.toolCallId, ...(kind === "approval" ? {} : { "handoff.request.kind": kind }) };
+    this.#open.set(`approval:${event.toolCallId}`, this.#add(this.#turn.id, "approval", name, now, attributes));
   }
 
   #toolResult(event: Extract<RunEvent, { type: "tool-result" }>, now: number): void {

@@ -46,6 +46,14 @@ export class UIMessageEncoder implements EventEncoder {
     this.#openText = null;
   }
 
+  #text(out: Chunk[], eventId: number, delta: string): void {
+    if (!this.#openText) {
+      this.#openText = `text-${eventId}`;
+      out.push({ type: "text-start", id: this.#openText });
+    }
+    out.push({ type: "text-delta", id: this.#openText, delta });
+  }
+
   #chunks(event: StoredEvent): Chunk[] {
     const out: Chunk[] = [];
     switch (event.type) {
@@ -56,11 +64,7 @@ export class UIMessageEncoder implements EventEncoder {
         out.push({ type: "start-step" });
         break;
       case "text-delta":
-        if (!this.#openText) {
-          this.#openText = `text-${event.id}`;
-          out.push({ type: "text-start", id: this.#openText });
-        }
-        out.push({ type: "text-delta", id: this.#openText, delta: event.delta });
+        this.#text(out, event.id, event.delta);
         break;
       case "tool-call":
         this.#closeText(out);
@@ -72,17 +76,10 @@ export class UIMessageEncoder implements EventEncoder {
       case "approval-required":
         out.push({ type: "tool-approval-request", approvalId: event.toolCallId, toolCallId: event.toolCallId });
         break;
-      case "input-required": {
-        // The call stays input-available: the page answers it with addToolOutput, drawing it from this part.
-        const { type: _type, id: _id, ...request } = event;
-        out.push({ type: "data-request", id: requestPartId(event.toolCallId), data: request });
+      case "input-required":
+      case "handoff":
+        out.push(dataPart(event));
         break;
-      }
-      case "handoff": {
-        const { type: _type, id: _id, ...handoff } = event;
-        out.push({ type: "data-handoff", id: handoffPartId(handoff, event.id), data: handoff });
-        break;
-      }
       case "step-finish":
         this.#closeText(out);
         out.push({ type: "finish-step" });
@@ -111,6 +108,19 @@ export class UIMessageEncoder implements EventEncoder {
     }
     return out;
   }
+}
+
+/**
+ * A handoff's `data-handoff` part, or a request's `data-request` part: the call stays input-available, and the page answers
+ * it with addToolOutput, drawing it from this part. Their ids are the ones /ui-messages gives them.
+ */
+function dataPart(event: Extract<StoredEvent, { type: "input-required" | "handoff" }>): Chunk {
+  if (event.type === "handoff") {
+    const { type: _type, id, ...handoff } = event;
+    return { type: "data-handoff", id: handoffPartId(handoff, id), data: handoff };
+  }
+  const { type: _type, id: _id, ...request } = event;
+  return { type: "data-request", id: requestPartId(event.toolCallId), data: request };
 }
 
 /** Chunks as the protocol's SSE frames, one `data:` line each. */

@@ -23,7 +23,8 @@ export function parseTaskId(id: string): { conversationId: string; turn: number 
 
 /** How a client answers a task that waits for approval. */
 export const HOW_TO_DECIDE =
-  'Answer with a data part { "decisions": [{ "toolCallId", "approved" }] } (an approval, or false to decline anything) or [{ "toolCallId", "answer" }] (a question, a client tool, a form), or the text "approve" or "deny".';
+  'Answer with a data part { "decisions": [{ "toolCallId", "approved" }] } (an approval, or false to decline anything) ' +
+  'or [{ "toolCallId", "answer" }] (a question, a client tool, a form), or the text "approve" or "deny".';
 
 const STATES: Record<TurnView["status"], TaskState> = {
   running: "TASK_STATE_WORKING",

@@ -206,7 +206,7 @@ function userRequest(record: CallRecord, prepared: PreparedStep, options: Pick<N
   return requestFor(record.call, record.awaits!, prepared.toolset.tools.get(record.call.name), prepared.agent, options.approvalExpiresIn);
 }
 
-/** The request a call's wait makes: its kind, what it shows the user, and its deadline (the ask's, else the tool's, agent's or network's). */
+/** The request a call's wait makes: its kind, what it shows the user, its deadline (the ask's, else the tool's, agent's or network's). */
 export function requestFor(
   call: ToolCall,
   wait: CallWait,

@@ -23,7 +23,7 @@ export async function requiresApproval(call: ToolCall, tool: Tool | undefined): 
   }
 }
 
-/** Whether the user's client answers the call: a tool with no `execute`, called with arguments that fit it (others fail here, as tool errors). */
+/** Whether the user's client answers the call: a tool with no `execute`, called with arguments that fit it (others fail as tool errors). */
 export function runsOnClient(call: ToolCall, tool: Tool | undefined): boolean {
   if (!tool || tool.execute) return false;
   const parsed = parseArguments(call.arguments);
