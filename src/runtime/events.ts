@@ -138,7 +138,7 @@ export interface ApprovalRequiredEvent {
 }
 
 /** What every `input-required` event names: the call that waits, whose it is, and until when. */
-interface InputRequiredBase {
+export interface InputRequiredBase {
   type: "input-required";
   toolCallId: string;
   name: string;

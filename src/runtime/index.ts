@@ -45,6 +45,7 @@ export type {
   JsonSchema,
   PendingApproval,
   QuestionRequest,
+  RequestBase,
   Suspension,
   TurnProgress,
   UserRequest,
@@ -63,6 +64,7 @@ export { runTurn, runTurnItems } from "./run-loop.ts";
 export type { RunItemsOptions, RunTurnOptions, TurnInput, TurnItem } from "./run-options.ts";
 export {
   type ApprovalRequiredEvent,
+  type InputRequiredBase,
   type InputRequiredEvent,
   type CompactionEvent,
   type DoneEvent,
@@ -104,6 +106,9 @@ export type { FollowUpRequest, ScheduledFollowUp, Scheduler } from "./ports/sche
 export {
   type McpApproval,
   type McpCallResult,
+  type McpInputRequest,
+  type McpInputRequired,
+  type McpInputResponses,
   type McpContent,
   type McpHeaders,
   type McpHostEnv,

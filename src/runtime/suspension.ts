@@ -24,7 +24,7 @@ export const TURN_START: TurnProgress = { handoffs: [], agentSteps: 0, errorStep
 export type JsonSchema = Record<string, unknown>;
 
 /** What every request to the user names: the call that waits, whose it is, and until when. */
-interface RequestBase {
+export interface RequestBase {
   toolCallId: string;
   name: string;
   args: unknown;

@@ -21,10 +21,11 @@ export interface Question<Schema extends z.ZodType = z.ZodType> {
 
 /** A request as the tool asks it: without the call it belongs to, which the step fills in. */
 type Asked<R> = R extends unknown ? Omit<R, "toolCallId" | "name" | "args" | "agent" | "expiresAt" | "earlier"> : never;
-type Without<R, K extends PropertyKey> = R extends unknown ? Omit<R, K> : never;
 
-/** An MCP server's elicitation, as a tool passes it on with `ctx.elicit`. */
-export type Elicitation = Without<Asked<ElicitationRequest>, "kind" | "host">;
+/** An MCP server's elicitation, as a tool passes it on with `ctx.elicit`: a form, or an https URL to open. */
+export type Elicitation =
+  | { server: string; message: string; mode: "form"; schema: JsonSchema }
+  | { server: string; message: string; mode: "url"; url: string; elicitationId?: string };
 
 /** An ask the call is stopped on: it becomes the step's request of its kind. */
 export type InputAsk = (Asked<QuestionRequest> & { expiresInMs?: number }) | Asked<ElicitationRequest>;
