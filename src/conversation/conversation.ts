@@ -116,9 +116,9 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       sockets: this.#sockets,
       // A socket's turn is read by the sockets alone: no stream is opened for it.
       send: (requester, text) => this.#message(requester, text, {}, (input) => this.#driver.runUnread(requester, input), false),
-      // A socket sees a request before its leg has ended: decisions sent on seeing it wait for that end rather than be refused.
+      // A socket sees a request before its leg is done: decisions sent on seeing its end wait for that rather than be refused.
       decide: async (requester, decisions) => {
-        await this.#driver.idle();
+        await this.#driver.settled();
         return this.#decide(requester, decisions, {}, (input) => this.#driver.runUnread(requester, input), false);
       },
     });

@@ -92,15 +92,16 @@ export class EventEffects {
       const user = store.legFor;
       const card = { conversationId: state.conversationId, person: done.agent, status: "asking" as const, ...(user ? { user } : {}) };
       this.#later("the desk could not be told", this.#setup.hold.toDesk(card));
-    } else if (this.#resumed && done.status !== "awaiting_human") {
-      // The user answered what the turn waited for (or its deadline did): it no longer waits on the desk.
-      this.#later("the desk could not be told", this.#setup.hold.leaveDesk(store.state()!.conversationId));
+      return;
     }
-    if (done.status === "awaiting_human") this.#toPerson(done);
+    // The user answered what the turn waited for (or its deadline did): its card goes, before a person's (handed over now) comes.
+    const left = this.#resumed ? this.#setup.hold.leaveDesk(store.state()!.conversationId) : Promise.resolve();
+    if (done.status === "awaiting_human") this.#toPerson(done, left);
+    else this.#later("the desk could not be told", left);
   }
 
   /** A leg ends with a person holding it: on the desk, waiting (with the person's deadline) when this leg handed it over. */
-  #toPerson(done: DoneEvent): void {
+  #toPerson(done: DoneEvent, after: Promise<void>): void {
     const { store, network, hold } = this.#setup;
     const { conversationId } = store.state()!;
     const person = done.agent;
@@ -117,7 +118,10 @@ export class EventEffects {
       ...(handover ? { status: "waiting" as const, answerBy: answerBy ?? null } : {}),
       ...(user ? { user } : {}),
     };
-    this.#later("the desk could not be told", hold.toDesk(card));
+    this.#later(
+      "the desk could not be told",
+      after.then(() => hold.toDesk(card)),
+    );
   }
 
   /** A person answered the user: the task is done for A2A clients, the desk says held, the app is told. */

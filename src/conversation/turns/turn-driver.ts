@@ -62,6 +62,8 @@ interface RunningLeg {
   broadcast: TurnBroadcast;
   controller: AbortController;
   ended: Promise<void>;
+  /** Its events are all stored and sent; what follows its end (`settled`) is being done. */
+  ending: boolean;
 }
 
 export class TurnDriver {
@@ -77,9 +79,9 @@ export class TurnDriver {
     return this.#running !== null;
   }
 
-  /** Resolves once no leg runs: the running one, if any, has ended and what follows its end is done. */
-  async idle(): Promise<void> {
-    await this.#running?.ended;
+  /** Resolves once a leg that has sent its last event is done with what follows its end; a leg still running is not waited for. */
+  async settled(): Promise<void> {
+    if (this.#running?.ending) await this.#running.ended;
   }
 
   /** Refuses a new stream while MAX_STREAMS are open. */
@@ -113,6 +115,7 @@ export class TurnDriver {
       broadcast: new TurnBroadcast(this.#setup.tap),
       controller: new AbortController(),
       ended: Promise.resolve(),
+      ending: false,
     };
     this.#running = running;
     return running;
@@ -245,6 +248,8 @@ export class TurnDriver {
       }
       const trace = recorder.end(next.value);
       // What the leg's end calls for (the title, A2A push, the approvals' deadline, the desk) follows from its stored events.
+      // The one running leg is this one.
+      if (this.#running) this.#running.ending = true;
       await this.#setup.settled();
       // Sent off the turn's path: a slow or dead collector never delays a stream or fails a turn.
       const spans = spansToExport(trace, previous);
