@@ -22,12 +22,13 @@ import {
   UIChatBody,
 } from "./schemas.ts";
 
-const json = (schema: z.ZodType) => ({ "application/json": { schema: z.toJSONSchema(schema, { io: "input" }) } });
+// An answer is any JSON (`unrepresentable: "any"`): its request's own schema says what fits.
+const json = (schema: z.ZodType) => ({ "application/json": { schema: z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) } });
 const error = { description: "An error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
 
 /** A field's JSON Schema, as a parameter carries it (its description is the parameter's). */
 function fieldSchema(schema: z.ZodType) {
-  const { $schema: _, description: __, ...typed } = z.toJSONSchema(schema, { io: "input" });
+  const { $schema: _, description: __, ...typed } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
   return typed;
 }
 const idParam = { name: "id", in: "path", required: true, description: CONVERSATION_ID_RULE, schema: fieldSchema(ConversationId) };
@@ -309,14 +310,8 @@ function operatorPaths(): Record<string, unknown> {
         responses: { "200": { description: "{ activeAgent }" }, "400": error, "404": error, "409": error },
       },
     },
-    "/v1/conversations/{id}/operator/approvals": {
-      parameters: [idParam],
-      post: {
-        summary: "An operator decides pending tool calls (recorded with who); streams the resumed turn",
-        requestBody: { required: true, content: json(ApprovalsBody) },
-        responses: { "200": stream, "202": { description: "Decisions recorded; calls still pending" }, "404": error, "409": error },
-      },
-    },
+    "/v1/conversations/{id}/operator/decisions": operatorDecisions("An operator decides approvals and answers questions that let one"),
+    "/v1/conversations/{id}/operator/approvals": operatorDecisions("The older name of …/operator/decisions"),
   };
 }
 
@@ -364,14 +359,10 @@ function turnPaths(): Record<string, unknown> {
         responses: { "200": stream, "400": error, "409": error, "413": error, "415": error },
       },
     },
-    "/v1/conversations/{id}/approvals": {
-      parameters: [idParam],
-      post: {
-        summary: "Decide pending tool calls; streams the resumed turn",
-        requestBody: { required: true, content: json(ApprovalsBody) },
-        responses: { "200": stream, "202": { description: "Decisions recorded; calls still pending" }, "404": error, "409": error },
-      },
-    },
+    "/v1/conversations/{id}/decisions": decisions(
+      "Decide or answer what the turn waits for (approvals, questions, client tools, elicitations); streams the resumed turn",
+    ),
+    "/v1/conversations/{id}/approvals": decisions("The older name of …/decisions, which takes every kind of decision"),
     "/v1/conversations/{id}/retry": {
       parameters: [idParam],
       post: {
@@ -447,4 +438,29 @@ function chatPaths(): Record<string, unknown> {
       },
     },
   };
+}
+
+/** The one route every request to the user is answered through (and its older name). */
+function decisions(summary: string): Record<string, unknown> {
+  return {
+    parameters: [idParam],
+    post: {
+      summary,
+      requestBody: { required: true, content: json(ApprovalsBody) },
+      responses: {
+        "200": stream,
+        "202": { description: "Decisions recorded; requests still pending" },
+        "400": error,
+        "404": error,
+        "409": error,
+      },
+    },
+  };
+}
+
+/** An operator's decisions (recorded with who decided). */
+function operatorDecisions(summary: string): Record<string, unknown> {
+  const route = decisions(`${summary} (recorded with who); streams the resumed turn`);
+  const post = route.post as { responses: Record<string, unknown> };
+  return { ...route, post: { ...post, responses: { ...post.responses, "403": error } } };
 }

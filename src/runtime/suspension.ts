@@ -97,7 +97,10 @@ export const DecisionSchema: z.ZodType<Decision> = z.union(
       approved: z.boolean({ error: "`approved` must be true or false." }),
       reason: z.string().max(2000).optional(),
     }),
-    z.strictObject({ toolCallId: z.string().min(1).max(256), answer: z.json({ error: "`answer` is the answer, as JSON." }) }),
+    z.strictObject({
+      toolCallId: z.string().min(1).max(256),
+      answer: z.custom<unknown>((value) => value !== undefined, "`answer` is the answer, as JSON."),
+    }),
   ],
   { error: 'Each decision is { "toolCallId", "approved": true|false, "reason"? } or { "toolCallId", "answer" }.' },
 );

@@ -258,8 +258,10 @@ describe("the OpenAPI document against the routes", () => {
       "post /v1/ag-ui",
       "post /v1/conversations/{id}/approvals",
       "post /v1/conversations/{id}/chat",
+      "post /v1/conversations/{id}/decisions",
       "post /v1/conversations/{id}/messages",
       "post /v1/conversations/{id}/operator/approvals",
+      "post /v1/conversations/{id}/operator/decisions",
       "post /v1/conversations/{id}/retry",
     ]);
   });
