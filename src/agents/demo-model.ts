@@ -97,6 +97,8 @@ function decide(request: ModelRequest): Decision {
       return shipping(text, results, has);
     case "calculator":
       return calculator(text, results);
+    case "fraud-check":
+      return fraudCheck(text, results);
     default:
       return 'This is the offline demo model. Ask about a charge ("I was charged twice for order A1001"), a delivery ("Where is order A1002?") or a sum ("Solve x^2 - 5x + 6 = 0") and I will hand you to the right specialist, or ask to talk to a person.';
   }
@@ -109,6 +111,10 @@ function billing(text: string, results: ToolMessage[]): Decision {
   if (!lookup) return [call("lookup_order", { orderId })];
   if (lookup.isError) return `I could not find order ${orderId}: ${lookup.content}`;
   const order = JSON.parse(lookup.content) as { orderId: string; amountUsd: number; charges: number; item: string };
+  const check = results.find((r) => r.name === "ask_fraud_check");
+  if (/\b(fraud|suspicious|recogni[sz]e)\b/i.test(text) && !check)
+    return [call("ask_fraud_check", { request: `Check order ${order.orderId} for fraud.` })];
+  if (check) return check.isError ? `The fraud check did not finish: ${check.content}` : `I asked our fraud check. ${check.content}`;
   const refund = results.find((r) => r.name === "refund");
   if (/\b(refund|twice|double|money back)\b/i.test(text) && !refund) {
     return [call("refund", { orderId: order.orderId, amountUsd: order.amountUsd })];
@@ -119,6 +125,18 @@ function billing(text: string, results: ToolMessage[]): Decision {
       : `Done: ${order.amountUsd} USD for order ${order.orderId} (${order.item}) is refunded to your card.`;
   }
   return `Order ${order.orderId} (${order.item}) was charged ${order.charges} time(s), ${order.amountUsd} USD each.`;
+}
+
+/** The fraud checker, asked by billing as a tool: it looks the order up and says what it found. */
+function fraudCheck(text: string, results: ToolMessage[]): Decision {
+  const orderId = findOrderId(text);
+  const lookup = results.find((r) => r.name === "lookup_order");
+  if (orderId && !lookup) return [call("lookup_order", { orderId })];
+  if (!lookup || lookup.isError) return `I could not check that order${lookup ? `: ${lookup.content}` : "."}`;
+  const order = JSON.parse(lookup.content) as { orderId: string; charges: number };
+  return order.charges > 1
+    ? `Order ${order.orderId} was charged ${order.charges} times: a double charge, not fraud.`
+    : `Order ${order.orderId} was charged once: no sign of fraud.`;
 }
 
 function shipping(text: string, results: ToolMessage[], has: (name: string) => boolean): Decision {

@@ -59,12 +59,19 @@ export function createSupportNetwork(
   defaultModel = DEFAULT_MODEL,
   { tracking = DEMO_TRACKING_SERVER, supportDeskAnswerWithin, ...options }: SupportNetworkOptions = {},
 ): Network {
+  // Billing delegates a fraud check (it keeps the conversation): the checker runs as a tool, its steps streamed nested.
+  const fraudCheck = new Agent({
+    name: "fraud-check",
+    description: "Checks an order's charges for signs of fraud and says what it found.",
+    instructions: "You check an order for fraud: look it up, compare its charges, and say in one sentence what you found.",
+    tools: [lookupOrder],
+  });
   const billing = new Agent({
     name: "billing",
     description: "Handles charges, invoices, double charges and refunds.",
     instructions:
       "You are the billing specialist. Look the order up before acting, confirm the amount, and refund only what was charged in error. If the question is not about billing, transfer back to triage.",
-    tools: [lookupOrder, refund],
+    tools: [lookupOrder, refund, fraudCheck.asTool({ name: "ask_fraud_check" })],
     examples: EXAMPLES.billing,
   });
   const shipping = new Agent({

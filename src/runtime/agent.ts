@@ -220,6 +220,7 @@ export class Agent {
       name: options.name ?? `ask_${agent.name.toLowerCase().replace(/[^a-z0-9_]/g, "_")}`,
       description: options.description ?? `Ask '${agent.name}' and get its answer back. ${agent.description}`.trim(),
       parameters: z.object({ request: z.string().min(1).describe("What to ask, with everything the agent needs: it sees nothing else.") }),
+      delegates: true,
       execute: (args, ctx) => ctx.delegate(agent, (args as { request: string }).request),
     };
   }

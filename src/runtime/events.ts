@@ -159,6 +159,17 @@ export type InputRequiredEvent = InputRequiredBase &
     | { kind: "elicitation"; server: string; message: string; mode: "url"; url: string; host: string; elicitationId?: string }
   );
 
+/**
+ * An event of a delegated agent's run (`Agent.asTool`), nested under the calls that delegated it: `path` is their ids, outermost
+ * first (a child of a child has two), and `agent` the delegated agent that holds the child run when the event came.
+ */
+export interface DelegatedEvent {
+  type: "delegated";
+  path: string[];
+  agent: string;
+  event: RunEvent;
+}
+
 /** A step ended: the model's finish reason and what the step spent. */
 export interface StepFinishEvent {
   type: "step-finish";
@@ -233,6 +244,7 @@ export type RunEvent =
   | HandoffEvent
   | ApprovalRequiredEvent
   | InputRequiredEvent
+  | DelegatedEvent
   | StepFinishEvent
   | GuardrailEvent
   | CompactionEvent
@@ -313,6 +325,13 @@ export const EVENT_SCHEMAS: { readonly [T in RunEvent["type"]]: z.ZodType<Extrac
     }),
   ),
   "input-required": inputRequiredSchema(),
+  // The nested event is any event but another nesting: a grandchild's comes up whole, with its longer path.
+  delegated: z.strictObject({
+    type: z.literal("delegated"),
+    path: z.array(z.string()).min(1),
+    agent: z.string(),
+    event: z.lazy(() => RunEventSchema),
+  }) as unknown as z.ZodType<DelegatedEvent>,
   "step-finish": exactly<StepFinishEvent>()(
     z.strictObject({ type: z.literal("step-finish"), stepIndex: z.number(), finishReason: z.string(), usage: UsageSchema.optional() }),
   ),

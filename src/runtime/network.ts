@@ -37,6 +37,8 @@ export interface NetworkOptions {
   systemPrompt?: "replace" | "append";
   /** Accepted transfers over a conversation's life (default unlimited). */
   maxHandoffs?: number;
+  /** Delegations (`Agent.asTool`) of one step that run at once; the rest wait for one to end (default 4). */
+  maxParallelDelegations?: number;
   /** false refuses a handoff to an agent already active in this turn (a visited set). */
   allowRevisit?: boolean;
   /** Replaces the sentence added to each transfer tool's description. */

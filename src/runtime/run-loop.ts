@@ -21,6 +21,7 @@ import { answerCalls, callsAhead, gateCalls, planCalls } from "./step/resolve-ca
 import { callPlanOf } from "./handoff/rules.ts";
 import { argsOf } from "./tools/execute-tool-call.ts";
 import { settleRequests } from "./step/settle-requests.ts";
+import { DEFAULT_PARALLEL_DELEGATIONS, NestedItems, Slots, whileNested } from "./step/nested-items.ts";
 import { handBackFromRemote, remoteCall, remoteState, writeAhead } from "./step/remote-call.ts";
 import { routedStep, routerOf } from "./step/route-first.ts";
 import type { RemoteState } from "./ports/remote-port.ts";
@@ -63,7 +64,10 @@ async function* runLeg(options: RunItemsOptions, store: TurnStore | undefined): 
     limits: { ...DEFAULT_LIMITS, ...options.limits },
     signal: options.signal ?? new AbortController().signal,
     store,
-    runTurn,
+    runItems: runTurnItems,
+    nested: new NestedItems(),
+    delegations: new Slots(network.options.maxParallelDelegations ?? DEFAULT_PARALLEL_DELEGATIONS),
+    path: options.path ?? [],
     once: { nudged: false },
   };
   const { activeAgent, callers: stored } = options.conversation.holding;
@@ -195,7 +199,9 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   if (recorded) yield recorded;
   const stateUpdates: StateUpdates = new Map();
   if (called.remote) stateUpdates.set(prepared.agent.name, { ...called.remote });
-  const records = await answerCalls(run, state, prepared, plan, gates, stateUpdates);
+  // A delegated agent's events and steps come out as it runs; other tools' none.
+  const delegating = plan.some((p) => p.kind === "tool" && p.tool?.delegates === true);
+  const records = yield* whileNested(run, answerCalls(run, state, prepared, plan, gates, stateUpdates), delegating);
   for (const r of records) {
     if (r.blocked !== null) yield { type: "guardrail", kind: "tool", agent: prepared.agent.name, reason: r.blocked, toolCallId: r.call.id };
   }

@@ -38,6 +38,8 @@ export interface RunTurnOptions {
   input: TurnInput;
   limits?: Partial<Limits>;
   signal?: AbortSignal;
+  /** The calls that delegated this run, outermost first: set for a delegated agent's run (`Agent.asTool`), absent otherwise. */
+  path?: readonly string[];
 }
 
 /**
@@ -49,6 +51,8 @@ export interface RunTurnOptions {
 export type TurnItem =
   | RunEvent
   | { type: "commit"; commit: StepCommit; events: readonly RunEvent[] }
+  /** A delegated agent's step, with the nested events it announces: stored in the delegation's own history. */
+  | { type: "delegation-commit"; path: readonly string[]; agent: string; commit: StepCommit; events: readonly RunEvent[] }
   | { type: "calls"; calls: CallsInFlight };
 
 /** `runTurnItems` takes no store: its consumer stores the commits. */

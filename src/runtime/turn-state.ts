@@ -6,8 +6,9 @@ import type { ReturnFrame, HandoffRecord } from "./handoff/types.ts";
 import type { Holding } from "./holding.ts";
 import type { Limits } from "./limits.ts";
 import type { Message } from "./messages.ts";
-import type { RunEvent } from "./events.ts";
-import type { RunItemsOptions, RunTurnOptions } from "./run-options.ts";
+import type { TurnOutcome } from "./events.ts";
+import type { RunItemsOptions, TurnItem } from "./run-options.ts";
+import type { NestedItems, Slots } from "./step/nested-items.ts";
 import type { TurnStore } from "./ports/store-port.ts";
 import { TURN_START, type TurnProgress } from "./suspension.ts";
 import { addUsage, NO_USAGE, type UsageTotals } from "./usage.ts";
@@ -37,8 +38,14 @@ export interface RunContext {
   readonly signal: AbortSignal;
   /** Where commits go: the store port of `runTurn`, or none for `runTurnItems`, which yields them. */
   readonly store: TurnStore | undefined;
-  /** Runs a nested turn, for delegation (passed in so tools need not import the loop). */
-  readonly runTurn: (options: RunTurnOptions) => AsyncGenerator<RunEvent, unknown>;
+  /** Runs a delegated agent's turn as items (passed in so tools need not import the loop). */
+  readonly runItems: (options: RunItemsOptions) => AsyncGenerator<TurnItem, TurnOutcome>;
+  /** What the step's tools hand it while they run (a delegated agent's events and steps). */
+  readonly nested: NestedItems;
+  /** The delegations running at once, bounded by the network's `maxParallelDelegations`. */
+  readonly delegations: Slots;
+  /** The calls that delegated this run, outermost first (empty for a conversation's own run). */
+  readonly path: readonly string[];
   /** What a leg does at most once: the nudge after an announced-but-unmade handoff. */
   readonly once: { nudged: boolean };
 }

@@ -14,6 +14,8 @@ export class MemoryStore implements TurnStore {
   holding: Holding;
   suspension: Suspension | null = null;
   lastHandoff: HandoffRecord | undefined;
+  /** Delegated agents' histories, by the path of the calls that delegated them (joined with `/`). */
+  readonly delegations = new Map<string, Message[]>();
   /** The calls of the step whose tools run, written ahead of them; the step's commit clears it. */
   callsInFlight: CallsInFlight | null = null;
 
@@ -32,6 +34,11 @@ export class MemoryStore implements TurnStore {
     this.history.push(...copy.messages);
     ({ holding: this.holding, suspension: this.suspension } = applyCommit({ holding: this.holding, suspension: this.suspension }, copy));
     if (copy.handoff) this.lastHandoff = copy.handoff;
+  }
+
+  commitDelegation(path: readonly string[], _agent: string, commit: StepCommit): void {
+    const key = path.join("/");
+    this.delegations.set(key, [...(this.delegations.get(key) ?? []), ...structuredClone(commit.messages)]);
   }
 
   /** The conversation as a turn starts from it (`RunTurnOptions.conversation`). */

@@ -100,6 +100,9 @@ export class TraceBuilder {
       case "input-required":
         this.#awaiting(event, now);
         break;
+      case "delegated":
+        this.#delegated(event, now);
+        break;
       case "handoff":
         this.#handoff(event, now);
         break;
@@ -197,6 +200,38 @@ export class TraceBuilder {
     const kept = this.content?.get(span.id) ?? {};
     kept[key] = typeof value === "string" ? value : JSON.stringify(value);
     this.content?.set(span.id, kept);
+  }
+
+  /**
+   * A delegated agent's run is an agent span under the call that delegated it (a child of a child, under its parent's), and
+   * each of its model calls a span under that; the run's end closes them.
+   */
+  #delegated(event: Extract<RunEvent, { type: "delegated" }>, now: number): void {
+    const key = `delegation:${event.path.join("/")}`;
+    const inner = event.event;
+    if (inner.type === "run-start") {
+      const parent =
+        event.path.length > 1 ? this.#open.get(`delegation:${event.path.slice(0, -1).join("/")}`) : this.#open.get(event.path[0]!);
+      const span = this.#add(parent?.id ?? this.#turn.id, "agent", `delegated ${inner.agent}`, now, {
+        "gen_ai.agent.name": inner.agent,
+        "handoff.delegation.path": event.path.join("/"),
+      });
+      this.#open.set(key, span);
+    } else if (inner.type === "step-start") {
+      const model = this.#add(this.#open.get(key)?.id ?? this.#turn.id, "model", `${inner.agent} step ${inner.stepIndex}`, now);
+      this.#open.set(`${key}:model`, model);
+    } else if (inner.type === "step-finish") {
+      this.#close(`${key}:model`, now);
+    } else if (inner.type === "done" || inner.type === "error") {
+      this.#close(`${key}:model`, now);
+      this.#close(key, now);
+    }
+  }
+
+  #close(key: string, now: number): void {
+    const span = this.#open.get(key);
+    if (span) span.end = now;
+    this.#open.delete(key);
   }
 
   /** The one wait: an approval, a question, a client tool or an elicitation is a span held open till its answer. */

@@ -140,6 +140,8 @@ export class AgUiEncoder implements EventEncoder {
       case "input-required":
         this.#wait(event);
         return [];
+      case "delegated":
+        return subagentEvents(event);
       case "handoff": {
         const { id, type: _type, ...record } = event;
         return [
@@ -277,6 +279,51 @@ export function requestInterrupt(request: RequestShown): Interrupt {
     ...(expiresAt ? { expiresAt } : {}),
     metadata,
   };
+}
+
+/**
+ * A delegated agent's event as AG-UI 1.0's own subagent events: SUBAGENT_STARTED under the delegating call (and the parent
+ * subagent, for a child of a child), its text and calls attributed to its `subagentRunId` (the path of calls), and
+ * SUBAGENT_FINISHED with its answer, or SUBAGENT_ERROR.
+ */
+function subagentEvents(event: Extract<StoredEvent, { type: "delegated" }>): Out[] {
+  const subagentRunId = event.path.join("/");
+  const inner = event.event;
+  switch (inner.type) {
+    case "run-start":
+      return [
+        {
+          type: "SUBAGENT_STARTED",
+          subagentRunId,
+          name: event.agent,
+          parentToolCallId: event.path.at(-1),
+          ...(event.path.length > 1 ? { parentSubagentRunId: event.path.slice(0, -1).join("/") } : {}),
+        },
+      ];
+    case "text-delta":
+      return [{ type: "TEXT_MESSAGE_CHUNK", messageId: `sub-${subagentRunId}`, role: "assistant", delta: inner.delta, subagentRunId }];
+    case "tool-call":
+      return [
+        { type: "TOOL_CALL_START", toolCallId: inner.toolCallId, toolCallName: inner.name, subagentRunId },
+        { type: "TOOL_CALL_ARGS", toolCallId: inner.toolCallId, delta: JSON.stringify(inner.args ?? {}), subagentRunId },
+        { type: "TOOL_CALL_END", toolCallId: inner.toolCallId, subagentRunId },
+      ];
+    case "tool-result":
+      return [{ ...toolResult({ ...inner, id: event.id }), subagentRunId }];
+    case "done":
+      return [
+        {
+          type: "SUBAGENT_FINISHED",
+          subagentRunId,
+          result: inner.text,
+          outcome: { type: inner.status === "completed" ? "success" : "suspended" },
+        },
+      ];
+    case "error":
+      return [{ type: "SUBAGENT_ERROR", subagentRunId, message: inner.message, code: inner.code }];
+    default:
+      return [];
+  }
 }
 
 function usageOf(event: Extract<StoredEvent, { type: "done" }>): TokenUsage[] | undefined {

@@ -20,6 +20,8 @@ type Chunk = Record<string, unknown> & { type: string };
 export class UIMessageEncoder implements EventEncoder {
   #openText: string | null = null;
   readonly #messageId: string | undefined;
+  /** Each delegation's progress so far, by its path: one `data-delegation` part the page redraws as it grows. */
+  readonly #delegations = new Map<string, DelegationProgress>();
 
   /** `messageId` goes on `start`, so a resumed leg continues the same message, and a reload finds it under that id. */
   constructor(messageId?: string) {
@@ -44,6 +46,26 @@ export class UIMessageEncoder implements EventEncoder {
   #closeText(out: Chunk[]): void {
     if (this.#openText) out.push({ type: "text-end", id: this.#openText });
     this.#openText = null;
+  }
+
+  /**
+   * A delegated agent's work as tool progress: one `data-delegation` part per delegation (its id the path of calls), sent
+   * again whole as it grows (the AI SDK replaces a data part of the same id), with its agent, text, calls and status.
+   */
+  #delegation(event: Extract<StoredEvent, { type: "delegated" }>): Chunk {
+    const id = event.path.join("/");
+    const progress = this.#delegations.get(id) ?? { path: event.path, agent: event.agent, status: "running", text: "", calls: [] };
+    this.#delegations.set(id, progress);
+    progress.agent = event.agent;
+    const inner = event.event;
+    if (inner.type === "text-delta") progress.text += inner.delta;
+    else if (inner.type === "tool-call") progress.calls.push({ toolCallId: inner.toolCallId, name: inner.name, args: inner.args });
+    else if (inner.type === "tool-result") {
+      const call = progress.calls.find((c) => c.toolCallId === inner.toolCallId);
+      if (call) Object.assign(call, { result: inner.result, isError: inner.isError });
+    } else if (inner.type === "done") progress.status = inner.status === "completed" ? "done" : inner.status;
+    else if (inner.type === "error") progress.status = "failed";
+    return { type: "data-delegation", id: `delegation-${id}`, data: progress };
   }
 
   #text(out: Chunk[], eventId: number, delta: string): void {
@@ -80,6 +102,9 @@ export class UIMessageEncoder implements EventEncoder {
       case "handoff":
         out.push(dataPart(event));
         break;
+      case "delegated":
+        out.push(this.#delegation(event));
+        break;
       case "step-finish":
         this.#closeText(out);
         out.push({ type: "finish-step" });
@@ -108,6 +133,15 @@ export class UIMessageEncoder implements EventEncoder {
     }
     return out;
   }
+}
+
+/** What the page is shown of a delegation as it runs. */
+interface DelegationProgress {
+  path: readonly string[];
+  agent: string;
+  status: string;
+  text: string;
+  calls: Array<{ toolCallId: string; name: string; args: unknown; result?: unknown; isError?: boolean }>;
 }
 
 /**

@@ -307,6 +307,30 @@ export class ConversationStore {
   }
 
   /**
+   * A delegated agent's step (`path`: the delegating calls, outermost first) in its own history, with the events before it and
+   * those it announces, in one transaction; what it spent counts toward the turn's and the conversation's spending.
+   */
+  commitDelegation(path: readonly string[], agent: string, commit: StepCommit, events: readonly StoredEvent[]): void {
+    const state = this.#requireState();
+    this.#transaction(() => {
+      this.#db.insertRows(
+        "delegations (turn, path, agent, data)",
+        commit.messages.map((message) => [state.turn, path.join("/"), agent, JSON.stringify(capMessage(message))]),
+      );
+      this.events.insert(state.turn, events);
+    });
+    this.#state = { ...state, lastEventId: events.at(-1)?.id ?? state.lastEventId };
+    if (commit.usage) this.#turnUsage = addUsage(this.#turnUsage, commit.usage);
+  }
+
+  /** A delegated agent's history in turn `turn`, by the path of the calls that delegated it. */
+  delegation(turn: number, path: readonly string[]): Message[] {
+    return this.#db
+      .rows<{ data: string }>(`SELECT data FROM delegations WHERE turn = ? AND path = ? ORDER BY seq`, turn, path.join("/"))
+      .map((row) => JSON.parse(row.data) as Message);
+  }
+
+  /**
    * Ends the turn's leg with the outcome the run reported, its remaining events and its trace (one
    * row per turn, rewritten by a later leg; only the latest `keepTraces` turns keep theirs, none when it is 0).
    */

@@ -48,6 +48,10 @@ export const MIGRATIONS: readonly string[][] = [
     `CREATE TABLE push_configs (turn INTEGER NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (turn, id))`,
     `ALTER TABLE outbox ADD COLUMN target TEXT`,
   ],
+  // 13: delegated agents' histories (Agent.asTool), apart from the conversation's: by turn and the path of delegating calls.
+  [
+    `CREATE TABLE delegations (seq INTEGER PRIMARY KEY, turn INTEGER NOT NULL, path TEXT NOT NULL, agent TEXT NOT NULL, data TEXT NOT NULL)`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -63,6 +63,7 @@ export class TurnRecorder {
     }
     this.#flushText();
     if (item.type === "commit") this.#commit(item.commit, item.events);
+    else if (item.type === "delegation-commit") this.#commitDelegation(item);
     else if (item.type === "calls") this.#recordCalls(item.calls);
     else this.#publish(this.#redactor.value(item));
   }
@@ -113,6 +114,18 @@ export class TurnRecorder {
   #commit(commit: StepCommit, announced: readonly RunEvent[]): void {
     const events = this.#redactor.value(announced).map((event, i): StoredEvent => ({ id: this.#nextId + i, ...event }));
     this.#store.commitStep(this.#redactor.value(commit), [...this.#pending, ...events]);
+    this.#nextId += events.length;
+    this.#pending = [];
+    for (const event of events) {
+      this.#note(event);
+      this.#send(event);
+    }
+  }
+
+  /** A delegated agent's step in its own history, the events before it and its nested events, in one transaction; then published. */
+  #commitDelegation(item: Extract<TurnItem, { type: "delegation-commit" }>): void {
+    const events = this.#redactor.value(item.events).map((event, i): StoredEvent => ({ id: this.#nextId + i, ...event }));
+    this.#store.commitDelegation(item.path, item.agent, this.#redactor.value(item.commit), [...this.#pending, ...events]);
     this.#nextId += events.length;
     this.#pending = [];
     for (const event of events) {

@@ -31,6 +31,11 @@ export interface TurnStore {
    * if no commit came (see `settleCallsInFlight`); one that cannot crash alone may leave it out.
    */
   recordCalls?(calls: CallsInFlight): void | Promise<void>;
+  /**
+   * A step of a delegated agent's run (its own history, apart from the conversation's), under the calls that delegated it
+   * (`path`). A store without it keeps only the delegation's result, as the tool's answer.
+   */
+  commitDelegation?(path: readonly string[], agent: string, commit: StepCommit): void | Promise<void>;
 }
 
 /** What a store keeps that commits change: the holding, and the suspended step while it waits. */

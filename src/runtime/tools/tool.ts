@@ -26,7 +26,10 @@ export interface ToolContext {
   state: Readonly<Record<string, unknown>>;
   /** Replaces the calling agent's state, checked against its schema; committed with the step. */
   setState(next: Record<string, unknown>): void;
-  /** Runs another agent (an `Agent`) on a fresh context and resolves to its final text (agent-as-tool). */
+  /**
+   * Runs another agent (an `Agent`) on a fresh context and resolves to its final text (agent-as-tool). Its steps are kept
+   * in its own history, and its events stream nested under this call.
+   */
   delegate(agent: DelegateAgent, request: string): Promise<string>;
   /**
    * Schedules a follow-up: when due, whoever holds the conversation then runs a turn with `note`
@@ -58,6 +61,8 @@ export interface Tool<Schema extends z.ZodType = z.ZodType> {
    * How long a call waits for approval before it is declined with reason `expired` (over the agent's and network's `approvalExpiresIn`).
    */
   approvalExpiresIn?: Duration;
+  /** The tool runs another agent (`Agent.asTool`): its events stream, nested under the call, while it runs. */
+  delegates?: boolean;
   /** A client tool's output, when it declares one: the user's client answers with a value that fits it. */
   outputSchema?: z.ZodType;
   /** Runs the call. A tool without one is a client tool: the user's client runs it and sends its output back. */
@@ -93,6 +98,7 @@ export function toolSpec(t: Tool): ToolSpec {
 }
 
 /** A tool's context before it is given its call: `schedule` takes the call's id then. */
-export type CallContext = Omit<ToolContext, "toolCallId" | "idempotencyKey" | "schedule" | "ask" | "elicit"> & {
+export type CallContext = Omit<ToolContext, "toolCallId" | "idempotencyKey" | "schedule" | "ask" | "elicit" | "delegate"> & {
   schedule(request: Parameters<ToolContext["schedule"]>[0], toolCallId: string): Promise<ScheduledFollowUp>;
+  delegate(agent: DelegateAgent, request: string, toolCallId: string): Promise<string>;
 };

@@ -1,0 +1,95 @@
+/**
+ * Delegation through the Worker in workerd (the fake provider speaks the real wire format): billing
+ * asks the fraud checker as a tool. Its events reach the client nested under the call, as they come
+ * and in the replay; its steps are in the object's own table for it, not in the conversation's
+ * history; what it spent counts toward the conversation's spending; the AI SDK's stream shows it as
+ * a `data-delegation` part that grows.
+ */
+import { env, runInDurableObject } from "cloudflare:test";
+import { exports } from "cloudflare:workers";
+import { DefaultChatTransport, readUIMessageStream, type UIMessage } from "ai";
+import { describe, expect, inject, it } from "vitest";
+import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
+import { parseSse } from "../support/sse.ts";
+import { call, chat, stored } from "../support/worker.ts";
+
+/**
+ * A scenario whose script names its own id: the fraud checker's requests carry it in the request billing sends it (the fake
+ * provider finds a scenario by the id in a request's body), so its steps are this scenario's too.
+ */
+async function delegating() {
+  const id = `scn${crypto.randomUUID().replaceAll("-", "")}`;
+  const tag = (text: string) => `${text} [${id}]`;
+  const res = await fetch(`${inject("fakeOpenAIUrl")}/__scenarios`, { method: "POST", body: JSON.stringify({ id, answers: script(tag) }) });
+  expect(res.ok).toBe(true);
+  return { conversationId: `conv-${id}`, tag };
+}
+
+const script = (tag: (text: string) => string) => [
+  { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "charge" }) }] },
+  { toolCalls: [{ id: "fc", name: "ask_fraud_check", arguments: JSON.stringify({ request: tag("Check order A1001 for fraud.") }) }] },
+  // The fraud checker's own steps: it looks the order up, then answers.
+  { toolCalls: [{ id: "lk", name: "lookup_order", arguments: JSON.stringify({ orderId: "A1001" }) }] },
+  { text: "Charged twice: a double charge, not fraud." },
+  { text: "Our fraud check says it is a double charge." },
+];
+
+describe("a delegation through the Worker", () => {
+  it("streams the child's events nested under the call, live and in the replay, and keeps its steps apart", async () => {
+    const s2 = await delegating();
+    const events = await chat(s2.conversationId, s2.tag("is this charge on A1001 fraud?"));
+    const nested = events.filter((e) => e.type === "delegated") as Array<{ path: string[]; agent: string; event: { type: string } }>;
+    expect(nested[0]).toMatchObject({ path: ["fc"], agent: "fraud-check", event: { type: "run-start" } });
+    expect(nested.map((e) => e.event.type)).toContain("tool-result");
+    expect(nested.at(-1)).toMatchObject({
+      event: { type: "done", status: "completed", text: "Charged twice: a double charge, not fraud." },
+    });
+    expect(events.find((e) => e.type === "tool-result" && e.toolCallId === "fc")).toMatchObject({
+      result: "Charged twice: a double charge, not fraud.",
+    });
+    // The replay is the stream: the same events, nested ones included.
+    const replay = parseSse(
+      await (await call(`/v1/conversations/${s2.conversationId}/events`, { headers: { "last-event-id": "0" } })).text(),
+    );
+    expect(replay.map((e) => e.id)).toEqual(events.map((e) => e.id));
+
+    const view = await stored(s2.conversationId);
+    expect(view.messages.filter((m) => m.role === "tool").map((m) => m.name)).toEqual(["transfer_to_billing", "ask_fraud_check"]);
+    // Five model calls: three of billing and triage, two of the checker.
+    expect(view.usage.modelCalls).toBe(5);
+    const child = await runInDurableObject(env.CONVERSATIONS.getByName(s2.conversationId), (_o, state) =>
+      new ConversationStore(state.storage).delegation(1, ["fc"]),
+    );
+    expect(child.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+    expect(child.find((m) => m.role === "tool")).toMatchObject({ name: "lookup_order", isError: false });
+  });
+
+  it("shows the child's work to useChat as a data-delegation part that grows to its answer", async () => {
+    const s2 = await delegating();
+    const transport = new DefaultChatTransport<UIMessage>({
+      api: `https://chat.test/v1/conversations/${s2.conversationId}/chat`,
+      fetch: (input, init) => exports.default.fetch(new Request(input as RequestInfo, init)),
+    });
+    const stream = await transport.sendMessages({
+      chatId: s2.conversationId,
+      messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: s2.tag("is this charge on A1001 fraud?") }] }],
+      trigger: "submit-message",
+      messageId: undefined,
+      abortSignal: undefined,
+    });
+    let last: UIMessage | undefined;
+    for await (const message of readUIMessageStream<UIMessage>({ stream, terminateOnError: true })) last = message;
+    const parts = last!.parts.filter((p) => p.type === "data-delegation") as Array<{ id: string; data: Record<string, unknown> }>;
+    expect(parts).toHaveLength(1);
+    expect(parts[0]).toMatchObject({
+      id: "delegation-fc",
+      data: {
+        path: ["fc"],
+        agent: "fraud-check",
+        status: "done",
+        text: "Charged twice: a double charge, not fraud.",
+        calls: [{ name: "lookup_order", isError: false }],
+      },
+    });
+  });
+});
