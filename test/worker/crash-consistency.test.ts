@@ -15,18 +15,27 @@ import { ConversationObject, type ConversationSetup, type WorkerVars } from "../
 import { findHistoryProblem } from "../../src/runtime/messages.ts";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import type { StoredEvent } from "../../src/wire/index.ts";
-import { withApprovals } from "../support/networks.ts";
+import { echo, withApprovals } from "../support/networks.ts";
+import { Agent, Network } from "../../src/runtime/index.ts";
+import { INTERRUPTED_CALL } from "../../src/runtime/suspension.ts";
 import { parseSse } from "../support/sse.ts";
 import { ScriptedModel, type ScriptStep } from "../support/scripted-model.ts";
 
 class Killed extends Error {}
 
 let script: ScriptStep[] = [];
+let network: () => Network = withApprovals;
 
 class ScriptedConversation extends ConversationObject {
   protected setup(): ConversationSetup {
-    return { network: withApprovals(), offlineModel: new ScriptedModel(script) };
+    return { network: network(), offlineModel: new ScriptedModel(script) };
   }
+}
+
+/** triage asks a helper as a tool (a delegation); the helper echoes, then answers. */
+function delegating(): Network {
+  const helper = new Agent({ name: "helper", instructions: "You help.", tools: [echo] });
+  return new Network(new Agent({ name: "triage", instructions: "You are triage.", tools: [helper.asTool()] }), { defaultModel: "m" });
 }
 
 /** No provider configured: the scripted model answers. */
@@ -172,6 +181,55 @@ describe("a kill between any two writes of a turn", () => {
     // Kills fell in both legs, and at least one left the refund waiting for its decision.
     expect(outcomes.length).toBeGreaterThan(6);
     expect(outcomes.some((o) => o.endsWith(" r"))).toBe(true);
+  });
+});
+
+describe("a kill between any two writes of a delegating turn", () => {
+  it("answers the delegating call as interrupted (or with the child's answer), and the replay agrees with both histories", async () => {
+    const answers = new Set<string>();
+    try {
+      network = delegating;
+      for (let writes = 0; ; writes++) {
+        const id = `crash-delegating-${writes}-${crypto.randomUUID()}`;
+        const done = await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+          script = [
+            { toolCalls: [{ id: "d", name: "ask_helper", args: { request: "echo A1001" } }] },
+            { toolCalls: [{ id: "e", name: "echo", args: { text: "A1001" } }] },
+            { text: "Echoed A1001." },
+            { text: "The helper echoed it." },
+          ];
+          const { killed, revive } = dying(state.storage, writes);
+          try {
+            await drain(await new ScriptedConversation(state, offline).sendMessage({ conversationId: id }, "ask the helper"));
+          } catch (error) {
+            if (!(error instanceof Killed)) throw error;
+          }
+          revive();
+          if (!killed()) return true;
+          const restarted = new ConversationStore(state.storage);
+          if (!restarted.state()) return false;
+          expect(disagreements(restarted), `killed after ${writes} writes`).toEqual([]);
+          const answer = restarted.messages().find((m) => m.role === "tool" && m.toolCallId === "d");
+          if (answer?.role === "tool") answers.add(answer.content === INTERRUPTED_CALL ? "interrupted" : answer.content);
+          // Each step of the helper stored in its history was announced: its nested events are in the replay.
+          const replayed: StoredEvent[] = [];
+          const next = restarted.events.replay("every", 0);
+          for (let batch = next(); batch; batch = next()) replayed.push(...batch);
+          const nestedResults = replayed.flatMap((e) =>
+            e.type === "delegated" && e.event.type === "tool-result" ? [e.event.toolCallId] : [],
+          );
+          const childResults = restarted.delegation(1, ["d"]).flatMap((m) => (m.role === "tool" ? [m.toolCallId] : []));
+          expect(nestedResults, `killed after ${writes} writes`).toEqual(childResults);
+          return false;
+        });
+        if (done) break;
+        expect(writes, "the turn should end within 40 writes").toBeLessThan(40);
+      }
+    } finally {
+      network = withApprovals;
+    }
+    // Some kills fell while the helper ran (its call answered as interrupted), some after it answered.
+    expect([...answers].sort()).toEqual(["Echoed A1001.", "interrupted"]);
   });
 });
 

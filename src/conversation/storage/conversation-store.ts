@@ -318,6 +318,8 @@ export class ConversationStore {
         commit.messages.map((message) => [state.turn, path.join("/"), agent, JSON.stringify(capMessage(message))]),
       );
       this.events.insert(state.turn, events);
+      // The events the delegating step's calls were written ahead with are stored now: a recovery must not store them twice.
+      this.#db.exec(`UPDATE calls_in_flight SET events = '[]' WHERE id = 1`);
     });
     this.#state = { ...state, lastEventId: events.at(-1)?.id ?? state.lastEventId };
     if (commit.usage) this.#turnUsage = addUsage(this.#turnUsage, commit.usage);
