@@ -6,6 +6,7 @@
 
 import { drawAccount, loadAccount } from "/account.js";
 import { inboxPanel } from "/inbox.js";
+import { drawDelegated, forgetDelegations } from "/delegation-block.js";
 import { liveSocket } from "/live-socket.js";
 import { requestCard } from "/request-cards.js";
 import { tracePanel } from "/trace-panel.js";
@@ -216,6 +217,9 @@ function draw(event) {
       return false;
     case "input-required":
       waitingCard(event);
+      return false;
+    case "delegated":
+      drawDelegated(event, el);
       return false;
     case "step-finish":
       return false;
@@ -534,6 +538,7 @@ function clearLog() {
   log.replaceChildren();
   toolNodes.clear();
   approvalCards.clear();
+  forgetDelegations();
   bubble = null;
   lastEventId = 0;
   setPrevious(null);

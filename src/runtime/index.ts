@@ -64,6 +64,7 @@ export { runTurn, runTurnItems } from "./run-loop.ts";
 export type { RunItemsOptions, RunTurnOptions, TurnInput, TurnItem } from "./run-options.ts";
 export {
   type ApprovalRequiredEvent,
+  type DelegatedEvent,
   type InputRequiredBase,
   type InputRequiredEvent,
   type CompactionEvent,

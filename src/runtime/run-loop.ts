@@ -21,7 +21,8 @@ import { answerCalls, callsAhead, gateCalls, planCalls } from "./step/resolve-ca
 import { callPlanOf } from "./handoff/rules.ts";
 import { argsOf } from "./tools/execute-tool-call.ts";
 import { settleRequests } from "./step/settle-requests.ts";
-import { DEFAULT_PARALLEL_DELEGATIONS, NestedItems, Slots, whileNested } from "./step/nested-items.ts";
+import { DEFAULT_PARALLEL_DELEGATIONS, NestedItems, Slots } from "./step/nested-items.ts";
+import { whileNested } from "./step/nested-run.ts";
 import { handBackFromRemote, remoteCall, remoteState, writeAhead } from "./step/remote-call.ts";
 import { routedStep, routerOf } from "./step/route-first.ts";
 import type { RemoteState } from "./ports/remote-port.ts";

@@ -70,6 +70,25 @@ describe("the chat page", () => {
     await page.close();
   });
 
+  it("shows a delegation as a collapsible block under the call: the fraud checker's text and its tool call, as they come", async () => {
+    const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
+    await page.goto(dev.url);
+    await page.getByTestId("active-agent").filter({ hasText: "triage" }).waitFor();
+    await page.getByLabel("Message").fill("Is this charge on order A1001 fraud?");
+    await page.getByRole("button", { name: "Send" }).click();
+    const block = page.getByTestId("delegation");
+    await block.locator("summary").filter({ hasText: "asked fraud-check: answered" }).waitFor();
+    await block.locator("summary").click();
+    assert.match((await block.locator(".delegation-text").textContent()) ?? "", /Order A1001 was charged 2 times: a double charge, not fraud/);
+    assert.match((await block.locator("li").allTextContents()).join(" "), /lookup_order \{"orderId":"A1001"\} → done/);
+    await page.locator(".assistant").filter({ hasText: "I asked our fraud check." }).waitFor();
+    // Billing kept the conversation: a delegation changes no holder.
+    assert.equal(await page.getByTestId("active-agent").textContent(), "billing");
+    mkdirSync("test-artifacts", { recursive: true });
+    await page.screenshot({ path: "test-artifacts/chat-page-delegation.png", fullPage: true });
+    await page.close();
+  });
+
   it("draws the trace panel: the network with this conversation's handoff path, and the turn's spans on a time axis", async () => {
     const page = await browser.newPage({ viewport: { width: 900, height: 1000 } });
     // Offline: the page asks nothing of any other origin.

@@ -282,7 +282,7 @@ describe("GET /v1/agents", () => {
     expect(body.entry).toBe("triage");
     expect(body.agents.map((a) => [a.name, a.tools, a.handoffs])).toEqual([
       ["triage", [], ["billing", "shipping", "calculator", "support-desk"]],
-      ["billing", ["lookup_order", "refund"], ["triage", "calculator", "shipping", "support-desk"]],
+      ["billing", ["lookup_order", "refund", "ask_fraud_check"], ["triage", "calculator", "shipping", "support-desk"]],
       [
         "shipping",
         ["lookup_order", "change_address", "arrange_redelivery", "choose_delivery_slot", "schedule_followup"],

@@ -4,7 +4,6 @@
  */
 import type { RunEvent } from "../events.ts";
 import type { TurnItem } from "../run-options.ts";
-import type { RunContext } from "../turn-state.ts";
 
 /** Delegations of one step that run at once when the network sets no `maxParallelDelegations`. */
 export const DEFAULT_PARALLEL_DELEGATIONS = 4;
@@ -70,29 +69,4 @@ export class Slots {
 /** An event of a delegated run, as its delegating run streams it. */
 export function nest(path: readonly string[], agent: string, event: RunEvent): RunEvent {
   return event.type === "delegated" ? event : { type: "delegated", path: [...path], agent, event };
-}
-
-/**
- * A nested item as the delegating run hands it on: a delegated step goes to the store port when the run has one (its
- * events come out alone), else it goes out whole for the host to store; events go out as they are.
- */
-export async function* emitNested(run: RunContext, item: TurnItem): AsyncGenerator<TurnItem> {
-  if (item.type !== "delegation-commit" || !run.store) return yield item;
-  await run.store.commitDelegation?.(item.path, item.agent, item.commit);
-  for (const event of item.events) yield event;
-}
-
-/** Yields what the step's tools hand it while `work` runs (live), then what is left; returns what `work` resolves to. */
-export async function* whileNested<T>(run: RunContext, work: Promise<T>, live: boolean): AsyncGenerator<TurnItem, T> {
-  if (!live) {
-    const value = await work;
-    for (const item of run.nested.take()) yield* emitNested(run, item);
-    return value;
-  }
-  const items = run.nested.during(work);
-  for (;;) {
-    const next = await items.next();
-    if (next.done) return next.value;
-    yield* emitNested(run, next.value);
-  }
 }
