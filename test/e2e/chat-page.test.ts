@@ -79,7 +79,10 @@ describe("the chat page", () => {
     const block = page.getByTestId("delegation");
     await block.locator("summary").filter({ hasText: "asked fraud-check: answered" }).waitFor();
     await block.locator("summary").click();
-    assert.match((await block.locator(".delegation-text").textContent()) ?? "", /Order A1001 was charged 2 times: a double charge, not fraud/);
+    assert.match(
+      (await block.locator(".delegation-text").textContent()) ?? "",
+      /Order A1001 was charged 2 times: a double charge, not fraud/,
+    );
     assert.match((await block.locator("li").allTextContents()).join(" "), /lookup_order \{"orderId":"A1001"\} → done/);
     await page.locator(".assistant").filter({ hasText: "I asked our fraud check." }).waitFor();
     // Billing kept the conversation: a delegation changes no holder.
