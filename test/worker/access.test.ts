@@ -295,7 +295,7 @@ describe("GET /v1/agents", () => {
       mcpServers: [],
     });
     expect(byName.billing).toMatchObject({
-      tools: ["lookup_order", "refund"],
+      tools: ["lookup_order", "refund", "ask_fraud_check"],
       handoffs: ["triage", "calculator", "shipping", "support-desk"],
       transferTools: ["transfer_to_triage", "transfer_to_calculator", "transfer_to_shipping", "transfer_to_support_desk"],
     });

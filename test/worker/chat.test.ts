@@ -71,6 +71,7 @@ describe("POST /v1/conversations/:id/messages through the Worker, the real opena
     expect(requests[1]!.tools!.map((t) => t.function.name)).toEqual([
       "lookup_order",
       "refund",
+      "ask_fraud_check",
       "transfer_to_triage",
       "transfer_to_calculator",
       "transfer_to_shipping",
