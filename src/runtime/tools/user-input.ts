@@ -32,8 +32,11 @@ export type InputAsk = (Asked<QuestionRequest> & { expiresInMs?: number }) | Ask
 
 /** Thrown by an ask that has no answer yet: the call stops there, and its step waits for the answer. */
 export class InputNeeded extends Error {
-  constructor(readonly ask: InputAsk) {
+  // A field of its own, not a parameter property: Node runs this file with types stripped only (the evals CLI does).
+  readonly ask: InputAsk;
+  constructor(ask: InputAsk) {
     super("This call waits for the user's answer.");
+    this.ask = ask;
     this.name = "InputNeeded";
   }
 }
