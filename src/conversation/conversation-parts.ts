@@ -80,6 +80,8 @@ export function assembleConversation(
       mcp: new McpConnections({ env, cache: new SqlToolListCache(ctx.storage.sql), log }),
       remote: new A2ARemotes(env as McpHostEnv),
       scheduler: store.schedule,
+      // A delegated run that waited for the user resumes from its stored wait.
+      delegations: { readDelegation: (path) => store.readDelegation(path) },
       limits: { ...runSettings(config).limits, ...setup.limits },
     },
     traces: { keep: config.TRACE_TURNS, captureContent: config.OTEL_CAPTURE_CONTENT },

@@ -135,6 +135,14 @@ export interface ApprovalRequiredEvent {
   args: unknown;
   agent: string;
   expiresAt?: string;
+  /** A delegated agent's call: the path of delegating calls, and the call's own id (`toolCallId` is the outermost call's). */
+  delegated?: DelegatedCall;
+}
+
+/** A delegated agent's call that waits for the user: the delegating calls (outermost first) and its own id. */
+export interface DelegatedCall {
+  path: string[];
+  toolCallId: string;
 }
 
 /** What every `input-required` event names: the call that waits, whose it is, and until when. */
@@ -145,6 +153,7 @@ export interface InputRequiredBase {
   args: unknown;
   agent: string;
   expiresAt?: string;
+  delegated?: DelegatedCall;
 }
 
 /**
@@ -254,6 +263,7 @@ export type RunEvent =
   | ErrorEvent;
 
 const handoffEvent = { type: z.literal("handoff") };
+const DelegatedCallSchema = exactly<DelegatedCall>()(z.strictObject({ path: z.array(z.string()), toolCallId: z.string() }));
 
 function inputRequiredSchema() {
   const base = {
@@ -263,6 +273,7 @@ function inputRequiredSchema() {
     args: z.unknown(),
     agent: z.string(),
     expiresAt: z.string().optional(),
+    delegated: DelegatedCallSchema.optional(),
   };
   const schema = z.record(z.string(), z.unknown());
   const elicitation = { ...base, kind: z.literal("elicitation"), server: z.string(), message: z.string() };
@@ -322,6 +333,7 @@ export const EVENT_SCHEMAS: { readonly [T in RunEvent["type"]]: z.ZodType<Extrac
       args: z.unknown(),
       agent: z.string(),
       expiresAt: z.string().optional(),
+      delegated: DelegatedCallSchema.optional(),
     }),
   ),
   "input-required": inputRequiredSchema(),

@@ -40,6 +40,8 @@ export interface RunTurnOptions {
   signal?: AbortSignal;
   /** The calls that delegated this run, outermost first: set for a delegated agent's run (`Agent.asTool`), absent otherwise. */
   path?: readonly string[];
+  /** Where a delegated run that waited for the user is read back from, for `runTurnItems` (with a store, the store's). */
+  delegations?: Pick<TurnStore, "readDelegation">;
 }
 
 /**
@@ -52,7 +54,7 @@ export type TurnItem =
   | RunEvent
   | { type: "commit"; commit: StepCommit; events: readonly RunEvent[] }
   /** A delegated agent's step, with the nested events it announces: stored in the delegation's own history. */
-  | { type: "delegation-commit"; path: readonly string[]; agent: string; commit: StepCommit; events: readonly RunEvent[] }
+  | { type: "delegation-commit"; path: readonly string[]; agent: string; commit: StepCommit; events: readonly RunEvent[]; asked: number }
   | { type: "calls"; calls: CallsInFlight };
 
 /** `runTurnItems` takes no store: its consumer stores the commits. */

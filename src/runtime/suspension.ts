@@ -32,6 +32,14 @@ export interface RequestBase {
   agent: string;
   /** When it is declined with reason `expired` if no one has answered it (ISO 8601); absent: it waits as long as it takes. */
   expiresAt?: string;
+  /**
+   * A delegated agent asks (`Agent.asTool`): `path` is the delegating calls (outermost first; `toolCallId` above is the first,
+   * the call the conversation's step waits on), `toolCallId` the delegated run's own call. `name`, `args` and `agent` are that
+   * call's. The decision resumes the delegated run, then the delegating one.
+   */
+  delegated?: { path: string[]; toolCallId: string };
+  /** Answers to the call's earlier asks, in order: the call runs again from its start with them (kept out of what clients see). */
+  earlier?: unknown[];
 }
 
 /** A tool call waiting for a yes or no before it runs. */
@@ -46,8 +54,6 @@ export interface QuestionRequest extends RequestBase {
   schema: JsonSchema;
   /** An operator at the desk may answer it too (the owner always may). */
   operator?: boolean;
-  /** Answers to the call's earlier questions, in order: the call runs again from its start with them. */
-  earlier?: unknown[];
 }
 
 /** A tool with no `execute`: the user's client runs it, and its output (fitting `schema`, when the tool declares one) is the result. */
@@ -62,7 +68,6 @@ export type ElicitationRequest = RequestBase & {
   /** The MCP server that asks (its configured name). */
   server: string;
   message: string;
-  earlier?: unknown[];
 } & ({ mode: "form"; schema: JsonSchema } | { mode: "url"; url: string; host: string; elicitationId?: string });
 
 /** One thing a suspended turn waits for from the user. */
@@ -222,7 +227,7 @@ export function undecided(state: { suspension: Suspension | null; decisions: rea
 
 /** A request as clients see it: without the answers its call ran with before (what the tool asked earlier stays inside the turn). */
 export function publicRequest(request: UserRequest): UserRequest {
-  if (request.kind !== "question" && request.kind !== "elicitation") return request;
+  if (request.earlier === undefined) return request;
   const { earlier: _kept, ...shown } = request;
-  return shown;
+  return shown as UserRequest;
 }

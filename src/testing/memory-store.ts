@@ -3,7 +3,7 @@ import type { ConversationSnapshot } from "../runtime/conversation-snapshot.ts";
 import { type Holding, newHolding } from "../runtime/holding.ts";
 import type { HandoffRecord } from "../runtime/handoff/types.ts";
 import type { Message } from "../runtime/messages.ts";
-import { applyCommit, type StepCommit, type TurnStore } from "../runtime/ports/store-port.ts";
+import { applyCommit, type StepCommit, type StoredDelegation, type TurnStore } from "../runtime/ports/store-port.ts";
 import type { Suspension } from "../runtime/suspension.ts";
 
 /** An in-memory store that applies commits with the function the Durable Object uses. */
@@ -36,9 +36,23 @@ export class MemoryStore implements TurnStore {
     if (copy.handoff) this.lastHandoff = copy.handoff;
   }
 
-  commitDelegation(path: readonly string[], _agent: string, commit: StepCommit): void {
+  /** Each delegated run's holding, the wait it ended in, and the asks its decisions took, by path. */
+  readonly delegationRuns = new Map<string, { holding: Holding; suspension: Suspension | null; asked: number }>();
+
+  commitDelegation(path: readonly string[], agent: string, commit: StepCommit, asked: number): void {
     const key = path.join("/");
-    this.delegations.set(key, [...(this.delegations.get(key) ?? []), ...structuredClone(commit.messages)]);
+    const copy = structuredClone(commit);
+    this.delegations.set(key, [...(this.delegations.get(key) ?? []), ...copy.messages]);
+    const run = this.delegationRuns.get(key) ?? { holding: newHolding(agent), suspension: null, asked };
+    this.delegationRuns.set(key, { ...applyCommit(run, copy), asked });
+  }
+
+  readDelegation(path: readonly string[]): StoredDelegation | undefined {
+    const key = path.join("/");
+    const run = this.delegationRuns.get(key);
+    if (!run) return undefined;
+    const history = structuredClone(this.delegations.get(key) ?? []);
+    return { conversation: { holding: run.holding, history }, suspension: structuredClone(run.suspension), asked: run.asked };
   }
 
   /** The conversation as a turn starts from it (`RunTurnOptions.conversation`). */

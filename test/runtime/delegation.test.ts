@@ -6,10 +6,20 @@
  */
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { Agent, type Model, type ModelEvent, type ModelRequest, Network, type RunEvent, runTurn, tool } from "../../src/runtime/index.ts";
+import {
+  Agent,
+  type Decision,
+  type Model,
+  type ModelEvent,
+  type ModelRequest,
+  Network,
+  type RunEvent,
+  runTurn,
+  tool,
+} from "../../src/runtime/index.ts";
 import { MemoryStore as TestingStore } from "../../src/testing/index.ts";
 
-/** Answers each agent by its script: `say` text, or call tools; `gate` holds a step until released. */
+/** Answers each agent by its script: text, or tool calls, as a provider would answer that agent. */
 class AgentModel implements Model {
   readonly requests: ModelRequest[] = [];
   constructor(readonly scripts: Record<string, (request: ModelRequest) => Promise<ModelEvent[]> | ModelEvent[]>) {}
@@ -170,5 +180,74 @@ describe("a delegated agent", () => {
     const { events } = await run(new Network(main, { defaultModel: "m" }), model, undefined, controller.signal);
     expect(events.at(-1)).toMatchObject({ type: "done", status: "cancelled" });
     expect(events.some((e) => e.type === "delegated" && e.event.type === "step-start")).toBe(true);
+  });
+});
+
+describe("what a delegated agent asks the user", () => {
+  const flagged: string[] = [];
+  const flag = tool({
+    name: "flag_order",
+    description: "Flags an order for the fraud team. A person approves it.",
+    parameters: z.object({ orderId: z.string() }),
+    needsApproval: true,
+    execute: ({ orderId }) => (flagged.push(orderId), `flagged ${orderId}`),
+  });
+  const checker = new Agent({ name: "checker", instructions: "c", tools: [flag] });
+  const network = () => new Network(new Agent({ name: "main", instructions: "m", tools: [checker.asTool()] }), { defaultModel: "m" });
+  const model = () =>
+    new AgentModel({
+      main: (r) => (answered(r) ? say(`Main: ${r.messages.at(-1)!.content}`) : call("d", "ask_checker", { request: "flag A1" })),
+      checker: (r) => (answered(r) ? say(`Checker: ${r.messages.at(-1)!.content}`) : call("f", "flag_order", { orderId: "A1" })),
+    });
+  const resume = (first: { store: TestingStore }, decisions: Decision[]) =>
+    ({ kind: "resume", suspension: first.store.suspension!, decisions }) as const;
+
+  async function resumed(first: { store: TestingStore }, decisions: Decision[]) {
+    const events: RunEvent[] = [];
+    for await (const event of runTurn({
+      conversationId: "c1",
+      network: network(),
+      model: model(),
+      store: first.store,
+      conversation: first.store.conversation(),
+      input: resume(first, decisions),
+    }))
+      events.push(event);
+    return events;
+  }
+
+  it("suspends the whole turn on the child's approval, naming its call and path; approved, the child resumes, then the parent", async () => {
+    flagged.length = 0;
+    const first = await run(network(), model());
+    expect(first.events.find((e) => e.type === "approval-required")).toEqual({
+      type: "approval-required",
+      toolCallId: "d",
+      name: "flag_order",
+      args: { orderId: "A1" },
+      agent: "checker",
+      delegated: { path: ["d"], toolCallId: "f" },
+    });
+    expect(first.events.at(-1)).toMatchObject({ type: "done", status: "awaiting_approval", agent: "main" });
+    expect(flagged).toEqual([]);
+    const events = await resumed(first, [{ toolCallId: "d", approved: true }]);
+    expect(flagged).toEqual(["A1"]);
+    // The child resumed from its stored wait (no new first step), answered, and the parent read it.
+    const nested = events.flatMap((e) => (e.type === "delegated" ? [e.event.type] : []));
+    expect(nested).toContain("tool-result");
+    expect(events.find((e) => e.type === "tool-result" && e.toolCallId === "d")).toMatchObject({ result: "Checker: flagged A1" });
+    expect(events.at(-1)).toMatchObject({ type: "done", status: "completed", text: "Main: Checker: flagged A1" });
+    expect(first.store.delegations.get("d")?.filter((m) => m.role === "user")).toHaveLength(1);
+  });
+
+  it("a decline reaches the child, whose model reads it, and the parent carries on", async () => {
+    flagged.length = 0;
+    const first = await run(network(), model());
+    const events = await resumed(first, [{ toolCallId: "d", approved: false, reason: "not suspicious" }]);
+    expect(flagged).toEqual([]);
+    expect(events.at(-1)).toMatchObject({
+      type: "done",
+      status: "completed",
+      text: "Main: Checker: A person declined this call: not suspicious",
+    });
   });
 });

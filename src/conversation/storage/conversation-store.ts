@@ -15,8 +15,8 @@ import type { TurnOutcome } from "../../runtime/events.ts";
 import type { ConversationSnapshot } from "../../runtime/conversation-snapshot.ts";
 import { type Holding, newHolding } from "../../runtime/holding.ts";
 import type { Message } from "../../runtime/messages.ts";
-import { applyCommit, type StepCommit } from "../../runtime/ports/store-port.ts";
-import { type Decision, isAnswer } from "../../runtime/suspension.ts";
+import { applyCommit, type StepCommit, type StoredDelegation } from "../../runtime/ports/store-port.ts";
+import { type Decision, isAnswer, type Suspension } from "../../runtime/suspension.ts";
 import { addUsage, NO_USAGE, type UsageTotals } from "../../runtime/usage.ts";
 import type { StoredEvent } from "../../wire/sse.ts";
 import { CRASH_ID_GAP, EventLog } from "./event-log.ts";
@@ -310,9 +310,12 @@ export class ConversationStore {
    * A delegated agent's step (`path`: the delegating calls, outermost first) in its own history, with the events before it and
    * those it announces, in one transaction; what it spent counts toward the turn's and the conversation's spending.
    */
-  commitDelegation(path: readonly string[], agent: string, commit: StepCommit, events: readonly StoredEvent[]): void {
+  commitDelegation(path: readonly string[], agent: string, commit: StepCommit, events: readonly StoredEvent[], asked = 0): void {
     const state = this.#requireState();
+    const run =
+      commit.holding !== undefined || commit.suspension !== undefined ? this.#delegationRun(state.turn, path, agent, commit, asked) : null;
     this.#transaction(() => {
+      if (run) this.#db.exec(`INSERT OR REPLACE INTO delegation_runs (turn, path, data) VALUES (?, ?, ?)`, state.turn, path.join("/"), run);
       this.#db.insertRows(
         "delegations (turn, path, agent, data)",
         commit.messages.map((message) => [state.turn, path.join("/"), agent, JSON.stringify(capMessage(message))]),
@@ -323,6 +326,24 @@ export class ConversationStore {
     });
     this.#state = { ...state, lastEventId: events.at(-1)?.id ?? state.lastEventId };
     if (commit.usage) this.#turnUsage = addUsage(this.#turnUsage, commit.usage);
+  }
+
+  /** A delegated run of the current turn as its steps left it: its holder and history, its wait, the asks its decisions took. */
+  readDelegation(path: readonly string[]): StoredDelegation | undefined {
+    const turn = this.#requireState().turn;
+    const row = this.#db.rows<{ data: string }>(`SELECT data FROM delegation_runs WHERE turn = ? AND path = ?`, turn, path.join("/"))[0];
+    if (!row) return undefined;
+    const run = JSON.parse(row.data) as { holding: Holding; suspension: Suspension | null; asked: number };
+    return { conversation: { holding: run.holding, history: this.delegation(turn, path) }, suspension: run.suspension, asked: run.asked };
+  }
+
+  /** What a delegated step leaves of its run: the holding and wait as they stand after it (the stored ones where it changed none). */
+  #delegationRun(turn: number, path: readonly string[], agent: string, commit: StepCommit, asked: number): string {
+    const before = this.#db.rows<{ data: string }>(`SELECT data FROM delegation_runs WHERE turn = ? AND path = ?`, turn, path.join("/"))[0];
+    const stored = before ? (JSON.parse(before.data) as { holding: Holding; suspension: Suspension | null }) : undefined;
+    const holding = commit.holding ?? stored?.holding ?? newHolding(agent);
+    const suspension = commit.suspension === undefined ? (stored?.suspension ?? null) : commit.suspension;
+    return JSON.stringify({ holding, suspension, asked });
   }
 
   /** A delegated agent's history in turn `turn`, by the path of the calls that delegated it. */

@@ -51,6 +51,8 @@ export const MIGRATIONS: readonly string[][] = [
   // 13: delegated agents' histories (Agent.asTool), apart from the conversation's: by turn and the path of delegating calls.
   [
     `CREATE TABLE delegations (seq INTEGER PRIMARY KEY, turn INTEGER NOT NULL, path TEXT NOT NULL, agent TEXT NOT NULL, data TEXT NOT NULL)`,
+    // Each delegated run's holding, the wait it ended in, and the asks its decisions took: what resumes it.
+    `CREATE TABLE delegation_runs (turn INTEGER NOT NULL, path TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (turn, path))`,
   ],
 ];
 

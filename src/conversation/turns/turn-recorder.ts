@@ -125,7 +125,7 @@ export class TurnRecorder {
   /** A delegated agent's step in its own history, the events before it and its nested events, in one transaction; then published. */
   #commitDelegation(item: Extract<TurnItem, { type: "delegation-commit" }>): void {
     const events = this.#redactor.value(item.events).map((event, i): StoredEvent => ({ id: this.#nextId + i, ...event }));
-    this.#store.commitDelegation(item.path, item.agent, this.#redactor.value(item.commit), [...this.#pending, ...events]);
+    this.#store.commitDelegation(item.path, item.agent, this.#redactor.value(item.commit), [...this.#pending, ...events], item.asked);
     this.#nextId += events.length;
     this.#pending = [];
     for (const event of events) {

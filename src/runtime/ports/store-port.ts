@@ -5,6 +5,7 @@ import type { HandoffRecord } from "../handoff/types.ts";
 import type { Holding } from "../holding.ts";
 import type { Message } from "../messages.ts";
 import type { Suspension } from "../suspension.ts";
+import type { ConversationSnapshot } from "../conversation-snapshot.ts";
 import type { UsageTotals } from "../usage.ts";
 
 /** What one step adds to the conversation, committed as a whole or not at all. */
@@ -35,7 +36,19 @@ export interface TurnStore {
    * A step of a delegated agent's run (its own history, apart from the conversation's), under the calls that delegated it
    * (`path`). A store without it keeps only the delegation's result, as the tool's answer.
    */
-  commitDelegation?(path: readonly string[], agent: string, commit: StepCommit): void | Promise<void>;
+  commitDelegation?(path: readonly string[], agent: string, commit: StepCommit, asked: number): void | Promise<void>;
+  /** A delegated run of this turn as its steps left it (a store without it cannot resume a delegated run that waits for the user). */
+  readDelegation?(path: readonly string[]): StoredDelegation | undefined;
+}
+
+/**
+ * A delegated run as stored: its conversation (holder, history), the wait it ended in, and how many of the delegating call's
+ * asks its decisions have taken so far (the call runs again from its start: those come back first).
+ */
+export interface StoredDelegation {
+  conversation: ConversationSnapshot;
+  suspension: Suspension | null;
+  asked: number;
 }
 
 /** What a store keeps that commits change: the holding, and the suspended step while it waits. */

@@ -8,7 +8,7 @@ import type { RunContext } from "../turn-state.ts";
  */
 export async function* emitNested(run: RunContext, item: TurnItem): AsyncGenerator<TurnItem> {
   if (item.type !== "delegation-commit" || !run.store) return yield item;
-  await run.store.commitDelegation?.(item.path, item.agent, item.commit);
+  await run.store.commitDelegation?.(item.path, item.agent, item.commit, item.asked);
   for (const event of item.events) yield event;
 }
 

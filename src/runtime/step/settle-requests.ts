@@ -98,21 +98,26 @@ async function settle(
   decision: Decision,
   updates: StateUpdates,
 ): Promise<Settled> {
-  const without = answerWithoutRunning(request, decision);
+  // A delegated run's request: its decision goes to that run (a decline too: its model reads it), which the call runs again to.
+  const without = request.delegated ? null : answerWithoutRunning(request, decision);
   // A client tool's output is a result like any tool's; a decline is a verdict the error guard does not count.
   if (without) return { request, answered: { outcome: without, counts: !without.isError } };
-  // The call runs with its own agent's tool, even after a handoff.
-  const owner = run.options.network.get(request.agent);
+  // The call runs with its own agent's tool, even after a handoff (a delegated run's request names that run's agent: the call is the step's).
+  const caller = request.delegated ? suspension.assistant.agent : request.agent;
+  const owner = run.options.network.get(caller);
   const call = suspension.assistant.toolCalls!.find((c) => c.id === request.toolCallId)!;
   const tools = owner
     ? (await withRemoteTools(run, owner, run.options.network.toolset(owner.name))).toolset.tools
     : new Map<string, Tool>();
   const tool = tools.get(call.name);
-  const answers =
-    request.kind === "question" || request.kind === "elicitation" ? [...(request.earlier ?? []), answerOf(request, decision)] : [];
-  const outcome = await executeToolCall(call, tool, toolContext(run, state, request.agent, updates), [...tools.keys()], answers);
+  const answers = request.delegated
+    ? [...(request.earlier ?? []), decision]
+    : request.kind === "question" || request.kind === "elicitation"
+      ? [...(request.earlier ?? []), answerOf(request, decision)]
+      : [];
+  const outcome = await executeToolCall(call, tool, toolContext(run, state, caller, updates), [...tools.keys()], answers);
   if (!isAsked(outcome)) return { request, answered: { outcome, counts: true } };
-  if (!owner) return { request, answered: { outcome: errorOutcome(`Agent '${request.agent}' no longer exists.`), counts: true } };
+  if (!owner) return { request, answered: { outcome: errorOutcome(`Agent '${caller}' no longer exists.`), counts: true } };
   return { request, again: requestFor(call, { kind: "asked", ...outcome }, tool, owner, run.options.network.options.approvalExpiresIn) };
 }
 

@@ -214,6 +214,11 @@ export function requestFor(
   agent: Agent,
   networkExpiry: Duration | undefined,
 ): UserRequest {
+  // A delegated run's request, as it made it, waits on the delegating call: decisions name this call.
+  if (wait.kind === "asked" && wait.asked.kind === "forwarded") {
+    const { earlier: _theirs, ...forwarded } = wait.asked.request;
+    return { ...forwarded, toolCallId: call.id, ...(wait.answers.length ? { earlier: [...wait.answers] } : {}) };
+  }
   const asked = wait.kind === "asked" && wait.asked.kind === "question" ? wait.asked.expiresInMs : undefined;
   const expiresAt = asked === undefined ? approvalExpiry(tool, agent, networkExpiry) : Date.now() + asked;
   const base = {

@@ -60,7 +60,7 @@ export async function executeToolCall(
       toolCallId: call.id,
       idempotencyKey: `${ctx.conversationId}:${call.id}`,
       schedule: (request) => ctx.schedule(request, call.id),
-      delegate: (agent, request) => ctx.delegate(agent, request, call.id),
+      delegate: (agent, request) => ctx.delegate(agent, request, call.id, asks),
       ask: (question) => asks.ask(question),
       elicit: (request) => asks.elicit(request),
     };

@@ -1,11 +1,9 @@
 /** What a tool sees of the run, and delegation: another agent run on a fresh context. */
-import { Agent } from "../agent.ts";
-import { newConversation } from "../conversation-snapshot.ts";
-import { Network } from "../network.ts";
+import type { Agent } from "../agent.ts";
 import { RuntimeError } from "../errors.ts";
 import type { ScheduledFollowUp } from "../ports/scheduler-port.ts";
-import { nest } from "../step/nested-items.ts";
-import type { CallContext, DelegateAgent, ToolContext } from "./tool.ts";
+import { delegateTo } from "./delegation.ts";
+import type { CallContext, ToolContext } from "./tool.ts";
 import type { RunContext, TurnState } from "../turn-state.ts";
 
 /** States tools of one step set, by agent name: committed with the step. */
@@ -24,7 +22,7 @@ export function toolContext(run: RunContext, state: TurnState, agent: string, up
       if (!owner?.stateSchema) throw new TypeError(`Agent '${agent}' has no state: give it a \`state\` schema to keep one.`);
       updates.set(agent, owner.stateSchema.parse(next));
     },
-    delegate: (delegate, request, toolCallId) => delegateTo(run, delegate, request, toolCallId),
+    delegate: (delegate, request, toolCallId, asks) => delegateTo(run, delegate, request, toolCallId, asks),
     schedule: (request, toolCallId) => scheduleFollowUp(run, agent, request, toolCallId),
   };
 }
@@ -51,54 +49,4 @@ async function scheduleFollowUp(
 /** An agent's state in the turn: as stored, else the one it starts with. */
 export function agentState(state: Pick<TurnState, "holding">, agent: Agent | undefined): Readonly<Record<string, unknown>> {
   return (agent && state.holding.agentStates[agent.name]) ?? agent?.initialState ?? {};
-}
-
-/** The agent runs on a fresh context with only the request, within the turn's bound on delegations at once; its final text comes back. */
-async function delegateTo(run: RunContext, delegate: DelegateAgent, request: string, toolCallId: string): Promise<string> {
-  if (!(delegate instanceof Agent)) throw new TypeError("delegate() takes an Agent.");
-  return run.delegations.run(() => runDelegation(run, delegate, request, [...run.path, toolCallId]));
-}
-
-/**
- * The delegated run: its events go to the delegating step nested under `path` as they come, its steps to its own history;
- * a grandchild's come up whole. Handoffs inside it stay inside it: it has its own holder, never the conversation's.
- */
-async function runDelegation(run: RunContext, delegate: Agent, request: string, path: string[]): Promise<string> {
-  const { options } = run;
-  const network = new Network(delegate, {
-    defaultModel: options.network.defaultModel,
-    transferScope: "declared",
-    ...(options.network.options.maxParallelDelegations ? { maxParallelDelegations: options.network.options.maxParallelDelegations } : {}),
-  });
-  let holder = delegate.name;
-  let text = "";
-  for await (const item of run.runItems({
-    conversationId: `${options.conversationId}/${delegate.name}`,
-    network,
-    model: options.model,
-    ...(options.mcp ? { mcp: options.mcp } : {}),
-    conversation: newConversation(delegate.name),
-    input: { kind: "message", text: request },
-    limits: run.limits,
-    signal: run.signal,
-    path,
-  })) {
-    if (item.type === "calls") continue;
-    if (item.type === "commit") {
-      const events = item.events.map((event) => nest(path, holder, event));
-      run.nested.push({ type: "delegation-commit", path, agent: holder, commit: item.commit, events });
-      continue;
-    }
-    if (item.type === "delegation-commit" || item.type === "delegated") {
-      run.nested.push(item);
-      continue;
-    }
-    if (item.type === "run-start" || item.type === "step-start") holder = item.agent;
-    run.nested.push(nest(path, holder, item));
-    if (item.type === "error") throw new Error(`'${delegate.name}' failed: ${item.message}`);
-    if (item.type === "done" && item.status === "cancelled") throw new Error(`'${delegate.name}' was cancelled.`);
-    if (item.type === "done")
-      text = item.status === "completed" ? item.text : `'${delegate.name}' is waiting for an approval it cannot get here.`;
-  }
-  return text;
 }

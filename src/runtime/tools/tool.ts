@@ -2,7 +2,7 @@ import * as z from "zod";
 import type { Duration } from "../duration.ts";
 import type { ScheduledFollowUp } from "../ports/scheduler-port.ts";
 import type { ElicitationAnswer } from "../suspension.ts";
-import type { Elicitation, Question } from "./user-input.ts";
+import type { CallAsks, Elicitation, Question } from "./user-input.ts";
 
 /** An `Agent`, as a tool sees it; declared here so that tools and agents do not import each other. */
 export interface DelegateAgent {
@@ -100,5 +100,5 @@ export function toolSpec(t: Tool): ToolSpec {
 /** A tool's context before it is given its call: `schedule` takes the call's id then. */
 export type CallContext = Omit<ToolContext, "toolCallId" | "idempotencyKey" | "schedule" | "ask" | "elicit" | "delegate"> & {
   schedule(request: Parameters<ToolContext["schedule"]>[0], toolCallId: string): Promise<ScheduledFollowUp>;
-  delegate(agent: DelegateAgent, request: string, toolCallId: string): Promise<string>;
+  delegate(agent: DelegateAgent, request: string, toolCallId: string, asks: CallAsks): Promise<string>;
 };

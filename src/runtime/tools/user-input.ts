@@ -7,7 +7,7 @@
  */
 import * as z from "zod";
 import { type Duration, durationMs } from "../duration.ts";
-import type { ElicitationAnswer, ElicitationRequest, JsonSchema, QuestionRequest } from "../suspension.ts";
+import type { Decision, ElicitationAnswer, ElicitationRequest, JsonSchema, QuestionRequest, UserRequest } from "../suspension.ts";
 
 /** What a tool asks with `ctx.ask`: the answer must fit `schema` (a choice, a date, free text…). */
 export interface Question<Schema extends z.ZodType = z.ZodType> {
@@ -27,8 +27,14 @@ export type Elicitation =
   | { server: string; message: string; mode: "form"; schema: JsonSchema }
   | { server: string; message: string; mode: "url"; url: string; elicitationId?: string };
 
-/** An ask the call is stopped on: it becomes the step's request of its kind. */
-export type InputAsk = (Asked<QuestionRequest> & { expiresInMs?: number }) | Asked<ElicitationRequest>;
+/**
+ * An ask the call is stopped on: it becomes the step's request of its kind. A delegated run's request is `forwarded` whole
+ * (its kind, what it shows, its deadline, the path of calls), and its answer is the decision itself.
+ */
+export type InputAsk =
+  | (Asked<QuestionRequest> & { expiresInMs?: number })
+  | Asked<ElicitationRequest>
+  | { kind: "forwarded"; request: UserRequest };
 
 /** Thrown by an ask that has no answer yet: the call stops there, and its step waits for the answer. */
 export class InputNeeded extends Error {
@@ -45,6 +51,8 @@ export class InputNeeded extends Error {
 export interface CallAsks {
   ask<Schema extends z.ZodType>(question: Question<Schema>): Promise<z.infer<Schema>>;
   elicit(request: Elicitation): Promise<ElicitationAnswer>;
+  /** A delegated run's request, asked on its behalf: resolves to the user's decision on it. */
+  forward(request: UserRequest): Promise<Decision>;
   readonly pending: InputAsk | undefined;
 }
 
@@ -74,6 +82,9 @@ export function callAsks(earlier: readonly unknown[]): CallAsks {
         ...(question.expiresIn === undefined ? {} : { expiresInMs: durationMs(question.expiresIn, "ctx.ask's expiresIn") }),
       });
       return question.schema.parse(answer);
+    },
+    async forward(request) {
+      return next({ kind: "forwarded", request }) as Decision;
     },
     async elicit(request) {
       if (request.mode !== "url") return next({ ...request, kind: "elicitation" }) as ElicitationAnswer;

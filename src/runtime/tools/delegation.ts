@@ -1,0 +1,104 @@
+/**
+ * Delegation (`Agent.asTool`, `ctx.delegate`): another agent runs on a fresh context with only the
+ * request, as part of the turn. Its events go to the delegating step nested under the path of calls
+ * as they come, its steps to a history of its own. When it waits for the user (an approval, a
+ * question…), each of its requests is asked on its behalf through the delegating call's own asks,
+ * so the whole turn waits in the one wait; once the user has decided them all, the call runs again,
+ * and the delegated run resumes from where it stored its wait, with those decisions.
+ */
+import { Agent } from "../agent.ts";
+import { newConversation } from "../conversation-snapshot.ts";
+import type { TurnInput } from "../run-options.ts";
+import { Network } from "../network.ts";
+import type { StoredDelegation, TurnStore } from "../ports/store-port.ts";
+import { nest } from "../step/nested-items.ts";
+import type { Decision, Suspension, UserRequest } from "../suspension.ts";
+import type { RunContext } from "../turn-state.ts";
+import type { DelegateAgent } from "./tool.ts";
+import type { CallAsks } from "./user-input.ts";
+
+/** The agent runs within the turn's bound on delegations at once; its final text comes back. */
+export async function delegateTo(
+  run: RunContext,
+  delegate: DelegateAgent,
+  request: string,
+  toolCallId: string,
+  asks: CallAsks,
+): Promise<string> {
+  if (!(delegate instanceof Agent)) throw new TypeError("delegate() takes an Agent.");
+  return run.delegations.run(() => runDelegation(run, delegate, request, [...run.path, toolCallId], asks));
+}
+
+/** Where the delegated run starts: a fresh one, or its stored wait resumed with the user's decisions (asked again, answered). */
+async function startOf(run: RunContext, delegate: Agent, request: string, path: string[], asks: CallAsks) {
+  const stored: StoredDelegation | undefined = delegationsOf(run)?.readDelegation?.(path);
+  if (!stored?.suspension)
+    return { input: { kind: "message", text: request } as TurnInput, conversation: newConversation(delegate.name), asked: 0 };
+  const { suspension } = stored;
+  // The call runs again from its start: the answers it was given before come back to the asks it made before.
+  for (let i = 0; i < stored.asked; i++) await asks.forward(forwarded(suspension.pending[0]!, path));
+  const decisions: Decision[] = [];
+  for (const pending of suspension.pending)
+    decisions.push({ ...(await asks.forward(forwarded(pending, path))), toolCallId: pending.toolCallId });
+  const input: TurnInput = { kind: "resume", suspension, decisions };
+  return { input, conversation: stored.conversation, asked: stored.asked + decisions.length };
+}
+
+/**
+ * The delegated run: handoffs inside it stay inside it (it has its own holder, never the conversation's). A wait it ends in
+ * is asked of the user through `asks`, which stops the delegating call until every request has its decision.
+ */
+async function runDelegation(run: RunContext, delegate: Agent, request: string, path: string[], asks: CallAsks): Promise<string> {
+  const { options } = run;
+  const network = new Network(delegate, {
+    defaultModel: options.network.defaultModel,
+    transferScope: "declared",
+    ...(options.network.options.maxParallelDelegations ? { maxParallelDelegations: options.network.options.maxParallelDelegations } : {}),
+  });
+  const { input, conversation, asked } = await startOf(run, delegate, request, path, asks);
+  let holder = conversation.holding.activeAgent;
+  let waiting: Suspension | null = null;
+  let text = "";
+  for await (const item of run.runItems({
+    conversationId: `${options.conversationId}/${delegate.name}`,
+    network,
+    model: options.model,
+    ...(options.mcp ? { mcp: options.mcp } : {}),
+    conversation,
+    input,
+    limits: run.limits,
+    signal: run.signal,
+    path,
+    ...(delegationsOf(run) ? { delegations: delegationsOf(run) } : {}),
+  })) {
+    if (item.type === "calls") continue;
+    if (item.type === "commit") {
+      if (item.commit.suspension !== undefined) waiting = item.commit.suspension;
+      const events = item.events.map((event) => nest(path, holder, event));
+      run.nested.push({ type: "delegation-commit", path, agent: holder, commit: item.commit, events, asked });
+      continue;
+    }
+    if (item.type === "delegation-commit" || item.type === "delegated") {
+      run.nested.push(item);
+      continue;
+    }
+    if (item.type === "run-start" || item.type === "step-start") holder = item.agent;
+    run.nested.push(nest(path, holder, item));
+    if (item.type === "error") throw new Error(`'${delegate.name}' failed: ${item.message}`);
+    if (item.type === "done" && item.status === "cancelled") throw new Error(`'${delegate.name}' was cancelled.`);
+    if (item.type === "done") text = item.text;
+  }
+  // It waits for the user: each request is asked on its behalf (the first ask with no answer stops this call here).
+  for (const pending of waiting?.pending ?? []) await asks.forward(forwarded(pending, path));
+  return text;
+}
+
+/** Where delegated runs are read back from: the host's reader, else the store's. */
+function delegationsOf(run: RunContext): Pick<TurnStore, "readDelegation"> | undefined {
+  return run.options.delegations ?? run.store;
+}
+
+/** A delegated run's request as the conversation's step asks it: the run's own call, under the path of delegating calls. */
+function forwarded(pending: UserRequest, path: string[]): UserRequest {
+  return { ...pending, delegated: pending.delegated ?? { path, toolCallId: pending.toolCallId } };
+}
