@@ -8,7 +8,7 @@ import {
   Network,
   type NetworkOptions,
 } from "../runtime/index.ts";
-import { arrangeRedelivery, calculatorTools, changeAddress, chooseDeliverySlot, lookupOrder, refund } from "./tools.ts";
+import { arrangeRedelivery, calculatorTools, changeAddress, chooseDeliverySlot, flagOrder, lookupOrder, refund } from "./tools.ts";
 import { serveTrackingMcp } from "./tracking-mcp.ts";
 
 export const DEFAULT_MODEL = "gpt-4o-mini";
@@ -64,7 +64,7 @@ export function createSupportNetwork(
     name: "fraud-check",
     description: "Checks an order's charges for signs of fraud and says what it found.",
     instructions: "You check an order for fraud: look it up, compare its charges, and say in one sentence what you found.",
-    tools: [lookupOrder],
+    tools: [lookupOrder, flagOrder],
   });
   const billing = new Agent({
     name: "billing",

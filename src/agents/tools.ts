@@ -40,6 +40,19 @@ export const changeAddress = tool({
   },
 });
 
+/** The fraud checker's flag: a person approves it first (asked of the user through billing, which asked the checker). */
+export const flagOrder = tool({
+  name: "flag_order",
+  description: "Flags an order for the fraud team. A person must approve it.",
+  parameters: z.object({ orderId }),
+  needsApproval: true,
+  execute: ({ orderId }) => {
+    const order = findOrder(orderId);
+    if (!order) throw new Error(`No order '${orderId}'.`);
+    return { orderId: order.orderId, flagged: true };
+  },
+});
+
 /** What `arrange_redelivery` asks the customer (`ctx.ask`): a day, and where to leave the parcel. */
 const Redelivery = z.object({
   day: z.iso.date().describe("Day of the redelivery"),

@@ -61,8 +61,11 @@ export class UIMessageEncoder implements EventEncoder {
     if (inner.type === "text-delta") progress.text += inner.delta;
     else if (inner.type === "tool-call") progress.calls.push({ toolCallId: inner.toolCallId, name: inner.name, args: inner.args });
     else if (inner.type === "tool-result") {
+      // A call made before the leg resumed (one that waited for approval) comes with its result alone.
       const call = progress.calls.find((c) => c.toolCallId === inner.toolCallId);
-      if (call) Object.assign(call, { result: inner.result, isError: inner.isError });
+      const result = { result: inner.result, isError: inner.isError };
+      if (call) Object.assign(call, result);
+      else progress.calls.push({ toolCallId: inner.toolCallId, name: inner.name, args: undefined, ...result });
     } else if (inner.type === "done") progress.status = inner.status === "completed" ? "done" : inner.status;
     else if (inner.type === "error") progress.status = "failed";
     return { type: "data-delegation", id: `delegation-${id}`, data: progress };

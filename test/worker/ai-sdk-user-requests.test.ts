@@ -6,48 +6,11 @@
  * (`lastAssistantMessageIsCompleteWithToolCalls`), which resumes the turn.
  */
 import { exports } from "cloudflare:workers";
-import {
-  AbstractChat,
-  type ChatState,
-  type ChatStatus,
-  DefaultChatTransport,
-  lastAssistantMessageIsCompleteWithToolCalls,
-  type UIMessage,
-} from "ai";
+import type { UIMessage } from "ai";
+import { TestChat } from "../support/ai-chat.ts";
 import { describe, expect, it } from "vitest";
 import { until } from "../support/until.ts";
 import { scenario, stored } from "../support/worker.ts";
-
-/** The chat's state in plain memory: useChat keeps it in React, this test in an array. */
-class MemoryState implements ChatState<UIMessage> {
-  status: ChatStatus = "ready";
-  error: Error | undefined = undefined;
-  messages: UIMessage[] = [];
-  pushMessage = (message: UIMessage) => void this.messages.push(message);
-  popMessage = () => void this.messages.pop();
-  replaceMessage = (index: number, message: UIMessage) => void (this.messages[index] = message);
-  snapshot = <T>(thing: T): T => structuredClone(thing);
-}
-
-class TestChat extends AbstractChat<UIMessage> {
-  readonly memory: MemoryState;
-  constructor(conversationId: string) {
-    const memory = new MemoryState();
-    super({
-      id: conversationId,
-      state: memory,
-      transport: new DefaultChatTransport<UIMessage>({
-        api: `https://chat.test/v1/conversations/${conversationId}/chat`,
-        fetch: (input, init) => exports.default.fetch(new Request(input as RequestInfo, init)),
-      }),
-      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithToolCalls,
-    });
-    this.memory = memory;
-  }
-  get last(): UIMessage {
-    return this.memory.messages.at(-1)!;
-  }
-}
 
 const transfer = { toolCalls: [{ id: "t", name: "transfer_to_shipping", arguments: JSON.stringify({ reason: "delivery" }) }] };
 const slots = ["Mon 9:00-12:00", "Tue 9:00-12:00"];

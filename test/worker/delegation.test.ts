@@ -12,15 +12,20 @@ import { describe, expect, inject, it } from "vitest";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { parseSse } from "../support/sse.ts";
 import { call, chat, stored } from "../support/worker.ts";
+import { TestChat } from "../support/ai-chat.ts";
+import { until } from "../support/until.ts";
 
 /**
- * A scenario whose script names its own id: the fraud checker's requests carry it in the request billing sends it (the fake
- * provider finds a scenario by the id in a request's body), so its steps are this scenario's too.
+ * A scenario whose script names its own id: the delegated agent's requests carry it in the request its caller sends it (the
+ * fake provider finds a scenario by the id in a request's body), so its steps are this scenario's too.
  */
-async function delegating() {
+async function scripted(answers: (tag: (text: string) => string) => unknown[]) {
   const id = `scn${crypto.randomUUID().replaceAll("-", "")}`;
   const tag = (text: string) => `${text} [${id}]`;
-  const res = await fetch(`${inject("fakeOpenAIUrl")}/__scenarios`, { method: "POST", body: JSON.stringify({ id, answers: script(tag) }) });
+  const res = await fetch(`${inject("fakeOpenAIUrl")}/__scenarios`, {
+    method: "POST",
+    body: JSON.stringify({ id, answers: answers(tag) }),
+  });
   expect(res.ok).toBe(true);
   return { conversationId: `conv-${id}`, tag };
 }
@@ -36,7 +41,7 @@ const script = (tag: (text: string) => string) => [
 
 describe("a delegation through the Worker", () => {
   it("streams the child's events nested under the call, live and in the replay, and keeps its steps apart", async () => {
-    const s2 = await delegating();
+    const s2 = await scripted(script);
     const events = await chat(s2.conversationId, s2.tag("is this charge on A1001 fraud?"));
     const nested = events.filter((e) => e.type === "delegated") as Array<{ path: string[]; agent: string; event: { type: string } }>;
     expect(nested[0]).toMatchObject({ path: ["fc"], agent: "fraud-check", event: { type: "run-start" } });
@@ -65,7 +70,7 @@ describe("a delegation through the Worker", () => {
   });
 
   it("shows the child's work to useChat as a data-delegation part that grows to its answer", async () => {
-    const s2 = await delegating();
+    const s2 = await scripted(script);
     const transport = new DefaultChatTransport<UIMessage>({
       api: `https://chat.test/v1/conversations/${s2.conversationId}/chat`,
       fetch: (input, init) => exports.default.fetch(new Request(input as RequestInfo, init)),
@@ -91,5 +96,61 @@ describe("a delegation through the Worker", () => {
         calls: [{ name: "lookup_order", isError: false }],
       },
     });
+  });
+});
+
+/** Billing asks the fraud checker, which flags the order: a flag a person approves, asked of the user through billing. */
+const flagging = (tag: (text: string) => string) => [
+  { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "charge" }) }] },
+  { toolCalls: [{ id: "fc", name: "ask_fraud_check", arguments: JSON.stringify({ request: tag("Flag order A1001.") }) }] },
+  { toolCalls: [{ id: "fl", name: "flag_order", arguments: JSON.stringify({ orderId: "A1001" }) }] },
+  { text: "Flagged A1001." },
+  { text: "The fraud team has order A1001 now." },
+];
+
+describe("what a delegated agent asks the user", () => {
+  it("waits for the inner call's approval (its name, arguments and path), decided over HTTP: the child resumes, then billing", async () => {
+    const s = await scripted(flagging);
+    const events = await chat(s.conversationId, s.tag("flag the charge on A1001 as fraud"));
+    expect(events.find((e) => e.type === "approval-required")).toMatchObject({
+      toolCallId: "fc",
+      name: "flag_order",
+      args: { orderId: "A1001" },
+      agent: "fraud-check",
+      delegated: { path: ["fc"], toolCallId: "fl" },
+    });
+    expect(events.at(-1)).toMatchObject({ type: "done", status: "awaiting_approval", agent: "billing" });
+    const view = (await (await call(`/v1/conversations/${s.conversationId}`)).json()) as { pendingRequests: unknown[] };
+    expect(view.pendingRequests).toMatchObject([{ kind: "approval", toolCallId: "fc", name: "flag_order", delegated: { path: ["fc"] } }]);
+    const res = await call(`/v1/conversations/${s.conversationId}/decisions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ decisions: [{ toolCallId: "fc", approved: true }] }),
+    });
+    const resumed = parseSse(await res.text());
+    const inner = resumed.find((e) => e.type === "delegated" && (e as { event: { type: string } }).event.type === "tool-result");
+    expect(inner).toMatchObject({ path: ["fc"], event: { toolCallId: "fl", name: "flag_order", isError: false } });
+    expect(resumed.find((e) => e.type === "tool-result" && e.toolCallId === "fc")).toMatchObject({ result: "Flagged A1001." });
+    expect(resumed.at(-1)).toMatchObject({ type: "done", status: "completed", text: "The fraud team has order A1001 now." });
+    const stored = await runInDurableObject(env.CONVERSATIONS.getByName(s.conversationId), (_o, state) =>
+      new ConversationStore(state.storage).delegation(1, ["fc"]),
+    );
+    expect(stored.filter((m) => m.role === "tool").map((m) => m.name)).toEqual(["flag_order"]);
+  });
+
+  it("the same approval through useChat's own client: addToolApprovalResponse on the delegating call resumes both", async () => {
+    const s = await scripted(flagging);
+    const chat = new TestChat(s.conversationId);
+    await chat.sendMessage({ text: s.tag("flag the charge on A1001 as fraud") });
+    const part = chat.last.parts.find((p) => "toolCallId" in p && p.toolCallId === "fc") as { state: string; approval?: { id: string } };
+    expect(part).toMatchObject({ state: "approval-requested", approval: { id: "fc" } });
+    await chat.addToolApprovalResponse({ id: "fc", approved: true });
+    await until(
+      async () => chat.last,
+      () => chat.status === "ready" && chat.last.parts.some((p) => p.type === "text" && p.text === "The fraud team has order A1001 now."),
+      "the resumed turn's answer",
+    );
+    const delegation = chat.last.parts.find((p) => p.type === "data-delegation") as { data: { calls: unknown[]; status: string } };
+    expect(delegation.data).toMatchObject({ status: "done", calls: [{ name: "flag_order", isError: false }] });
   });
 });
