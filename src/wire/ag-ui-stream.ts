@@ -271,6 +271,8 @@ export function requestInterrupt(request: RequestShown): Interrupt {
         }
       : { agent, tool: name, kind, ...(args === undefined ? {} : { args }) };
   return {
+    // A delegated agent's request belongs to its subagent run.
+    ...(request.delegated ? { subagentRunId: request.delegated.path.join("/") } : {}),
     id: toolCallId,
     reason: kind === "approval" ? "tool_approval" : kind === "question" ? "input_required" : "elicitation",
     message,

@@ -140,4 +140,39 @@ describe("a turn as AG-UI events", () => {
       },
     });
   });
+
+  it("shows a delegation as AG-UI's subagent events: started under the call, its text and calls attributed to it, finished with its answer", async () => {
+    const nested = (id: number, event: Record<string, unknown>, path = ["fc"]): StoredEvent =>
+      ({ id, type: "delegated", path, agent: path.length > 1 ? "clerk" : "fraud-check", event }) as StoredEvent;
+    const events = await agUi(
+      streamOf([
+        { id: 1, type: "run-start", conversationId: "t1", agent: "billing", model: "m" },
+        { id: 2, type: "step-start", stepIndex: 0, agent: "billing" },
+        { id: 3, type: "tool-call", toolCallId: "fc", name: "ask_fraud_check", args: { request: "check" }, plan: "tool" },
+        nested(4, { type: "run-start", conversationId: "t1/fraud-check", agent: "fraud-check", model: "m" }),
+        nested(5, { type: "tool-call", toolCallId: "lk", name: "lookup_order", args: { orderId: "A1" }, plan: "tool" }),
+        nested(6, { type: "tool-result", toolCallId: "lk", name: "lookup_order", result: "found", isError: false }),
+        nested(7, { type: "run-start", conversationId: "t1/fraud-check/clerk", agent: "clerk", model: "m" }, ["fc", "ck"]),
+        nested(8, { type: "done", status: "completed", text: "Filed.", agent: "clerk", handoffs: [], handoffCount: 0 }, ["fc", "ck"]),
+        nested(9, { type: "text-delta", delta: "Not fraud." }),
+        nested(10, { type: "done", status: "completed", text: "Not fraud.", agent: "fraud-check", handoffs: [], handoffCount: 0 }),
+        { id: 11, type: "tool-result", toolCallId: "fc", name: "ask_fraud_check", result: "Not fraud.", isError: false },
+        { id: 12, type: "step-finish", stepIndex: 0, finishReason: "tool_calls" },
+        { id: 13, type: "done", status: "completed", text: "", agent: "billing", handoffs: [], handoffCount: 0 },
+      ]),
+    );
+    const sub = events.filter((e) => "subagentRunId" in e) as Array<BaseEvent & Record<string, unknown>>;
+    expect(sub[0]).toMatchObject({ type: "SUBAGENT_STARTED", subagentRunId: "fc", name: "fraud-check", parentToolCallId: "fc" });
+    expect(sub.find((e) => e.type === "TOOL_CALL_RESULT")).toMatchObject({ toolCallId: "lk", subagentRunId: "fc" });
+    expect(sub.find((e) => e.subagentRunId === "fc/ck")).toMatchObject({
+      type: "SUBAGENT_STARTED",
+      parentToolCallId: "ck",
+      parentSubagentRunId: "fc",
+    });
+    expect(sub.filter((e) => e.type === "SUBAGENT_FINISHED").map((e) => [e.subagentRunId, e.result])).toEqual([
+      ["fc/ck", "Filed."],
+      ["fc", "Not fraud."],
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } });
+  });
 });

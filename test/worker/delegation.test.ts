@@ -154,3 +154,36 @@ describe("what a delegated agent asks the user", () => {
     expect(delegation.data).toMatchObject({ status: "done", calls: [{ name: "flag_order", isError: false }] });
   });
 });
+
+describe("a delegation over A2A and AG-UI", () => {
+  it("A2A's SendStreamingMessage tells the delegated agent's answer as a working status update, with its agent and path", async () => {
+    const s = await scripted(script);
+    const res = await call("/v1/a2a", {
+      method: "POST",
+      headers: { "content-type": "application/json", "a2a-version": "1.0" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: "d1",
+        method: "SendStreamingMessage",
+        params: {
+          message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text: s.tag("is this charge on A1001 fraud?") }] },
+        },
+      }),
+    });
+    const results = (await res.text())
+      .split("\n\n")
+      .filter((frame) => frame.startsWith("data: "))
+      .map((frame) => JSON.parse(frame.slice(6)) as { result: { statusUpdate?: { status: { state: string; message?: unknown } } } });
+    const delegated = results.find(
+      (r) => (r.result.statusUpdate?.status.message as { metadata?: { delegation?: unknown } } | undefined)?.metadata?.delegation,
+    );
+    expect(delegated?.result.statusUpdate?.status).toMatchObject({
+      state: "TASK_STATE_WORKING",
+      message: {
+        role: "ROLE_AGENT",
+        parts: [{ text: "Charged twice: a double charge, not fraud." }],
+        metadata: { agent: "fraud-check", delegation: { path: ["fc"] } },
+      },
+    });
+  });
+});

@@ -86,24 +86,19 @@ async function translate(
       const artifact = { artifactId: `${taskId}:step-${step}`, name: `step ${step}`, parts: [{ text: event.delta }] };
       send({ artifactUpdate: { taskId, contextId, artifact, append: chunks++ > 0, lastChunk: false } });
     }
-    if (event.type === "step-finish" && text) {
-      const messageId = `${taskId}:step-${step}`;
-      const message: OutMessage = { messageId, contextId, taskId, role: "ROLE_AGENT", parts: [{ text }], metadata: { agent } };
+    // Working progress, each an agent's message: a step's text, a person's answer, a delegated agent's answer.
+    const working = (messageId: string, said: string, metadata: Record<string, unknown>) => {
+      const message: OutMessage = { messageId, contextId, taskId, role: "ROLE_AGENT", parts: [{ text: said }], metadata };
       send({ statusUpdate: { taskId, contextId, status: { state: "TASK_STATE_WORKING", message, timestamp: stamp() } } });
-    }
+    };
+    if (event.type === "step-finish" && text) working(`${taskId}:step-${step}`, text, { agent });
     if (event.type === "operator-message") {
-      const message: OutMessage = {
-        messageId: `${taskId}:person-${Date.now()}`,
-        contextId,
-        taskId,
-        role: "ROLE_AGENT",
-        parts: [{ text: event.text }],
-        metadata: { agent: event.agent, person: true },
-      };
-      send({ statusUpdate: { taskId, contextId, status: { state: "TASK_STATE_WORKING", message, timestamp: stamp() } } });
+      working(`${taskId}:person-${Date.now()}`, event.text, { agent: event.agent, person: true });
       // The person answered: the task is done (the conversation stays theirs for the user's next message, a new task).
       break;
     }
+    if (event.type === "delegated" && event.event.type === "done" && event.event.text)
+      working(`${taskId}:delegated-${event.id}`, event.event.text, { agent: event.agent, delegation: { path: event.path } });
     if (event.type === "handoff") {
       const { id: _id, ...handoff } = event;
       const metadata = { [HANDOFF_EXTENSION]: { holder: event.to, handoff } };
