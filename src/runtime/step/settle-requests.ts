@@ -102,7 +102,7 @@ async function settle(
   const without = request.delegated ? null : answerWithoutRunning(request, decision);
   // A client tool's output is a result like any tool's; a decline is a verdict the error guard does not count.
   if (without) return { request, answered: { outcome: without, counts: !without.isError } };
-  // The call runs with its own agent's tool, even after a handoff (a delegated run's request names that run's agent: the call is the step's).
+  // The call runs with its own agent's tool, even after a handoff (a delegated run's request names its agent: the call is the step's).
   const caller = request.delegated ? suspension.assistant.agent : request.agent;
   const owner = run.options.network.get(caller);
   const call = suspension.assistant.toolCalls!.find((c) => c.id === request.toolCallId)!;
