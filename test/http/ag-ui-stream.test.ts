@@ -143,7 +143,7 @@ describe("a turn as AG-UI events", () => {
 
   it("shows a delegation as AG-UI's subagent events: started under the call, its text and calls attributed to it, finished with its answer", async () => {
     const nested = (id: number, event: Record<string, unknown>, path = ["fc"]): StoredEvent =>
-      ({ id, type: "delegated", path, agent: path.length > 1 ? "clerk" : "fraud-check", event }) as StoredEvent;
+      ({ id, type: "delegated", path, agent: path.length > 1 ? "clerk" : "fraud-check", event }) as unknown as StoredEvent;
     const events = await agUi(
       streamOf([
         { id: 1, type: "run-start", conversationId: "t1", agent: "billing", model: "m" },
