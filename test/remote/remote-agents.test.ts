@@ -206,3 +206,35 @@ describe("reaching a remote agent", () => {
     expect(remote.executor.received.at(-1)).toMatchObject({ text: "second", contextId });
   });
 });
+
+describe("a remote agent asked as a tool", () => {
+  it("runs as a delegation: it is sent the request alone, its task's text is the tool's result, and the caller keeps the conversation", async () => {
+    const billing = remoteAgent({
+      name: "billing",
+      description: "Billing questions, answered by the billing team's agent.",
+      url: `${remote.url}/.well-known/agent-card.json`,
+      headers: (env) => ({ authorization: String(env.BILLING_TOKEN) }),
+    });
+    const triage = new Agent({ name: "triage", description: "Routes.", instructions: "You route.", tools: [billing.asTool()] });
+    const from = remote.executor.received.length;
+    const { events, store } = await runScripted(
+      new Network(triage, { defaultModel: "m" }),
+      "was I charged twice?",
+      [
+        { toolCalls: [{ id: "b", name: "ask_billing", args: { request: "Was order A1001 charged twice?" } }] },
+        { text: "Billing checked." },
+      ],
+      { remote: port() },
+    );
+    const sent = remote.executor.received.slice(from);
+    expect(sent[0]!.text).toContain("Was order A1001 charged twice?");
+    expect(sent[0]!.text).not.toContain("was I charged twice?");
+    expect(sent[0]!.authorization).toBe(SECRET);
+    const result = events.find((e) => e.type === "tool-result" && e.toolCallId === "b") as Extract<RunEvent, { type: "tool-result" }>;
+    expect(result.isError).toBe(false);
+    expect(String(result.result)).toMatch(/^Billing here: you said/);
+    expect(events.some((e) => e.type === "delegated" && e.agent === "billing" && e.event.type === "step-start")).toBe(true);
+    expect(store.holding.activeAgent).toBe("triage");
+    expect(events.at(-1)).toMatchObject({ type: "done", status: "completed", text: "Billing checked." });
+  });
+});

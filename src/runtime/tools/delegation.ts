@@ -64,6 +64,8 @@ async function runDelegation(run: RunContext, delegate: Agent, request: string, 
     network,
     model: options.model,
     ...(options.mcp ? { mcp: options.mcp } : {}),
+    // A remote A2A agent asked as a tool is reached as a holder is: its task's text is the answer.
+    ...(options.remote ? { remote: options.remote } : {}),
     conversation,
     input,
     limits: run.limits,
