@@ -64,6 +64,7 @@ export { runTurn, runTurnItems } from "./run-loop.ts";
 export type { RunItemsOptions, RunTurnOptions, TurnInput, TurnItem } from "./run-options.ts";
 export {
   type ApprovalRequiredEvent,
+  type DelegatedCall,
   type DelegatedEvent,
   type InputRequiredBase,
   type InputRequiredEvent,
@@ -102,7 +103,7 @@ export type { Duration } from "./duration.ts";
 
 // The ports a host plugs in: the model, the store, the scheduler, MCP servers, remote agents.
 export type { Model, ModelEvent, ModelRequest, ModelSettings } from "./ports/model-port.ts";
-export type { StepCommit, TurnStore } from "./ports/store-port.ts";
+export type { StepCommit, StoredDelegation, TurnStore } from "./ports/store-port.ts";
 export type { FollowUpRequest, ScheduledFollowUp, Scheduler } from "./ports/scheduler-port.ts";
 export {
   type McpApproval,
