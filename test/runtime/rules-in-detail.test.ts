@@ -449,19 +449,22 @@ describe("more of the details", () => {
     ).toEqual(["A person declined this call: no thanks", "A person declined this call."]);
   });
 
-  it("delegation answers with the delegate's final text, or says it waits for an approval it cannot get", async () => {
+  it("delegation suspends the whole turn on the delegate's approval, naming its call under the delegating one", async () => {
     const gated = tool({ name: "gated", description: "g", parameters: z.object({}), needsApproval: true, execute: () => "never" });
     const helper = new Agent({ name: "helper", instructions: "h", tools: [gated] });
     const lead = new Network(new Agent({ name: "lead", instructions: "l", tools: [helper.asTool()] }), { defaultModel: "m" });
     const { events, model } = await playTurn(lead, "x", [
       { toolCalls: [{ id: "d", name: "ask_helper", args: { request: "do it" } }] },
       { toolCalls: [{ id: "g", name: "gated" }] },
-      { text: "done" },
     ]);
-    expect(ofType(events, "tool-result")[0]).toMatchObject({
-      isError: false,
-      result: "'helper' is waiting for an approval it cannot get here.",
+    expect(ofType(events, "tool-result")).toEqual([]);
+    expect(ofType(events, "approval-required")[0]).toMatchObject({
+      toolCallId: "d",
+      name: "gated",
+      agent: "helper",
+      delegated: { path: ["d"], toolCallId: "g" },
     });
+    expect(ofType(events, "done")[0]).toMatchObject({ status: "awaiting_approval", agent: "lead" });
     expect(model.requests[1]).toMatchObject({ agent: "helper", model: "m" });
   });
 });

@@ -325,16 +325,19 @@ describe("a delegated agent", () => {
     expect(answers(events)).toEqual([["ask_helper", "found", false]]);
   });
 
-  it("answers that it waits for an approval when its turn suspends", async () => {
+  it("suspends the turn when its own turn waits for an approval: the request is the delegate's call, the decision the delegating call's", async () => {
     const gated = tool({ name: "gated", description: "g", parameters: z.object({}), needsApproval: true, execute: () => "ran" });
     const helper = new Agent({ name: "helper", instructions: "h", tools: [gated] });
     const network = new Network(new Agent({ name: "main", instructions: "m", tools: [helper.asTool()] }), { defaultModel: "m" });
-    const { events } = await playTurn(network, "hi", [
+    const { events, store } = await playTurn(network, "hi", [
       { toolCalls: [{ name: "ask_helper", args: { request: "do" } }] },
       { toolCalls: [{ name: "gated" }] },
-      { text: "main done" },
     ]);
-    expect(answers(events)).toEqual([["ask_helper", "'helper' is waiting for an approval it cannot get here.", false]]);
+    expect(answers(events)).toEqual([]);
+    const [asked] = ofType(events, "approval-required");
+    expect(asked).toMatchObject({ name: "gated", agent: "helper" });
+    expect(asked!.delegated?.path).toEqual([asked!.toolCallId]);
+    expect(store.suspension?.pending).toMatchObject([{ kind: "approval", toolCallId: asked!.toolCallId }]);
   });
 });
 
