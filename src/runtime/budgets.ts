@@ -1,5 +1,5 @@
 import { RuntimeError } from "./errors.ts";
-import type { UsageTotals } from "./usage.ts";
+import { addUsage, type UsageTotals } from "./usage.ts";
 
 /** Limits on model calls, tokens and tool calls; absent ones are unlimited. */
 export type BudgetLimits = Partial<UsageTotals>;
@@ -34,4 +34,22 @@ export function checkBudgets(budgets: Budgets | undefined, turn: UsageTotals, co
       }
     }
   }
+}
+
+/** What the turn and the conversation have spent so far, as a run's budgets count it: its own steps and its delegated runs'. */
+export function spentSoFar(
+  run: { delegated: { usage: UsageTotals } },
+  state: { progress: { usage: UsageTotals }; conversationUsage: UsageTotals },
+): { turn: UsageTotals; conversation: UsageTotals } {
+  const delegated = run.delegated.usage;
+  return { turn: addUsage(state.progress.usage, delegated), conversation: addUsage(state.conversationUsage, delegated) };
+}
+
+/** The budgets a delegated run is held to: the turn's left over after what it has spent, and the conversation's as they are. */
+export function remainingBudgets(budgets: Budgets | undefined, turnSpent: UsageTotals): Budgets | undefined {
+  if (!budgets?.perTurn) return budgets;
+  const left = Object.fromEntries(
+    Object.entries(budgets.perTurn).map(([key, limit]) => [key, Math.max(0, (limit as number) - turnSpent[key as keyof UsageTotals])]),
+  );
+  return { ...budgets, perTurn: left };
 }

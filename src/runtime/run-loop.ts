@@ -22,7 +22,8 @@ import { callPlanOf } from "./handoff/rules.ts";
 import { argsOf } from "./tools/execute-tool-call.ts";
 import { settleRequests } from "./step/settle-requests.ts";
 import { DEFAULT_PARALLEL_DELEGATIONS, NestedItems, Slots } from "./step/nested-items.ts";
-import { whileNested } from "./step/nested-run.ts";
+import { NO_USAGE } from "./usage.ts";
+import { delegates, whileNested } from "./step/nested-run.ts";
 import { handBackFromRemote, remoteCall, remoteState, writeAhead } from "./step/remote-call.ts";
 import { routedStep, routerOf } from "./step/route-first.ts";
 import type { RemoteState } from "./ports/remote-port.ts";
@@ -69,6 +70,7 @@ async function* runLeg(options: RunItemsOptions, store: TurnStore | undefined): 
     nested: new NestedItems(),
     delegations: new Slots(network.options.maxParallelDelegations ?? DEFAULT_PARALLEL_DELEGATIONS),
     path: options.path ?? [],
+    delegated: { usage: NO_USAGE },
     once: { nudged: false },
   };
   const { activeAgent, callers: stored } = options.conversation.holding;
@@ -201,8 +203,8 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   const stateUpdates: StateUpdates = new Map();
   if (called.remote) stateUpdates.set(prepared.agent.name, { ...called.remote });
   // A delegated agent's events and steps come out as it runs; other tools' none.
-  const delegating = plan.some((p) => p.kind === "tool" && p.tool?.delegates === true);
-  const records = yield* whileNested(run, answerCalls(run, state, prepared, plan, gates, stateUpdates), delegating);
+  const answering = answerCalls(run, state, prepared, plan, gates, stateUpdates, stepUsage(prepared, step));
+  const records = yield* whileNested(run, answering, delegates(plan));
   for (const r of records) {
     if (r.blocked !== null) yield { type: "guardrail", kind: "tool", agent: prepared.agent.name, reason: r.blocked, toolCallId: r.call.id };
   }

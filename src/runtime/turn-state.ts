@@ -46,6 +46,8 @@ export interface RunContext {
   readonly delegations: Slots;
   /** The calls that delegated this run, outermost first (empty for a conversation's own run). */
   readonly path: readonly string[];
+  /** What this run's delegated runs have spent so far (their steps, as they pass up): counted toward its budgets. */
+  readonly delegated: { usage: UsageTotals };
   /** What a leg does at most once: the nudge after an announced-but-unmade handoff. */
   readonly once: { nudged: boolean };
 }

@@ -251,3 +251,24 @@ describe("what a delegated agent asks the user", () => {
     });
   });
 });
+
+describe("a delegated agent's spending", () => {
+  it("counts toward the turn's budgets: the child is held to what the turn has left, and the parent counts what the child spent", async () => {
+    const echo = tool({ name: "echo", description: "e", parameters: z.object({}), execute: () => "echoed" });
+    const helper = new Agent({ name: "helper", instructions: "h", tools: [echo] });
+    const main = new Agent({ name: "main", instructions: "m", tools: [helper.asTool()] });
+    const model = new AgentModel({
+      main: (r) => (answered(r) ? say("main answers") : call("d", "ask_helper", { request: "go" })),
+      // Left alone, the helper would call echo twice and then answer: three model calls.
+      helper: (r) => (r.messages.filter((m) => m.role === "tool").length < 2 ? call(`e${r.messages.length}`, "echo", {}) : say("helped")),
+    });
+    const network = new Network(main, { defaultModel: "m", budgets: { perTurn: { modelCalls: 3 } } });
+    const { events } = await run(network, model);
+    // main's first call, then two of the helper's: the helper's third call is refused, and so is main's next.
+    expect(model.requests.map((r) => r.agent)).toEqual(["main", "helper", "helper"]);
+    const nestedError = events.find((e) => e.type === "delegated" && e.event.type === "error");
+    expect(nestedError).toMatchObject({ event: { code: "budget_exceeded" } });
+    expect(events.find((e) => e.type === "tool-result" && e.toolCallId === "d")).toMatchObject({ isError: true });
+    expect(events.at(-1)).toMatchObject({ type: "error", code: "budget_exceeded" });
+  });
+});

@@ -1,6 +1,6 @@
 /** The first stage of a step: the limits it must pass, then the tools and instructions it is sent, and compaction. */
 import type { Agent } from "../agent.ts";
-import { checkBudgets } from "../budgets.ts";
+import { checkBudgets, spentSoFar } from "../budgets.ts";
 import { type CompactionResult, compactIfNeeded, visibleHistory } from "../context-window.ts";
 import { RuntimeError } from "../errors.ts";
 import type { RunEvent } from "../events.ts";
@@ -34,7 +34,8 @@ export function checkStepLimits(run: RunContext, state: TurnState): void {
   if (state.progress.agentSteps >= run.limits.maxSteps) {
     throw new RuntimeError("max_steps", `Agent '${state.agent.name}' reached maxSteps (${run.limits.maxSteps}) in this turn.`);
   }
-  checkBudgets(run.options.network.options.budgets, state.progress.usage, state.conversationUsage, { modelCalls: 1 });
+  const { turn, conversation } = spentSoFar(run, state);
+  checkBudgets(run.options.network.options.budgets, turn, conversation, { modelCalls: 1 });
 }
 
 export async function prepareStep(run: RunContext, state: TurnState): Promise<PreparedStep> {

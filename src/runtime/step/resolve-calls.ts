@@ -4,7 +4,7 @@
  * tool guardrails and the approval gate, then the calls that start are written ahead of them, and they run.
  */
 import { requiresApproval, runsOnClient } from "../tools/approval-gate.ts";
-import { checkBudgets } from "../budgets.ts";
+import { checkBudgets, spentSoFar } from "../budgets.ts";
 import { argsOf, errorOutcome, executeToolCall, isAsked } from "../tools/execute-tool-call.ts";
 import { firstBlock } from "../tools/guardrails.ts";
 import type { CallsInFlight } from "../calls-in-flight.ts";
@@ -15,7 +15,7 @@ import type { ToolCall } from "../messages.ts";
 import { type StateUpdates, toolContext } from "../tools/tool-context.ts";
 import type { CallContext } from "../tools/tool.ts";
 import type { RunContext, TurnState } from "../turn-state.ts";
-import { addUsage, type UsageTotals } from "../usage.ts";
+import { addUsage, NO_USAGE, type UsageTotals } from "../usage.ts";
 import type { PreparedStep } from "./prepare-step.ts";
 import type { Answered, CallRecord, CallWait } from "./call-record.ts";
 
@@ -61,7 +61,8 @@ export async function gateCalls(
   const { network } = run.options;
   const { agent } = prepared;
   const regular = plan.filter((p) => p.kind === "tool").length;
-  checkBudgets(network.options.budgets, addUsage(state.progress.usage, stepUsage), addUsage(state.conversationUsage, stepUsage), {
+  const spent = spentSoFar(run, state);
+  checkBudgets(network.options.budgets, addUsage(spent.turn, stepUsage), addUsage(spent.conversation, stepUsage), {
     toolCalls: regular,
   });
   const guardrails = network.options.toolGuardrails ?? [];
@@ -96,9 +97,13 @@ export async function answerCalls(
   plan: readonly PlannedCall[],
   gates: CallGates,
   updates: StateUpdates,
+  stepSpent: UsageTotals = NO_USAGE,
 ): Promise<CallRecord[]> {
   const { agent, toolset } = prepared;
   const { blocked, waits } = gates;
+  // The tools see the turn as it stands with this step's model call spent (a delegated run's budgets count it).
+  const spent = { ...state, progress: { ...state.progress, usage: addUsage(state.progress.usage, stepSpent) } };
+  const current = { ...spent, conversationUsage: addUsage(state.conversationUsage, stepSpent) };
   // A cancel during the checks: no tool starts.
   run.signal.throwIfAborted();
   const available = [...toolset.tools.keys()];
@@ -107,7 +112,7 @@ export async function answerCalls(
       const reason = blocked[i];
       if (reason !== null) return Promise.resolve({ outcome: errorOutcome(`Blocked by a guardrail: ${reason}`), counts: false });
       const wait = waits[i];
-      return wait ? { kind: wait } : answer(p, toolContext(run, state, agent.name, updates), available);
+      return wait ? { kind: wait } : answer(p, toolContext(run, current, agent.name, updates), available);
     }),
   );
   // Tools that ran are answered and committed even if the run was cancelled meanwhile: what they did is real.

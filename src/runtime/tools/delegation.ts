@@ -16,17 +16,20 @@ import type { Decision, Suspension, UserRequest } from "../suspension.ts";
 import type { RunContext } from "../turn-state.ts";
 import type { DelegateAgent } from "./tool.ts";
 import type { CallAsks } from "./user-input.ts";
+import { remainingBudgets } from "../budgets.ts";
+import type { UsageTotals } from "../usage.ts";
 
 /** The agent runs within the turn's bound on delegations at once; its final text comes back. */
-export async function delegateTo(
-  run: RunContext,
-  delegate: DelegateAgent,
-  request: string,
-  toolCallId: string,
-  asks: CallAsks,
-): Promise<string> {
+export async function delegateTo(run: RunContext, delegate: DelegateAgent, request: string, call: DelegatingCall): Promise<string> {
   if (!(delegate instanceof Agent)) throw new TypeError("delegate() takes an Agent.");
-  return run.delegations.run(() => runDelegation(run, delegate, request, [...run.path, toolCallId], asks));
+  return run.delegations.run(() => runDelegation(run, delegate, request, [...run.path, call.toolCallId], call));
+}
+
+/** The call that delegates: its id, its asks (what the delegated run asks the user goes through them), and what the turn has spent. */
+export interface DelegatingCall {
+  toolCallId: string;
+  asks: CallAsks;
+  spent: { turn: UsageTotals; conversation: UsageTotals };
 }
 
 /** Where the delegated run starts: a fresh one, or its stored wait resumed with the user's decisions (asked again, answered). */
@@ -48,14 +51,21 @@ async function startOf(run: RunContext, delegate: Agent, request: string, path: 
  * The delegated run: handoffs inside it stay inside it (it has its own holder, never the conversation's). A wait it ends in
  * is asked of the user through `asks`, which stops the delegating call until every request has its decision.
  */
-async function runDelegation(run: RunContext, delegate: Agent, request: string, path: string[], asks: CallAsks): Promise<string> {
+async function runDelegation(run: RunContext, delegate: Agent, request: string, path: string[], call: DelegatingCall): Promise<string> {
   const { options } = run;
+  const { asks, spent } = call;
+  const { maxParallelDelegations, budgets } = options.network.options;
+  const held = remainingBudgets(budgets, spent.turn);
   const network = new Network(delegate, {
     defaultModel: options.network.defaultModel,
     transferScope: "declared",
-    ...(options.network.options.maxParallelDelegations ? { maxParallelDelegations: options.network.options.maxParallelDelegations } : {}),
+    ...(maxParallelDelegations ? { maxParallelDelegations } : {}),
+    // The turn's budgets, less what it has spent; the conversation's, with what it has spent as the delegated run's start.
+    ...(held ? { budgets: held } : {}),
   });
-  const { input, conversation, asked } = await startOf(run, delegate, request, path, asks);
+  const start = await startOf(run, delegate, request, path, asks);
+  const { input, asked } = start;
+  const conversation = { ...start.conversation, usage: spent.conversation };
   let holder = conversation.holding.activeAgent;
   let waiting: Suspension | null = null;
   let text = "";

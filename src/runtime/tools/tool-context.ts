@@ -1,5 +1,6 @@
 /** What a tool sees of the run, and delegation: another agent run on a fresh context. */
 import type { Agent } from "../agent.ts";
+import { spentSoFar } from "../budgets.ts";
 import { RuntimeError } from "../errors.ts";
 import type { ScheduledFollowUp } from "../ports/scheduler-port.ts";
 import { delegateTo } from "./delegation.ts";
@@ -22,7 +23,9 @@ export function toolContext(run: RunContext, state: TurnState, agent: string, up
       if (!owner?.stateSchema) throw new TypeError(`Agent '${agent}' has no state: give it a \`state\` schema to keep one.`);
       updates.set(agent, owner.stateSchema.parse(next));
     },
-    delegate: (delegate, request, toolCallId, asks) => delegateTo(run, delegate, request, toolCallId, asks),
+    // What the turn has spent when the delegation starts: the delegated run is held to what its budgets leave.
+    delegate: (delegate, request, toolCallId, asks) =>
+      delegateTo(run, delegate, request, { toolCallId, asks, spent: spentSoFar(run, state) }),
     schedule: (request, toolCallId) => scheduleFollowUp(run, agent, request, toolCallId),
   };
 }
