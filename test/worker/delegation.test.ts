@@ -69,6 +69,25 @@ describe("a delegation through the Worker", () => {
     expect(child.find((m) => m.role === "tool")).toMatchObject({ name: "lookup_order", isError: false });
   });
 
+  it("goes with a fork: the forked conversation holds the delegated agent's history of the turns it copies", async () => {
+    const s2 = await scripted(script);
+    await chat(s2.conversationId, s2.tag("is this charge on A1001 fraud?"));
+    const res = await call(`/v1/conversations/${s2.conversationId}/fork`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ afterTurn: 1 }),
+    });
+    expect(res.status).toBe(201);
+    const { id } = (await res.json()) as { id: string };
+    const history = (conversationId: string) =>
+      runInDurableObject(env.CONVERSATIONS.getByName(conversationId), (_o, state) =>
+        new ConversationStore(state.storage).delegation(1, ["fc"]),
+      );
+    const original = await history(s2.conversationId);
+    expect(original.length).toBe(4);
+    expect(await history(id)).toEqual(original);
+  });
+
   it("shows the child's work to useChat as a data-delegation part that grows to its answer", async () => {
     const s2 = await scripted(script);
     const transport = new DefaultChatTransport<UIMessage>({

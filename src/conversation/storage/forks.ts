@@ -9,6 +9,8 @@ export interface ForkSnapshot {
   messages: Array<{ turn: number; data: string }>;
   handoffs: Array<{ turn: number; data: string }>;
   compactions: Array<{ turn: number; replaces: number; summary: string; agent: string }>;
+  /** Delegated agents' histories of those turns: part of the conversation, so part of its fork (absent in a snapshot from before them). */
+  delegations?: Array<{ turn: number; path: string; agent: string; data: string }>;
   turns: Array<{
     turn: number;
     status: string;
@@ -50,6 +52,7 @@ export function takeSnapshot(db: SqlWriter, turns: TurnLog, afterTurn: number, c
     messages: rows(`SELECT turn, data FROM messages WHERE turn <= ? ORDER BY seq`),
     handoffs: rows(`SELECT turn, data FROM handoffs WHERE turn <= ? ORDER BY seq`),
     compactions: rows(`SELECT turn, replaces, summary, agent FROM compactions WHERE turn <= ? ORDER BY seq`),
+    delegations: rows(`SELECT turn, path, agent, data FROM delegations WHERE turn <= ? ORDER BY seq`),
     turns: rows(`SELECT ${TURN_COLUMNS.join(", ")} FROM turns WHERE turn <= ? ORDER BY turn`),
   };
 }
@@ -60,6 +63,9 @@ export function storeSnapshot(db: SqlWriter, snapshot: ForkSnapshot): void {
   for (const h of snapshot.handoffs) db.exec(`INSERT INTO handoffs (turn, data) VALUES (?, ?)`, h.turn, h.data);
   for (const c of snapshot.compactions) {
     db.exec(`INSERT INTO compactions (turn, replaces, summary, agent) VALUES (?, ?, ?, ?)`, c.turn, c.replaces, c.summary, c.agent);
+  }
+  for (const d of snapshot.delegations ?? []) {
+    db.exec(`INSERT INTO delegations (turn, path, agent, data) VALUES (?, ?, ?, ?)`, d.turn, d.path, d.agent, d.data);
   }
   const placeholders = TURN_COLUMNS.map(() => "?").join(", ");
   for (const t of snapshot.turns) {
