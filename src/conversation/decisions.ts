@@ -4,8 +4,8 @@
  * fits the request's schema), and comes from someone who may answer it. A decision that fails
  * leaves every request waiting as it was.
  */
-import { Validator } from "@cfworker/json-schema";
-import { type Decision, isAnswer, type JsonSchema, undecided, type UserRequest } from "../runtime/suspension.ts";
+import { schemaProblems } from "../runtime/json-schema.ts";
+import { type Decision, isAnswer, undecided, type UserRequest } from "../runtime/suspension.ts";
 import type { Message } from "../runtime/messages.ts";
 import type { ConversationState } from "./storage/conversation-store.ts";
 import { fail, ok, type ConversationResult } from "./results.ts";
@@ -63,25 +63,8 @@ export function answerProblem(request: UserRequest, decision: Decision): string 
     return 'asks the user to open a URL: send "approved": true once they have, or false to decline.';
   if (request.kind === "elicitation" && (typeof decision.answer !== "object" || decision.answer === null || Array.isArray(decision.answer)))
     return "must be an object with the form's fields.";
-  return request.schema ? schemaProblem(request.schema, decision.answer) : undefined;
-}
-
-const validators = new WeakMap<JsonSchema, Validator>();
-
-/** What `value` fails of `schema`, innermost failures first, or undefined when it fits. */
-function schemaProblem(schema: JsonSchema, value: unknown): string | undefined {
-  let validator = validators.get(schema);
-  if (!validator) {
-    validator = new Validator(schema as ConstructorParameters<typeof Validator>[0], "2020-12", false);
-    validators.set(schema, validator);
-  }
-  const result = validator.validate(value);
-  if (result.valid) return undefined;
-  const errors = result.errors.filter(
-    (e) => !result.errors.some((other) => other !== e && other.keywordLocation.startsWith(`${e.keywordLocation}/`)),
-  );
-  const said = errors.map((e) => `${e.instanceLocation === "#" ? "answer" : e.instanceLocation.replace(/^#\//, "")}: ${e.error}`);
-  return `does not fit its schema: ${said.join("; ")}`;
+  const problems = request.schema && schemaProblems(request.schema, decision.answer, "answer");
+  return problems ? `does not fit its schema: ${problems}` : undefined;
 }
 
 /**

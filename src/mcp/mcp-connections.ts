@@ -5,7 +5,6 @@
  * when the server says its list changed; arguments checked with `@cfworker/json-schema`, which
  * validates without generating code (Workers forbid `eval`).
  */
-import { Validator } from "@cfworker/json-schema";
 import {
   Client,
   ProtocolError,
@@ -27,6 +26,7 @@ import {
   mcpHeaders,
 } from "../runtime/ports/mcp.ts";
 import { errorMessage } from "../runtime/errors.ts";
+import { schemaProblems } from "../runtime/json-schema.ts";
 
 /** A server's listed tools, as kept between turns. */
 export interface CachedToolList {
@@ -98,8 +98,6 @@ export class McpConnections implements McpPort {
   readonly #log: (message: string) => void;
   readonly #now: () => number;
   readonly #connections = new Map<string, Promise<Connection>>();
-  /** By schema object: a cached tool list hands out the same schema every step. */
-  readonly #validators = new WeakMap<object, Validator>();
   /** `tools/list` requests sent, for the benchmark. */
   listRequests = 0;
 
@@ -165,18 +163,7 @@ export class McpConnections implements McpPort {
   }
 
   checkArguments(schema: Record<string, unknown>, args: unknown): string | undefined {
-    let validator = this.#validators.get(schema);
-    if (!validator) {
-      validator = new Validator(schema as ConstructorParameters<typeof Validator>[0], "2020-12", false);
-      this.#validators.set(schema, validator);
-    }
-    const result = validator.validate(args);
-    if (result.valid) return undefined;
-    // The innermost failures say what to fix; the outer ones only that something below failed.
-    const errors = result.errors.filter(
-      (e) => !result.errors.some((other) => other !== e && other.keywordLocation.startsWith(`${e.keywordLocation}/`)),
-    );
-    return errors.map((e) => `${e.instanceLocation === "#" ? "arguments" : e.instanceLocation.replace(/^#\//, "")}: ${e.error}`).join("; ");
+    return schemaProblems(schema, args, "arguments");
   }
 
   /** Ends every session (a Durable Object's connections go with it). */

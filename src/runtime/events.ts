@@ -127,9 +127,8 @@ export interface ToolResultEvent {
 /** A change of hands of any kind: its record (`kind`: transfer, return, hand-back). */
 export type HandoffEvent = HandoffRecord & { type: "handoff" };
 
-/** A call waits for a decision. `expiresAt`: when an undecided call is declined with reason `expired`. */
-export interface ApprovalRequiredEvent {
-  type: "approval-required";
+/** What every request to the user names: the call that waits, whose it is, and until when (`expiresAt`: declined as `expired` then). */
+export interface RequestEventFields {
   toolCallId: string;
   name: string;
   args: unknown;
@@ -139,6 +138,11 @@ export interface ApprovalRequiredEvent {
   delegated?: DelegatedCall;
 }
 
+/** A call waits for a decision. */
+export interface ApprovalRequiredEvent extends RequestEventFields {
+  type: "approval-required";
+}
+
 /** A delegated agent's call that waits for the user: the delegating calls (outermost first) and its own id. */
 export interface DelegatedCall {
   path: string[];
@@ -146,14 +150,8 @@ export interface DelegatedCall {
 }
 
 /** What every `input-required` event names: the call that waits, whose it is, and until when. */
-export interface InputRequiredBase {
+export interface InputRequiredBase extends RequestEventFields {
   type: "input-required";
-  toolCallId: string;
-  name: string;
-  args: unknown;
-  agent: string;
-  expiresAt?: string;
-  delegated?: DelegatedCall;
 }
 
 /**
@@ -265,9 +263,9 @@ export type RunEvent =
 const handoffEvent = { type: z.literal("handoff") };
 const DelegatedCallSchema = exactly<DelegatedCall>()(z.strictObject({ path: z.array(z.string()), toolCallId: z.string() }));
 
-function inputRequiredSchema() {
-  const base = {
-    type: z.literal("input-required"),
+/** The fields of `RequestEventFields`, for both request events' schemas. */
+function requestEventFields() {
+  return {
     toolCallId: z.string(),
     name: z.string(),
     args: z.unknown(),
@@ -275,6 +273,10 @@ function inputRequiredSchema() {
     expiresAt: z.string().optional(),
     delegated: DelegatedCallSchema.optional(),
   };
+}
+
+function inputRequiredSchema() {
+  const base = { type: z.literal("input-required"), ...requestEventFields() };
   const schema = z.record(z.string(), z.unknown());
   const elicitation = { ...base, kind: z.literal("elicitation"), server: z.string(), message: z.string() };
   return exactly<InputRequiredEvent>()(
@@ -325,17 +327,7 @@ export const EVENT_SCHEMAS: { readonly [T in RunEvent["type"]]: z.ZodType<Extrac
       handBackRecord.extend(handoffEvent),
     ]),
   ),
-  "approval-required": exactly<ApprovalRequiredEvent>()(
-    z.strictObject({
-      type: z.literal("approval-required"),
-      toolCallId: z.string(),
-      name: z.string(),
-      args: z.unknown(),
-      agent: z.string(),
-      expiresAt: z.string().optional(),
-      delegated: DelegatedCallSchema.optional(),
-    }),
-  ),
+  "approval-required": exactly<ApprovalRequiredEvent>()(z.strictObject({ type: z.literal("approval-required"), ...requestEventFields() })),
   "input-required": inputRequiredSchema(),
   // The nested event is any event but another nesting: a grandchild's comes up whole, with its longer path.
   delegated: z.strictObject({

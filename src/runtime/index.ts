@@ -67,6 +67,7 @@ export {
   type DelegatedCall,
   type DelegatedEvent,
   type InputRequiredBase,
+  type RequestEventFields,
   type InputRequiredEvent,
   type CompactionEvent,
   type DoneEvent,

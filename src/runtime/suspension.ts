@@ -20,8 +20,8 @@ export interface TurnProgress {
 /** A turn that has not begun. */
 export const TURN_START: TurnProgress = { handoffs: [], agentSteps: 0, errorSteps: 0, stepIndex: 0, usage: NO_USAGE };
 
-/** JSON Schema, as requests carry it: what an answer must fit. */
-export type JsonSchema = Record<string, unknown>;
+import type { JsonSchema } from "./json-schema.ts";
+export type { JsonSchema } from "./json-schema.ts";
 
 /** What every request to the user names: the call that waits, whose it is, and until when. */
 export interface RequestBase {

@@ -13,8 +13,8 @@ import type { AssistantMessage, Message, ToolCall, ToolMessage } from "../messag
 import type { NetworkOptions } from "../network.ts";
 import type { StepCommit } from "../ports/store-port.ts";
 import { approvalExpiry } from "../tools/approval-gate.ts";
-import { type JsonSchema, publicRequest, type UserRequest } from "../suspension.ts";
-import * as z from "zod";
+import { publicRequest, type UserRequest } from "../suspension.ts";
+import { answerSchema } from "../json-schema.ts";
 import { agentState } from "../tools/tool-context.ts";
 import { advance, holdingChange, type TurnState } from "../turn-state.ts";
 import { addUsage, modelCallUsage, NO_USAGE, type UsageTotals } from "../usage.ts";
@@ -230,7 +230,7 @@ export function requestFor(
   };
   if (wait.kind === "approval") return { kind: "approval", ...base };
   if (wait.kind === "client-tool")
-    return { kind: "client-tool", ...base, ...(tool?.outputSchema ? { schema: jsonSchemaOf(tool.outputSchema) } : {}) };
+    return { kind: "client-tool", ...base, ...(tool?.outputSchema ? { schema: answerSchema(tool.outputSchema) } : {}) };
   const { expiresInMs: _used, ...ask } = wait.asked as typeof wait.asked & { expiresInMs?: number };
   return { ...base, ...ask, ...(wait.answers.length ? { earlier: [...wait.answers] } : {}) } as UserRequest;
 }
@@ -243,9 +243,4 @@ export function requestEvent(request: UserRequest): RunEvent {
     return { type: "approval-required", ...approval };
   }
   return { type: "input-required", ...shown } as RunEvent;
-}
-
-function jsonSchemaOf(schema: z.ZodType): JsonSchema {
-  const { $schema: _dropped, ...json } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as JsonSchema;
-  return json;
 }

@@ -7,6 +7,7 @@
  */
 import * as z from "zod";
 import { type Duration, durationMs } from "../duration.ts";
+import { answerSchema } from "../json-schema.ts";
 import type { Decision, ElicitationAnswer, ElicitationRequest, JsonSchema, QuestionRequest, UserRequest } from "../suspension.ts";
 
 /** What a tool asks with `ctx.ask`: the answer must fit `schema` (a choice, a date, free text…). */
@@ -73,11 +74,10 @@ export function callAsks(earlier: readonly unknown[]): CallAsks {
     },
     async ask(question) {
       if (typeof question?.message !== "string" || !question.message.trim()) throw new TypeError("ctx.ask needs a message.");
-      const { $schema: _dropped, ...schema } = z.toJSONSchema(question.schema, { io: "input", unrepresentable: "any" }) as JsonSchema;
       const answer = next({
         kind: "question",
         message: question.message,
-        schema,
+        schema: answerSchema(question.schema),
         ...(question.operator ? { operator: true } : {}),
         ...(question.expiresIn === undefined ? {} : { expiresInMs: durationMs(question.expiresIn, "ctx.ask's expiresIn") }),
       });
