@@ -55,12 +55,15 @@ function estimateUsage(request: ModelRequest, output: string): { inputTokens: nu
 
 type Decision = string | Array<Omit<ToolCall, "id">>;
 
-/** The notes a scheduled turn starts with (src/conversation/schedule/scheduled-work.ts). */
-const SCHEDULED_NOTE = /^(A follow-up|No one at)/;
+/** The notes a scheduled turn starts with (src/conversation/schedule/scheduled-work.ts, src/runtime/background-delegation.ts). */
+const SCHEDULED_NOTE = /^(A follow-up|No one at|'[^']+', which \S+ asked in the background)/;
 
 function scheduledAnswer(note: string): string {
   if (note.startsWith("No one at"))
     return "I am sorry: no one at the support desk could answer in time. I am back with you: ask me about a charge, a delivery or a sum.";
+  const found = /asked in the background \(call [^)]*\), has finished: (.*)$/s.exec(note);
+  if (found) return `Good news from our parcel search: ${found[1]}`;
+  if (note.startsWith("'")) return `Our parcel search did not finish, I am sorry: ${note.slice(note.indexOf(", ", note.indexOf(")")) + 2)}`;
   return `Following up as promised: ${note.slice(note.indexOf(": ") + 2)}`;
 }
 
@@ -99,6 +102,8 @@ function decide(request: ModelRequest): Decision {
       return calculator(text, results);
     case "fraud-check":
       return fraudCheck(text, results);
+    case "parcel-search":
+      return parcelSearch(text, results);
     default:
       return 'This is the offline demo model. Ask about a charge ("I was charged twice for order A1001"), a delivery ("Where is order A1002?") or a sum ("Solve x^2 - 5x + 6 = 0") and I will hand you to the right specialist, or ask to talk to a person.';
   }
@@ -139,6 +144,17 @@ function fraudCheck(text: string, results: ToolMessage[]): Decision {
     : `Order ${order.orderId} was charged once: no sign of fraud.`;
 }
 
+/** The parcel search, started by shipping in the background: it looks the order up and says where the parcel is. */
+function parcelSearch(text: string, results: ToolMessage[]): Decision {
+  const orderId = findOrderId(text);
+  const lookup = results.find((r) => r.name === "lookup_order");
+  if (orderId && !lookup) return [call("lookup_order", { orderId })];
+  if (!lookup || lookup.isError) return `I could not search for that parcel${lookup ? `: ${lookup.content}` : "."}`;
+  const order = JSON.parse(lookup.content) as { orderId: string; item: string; shippingAddress: string };
+  const town = order.shippingAddress.split(", ").at(-1);
+  return `The parcel of order ${order.orderId} (${order.item}) is at the ${town} depot; it goes out again tomorrow morning.`;
+}
+
 function shipping(text: string, results: ToolMessage[], has: (name: string) => boolean): Decision {
   const orderId = findOrderId(text);
   if (!orderId) return "Which order should I check? Please give the order id, for example A1002.";
@@ -164,6 +180,14 @@ function shipping(text: string, results: ToolMessage[], has: (name: string) => b
     return followUp.isError
       ? `I could not schedule that: ${followUp.content}`
       : `I will check order ${orderId} again in ${later?.[1]} ${later?.[2]}(s).`;
+  // A lost parcel: a search that takes a while, started in the background; its result comes later as a follow-up.
+  const search = results.find((r) => r.name === "search_for_parcel");
+  if (/\blost\b/i.test(text) && has("search_for_parcel") && !search)
+    return [call("search_for_parcel", { request: `Search the depots for the parcel of order ${orderId}.` })];
+  if (search)
+    return search.isError
+      ? `I could not start a search: ${search.content}`
+      : `I have started a search for the parcel of order ${orderId}. It runs in the background: I will come back to you here when it is done.`;
   const asked = userRequests(orderId, text, results, has);
   if (asked) return asked;
   // The tracking service is an MCP server: its tools are named `tracking_<tool>`.

@@ -59,13 +59,7 @@ export function createSupportNetwork(
   defaultModel = DEFAULT_MODEL,
   { tracking = DEMO_TRACKING_SERVER, supportDeskAnswerWithin, ...options }: SupportNetworkOptions = {},
 ): Network {
-  // Billing delegates a fraud check (it keeps the conversation): the checker runs as a tool, its steps streamed nested.
-  const fraudCheck = new Agent({
-    name: "fraud-check",
-    description: "Checks an order's charges for signs of fraud and says what it found.",
-    instructions: "You check an order for fraud: look it up, compare its charges, and say in one sentence what you found.",
-    tools: [lookupOrder, flagOrder],
-  });
+  const { fraudCheck, parcelSearch } = delegatedAgents();
   const billing = new Agent({
     name: "billing",
     description: "Handles charges, invoices, double charges and refunds.",
@@ -83,7 +77,14 @@ export function createSupportNetwork(
       "If the question is not about shipping, transfer back to triage.",
     // schedule_followup: "I'll check again in an hour", a turn of its own when it is due.
     // arrange_redelivery asks the customer (a question); choose_delivery_slot runs in the customer's page (a client tool).
-    tools: [lookupOrder, changeAddress, arrangeRedelivery, chooseDeliverySlot, followUpTool()],
+    tools: [
+      lookupOrder,
+      changeAddress,
+      arrangeRedelivery,
+      chooseDeliverySlot,
+      followUpTool(),
+      parcelSearch.asTool({ name: "search_for_parcel", background: true }),
+    ],
     mcpServers: [tracking],
     examples: EXAMPLES.shipping,
   });
@@ -113,4 +114,26 @@ export function createSupportNetwork(
   for (const specialist of [billing, shipping, calculator]) specialist.addHandoff(triage);
   for (const caller of [billing, shipping]) caller.addHandoff(handoff(calculator, { returns: "on-answer" }));
   return new Network(triage, { ...options, defaultModel });
+}
+
+/**
+ * The agents others ask as tools: billing delegates a fraud check (it keeps the conversation; the checker's steps stream
+ * nested), and shipping starts a search for a lost parcel in the background (the call answers at once; the search runs
+ * from the conversation's alarm, and its result comes back later as a follow-up turn of shipping's).
+ */
+function delegatedAgents(): { fraudCheck: Agent; parcelSearch: Agent } {
+  const fraudCheck = new Agent({
+    name: "fraud-check",
+    description: "Checks an order's charges for signs of fraud and says what it found.",
+    instructions: "You check an order for fraud: look it up, compare its charges, and say in one sentence what you found.",
+    tools: [lookupOrder, flagOrder],
+  });
+  const parcelSearch = new Agent({
+    name: "parcel-search",
+    description: "Searches the carrier's depots for a lost parcel, which takes a while, and says where it is.",
+    instructions:
+      "You search for a lost parcel: look the order up, then say in one sentence where the parcel is and when it goes out again.",
+    tools: [lookupOrder],
+  });
+  return { fraudCheck, parcelSearch };
 }

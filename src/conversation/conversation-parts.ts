@@ -18,6 +18,7 @@ import { Notifier } from "./schedule/notifier.ts";
 import { PersonHold } from "./person-hold.ts";
 import { redactingModel } from "./redacting-model.ts";
 import { ScheduledWork } from "./schedule/scheduled-work.ts";
+import { BackgroundWork } from "./schedule/background-work.ts";
 import { ConversationSockets } from "./sockets.ts";
 import { CommitEffects } from "./commit-effects.ts";
 import { EventEffects } from "./event-effects.ts";
@@ -34,6 +35,8 @@ export interface ConversationParts {
   driver: TurnDriver;
   /** What the alarm runs: the schedule's due entries. */
   work: ScheduledWork;
+  /** Background delegations running: stopped when their entry goes, or the conversation. */
+  background: BackgroundWork;
   /** The open WebSockets (hibernation API), told every event. */
   sockets: ConversationSockets;
   /** The one admission every way in passes. */
@@ -68,6 +71,12 @@ export function assembleConversation(
   const titles = titleMaker(config, network, store, model, redactor);
   const inbox = new InboxLink(store, redactor, env, titles && { maker: titles, waitUntil: ctx.waitUntil.bind(ctx) });
   const events = new EventEffects({ store, network, inbox, notifier, hold, log, waitUntil: (promise) => ctx.waitUntil(promise) });
+  const ports = {
+    model,
+    mcp: new McpConnections({ env, cache: new SqlToolListCache(ctx.storage.sql), log }),
+    remote: new A2ARemotes(env as McpHostEnv),
+    limits: { ...runSettings(config).limits, ...setup.limits },
+  };
   const driver = new TurnDriver({
     store,
     redactor,
@@ -76,13 +85,14 @@ export function assembleConversation(
     exporter: exporterFor(config, log),
     options: {
       network,
-      model,
-      mcp: new McpConnections({ env, cache: new SqlToolListCache(ctx.storage.sql), log }),
-      remote: new A2ARemotes(env as McpHostEnv),
-      scheduler: store.schedule,
+      ...ports,
+      // What tools schedule is stored redacted, as everything else.
+      scheduler: {
+        schedule: (request) => store.schedule.schedule(redactor.value(request)),
+        delegate: (request) => store.schedule.delegate(redactor.value(request)),
+      },
       // A delegated run that waited for the user resumes from its stored wait.
       delegations: { readDelegation: (path) => store.readDelegation(path) },
-      limits: { ...runSettings(config).limits, ...setup.limits },
     },
     traces: { keep: config.TRACE_TURNS, captureContent: config.OTEL_CAPTURE_CONTENT },
     providerRequests: () => providerRequests.sent,
@@ -90,7 +100,9 @@ export function assembleConversation(
     tap: sockets.tap,
   });
   const admission = new TurnAdmission({ store, driver, network, config, env });
-  const work = new ScheduledWork({ store, driver, hold, network, notifier, admission });
+  const waitUntil = (promise: Promise<unknown>) => ctx.waitUntil(promise);
+  const background = new BackgroundWork({ store, network, redactor, run: ports, tell: sockets.tell, waitUntil, log });
+  const work = new ScheduledWork({ store, driver, hold, network, notifier, admission, background });
   const effects = new CommitEffects({ store, storage: ctx.storage, inbox, waitUntil: (promise) => ctx.waitUntil(promise), log });
-  return { redactor, store, hold, inbox, driver, work, sockets, admission, effects, events };
+  return { redactor, store, hold, inbox, driver, work, background, sockets, admission, effects, events };
 }

@@ -30,6 +30,7 @@ import { newGrant } from "./grants.ts";
 import { fail, ok, type ConversationResult } from "./results.ts";
 import type { TurnDriver } from "./turns/turn-driver.ts";
 import type { ScheduledWork } from "./schedule/scheduled-work.ts";
+import type { BackgroundWork } from "./schedule/background-work.ts";
 import { assembleConversation } from "./conversation-parts.ts";
 import type { ScheduledView } from "./schedule/schedule.ts";
 import { answerFrame, type ConversationSockets, openSocket } from "./sockets.ts";
@@ -68,6 +69,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   readonly #inbox: InboxLink;
   readonly #driver: TurnDriver;
   readonly #work: ScheduledWork;
+  readonly #background: BackgroundWork;
   readonly #sockets: ConversationSockets;
   /** Every way in passes it: access, state, length, limits, budget, streams. */
   readonly #admission: TurnAdmission;
@@ -88,6 +90,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     this.#inbox = parts.inbox;
     this.#driver = parts.driver;
     this.#work = parts.work;
+    this.#background = parts.background;
     this.#sockets = parts.sockets;
     this.#admission = parts.admission;
     this.#effects = parts.effects;
@@ -143,7 +146,11 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   /** Cancels one entry (`id`) or every follow-up. */
   async cancelScheduled(requester: Requester, id?: string): Promise<ConversationResult<{ cancelled: number }>> {
     const admitted = this.#admission.access(requester);
-    return admitted.ok ? this.#store.schedule.cancel(id) : admitted;
+    if (!admitted.ok) return admitted;
+    const cancelled = this.#store.schedule.cancel(id);
+    // A background delegation cancelled stops where it is; the agent that asked is not told.
+    await this.#background.stop();
+    return cancelled;
   }
 
   /** The network this conversation runs and what overrides the environment, from the Worker that exports the class. */
@@ -202,6 +209,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     return this.#admission.turn(requester, { kind: "retry", message }, (state) => {
       const opening = state!.turn > 0 ? this.#store.rewindLastTurn() : null;
       if (!opening) return fail("nothing_to_retry", "There is no turn to run again: send a message instead.");
+      // Its background delegations went with its schedule entries: they stop.
+      this.ctx.waitUntil(this.#background.stop());
       // A turn the schedule ran runs again with its note, unless the retry gives a message of its own.
       if (opening.note !== undefined && message === undefined) {
         this.#store.beginTurn({ note: opening.note });
@@ -396,6 +405,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   async erase(requester: Requester): Promise<ConversationResult<null>> {
     const admitted = this.#admission.access(requester, { idle: true });
     if (!admitted.ok) return admitted;
+    // Its background delegations stop before it goes: none writes into what is erased.
+    await this.#background.stop(true);
     await this.#inbox.forget(admitted.value);
     await this.#store.erase();
     await this.#hold.end(requester.conversationId);

@@ -8,6 +8,7 @@
 import * as z from "zod";
 import type { Redactor } from "../runtime/redact.ts";
 import type { StoredEvent } from "../wire/sse.ts";
+import type { RunEvent } from "../runtime/events.ts";
 import { type Decision, DecisionSchema } from "../runtime/suspension.ts";
 import type { Requester } from "./conversation-api.ts";
 import type { ConversationState } from "./storage/conversation-store.ts";
@@ -62,6 +63,21 @@ export class ConversationSockets {
     if (!sockets.length) return;
     const frame = socketFrame(event);
     for (const ws of sockets) if (!this.#catchingUp.has(ws)) this.#send(ws, event, frame);
+  };
+
+  /**
+   * An event that is in no turn's log (a background delegation's, as it comes) to every open socket, catching up or not
+   * (no catch-up will bring it): a frame with no id, which a client resuming with ?after= does not count.
+   */
+  readonly tell = (event: RunEvent): void => {
+    const frame = JSON.stringify({ type: event.type, data: event });
+    for (const ws of this.#ctx.getWebSockets()) {
+      try {
+        ws.send(frame);
+      } catch {
+        // A socket closing as it is sent to.
+      }
+    }
   };
 
   /** A frame that is not an event: an answer to what the client sent. */

@@ -8,6 +8,7 @@ import type { RemoteAgentConfig } from "./ports/remote-port.ts";
 import type { RouterOptions } from "./ports/router-port.ts";
 import type { ReturnMode } from "./holding.ts";
 import type { Tool } from "./tools/tool.ts";
+import type { StartedDelegation } from "./ports/scheduler-port.ts";
 
 /** What an agent's instructions and tools can read: the context handoffs have carried so far. */
 export interface AgentContext {
@@ -213,15 +214,30 @@ export class Agent {
   /**
    * Delegation, not a handoff: a tool that runs this agent on a fresh context with the
    * given request and returns its answer. The conversation stays with the agent that called it.
+   * `background`: the call answers at once that the work has started; the host runs this agent
+   * apart from the turn, and the calling agent gets its answer as a follow-up turn.
    */
-  asTool(options: { name?: string; description?: string } = {}): Tool {
+  asTool(options: { name?: string; description?: string; background?: boolean } = {}): Tool {
     const agent = this;
+    const background = options.background === true;
+    const does = background
+      ? `Start '${agent.name}' on a piece of work in the background: its answer comes to you later, as a follow-up.`
+      : `Ask '${agent.name}' and get its answer back.`;
     return {
       name: options.name ?? `ask_${agent.name.toLowerCase().replace(/[^a-z0-9_]/g, "_")}`,
-      description: options.description ?? `Ask '${agent.name}' and get its answer back. ${agent.description}`.trim(),
+      description: options.description ?? `${does} ${agent.description}`.trim(),
       parameters: z.object({ request: z.string().min(1).describe("What to ask, with everything the agent needs: it sees nothing else.") }),
-      delegates: true,
-      execute: (args, ctx) => ctx.delegate(agent, (args as { request: string }).request),
+      delegatesTo: agent,
+      ...(background
+        ? { execute: async (args, ctx) => startedAnswer(await ctx.delegateInBackground(agent, (args as { request: string }).request)) }
+        : { delegates: true, execute: (args, ctx) => ctx.delegate(agent, (args as { request: string }).request) }),
     };
   }
+}
+
+/** What a background delegation's call answers: the work has started, and where its result will come. */
+function startedAnswer(started: StartedDelegation): Record<string, unknown> {
+  const note =
+    `'${started.agent}' is working on it in the background. ` + "Its answer comes to you as a follow-up when it is done: tell the user so.";
+  return { started: true, id: started.id, agent: started.agent, note };
 }

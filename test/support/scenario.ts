@@ -15,16 +15,21 @@ export interface SentRequest {
   stream: boolean;
 }
 
-/** A script on the fake OpenAI server; its id must appear in the conversation (see `tag`). */
-export async function scenario(answers: ScriptedAnswer[]) {
+/**
+ * A script on the fake OpenAI server; its id must appear in the conversation (see `tag`). A function of `tag` makes
+ * answers that carry it (a delegated run's request, which its own calls are matched by).
+ */
+export async function scenario(script: ScriptedAnswer[] | ((tag: (message: string) => string) => ScriptedAnswer[])) {
   const id = `scn${crypto.randomUUID().replaceAll("-", "")}`;
+  const tag = (message: string) => `${message} [${id}]`;
+  const answers = typeof script === "function" ? script(tag) : script;
   const res = await fetch(`${fakeUrl()}/__scenarios`, { method: "POST", body: JSON.stringify({ id, answers }) });
   expect(res.ok).toBe(true);
   return {
     id,
     conversationId: `conv-${id}`,
     /** Tags a user message so the fake server finds this scenario's script. */
-    tag: (message: string) => `${message} [${id}]`,
+    tag,
     async sent(): Promise<{ requests: SentRequest[]; remaining: number; aborted: number }> {
       return (await (await fetch(`${fakeUrl()}/__scenarios/${id}`)).json()) as {
         requests: SentRequest[];

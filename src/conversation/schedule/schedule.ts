@@ -6,15 +6,29 @@
  * inside it (before that write it did nothing, and the next alarm runs it).
  */
 import { RuntimeError } from "../../runtime/errors.ts";
-import type { FollowUpRequest, ScheduledFollowUp, Scheduler } from "../../runtime/ports/scheduler-port.ts";
+import type {
+  BackgroundRequest,
+  FollowUpRequest,
+  ScheduledFollowUp,
+  Scheduler,
+  StartedDelegation,
+} from "../../runtime/ports/scheduler-port.ts";
 import { APPROVAL_EXPIRED, type Decision, type Suspension, undecided } from "../../runtime/suspension.ts";
 import { fail, ok, type ConversationResult } from "../results.ts";
 import type { SqlWriter } from "../storage/sql-writer.ts";
 
 /** One entry of the conversation's schedule, on its alarm: what is due, and when. */
 export type ScheduleEntry =
-  /** A tool's follow-up: whoever holds the conversation when it is due runs a turn with the note. */
-  | { id: string; kind: "follow-up"; dueAt: number; turn: number; note: string; agent: string; toolCallId: string }
+  /**
+   * A tool's follow-up: whoever holds the conversation when it is due runs a turn with the note. `delegated`: it brings
+   * a background delegation's result (the note is all the turn is told).
+   */
+  | { id: string; kind: "follow-up"; dueAt: number; turn: number; note: string; agent: string; toolCallId: string; delegated?: string }
+  /**
+   * A background delegation (`asTool({ background: true })`): `agent` does `request` apart from any turn, and `askedBy`
+   * gets the result as a follow-up. While it runs it is due again a lease later (see BackgroundWork).
+   */
+  | ({ id: string; kind: "delegation"; dueAt: number; turn: number } & BackgroundRequest)
   /** The earliest deadline of the suspended step's approvals: undecided calls past theirs are declined `expired`. */
   | { id: string; kind: "approval-expiry"; dueAt: number; turn: number }
   /** A person handed the conversation has not answered: it goes back to an agent, which answers the user. */
@@ -27,6 +41,9 @@ export const EXPIRED = APPROVAL_EXPIRED;
 
 /** The bounds of follow-ups: how many may wait, how soon and how late one may be. */
 export const FOLLOW_UP_BOUNDS = { maxPending: 20, minDelayMs: 60_000, maxDelayMs: 366 * 86_400_000 } as const;
+
+/** Background delegations that may wait or run at once in one conversation. */
+export const MAX_BACKGROUND = 8;
 
 /** An alarm that finds a turn running tries again this much later. */
 export const BUSY_RETRY_MS = 2_000;
@@ -68,6 +85,19 @@ export class Schedule implements Scheduler {
     return { id: entry.id, at: new Date(entry.dueAt).toISOString() };
   }
 
+  /** A background delegation, due now (the alarm starts it); refused past MAX_BACKGROUND at once. */
+  async delegate(request: BackgroundRequest): Promise<StartedDelegation> {
+    const pending = this.list().filter((e) => e.kind === "delegation").length;
+    if (pending >= MAX_BACKGROUND)
+      throw new RuntimeError(
+        "schedule_refused",
+        `This conversation already has ${pending} delegations in the background (at most ${MAX_BACKGROUND}).`,
+      );
+    const { agent, request: text, askedBy, toolCallId } = request;
+    const entry = this.add({ kind: "delegation", dueAt: Date.now(), agent, request: text, askedBy, toolCallId });
+    return { id: entry.id, agent };
+  }
+
   /** The deadline of the suspended step's undecided calls: one entry at the earliest, replacing any before it. */
   planApprovalExpiry(state: { suspension: Suspension | null; decisions: readonly Decision[] }): void {
     const deadlines = undecided(state)
@@ -77,9 +107,9 @@ export class Schedule implements Scheduler {
     if (deadlines.length) this.add({ kind: "approval-expiry", dueAt: Math.min(...deadlines) });
   }
 
-  /** Adds an entry. */
-  add(entry: NewEntry): ScheduleEntry {
-    const stored = { ...entry, id: crypto.randomUUID(), turn: this.#turn() } as ScheduleEntry;
+  /** Adds an entry, of the current turn unless `turn` says which. */
+  add(entry: NewEntry, of = this.#turn()): ScheduleEntry {
+    const stored = { ...entry, id: crypto.randomUUID(), turn: of } as ScheduleEntry;
     const { id, kind, dueAt, turn, ...data } = stored;
     this.#db.exec(
       `INSERT INTO schedule (id, kind, due_at, turn, data) VALUES (?, ?, ?, ?, ?)`,
@@ -111,6 +141,11 @@ export class Schedule implements Scheduler {
     if (id !== undefined && !entries.length) return fail("schedule_entry_not_found", `Nothing scheduled has the id '${id}'.`);
     for (const entry of entries) this.remove(entry.id);
     return ok({ cancelled: entries.length });
+  }
+
+  /** One entry, when it is there. */
+  get(id: string): ScheduleEntry | undefined {
+    return this.list().find((e) => e.id === id);
   }
 
   /** Entries due by `now`, the earliest first. */

@@ -2,7 +2,8 @@
  * What the conversation's alarm does: each due entry of its schedule, the earliest first. A
  * follow-up runs a turn by whoever holds the conversation then; an approval deadline declines the
  * undecided calls past it (`expired`) and resumes the turn as its agent; a person's deadline hands
- * the conversation back to an agent, which answers the user. Each turn is stored and streamed to
+ * the conversation back to an agent, which answers the user; a background delegation starts beside
+ * whatever turn runs (BackgroundWork). Each turn is stored and streamed to
  * whoever follows, as any other. A turn already running puts the alarm off a little.
  */
 import type { Network } from "../../runtime/network.ts";
@@ -14,6 +15,7 @@ import { ok } from "../results.ts";
 import { BUSY_RETRY_MS, EXPIRED, type ScheduleEntry } from "./schedule.ts";
 import type { TurnAdmission } from "../turn-admission.ts";
 import type { TurnDriver } from "../turns/turn-driver.ts";
+import type { BackgroundWork } from "./background-work.ts";
 
 /** A follow-up due while a step waits for approvals waits this much longer (a new turn cannot start then). */
 const SUSPENDED_RETRY_MS = 5 * 60_000;
@@ -26,6 +28,8 @@ export interface ScheduledWorkSetup {
   notifier: Notifier;
   /** The alarm's turns pass the same admission as every other (their owner's daily budget among its checks). */
   admission: TurnAdmission;
+  /** Background delegations: they run beside turns, not after them. */
+  background: BackgroundWork;
 }
 
 export class ScheduledWork {
@@ -40,12 +44,15 @@ export class ScheduledWork {
     const { store, driver, notifier } = this.#setup;
     // Messages out go whatever runs; a turn's work waits for the running turn.
     await notifier.deliverDue();
-    for (const entry of store.schedule.due()) if (!driver.running) await this.#runEntry(entry);
+    for (const entry of store.schedule.due()) {
+      if (entry.kind === "delegation") this.#setup.background.due(entry);
+      else if (!driver.running) await this.#runEntry(entry);
+    }
     if (driver.running) store.schedule.waitUntil(Date.now() + BUSY_RETRY_MS);
   }
 
   /** One entry: its work, or (nothing left for it to do) its removal. */
-  #runEntry(entry: ScheduleEntry): Promise<void> {
+  #runEntry(entry: Exclude<ScheduleEntry, { kind: "delegation" }>): Promise<void> {
     switch (entry.kind) {
       case "follow-up":
         return this.#followUp(entry);
@@ -62,7 +69,10 @@ export class ScheduledWork {
     if (!state) return this.#drop(entry);
     if (state.suspension) return store.schedule.postpone(entry.id, Date.now() + SUSPENDED_RETRY_MS);
     return this.#admitted(state.conversationId, entry, "scheduled", async () => {
-      const note = `A follow-up '${entry.agent}' scheduled for ${new Date(entry.dueAt).toISOString()} is due: ${entry.note}`;
+      // A background delegation's result is told as it is; a tool's follow-up, with who scheduled it and when.
+      const note = entry.delegated
+        ? entry.note
+        : `A follow-up '${entry.agent}' scheduled for ${new Date(entry.dueAt).toISOString()} is due: ${entry.note}`;
       // The entry leaves with the turn's first commit (which also writes its deferred turn row).
       store.schedule.removeWithNextWrite(entry.id);
       store.beginTurn({ note });

@@ -6,6 +6,7 @@
  */
 import type { OperatorIdentity } from "../../runtime/handoff/types.ts";
 import { ActivityLog } from "./activity-log.ts";
+import { BackgroundRuns } from "./background-runs.ts";
 import { Outbox } from "../schedule/outbox.ts";
 import { PushConfigs } from "../schedule/push-configs.ts";
 import { EXPIRED, Schedule } from "../schedule/schedule.ts";
@@ -52,6 +53,8 @@ export class ConversationStore {
   readonly outbox: Outbox;
   /** Where A2A clients want each task's updates pushed. */
   readonly pushConfigs: PushConfigs;
+  /** Background delegations' runs: started, ended, what they spent. */
+  readonly background: BackgroundRuns;
   #state: ConversationState | null = null;
   #messages: Message[] | null = null;
   /** The latest handoff and compaction, read once with the history and kept up to date by the commits that add them. */
@@ -73,6 +76,7 @@ export class ConversationStore {
     this.schedule = new Schedule(this.#db, () => this.state()?.turn ?? 0);
     this.outbox = new Outbox(this.#db);
     this.pushConfigs = new PushConfigs(this.#db);
+    this.background = new BackgroundRuns(this.#db, this.schedule);
     migrate(this.#db.sql);
     this.#recoverInterruptedTurn();
   }
@@ -121,7 +125,7 @@ export class ConversationStore {
 
   /** What the conversation has spent, its current turn included. */
   usage(): UsageTotals {
-    this.#conversationUsage ??= this.turns.spent();
+    this.#conversationUsage ??= addUsage(this.turns.spent(), this.background.spent());
     return addUsage(this.#conversationUsage, this.#turnUsage);
   }
 
@@ -312,20 +316,38 @@ export class ConversationStore {
    */
   commitDelegation(path: readonly string[], agent: string, commit: StepCommit, events: readonly StoredEvent[], asked = 0): void {
     const state = this.#requireState();
-    const run =
-      commit.holding !== undefined || commit.suspension !== undefined ? this.#delegationRun(state.turn, path, agent, commit, asked) : null;
     this.#transaction(() => {
-      if (run) this.#db.exec(`INSERT OR REPLACE INTO delegation_runs (turn, path, data) VALUES (?, ?, ?)`, state.turn, path.join("/"), run);
-      this.#db.insertRows(
-        "delegations (turn, path, agent, data)",
-        commit.messages.map((message) => [state.turn, path.join("/"), agent, JSON.stringify(capMessage(message))]),
-      );
+      this.#delegationRows(state.turn, path, agent, commit, asked);
       this.events.insert(state.turn, events);
       // The events the delegating step's calls were written ahead with are stored now: a recovery must not store them twice.
       this.#db.exec(`UPDATE calls_in_flight SET events = '[]' WHERE id = 1`);
     });
     this.#state = { ...state, lastEventId: events.at(-1)?.id ?? state.lastEventId };
     if (commit.usage) this.#turnUsage = addUsage(this.#turnUsage, commit.usage);
+  }
+
+  /**
+   * A background delegation's step, in the delegated run's history under the turn that asked (`run.turn`), on its own: no
+   * running turn's write goes with it. What it spent counts toward the conversation's spending.
+   */
+  commitBackgroundStep(run: { id: string; turn: number }, path: readonly string[], agent: string, commit: StepCommit): void {
+    this.#db.transactionAlone(() => {
+      this.#delegationRows(run.turn, path, agent, commit, 0);
+      if (commit.usage) this.background.spend(run.id, commit.usage);
+    });
+    if (commit.usage && this.#conversationUsage) this.#conversationUsage = addUsage(this.#conversationUsage, commit.usage);
+  }
+
+  /** A delegated step's rows: its messages in the run's history, and the run's holding and wait where the step changed them. */
+  #delegationRows(turn: number, path: readonly string[], agent: string, commit: StepCommit, asked: number): void {
+    if (commit.holding !== undefined || commit.suspension !== undefined) {
+      const run = this.#delegationRun(turn, path, agent, commit, asked);
+      this.#db.exec(`INSERT OR REPLACE INTO delegation_runs (turn, path, data) VALUES (?, ?, ?)`, turn, path.join("/"), run);
+    }
+    this.#db.insertRows(
+      "delegations (turn, path, agent, data)",
+      commit.messages.map((message) => [turn, path.join("/"), agent, JSON.stringify(capMessage(message))]),
+    );
   }
 
   /** A delegated run of the current turn as its steps left it: its holder and history, its wait, the asks its decisions took. */

@@ -76,13 +76,29 @@ export class SqlWriter {
   transaction(writes: () => void): void {
     const deferred = this.#deferred;
     const riders = this.#riders;
+    this.#atomic(() => {
+      deferred?.();
+      for (const ride of riders) ride();
+      writes();
+    });
+    this.#deferred = null;
+    this.#riders = [];
+    this.#tell();
+  }
+
+  /**
+   * Runs writes atomically on their own: what is deferred stays for the next `transaction` (a background run's writes are
+   * not the running turn's, and must not carry its turn row or the schedule entry that leaves with its first commit).
+   */
+  transactionAlone(writes: () => void): void {
+    this.#atomic(writes);
+    this.#tell();
+  }
+
+  #atomic(writes: () => void): void {
     this.#inTransaction = true;
     try {
-      this.#storage.transactionSync(() => {
-        deferred?.();
-        for (const ride of riders) ride();
-        writes();
-      });
+      this.#storage.transactionSync(writes);
     } catch (error) {
       this.#changed.clear();
       this.#events = [];
@@ -90,9 +106,6 @@ export class SqlWriter {
     } finally {
       this.#inTransaction = false;
     }
-    this.#deferred = null;
-    this.#riders = [];
-    this.#tell();
   }
 
   /** A write changed `what`: the listeners hear of it once it is committed (now, outside a transaction). */

@@ -15,7 +15,25 @@ export interface ScheduledFollowUp {
   at: string;
 }
 
+/** A delegation to run in the background (`asTool({ background: true })`): `agent` does `request`; `askedBy` gets the result. */
+export interface BackgroundRequest {
+  /** The delegated agent. */
+  agent: string;
+  request: string;
+  /** The agent whose tool asked: the follow-up with the result is its. */
+  askedBy: string;
+  toolCallId: string;
+}
+
+/** A background delegation the host has taken on: its id (its schedule entry's, to cancel it by). */
+export interface StartedDelegation {
+  id: string;
+  agent: string;
+}
+
 /** The host's schedule. It refuses (throws a RuntimeError with code `schedule_refused`) what its bounds do not allow. */
 export interface Scheduler {
   schedule(request: FollowUpRequest): Promise<ScheduledFollowUp>;
+  /** Runs a delegation apart from the turn (a host without it refuses background delegations). */
+  delegate?(request: BackgroundRequest): Promise<StartedDelegation>;
 }

@@ -54,15 +54,7 @@ async function startOf(run: RunContext, delegate: Agent, request: string, path: 
 async function runDelegation(run: RunContext, delegate: Agent, request: string, path: string[], call: DelegatingCall): Promise<string> {
   const { options } = run;
   const { asks, spent } = call;
-  const { maxParallelDelegations, budgets } = options.network.options;
-  const held = remainingBudgets(budgets, spent.turn);
-  const network = new Network(delegate, {
-    defaultModel: options.network.defaultModel,
-    transferScope: "declared",
-    ...(maxParallelDelegations ? { maxParallelDelegations } : {}),
-    // The turn's budgets, less what it has spent; the conversation's, with what it has spent as the delegated run's start.
-    ...(held ? { budgets: held } : {}),
-  });
+  const network = delegatedNetwork(options.network, delegate, spent.turn);
   const start = await startOf(run, delegate, request, path, asks);
   const { input, asked } = start;
   const conversation = { ...start.conversation, usage: spent.conversation };
@@ -103,6 +95,21 @@ async function runDelegation(run: RunContext, delegate: Agent, request: string, 
   // It waits for the user: each request is asked on its behalf (the first ask with no answer stops this call here).
   for (const pending of waiting?.pending ?? []) await asks.forward(forwarded(pending, path));
   return text;
+}
+
+/**
+ * The network a delegated run has: the delegated agent and those it hands to (its own holder, never the conversation's),
+ * under the turn's budgets less `spentThisTurn`; the conversation's budgets count from the spending its run starts with.
+ */
+export function delegatedNetwork(parent: Network, delegate: Agent, spentThisTurn: UsageTotals): Network {
+  const { maxParallelDelegations, budgets } = parent.options;
+  const held = remainingBudgets(budgets, spentThisTurn);
+  return new Network(delegate, {
+    defaultModel: parent.defaultModel,
+    transferScope: "declared",
+    ...(maxParallelDelegations ? { maxParallelDelegations } : {}),
+    ...(held ? { budgets: held } : {}),
+  });
 }
 
 /** Where delegated runs are read back from: the host's reader, else the store's. */

@@ -61,6 +61,7 @@ export async function executeToolCall(
       idempotencyKey: `${ctx.conversationId}:${call.id}`,
       schedule: (request) => ctx.schedule(request, call.id),
       delegate: (agent, request) => ctx.delegate(agent, request, call.id, asks),
+      delegateInBackground: (agent, request) => ctx.delegateInBackground(agent, request, call.id),
       ask: (question) => asks.ask(question),
       elicit: (request) => asks.elicit(request),
     };

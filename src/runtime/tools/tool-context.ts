@@ -2,7 +2,7 @@
 import type { Agent } from "../agent.ts";
 import { spentSoFar } from "../budgets.ts";
 import { RuntimeError } from "../errors.ts";
-import type { ScheduledFollowUp } from "../ports/scheduler-port.ts";
+import type { ScheduledFollowUp, StartedDelegation } from "../ports/scheduler-port.ts";
 import { delegateTo } from "./delegation.ts";
 import type { CallContext, ToolContext } from "./tool.ts";
 import type { RunContext, TurnState } from "../turn-state.ts";
@@ -27,7 +27,22 @@ export function toolContext(run: RunContext, state: TurnState, agent: string, up
     delegate: (delegate, request, toolCallId, asks) =>
       delegateTo(run, delegate, request, { toolCallId, asks, spent: spentSoFar(run, state) }),
     schedule: (request, toolCallId) => scheduleFollowUp(run, agent, request, toolCallId),
+    delegateInBackground: (delegate, request, toolCallId) => startInBackground(run, agent, delegate.name, request, toolCallId),
   };
+}
+
+/** A background delegation, through the host's schedule: it runs apart from the turn, and `agent` gets its result as a follow-up. */
+function startInBackground(
+  run: RunContext,
+  agent: string,
+  delegate: string,
+  request: string,
+  toolCallId: string,
+): Promise<StartedDelegation> {
+  const scheduler = run.options.scheduler;
+  if (!scheduler?.delegate)
+    throw new RuntimeError("schedule_refused", "This conversation has no schedule: nothing can run in the background here.");
+  return scheduler.delegate({ agent: delegate, request, askedBy: agent, toolCallId });
 }
 
 /** A tool's follow-up, through the host's schedule: a time, or minutes from now. */

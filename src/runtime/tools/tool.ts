@@ -1,6 +1,6 @@
 import * as z from "zod";
 import type { Duration } from "../duration.ts";
-import type { ScheduledFollowUp } from "../ports/scheduler-port.ts";
+import type { ScheduledFollowUp, StartedDelegation } from "../ports/scheduler-port.ts";
 import type { ElicitationAnswer } from "../suspension.ts";
 import type { CallAsks, Elicitation, Question } from "./user-input.ts";
 
@@ -31,6 +31,11 @@ export interface ToolContext {
    * in its own history, and its events stream nested under this call.
    */
   delegate(agent: DelegateAgent, request: string): Promise<string>;
+  /**
+   * Starts another agent (an `Agent`) on the request in the background and resolves at once: the host runs it apart from
+   * the turn, and the calling agent gets its result as a follow-up. Refused (code `schedule_refused`) without a schedule.
+   */
+  delegateInBackground(agent: DelegateAgent, request: string): Promise<StartedDelegation>;
   /**
    * Schedules a follow-up: when due, whoever holds the conversation then runs a turn with `note`
    * as a system message. `at` is a time (a Date, ISO 8601 or epoch ms), or `inMinutes` from now.
@@ -63,6 +68,8 @@ export interface Tool<Schema extends z.ZodType = z.ZodType> {
   approvalExpiresIn?: Duration;
   /** The tool runs another agent (`Agent.asTool`): its events stream, nested under the call, while it runs. */
   delegates?: boolean;
+  /** The agent this tool delegates to (`Agent.asTool`, in the background or not): a host finds a background run's agent by it. */
+  delegatesTo?: DelegateAgent;
   /** A client tool's output, when it declares one: the user's client answers with a value that fits it. */
   outputSchema?: z.ZodType;
   /** Runs the call. A tool without one is a client tool: the user's client runs it and sends its output back. */
@@ -98,7 +105,11 @@ export function toolSpec(t: Tool): ToolSpec {
 }
 
 /** A tool's context before it is given its call: `schedule` takes the call's id then. */
-export type CallContext = Omit<ToolContext, "toolCallId" | "idempotencyKey" | "schedule" | "ask" | "elicit" | "delegate"> & {
+export type CallContext = Omit<
+  ToolContext,
+  "toolCallId" | "idempotencyKey" | "schedule" | "ask" | "elicit" | "delegate" | "delegateInBackground"
+> & {
   schedule(request: Parameters<ToolContext["schedule"]>[0], toolCallId: string): Promise<ScheduledFollowUp>;
   delegate(agent: DelegateAgent, request: string, toolCallId: string, asks: CallAsks): Promise<string>;
+  delegateInBackground(agent: DelegateAgent, request: string, toolCallId: string): Promise<StartedDelegation>;
 };

@@ -1,0 +1,96 @@
+/**
+ * Background delegations, run from the conversation's alarm apart from any turn: a turn may run
+ * beside them (they write the delegated run's history and their own row, never the turn's). Each
+ * step is stored as it ends, each event goes to the open sockets as it comes (it is no turn's, so it
+ * is not in the event log), and the end, in one write, replaces the entry with a follow-up that
+ * brings the result to the agent that asked, which runs once as every follow-up does.
+ *
+ * While a run goes on its entry is due again a lease later: a ring then finds it running here and
+ * puts it off. A ring that finds it started but not running here follows a restart that cut it
+ * off: it ends as its stored history says (its answer, when its last step was stored, else
+ * interrupted), as a foreground delegation cut off by a crash is answered interrupted.
+ */
+import { type BackgroundOutcome, backgroundNote, recoveredOutcome, runInBackground } from "../../runtime/background-delegation.ts";
+import { errorMessage } from "../../runtime/errors.ts";
+import type { RunEvent } from "../../runtime/events.ts";
+import type { Network } from "../../runtime/network.ts";
+import type { Redactor } from "../../runtime/redact.ts";
+import type { RunItemsOptions } from "../../runtime/run-options.ts";
+import type { DelegationEntry } from "../storage/background-runs.ts";
+import type { ConversationStore } from "../storage/conversation-store.ts";
+
+/** How long a running background delegation's entry is put off at a time. */
+export const BACKGROUND_LEASE_MS = 60_000;
+
+export interface BackgroundWorkSetup {
+  store: ConversationStore;
+  network: Network;
+  redactor: Redactor;
+  /** The ports the conversation's turns run with. */
+  run: Pick<RunItemsOptions, "model" | "mcp" | "remote" | "limits">;
+  /** Told each event of a background run as it comes (the open WebSockets). */
+  tell: (event: RunEvent) => void;
+  waitUntil: (promise: Promise<unknown>) => void;
+  log: (message: string) => void;
+}
+
+export class BackgroundWork {
+  readonly #setup: BackgroundWorkSetup;
+  readonly #running = new Map<string, { controller: AbortController; done: Promise<void> }>();
+
+  constructor(setup: BackgroundWorkSetup) {
+    this.#setup = setup;
+  }
+
+  /** The alarm found the entry due: its run starts, or (running here) is put off a lease, or (cut off by a restart) ends. */
+  due(entry: DelegationEntry): void {
+    const { store } = this.#setup;
+    const leaseUntil = Date.now() + BACKGROUND_LEASE_MS;
+    if (this.#running.has(entry.id)) return store.schedule.postpone(entry.id, leaseUntil);
+    const state = store.state();
+    if (!state) return store.schedule.remove(entry.id);
+    if (store.background.get(entry.id)) return this.#finish(entry, recoveredOutcome(store.delegation(entry.turn, [entry.toolCallId])));
+    store.background.begin(entry, leaseUntil);
+    const controller = new AbortController();
+    const done = this.#run(entry, state.conversationId, controller.signal).finally(() => this.#running.delete(entry.id));
+    this.#running.set(entry.id, { controller, done });
+    this.#setup.waitUntil(done);
+  }
+
+  /** Stops the runs whose entry is gone (cancelled, or gone with a rewound turn); `all`: every run (the conversation is erased). */
+  async stop(all = false): Promise<void> {
+    const { schedule } = this.#setup.store;
+    const stopping = [...this.#running].filter(([id]) => all || !schedule.get(id)).map(([, run]) => run);
+    for (const run of stopping) run.controller.abort();
+    await Promise.all(stopping.map((run) => run.done));
+  }
+
+  async #run(entry: DelegationEntry, conversationId: string, signal: AbortSignal): Promise<void> {
+    const { store, network, redactor, run, tell } = this.#setup;
+    let outcome: BackgroundOutcome;
+    try {
+      const items = runInBackground({ ...run, conversationId, network, signal, delegation: entry, spent: store.usage() });
+      let next = await items.next();
+      for (; !next.done; next = await items.next()) {
+        const item = next.value;
+        if (item.type === "step") store.commitBackgroundStep(entry, item.path, item.agent, redactor.value(item.commit));
+        else tell(redactor.value(item.event));
+      }
+      outcome = next.value;
+    } catch (error) {
+      this.#setup.log(redactor.text(`background delegation not stored: ${errorMessage(error)}`));
+      outcome = { status: "failed", message: "its steps could not be stored" };
+    }
+    this.#finish(entry, outcome);
+  }
+
+  #finish(entry: DelegationEntry, outcome: BackgroundOutcome): void {
+    const { store, redactor } = this.#setup;
+    try {
+      store.background.finish(entry, outcome.status, redactor.text(backgroundNote(entry, outcome)));
+    } catch (error) {
+      // Its entry stays: the next ring finds it started and not running, and ends it from its stored history.
+      this.#setup.log(redactor.text(`background delegation's end not stored: ${errorMessage(error)}`));
+    }
+  }
+}

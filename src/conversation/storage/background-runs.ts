@@ -1,0 +1,125 @@
+/**
+ * Background delegations' runs (`asTool({ background: true })`), by their schedule entry's id:
+ * whether one has started (a restart that finds it started and not running cut it off), how it
+ * ended, and what it spent (the conversation's spending counts it, as it counts its turns').
+ */
+import type { BackgroundOutcome } from "../../runtime/background-delegation.ts";
+import { NO_USAGE, type UsageTotals } from "../../runtime/usage.ts";
+import type { Schedule, ScheduleEntry } from "../schedule/schedule.ts";
+import type { SqlWriter } from "./sql-writer.ts";
+
+/** A background delegation's entry in the schedule. */
+export type DelegationEntry = Extract<ScheduleEntry, { kind: "delegation" }>;
+
+/** How a background run stands: running, or how it ended. */
+export type BackgroundStatus = "running" | BackgroundOutcome["status"];
+
+export interface BackgroundRunRecord {
+  id: string;
+  turn: number;
+  toolCallId: string;
+  agent: string;
+  status: BackgroundStatus;
+  startedAt: number;
+  endedAt: number | null;
+}
+
+export class BackgroundRuns {
+  readonly #db: SqlWriter;
+  readonly #schedule: Schedule;
+
+  constructor(db: SqlWriter, schedule: Schedule) {
+    this.#db = db;
+    this.#schedule = schedule;
+  }
+
+  /** The run starts: stored as running, its entry due again at `leaseUntil` (a restart before its end finds it cut off then). */
+  begin(entry: DelegationEntry, leaseUntil: number): void {
+    this.#db.transactionAlone(() => {
+      this.#start(entry);
+      this.#schedule.postpone(entry.id, leaseUntil);
+    });
+  }
+
+  /**
+   * The run has ended: in one write, its status, its entry gone, and the follow-up that brings `note` to the agent that
+   * asked (none when the entry was cancelled or went with a rewound turn). The follow-up runs once, as every follow-up does.
+   */
+  finish(entry: DelegationEntry, status: BackgroundOutcome["status"], note: string): void {
+    this.#db.transactionAlone(() => {
+      if (this.get(entry.id)) this.#end(entry.id, status);
+      else this.#start(entry, status);
+      if (!this.#schedule.get(entry.id)) return;
+      this.#schedule.remove(entry.id);
+      const { askedBy, toolCallId, agent } = entry;
+      this.#schedule.add({ kind: "follow-up", dueAt: Date.now(), note, agent: askedBy, toolCallId, delegated: agent }, entry.turn);
+    });
+  }
+
+  get(id: string): BackgroundRunRecord | undefined {
+    type Row = {
+      id: string;
+      turn: number;
+      tool_call_id: string;
+      agent: string;
+      status: string;
+      started_at: number;
+      ended_at: number | null;
+    };
+    const row = this.#db.rows<Row>(
+      `SELECT id, turn, tool_call_id, agent, status, started_at, ended_at FROM background_runs WHERE id = ?`,
+      id,
+    )[0];
+    return (
+      row && {
+        id: row.id,
+        turn: row.turn,
+        toolCallId: row.tool_call_id,
+        agent: row.agent,
+        status: row.status as BackgroundStatus,
+        startedAt: row.started_at,
+        endedAt: row.ended_at,
+      }
+    );
+  }
+
+  #start(run: DelegationEntry, status: BackgroundStatus = "running"): void {
+    this.#db.exec(
+      `INSERT INTO background_runs (id, turn, tool_call_id, agent, status, started_at) VALUES (?, ?, ?, ?, ?, ?)`,
+      run.id,
+      run.turn,
+      run.toolCallId,
+      run.agent,
+      status,
+      Date.now(),
+    );
+  }
+
+  /** What a step of the run spent. Call inside a transaction. */
+  spend(id: string, usage: Partial<UsageTotals>): void {
+    this.#db.exec(
+      `UPDATE background_runs SET model_calls = model_calls + ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+         tool_calls = tool_calls + ? WHERE id = ?`,
+      usage.modelCalls ?? 0,
+      usage.inputTokens ?? 0,
+      usage.outputTokens ?? 0,
+      usage.toolCalls ?? 0,
+      id,
+    );
+  }
+
+  #end(id: string, status: BackgroundOutcome["status"]): void {
+    this.#db.exec(`UPDATE background_runs SET status = ?, ended_at = ? WHERE id = ?`, status, Date.now(), id);
+  }
+
+  /** What every background run has spent. */
+  spent(): UsageTotals {
+    type Row = { m: number | null; i: number | null; o: number | null; t: number | null };
+    const row = this.#db.rows<Row>(
+      `SELECT sum(model_calls) AS m, sum(input_tokens) AS i, sum(output_tokens) AS o, sum(tool_calls) AS t FROM background_runs`,
+    )[0];
+    return !row || row.m === null
+      ? NO_USAGE
+      : { modelCalls: row.m, inputTokens: row.i ?? 0, outputTokens: row.o ?? 0, toolCalls: row.t ?? 0 };
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * Delegation in the background (`asTool({ background: true })`): the call has answered that the
+ * work started, and the host runs the delegated agent later, apart from any turn (a Durable Object
+ * does it from its alarm). This is that run, host-agnostic: its steps for the host to store in the
+ * delegated run's history, its events nested under the call that asked, and what came of it as the
+ * note of the follow-up turn that brings the result to the agent that asked.
+ */
+import { Agent } from "./agent.ts";
+import { newConversation } from "./conversation-snapshot.ts";
+import type { DelegatedEvent, TurnOutcome } from "./events.ts";
+import type { Message } from "./messages.ts";
+import type { Network } from "./network.ts";
+import type { BackgroundRequest } from "./ports/scheduler-port.ts";
+import type { StepCommit } from "./ports/store-port.ts";
+import { runTurnItems } from "./run-loop.ts";
+import type { RunItemsOptions } from "./run-options.ts";
+import { nest } from "./step/nested-items.ts";
+import type { UserRequest } from "./suspension.ts";
+import { delegatedNetwork } from "./tools/delegation.ts";
+import { NO_USAGE, type UsageTotals } from "./usage.ts";
+
+/** What a background run yields: a step to store in its history (`path`: the calls above it), or an event for live readers. */
+export type BackgroundItem =
+  | { type: "step"; path: readonly string[]; agent: string; commit: StepCommit }
+  | { type: "event"; event: DelegatedEvent };
+
+/** What came of a background run: the note the agent that asked reads in its follow-up turn tells it. */
+export type BackgroundOutcome =
+  | { status: "completed"; text: string }
+  | { status: "waiting"; requests: ReadonlyArray<Pick<UserRequest, "name" | "args">> }
+  | { status: "failed"; message: string }
+  /** Stopped, or cut off by a restart before its result was stored (the host cannot know what its last step did). */
+  | { status: "interrupted" };
+
+/** What a background run needs: the conversation's network and ports, the delegation, and what the conversation has spent. */
+export interface BackgroundRun extends Pick<RunItemsOptions, "model" | "mcp" | "remote" | "limits" | "signal"> {
+  conversationId: string;
+  network: Network;
+  delegation: BackgroundRequest;
+  /** What the conversation has spent when the run starts: its budgets count on from there. */
+  spent: UsageTotals;
+}
+
+/** The delegated agent of a background delegation, found by name among the tools of the network's agents (and theirs). */
+export function findDelegate(network: Network, name: string): Agent | undefined {
+  const seen = new Set<Agent>();
+  const search = (agents: Iterable<Agent>): Agent | undefined => {
+    for (const agent of agents) {
+      if (seen.has(agent)) continue;
+      seen.add(agent);
+      const delegates = agent.tools.flatMap((t) => (t.delegatesTo instanceof Agent ? [t.delegatesTo] : []));
+      const found = delegates.find((d) => d.name === name) ?? search(delegates);
+      if (found) return found;
+    }
+    return undefined;
+  };
+  return search(network.agents.values());
+}
+
+/**
+ * Runs the delegated agent on a fresh context with only the request, under the path of the call that asked; handoffs
+ * inside it stay inside it. It cannot ask the user (no turn waits for it): a run that would is stopped there, and says so.
+ */
+export async function* runInBackground(run: BackgroundRun): AsyncGenerator<BackgroundItem, BackgroundOutcome> {
+  const { delegation } = run;
+  const delegate = findDelegate(run.network, delegation.agent);
+  if (!delegate) return { status: "failed", message: `'${delegation.agent}' is no longer part of this network.` };
+  const path = [delegation.toolCallId];
+  let holder = delegate.name;
+  let waiting: UserRequest[] = [];
+  let outcome: TurnOutcome;
+  const items = runTurnItems({
+    conversationId: `${run.conversationId}/${delegate.name}`,
+    network: delegatedNetwork(run.network, delegate, NO_USAGE),
+    model: run.model,
+    ...(run.mcp ? { mcp: run.mcp } : {}),
+    ...(run.remote ? { remote: run.remote } : {}),
+    ...(run.limits ? { limits: run.limits } : {}),
+    ...(run.signal ? { signal: run.signal } : {}),
+    conversation: { ...newConversation(delegate.name), usage: run.spent },
+    input: { kind: "message", text: delegation.request },
+    path,
+  });
+  let last = { text: "", failure: "" };
+  for (let next = await items.next(); ; next = await items.next()) {
+    if (next.done) {
+      outcome = next.value;
+      break;
+    }
+    const item = next.value;
+    if (item.type === "calls") continue;
+    if (item.type === "commit" || item.type === "delegation-commit") {
+      const step = item.type === "commit" ? { path, agent: holder, commit: item.commit } : item;
+      if (item.type === "commit" && item.commit.suspension) waiting = item.commit.suspension.pending;
+      yield { type: "step", path: step.path, agent: step.agent, commit: step.commit };
+      for (const event of item.events) yield { type: "event", event: nest(path, holder, event) as DelegatedEvent };
+      continue;
+    }
+    if (item.type === "run-start" || item.type === "step-start") holder = item.agent;
+    if (item.type === "error") last = { ...last, failure: item.message };
+    if (item.type === "done") last = { ...last, text: item.text };
+    yield { type: "event", event: nest(path, holder, item) as DelegatedEvent };
+  }
+  return ended(outcome, last, waiting);
+}
+
+function ended(outcome: TurnOutcome, last: { text: string; failure: string }, waiting: UserRequest[]): BackgroundOutcome {
+  switch (outcome.status) {
+    case "failed":
+      return { status: "failed", message: last.failure || outcome.code };
+    case "cancelled":
+      return { status: "interrupted" };
+    case "awaiting_approval":
+    case "awaiting_input":
+      return { status: "waiting", requests: waiting.map(({ name, args }) => ({ name, args })) };
+    default:
+      return { status: "completed", text: last.text };
+  }
+}
+
+/**
+ * What came of a run cut off by a restart, from its stored history: a last assistant message with no calls is its answer
+ * (its result was not stored after it); anything else, and it was interrupted.
+ */
+export function recoveredOutcome(history: readonly Message[]): BackgroundOutcome {
+  const last = history.at(-1);
+  if (last?.role === "assistant" && !last.toolCalls?.length && last.content) return { status: "completed", text: last.content };
+  return { status: "interrupted" };
+}
+
+/** The note of the follow-up turn that brings a background run's result to the agent that asked. */
+export function backgroundNote(delegation: BackgroundRequest, outcome: BackgroundOutcome): string {
+  const asked = `'${delegation.agent}', which ${delegation.askedBy} asked in the background (call ${delegation.toolCallId})`;
+  switch (outcome.status) {
+    case "completed":
+      return `${asked}, has finished: ${outcome.text}`;
+    case "waiting": {
+      const calls = outcome.requests.map((r) => `${r.name}(${JSON.stringify(r.args)})`).join(", ");
+      const cannot = "which it cannot ask in the background. Tell the user, and ask it again without that step or in the conversation.";
+      return `${asked}, stopped before finishing: it needs the user's decision on ${calls}, ${cannot}`;
+    }
+    case "failed":
+      return `${asked}, failed: ${outcome.message}. Tell the user, and try another way if there is one.`;
+    case "interrupted":
+      return `${asked}, was interrupted before it finished: what it did is unknown. Tell the user, and ask it again if it is still needed.`;
+  }
+}

@@ -1,0 +1,216 @@
+/**
+ * Background delegations (`asTool({ background: true })`) through the Worker in workerd, with real
+ * Durable Object alarms and the fake provider: shipping's `search_for_parcel` starts the demo's
+ * parcel search. The call answers at once; the search runs from the conversation's alarm, stored
+ * step by step and told to open sockets as it goes; its result comes back as a follow-up turn of
+ * shipping's, once, across restarts (`evictDurableObject`); deleting the conversation stops it.
+ */
+import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { ConversationObject } from "../../src/cloudflare/index.ts";
+import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
+import { openSocket } from "../support/socket.ts";
+import { until } from "../support/until.ts";
+import { call, chat, type ConversationJson, scenario } from "../support/worker.ts";
+
+const stub = (id: string) => env.CONVERSATIONS.getByName(id);
+const view = async (id: string) => (await (await call(`/v1/conversations/${id}`)).json()) as ConversationJson & Record<string, unknown>;
+const scheduled = async (id: string) =>
+  ((await (await call(`/v1/conversations/${id}/schedule`)).json()) as { entries: Array<Record<string, unknown>> }).entries;
+
+const transfer = { toolCalls: [{ id: "t-shipping", name: "transfer_to_shipping", arguments: JSON.stringify({ reason: "lost parcel" }) }] };
+type Tag = (message: string) => string;
+/** Shipping starts the search; the request carries the scenario's tag, so the fake provider knows the search's calls. */
+const startSearch = (tag: Tag) => ({
+  toolCalls: [{ id: "bg1", name: "search_for_parcel", arguments: JSON.stringify({ request: tag("Find the parcel of order A1002") }) }],
+});
+const lookup = { toolCalls: [{ id: "l1", name: "lookup_order", arguments: JSON.stringify({ orderId: "A1002" }) }] };
+
+/** Makes every entry due now and runs the alarm, as time passing would. */
+async function ring(id: string): Promise<void> {
+  await runInDurableObject(stub(id), async (_object, state) => {
+    state.storage.sql.exec(`UPDATE schedule SET due_at = ?`, Date.now() - 1);
+    await state.storage.setAlarm(Date.now() - 1);
+  });
+  await runDurableObjectAlarm(stub(id));
+}
+
+/** What the object stored of the background run: the search's history and its run row. */
+function storedRun(id: string, turn: number) {
+  return runInDurableObject(stub(id), (_object: ConversationObject, state) => {
+    const store = new ConversationStore(state.storage);
+    const row = state.storage.sql.exec<{ status: string; model_calls: number }>(`SELECT status, model_calls FROM background_runs`).toArray();
+    return { history: store.delegation(turn, ["bg1"]), runs: row };
+  });
+}
+
+const notes = (v: ConversationJson) => v.messages.filter((m) => m.role === "system" && /asked in the background/.test(String(m.content)));
+
+describe("a background delegation", () => {
+  it("answers at once, runs from the alarm beside the conversation, and brings its result as a follow-up turn of the agent that asked, once", async () => {
+    const s = await scenario((tag) => [
+      transfer,
+      startSearch(tag),
+      { text: "I have started a search." },
+      // The search's first call waits until the socket is open.
+      { ...lookup, holdAfter: 0 },
+      { text: "It is at the Arlington depot." },
+      { text: "Good news: it is at the Arlington depot." },
+    ]);
+    const events = await chat(s.conversationId, s.tag("my parcel for order A1002 is lost"));
+    // The call answered that the work started; the turn ended without waiting for it.
+    const started = events.find((e) => e.type === "tool-result" && e.toolCallId === "bg1");
+    expect(started).toMatchObject({ isError: false, result: { started: true, agent: "parcel-search" } });
+    expect(events.at(-1)).toMatchObject({ type: "done", status: "completed", text: "I have started a search." });
+    expect(events.some((e) => e.type === "delegated")).toBe(false);
+    expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "delegation", agent: "parcel-search", askedBy: "shipping", toolCallId: "bg1" }]);
+
+    // Due at once, the alarm starts it by itself.
+    await until(
+      () => s.sent(),
+      (sent) => sent.requests.length === 4,
+      "the search's first model call, from the alarm",
+    );
+    const socket = await openSocket(s.conversationId, `?after=${(await view(s.conversationId)).lastEventId}`);
+    await s.release();
+    const after = await until(
+      () => view(s.conversationId),
+      (v) => v.messages.at(-1)?.content === "Good news: it is at the Arlington depot.",
+      "the follow-up with the search's result",
+    );
+    // More rings find nothing to do: the result came once.
+    await ring(s.conversationId);
+    await runDurableObjectAlarm(stub(s.conversationId));
+    const sent = (await s.sent()).requests;
+    expect(sent).toHaveLength(6);
+    // The search ran on a fresh context with only the request, as the parcel search.
+    expect(sent[3]!.messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual([`Find the parcel of order A1002 [${s.id}]`]);
+    expect(sent[3]!.messages[0]!.content).toMatch(/You search for a lost parcel/);
+    expect(sent[5]!.messages.at(-1)).toMatchObject({
+      role: "system",
+      content: "'parcel-search', which shipping asked in the background (call bg1), has finished: It is at the Arlington depot.",
+    });
+    expect(notes(after)).toHaveLength(1);
+    expect(after.messages.at(-1)).toMatchObject({ role: "assistant", agent: "shipping" });
+    expect(after.turn).toBe(2);
+    expect(await scheduled(s.conversationId)).toEqual([]);
+    // Its steps are in its own history, under the turn that asked; none is in the conversation's.
+    const run = await storedRun(s.conversationId, 1);
+    expect(run.history.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+    expect(run.runs).toEqual([{ status: "completed", model_calls: 2 }]);
+    expect(after.messages.some((m) => m.content === "It is at the Arlington depot.")).toBe(false);
+    // What it spent counts toward the conversation's spending: 3 calls of turn 1, the search's 2, the follow-up's 1.
+    expect((after as { usage: { modelCalls: number } }).usage.modelCalls).toBe(6);
+    // An open socket saw the search as it went, nested under the call (frames with no id: no turn's log holds them).
+    const live = socket.frames.filter((f) => f.type === "delegated");
+    expect(live.length).toBeGreaterThan(3);
+    expect(live.every((f) => f.id === undefined && (f.data as { path: string[] }).path.join() === "bg1")).toBe(true);
+    expect(live.map((f) => (f.data as { event: { type: string } }).event.type)).toEqual(
+      expect.arrayContaining(["tool-call", "tool-result", "step-start", "text-delta", "done"]),
+    );
+    expect(live.every((f) => (f.data as { agent: string }).agent === "parcel-search")).toBe(true);
+    await socket.until((f) => f.type === "done", "the follow-up turn on the socket");
+    socket.ws.close();
+  });
+
+  it("cut off by a restart is ended as interrupted, and the agent that asked is told so once", async () => {
+    const s = await scenario((tag) => [transfer, startSearch(tag), { text: "Started." }, { ...lookup, holdAfter: 0 }, { text: "Sorry, it was interrupted." }]);
+    await chat(s.conversationId, s.tag("my parcel for order A1002 is lost"));
+    // The search's first model call hangs; the object goes away under it.
+    await ring(s.conversationId);
+    await until(
+      () => s.sent(),
+      (sent) => sent.requests.length === 4,
+      "the search's first model call",
+    );
+    await evictDurableObject(stub(s.conversationId));
+    await s.release();
+    // Its lease runs out: the next ring finds it started and not running.
+    await ring(s.conversationId);
+    const after = await until(
+      () => view(s.conversationId),
+      (v) => v.messages.at(-1)?.content === "Sorry, it was interrupted.",
+      "the follow-up telling the search was interrupted",
+    );
+    await ring(s.conversationId);
+    expect(notes(after).map((m) => m.content)).toEqual([
+      "'parcel-search', which shipping asked in the background (call bg1), was interrupted before it finished: what it did is unknown. Tell the user, and ask it again if it is still needed.",
+    ]);
+    expect((await s.sent()).requests).toHaveLength(5);
+    expect((await storedRun(s.conversationId, 1)).runs).toMatchObject([{ status: "interrupted" }]);
+  });
+
+  it("whose follow-up turn was cut off before it stored anything delivers its result on the next ring, once", async () => {
+    const s = await scenario((tag) => [
+      transfer,
+      startSearch(tag),
+      { text: "Started." },
+      lookup,
+      { text: "Found it." },
+      { text: "The follow-up, cut off.", holdAfter: 1 },
+      { text: "Found it, I can tell you now." },
+    ]);
+    await chat(s.conversationId, s.tag("my parcel for order A1002 is lost"));
+    await ring(s.conversationId);
+    await until(
+      () => s.sent(),
+      (sent) => sent.requests.length === 6,
+      "the follow-up turn's model call",
+    );
+    await evictDurableObject(stub(s.conversationId));
+    await s.release();
+    await ring(s.conversationId);
+    const after = await until(
+      () => view(s.conversationId),
+      (v) => v.messages.at(-1)?.content === "Found it, I can tell you now.",
+      "the follow-up, run again",
+    );
+    await ring(s.conversationId);
+    expect(notes(after)).toHaveLength(1);
+    expect(after.messages.filter((m) => m.role === "assistant" && /^Found it/.test(String(m.content)))).toHaveLength(1);
+    expect((await s.sent()).requests).toHaveLength(7);
+    expect(await scheduled(s.conversationId)).toEqual([]);
+  });
+
+  it("stops when the conversation is deleted, or its entry cancelled: nothing comes back", async () => {
+    const s = await scenario((tag) => [transfer, startSearch(tag), { text: "Started." }, { ...lookup, holdAfter: 0 }, { text: "never" }]);
+    await chat(s.conversationId, s.tag("my parcel for order A1002 is lost"));
+    await ring(s.conversationId);
+    await until(
+      () => s.sent(),
+      (sent) => sent.requests.length === 4,
+      "the search's first model call",
+    );
+    const deleted = await call(`/v1/conversations/${s.conversationId}`, { method: "DELETE" });
+    expect(deleted.status).toBe(204);
+    await until(
+      () => s.sent(),
+      (sent) => sent.aborted === 1,
+      "the search's model call aborted",
+    );
+    await s.release();
+    expect((await call(`/v1/conversations/${s.conversationId}`)).status).toBe(404);
+    expect(await runInDurableObject(stub(s.conversationId), (_o, state) => state.storage.getAlarm())).toBeNull();
+
+    const c = await scenario((tag) => [transfer, startSearch(tag), { text: "Started." }, { ...lookup, holdAfter: 0 }, { text: "never" }]);
+    await chat(c.conversationId, c.tag("my parcel for order A1002 is lost"));
+    const [entry] = await scheduled(c.conversationId);
+    await ring(c.conversationId);
+    await until(
+      () => c.sent(),
+      (sent) => sent.requests.length === 4,
+      "the search's first model call",
+    );
+    expect((await call(`/v1/conversations/${c.conversationId}/schedule/${entry!.id}`, { method: "DELETE" })).status).toBe(200);
+    await until(
+      () => c.sent(),
+      (sent) => sent.aborted === 1,
+      "the search's model call aborted",
+    );
+    await c.release();
+    await ring(c.conversationId);
+    expect(await scheduled(c.conversationId)).toEqual([]);
+    expect((await view(c.conversationId)).turn).toBe(1);
+    expect((await storedRun(c.conversationId, 1)).runs).toMatchObject([{ status: "interrupted" }]);
+  });
+});
