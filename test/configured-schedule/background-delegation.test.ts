@@ -3,9 +3,9 @@
  * Durable Object alarms and the fake provider: shipping's `search_for_parcel` starts the demo's
  * parcel search. The call answers at once; the search runs from the conversation's alarm, stored
  * step by step and told to open sockets as it goes; its result comes back as a follow-up turn of
- * shipping's, once, across restarts (`evictDurableObject`); deleting the conversation stops it.
+ * shipping's, once, across restarts (the object aborted mid-run); deleting the conversation stops it.
  */
-import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ConversationObject } from "../../src/cloudflare/index.ts";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
@@ -33,6 +33,11 @@ async function ring(id: string): Promise<void> {
     await state.storage.setAlarm(Date.now() - 1);
   });
   await runDurableObjectAlarm(stub(id));
+}
+
+/** The object goes away as a crashed process would: what it was doing stops where it was, and the next request starts it again. */
+async function restart(id: string): Promise<void> {
+  await runInDurableObject(stub(id), (_object, state) => state.abort("restart")).catch(() => {});
 }
 
 /** What the object stored of the background run: the search's history and its run row. */
@@ -123,7 +128,7 @@ describe("a background delegation", () => {
       (sent) => sent.requests.length === 4,
       "the search's first model call",
     );
-    await evictDurableObject(stub(s.conversationId));
+    await restart(s.conversationId);
     await s.release();
     // Its lease runs out: the next ring finds it started and not running.
     await ring(s.conversationId);
@@ -140,7 +145,7 @@ describe("a background delegation", () => {
     expect((await storedRun(s.conversationId, 1)).runs).toMatchObject([{ status: "interrupted" }]);
   });
 
-  it("whose follow-up turn was cut off before it stored anything delivers its result on the next ring, once", async () => {
+  it("is delivered once even when its follow-up turn is cut off: the note is stored once, and a retry runs the turn again with it", async () => {
     const s = await scenario((tag) => [
       transfer,
       startSearch(tag),
@@ -157,19 +162,22 @@ describe("a background delegation", () => {
       (sent) => sent.requests.length === 6,
       "the follow-up turn's model call",
     );
-    await evictDurableObject(stub(s.conversationId));
+    await restart(s.conversationId);
     await s.release();
+    // The follow-up turn had stored its note: it ended there (failed, as any turn a restart cuts off), and is not run again.
     await ring(s.conversationId);
-    const after = await until(
-      () => view(s.conversationId),
-      (v) => v.messages.at(-1)?.content === "Found it, I can tell you now.",
-      "the follow-up, run again",
-    );
     await ring(s.conversationId);
-    expect(notes(after)).toHaveLength(1);
-    expect(after.messages.filter((m) => m.role === "assistant" && /^Found it/.test(String(m.content)))).toHaveLength(1);
-    expect((await s.sent()).requests).toHaveLength(7);
+    const cut = await view(s.conversationId);
+    expect(cut).toMatchObject({ turn: 2, status: "failed" });
+    expect(notes(cut)).toHaveLength(1);
+    expect((await s.sent()).requests).toHaveLength(6);
     expect(await scheduled(s.conversationId)).toEqual([]);
+    const retried = await call(`/v1/conversations/${s.conversationId}/retry`, { method: "POST" });
+    expect(retried.status).toBe(200);
+    await retried.text();
+    const after = await view(s.conversationId);
+    expect(after.messages.at(-1)).toMatchObject({ role: "assistant", agent: "shipping", content: "Found it, I can tell you now." });
+    expect(notes(after)).toHaveLength(1);
   });
 
   it("stops when the conversation is deleted, or its entry cancelled: nothing comes back", async () => {

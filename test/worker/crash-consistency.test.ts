@@ -19,6 +19,7 @@ import { echo, withApprovals } from "../support/networks.ts";
 import { Agent, Network } from "../../src/runtime/index.ts";
 import { INTERRUPTED_CALL } from "../../src/runtime/suspension.ts";
 import { parseSse } from "../support/sse.ts";
+import { until } from "../support/until.ts";
 import { ScriptedModel, type ScriptStep } from "../support/scripted-model.ts";
 
 class Killed extends Error {}
@@ -230,6 +231,88 @@ describe("a kill between any two writes of a delegating turn", () => {
     }
     // Some kills fell while the helper ran (its call answered as interrupted), some after it answered.
     expect([...answers].sort()).toEqual(["Echoed A1001.", "interrupted"]);
+  });
+});
+
+/** triage starts a helper in the background; its result comes back as a follow-up turn. */
+function delegatingInBackground(): Network {
+  const helper = new Agent({ name: "helper", instructions: "You help.", tools: [echo] });
+  return new Network(new Agent({ name: "triage", instructions: "You are triage.", tools: [helper.asTool({ background: true })] }), {
+    defaultModel: "m",
+  });
+}
+
+const runningBackground = (storage: DurableObjectStorage) =>
+  storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM background_runs WHERE status = 'running'`).one().n;
+
+/** The next starts' alarms, each with every entry due, until nothing is scheduled and no background run is left running. */
+async function ringUntilDone(state: DurableObjectState): Promise<void> {
+  // A new object's model starts its script again: what is left to answer is a helper not started yet, and the follow-up.
+  script = Array.from({ length: 4 }, () => ({ text: "Told the user." }));
+  for (let rings = 0; rings < 10; rings++) {
+    state.storage.sql.exec(`UPDATE schedule SET due_at = 0`);
+    await new ScriptedConversation(state, offline).alarm();
+    await until(
+      async () => runningBackground(state.storage),
+      (n) => n === 0,
+      "the background run's end",
+    );
+    if (state.storage.sql.exec(`SELECT id FROM schedule`).toArray().length === 0) return;
+  }
+  const left = state.storage.sql.exec(`SELECT kind, data FROM schedule`).toArray();
+  const messages = new ConversationStore(state.storage).messages();
+  throw new Error(`the schedule did not empty within 10 rings: ${JSON.stringify(left)} ${JSON.stringify(messages)}`);
+}
+
+describe("a kill between any two writes of a background delegation", () => {
+  it("delivers its result (its answer, or interrupted) to the agent that asked exactly once, and the conversation agrees with its replay", async () => {
+    const notes = new Set<string>();
+    try {
+      network = delegatingInBackground;
+      for (let writes = 0; ; writes++) {
+        const id = `crash-background-${writes}-${crypto.randomUUID()}`;
+        const done = await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+          script = [
+            { toolCalls: [{ id: "bg", name: "ask_helper", args: { request: "echo A1001" } }] },
+            { text: "Started." },
+            { toolCalls: [{ id: "e", name: "echo", args: { text: "A1001" } }] },
+            { text: "Echoed A1001." },
+            { text: "Told the user." },
+          ];
+          const { killed, revive } = dying(state.storage, writes);
+          try {
+            const conversation = new ScriptedConversation(state, offline);
+            await drain(await conversation.sendMessage({ conversationId: id }, "start the helper"));
+            state.storage.sql.exec(`UPDATE schedule SET due_at = 0`);
+            await conversation.alarm();
+          } catch (error) {
+            if (!(error instanceof Killed)) throw error;
+          }
+          // The scripted run goes on until its next write fails (or to its end): it is over long before this.
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          revive();
+          const wasKilled = killed();
+          await ringUntilDone(state);
+          const restarted = new ConversationStore(state.storage);
+          if (!restarted.state()) return !wasKilled;
+          expect(disagreements(restarted), `killed after ${writes} writes`).toEqual([]);
+          const told = restarted.messages().filter((m) => m.role === "system" && /asked in the background/.test(m.content));
+          const asked = restarted.messages().some((m) => m.role === "assistant" && m.toolCalls?.some((c) => c.id === "bg"));
+          // Once the call was made, its result came back once; before, nothing ran in the background.
+          expect(told.length, `killed after ${writes} writes`).toBe(asked ? 1 : 0);
+          for (const note of told)
+            notes.add(/has finished/.test(note.content) ? "answer" : /interrupted/.test(note.content) ? "interrupted" : note.content);
+          expect(runningBackground(state.storage)).toBe(0);
+          return !wasKilled;
+        });
+        if (done) break;
+        expect(writes, "the run should end within 40 writes").toBeLessThan(40);
+      }
+    } finally {
+      network = withApprovals;
+    }
+    // Some kills fell while the helper ran (interrupted), some after its last step was stored (its answer).
+    expect([...notes].sort()).toEqual(["answer", "interrupted"]);
   });
 });
 
