@@ -593,6 +593,8 @@ async function goLive() {
       if (event.type === "run-start") setBusy(true, "…");
       draw(event);
     },
+    // A background delegation at work: its block grows as it runs; its result comes later as a turn.
+    onUnlogged: (event) => conversation?.id === id && drawDelegated(event, el),
   });
   if (!(await socket.opened)) return false;
   if (conversation?.id === id) live = socket;

@@ -92,6 +92,27 @@ describe("the chat page", () => {
     await page.close();
   });
 
+  it("shows a background delegation at work over the socket, then the follow-up turn that brings its result", async () => {
+    const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
+    await page.goto(dev.url);
+    await page.getByTestId("active-agent").filter({ hasText: "triage" }).waitFor();
+    await page.getByLabel("Message").fill("My parcel for order A1002 is lost");
+    await page.getByRole("button", { name: "Send" }).click();
+    // The call answered at once; the turn ended without waiting for the search.
+    await page.locator(".assistant").filter({ hasText: "It runs in the background" }).waitFor();
+    // The search runs from the conversation's alarm: the page sees it over the socket, then shipping comes back with it.
+    const block = page.getByTestId("delegation");
+    await block.locator("summary").filter({ hasText: "asked parcel-search" }).waitFor();
+    const followUp = page.locator(".assistant").filter({ hasText: "Good news from our parcel search" });
+    await followUp.filter({ hasText: "it goes out again tomorrow morning." }).waitFor({ timeout: 20_000 });
+    assert.match((await followUp.textContent()) ?? "", /The parcel of order A1002 \(USB-C dock\) is at the Arlington depot/);
+    await block.locator("summary").filter({ hasText: "asked parcel-search: answered" }).waitFor();
+    assert.equal(await page.getByTestId("active-agent").textContent(), "shipping");
+    mkdirSync("test-artifacts", { recursive: true });
+    await page.screenshot({ path: "test-artifacts/chat-page-background-delegation.png", fullPage: true });
+    await page.close();
+  });
+
   it("draws the trace panel: the network with this conversation's handoff path, and the turn's spans on a time axis", async () => {
     const page = await browser.newPage({ viewport: { width: 900, height: 1000 } });
     // Offline: the page asks nothing of any other origin.
