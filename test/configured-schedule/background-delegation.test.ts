@@ -44,7 +44,9 @@ async function restart(id: string): Promise<void> {
 function storedRun(id: string, turn: number) {
   return runInDurableObject(stub(id), (_object: ConversationObject, state) => {
     const store = new ConversationStore(state.storage);
-    const row = state.storage.sql.exec<{ status: string; model_calls: number }>(`SELECT status, model_calls FROM background_runs`).toArray();
+    const row = state.storage.sql
+      .exec<{ status: string; model_calls: number }>(`SELECT status, model_calls FROM background_runs`)
+      .toArray();
     return { history: store.delegation(turn, ["bg1"]), runs: row };
   });
 }
@@ -68,7 +70,9 @@ describe("a background delegation", () => {
     expect(started).toMatchObject({ isError: false, result: { started: true, agent: "parcel-search" } });
     expect(events.at(-1)).toMatchObject({ type: "done", status: "completed", text: "I have started a search." });
     expect(events.some((e) => e.type === "delegated")).toBe(false);
-    expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "delegation", agent: "parcel-search", askedBy: "shipping", toolCallId: "bg1" }]);
+    expect(await scheduled(s.conversationId)).toMatchObject([
+      { kind: "delegation", agent: "parcel-search", askedBy: "shipping", toolCallId: "bg1" },
+    ]);
 
     // Due at once, the alarm starts it by itself.
     await until(
@@ -119,7 +123,13 @@ describe("a background delegation", () => {
   });
 
   it("cut off by a restart is ended as interrupted, and the agent that asked is told so once", async () => {
-    const s = await scenario((tag) => [transfer, startSearch(tag), { text: "Started." }, { ...lookup, holdAfter: 0 }, { text: "Sorry, it was interrupted." }]);
+    const s = await scenario((tag) => [
+      transfer,
+      startSearch(tag),
+      { text: "Started." },
+      { ...lookup, holdAfter: 0 },
+      { text: "Sorry, it was interrupted." },
+    ]);
     await chat(s.conversationId, s.tag("my parcel for order A1002 is lost"));
     // The search's first model call hangs; the object goes away under it.
     await ring(s.conversationId);
