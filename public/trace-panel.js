@@ -144,6 +144,8 @@ function spanLabel(span) {
   }
   if (span.kind === "approval") return span.end === null ? "waiting" : span.attributes.approved ? "approved" : "denied";
   if (span.kind === "refused-handoff") return "refused";
+  // An agent asked as a tool: its run sits under the call that asked it.
+  if (span.attributes["handoff.delegation.path"] !== undefined) return "asked as a tool";
   return "";
 }
 
@@ -162,7 +164,8 @@ function drawWaterfall(target, trace) {
   }
   rows.forEach(({ span, depth }, i) => {
     const y = FALL.top + i * FALL.row;
-    const row = svg("g", { class: `span ${span.kind}`, "data-testid": "span-bar" });
+    const delegated = span.attributes["handoff.delegation.path"] !== undefined;
+    const row = svg("g", { class: `span ${span.kind}${delegated ? " delegation" : ""}`, "data-testid": "span-bar" });
     row.dataset.kind = span.kind;
     row.append(svg("text", { x: 4 + depth * 12, y: y + 15, class: "span-name" }, span.name));
     const end = span.end ?? t1;

@@ -89,6 +89,15 @@ describe("the chat page", () => {
     assert.equal(await page.getByTestId("active-agent").textContent(), "billing");
     mkdirSync("test-artifacts", { recursive: true });
     await page.screenshot({ path: "test-artifacts/chat-page-delegation.png", fullPage: true });
+    // The trace panel draws the fraud checker's run as a span of its own look, under the call that asked it.
+    await page.getByRole("button", { name: "Trace" }).click();
+    const delegated = page.locator(".span.agent.delegation");
+    await delegated.waitFor();
+    assert.equal(await delegated.locator(".span-name").textContent(), "delegated fraud-check");
+    assert.match((await delegated.locator(".span-figure").textContent()) ?? "", /ms · asked as a tool$/);
+    const names = await page.locator(".span-name").allTextContents();
+    assert.equal(names[names.indexOf("delegated fraud-check") - 1], "ask_fraud_check");
+    await page.getByTestId("trace-panel").screenshot({ path: "test-artifacts/trace-panel-delegation.png" });
     await page.close();
   });
 
