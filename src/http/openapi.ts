@@ -203,7 +203,9 @@ function waitingPaths(): Record<string, unknown> {
     "/v1/conversations/{id}/schedule": {
       parameters: [idParam],
       get: {
-        summary: "What is scheduled, the earliest first: follow-ups (note, agent), the approvals' deadline, a person's deadline",
+        summary:
+          "What is scheduled, the earliest first: follow-ups (note, agent), the approvals' deadline, a person's deadline, " +
+          "background delegations (agent, request, askedBy)",
         responses: { "200": { description: "{ entries: [{ id, kind, dueAt, turn, … }] }" }, "404": error },
       },
       delete: { summary: "Cancel every follow-up", responses: { "200": { description: "{ cancelled }" }, "404": error } },

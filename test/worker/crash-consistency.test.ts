@@ -300,8 +300,10 @@ describe("a kill between any two writes of a background delegation", () => {
           const asked = restarted.messages().some((m) => m.role === "assistant" && m.toolCalls?.some((c) => c.id === "bg"));
           // Once the call was made, its result came back once; before, nothing ran in the background.
           expect(told.length, `killed after ${writes} writes`).toBe(asked ? 1 : 0);
-          for (const note of told)
-            notes.add(/has finished/.test(note.content) ? "answer" : /interrupted/.test(note.content) ? "interrupted" : note.content);
+          for (const { content } of told)
+            notes.add(
+              /has finished/.test(String(content)) ? "answer" : /interrupted/.test(String(content)) ? "interrupted" : String(content),
+            );
           expect(runningBackground(state.storage)).toBe(0);
           return !wasKilled;
         });
