@@ -77,12 +77,13 @@ export function assembleConversation(
     remote: new A2ARemotes(env as McpHostEnv),
     limits: { ...runSettings(config).limits, ...setup.limits },
   };
+  const exporter = exporterFor(config, log);
   const driver = new TurnDriver({
     store,
     redactor,
     inbox,
     settled: () => events.settled(),
-    exporter: exporterFor(config, log),
+    exporter,
     options: {
       network,
       ...ports,
@@ -101,7 +102,8 @@ export function assembleConversation(
   });
   const admission = new TurnAdmission({ store, driver, network, config, env });
   const waitUntil = (promise: Promise<unknown>) => ctx.waitUntil(promise);
-  const background = new BackgroundWork({ store, network, redactor, run: ports, tell: sockets.tell, waitUntil, log });
+  const legEnded = () => driver.legEnded();
+  const background = new BackgroundWork({ store, network, redactor, run: ports, tell: sockets.tell, exporter, legEnded, waitUntil, log });
   const work = new ScheduledWork({ store, driver, hold, network, notifier, admission, background });
   const effects = new CommitEffects({ store, storage: ctx.storage, inbox, waitUntil: (promise) => ctx.waitUntil(promise), log });
   return { redactor, store, hold, inbox, driver, work, background, sockets, admission, effects, events };

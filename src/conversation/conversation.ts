@@ -351,7 +351,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
         "turn_not_found",
         `No trace of turn ${turn}: only the latest turns keep theirs (turns 1 to ${admitted.value.turn} exist).`,
       );
-    return ok(this.#redactor.value(trace));
+    // The background runs its calls started, under those calls.
+    return ok(this.#redactor.value({ ...trace, spans: [...trace.spans, ...this.#store.background.spans(turn)] }));
   }
 
   /** The conversation as it stood after `afterTurn`, for a fork; the conversation itself is untouched. */

@@ -61,10 +61,13 @@ export class TraceBuilder {
   #answer: OutputPart[] = [];
   readonly #requests: () => number;
   #requestsBefore = 0;
+  /** The spans of the earlier legs this builder continues. */
+  readonly #before: ReadonlySet<string>;
 
   constructor(turn: number, { previous, parent, content, providerRequests }: TraceOptions = {}) {
     this.#requests = providerRequests ?? (() => 0);
     this.#spans = previous ? structuredClone(previous.spans) : [];
+    this.#before = new Set(this.#spans.map((span) => span.id));
     this.#traceId = previous?.traceId ?? parent?.traceId ?? randomHex(16);
     this.#turn = this.#spans.find((s) => s.kind === "turn") ?? this.#add(parent?.spanId ?? null, "turn", `turn ${turn}`, Date.now());
     this.content = content ? new Map() : null;
@@ -146,6 +149,22 @@ export class TraceBuilder {
     this.#turn.attributes.status = outcome.status;
     if (outcome.status === "failed") this.#turn.attributes.error = outcome.code;
     return { turn, traceId: this.#traceId, spans: this.#spans };
+  }
+
+  /**
+   * A background delegation started by a call of this (ended) turn: its run's spans go under that call's span, which is
+   * followed as if still open. Nothing else of the turn changes.
+   */
+  follow(toolCallId: string): void {
+    const call = this.#spans.find((s) => s.kind === "tool" && s.attributes["gen_ai.tool.call.id"] === toolCallId);
+    if (call) this.#open.set(toolCallId, call);
+  }
+
+  /** The spans this builder added to the earlier legs' (a background run's), those still open ended `now`. */
+  added(now: number): Span[] {
+    const added = this.#spans.filter((span) => !this.#before.has(span.id));
+    for (const span of added) span.end ??= now;
+    return added;
   }
 
   #handoff(event: Extract<RunEvent, { type: "handoff" }>, now: number): void {

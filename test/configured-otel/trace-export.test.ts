@@ -65,6 +65,34 @@ describe("OTLP export", () => {
     expect(view).not.toContain("double charge");
   });
 
+  it("sends a background delegation's spans once it has run, under the call that started it, in the trace of the turn that made it", async () => {
+    const s = await scenario((tag) => [
+      { toolCalls: [{ id: "t", name: "transfer_to_shipping", arguments: JSON.stringify({ reason: "lost" }) }] },
+      {
+        toolCalls: [{ id: "bg", name: "search_for_parcel", arguments: JSON.stringify({ request: tag("Find the parcel of order A1002") }) }],
+      },
+      { text: "Started." },
+      { text: "At the Arlington depot." },
+      { text: "Found: it is at the Arlington depot." },
+    ]);
+    await chat(s.conversationId, s.tag("my parcel is lost"));
+    // The alarm runs the search by itself; its spans are sent once it has ended.
+    const isRun = (span: { name: string }) => span.name === "invoke_agent delegated parcel-search";
+    const spans = await exportedSpans(COLLECTOR, s.conversationId, (found) => found.some(isRun));
+    const started = operation(spans, "execute_tool").find((span) => span.attributes["gen_ai.tool.call.id"] === "bg")!;
+    const delegated = spans.find(isRun)!;
+    expect(delegated.parentSpanId).toBe(started.spanId);
+    expect(delegated.traceId).toBe(started.traceId);
+    expect(spans.filter(isRun)).toHaveLength(1);
+    expect(spans.find((span) => span.parentSpanId === delegated.spanId)?.name).toBe("chat parcel-search step 0");
+    // The turn's trace, as the API serves it, shows the run under the call too.
+    const trace = (await (await call(`/v1/conversations/${s.conversationId}/turns/1/trace`)).json()) as {
+      spans: Array<{ id: string; parentId: string | null; kind: string; name: string; attributes: Record<string, unknown> }>;
+    };
+    const tool = trace.spans.find((span) => span.kind === "tool" && span.attributes["gen_ai.tool.call.id"] === "bg")!;
+    expect(trace.spans.find((span) => span.name === "delegated parcel-search")).toMatchObject({ kind: "agent", parentId: tool.id });
+  });
+
   it("sends each span of a turn that waited for an approval once, across its two legs, in one trace", async () => {
     const s = await scenario([
       { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: "{}" }] },

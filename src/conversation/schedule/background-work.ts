@@ -2,8 +2,9 @@
  * Background delegations, run from the conversation's alarm apart from any turn: a turn may run
  * beside them (they write the delegated run's history and their own row, never the turn's). Each
  * step is stored as it ends, each event goes to the open sockets as it comes (it is no turn's, so it
- * is not in the event log), and the end, in one write, replaces the entry with a follow-up that
- * brings the result to the agent that asked, which runs once as every follow-up does.
+ * is not in the event log), its spans go under the call that started it in the asking turn's trace,
+ * and the end, in one write, replaces the entry with a follow-up that brings the result to the agent
+ * that asked, which runs once as every follow-up does.
  *
  * While a run goes on its entry is due again a lease later: a ring then finds it running here and
  * puts it off. A ring that finds it started but not running here follows a restart that cut it
@@ -18,6 +19,8 @@ import type { Redactor } from "../../runtime/redact.ts";
 import type { RunItemsOptions } from "../../runtime/run-options.ts";
 import type { DelegationEntry } from "../storage/background-runs.ts";
 import type { ConversationStore } from "../storage/conversation-store.ts";
+import { type OtlpExporter, toOtlp } from "../../traces/otlp-export.ts";
+import { type Span, TraceBuilder } from "../../traces/turn-trace.ts";
 
 /** How long a running background delegation's entry is put off at a time. */
 export const BACKGROUND_LEASE_MS = 60_000;
@@ -30,6 +33,10 @@ export interface BackgroundWorkSetup {
   run: Pick<RunItemsOptions, "model" | "mcp" | "remote" | "limits">;
   /** Told each event of a background run as it comes (the open WebSockets). */
   tell: (event: RunEvent) => void;
+  /** Where spans go over OTLP, when a collector is configured. */
+  exporter: OtlpExporter | null;
+  /** Resolves once the running leg (if any) has ended: its turn's trace is stored then. */
+  legEnded: () => Promise<void>;
   waitUntil: (promise: Promise<unknown>) => void;
   log: (message: string) => void;
 }
@@ -67,6 +74,8 @@ export class BackgroundWork {
 
   async #run(entry: DelegationEntry, conversationId: string, signal: AbortSignal): Promise<void> {
     const { store, network, redactor, run, tell } = this.#setup;
+    // What the trace is made of, with when each came (text aside: a trace keeps no content).
+    const traced: Array<[RunEvent, number]> = [];
     let outcome: BackgroundOutcome;
     try {
       const items = runInBackground({ ...run, conversationId, network, signal, delegation: entry, spent: store.usage() });
@@ -74,20 +83,42 @@ export class BackgroundWork {
       for (; !next.done; next = await items.next()) {
         const item = next.value;
         if (item.type === "step") store.commitBackgroundStep(entry, item.path, item.agent, redactor.value(item.commit));
-        else tell(redactor.value(item.event));
+        else {
+          tell(redactor.value(item.event));
+          if (item.event.event.type !== "text-delta") traced.push([item.event, Date.now()]);
+        }
       }
       outcome = next.value;
     } catch (error) {
       this.#setup.log(redactor.text(`background delegation not stored: ${errorMessage(error)}`));
       outcome = { status: "failed", message: "its steps could not be stored" };
     }
-    this.#finish(entry, outcome);
+    const trace = await this.#trace(entry, traced);
+    this.#finish(entry, outcome, trace?.spans);
+    const { exporter } = this.#setup;
+    if (trace && exporter && trace.spans.length > 0)
+      this.#setup.waitUntil(exporter.export(redactor.value(toOtlp({ ...trace, conversationId, content: null }))));
   }
 
-  #finish(entry: DelegationEntry, outcome: BackgroundOutcome): void {
+  /**
+   * The run's spans, under the call that started it in the trace of the turn that made it (once that turn's leg has ended
+   * and stored it: the run may start before); none when that trace is not kept.
+   */
+  async #trace(entry: DelegationEntry, traced: ReadonlyArray<[RunEvent, number]>): Promise<{ traceId: string; spans: Span[] } | null> {
+    const { store } = this.#setup;
+    if (store.state()?.turn === entry.turn) await this.#setup.legEnded();
+    const previous = store.traces.read(entry.turn);
+    if (!previous) return null;
+    const builder = new TraceBuilder(entry.turn, { previous });
+    builder.follow(entry.toolCallId);
+    for (const [event, at] of traced) builder.record(event, at);
+    return { traceId: previous.traceId, spans: builder.added(traced.at(-1)?.[1] ?? Date.now()) };
+  }
+
+  #finish(entry: DelegationEntry, outcome: BackgroundOutcome, spans: Span[] = []): void {
     const { store, redactor } = this.#setup;
     try {
-      store.background.finish(entry, outcome.status, redactor.text(backgroundNote(entry, outcome)));
+      store.background.finish(entry, outcome.status, redactor.text(backgroundNote(entry, outcome)), spans);
     } catch (error) {
       // Its entry stays: the next ring finds it started and not running, and ends it from its stored history.
       this.#setup.log(redactor.text(`background delegation's end not stored: ${errorMessage(error)}`));

@@ -5,6 +5,7 @@
  */
 import type { BackgroundOutcome } from "../../runtime/background-delegation.ts";
 import { NO_USAGE, type UsageTotals } from "../../runtime/usage.ts";
+import type { Span } from "../../traces/turn-trace.ts";
 import type { Schedule, ScheduleEntry } from "../schedule/schedule.ts";
 import type { SqlWriter } from "./sql-writer.ts";
 
@@ -45,10 +46,16 @@ export class BackgroundRuns {
    * The run has ended: in one write, its status, its entry gone, and the follow-up that brings `note` to the agent that
    * asked (none when the entry was cancelled or went with a rewound turn). The follow-up runs once, as every follow-up does.
    */
-  finish(entry: DelegationEntry, status: BackgroundOutcome["status"], note: string): void {
+  finish(entry: DelegationEntry, status: BackgroundOutcome["status"], note: string, spans: readonly Span[] = []): void {
     this.#db.transactionAlone(() => {
-      if (this.get(entry.id)) this.#end(entry.id, status);
-      else this.#start(entry, status);
+      if (!this.get(entry.id)) this.#start(entry, status);
+      this.#db.exec(
+        `UPDATE background_runs SET status = ?, ended_at = ?, spans = ? WHERE id = ?`,
+        status,
+        Date.now(),
+        JSON.stringify(spans),
+        entry.id,
+      );
       if (!this.#schedule.get(entry.id)) return;
       this.#schedule.remove(entry.id);
       const { askedBy, toolCallId, agent } = entry;
@@ -108,8 +115,11 @@ export class BackgroundRuns {
     );
   }
 
-  #end(id: string, status: BackgroundOutcome["status"]): void {
-    this.#db.exec(`UPDATE background_runs SET status = ?, ended_at = ? WHERE id = ?`, status, Date.now(), id);
+  /** The spans of turn `turn`'s background runs, under the calls that started them (the turn's trace shows them). */
+  spans(turn: number): Span[] {
+    return this.#db
+      .rows<{ spans: string | null }>(`SELECT spans FROM background_runs WHERE turn = ? ORDER BY started_at`, turn)
+      .flatMap((row) => (row.spans ? (JSON.parse(row.spans) as Span[]) : []));
   }
 
   /** What every background run has spent. */

@@ -54,11 +54,12 @@ export const MIGRATIONS: readonly string[][] = [
     // Each delegated run's holding, the wait it ended in, and the asks its decisions took: what resumes it.
     `CREATE TABLE delegation_runs (turn INTEGER NOT NULL, path TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (turn, path))`,
   ],
-  // 14: background delegations (asTool({ background: true })): each run's status and spending, by its schedule entry's id.
+  // 14: background delegations (asTool({ background: true })): each run's status, spending and spans, by its schedule entry's id.
   [
     `CREATE TABLE background_runs (id TEXT PRIMARY KEY, turn INTEGER NOT NULL, tool_call_id TEXT NOT NULL, agent TEXT NOT NULL,
        status TEXT NOT NULL, started_at INTEGER NOT NULL, ended_at INTEGER, model_calls INTEGER NOT NULL DEFAULT 0,
-       input_tokens INTEGER NOT NULL DEFAULT 0, output_tokens INTEGER NOT NULL DEFAULT 0, tool_calls INTEGER NOT NULL DEFAULT 0)`,
+       input_tokens INTEGER NOT NULL DEFAULT 0, output_tokens INTEGER NOT NULL DEFAULT 0, tool_calls INTEGER NOT NULL DEFAULT 0,
+       spans TEXT)`,
   ],
 ];
 
