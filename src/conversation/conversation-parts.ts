@@ -62,15 +62,11 @@ export function assembleConversation(
   const sockets = new ConversationSockets(ctx, redactor);
   const hold = new PersonHold(store, redactor, env, sockets.tap, network);
   const providerRequests = { sent: 0 };
-  const model = redactingModel(
-    createModel(config, redactor, providerRequests) ??
-      setup.offlineModel ??
-      (config.OFFLINE_MODEL ? new OfflineModel() : unconfiguredModel()),
-    redactor,
-  );
+  const model = modelFor(config, setup, redactor, providerRequests);
   const titles = titleMaker(config, network, store, model, redactor);
   const inbox = new InboxLink(store, redactor, env, titles && { maker: titles, waitUntil: ctx.waitUntil.bind(ctx) });
-  const events = new EventEffects({ store, network, inbox, notifier, hold, log, waitUntil: (promise) => ctx.waitUntil(promise) });
+  const waitUntil = (promise: Promise<unknown>) => ctx.waitUntil(promise);
+  const events = new EventEffects({ store, network, inbox, notifier, hold, log, waitUntil });
   const ports = {
     model,
     mcp: new McpConnections({ env, cache: new SqlToolListCache(ctx.storage.sql), log }),
@@ -97,14 +93,23 @@ export function assembleConversation(
     },
     traces: { keep: config.TRACE_TURNS, captureContent: config.OTEL_CAPTURE_CONTENT },
     providerRequests: () => providerRequests.sent,
-    waitUntil: (promise) => ctx.waitUntil(promise),
+    waitUntil,
     tap: sockets.tap,
   });
   const admission = new TurnAdmission({ store, driver, network, config, env });
-  const waitUntil = (promise: Promise<unknown>) => ctx.waitUntil(promise);
   const legEnded = () => driver.legEnded();
   const background = new BackgroundWork({ store, network, redactor, run: ports, tell: sockets.tell, exporter, legEnded, waitUntil, log });
   const work = new ScheduledWork({ store, driver, hold, network, notifier, admission, background });
-  const effects = new CommitEffects({ store, storage: ctx.storage, inbox, waitUntil: (promise) => ctx.waitUntil(promise), log });
+  const effects = new CommitEffects({ store, storage: ctx.storage, inbox, waitUntil, log });
   return { redactor, store, hold, inbox, driver, work, background, sockets, admission, effects, events };
+}
+
+/** The model turns call: the configured provider's, else the setup's offline model, else the demo's; redacted on the way in and out. */
+function modelFor(config: Config, setup: ConversationSetup, redactor: Redactor, providerRequests: { sent: number }) {
+  return redactingModel(
+    createModel(config, redactor, providerRequests) ??
+      setup.offlineModel ??
+      (config.OFFLINE_MODEL ? new OfflineModel() : unconfiguredModel()),
+    redactor,
+  );
 }
