@@ -129,6 +129,11 @@ export class TurnAdmission {
     return begin(again.value);
   }
 
+  /** The owner's daily budget, for what the alarm starts outside any turn (a background delegation): its refusal, or null. */
+  ownerBudget(state: ConversationState): Promise<ConversationResult<never> | null> {
+    return this.#withinBudget(state.owner);
+  }
+
   /** The checks the conversation answers itself, without waiting: access, state, length. */
   #own(requester: Requester, start: TurnStart): ConversationResult<ConversationState | null> {
     const admitted = this.access(requester, {

@@ -5,7 +5,7 @@
  */
 import { importJWK, type JWK, SignJWT } from "jose";
 import { env } from "cloudflare:workers";
-import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
 import { inboxOf } from "../../src/inbox/inbox.ts";
 import { scenario } from "../support/scenario.ts";
@@ -510,6 +510,36 @@ describe("per user", () => {
     const answered = await call(`/v1/conversations/${theirs.id}/messages`, as(other, json({ message: s.tag("hello") })));
     expect(answered.status).toBe(200);
     await answered.text();
+  });
+});
+
+describe("a background delegation of a signed-in user", () => {
+  it("does not start while its owner's daily budget is spent: its entry waits for the next UTC day, and nothing is spent on it", async () => {
+    const s = await scenario((tag) => [
+      {
+        toolCalls: [{ id: "t", name: "transfer_to_shipping", arguments: JSON.stringify({ reason: "lost" }) }],
+        usage: { promptTokens: 999_000, completionTokens: 1_500 },
+      },
+      { toolCalls: [{ id: "bg", name: "search_for_parcel", arguments: JSON.stringify({ request: tag("Find the parcel of A1002") }) }] },
+      { text: "Started." },
+      { text: "The search's answer, never asked for." },
+    ]);
+    const owner = await mint(`searcher-${s.id}`);
+    const { id } = await create(owner);
+    await (await call(`/v1/conversations/${id}/messages`, as(owner, json({ message: s.tag("my parcel is lost") })))).text();
+    // The search waits for the turn that asked to end (its tokens are counted then), and the owner has spent the day's.
+    const stub = env.CONVERSATIONS.getByName(id);
+    await runInDurableObject(stub, (_o, state) => state.storage.setAlarm(Date.now() - 1));
+    await runDurableObjectAlarm(stub);
+    const entries = (
+      (await (await call(`/v1/conversations/${id}/schedule`, as(owner))).json()) as { entries: Array<Record<string, unknown>> }
+    ).entries;
+    expect(entries).toMatchObject([{ kind: "delegation", agent: "parcel-search" }]);
+    const midnight = new Date(new Date().toISOString().slice(0, 10)).getTime() + 86_400_000;
+    expect(Math.abs(Date.parse(entries[0]!.dueAt as string) - midnight)).toBeLessThan(5_000);
+    expect((await s.sent()).requests).toHaveLength(3);
+    const runs = await runInDurableObject(stub, (_o, state) => state.storage.sql.exec(`SELECT id FROM background_runs`).toArray());
+    expect(runs).toEqual([]);
   });
 });
 

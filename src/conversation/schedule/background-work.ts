@@ -64,6 +64,11 @@ export class BackgroundWork {
     this.#setup.waitUntil(done);
   }
 
+  /** Whether the entry's run goes on here. */
+  running(id: string): boolean {
+    return this.#running.has(id);
+  }
+
   /** Stops the runs whose entry is gone (cancelled, or gone with a rewound turn); `all`: every run (the conversation is erased). */
   async stop(all = false): Promise<void> {
     const { schedule } = this.#setup.store;

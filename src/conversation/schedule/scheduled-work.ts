@@ -11,7 +11,7 @@ import type { ConversationStore } from "../storage/conversation-store.ts";
 import type { Notifier } from "./notifier.ts";
 import type { PersonHold } from "../person-hold.ts";
 import { undecided } from "../../runtime/suspension.ts";
-import { ok } from "../results.ts";
+import { type ConversationResult, ok } from "../results.ts";
 import { BUSY_RETRY_MS, EXPIRED, type ScheduleEntry } from "./schedule.ts";
 import type { TurnAdmission } from "../turn-admission.ts";
 import type { TurnDriver } from "../turns/turn-driver.ts";
@@ -45,7 +45,7 @@ export class ScheduledWork {
     // Messages out go whatever runs; a turn's work waits for the running turn.
     await notifier.deliverDue();
     for (const entry of store.schedule.due()) {
-      if (entry.kind === "delegation") this.#setup.background.due(entry);
+      if (entry.kind === "delegation") await this.#background(entry);
       else if (!driver.running) await this.#runEntry(entry);
     }
     if (driver.running) store.schedule.waitUntil(Date.now() + BUSY_RETRY_MS);
@@ -79,6 +79,21 @@ export class ScheduledWork {
       await driver.runUnread({ conversationId: state.conversationId }, { kind: "scheduled", note });
       await this.#setup.notifier.notify("follow_up_answered", { agent: entry.agent, note: entry.note });
     });
+  }
+
+  /**
+   * A background delegation starts once the turn that asked has ended its leg (what it spent is told by then), then runs
+   * beside any turn; one not started yet waits while its owner's daily budget is spent.
+   */
+  async #background(entry: Extract<ScheduleEntry, { kind: "delegation" }>): Promise<void> {
+    const { store, admission, background, driver } = this.#setup;
+    const state = store.state();
+    const starts = state !== null && !background.running(entry.id) && !store.background.get(entry.id);
+    // The alarm rings again shortly while a turn runs (see run).
+    if (starts && driver.running && state.turn === entry.turn) return;
+    const refused = starts ? await admission.ownerBudget(state) : null;
+    if (refused && !refused.ok) return this.#postponeRefused(entry, refused);
+    background.due(entry);
   }
 
   async #expire(entry: ScheduleEntry): Promise<void> {
@@ -135,8 +150,12 @@ export class ScheduledWork {
       await work();
       return ok(null);
     });
-    if (admitted.ok) return;
-    const retryAfter = Number(admitted.error.details?.retryAfter ?? BUSY_RETRY_MS / 1000);
+    if (!admitted.ok) this.#postponeRefused(entry, admitted);
+  }
+
+  /** A refused entry waits until the refusal says to try again (a spent budget: the next UTC day). */
+  #postponeRefused(entry: ScheduleEntry, refused: Extract<ConversationResult<unknown>, { ok: false }>): void {
+    const retryAfter = Number(refused.error.details?.retryAfter ?? BUSY_RETRY_MS / 1000);
     this.#setup.store.schedule.postpone(entry.id, Date.now() + retryAfter * 1000);
   }
 
