@@ -17,7 +17,7 @@ import type { RunItemsOptions } from "./run-options.ts";
 import { nest } from "./step/nested-items.ts";
 import type { UserRequest } from "./suspension.ts";
 import { delegatedNetwork } from "./tools/delegation.ts";
-import { NO_USAGE, type UsageTotals } from "./usage.ts";
+import type { UsageTotals } from "./usage.ts";
 
 /** What a background run yields: a step to store in its history (`path`: the calls above it), or an event for live readers. */
 export type BackgroundItem =
@@ -71,7 +71,7 @@ export async function* runInBackground(run: BackgroundRun): AsyncGenerator<Backg
   let outcome: TurnOutcome;
   const items = runTurnItems({
     conversationId: `${run.conversationId}/${delegate.name}`,
-    network: delegatedNetwork(run.network, delegate, NO_USAGE),
+    network: delegatedNetwork(run.network, delegate),
     model: run.model,
     ...(run.mcp ? { mcp: run.mcp } : {}),
     ...(run.remote ? { remote: run.remote } : {}),

@@ -36,20 +36,19 @@ export function checkBudgets(budgets: Budgets | undefined, turn: UsageTotals, co
   }
 }
 
-/** What the turn and the conversation have spent so far, as a run's budgets count it: its own steps and its delegated runs'. */
+/**
+ * What the turn and the conversation have spent so far, as a run's budgets count it: its own steps, its delegated runs', and
+ * (a delegated run) what was spent outside it, live: delegations running at once each count the others' steps.
+ */
 export function spentSoFar(
-  run: { delegated: { usage: UsageTotals } },
+  run: { delegated: { usage: UsageTotals }; options: { spentOutside?: () => { turn: UsageTotals; conversation: UsageTotals } } },
   state: { progress: { usage: UsageTotals }; conversationUsage: UsageTotals },
 ): { turn: UsageTotals; conversation: UsageTotals } {
   const delegated = run.delegated.usage;
-  return { turn: addUsage(state.progress.usage, delegated), conversation: addUsage(state.conversationUsage, delegated) };
-}
-
-/** The budgets a delegated run is held to: the turn's left over after what it has spent, and the conversation's as they are. */
-export function remainingBudgets(budgets: Budgets | undefined, turnSpent: UsageTotals): Budgets | undefined {
-  if (!budgets?.perTurn) return budgets;
-  const left = Object.fromEntries(
-    Object.entries(budgets.perTurn).map(([key, limit]) => [key, Math.max(0, (limit as number) - turnSpent[key as keyof UsageTotals])]),
-  );
-  return { ...budgets, perTurn: left };
+  const outside = run.options.spentOutside?.();
+  const turn = addUsage(state.progress.usage, delegated);
+  const conversation = addUsage(state.conversationUsage, delegated);
+  return outside
+    ? { turn: addUsage(turn, outside.turn), conversation: addUsage(conversation, outside.conversation) }
+    : { turn, conversation };
 }

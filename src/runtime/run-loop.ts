@@ -70,7 +70,7 @@ async function* runLeg(options: RunItemsOptions, store: TurnStore | undefined): 
     nested: new NestedItems(),
     delegations: new Slots(network.options.maxParallelDelegations ?? DEFAULT_PARALLEL_DELEGATIONS),
     path: options.path ?? [],
-    delegated: { usage: NO_USAGE },
+    delegated: { usage: NO_USAGE, byCall: new Map() },
     once: { nudged: false },
   };
   const { activeAgent, callers: stored } = options.conversation.holding;

@@ -10,6 +10,7 @@ import type { RemotePort } from "./ports/remote-port.ts";
 import type { Scheduler } from "./ports/scheduler-port.ts";
 import type { StepCommit, TurnStore } from "./ports/store-port.ts";
 import type { Decision, Suspension } from "./suspension.ts";
+import type { UsageTotals } from "./usage.ts";
 
 /**
  * A turn starts with a user message, resumes a suspended one with people's decisions, or is one
@@ -40,6 +41,11 @@ export interface RunTurnOptions {
   signal?: AbortSignal;
   /** The calls that delegated this run, outermost first: set for a delegated agent's run (`Agent.asTool`), absent otherwise. */
   path?: readonly string[];
+  /**
+   * What a delegated run's budgets count beside its own spending: the turn's and the conversation's outside it, as they stand
+   * now (its delegating run's steps and its other delegations'). Set for a delegated agent's run; absent otherwise.
+   */
+  spentOutside?: () => { turn: UsageTotals; conversation: UsageTotals };
   /** Where a delegated run that waited for the user is read back from, for `runTurnItems` (with a store, the store's). */
   delegations?: Pick<TurnStore, "readDelegation">;
 }

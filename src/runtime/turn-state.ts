@@ -46,8 +46,11 @@ export interface RunContext {
   readonly delegations: Slots;
   /** The calls that delegated this run, outermost first (empty for a conversation's own run). */
   readonly path: readonly string[];
-  /** What this run's delegated runs have spent so far (their steps, as they pass up): counted toward its budgets. */
-  readonly delegated: { usage: UsageTotals };
+  /**
+   * What this run's delegated runs have spent so far (each step as it passes up), in all and by the delegating call: counted
+   * toward its budgets, and toward its other delegations'.
+   */
+  readonly delegated: { usage: UsageTotals; byCall: Map<string, UsageTotals> };
   /** What a leg does at most once: the nudge after an announced-but-unmade handoff. */
   readonly once: { nudged: boolean };
 }

@@ -27,6 +27,16 @@ export function addUsage(totals: UsageTotals, step: Partial<UsageTotals>): Usage
   };
 }
 
+/** Totals less what part of them was. */
+export function subtractUsage(totals: UsageTotals, part: UsageTotals): UsageTotals {
+  return {
+    modelCalls: totals.modelCalls - part.modelCalls,
+    inputTokens: totals.inputTokens - part.inputTokens,
+    outputTokens: totals.outputTokens - part.outputTokens,
+    toolCalls: totals.toolCalls - part.toolCalls,
+  };
+}
+
 export function modelCallUsage(usage: Usage | undefined): Partial<UsageTotals> {
   return { modelCalls: 1, inputTokens: usage?.inputTokens ?? 0, outputTokens: usage?.outputTokens ?? 0 };
 }

@@ -271,4 +271,35 @@ describe("a delegated agent's spending", () => {
     expect(events.find((e) => e.type === "tool-result" && e.toolCallId === "d")).toMatchObject({ isError: true });
     expect(events.at(-1)).toMatchObject({ type: "error", code: "budget_exceeded" });
   });
+
+  it("of delegations running at once, each counts the others' steps as they end: together they stay within the turn's budget", async () => {
+    // The first helper's answer lets the second one's tool end: the second's next call comes after the first has spent its two.
+    let firstDone = () => {};
+    const done = new Promise<void>((resolve) => (firstDone = resolve));
+    const echo = tool({ name: "echo", description: "e", parameters: z.object({}), execute: () => "echoed" });
+    const slowEcho = tool({ name: "slow_echo", description: "e", parameters: z.object({}), execute: async () => (await done, "echoed") });
+    const first = new Agent({ name: "first", instructions: "f", tools: [echo] });
+    const second = new Agent({ name: "second", instructions: "s", tools: [slowEcho] });
+    const main = new Agent({ name: "main", instructions: "m", tools: [first.asTool(), second.asTool()] });
+    const model = new AgentModel({
+      main: (r) =>
+        answered(r) ? say("main answers") : calls(["a", "ask_first", { request: "go" }], ["b", "ask_second", { request: "go" }]),
+      first: (r) => {
+        if (!answered(r)) return call("e1", "echo", {});
+        setTimeout(firstDone, 10);
+        return say("first done");
+      },
+      second: (r) => (answered(r) ? say("second done") : call("e2", "slow_echo", {})),
+    });
+    // Four model calls in the turn: main's first, the first helper's two, the second's first. Each helper alone has room.
+    const network = new Network(main, { defaultModel: "m", budgets: { perTurn: { modelCalls: 4 } } });
+    const { events } = await run(network, model);
+    expect(model.requests.map((r) => r.agent).sort()).toEqual(["first", "first", "main", "second"]);
+    expect(events.find((e) => e.type === "tool-result" && e.toolCallId === "a")).toMatchObject({ isError: false, result: "first done" });
+    expect(events.find((e) => e.type === "tool-result" && e.toolCallId === "b")).toMatchObject({
+      isError: true,
+      result: expect.stringMatching(/perTurn\.modelCalls budget \(4\)/),
+    });
+    expect(events.at(-1)).toMatchObject({ type: "error", code: "budget_exceeded" });
+  });
 });

@@ -1,15 +1,12 @@
 /** How a delegating run hands on what its delegations produce: to the store port it has, or out as items, live or after. */
 import type { TurnItem } from "../run-options.ts";
 import type { RunContext } from "../turn-state.ts";
-import { addUsage } from "../usage.ts";
 
 /**
  * A nested item as the delegating run hands it on: a delegated step goes to the store port when the run has one (its
  * events come out alone), else it goes out whole for the host to store; events go out as they are.
  */
 export async function* emitNested(run: RunContext, item: TurnItem): AsyncGenerator<TurnItem> {
-  // What a delegated step spent is this run's spending too: its budgets count it.
-  if (item.type === "delegation-commit" && item.commit.usage) run.delegated.usage = addUsage(run.delegated.usage, item.commit.usage);
   if (item.type !== "delegation-commit" || !run.store) return yield item;
   await run.store.commitDelegation?.(item.path, item.agent, item.commit, item.asked);
   for (const event of item.events) yield event;

@@ -16,8 +16,7 @@ import type { Decision, Suspension, UserRequest } from "../suspension.ts";
 import type { RunContext } from "../turn-state.ts";
 import type { DelegateAgent } from "./tool.ts";
 import type { CallAsks } from "./user-input.ts";
-import { remainingBudgets } from "../budgets.ts";
-import type { UsageTotals } from "../usage.ts";
+import { addUsage, NO_USAGE, subtractUsage, type UsageTotals } from "../usage.ts";
 
 /** The agent runs within the turn's bound on delegations at once; its final text comes back. */
 export async function delegateTo(run: RunContext, delegate: DelegateAgent, request: string, call: DelegatingCall): Promise<string> {
@@ -25,11 +24,14 @@ export async function delegateTo(run: RunContext, delegate: DelegateAgent, reque
   return run.delegations.run(() => runDelegation(run, delegate, request, [...run.path, call.toolCallId], call));
 }
 
-/** The call that delegates: its id, its asks (what the delegated run asks the user goes through them), and what the turn has spent. */
+/**
+ * The call that delegates: its id, its asks (what the delegated run asks the user goes through them), and what the turn and
+ * the conversation have spent, live (the delegating run's steps, and its delegations' as they pass up).
+ */
 export interface DelegatingCall {
   toolCallId: string;
   asks: CallAsks;
-  spent: { turn: UsageTotals; conversation: UsageTotals };
+  spent: () => { turn: UsageTotals; conversation: UsageTotals };
 }
 
 /** Where the delegated run starts: a fresh one, or its stored wait resumed with the user's decisions (asked again, answered). */
@@ -53,11 +55,12 @@ async function startOf(run: RunContext, delegate: Agent, request: string, path: 
  */
 async function runDelegation(run: RunContext, delegate: Agent, request: string, path: string[], call: DelegatingCall): Promise<string> {
   const { options } = run;
-  const { asks, spent } = call;
-  const network = delegatedNetwork(options.network, delegate, spent.turn);
+  const { asks, toolCallId } = call;
+  const network = delegatedNetwork(options.network, delegate);
   const start = await startOf(run, delegate, request, path, asks);
   const { input, asked } = start;
-  const conversation = { ...start.conversation, usage: spent.conversation };
+  // Its budgets count its own spending, and the rest of the turn's live (see spentOutside).
+  const conversation = { ...start.conversation, usage: NO_USAGE };
   let holder = conversation.holding.activeAgent;
   let waiting: Suspension | null = null;
   let text = "";
@@ -73,9 +76,11 @@ async function runDelegation(run: RunContext, delegate: Agent, request: string, 
     limits: run.limits,
     signal: run.signal,
     path,
+    spentOutside: () => spentOutside(run, call),
     ...(delegationsOf(run) ? { delegations: delegationsOf(run) } : {}),
   })) {
     if (item.type === "calls") continue;
+    if (item.type === "commit" || item.type === "delegation-commit") spend(run, toolCallId, item.commit.usage);
     if (item.type === "commit") {
       if (item.commit.suspension !== undefined) waiting = item.commit.suspension;
       const events = item.events.map((event) => nest(path, holder, event));
@@ -99,17 +104,30 @@ async function runDelegation(run: RunContext, delegate: Agent, request: string, 
 
 /**
  * The network a delegated run has: the delegated agent and those it hands to (its own holder, never the conversation's),
- * under the turn's budgets less `spentThisTurn`; the conversation's budgets count from the spending its run starts with.
+ * under the conversation's budgets (its run counts what was spent outside it: its start's usage, or `spentOutside`).
  */
-export function delegatedNetwork(parent: Network, delegate: Agent, spentThisTurn: UsageTotals): Network {
+export function delegatedNetwork(parent: Network, delegate: Agent): Network {
   const { maxParallelDelegations, budgets } = parent.options;
-  const held = remainingBudgets(budgets, spentThisTurn);
   return new Network(delegate, {
     defaultModel: parent.defaultModel,
     transferScope: "declared",
     ...(maxParallelDelegations ? { maxParallelDelegations } : {}),
-    ...(held ? { budgets: held } : {}),
+    ...(budgets ? { budgets } : {}),
   });
+}
+
+/** A delegated step's spending, as it passes up: the delegating run's, and its call's (which its other delegations count). */
+function spend(run: RunContext, toolCallId: string, usage: Partial<UsageTotals> | undefined): void {
+  if (!usage) return;
+  run.delegated.usage = addUsage(run.delegated.usage, usage);
+  run.delegated.byCall.set(toolCallId, addUsage(run.delegated.byCall.get(toolCallId) ?? NO_USAGE, usage));
+}
+
+/** What a delegated run's budgets count beside its own: everything the turn has spent, less what this call's run has. */
+function spentOutside(run: RunContext, call: DelegatingCall): { turn: UsageTotals; conversation: UsageTotals } {
+  const all = call.spent();
+  const own = run.delegated.byCall.get(call.toolCallId) ?? NO_USAGE;
+  return { turn: subtractUsage(all.turn, own), conversation: subtractUsage(all.conversation, own) };
 }
 
 /** Where delegated runs are read back from: the host's reader, else the store's. */

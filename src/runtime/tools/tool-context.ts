@@ -23,9 +23,9 @@ export function toolContext(run: RunContext, state: TurnState, agent: string, up
       if (!owner?.stateSchema) throw new TypeError(`Agent '${agent}' has no state: give it a \`state\` schema to keep one.`);
       updates.set(agent, owner.stateSchema.parse(next));
     },
-    // What the turn has spent when the delegation starts: the delegated run is held to what its budgets leave.
+    // What the turn has spent, live (this step's call and the delegations that end meanwhile): the delegated run's budgets count it.
     delegate: (delegate, request, toolCallId, asks) =>
-      delegateTo(run, delegate, request, { toolCallId, asks, spent: spentSoFar(run, state) }),
+      delegateTo(run, delegate, request, { toolCallId, asks, spent: () => spentSoFar(run, state) }),
     schedule: (request, toolCallId) => scheduleFollowUp(run, agent, request, toolCallId),
     delegateInBackground: (delegate, request, toolCallId) => startInBackground(run, agent, delegate.name, request, toolCallId),
   };
