@@ -120,6 +120,15 @@ describe("a background delegation", () => {
     expect(live.every((f) => (f.data as { agent: string }).agent === "parcel-search")).toBe(true);
     await socket.until((f) => f.type === "done", "the follow-up turn on the socket");
     socket.ws.close();
+    // A fork after turn 1 spends as the conversation had: its turn's 3 calls and the search's 2; nothing is scheduled in it.
+    const fork = await call(`/v1/conversations/${s.conversationId}/fork`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ afterTurn: 1 }),
+    });
+    const forked = ((await fork.json()) as { id: string }).id;
+    expect(((await view(forked)) as { usage: { modelCalls: number } }).usage.modelCalls).toBe(5);
+    expect(await scheduled(forked)).toEqual([]);
   });
 
   it("cut off by a restart is ended as interrupted, and the agent that asked is told so once", async () => {

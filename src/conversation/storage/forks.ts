@@ -11,6 +11,8 @@ export interface ForkSnapshot {
   compactions: Array<{ turn: number; replaces: number; summary: string; agent: string }>;
   /** Delegated agents' histories of those turns: part of the conversation, so part of its fork (absent in a snapshot from before them). */
   delegations?: Array<{ turn: number; path: string; agent: string; data: string }>;
+  /** Background delegations those turns started: what they spent counts in the fork too (absent in a snapshot from before them). */
+  backgroundRuns?: Array<Record<(typeof BACKGROUND_COLUMNS)[number], string | number | null>>;
   turns: Array<{
     turn: number;
     status: string;
@@ -38,6 +40,21 @@ const TURN_COLUMNS = [
   "opening",
 ] as const;
 
+const BACKGROUND_COLUMNS = [
+  "id",
+  "turn",
+  "tool_call_id",
+  "agent",
+  "status",
+  "started_at",
+  "ended_at",
+  "model_calls",
+  "input_tokens",
+  "output_tokens",
+  "tool_calls",
+  "spans",
+] as const;
+
 /**
  * The conversation as it stood after `afterTurn`: its rows up to that turn, and what it held after
  * it (the next turn's opening, or `current` after the last turn). Null when a later turn began
@@ -53,6 +70,10 @@ export function takeSnapshot(db: SqlWriter, turns: TurnLog, afterTurn: number, c
     handoffs: rows(`SELECT turn, data FROM handoffs WHERE turn <= ? ORDER BY seq`),
     compactions: rows(`SELECT turn, replaces, summary, agent FROM compactions WHERE turn <= ? ORDER BY seq`),
     delegations: rows(`SELECT turn, path, agent, data FROM delegations WHERE turn <= ? ORDER BY seq`),
+    // A run still going belongs to the conversation it runs in: in the fork it is over, cut off where it stood.
+    backgroundRuns: rows<Record<(typeof BACKGROUND_COLUMNS)[number], string | number | null>>(
+      `SELECT ${BACKGROUND_COLUMNS.join(", ")} FROM background_runs WHERE turn <= ? ORDER BY started_at`,
+    ).map((run) => (run.status === "running" ? { ...run, status: "interrupted" } : run)),
     turns: rows(`SELECT ${TURN_COLUMNS.join(", ")} FROM turns WHERE turn <= ? ORDER BY turn`),
   };
 }
@@ -66,6 +87,13 @@ export function storeSnapshot(db: SqlWriter, snapshot: ForkSnapshot): void {
   }
   for (const d of snapshot.delegations ?? []) {
     db.exec(`INSERT INTO delegations (turn, path, agent, data) VALUES (?, ?, ?, ?)`, d.turn, d.path, d.agent, d.data);
+  }
+  for (const run of snapshot.backgroundRuns ?? []) {
+    const columns = BACKGROUND_COLUMNS.join(", ");
+    db.exec(
+      `INSERT INTO background_runs (${columns}) VALUES (${BACKGROUND_COLUMNS.map(() => "?").join(", ")})`,
+      ...BACKGROUND_COLUMNS.map((c) => run[c] ?? null),
+    );
   }
   const placeholders = TURN_COLUMNS.map(() => "?").join(", ");
   for (const t of snapshot.turns) {
