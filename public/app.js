@@ -398,6 +398,10 @@ function drawHistory(view) {
   for (const request of view.pendingRequests ?? view.pendingApprovals)
     if (request.kind === "approval") approvalCard(request);
     else waitingCard(request);
+  // A background delegation still at work: its block, which the socket's frames grow until its result comes as a turn.
+  for (const run of view.background ?? [])
+    if (run.status === "waiting" || run.status === "running")
+      drawDelegated({ type: "delegated", path: [run.toolCallId], agent: run.agent, event: { type: "run-start" } }, el);
   setAgent(view.activeAgent);
   lastEventId = view.lastEventId;
   setPrevious(view.page?.previous ?? null);

@@ -28,6 +28,7 @@ export type { WorkerVars } from "../worker-vars.ts";
 export { A2A_RPC_ERROR, errorResponse, type ErrorBody, HTTP_ERROR_STATUS, HttpError, type HttpErrorCode } from "../http/errors.ts";
 // What the Conversation object answers over RPC: the types of its methods.
 export type {
+  BackgroundView,
   Caller,
   ConversationView,
   DecideOptions,
@@ -38,6 +39,7 @@ export type {
   Requester,
 } from "../conversation/conversation-api.ts";
 export type { TurnView } from "../conversation/conversation-view.ts";
+export type { BackgroundStatus } from "../conversation/storage/background-runs.ts";
 export type { PushConfigOp } from "../conversation/conversation.ts";
 export type { PushConfig } from "../conversation/schedule/push-configs.ts";
 export type { PushTarget } from "../conversation/schedule/outbox.ts";

@@ -11,6 +11,7 @@ import type { Network } from "../runtime/network.ts";
 import type { ApprovalRequest, UserRequest } from "../runtime/suspension.ts";
 import type { UsageTotals } from "../runtime/usage.ts";
 import type { HistoryPage } from "./storage/history-page.ts";
+import type { BackgroundStatus } from "./storage/background-runs.ts";
 import type { StoredHandoff, StoredTurnStatus } from "./storage/turn-log.ts";
 
 /** A conversation as GET /v1/conversations/:id shows it: who holds it, its history page, handoffs, approvals, usage, storage. */
@@ -39,6 +40,19 @@ export interface ConversationView extends Pick<Holding, "activeAgent" | "handoff
   page: HistoryPage;
   /** What people did, and when: a person's answers and hand backs, approvals and denials, with who (the latest 100). */
   activity: Activity[];
+  /** Background delegations (`asTool({ background: true })`): those waiting to start, then the latest 20 started, newest first. */
+  background: BackgroundView[];
+}
+
+/** A background delegation as the view shows it: its entry's id, the call that started it, how it stands, its times (ISO 8601). */
+export interface BackgroundView {
+  id: string;
+  agent: string;
+  turn: number;
+  toolCallId: string;
+  status: "waiting" | BackgroundStatus;
+  startedAt: string | null;
+  endedAt: string | null;
 }
 
 /** A page of the history: at most `limit` messages before `before` (the newest by default). */

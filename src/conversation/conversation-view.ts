@@ -3,7 +3,7 @@ import type { ClientHistory } from "../wire/client-history.ts";
 import type { HandoffRecord } from "../runtime/handoff/types.ts";
 import type { Message } from "../runtime/messages.ts";
 import { type ApprovalRequest, publicRequest, type UserRequest, undecided } from "../runtime/suspension.ts";
-import type { ConversationView, PageQuery } from "./conversation-api.ts";
+import type { BackgroundView, ConversationView, PageQuery } from "./conversation-api.ts";
 import type { StoredTurnStatus } from "./storage/turn-log.ts";
 import type { ConversationState, ConversationStore } from "./storage/conversation-store.ts";
 import { type HistoryPage, pageOfHistory } from "./storage/history-page.ts";
@@ -39,8 +39,35 @@ export function conversationView(
     usage: store.usage(),
     compactions: store.compactions(),
     activity: store.activity.latest(),
+    background: backgroundOf(store),
   };
 }
+
+/** Background delegations shown: those waiting to start, then the latest started (running or ended), newest first. */
+function backgroundOf(store: ConversationStore): BackgroundView[] {
+  const iso = (at: number | null) => (at === null ? null : new Date(at).toISOString());
+  const runs = store.background
+    .latest(SHOWN_BACKGROUND)
+    .map((run): BackgroundView => ({ ...run, startedAt: iso(run.startedAt), endedAt: iso(run.endedAt) }));
+  const waiting = store.schedule
+    .list()
+    .flatMap((e) => (e.kind === "delegation" && !runs.some((r) => r.id === e.id) ? [e] : []))
+    .map(
+      ({ id, agent, turn, toolCallId }): BackgroundView => ({
+        id,
+        agent,
+        turn,
+        toolCallId,
+        status: "waiting",
+        startedAt: null,
+        endedAt: null,
+      }),
+    );
+  return [...waiting, ...runs];
+}
+
+/** Started background delegations the view lists at most. */
+const SHOWN_BACKGROUND = 20;
 
 /** The requests still undecided, as clients see them. */
 function waiting(state: ConversationState): UserRequest[] {

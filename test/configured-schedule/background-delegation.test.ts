@@ -73,6 +73,9 @@ describe("a background delegation", () => {
     expect(await scheduled(s.conversationId)).toMatchObject([
       { kind: "delegation", agent: "parcel-search", askedBy: "shipping", toolCallId: "bg1" },
     ]);
+    expect((await view(s.conversationId)).background).toMatchObject([
+      { agent: "parcel-search", toolCallId: "bg1", turn: 1, status: expect.stringMatching(/^(waiting|running)$/) },
+    ]);
 
     // Due at once, the alarm starts it by itself.
     await until(
@@ -103,6 +106,9 @@ describe("a background delegation", () => {
     expect(after.messages.at(-1)).toMatchObject({ role: "assistant", agent: "shipping" });
     expect(after.turn).toBe(2);
     expect(await scheduled(s.conversationId)).toEqual([]);
+    expect(after.background).toMatchObject([
+      { agent: "parcel-search", toolCallId: "bg1", status: "completed", startedAt: expect.any(String), endedAt: expect.any(String) },
+    ]);
     // Its steps are in its own history, under the turn that asked; none is in the conversation's.
     const run = await storedRun(s.conversationId, 1);
     expect(run.history.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);

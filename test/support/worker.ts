@@ -57,6 +57,7 @@ export interface ConversationJson {
   pendingApprovals: Array<{ toolCallId: string; name: string; agent: string; expiresAt?: string }>;
   lastTurnStorage: ConversationView["lastTurnStorage"];
   activity: ConversationView["activity"];
+  background: ConversationView["background"];
 }
 
 /** The stored conversation, checked to be a valid history for the model APIs. */

@@ -115,6 +115,13 @@ export class BackgroundRuns {
     );
   }
 
+  /** The latest runs, newest first. */
+  latest(limit: number): BackgroundRunRecord[] {
+    return this.#db
+      .rows<{ id: string }>(`SELECT id FROM background_runs ORDER BY started_at DESC LIMIT ?`, limit)
+      .flatMap((row) => this.get(row.id) ?? []);
+  }
+
   /** The spans of turn `turn`'s background runs, under the calls that started them (the turn's trace shows them). */
   spans(turn: number): Span[] {
     return this.#db
