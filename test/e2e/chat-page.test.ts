@@ -108,8 +108,9 @@ describe("the chat page", () => {
     await page.getByLabel("Message").fill("My parcel for order A1002 is lost");
     await page.getByRole("button", { name: "Send" }).click();
     // The call answered at once; the turn ended without waiting for the search.
-    await page.locator(".assistant").filter({ hasText: "It runs in the background" }).waitFor();
-    // The search runs from the conversation's alarm: the page sees it over the socket, then shipping comes back with it.
+    await page.locator(".assistant").filter({ hasText: "I will come back to you here when it is done." }).waitFor();
+    // A page opened again while the search waits or runs shows it at work (from the view), then its work over the socket.
+    await page.reload();
     const block = page.getByTestId("delegation");
     await block.locator("summary").filter({ hasText: "asked parcel-search" }).waitFor();
     const followUp = page.locator(".assistant").filter({ hasText: "Good news from our parcel search" });
