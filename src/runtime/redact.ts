@@ -2,6 +2,8 @@
  * Redaction by value: the configured secrets themselves are replaced wherever they appear,
  * whatever their format, rather than strings that merely look like keys.
  */
+import type { DelegatedEvent } from "./events.ts";
+
 export const REDACTED = "[redacted]";
 
 /** Shorter values are not redacted: a secret that short would match ordinary words. */
@@ -108,5 +110,41 @@ export class StreamingRedaction {
     const rest = this.#held;
     this.#held = "";
     return rest;
+  }
+}
+
+/**
+ * Delegated runs' text, redacted as a stream per run (`path`), as a turn's own text is: a secret split across a delegated
+ * agent's deltas is caught too. Each run's held text comes out before its next other event, and at `flush`.
+ */
+export class NestedRedaction {
+  readonly #redactor: Redactor;
+  readonly #runs = new Map<string, { stream: StreamingRedaction; agent: string; path: string[] }>();
+
+  constructor(redactor: Redactor) {
+    this.#redactor = redactor;
+  }
+
+  /** What to send for a delegated event, redacted: its text as far as it is safe, or its run's held text and then the event. */
+  take(event: DelegatedEvent): DelegatedEvent[] {
+    const key = event.path.join("/");
+    if (event.event.type !== "text-delta") return [...this.flush(key), this.#redactor.value(event)];
+    const run = this.#runs.get(key) ?? { stream: new StreamingRedaction(this.#redactor), agent: event.agent, path: [...event.path] };
+    this.#runs.set(key, { ...run, agent: event.agent });
+    const delta = run.stream.push(event.event.delta);
+    return delta ? [{ ...event, event: { type: "text-delta", delta } }] : [];
+  }
+
+  /** The text held for the run at `key` (every run's, without one), as text deltas. */
+  flush(key?: string): DelegatedEvent[] {
+    const keys = key === undefined ? [...this.#runs.keys()] : [key];
+    return keys.flatMap((k) => {
+      const run = this.#runs.get(k);
+      this.#runs.delete(k);
+      const delta = run?.stream.flush();
+      return run && delta
+        ? [{ type: "delegated" as const, path: run.path, agent: run.agent, event: { type: "text-delta" as const, delta } }]
+        : [];
+    });
   }
 }

@@ -2,6 +2,8 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { parseSse } from "../support/sse.ts";
+import { openSocket } from "../support/socket.ts";
+import { until } from "../support/until.ts";
 import { call, chat, postMessage, scenario, stored } from "../support/worker.ts";
 
 /** The secrets the Worker under test is configured with (vitest.config.ts), in three shapes. */
@@ -102,6 +104,59 @@ describe("configured secrets never leave the Worker", () => {
     await expectCleanEverywhere(s.conversationId, JSON.stringify(events));
     const view = await stored(s.conversationId);
     expect(view.messages[0]).toMatchObject({ role: "user", content: expect.stringContaining("my key is [redacted]") });
+  });
+
+  it("a delegated agent's text, even with a secret split across its deltas", async () => {
+    const s = await scenario((tag) => [
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "charge" }) }] },
+      { toolCalls: [{ id: "fc", name: "ask_fraud_check", arguments: JSON.stringify({ request: tag("Check order A1001.") }) }] },
+      { text: `Checked; ${mention}.`, chunkChars: 3 },
+      { text: "Billing: checked." },
+    ]);
+    const events = await chat(s.conversationId, s.tag("is this charge fraud?"));
+    const nested = events.flatMap((e) => (e.type === "delegated" && e.event.type === "text-delta" ? [e.event.delta] : [])).join("");
+    expect(nested).toBe("Checked; session [redacted] and token [redacted].");
+    await expectCleanEverywhere(s.conversationId, JSON.stringify(events));
+  });
+
+  it("a background delegation: its request, its steps, its events on the socket, its result and the follow-up", async () => {
+    const s = await scenario((tag) => [
+      { toolCalls: [{ id: "t", name: "transfer_to_shipping", arguments: JSON.stringify({ reason: "lost" }) }] },
+      {
+        toolCalls: [
+          { id: "bg", name: "search_for_parcel", arguments: JSON.stringify({ request: tag(`Find A1002; the token is ${SECRETS[2]}`) }) },
+        ],
+      },
+      { text: "Started." },
+      // Split across the deltas: the socket's frames carry it redacted as a stream.
+      { text: `Found it; ${mention}.`, chunkChars: 3 },
+      { text: `Found: ${SECRETS[0]}.` },
+    ]);
+    const events = await chat(s.conversationId, s.tag("my parcel is lost"));
+    const socket = await openSocket(s.conversationId, `?after=${events.at(-1)!.id}`);
+    const after = await until(
+      () => stored(s.conversationId),
+      (v) => v.turn === 2 && v.status === "completed",
+      "the follow-up with the search's result",
+    );
+    socket.ws.close();
+    // The search's model was sent the request redacted; the follow-up's note and answer are redacted.
+    const searched = (await s.sent()).requests[3]!;
+    expect(searched.messages.at(-1)).toMatchObject({ role: "user", content: expect.stringContaining("the token is [redacted]") });
+    expect(after.messages.at(-1)).toMatchObject({ role: "assistant", content: "Found: [redacted]." });
+    expectClean("the socket's frames", JSON.stringify(socket.frames));
+    const nestedText = socket.frames
+      .map((f) => f.data as unknown as { event?: { type: string; delta?: string } })
+      .flatMap((d) => (d.event?.type === "text-delta" ? [d.event.delta] : []))
+      .join("");
+    expect(nestedText).toBe("Found it; session [redacted] and token [redacted].");
+    await expectCleanEverywhere(s.conversationId, JSON.stringify(events));
+    const rows = await runInDurableObject(env.CONVERSATIONS.getByName(s.conversationId), (_instance, state) =>
+      ["schedule", "delegations", "delegation_runs", "background_runs"].map((table) =>
+        JSON.stringify(state.storage.sql.exec(`SELECT * FROM ${table}`).toArray()),
+      ),
+    );
+    expectClean("the background rows", rows.join("\n"));
   });
 
   it("HTTP error bodies", async () => {

@@ -15,7 +15,7 @@ import { type BackgroundOutcome, backgroundNote, recoveredOutcome, runInBackgrou
 import { errorMessage } from "../../runtime/errors.ts";
 import type { RunEvent } from "../../runtime/events.ts";
 import type { Network } from "../../runtime/network.ts";
-import type { Redactor } from "../../runtime/redact.ts";
+import { NestedRedaction, type Redactor } from "../../runtime/redact.ts";
 import type { RunItemsOptions } from "../../runtime/run-options.ts";
 import type { DelegationEntry } from "../storage/background-runs.ts";
 import type { ConversationStore } from "../storage/conversation-store.ts";
@@ -81,19 +81,24 @@ export class BackgroundWork {
     const { store, network, redactor, run, tell } = this.#setup;
     // What the trace is made of, with when each came (text aside: a trace keeps no content).
     const traced: Array<[RunEvent, number]> = [];
+    // Its text is redacted as a stream per run, as a turn's is.
+    const nested = new NestedRedaction(redactor);
     let outcome: BackgroundOutcome;
     try {
       const items = runInBackground({ ...run, conversationId, network, signal, delegation: entry, spent: store.usage() });
       let next = await items.next();
       for (; !next.done; next = await items.next()) {
         const item = next.value;
-        if (item.type === "step") store.commitBackgroundStep(entry, item.path, item.agent, redactor.value(item.commit));
-        else {
-          tell(redactor.value(item.event));
+        if (item.type === "step") {
+          for (const event of nested.flush()) tell(event);
+          store.commitBackgroundStep(entry, item.path, item.agent, redactor.value(item.commit));
+        } else {
+          for (const event of nested.take(item.event)) tell(event);
           if (item.event.event.type !== "text-delta") traced.push([item.event, Date.now()]);
         }
       }
       outcome = next.value;
+      for (const event of nested.flush()) tell(event);
     } catch (error) {
       this.#setup.log(redactor.text(`background delegation not stored: ${errorMessage(error)}`));
       outcome = { status: "failed", message: "its steps could not be stored" };

@@ -1,7 +1,7 @@
 import type { CallsInFlight } from "../../runtime/calls-in-flight.ts";
 import type { RunEvent, TurnOutcome } from "../../runtime/events.ts";
 import type { HandoffRecord } from "../../runtime/handoff/types.ts";
-import { type Redactor, StreamingRedaction } from "../../runtime/redact.ts";
+import { NestedRedaction, type Redactor, StreamingRedaction } from "../../runtime/redact.ts";
 import type { TurnItem } from "../../runtime/run-options.ts";
 import type { StepCommit } from "../../runtime/ports/store-port.ts";
 import type { StoredEvent } from "../../wire/sse.ts";
@@ -27,8 +27,8 @@ export const NOT_STORED = "The turn could not be stored.";
  * it announces, in one transaction (a crash keeps both or neither), and those are published once it
  * is stored; a step's calls are written ahead with a copy of the events so far; the outcome the run
  * reports ends the turn, and the leg's `done` or `error` is published once that end is stored. Text
- * deltas go through a streaming redaction, so a secret split across deltas is caught too; what it
- * holds back is sent before the next item of another kind.
+ * deltas (a delegated run's too, a stream per run) go through a streaming redaction, so a secret
+ * split across deltas is caught too; what it holds back is sent before the next item of another kind.
  * Each event also goes to the turn's trace, with the time it arrived.
  */
 export class TurnRecorder {
@@ -36,6 +36,8 @@ export class TurnRecorder {
   readonly #redactor: Redactor;
   readonly #broadcast: TurnBroadcast;
   readonly #text: StreamingRedaction;
+  /** Delegated runs' text, a stream per run. */
+  readonly #nested: NestedRedaction;
   #nextId: number;
   #pending: StoredEvent[] = [];
   /** The leg's last event (`done` or `error`): readers get it once the leg's end is stored, so it never says more than storage holds. */
@@ -50,6 +52,7 @@ export class TurnRecorder {
     this.#redactor = redactor;
     this.#broadcast = broadcast;
     this.#text = new StreamingRedaction(redactor);
+    this.#nested = new NestedRedaction(redactor);
     this.#nextId = firstId;
     this.#trace = trace;
   }
@@ -62,6 +65,12 @@ export class TurnRecorder {
       return;
     }
     this.#flushText();
+    if (item.type === "delegated") {
+      for (const event of this.#nested.take(item)) this.#publish(event);
+      return;
+    }
+    // Delegated runs' held text goes before a step is stored (their steps' events come after it) and before the leg's end.
+    for (const event of this.#nested.flush()) this.#publish(event);
     if (item.type === "commit") this.#commit(item.commit, item.events);
     else if (item.type === "delegation-commit") this.#commitDelegation(item);
     else if (item.type === "calls") this.#recordCalls(item.calls);
@@ -71,6 +80,7 @@ export class TurnRecorder {
   /** Ends the leg: stores what is left and the trace, and returns the trace. */
   end(outcome: TurnOutcome): TurnTrace {
     this.#flushText();
+    for (const event of this.#nested.flush()) this.#publish(event);
     const { builder, turn, keep } = this.#trace;
     const trace = builder.finish(turn, outcome, Date.now());
     this.#store.endTurn(outcome, this.#pending, trace, keep);
