@@ -12,7 +12,7 @@ export interface ForkSnapshot {
   /** Delegated agents' histories of those turns: part of the conversation, so part of its fork (absent in a snapshot from before them). */
   delegations?: Array<{ turn: number; path: string; agent: string; data: string }>;
   /** Background delegations those turns started: what they spent counts in the fork too (absent in a snapshot from before them). */
-  backgroundRuns?: Array<Record<(typeof BACKGROUND_COLUMNS)[number], string | number | null>>;
+  backgroundRuns?: Array<Record<string, string | number | null>>;
   turns: Array<{
     turn: number;
     status: string;
@@ -71,7 +71,7 @@ export function takeSnapshot(db: SqlWriter, turns: TurnLog, afterTurn: number, c
     compactions: rows(`SELECT turn, replaces, summary, agent FROM compactions WHERE turn <= ? ORDER BY seq`),
     delegations: rows(`SELECT turn, path, agent, data FROM delegations WHERE turn <= ? ORDER BY seq`),
     // A run still going belongs to the conversation it runs in: in the fork it is over, cut off where it stood.
-    backgroundRuns: rows<Record<(typeof BACKGROUND_COLUMNS)[number], string | number | null>>(
+    backgroundRuns: rows<Record<string, string | number | null>>(
       `SELECT ${BACKGROUND_COLUMNS.join(", ")} FROM background_runs WHERE turn <= ? ORDER BY started_at`,
     ).map((run) => (run.status === "running" ? { ...run, status: "interrupted" } : run)),
     turns: rows(`SELECT ${TURN_COLUMNS.join(", ")} FROM turns WHERE turn <= ? ORDER BY turn`),
