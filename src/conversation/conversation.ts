@@ -19,7 +19,7 @@ import type {
   PageQuery,
   Requester,
 } from "./conversation-api.ts";
-import type { ConversationStore } from "./storage/conversation-store.ts";
+import type { ConversationStore, DelegatedRun } from "./storage/conversation-store.ts";
 import { conversationView, historyPageOf, type TurnView, turnView } from "./conversation-view.ts";
 import type { ForkSnapshot } from "./storage/forks.ts";
 import type { HistoryPage } from "./storage/history-page.ts";
@@ -353,6 +353,14 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       );
     // The background runs its calls started, under those calls.
     return ok(this.#redactor.value({ ...trace, spans: [...trace.spans, ...this.#store.background.spans(turn)] }));
+  }
+
+  /** A turn's delegated runs (an agent asked as a tool, in the background or not): each one's path, agent and history. */
+  async turnDelegations(requester: Requester, turn: number): Promise<ConversationResult<{ delegations: DelegatedRun[] }>> {
+    const admitted = this.#admission.access(requester);
+    if (!admitted.ok) return admitted;
+    if (turn > admitted.value.turn) return fail("turn_not_found", `No turn ${turn}: turns 1 to ${admitted.value.turn} exist.`);
+    return ok(this.#redactor.value({ delegations: this.#store.delegatedRuns(turn) }));
   }
 
   /** The conversation as it stood after `afterTurn`, for a fork; the conversation itself is untouched. */

@@ -66,6 +66,12 @@ export function conversationRoutes(): Hono<ConversationEnv> {
     if (!turn.success) throw new HttpError("invalid_request", describeProblems(turn.error));
     return c.json(await expectOk(c.var.client.turnTrace(turn.data)));
   });
+  // What the agents asked as tools did in a turn: their own histories, apart from the conversation's.
+  app.get("/turns/:turn/delegations", async (c) => {
+    const turn = TurnNumber.safeParse(c.req.param("turn"));
+    if (!turn.success) throw new HttpError("invalid_request", describeProblems(turn.error));
+    return c.json(await expectOk(c.var.client.turnDelegations(turn.data)));
+  });
 
   app.delete("/", async (c) => {
     await expectOk(c.var.client.erase());

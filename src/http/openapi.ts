@@ -338,6 +338,16 @@ function pastTurnPaths(): Record<string, unknown> {
         responses: { "200": { description: "{ turn, spans }" }, "404": error },
       },
     },
+    "/v1/conversations/{id}/turns/{turn}/delegations": {
+      parameters: [
+        idParam,
+        { name: "turn", in: "path", required: true, description: "The turn's number, from 1.", schema: fieldSchema(TurnNumber) },
+      ],
+      get: {
+        summary: "A turn's delegated runs (agents asked as tools, in the background or not): each one's path of calls, agent and history",
+        responses: { "200": { description: "{ delegations: [{ path, agent, messages }] }" }, "404": error },
+      },
+    },
     "/v1/conversations/{id}/fork": {
       parameters: [idParam],
       post: {

@@ -112,6 +112,10 @@ describe("a background delegation", () => {
     // Its steps are in its own history, under the turn that asked; none is in the conversation's.
     const run = await storedRun(s.conversationId, 1);
     expect(run.history.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+    const read = await (await call(`/v1/conversations/${s.conversationId}/turns/1/delegations`)).json();
+    expect(read).toEqual({ delegations: [{ path: ["bg1"], agent: "parcel-search", messages: run.history }] });
+    expect(await (await call(`/v1/conversations/${s.conversationId}/turns/2/delegations`)).json()).toEqual({ delegations: [] });
+    expect((await call(`/v1/conversations/${s.conversationId}/turns/3/delegations`)).status).toBe(404);
     expect(run.runs).toEqual([{ status: "completed", model_calls: 2 }]);
     expect(after.messages.some((m) => m.content === "It is at the Arlington depot.")).toBe(false);
     // What it spent counts toward the conversation's spending: 3 calls of turn 1, the search's 2, the follow-up's 1.

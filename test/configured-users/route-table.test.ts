@@ -136,6 +136,7 @@ const ROUTES: Record<string, RouteCase> = {
   "GET /v1/conversations/:id/events": { init: () => ({ headers: { "last-event-id": "0" } }), cells: own },
   "GET /v1/conversations/:id/turns": { cells: own },
   "GET /v1/conversations/:id/turns/:turn/trace": { path: (id) => `/v1/conversations/${id}/turns/1/trace`, cells: own },
+  "GET /v1/conversations/:id/turns/:turn/delegations": { path: (id) => `/v1/conversations/${id}/turns/1/delegations`, cells: own },
   "GET /v1/conversations/:id/schedule": { cells: own },
   "DELETE /v1/conversations/:id/schedule": { init: () => ({ method: "DELETE" }), cells: own },
   "DELETE /v1/conversations/:id/schedule/:entry": {

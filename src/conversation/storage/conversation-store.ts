@@ -36,6 +36,13 @@ import type { TurnTrace } from "../../traces/turn-trace.ts";
  * from the turns and events tables rather than written on every step. A step writes its messages
  * and events, and the state row only when what the conversation holds or its suspension changes.
  */
+/** A delegated run of a turn: the delegating calls' ids (outermost first), the agent delegated to, and its history. */
+export interface DelegatedRun {
+  path: string[];
+  agent: string;
+  messages: Message[];
+}
+
 export interface ConversationState extends StoredState {
   lastEventId: number;
   /** The number of the latest turn; 0 before the first message. */
@@ -366,6 +373,20 @@ export class ConversationStore {
     const holding = commit.holding ?? stored?.holding ?? newHolding(agent);
     const suspension = commit.suspension === undefined ? (stored?.suspension ?? null) : commit.suspension;
     return JSON.stringify({ holding, suspension, asked });
+  }
+
+  /** Turn `turn`'s delegated runs (in the background or not), in the order they began: each one's path, agent and history. */
+  delegatedRuns(turn: number): DelegatedRun[] {
+    const runs = new Map<string, DelegatedRun>();
+    for (const row of this.#db.rows<{ path: string; agent: string; data: string }>(
+      `SELECT path, agent, data FROM delegations WHERE turn = ? ORDER BY seq`,
+      turn,
+    )) {
+      const run = runs.get(row.path) ?? { path: row.path.split("/"), agent: row.agent, messages: [] };
+      run.messages.push(JSON.parse(row.data) as Message);
+      runs.set(row.path, run);
+    }
+    return [...runs.values()];
   }
 
   /** A delegated agent's history in turn `turn`, by the path of the calls that delegated it. */
