@@ -40,6 +40,7 @@ export type {
 } from "../conversation/conversation-api.ts";
 export type { TurnView } from "../conversation/conversation-view.ts";
 export type { BackgroundStatus } from "../conversation/storage/background-runs.ts";
+export type { DelegatedRun } from "../conversation/storage/conversation-store.ts";
 export type { PushConfigOp } from "../conversation/conversation.ts";
 export type { PushConfig } from "../conversation/schedule/push-configs.ts";
 export type { PushTarget } from "../conversation/schedule/outbox.ts";

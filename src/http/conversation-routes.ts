@@ -59,26 +59,13 @@ export function conversationRoutes(): Hono<ConversationEnv> {
   // Answers once the turn has ended: a message sent right after is accepted.
   app.post("/cancel", async (c) => c.json(await expectOk(c.var.client.cancel())));
 
-  // Why the conversation went where it went: each turn, and a turn's trace.
-  app.get("/turns", async (c) => c.json(await expectOk(c.var.client.turns())));
-  app.get("/turns/:turn/trace", async (c) => {
-    const turn = TurnNumber.safeParse(c.req.param("turn"));
-    if (!turn.success) throw new HttpError("invalid_request", describeProblems(turn.error));
-    return c.json(await expectOk(c.var.client.turnTrace(turn.data)));
-  });
-  // What the agents asked as tools did in a turn: their own histories, apart from the conversation's.
-  app.get("/turns/:turn/delegations", async (c) => {
-    const turn = TurnNumber.safeParse(c.req.param("turn"));
-    if (!turn.success) throw new HttpError("invalid_request", describeProblems(turn.error));
-    return c.json(await expectOk(c.var.client.turnDelegations(turn.data)));
-  });
-
   app.delete("/", async (c) => {
     await expectOk(c.var.client.erase());
     return c.body(null, 204);
   });
 
   registerViewRoutes(app);
+  registerTurnRoutes(app);
   registerScheduleRoutes(app);
   registerSocket(app);
   registerOperatorActions(app);
@@ -86,6 +73,19 @@ export function conversationRoutes(): Hono<ConversationEnv> {
   registerFork(app);
   registerUIChatRoutes(app);
   return app;
+}
+
+/** Why the conversation went where it went: each turn, a turn's trace, and what the agents asked as tools did in it. */
+function registerTurnRoutes(app: Hono<ConversationEnv>): void {
+  const turnOf = (param: string | undefined): number => {
+    const turn = TurnNumber.safeParse(param);
+    if (!turn.success) throw new HttpError("invalid_request", describeProblems(turn.error));
+    return turn.data;
+  };
+  app.get("/turns", async (c) => c.json(await expectOk(c.var.client.turns())));
+  app.get("/turns/:turn/trace", async (c) => c.json(await expectOk(c.var.client.turnTrace(turnOf(c.req.param("turn"))))));
+  // Their own histories, apart from the conversation's.
+  app.get("/turns/:turn/delegations", async (c) => c.json(await expectOk(c.var.client.turnDelegations(turnOf(c.req.param("turn"))))));
 }
 
 /** The conversation itself: its view, and its title or archived flag. */
