@@ -64,30 +64,7 @@ export class BackgroundRuns {
   }
 
   get(id: string): BackgroundRunRecord | undefined {
-    type Row = {
-      id: string;
-      turn: number;
-      tool_call_id: string;
-      agent: string;
-      status: string;
-      started_at: number;
-      ended_at: number | null;
-    };
-    const row = this.#db.rows<Row>(
-      `SELECT id, turn, tool_call_id, agent, status, started_at, ended_at FROM background_runs WHERE id = ?`,
-      id,
-    )[0];
-    return (
-      row && {
-        id: row.id,
-        turn: row.turn,
-        toolCallId: row.tool_call_id,
-        agent: row.agent,
-        status: row.status as BackgroundStatus,
-        startedAt: row.started_at,
-        endedAt: row.ended_at,
-      }
-    );
+    return this.#db.rows<RunRow>(`SELECT ${RUN_COLUMNS} FROM background_runs WHERE id = ?`, id).map(runRecord)[0];
   }
 
   #start(run: DelegationEntry, status: BackgroundStatus = "running"): void {
@@ -117,9 +94,7 @@ export class BackgroundRuns {
 
   /** The latest runs, newest first. */
   latest(limit: number): BackgroundRunRecord[] {
-    return this.#db
-      .rows<{ id: string }>(`SELECT id FROM background_runs ORDER BY started_at DESC LIMIT ?`, limit)
-      .flatMap((row) => this.get(row.id) ?? []);
+    return this.#db.rows<RunRow>(`SELECT ${RUN_COLUMNS} FROM background_runs ORDER BY started_at DESC LIMIT ?`, limit).map(runRecord);
   }
 
   /** The spans of turn `turn`'s background runs, under the calls that started them (the turn's trace shows them). */
@@ -139,4 +114,28 @@ export class BackgroundRuns {
       ? NO_USAGE
       : { modelCalls: row.m, inputTokens: row.i ?? 0, outputTokens: row.o ?? 0, toolCalls: row.t ?? 0 };
   }
+}
+
+const RUN_COLUMNS = "id, turn, tool_call_id, agent, status, started_at, ended_at";
+
+type RunRow = {
+  id: string;
+  turn: number;
+  tool_call_id: string;
+  agent: string;
+  status: string;
+  started_at: number;
+  ended_at: number | null;
+};
+
+function runRecord(row: RunRow): BackgroundRunRecord {
+  return {
+    id: row.id,
+    turn: row.turn,
+    toolCallId: row.tool_call_id,
+    agent: row.agent,
+    status: row.status as BackgroundStatus,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+  };
 }
