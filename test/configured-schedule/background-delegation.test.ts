@@ -13,6 +13,8 @@ import { openSocket } from "../support/socket.ts";
 import { until } from "../support/until.ts";
 import { call, chat, type ConversationJson, scenario } from "../support/worker.ts";
 
+type Scenario = Awaited<ReturnType<typeof scenario>>;
+
 const stub = (id: string) => env.CONVERSATIONS.getByName(id);
 const view = async (id: string) => (await (await call(`/v1/conversations/${id}`)).json()) as ConversationJson & Record<string, unknown>;
 const scheduled = async (id: string) =>
@@ -25,6 +27,10 @@ const startSearch = (tag: Tag) => ({
   toolCalls: [{ id: "bg1", name: "search_for_parcel", arguments: JSON.stringify({ request: tag("Find the parcel of order A1002") }) }],
 });
 const lookup = { toolCalls: [{ id: "l1", name: "lookup_order", arguments: JSON.stringify({ orderId: "A1002" }) }] };
+
+/** Waits until what the fake provider was sent for the scenario satisfies `ok`. */
+const providerSaw = (s: { sent: Scenario["sent"] }, ok: (sent: Awaited<ReturnType<Scenario["sent"]>>) => boolean, what: string) =>
+  until(() => s.sent(), ok, what);
 
 /** Makes every entry due now and runs the alarm, as time passing would. */
 async function ring(id: string): Promise<void> {
@@ -78,11 +84,7 @@ describe("a background delegation", () => {
     ]);
 
     // Due at once, the alarm starts it by itself.
-    await until(
-      () => s.sent(),
-      (sent) => sent.requests.length === 4,
-      "the search's first model call, from the alarm",
-    );
+    await providerSaw(s, (sent) => sent.requests.length === 4, "the search's first model call, from the alarm");
     const socket = await openSocket(s.conversationId, `?after=${(await view(s.conversationId)).lastEventId}`);
     await s.release();
     const after = await until(
@@ -152,11 +154,7 @@ describe("a background delegation", () => {
     await chat(s.conversationId, s.tag("my parcel for order A1002 is lost"));
     // The search's first model call hangs; the object goes away under it.
     await ring(s.conversationId);
-    await until(
-      () => s.sent(),
-      (sent) => sent.requests.length === 4,
-      "the search's first model call",
-    );
+    await providerSaw(s, (sent) => sent.requests.length === 4, "the search's first model call");
     await restart(s.conversationId);
     await s.release();
     // Its lease runs out: the next ring finds it started and not running.
@@ -186,11 +184,7 @@ describe("a background delegation", () => {
     ]);
     await chat(s.conversationId, s.tag("my parcel for order A1002 is lost"));
     await ring(s.conversationId);
-    await until(
-      () => s.sent(),
-      (sent) => sent.requests.length === 6,
-      "the follow-up turn's model call",
-    );
+    await providerSaw(s, (sent) => sent.requests.length === 6, "the follow-up turn's model call");
     await restart(s.conversationId);
     await s.release();
     // The follow-up turn had stored its note: it ended there (failed, as any turn a restart cuts off), and is not run again.
@@ -213,18 +207,10 @@ describe("a background delegation", () => {
     const s = await scenario((tag) => [transfer, startSearch(tag), { text: "Started." }, { ...lookup, holdAfter: 0 }, { text: "never" }]);
     await chat(s.conversationId, s.tag("my parcel for order A1002 is lost"));
     await ring(s.conversationId);
-    await until(
-      () => s.sent(),
-      (sent) => sent.requests.length === 4,
-      "the search's first model call",
-    );
+    await providerSaw(s, (sent) => sent.requests.length === 4, "the search's first model call");
     const deleted = await call(`/v1/conversations/${s.conversationId}`, { method: "DELETE" });
     expect(deleted.status).toBe(204);
-    await until(
-      () => s.sent(),
-      (sent) => sent.aborted === 1,
-      "the search's model call aborted",
-    );
+    await providerSaw(s, (sent) => sent.aborted === 1, "the search's model call aborted");
     await s.release();
     expect((await call(`/v1/conversations/${s.conversationId}`)).status).toBe(404);
     expect(await runInDurableObject(stub(s.conversationId), (_o, state) => state.storage.getAlarm())).toBeNull();
@@ -233,17 +219,9 @@ describe("a background delegation", () => {
     await chat(c.conversationId, c.tag("my parcel for order A1002 is lost"));
     const [entry] = await scheduled(c.conversationId);
     await ring(c.conversationId);
-    await until(
-      () => c.sent(),
-      (sent) => sent.requests.length === 4,
-      "the search's first model call",
-    );
+    await providerSaw(c, (sent) => sent.requests.length === 4, "the search's first model call");
     expect((await call(`/v1/conversations/${c.conversationId}/schedule/${entry!.id}`, { method: "DELETE" })).status).toBe(200);
-    await until(
-      () => c.sent(),
-      (sent) => sent.aborted === 1,
-      "the search's model call aborted",
-    );
+    await providerSaw(c, (sent) => sent.aborted === 1, "the search's model call aborted");
     await c.release();
     await ring(c.conversationId);
     expect(await scheduled(c.conversationId)).toEqual([]);

@@ -35,8 +35,6 @@ export interface BackgroundWorkSetup {
   tell: (event: RunEvent) => void;
   /** Where spans go over OTLP, when a collector is configured. */
   exporter: OtlpExporter | null;
-  /** Resolves once the running leg (if any) has ended: its turn's trace is stored then. */
-  legEnded: () => Promise<void>;
   waitUntil: (promise: Promise<unknown>) => void;
   log: (message: string) => void;
 }
@@ -103,7 +101,7 @@ export class BackgroundWork {
       this.#setup.log(redactor.text(`background delegation not stored: ${errorMessage(error)}`));
       outcome = { status: "failed", message: "its steps could not be stored" };
     }
-    const trace = await this.#trace(entry, traced);
+    const trace = this.#trace(entry, traced);
     this.#finish(entry, outcome, trace?.spans);
     const { exporter } = this.#setup;
     if (trace && exporter && trace.spans.length > 0)
@@ -111,13 +109,11 @@ export class BackgroundWork {
   }
 
   /**
-   * The run's spans, under the call that started it in the trace of the turn that made it (once that turn's leg has ended
-   * and stored it: the run may start before); none when that trace is not kept.
+   * The run's spans, under the call that started it in the trace of the turn that made it (stored: the run starts once that
+   * turn's leg has ended); none when that trace is not kept.
    */
-  async #trace(entry: DelegationEntry, traced: ReadonlyArray<[RunEvent, number]>): Promise<{ traceId: string; spans: Span[] } | null> {
-    const { store } = this.#setup;
-    if (store.state()?.turn === entry.turn) await this.#setup.legEnded();
-    const previous = store.traces.read(entry.turn);
+  #trace(entry: DelegationEntry, traced: ReadonlyArray<[RunEvent, number]>): { traceId: string; spans: Span[] } | null {
+    const previous = this.#setup.store.traces.read(entry.turn);
     if (!previous) return null;
     const builder = new TraceBuilder(entry.turn, { previous });
     builder.follow(entry.toolCallId);

@@ -125,9 +125,7 @@ export class Schedule implements Scheduler {
 
   /** Every entry, the earliest first. */
   list(): ScheduleEntry[] {
-    return this.#db
-      .rows<{ id: string; kind: string; due_at: number; turn: number; data: string }>(`SELECT * FROM schedule ORDER BY due_at, id`)
-      .map((row) => ({ ...JSON.parse(row.data), id: row.id, kind: row.kind, dueAt: row.due_at, turn: row.turn }) as ScheduleEntry);
+    return this.#db.rows<EntryRow>(`SELECT * FROM schedule ORDER BY due_at, id`).map(entryOf);
   }
 
   /** What GET …/schedule shows: every entry. */
@@ -145,7 +143,7 @@ export class Schedule implements Scheduler {
 
   /** One entry, when it is there. */
   get(id: string): ScheduleEntry | undefined {
-    return this.list().find((e) => e.id === id);
+    return this.#db.rows<EntryRow>(`SELECT * FROM schedule WHERE id = ?`, id).map(entryOf)[0];
   }
 
   /** Entries due by `now`, the earliest first. */
@@ -194,6 +192,12 @@ export class Schedule implements Scheduler {
     this.#db.exec(query, ...bindings);
     this.#db.changed("schedule");
   }
+}
+
+type EntryRow = { id: string; kind: string; due_at: number; turn: number; data: string };
+
+function entryOf(row: EntryRow): ScheduleEntry {
+  return { ...JSON.parse(row.data), id: row.id, kind: row.kind, dueAt: row.due_at, turn: row.turn } as ScheduleEntry;
 }
 
 /** An entry as GET …/schedule shows it: its time as ISO 8601. */

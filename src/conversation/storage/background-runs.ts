@@ -4,10 +4,11 @@
  * ended, and what it spent (the conversation's spending counts it, as it counts its turns').
  */
 import type { BackgroundOutcome } from "../../runtime/background-delegation.ts";
-import { NO_USAGE, type UsageTotals } from "../../runtime/usage.ts";
+import type { UsageTotals } from "../../runtime/usage.ts";
 import type { Span } from "../../traces/turn-trace.ts";
 import type { Schedule, ScheduleEntry } from "../schedule/schedule.ts";
 import type { SqlWriter } from "./sql-writer.ts";
+import { spentIn } from "./stored-state.ts";
 
 /** A background delegation's entry in the schedule. */
 export type DelegationEntry = Extract<ScheduleEntry, { kind: "delegation" }>;
@@ -106,13 +107,7 @@ export class BackgroundRuns {
 
   /** What every background run has spent. */
   spent(): UsageTotals {
-    type Row = { m: number | null; i: number | null; o: number | null; t: number | null };
-    const row = this.#db.rows<Row>(
-      `SELECT sum(model_calls) AS m, sum(input_tokens) AS i, sum(output_tokens) AS o, sum(tool_calls) AS t FROM background_runs`,
-    )[0];
-    return !row || row.m === null
-      ? NO_USAGE
-      : { modelCalls: row.m, inputTokens: row.i ?? 0, outputTokens: row.o ?? 0, toolCalls: row.t ?? 0 };
+    return spentIn(this.#db, "background_runs");
   }
 }
 

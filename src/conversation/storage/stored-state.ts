@@ -9,7 +9,8 @@ import type { Decision, Suspension, UserRequest } from "../../runtime/suspension
 import type { HandoffRecord } from "../../runtime/handoff/types.ts";
 import { type Holding, newHolding } from "../../runtime/holding.ts";
 import type { AssistantMessage, Message, ToolMessage } from "../../runtime/messages.ts";
-import { NO_USAGE } from "../../runtime/usage.ts";
+import { NO_USAGE, type UsageTotals } from "../../runtime/usage.ts";
+import type { SqlWriter } from "./sql-writer.ts";
 
 /** The state row: what the conversation holds (flat, as rows have always stored it), its suspension and its token grant. */
 export type StateRow = Holding & {
@@ -180,4 +181,15 @@ function readSuspension(raw: Json): Suspension {
       usage: (raw.turnUsage as Suspension["progress"]["usage"] | undefined) ?? NO_USAGE,
     },
   };
+}
+
+/** What the rows of a table that counts spending (turns, background runs) have spent, summed. */
+export function spentIn(db: SqlWriter, table: "turns" | "background_runs"): UsageTotals {
+  type Row = { m: number | null; i: number | null; o: number | null; t: number | null };
+  const row = db.rows<Row>(
+    `SELECT sum(model_calls) AS m, sum(input_tokens) AS i, sum(output_tokens) AS o, sum(tool_calls) AS t FROM ${table}`,
+  )[0];
+  return !row || row.m === null
+    ? NO_USAGE
+    : { modelCalls: row.m, inputTokens: row.i ?? 0, outputTokens: row.o ?? 0, toolCalls: row.t ?? 0 };
 }

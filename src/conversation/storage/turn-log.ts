@@ -4,9 +4,9 @@
  */
 import type { HandoffRecord } from "../../runtime/handoff/types.ts";
 import type { TurnOutcome } from "../../runtime/events.ts";
-import { NO_USAGE, type UsageTotals } from "../../runtime/usage.ts";
+import type { UsageTotals } from "../../runtime/usage.ts";
 import type { SqlWriter } from "./sql-writer.ts";
-import { readOpening, type TurnOpening, writeOpening } from "./stored-state.ts";
+import { readOpening, spentIn, type TurnOpening, writeOpening } from "./stored-state.ts";
 
 /** A stored turn: running, ended with its outcome's status, or rewound to run again. */
 export type StoredTurnStatus = "running" | TurnOutcome["status"] | "rewound";
@@ -152,11 +152,7 @@ export class TurnLog {
 
   /** What every ended leg spent. */
   spent(): UsageTotals {
-    type Row = { m: number | null; i: number | null; o: number | null; t: number | null };
-    const row = this.#db.sql
-      .exec<Row>(`SELECT sum(model_calls) AS m, sum(input_tokens) AS i, sum(output_tokens) AS o, sum(tool_calls) AS t FROM turns`)
-      .one();
-    return row.m === null ? NO_USAGE : { modelCalls: row.m, inputTokens: row.i ?? 0, outputTokens: row.o ?? 0, toolCalls: row.t ?? 0 };
+    return spentIn(this.#db, "turns");
   }
 
   /** Every turn, oldest first: its status, times, usage, and the handoffs it made. */

@@ -79,11 +79,6 @@ export class TurnDriver {
     return this.#running !== null;
   }
 
-  /** Resolves once the running leg, if any, has ended. */
-  async legEnded(): Promise<void> {
-    await this.#running?.ended;
-  }
-
   /** Resolves once a leg that has sent its last event is done with what follows its end; a leg still running is not waited for. */
   async settled(): Promise<void> {
     if (this.#running?.ending) await this.#running.ended;
