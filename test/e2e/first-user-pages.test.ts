@@ -165,6 +165,8 @@ for (const size of WIDTHS) {
       await page.locator("#status").filter({ hasText: "A person at support-desk will answer here." }).waitFor();
       await send(page, "are you there?");
       await page.locator(".user").filter({ hasText: "are you there?" }).waitFor();
+      // That turn's end, before the person hands back: else the hand-back can reach the conversation first, and triage answers it.
+      await page.locator("#status").filter({ hasText: "A person at support-desk will answer here." }).waitFor();
       const id = await storedId(page);
       const back = await fetch(`${dev.url}/v1/conversations/${id}/operator/handoff`, {
         method: "POST",
