@@ -5,6 +5,7 @@
 // had open comes back after a reload.
 
 import { drawAccount, loadAccount } from "/account.js";
+import { backgroundRequests } from "/background-requests.js";
 import { inboxPanel } from "/inbox.js";
 import { drawDelegated, forgetDelegations } from "/delegation-block.js";
 import { liveSocket } from "/live-socket.js";
@@ -182,6 +183,22 @@ function waitingCard(request) {
   );
   updateSend();
 }
+
+/** What background delegations ask: decided apart from any turn (a turn may run meanwhile), so no stream follows. */
+const background = backgroundRequests({
+  place: el,
+  decide: async (decision) => {
+    const response = await fetch(`/v1/conversations/${conversation.id}/decisions`, {
+      method: "POST",
+      headers: headers({ "content-type": "application/json" }),
+      body: JSON.stringify({ decisions: [decision] }),
+    });
+    if (response.ok) return true;
+    const body = await response.json().catch(() => ({}));
+    errorLine(body.error?.code ?? String(response.status), body.error?.message ?? response.statusText);
+    return false;
+  },
+});
 
 /** Draws one event; returns true when it ends the turn. */
 function draw(event) {
@@ -395,13 +412,18 @@ async function reconnect() {
 /** Draws the stored conversation's newest page, so a reload shows what was said last; older pages load on scrolling up. */
 function drawHistory(view) {
   drawMessages(view);
-  for (const request of view.pendingRequests ?? view.pendingApprovals)
-    if (request.kind === "approval") approvalCard(request);
-    else waitingCard(request);
   // A background delegation still at work: its block, which the socket's frames grow until its result comes as a turn.
-  for (const run of view.background ?? [])
-    if (run.status === "waiting" || run.status === "running")
-      drawDelegated({ type: "delegated", path: [run.toolCallId], agent: run.agent, event: { type: "run-start" } }, el);
+  const asking = new Set();
+  for (const run of view.background ?? []) {
+    if (run.status.startsWith("awaiting_")) asking.add(run.toolCallId);
+    const event = run.status.startsWith("awaiting_") ? { type: "done", status: run.status } : { type: "run-start" };
+    if (run.status === "waiting" || run.status === "running" || asking.has(run.toolCallId))
+      drawDelegated({ type: "delegated", path: [run.toolCallId], agent: run.agent, event }, el);
+  }
+  for (const request of view.pendingRequests ?? view.pendingApprovals)
+    if (asking.has(request.delegated?.path[0])) background.draw(request);
+    else if (request.kind === "approval") approvalCard(request);
+    else waitingCard(request);
   setAgent(view.activeAgent);
   lastEventId = view.lastEventId;
   setPrevious(view.page?.previous ?? null);
@@ -542,6 +564,7 @@ function clearLog() {
   log.replaceChildren();
   toolNodes.clear();
   approvalCards.clear();
+  background.clear();
   forgetDelegations();
   bubble = null;
   lastEventId = 0;
@@ -598,7 +621,11 @@ async function goLive() {
       draw(event);
     },
     // A background delegation at work: its block grows as it runs; its result comes later as a turn.
-    onUnlogged: (event) => conversation?.id === id && drawDelegated(event, el),
+    onUnlogged: (event) => {
+      if (conversation?.id !== id) return;
+      drawDelegated(event, el);
+      background.frame(event);
+    },
   });
   if (!(await socket.opened)) return false;
   if (conversation?.id === id) live = socket;

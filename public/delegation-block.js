@@ -35,6 +35,7 @@ export function drawDelegated(event, place) {
 }
 
 function status(inner, before) {
+  if (inner.type === "done" && inner.status.startsWith("awaiting_")) return "waiting for you";
   if (inner.type === "done") return inner.status === "completed" ? "answered" : inner.status;
   if (inner.type === "error") return "failed";
   return before.endsWith("answered") ? "answered" : "working…";

@@ -152,7 +152,16 @@ function parcelSearch(text: string, results: ToolMessage[]): Decision {
   if (!lookup || lookup.isError) return `I could not search for that parcel${lookup ? `: ${lookup.content}` : "."}`;
   const order = JSON.parse(lookup.content) as { orderId: string; item: string; shippingAddress: string };
   const town = order.shippingAddress.split(", ").at(-1);
-  return `The parcel of order ${order.orderId} (${order.item}) is at the ${town} depot; it goes out again tomorrow morning.`;
+  const found = `The parcel of order ${order.orderId} (${order.item}) is at the ${town} depot`;
+  // Asked to redeliver it: the customer says when and where (a question the search waits on).
+  const redelivery = results.find((r) => r.name === "arrange_redelivery");
+  if (/\bredeliver/i.test(text) && !redelivery) return [call("arrange_redelivery", { orderId: order.orderId })];
+  if (redelivery?.isError) return `${found}; no redelivery was booked: ${redelivery.content}`;
+  if (redelivery) {
+    const booked = JSON.parse(redelivery.content) as { redeliveryDay: string; leaveAt: string };
+    return `${found}; it comes again on ${booked.redeliveryDay}, left at the ${booked.leaveAt}.`;
+  }
+  return `${found}; it goes out again tomorrow morning.`;
 }
 
 function shipping(text: string, results: ToolMessage[], has: (name: string) => boolean): Decision {
@@ -182,8 +191,11 @@ function shipping(text: string, results: ToolMessage[], has: (name: string) => b
       : `I will check order ${orderId} again in ${later?.[1]} ${later?.[2]}(s).`;
   // A lost parcel: a search that takes a while, started in the background; its result comes later as a follow-up.
   const search = results.find((r) => r.name === "search_for_parcel");
-  if (/\blost\b/i.test(text) && has("search_for_parcel") && !search)
-    return [call("search_for_parcel", { request: `Search the depots for the parcel of order ${orderId}.` })];
+  if (/\blost\b/i.test(text) && has("search_for_parcel") && !search) {
+    // "…and redeliver it": the search asks the customer when (it waits for their answer in the background).
+    const then = /\bredeliver/i.test(text) ? ", then arrange its redelivery" : "";
+    return [call("search_for_parcel", { request: `Search the depots for the parcel of order ${orderId}${then}.` })];
+  }
   if (search)
     return search.isError
       ? `I could not start a search: ${search.content}`

@@ -119,7 +119,8 @@ export function createSupportNetwork(
 /**
  * The agents others ask as tools: billing delegates a fraud check (it keeps the conversation; the checker's steps stream
  * nested), and shipping starts a search for a lost parcel in the background (the call answers at once; the search runs
- * from the conversation's alarm, and its result comes back later as a follow-up turn of shipping's).
+ * from the conversation's alarm, and its result comes back later as a follow-up turn of shipping's). A search asked to
+ * redeliver the parcel asks the customer when, and waits for their answer while the conversation goes on.
  */
 function delegatedAgents(): { fraudCheck: Agent; parcelSearch: Agent } {
   const fraudCheck = new Agent({
@@ -132,8 +133,9 @@ function delegatedAgents(): { fraudCheck: Agent; parcelSearch: Agent } {
     name: "parcel-search",
     description: "Searches the carrier's depots for a lost parcel, which takes a while, and says where it is.",
     instructions:
-      "You search for a lost parcel: look the order up, then say in one sentence where the parcel is and when it goes out again.",
-    tools: [lookupOrder],
+      "You search for a lost parcel: look the order up, then say in one sentence where the parcel is and when it goes out again. " +
+      "When asked to, arrange its redelivery (the customer is asked when and where).",
+    tools: [lookupOrder, arrangeRedelivery],
   });
   return { fraudCheck, parcelSearch };
 }

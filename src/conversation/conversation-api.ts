@@ -61,8 +61,14 @@ export interface PageQuery {
   before?: number | undefined;
 }
 
-/** After decisions: the resumed turn's stream, or the calls still waiting for a decision. */
-export type DecisionOutcome = ({ kind: "stream" } & TurnStream) | { kind: "awaiting"; pending: string[] };
+/**
+ * After decisions: the resumed turn's stream, or the calls still waiting for a decision; `background`: decisions on what a
+ * background run asked (`id`, its entry's), which carries on from the alarm once `pending` is empty.
+ */
+export type DecisionOutcome =
+  | ({ kind: "stream" } & TurnStream)
+  | { kind: "awaiting"; pending: string[] }
+  | { kind: "background"; id: string; pending: string[] };
 
 /** `idle`: nothing after the cursor, and no run that could add to it. */
 export type EventsOutcome = ({ kind: "stream" } & TurnStream) | { kind: "idle" };

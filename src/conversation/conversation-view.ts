@@ -7,6 +7,7 @@ import type { BackgroundView, ConversationView, PageQuery } from "./conversation
 import type { StoredTurnStatus } from "./storage/turn-log.ts";
 import type { ConversationState, ConversationStore } from "./storage/conversation-store.ts";
 import { type HistoryPage, pageOfHistory } from "./storage/history-page.ts";
+import { undecidedIn } from "./storage/background-runs.ts";
 
 /** The conversation's view: who holds it, a page of its history, its handoffs, what waits, what it spent. */
 export function conversationView(
@@ -29,8 +30,8 @@ export function conversationView(
     messages,
     page,
     handoffs: store.handoffs(),
-    pendingRequests: waiting(state),
-    pendingApprovals: waiting(state).filter((p): p is ApprovalRequest => p.kind === "approval"),
+    pendingRequests: waiting(store, state),
+    pendingApprovals: waiting(store, state).filter((p): p is ApprovalRequest => p.kind === "approval"),
     lastEventId: state.lastEventId,
     lastTurnStorage:
       turn && turn.status !== "running"
@@ -69,8 +70,13 @@ function backgroundOf(store: ConversationStore): BackgroundView[] {
 /** Started background delegations the view lists at most. */
 const SHOWN_BACKGROUND = 20;
 
-/** The requests still undecided, as clients see them. */
-function waiting(state: ConversationState): UserRequest[] {
+/** The requests still undecided, as clients see them: the turn's, then those of background runs that wait for the user. */
+function waiting(store: ConversationStore, state: ConversationState): UserRequest[] {
+  return [...turnWaiting(state), ...store.background.waits().flatMap(undecidedIn)];
+}
+
+/** The turn's requests still undecided, as clients see them. */
+function turnWaiting(state: ConversationState): UserRequest[] {
   return undecided(state).map(publicRequest);
 }
 
@@ -122,7 +128,8 @@ export function turnView(store: ConversationStore, state: ConversationState, run
     messages: store.messagesOfTurn(turn),
     handoffs,
     holder: latest ? active : after,
-    pending: latest ? waiting(state) : [],
+    // A task is a turn: a background run's requests are not its.
+    pending: latest ? turnWaiting(state) : [],
     latest,
     lastEventId: state.lastEventId,
   };

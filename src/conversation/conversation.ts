@@ -20,6 +20,7 @@ import type {
   Requester,
 } from "./conversation-api.ts";
 import type { ConversationStore, DelegatedRun } from "./storage/conversation-store.ts";
+import { type BackgroundWait, undecidedIn } from "./storage/background-runs.ts";
 import { conversationView, historyPageOf, type TurnView, turnView } from "./conversation-view.ts";
 import type { ForkSnapshot } from "./storage/forks.ts";
 import type { HistoryPage } from "./storage/history-page.ts";
@@ -121,6 +122,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       send: (requester, text) => this.#message(requester, text, {}, (input) => this.#driver.runUnread(requester, input), false),
       // A socket sees a request before its leg is done: decisions sent on seeing its end wait for that rather than be refused.
       decide: async (requester, decisions) => {
+        const wait = this.#backgroundWaitOf(decisions);
+        if (wait) return this.#decideBackground(requester, wait, decisions);
         await this.#driver.settled();
         return this.#decide(requester, decisions, {}, (input) => this.#driver.runUnread(requester, input), false);
       },
@@ -227,9 +230,36 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * `ignoreRepeats`: decisions already recorded are left out (the AI SDK's client sends them all again).
    */
   async decide(requester: Requester, decisions: Decision[], options: DecideOptions = {}): Promise<ConversationResult<DecisionOutcome>> {
+    const wait = this.#backgroundWaitOf(decisions);
+    if (wait) return this.#decideBackground(requester, wait, decisions);
     const decided = await this.#decide(requester, decisions, options, (input) => this.#driver.start(requester, input), true);
     if (!decided.ok) return decided;
     return ok(decided.value.kind === "awaiting" ? decided.value : { kind: "stream", ...decided.value.started });
+  }
+
+  /** The background run that waits for a request the decisions name, if one does (else they are the turn's). */
+  #backgroundWaitOf(decisions: readonly Decision[]): BackgroundWait | undefined {
+    const named = new Set(decisions.map((d) => d.toolCallId));
+    return this.#store.background.waits().find((w) => w.requests.some((r) => named.has(r.toolCallId)));
+  }
+
+  /**
+   * Decisions on what a background run asked: checked as a turn's are, recorded, and once none of its requests is left the
+   * run carries on from the alarm. A turn may run meanwhile: the run's wait is not the turn's.
+   */
+  #decideBackground(requester: Requester, wait: BackgroundWait, decisions: Decision[]): ConversationResult<DecisionOutcome> {
+    const admitted = this.#admission.access(requester);
+    if (!admitted.ok) return admitted;
+    const asked = this.#redactor.value(decisions);
+    const checked = checkDecisions(
+      { suspension: { pending: wait.requests, results: [] }, decisions: wait.decisions },
+      [],
+      asked,
+      requester,
+    );
+    if (!checked.ok) return checked;
+    const decided = this.#store.decideBackground(wait, asked, requester.identity);
+    return ok({ kind: "background", id: wait.id, pending: undecidedIn(decided).map((r) => r.toolCallId) });
   }
 
   /** Decisions recorded, and the turn resumed by `start` once none is left waiting. */

@@ -5,14 +5,19 @@
  * leaves every request waiting as it was.
  */
 import { schemaProblems } from "../runtime/json-schema.ts";
-import { type Decision, isAnswer, undecided, type UserRequest } from "../runtime/suspension.ts";
+import { type Decision, isAnswer, type Suspension, undecided, type UserRequest } from "../runtime/suspension.ts";
 import type { Message } from "../runtime/messages.ts";
-import type { ConversationState } from "./storage/conversation-store.ts";
 import { fail, ok, type ConversationResult } from "./results.ts";
 
-/** Checks decisions against the suspended step: each must name a request that still waits, and answer it as its kind takes. */
+/** What waits for decisions: the turn's suspended step, or a background run's requests, with the decisions made so far. */
+export interface Waiting {
+  suspension: Pick<Suspension, "pending" | "results"> | null;
+  decisions: readonly Decision[];
+}
+
+/** Checks decisions against what waits: each must name a request that still waits, and answer it as its kind takes. */
 export function checkDecisions(
-  state: ConversationState | null,
+  state: Waiting | null,
   history: readonly Message[],
   decisions: readonly Decision[],
   by: { operator?: boolean | undefined } = {},
@@ -72,7 +77,7 @@ export function answerProblem(request: UserRequest, decision: Decision): string 
  * whole assistant message back, so a response it sent before (or one made elsewhere, which
  * /ui-messages shows decided) comes again with the new one. All repeats: kept, to be refused.
  */
-export function withoutRepeats(state: ConversationState | null, decisions: Decision[]): Decision[] {
+export function withoutRepeats(state: Waiting | null, decisions: Decision[]): Decision[] {
   const said = (d: Decision) => (isAnswer(d) ? JSON.stringify(d.answer) : d.approved);
   const stored = new Map(state?.decisions.map((d) => [d.toolCallId, said(d)]));
   const fresh = decisions.filter((d) => stored.get(d.toolCallId) !== said(d));

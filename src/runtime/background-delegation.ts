@@ -3,42 +3,62 @@
  * work started, and the host runs the delegated agent later, apart from any turn (a Durable Object
  * does it from its alarm). This is that run, host-agnostic: its steps for the host to store in the
  * delegated run's history, its events nested under the call that asked, and what came of it as the
- * note of the follow-up turn that brings the result to the agent that asked.
+ * note of the follow-up turn that brings the result to the agent that asked. A run that asks the user
+ * waits for them as a turn does (its requests decided by the same routes) while the conversation goes
+ * on, and the host runs it again from its stored wait with their decisions.
  */
 import { Agent } from "./agent.ts";
 import { newConversation } from "./conversation-snapshot.ts";
 import type { DelegatedEvent, TurnOutcome } from "./events.ts";
+import type { ConversationSnapshot } from "./conversation-snapshot.ts";
 import type { Message } from "./messages.ts";
 import type { Network } from "./network.ts";
 import type { BackgroundRequest } from "./ports/scheduler-port.ts";
 import type { StepCommit } from "./ports/store-port.ts";
 import { runTurnItems } from "./run-loop.ts";
-import type { RunItemsOptions } from "./run-options.ts";
+import type { RunItemsOptions, TurnInput } from "./run-options.ts";
 import { nest } from "./step/nested-items.ts";
-import type { UserRequest } from "./suspension.ts";
+import type { Decision, Suspension, UserRequest } from "./suspension.ts";
 import { delegatedNetwork } from "./tools/delegation.ts";
 import type { UsageTotals } from "./usage.ts";
 
-/** What a background run yields: a step to store in its history (`path`: the calls above it), or an event for live readers. */
+/**
+ * What a background run yields: a step to store in its history (`path`: the calls above it; `asked`: how many of its
+ * delegating call's asks its decisions have taken, for a run delegated within it), or an event for live readers.
+ */
 export type BackgroundItem =
-  | { type: "step"; path: readonly string[]; agent: string; commit: StepCommit }
+  | { type: "step"; path: readonly string[]; agent: string; commit: StepCommit; asked: number }
   | { type: "event"; event: DelegatedEvent };
 
-/** What came of a background run: the note the agent that asked reads in its follow-up turn tells it. */
+/** How a background run ended: the note the agent that asked reads in its follow-up turn tells it. */
 export type BackgroundOutcome =
   | { status: "completed"; text: string }
-  | { status: "waiting"; requests: ReadonlyArray<Pick<UserRequest, "name" | "args">> }
   | { status: "failed"; message: string }
   /** Stopped, or cut off by a restart before its result was stored (the host cannot know what its last step did). */
   | { status: "interrupted" };
 
+/**
+ * What a background run comes to: its end, or a wait for the user (`requests`, each under the path of the call that asked
+ * the run, as a delegated run's requests are asked in a turn); the host keeps the wait and runs it again once they are decided.
+ */
+export type BackgroundResult = BackgroundOutcome | { status: "awaiting_approval" | "awaiting_input"; requests: UserRequest[] };
+
+/** A background run's stored wait, with the user's decisions on its requests: where it carries on from. */
+export interface BackgroundResume {
+  conversation: ConversationSnapshot;
+  suspension: Suspension;
+  decisions: Decision[];
+}
+
 /** What a background run needs: the conversation's network and ports, the delegation, and what the conversation has spent. */
-export interface BackgroundRun extends Pick<RunItemsOptions, "model" | "mcp" | "remote" | "limits" | "signal"> {
+export interface BackgroundRun extends Pick<RunItemsOptions, "model" | "mcp" | "remote" | "limits" | "signal" | "delegations"> {
   conversationId: string;
   network: Network;
   delegation: BackgroundRequest;
   /** What the conversation has spent when the run starts: its budgets count on from there. */
   spent: UsageTotals;
+  /** Its wait, decided: the run carries on from it rather than from the request. */
+  resume?: BackgroundResume;
 }
 
 /** The delegated agent of a background delegation, found by name among the tools of the network's agents (and theirs). */
@@ -58,16 +78,19 @@ export function findDelegate(network: Network, name: string): Agent | undefined 
 }
 
 /**
- * Runs the delegated agent on a fresh context with only the request, under the path of the call that asked; handoffs
- * inside it stay inside it. It cannot ask the user (no turn waits for it): a run that would is stopped there, and says so.
+ * Runs the delegated agent on a fresh context with only the request (or from its decided wait), under the path of the call
+ * that asked; handoffs inside it stay inside it. A run that asks the user ends in a wait the host keeps.
  */
-export async function* runInBackground(run: BackgroundRun): AsyncGenerator<BackgroundItem, BackgroundOutcome> {
-  const { delegation } = run;
+export async function* runInBackground(run: BackgroundRun): AsyncGenerator<BackgroundItem, BackgroundResult> {
+  const { delegation, resume } = run;
   const delegate = findDelegate(run.network, delegation.agent);
   if (!delegate) return { status: "failed", message: `'${delegation.agent}' is no longer part of this network.` };
   const path = [delegation.toolCallId];
-  let holder = delegate.name;
+  let holder = resume?.conversation.holding.activeAgent ?? delegate.name;
   let waiting: UserRequest[] = [];
+  const input: TurnInput = resume
+    ? { kind: "resume", suspension: resume.suspension, decisions: resume.decisions }
+    : { kind: "message", text: delegation.request };
   let outcome: TurnOutcome;
   const items = runTurnItems({
     conversationId: `${run.conversationId}/${delegate.name}`,
@@ -77,8 +100,9 @@ export async function* runInBackground(run: BackgroundRun): AsyncGenerator<Backg
     ...(run.remote ? { remote: run.remote } : {}),
     ...(run.limits ? { limits: run.limits } : {}),
     ...(run.signal ? { signal: run.signal } : {}),
-    conversation: { ...newConversation(delegate.name), usage: run.spent },
-    input: { kind: "message", text: delegation.request },
+    ...(run.delegations ? { delegations: run.delegations } : {}),
+    conversation: { ...(resume?.conversation ?? newConversation(delegate.name)), usage: run.spent },
+    input,
     path,
   });
   let last = { text: "", failure: "" };
@@ -90,9 +114,9 @@ export async function* runInBackground(run: BackgroundRun): AsyncGenerator<Backg
     const item = next.value;
     if (item.type === "calls") continue;
     if (item.type === "commit" || item.type === "delegation-commit") {
-      const step = item.type === "commit" ? { path, agent: holder, commit: item.commit } : item;
+      const step = item.type === "commit" ? { path, agent: holder, commit: item.commit, asked: 0 } : item;
       if (item.type === "commit" && item.commit.suspension) waiting = item.commit.suspension.pending;
-      yield { type: "step", path: step.path, agent: step.agent, commit: step.commit };
+      yield { type: "step", path: step.path, agent: step.agent, commit: step.commit, asked: step.asked };
       for (const event of item.events) yield { type: "event", event: nest(path, holder, event) as DelegatedEvent };
       continue;
     }
@@ -101,18 +125,20 @@ export async function* runInBackground(run: BackgroundRun): AsyncGenerator<Backg
     if (item.type === "done") last = { ...last, text: item.text };
     yield { type: "event", event: nest(path, holder, item) as DelegatedEvent };
   }
-  return ended(outcome, last, waiting);
+  return ended(outcome, last, waiting, path);
 }
 
-function ended(outcome: TurnOutcome, last: { text: string; failure: string }, waiting: UserRequest[]): BackgroundOutcome {
+function ended(outcome: TurnOutcome, last: { text: string; failure: string }, waiting: UserRequest[], path: string[]): BackgroundResult {
   switch (outcome.status) {
     case "failed":
       return { status: "failed", message: last.failure || outcome.code };
     case "cancelled":
       return { status: "interrupted" };
     case "awaiting_approval":
-    case "awaiting_input":
-      return { status: "waiting", requests: waiting.map(({ name, args }) => ({ name, args })) };
+    case "awaiting_input": {
+      const requests = waiting.map((r) => ({ ...r, delegated: r.delegated ?? { path, toolCallId: r.toolCallId } }));
+      return { status: outcome.status, requests };
+    }
     default:
       return { status: "completed", text: last.text };
   }
@@ -134,11 +160,6 @@ export function backgroundNote(delegation: BackgroundRequest, outcome: Backgroun
   switch (outcome.status) {
     case "completed":
       return `${asked}, has finished: ${outcome.text}`;
-    case "waiting": {
-      const calls = outcome.requests.map((r) => `${r.name}(${JSON.stringify(r.args)})`).join(", ");
-      const cannot = "which it cannot ask in the background. Tell the user, and ask it again without that step or in the conversation.";
-      return `${asked}, stopped before finishing: it needs the user's decision on ${calls}, ${cannot}`;
-    }
     case "failed":
       return `${asked}, failed: ${outcome.message}. Tell the user, and try another way if there is one.`;
     case "interrupted":

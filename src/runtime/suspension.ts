@@ -220,7 +220,7 @@ export function settleInterrupted(
 }
 
 /** The suspended step's requests that still wait for a decision (one decided waits only for the others). */
-export function undecided(state: { suspension: Suspension | null; decisions: readonly Decision[] }): UserRequest[] {
+export function undecided(state: { suspension: Pick<Suspension, "pending"> | null; decisions: readonly Decision[] }): UserRequest[] {
   const decided = new Set(state.decisions.map((d) => d.toolCallId));
   return (state.suspension?.pending ?? []).filter((p) => !decided.has(p.toolCallId));
 }

@@ -203,6 +203,159 @@ describe("a background delegation", () => {
     expect(notes(after)).toHaveLength(1);
   });
 
+  it("asks the user and waits beside the conversation: its question is decided by the same route, and it carries on from the alarm", async () => {
+    const redeliver = { toolCalls: [{ id: "rd1", name: "arrange_redelivery", arguments: JSON.stringify({ orderId: "A1002" }) }] };
+    const s = await scenario((tag) => [
+      transfer,
+      startSearch(tag),
+      { text: "I have started a search." },
+      lookup,
+      redeliver,
+      { text: "You are welcome." },
+      { text: "It is at the Arlington depot; it comes again on 2026-12-10, at the parcel locker." },
+      { text: "Good news: it comes again on 2026-12-10." },
+    ]);
+    await chat(s.conversationId, s.tag("my parcel for order A1002 is lost, please redeliver it"));
+    const socket = await openSocket(s.conversationId, `?after=${(await view(s.conversationId)).lastEventId}`);
+    await ring(s.conversationId);
+    const waiting = await until(
+      () => view(s.conversationId),
+      (v) => (v.background as Array<{ status: string }>)[0]?.status === "awaiting_input",
+      "the search waiting for the customer's answer",
+    );
+    // Its question is listed with the conversation's requests, under the call that asked the search; the turn is not waiting.
+    expect(waiting.pendingRequests).toMatchObject([
+      {
+        kind: "question",
+        toolCallId: "rd1",
+        name: "arrange_redelivery",
+        agent: "parcel-search",
+        delegated: { path: ["bg1"], toolCallId: "rd1" },
+      },
+    ]);
+    expect(waiting.status).toBe("completed");
+    expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "delegation", toolCallId: "bg1" }]);
+    // An open socket saw the question as the search asked it, nested under the call.
+    await socket.until(
+      (f) => f.type === "delegated" && (f.data as { event: { type: string } }).event.type === "input-required",
+      "the search's question on the socket",
+    );
+
+    // The conversation goes on meanwhile.
+    const meanwhile = await chat(s.conversationId, s.tag("thanks"));
+    expect(meanwhile.at(-1)).toMatchObject({ type: "done", status: "completed", text: "You are welcome." });
+    expect((await view(s.conversationId)).pendingRequests).toHaveLength(1);
+
+    // An answer that does not fit its schema is refused, and the question still waits.
+    const decide = (answer: unknown) =>
+      call(`/v1/conversations/${s.conversationId}/decisions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ decisions: [{ toolCallId: "rd1", answer }] }),
+      });
+    const refused = await decide({ day: "soon", where: "roof" });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: { code: "invalid_answer" } });
+    // A socket's decision frame is checked the same way.
+    socket.send({ type: "decision", decisions: [{ toolCallId: "rd1", answer: { day: "2026-12-10", where: "roof" } }] });
+    await socket.until((f) => f.type === "error" && f.data.code === "invalid_answer", "the socket's answer refused");
+    expect((await view(s.conversationId)).pendingRequests).toHaveLength(1);
+    // Taken: 202, nothing to stream (no turn resumes); the search carries on from the alarm.
+    const taken = await decide({ day: "2026-12-10", where: "parcel locker" });
+    expect(taken.status).toBe(202);
+    expect(await taken.json()).toEqual({ status: "background", background: expect.any(String), pending: [] });
+    expect((await view(s.conversationId)).pendingRequests).toEqual([]);
+
+    // The alarm carries the search on from its wait: the tool runs with the answer, and the result comes once.
+    const after = await until(
+      () => view(s.conversationId),
+      (v) => v.messages.at(-1)?.content === "Good news: it comes again on 2026-12-10.",
+      "the follow-up with the search's result",
+    );
+    await ring(s.conversationId);
+    const sent = (await s.sent()).requests;
+    expect(sent).toHaveLength(8);
+    expect(sent[6]!.messages.filter((m) => m.role === "tool").at(-1)).toMatchObject({
+      content: JSON.stringify({ orderId: "A1002", redeliveryDay: "2026-12-10", leaveAt: "parcel locker" }),
+    });
+    expect(notes(after)).toHaveLength(1);
+    expect(after.background).toMatchObject([{ toolCallId: "bg1", status: "completed" }]);
+    expect(after.activity).toEqual(expect.arrayContaining([expect.objectContaining({ kind: "answered", toolCallId: "rd1" })]));
+    const run = await storedRun(s.conversationId, 1);
+    expect(run.history.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool", "assistant"]);
+    expect(run.runs).toEqual([{ status: "completed", model_calls: 3 }]);
+    socket.ws.close();
+  });
+
+  it("waiting for the user, ends when its entry is cancelled: its question goes, and nothing comes back", async () => {
+    const redeliver = { toolCalls: [{ id: "rd1", name: "arrange_redelivery", arguments: JSON.stringify({ orderId: "A1002" }) }] };
+    const s = await scenario((tag) => [transfer, startSearch(tag), { text: "Started." }, redeliver]);
+    await chat(s.conversationId, s.tag("my parcel for order A1002 is lost"));
+    const [entry] = await scheduled(s.conversationId);
+    await ring(s.conversationId);
+    await until(
+      () => view(s.conversationId),
+      (v) => (v.pendingRequests as unknown[]).length === 1,
+      "the search waiting for the customer's answer",
+    );
+    // Rings while it waits leave it waiting, a restart too.
+    await ring(s.conversationId);
+    await restart(s.conversationId);
+    await ring(s.conversationId);
+    expect((await view(s.conversationId)).pendingRequests).toHaveLength(1);
+    expect((await view(s.conversationId)).background).toMatchObject([{ toolCallId: "bg1", status: "awaiting_input" }]);
+    expect((await call(`/v1/conversations/${s.conversationId}/schedule/${entry!.id}`, { method: "DELETE" })).status).toBe(200);
+    const after = await view(s.conversationId);
+    expect(after.pendingRequests).toEqual([]);
+    expect(after.background).toMatchObject([{ toolCallId: "bg1", status: "interrupted" }]);
+    const late = await call(`/v1/conversations/${s.conversationId}/decisions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ decisions: [{ toolCallId: "rd1", answer: { day: "2026-12-10", where: "front door" } }] }),
+    });
+    expect(late.status).toBe(409);
+    await ring(s.conversationId);
+    expect((await view(s.conversationId)).turn).toBe(1);
+    expect((await s.sent()).requests).toHaveLength(4);
+  });
+
+  it("waiting for the user past a request's deadline, declines it as expired and carries on", async () => {
+    const redeliver = { toolCalls: [{ id: "rd1", name: "arrange_redelivery", arguments: JSON.stringify({ orderId: "A1002" }) }] };
+    const s = await scenario((tag) => [
+      transfer,
+      startSearch(tag),
+      { text: "Started." },
+      redeliver,
+      { text: "Found it; no redelivery was booked." },
+      { text: "The search found it, but no redelivery was booked." },
+    ]);
+    await chat(s.conversationId, s.tag("my parcel for order A1002 is lost"));
+    await ring(s.conversationId);
+    await until(
+      () => view(s.conversationId),
+      (v) => (v.pendingRequests as unknown[]).length === 1,
+      "the search waiting for the customer's answer",
+    );
+    // Its question's deadline passes (the demo's asks set none: the stored one is moved into the past).
+    await runInDurableObject(stub(s.conversationId), (_object, state) => {
+      state.storage.sql.exec(`UPDATE background_runs SET wait = json_set(wait, '$.requests[0].expiresAt', '2026-01-01T00:00:00.000Z')`);
+    });
+    await ring(s.conversationId);
+    const after = await until(
+      () => view(s.conversationId),
+      (v) => v.messages.at(-1)?.content === "The search found it, but no redelivery was booked.",
+      "the follow-up after the expired question",
+    );
+    expect(after.pendingRequests).toEqual([]);
+    expect(after.activity).toEqual(expect.arrayContaining([expect.objectContaining({ kind: "expired", toolCallId: "rd1" })]));
+    const sent = (await s.sent()).requests;
+    expect(sent[4]!.messages.at(-1)).toMatchObject({
+      role: "tool",
+      content: "The user did not answer before the deadline: the request expired.",
+    });
+    expect(notes(after)).toHaveLength(1);
+  });
+
   it("stops when the conversation is deleted, or its entry cancelled: nothing comes back", async () => {
     const s = await scenario((tag) => [transfer, startSearch(tag), { text: "Started." }, { ...lookup, holdAfter: 0 }, { text: "never" }]);
     await chat(s.conversationId, s.tag("my parcel for order A1002 is lost"));

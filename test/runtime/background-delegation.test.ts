@@ -2,11 +2,21 @@
  * Background delegation (`asTool({ background: true })`) in the runtime, host-agnostic: the call
  * answers at once with what the host's schedule took on; the host later runs the delegated agent
  * on a fresh context with only the request (`runInBackground`), its steps under the call's path and
- * its events nested; what came of it is the note of the follow-up the agent that asked reads.
+ * its events nested; what came of it is the note of the follow-up the agent that asked reads. A run
+ * that asks the user ends in a wait the host keeps, and carries on from it with the user's decisions.
  */
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { type BackgroundItem, backgroundNote, recoveredOutcome, runInBackground } from "../../src/runtime/background-delegation.ts";
+import {
+  type BackgroundItem,
+  type BackgroundOutcome,
+  type BackgroundResult,
+  type BackgroundResume,
+  backgroundNote,
+  recoveredOutcome,
+  runInBackground,
+} from "../../src/runtime/background-delegation.ts";
+import { newConversation } from "../../src/runtime/conversation-snapshot.ts";
 import { Agent, Network, type RunEvent, runTurn, tool } from "../../src/runtime/index.ts";
 import type { BackgroundRequest, Scheduler } from "../../src/runtime/ports/scheduler-port.ts";
 import { NO_USAGE } from "../../src/runtime/usage.ts";
@@ -63,12 +73,24 @@ async function turn(network: Network, steps: ScriptStep[], scheduler?: Scheduler
   return events;
 }
 
-async function background(network: Network, model: ScriptedModel, delegation: BackgroundRequest, spent = NO_USAGE) {
+async function background(
+  network: Network,
+  model: ScriptedModel,
+  delegation: BackgroundRequest,
+  spent = NO_USAGE,
+  resume?: BackgroundResume,
+) {
   const items: BackgroundItem[] = [];
-  const run = runInBackground({ conversationId: "c1", network, model, delegation, spent });
+  const run = runInBackground({ conversationId: "c1", network, model, delegation, spent, ...(resume ? { resume } : {}) });
   let next = await run.next();
   for (; !next.done; next = await run.next()) items.push(next.value);
   return { items, outcome: next.value };
+}
+
+/** A run's end (a wait is not one). */
+function ended(result: BackgroundResult): BackgroundOutcome {
+  if ("requests" in result) throw new Error(`The run waits: ${JSON.stringify(result)}`);
+  return result;
 }
 
 const startHelper: ScriptStep = { toolCalls: [{ id: "bg", name: "ask_helper", args: { request: "echo A1001" } }] };
@@ -98,20 +120,38 @@ describe("a background delegation", () => {
     const nested = items.flatMap((i) => (i.type === "event" ? [i.event] : []));
     expect(nested.every((e) => e.type === "delegated" && e.path.join() === "bg" && e.agent === "helper")).toBe(true);
     expect(nested.map((e) => e.event.type)).toEqual(expect.arrayContaining(["run-start", "tool-call", "tool-result", "done"]));
-    expect(backgroundNote(scheduler.taken[0]!, outcome)).toBe(
+    expect(backgroundNote(scheduler.taken[0]!, ended(outcome))).toBe(
       "'helper', which triage asked in the background (call bg), has finished: Echoed A1001.",
     );
   });
 
-  it("cannot ask the user: a run that needs an approval stops there, and its note names the call that waited", async () => {
+  it("asks the user in a wait the host keeps (its requests under the call that asked), and carries on from it with their decision", async () => {
     const network = networkWith([refund]);
     const delegation = { agent: "helper", request: "refund 5", askedBy: "triage", toolCallId: "bg" };
-    const model = new ScriptedModel([{ toolCalls: [{ id: "r", name: "refund", args: { amount: 5 } }] }]);
-    const { outcome } = await background(network, model, delegation);
-    expect(outcome).toEqual({ status: "waiting", requests: [{ name: "refund", args: { amount: 5 } }] });
-    expect(backgroundNote(delegation, outcome)).toMatch(
-      /stopped before finishing: it needs the user's decision on refund\(\{"amount":5\}\), which it cannot ask/,
-    );
+    const model = new ScriptedModel([{ toolCalls: [{ id: "r", name: "refund", args: { amount: 5 } }] }, { text: "Refunded 5." }]);
+    const first = await background(network, model, delegation);
+    expect(first.outcome).toMatchObject({
+      status: "awaiting_approval",
+      requests: [{ kind: "approval", toolCallId: "r", name: "refund", args: { amount: 5 }, delegated: { path: ["bg"], toolCallId: "r" } }],
+    });
+    const steps = first.items.flatMap((i) => (i.type === "step" ? [i] : []));
+    const suspension = steps.at(-1)?.commit.suspension;
+    if (!suspension) throw new Error("the wait was not in the run's last step");
+    const conversation = { ...newConversation("helper"), history: steps.flatMap((s) => s.commit.messages) };
+
+    const second = await background(network, model, delegation, NO_USAGE, {
+      conversation,
+      suspension,
+      decisions: [{ toolCallId: "r", approved: true }],
+    });
+    expect(second.outcome).toEqual({ status: "completed", text: "Refunded 5." });
+    // The approved call ran, and the model read its result with the history of the first leg.
+    expect(model.requests).toHaveLength(2);
+    expect(model.requests[1]!.messages).toEqual([
+      { role: "user", content: "refund 5" },
+      expect.objectContaining({ role: "assistant", toolCalls: [expect.objectContaining({ id: "r", name: "refund" })] }),
+      expect.objectContaining({ role: "tool", toolCallId: "r", content: "refunded" }),
+    ]);
   });
 
   it("is held to the conversation's budgets from what the conversation has spent", async () => {
@@ -121,7 +161,7 @@ describe("a background delegation", () => {
     const { outcome } = await background(network, model, delegation, { ...NO_USAGE, modelCalls: 2 });
     expect(model.requests).toHaveLength(1);
     expect(outcome).toMatchObject({ status: "failed" });
-    expect(backgroundNote(delegation, outcome)).toMatch(/failed: .*budget/i);
+    expect(backgroundNote(delegation, ended(outcome))).toMatch(/failed: .*budget/i);
   });
 
   it("is refused without a schedule, as an error the model reads; an agent the network no longer has fails", async () => {

@@ -6,18 +6,30 @@
  * and the end, in one write, replaces the entry with a follow-up that brings the result to the agent
  * that asked, which runs once as every follow-up does.
  *
+ * A run that asks the user waits as a turn does, beside the conversation: its requests are listed with
+ * the turn's, decided by the same routes (Conversation.decide), and expire at their deadlines. Once
+ * every one is decided its entry is due, and the run carries on from its stored wait.
+ *
  * While a run goes on its entry is due again a lease later: a ring then finds it running here and
  * puts it off. A ring that finds it started but not running here follows a restart that cut it
  * off: it ends as its stored history says (its answer, when its last step was stored, else
  * interrupted), as a foreground delegation cut off by a crash is answered interrupted.
  */
-import { type BackgroundOutcome, backgroundNote, recoveredOutcome, runInBackground } from "../../runtime/background-delegation.ts";
+import {
+  type BackgroundOutcome,
+  type BackgroundResult,
+  type BackgroundResume,
+  backgroundNote,
+  recoveredOutcome,
+  runInBackground,
+} from "../../runtime/background-delegation.ts";
 import { errorMessage } from "../../runtime/errors.ts";
 import type { RunEvent } from "../../runtime/events.ts";
 import type { Network } from "../../runtime/network.ts";
 import { NestedRedaction, type Redactor } from "../../runtime/redact.ts";
 import type { RunItemsOptions } from "../../runtime/run-options.ts";
-import type { DelegationEntry } from "../storage/background-runs.ts";
+import { APPROVAL_EXPIRED, type Decision, type UserRequest } from "../../runtime/suspension.ts";
+import { type BackgroundWait, type DelegationEntry, undecidedIn } from "../storage/background-runs.ts";
 import type { ConversationStore } from "../storage/conversation-store.ts";
 import { type OtlpExporter, toOtlp } from "../../traces/otlp-export.ts";
 import { type Span, TraceBuilder } from "../../traces/turn-trace.ts";
@@ -47,17 +59,42 @@ export class BackgroundWork {
     this.#setup = setup;
   }
 
-  /** The alarm found the entry due: its run starts, or (running here) is put off a lease, or (cut off by a restart) ends. */
+  /**
+   * The alarm found the entry due: its run starts, or carries on from its decided wait (a wait past a request's deadline
+   * declines it), or (running here) is put off a lease, or (cut off by a restart) ends.
+   */
   due(entry: DelegationEntry): void {
     const { store } = this.#setup;
     const leaseUntil = Date.now() + BACKGROUND_LEASE_MS;
     if (this.#running.has(entry.id)) return store.schedule.postpone(entry.id, leaseUntil);
     const state = store.state();
     if (!state) return store.schedule.remove(entry.id);
+    const wait = store.background.waits().find((w) => w.id === entry.id);
+    if (wait) return this.#waited(entry, wait, state.conversationId, leaseUntil);
     if (store.background.get(entry.id)) return this.#finish(entry, recoveredOutcome(store.delegation(entry.turn, [entry.toolCallId])));
     store.background.begin(entry, leaseUntil);
+    this.#start(entry, state.conversationId);
+  }
+
+  /** A wait's entry rang: its requests past their deadline are declined; once none is left, the run carries on. */
+  #waited(entry: DelegationEntry, wait: BackgroundWait, conversationId: string, leaseUntil: number): void {
+    const { store } = this.#setup;
+    const now = Date.now();
+    const expired = undecidedIn(wait).filter((r) => r.expiresAt !== undefined && Date.parse(r.expiresAt) <= now);
+    const decided = store.decideBackground(
+      wait,
+      expired.map((r): Decision => ({ toolCallId: r.toolCallId, approved: false, reason: APPROVAL_EXPIRED })),
+    );
+    if (undecidedIn(decided).length > 0) return;
+    const stored = store.readDelegation([entry.toolCallId], entry.turn);
+    if (!stored?.suspension) return this.#finish(entry, { status: "interrupted" });
+    store.background.resume(entry.id, leaseUntil);
+    this.#start(entry, conversationId, { conversation: stored.conversation, suspension: stored.suspension, decisions: decided.decisions });
+  }
+
+  #start(entry: DelegationEntry, conversationId: string, resume?: BackgroundResume): void {
     const controller = new AbortController();
-    const done = this.#run(entry, state.conversationId, controller.signal).finally(() => this.#running.delete(entry.id));
+    const done = this.#run(entry, conversationId, controller.signal, resume).finally(() => this.#running.delete(entry.id));
     this.#running.set(entry.id, { controller, done });
     this.#setup.waitUntil(done);
   }
@@ -67,29 +104,36 @@ export class BackgroundWork {
     return this.#running.has(id);
   }
 
-  /** Stops the runs whose entry is gone (cancelled, or gone with a rewound turn); `all`: every run (the conversation is erased). */
+  /**
+   * Stops the runs whose entry is gone (cancelled, or gone with a rewound turn), and ends those that waited for the user;
+   * `all`: every run (the conversation is erased).
+   */
   async stop(all = false): Promise<void> {
-    const { schedule } = this.#setup.store;
+    const { schedule, background } = this.#setup.store;
     const stopping = [...this.#running].filter(([id]) => all || !schedule.get(id)).map(([, run]) => run);
     for (const run of stopping) run.controller.abort();
     await Promise.all(stopping.map((run) => run.done));
+    if (!all) background.endOrphanedWaits();
   }
 
-  async #run(entry: DelegationEntry, conversationId: string, signal: AbortSignal): Promise<void> {
+  async #run(entry: DelegationEntry, conversationId: string, signal: AbortSignal, resume?: BackgroundResume): Promise<void> {
     const { store, network, redactor, run, tell } = this.#setup;
     // What the trace is made of, with when each came (text aside: a trace keeps no content).
     const traced: Array<[RunEvent, number]> = [];
     // Its text is redacted as a stream per run, as a turn's is.
     const nested = new NestedRedaction(redactor);
-    let outcome: BackgroundOutcome;
+    let outcome: BackgroundResult;
     try {
-      const items = runInBackground({ ...run, conversationId, network, signal, delegation: entry, spent: store.usage() });
+      // A run delegated within it resumes from what is stored under the turn that asked.
+      const delegations = { readDelegation: (path: readonly string[]) => store.readDelegation(path, entry.turn) };
+      const started = { ...run, conversationId, network, signal, delegation: entry, spent: store.usage(), delegations };
+      const items = runInBackground(resume ? { ...started, resume } : started);
       let next = await items.next();
       for (; !next.done; next = await items.next()) {
         const item = next.value;
         if (item.type === "step") {
           for (const event of nested.flush()) tell(event);
-          store.commitBackgroundStep(entry, item.path, item.agent, redactor.value(item.commit));
+          store.commitBackgroundStep(entry, { ...item, commit: redactor.value(item.commit) });
         } else {
           for (const event of nested.take(item.event)) tell(event);
           if (item.event.event.type !== "text-delta") traced.push([item.event, Date.now()]);
@@ -102,7 +146,8 @@ export class BackgroundWork {
       outcome = { status: "failed", message: "its steps could not be stored" };
     }
     const trace = this.#trace(entry, traced);
-    this.#finish(entry, outcome, trace?.spans);
+    if ("requests" in outcome) this.#wait(entry, outcome.status, redactor.value(outcome.requests), trace?.spans);
+    else this.#finish(entry, outcome, trace?.spans);
     const { exporter } = this.#setup;
     if (trace && exporter && trace.spans.length > 0)
       this.#setup.waitUntil(exporter.export(redactor.value(toOtlp({ ...trace, conversationId, content: null }))));
@@ -119,6 +164,15 @@ export class BackgroundWork {
     builder.follow(entry.toolCallId);
     for (const [event, at] of traced) builder.record(event, at);
     return { traceId: previous.traceId, spans: builder.added(traced.at(-1)?.[1] ?? Date.now()) };
+  }
+
+  #wait(entry: DelegationEntry, status: "awaiting_approval" | "awaiting_input", requests: UserRequest[], spans: Span[] = []): void {
+    try {
+      this.#setup.store.background.wait(entry, status, requests, spans);
+    } catch (error) {
+      // As an end not stored: the next ring finds it started and not running, and ends it from its stored history.
+      this.#setup.log(this.#setup.redactor.text(`background delegation's wait not stored: ${errorMessage(error)}`));
+    }
   }
 
   #finish(entry: DelegationEntry, outcome: BackgroundOutcome, spans: Span[] = []): void {

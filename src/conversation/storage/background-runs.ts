@@ -1,9 +1,11 @@
 /**
  * Background delegations' runs (`asTool({ background: true })`), by their schedule entry's id:
- * whether one has started (a restart that finds it started and not running cut it off), how it
- * ended, and what it spent (the conversation's spending counts it, as it counts its turns').
+ * whether one has started (a restart that finds it started and not running cut it off), the wait
+ * for the user it is in, how it ended, and what it spent (the conversation's spending counts it, as
+ * it counts its turns').
  */
-import type { BackgroundOutcome } from "../../runtime/background-delegation.ts";
+import type { BackgroundOutcome, BackgroundResult } from "../../runtime/background-delegation.ts";
+import type { Decision, UserRequest } from "../../runtime/suspension.ts";
 import type { UsageTotals } from "../../runtime/usage.ts";
 import type { Span } from "../../traces/turn-trace.ts";
 import type { Schedule, ScheduleEntry } from "../schedule/schedule.ts";
@@ -13,8 +15,18 @@ import { spentIn } from "./stored-state.ts";
 /** A background delegation's entry in the schedule. */
 export type DelegationEntry = Extract<ScheduleEntry, { kind: "delegation" }>;
 
-/** How a background run stands: running, or how it ended. */
-export type BackgroundStatus = "running" | BackgroundOutcome["status"];
+/** How a background run stands: running, waiting for the user, or how it ended. */
+export type BackgroundStatus = "running" | BackgroundResult["status"];
+
+/** A background run's wait for the user: its requests (under the call that asked the run), and the decisions so far. */
+export interface BackgroundWait {
+  id: string;
+  requests: UserRequest[];
+  decisions: Decision[];
+}
+
+/** How long a wait with no deadline goes before its entry rings to look at it again. */
+const LOOK_AGAIN_MS = 24 * 60 * 60 * 1000;
 
 export interface BackgroundRunRecord {
   id: string;
@@ -51,10 +63,10 @@ export class BackgroundRuns {
     this.#db.transactionAlone(() => {
       if (!this.get(entry.id)) this.#start(entry, status);
       this.#db.exec(
-        `UPDATE background_runs SET status = ?, ended_at = ?, spans = ? WHERE id = ?`,
+        `UPDATE background_runs SET status = ?, ended_at = ?, spans = ?, wait = NULL WHERE id = ?`,
         status,
         Date.now(),
-        JSON.stringify(spans),
+        this.#withSpans(entry.id, spans),
         entry.id,
       );
       if (!this.#schedule.get(entry.id)) return;
@@ -62,6 +74,69 @@ export class BackgroundRuns {
       const { askedBy, toolCallId, agent } = entry;
       this.#schedule.add({ kind: "follow-up", dueAt: Date.now(), note, agent: askedBy, toolCallId, delegated: agent }, entry.turn);
     });
+  }
+
+  /** The run waits for the user: its requests stored, its entry due at the earliest deadline among them (or later, to look again). */
+  wait(
+    entry: DelegationEntry,
+    status: Exclude<BackgroundStatus, "running" | BackgroundOutcome["status"]>,
+    requests: UserRequest[],
+    spans: readonly Span[],
+  ): void {
+    const wait: BackgroundWait = { id: entry.id, requests, decisions: [] };
+    this.#db.transactionAlone(() => {
+      this.#db.exec(
+        `UPDATE background_runs SET status = ?, wait = ?, spans = ? WHERE id = ?`,
+        status,
+        JSON.stringify(wait),
+        this.#withSpans(entry.id, spans),
+        entry.id,
+      );
+      this.#schedule.postpone(entry.id, lookAt(wait));
+    });
+  }
+
+  /**
+   * Decisions on a waiting run's requests; once none is left undecided its entry is due now, and the alarm carries the run
+   * on. Call inside a transaction.
+   */
+  decide(wait: BackgroundWait, decisions: readonly Decision[]): BackgroundWait {
+    const decided = { ...wait, decisions: [...wait.decisions, ...decisions] };
+    this.#db.exec(`UPDATE background_runs SET wait = ? WHERE id = ?`, JSON.stringify(decided), wait.id);
+    this.#schedule.postpone(wait.id, undecidedIn(decided).length === 0 ? Date.now() : lookAt(decided));
+    return decided;
+  }
+
+  /** The runs that wait for the user (while their entry is there). */
+  waits(): BackgroundWait[] {
+    return this.#db
+      .rows<{ wait: string }>(
+        `SELECT wait FROM background_runs WHERE wait IS NOT NULL AND id IN (SELECT id FROM schedule) ORDER BY started_at`,
+      )
+      .map((row) => JSON.parse(row.wait) as BackgroundWait);
+  }
+
+  /** Waits whose entry is gone (cancelled, or gone with a rewound turn) end interrupted, as a run stopped there would. */
+  endOrphanedWaits(): void {
+    this.#db.exec(
+      `UPDATE background_runs SET status = 'interrupted', ended_at = ?, wait = NULL
+         WHERE wait IS NOT NULL AND id NOT IN (SELECT id FROM schedule)`,
+      Date.now(),
+    );
+  }
+
+  /** The run carries on from its decided wait: running again, its entry due a lease on. */
+  resume(id: string, leaseUntil: number): void {
+    this.#db.transactionAlone(() => {
+      this.#db.exec(`UPDATE background_runs SET status = 'running', wait = NULL WHERE id = ?`, id);
+      this.#schedule.postpone(id, leaseUntil);
+    });
+  }
+
+  /** The run's spans so far, then `spans` (a run that waited adds its next leg's). */
+  #withSpans(id: string, spans: readonly Span[]): string {
+    const before = this.#db.rows<{ spans: string | null }>(`SELECT spans FROM background_runs WHERE id = ?`, id)[0]?.spans;
+    return JSON.stringify([...(before ? (JSON.parse(before) as Span[]) : []), ...spans]);
   }
 
   get(id: string): BackgroundRunRecord | undefined {
@@ -109,6 +184,18 @@ export class BackgroundRuns {
   spent(): UsageTotals {
     return spentIn(this.#db, "background_runs");
   }
+}
+
+/** A wait's requests still undecided. */
+export function undecidedIn(wait: BackgroundWait): UserRequest[] {
+  const decided = new Set(wait.decisions.map((d) => d.toolCallId));
+  return wait.requests.filter((r) => !decided.has(r.toolCallId));
+}
+
+/** When a wait's entry rings: at the earliest deadline of its undecided requests, else a day on. */
+function lookAt(wait: BackgroundWait): number {
+  const deadlines = undecidedIn(wait).flatMap((r) => (r.expiresAt === undefined ? [] : [Date.parse(r.expiresAt)]));
+  return Math.min(Date.now() + LOOK_AGAIN_MS, ...deadlines);
 }
 
 const RUN_COLUMNS = "id, turn, tool_call_id, agent, status, started_at, ended_at";

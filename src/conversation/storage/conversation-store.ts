@@ -6,7 +6,7 @@
  */
 import type { OperatorIdentity } from "../../runtime/handoff/types.ts";
 import { ActivityLog } from "./activity-log.ts";
-import { BackgroundRuns } from "./background-runs.ts";
+import { BackgroundRuns, type BackgroundWait } from "./background-runs.ts";
 import { Outbox } from "../schedule/outbox.ts";
 import { PushConfigs } from "../schedule/push-configs.ts";
 import { EXPIRED, Schedule } from "../schedule/schedule.ts";
@@ -17,7 +17,7 @@ import type { ConversationSnapshot } from "../../runtime/conversation-snapshot.t
 import { type Holding, newHolding } from "../../runtime/holding.ts";
 import type { Message } from "../../runtime/messages.ts";
 import { applyCommit, type StepCommit, type StoredDelegation } from "../../runtime/ports/store-port.ts";
-import { type Decision, isAnswer, type Suspension } from "../../runtime/suspension.ts";
+import { type Decision, isAnswer, type Suspension, type UserRequest } from "../../runtime/suspension.ts";
 import { addUsage, NO_USAGE, type UsageTotals } from "../../runtime/usage.ts";
 import type { StoredEvent } from "../../wire/sse.ts";
 import { CRASH_ID_GAP, EventLog } from "./event-log.ts";
@@ -233,25 +233,40 @@ export class ConversationStore {
   /** Decisions on the requests the turn waits for, and who made them (one activity row each), in one transaction. */
   recordDecisions(decisions: readonly Decision[], resume: boolean, by?: OperatorIdentity): ConversationState {
     const state = this.#requireState();
-    const pending = new Map(state.suspension?.pending.map((p) => [p.toolCallId, p]));
     return this.#write({ ...state, decisions: [...state.decisions, ...decisions] }, () => {
-      for (const decision of decisions) {
-        const { toolCallId } = decision;
-        const call = pending.get(toolCallId);
-        this.activity.record({
-          kind: decisionActivity(decision, by),
-          ...(by ? { by } : {}),
-          agent: call?.agent ?? state.holding.activeAgent,
-          toolCallId,
-          ...(call ? { tool: call.name } : {}),
-        });
-      }
+      this.#recordDecided(decisions, state.suspension?.pending ?? [], state.holding.activeAgent, by);
       if (resume) {
         this.turns.resume(state.turn);
         this.schedule.removeKind("approval-expiry");
       }
       this.#legOpen ||= resume;
     });
+  }
+
+  /** Decisions on a background run's wait, in the activity log as a turn's are; once none is left undecided, the run is due. */
+  decideBackground(wait: BackgroundWait, decisions: readonly Decision[], by?: OperatorIdentity): BackgroundWait {
+    let decided = wait;
+    this.#db.transactionAlone(() => {
+      decided = this.background.decide(wait, decisions);
+      this.#recordDecided(decisions, wait.requests, this.#requireState().holding.activeAgent, by);
+    });
+    return decided;
+  }
+
+  /** Each decision in the activity log, with the call it decided (`holder`: the agent named when the call is not known). */
+  #recordDecided(decisions: readonly Decision[], requests: readonly UserRequest[], holder: string, by?: OperatorIdentity): void {
+    const pending = new Map(requests.map((p) => [p.toolCallId, p]));
+    for (const decision of decisions) {
+      const { toolCallId } = decision;
+      const call = pending.get(toolCallId);
+      this.activity.record({
+        kind: decisionActivity(decision, by),
+        ...(by ? { by } : {}),
+        agent: call?.agent ?? holder,
+        toolCallId,
+        ...(call ? { tool: call.name } : {}),
+      });
+    }
   }
 
   /**
@@ -337,9 +352,13 @@ export class ConversationStore {
    * A background delegation's step, in the delegated run's history under the turn that asked (`run.turn`), on its own: no
    * running turn's write goes with it. What it spent counts toward the conversation's spending.
    */
-  commitBackgroundStep(run: { id: string; turn: number }, path: readonly string[], agent: string, commit: StepCommit): void {
+  commitBackgroundStep(
+    run: { id: string; turn: number },
+    step: { path: readonly string[]; agent: string; commit: StepCommit; asked: number },
+  ): void {
+    const { commit } = step;
     this.#db.transactionAlone(() => {
-      this.#delegationRows(run.turn, path, agent, commit, 0);
+      this.#delegationRows(run.turn, step.path, step.agent, commit, step.asked);
       if (commit.usage) this.background.spend(run.id, commit.usage);
     });
     if (commit.usage && this.#conversationUsage) this.#conversationUsage = addUsage(this.#conversationUsage, commit.usage);
@@ -357,9 +376,11 @@ export class ConversationStore {
     );
   }
 
-  /** A delegated run of the current turn as its steps left it: its holder and history, its wait, the asks its decisions took. */
-  readDelegation(path: readonly string[]): StoredDelegation | undefined {
-    const turn = this.#requireState().turn;
+  /**
+   * A delegated run as its steps left it (its holder and history, its wait, the asks its decisions took): of the current
+   * turn unless `turn` says which (a background run's is under the turn that asked it).
+   */
+  readDelegation(path: readonly string[], turn = this.#requireState().turn): StoredDelegation | undefined {
     const row = this.#db.rows<{ data: string }>(`SELECT data FROM delegation_runs WHERE turn = ? AND path = ?`, turn, path.join("/"))[0];
     if (!row) return undefined;
     const run = JSON.parse(row.data) as { holding: Holding; suspension: Suspension | null; asked: number };

@@ -70,10 +70,10 @@ export function takeSnapshot(db: SqlWriter, turns: TurnLog, afterTurn: number, c
     handoffs: rows(`SELECT turn, data FROM handoffs WHERE turn <= ? ORDER BY seq`),
     compactions: rows(`SELECT turn, replaces, summary, agent FROM compactions WHERE turn <= ? ORDER BY seq`),
     delegations: rows(`SELECT turn, path, agent, data FROM delegations WHERE turn <= ? ORDER BY seq`),
-    // A run still going belongs to the conversation it runs in: in the fork it is over, cut off where it stood.
+    // A run still going (or waiting for the user) belongs to the conversation it runs in: in the fork it is over, cut off where it stood.
     backgroundRuns: rows<Record<string, string | number | null>>(
       `SELECT ${BACKGROUND_COLUMNS.join(", ")} FROM background_runs WHERE turn <= ? ORDER BY started_at`,
-    ).map((run) => (run.status === "running" ? { ...run, status: "interrupted" } : run)),
+    ).map((run) => (run.ended_at === null ? { ...run, status: "interrupted" } : run)),
     turns: rows(`SELECT ${TURN_COLUMNS.join(", ")} FROM turns WHERE turn <= ? ORDER BY turn`),
   };
 }

@@ -61,6 +61,8 @@ export const MIGRATIONS: readonly string[][] = [
        input_tokens INTEGER NOT NULL DEFAULT 0, output_tokens INTEGER NOT NULL DEFAULT 0, tool_calls INTEGER NOT NULL DEFAULT 0,
        spans TEXT)`,
   ],
+  // 15: a background run that waits for the user: its requests and the decisions on them so far.
+  [`ALTER TABLE background_runs ADD COLUMN wait TEXT`],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

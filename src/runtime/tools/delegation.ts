@@ -107,12 +107,14 @@ async function runDelegation(run: RunContext, delegate: Agent, request: string, 
  * under the conversation's budgets (its run counts what was spent outside it: its start's usage, or `spentOutside`).
  */
 export function delegatedNetwork(parent: Network, delegate: Agent): Network {
-  const { maxParallelDelegations, budgets } = parent.options;
+  const { maxParallelDelegations, budgets, approvalExpiresIn } = parent.options;
   return new Network(delegate, {
     defaultModel: parent.defaultModel,
     transferScope: "declared",
     ...(maxParallelDelegations ? { maxParallelDelegations } : {}),
     ...(budgets ? { budgets } : {}),
+    // Its requests wait as long as the conversation's would.
+    ...(approvalExpiresIn === undefined ? {} : { approvalExpiresIn }),
   });
 }
 
