@@ -123,6 +123,35 @@ describe("the chat page", () => {
     await page.close();
   });
 
+  it("asks what a background search needs on a card of its own: the composer stays free, and the answer carries the search on", async () => {
+    const page = await browser.newPage({ viewport: { width: 900, height: 1000 } });
+    await page.goto(dev.url);
+    await page.getByTestId("active-agent").filter({ hasText: "triage" }).waitFor();
+    await page.getByLabel("Message").fill("My parcel for order A1002 is lost, please redeliver it");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.locator(".assistant").filter({ hasText: "I will come back to you here when it is done." }).waitFor();
+    // The search asks when and where, over the socket; the conversation is not held for it.
+    const card = page.getByTestId("request-question").filter({ hasText: "parcel-search asks: When should order A1002 come again" });
+    await card.waitFor({ timeout: 20_000 });
+    await page.locator("#send:enabled").waitFor();
+    assert.equal(await page.getByLabel("Message").getAttribute("placeholder"), "Write a message");
+    // Opened again, the page draws the question from the view, and the search as waiting for the user.
+    await page.reload();
+    await card.waitFor();
+    await page.getByTestId("delegation").locator("summary").filter({ hasText: "asked parcel-search: waiting for you" }).waitFor();
+    mkdirSync("test-artifacts", { recursive: true });
+    await page.screenshot({ path: "test-artifacts/chat-page-background-question.png", fullPage: true });
+    await card.locator('input[name="day"]').fill("2026-12-10");
+    await card.getByRole("button", { name: "parcel locker" }).click();
+    await card.getByRole("button", { name: "Send" }).click();
+    const followUp = page.locator(".assistant").filter({ hasText: "Good news from our parcel search" });
+    await followUp.filter({ hasText: "it comes again on 2026-12-10, left at the parcel locker." }).waitFor({ timeout: 20_000 });
+    await page.getByTestId("delegation").locator("summary").filter({ hasText: "asked parcel-search: answered" }).waitFor();
+    assert.equal(await page.locator(".error-line").count(), 0);
+    await page.screenshot({ path: "test-artifacts/chat-page-background-answered.png", fullPage: true });
+    await page.close();
+  });
+
   it("draws the trace panel: the network with this conversation's handoff path, and the turn's spans on a time axis", async () => {
     const page = await browser.newPage({ viewport: { width: 900, height: 1000 } });
     // Offline: the page asks nothing of any other origin.
