@@ -461,7 +461,11 @@ function decisions(summary: string): Record<string, unknown> {
       requestBody: { required: true, content: json(ApprovalsBody) },
       responses: {
         "200": stream,
-        "202": { description: "Decisions recorded; requests still pending" },
+        "202": {
+          description:
+            "Decisions recorded: requests still pending ({status: awaiting_approval, pending}), or a background delegation's " +
+            "({status: background, background, pending}; it carries on from the alarm once none is pending)",
+        },
         "400": error,
         "404": error,
         "409": error,
