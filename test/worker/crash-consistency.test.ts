@@ -15,7 +15,7 @@ import { ConversationObject, type ConversationSetup, type WorkerVars } from "../
 import { findHistoryProblem } from "../../src/runtime/messages.ts";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import type { StoredEvent } from "../../src/wire/index.ts";
-import { echo, withApprovals } from "../support/networks.ts";
+import { echo, refund, withApprovals } from "../support/networks.ts";
 import { Agent, Network } from "../../src/runtime/index.ts";
 import { INTERRUPTED_CALL } from "../../src/runtime/suspension.ts";
 import { parseSse } from "../support/sse.ts";
@@ -234,9 +234,9 @@ describe("a kill between any two writes of a delegating turn", () => {
   });
 });
 
-/** triage starts a helper in the background; its result comes back as a follow-up turn. */
+/** triage starts a helper in the background (which echoes, or refunds after an approval); its result comes back as a follow-up turn. */
 function delegatingInBackground(): Network {
-  const helper = new Agent({ name: "helper", instructions: "You help.", tools: [echo] });
+  const helper = new Agent({ name: "helper", instructions: "You help.", tools: [echo, refund] });
   return new Network(new Agent({ name: "triage", instructions: "You are triage.", tools: [helper.asTool({ background: true })] }), {
     defaultModel: "m",
   });
@@ -245,11 +245,26 @@ function delegatingInBackground(): Network {
 const runningBackground = (storage: DurableObjectStorage) =>
   storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM background_runs WHERE status = 'running'`).one().n;
 
-/** The next starts' alarms, each with every entry due, until nothing is scheduled and no background run is left running. */
-async function ringUntilDone(state: DurableObjectState): Promise<void> {
+/** Approves what a background run waits for, if it waits. */
+async function approveBackground(conversation: ConversationObject, id: string): Promise<void> {
+  const view = await conversation.getView({ conversationId: id });
+  const waiting = view.ok ? view.value.pendingRequests : [];
+  if (waiting.length)
+    await conversation.decide(
+      { conversationId: id },
+      waiting.map((p) => ({ toolCallId: p.toolCallId, approved: true })),
+    );
+}
+
+/**
+ * The next starts' alarms, each with every entry due (and what a background run waits for approved), until nothing is
+ * scheduled and no background run is left running.
+ */
+async function ringUntilDone(state: DurableObjectState, id: string): Promise<void> {
   // A new object's model starts its script again: what is left to answer is a helper not started yet, and the follow-up.
   script = Array.from({ length: 4 }, () => ({ text: "Told the user." }));
   for (let rings = 0; rings < 10; rings++) {
+    await approveBackground(new ScriptedConversation(state, offline), id);
     state.storage.sql.exec(`UPDATE schedule SET due_at = 0`);
     await new ScriptedConversation(state, offline).alarm();
     await until(
@@ -264,63 +279,94 @@ async function ringUntilDone(state: DurableObjectState): Promise<void> {
   throw new Error(`the schedule did not empty within 10 rings: ${JSON.stringify(left)} ${JSON.stringify(messages)}`);
 }
 
+/** The helper echoes; or it refunds, which waits for the user's approval (given between rings) before it runs. */
+const backgroundScripts: Record<"echo" | "approval", ScriptStep[]> = {
+  echo: [
+    { toolCalls: [{ id: "bg", name: "ask_helper", args: { request: "echo A1001" } }] },
+    { text: "Started." },
+    { toolCalls: [{ id: "e", name: "echo", args: { text: "A1001" } }] },
+    { text: "Echoed A1001." },
+    { text: "Told the user." },
+  ],
+  approval: [
+    { toolCalls: [{ id: "bg", name: "ask_helper", args: { request: "refund 50" } }] },
+    { text: "Started." },
+    { toolCalls: [{ id: "r", name: "refund", args: { amount: 50 } }] },
+    { text: "Refunded 50." },
+    { text: "Told the user." },
+  ],
+};
+
 describe("a kill between any two writes of a background delegation", () => {
-  it("delivers its result (its answer, or interrupted) to the agent that asked exactly once, and the conversation agrees with its replay", async () => {
-    const notes = new Set<string>();
-    try {
-      network = delegatingInBackground;
-      for (let writes = 0; ; writes++) {
-        const id = `crash-background-${writes}-${crypto.randomUUID()}`;
-        const done = await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
-          script = [
-            { toolCalls: [{ id: "bg", name: "ask_helper", args: { request: "echo A1001" } }] },
-            { text: "Started." },
-            { toolCalls: [{ id: "e", name: "echo", args: { text: "A1001" } }] },
-            { text: "Echoed A1001." },
-            { text: "Told the user." },
-          ];
-          const { killed, revive } = dying(state.storage, writes);
-          // The test rings the alarm itself: the object's own alarm never rings beside it.
-          const noAlarm = () => Object.assign(state.storage, { setAlarm: () => Promise.resolve() });
-          noAlarm();
-          try {
-            const conversation = new ScriptedConversation(state, offline);
-            await drain(await conversation.sendMessage({ conversationId: id }, "start the helper"));
-            state.storage.sql.exec(`UPDATE schedule SET due_at = 0`);
-            await conversation.alarm();
-          } catch (error) {
-            if (!(error instanceof Killed)) throw error;
-          }
-          // The scripted run goes on until its next write fails (or to its end): it is over long before this.
-          await new Promise((resolve) => setTimeout(resolve, 50));
-          revive();
-          noAlarm();
-          const wasKilled = killed();
-          await ringUntilDone(state);
-          delete (state.storage as unknown as Record<string, unknown>).setAlarm;
-          const restarted = new ConversationStore(state.storage);
-          if (!restarted.state()) return !wasKilled;
-          expect(disagreements(restarted), `killed after ${writes} writes`).toEqual([]);
-          const told = restarted.messages().filter((m) => m.role === "system" && /asked in the background/.test(m.content));
-          const asked = restarted.messages().some((m) => m.role === "assistant" && m.toolCalls?.some((c) => c.id === "bg"));
-          // Once the call was made, its result came back once; before, nothing ran in the background.
-          expect(told.length, `killed after ${writes} writes`).toBe(asked ? 1 : 0);
-          for (const { content } of told)
-            notes.add(
-              /has finished/.test(String(content)) ? "answer" : /interrupted/.test(String(content)) ? "interrupted" : String(content),
-            );
-          expect(runningBackground(state.storage)).toBe(0);
-          return !wasKilled;
-        });
-        if (done) break;
-        expect(writes, "the run should end within 40 writes").toBeLessThan(40);
+  it.each(["echo", "approval"] as const)(
+    "delivers its result (its answer, or interrupted) to the agent that asked exactly once, and the conversation agrees with its replay (%s)",
+    async (kind) => {
+      const notes = new Set<string>();
+      try {
+        network = delegatingInBackground;
+        for (let writes = 0; ; writes++) {
+          const id = `crash-background-${kind}-${writes}-${crypto.randomUUID()}`;
+          const done = await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+            script = [...backgroundScripts[kind]];
+            const { killed, revive } = dying(state.storage, writes);
+            // The test rings the alarm itself: the object's own alarm never rings beside it.
+            const noAlarm = () => Object.assign(state.storage, { setAlarm: () => Promise.resolve() });
+            noAlarm();
+            try {
+              const conversation = new ScriptedConversation(state, offline);
+              await drain(await conversation.sendMessage({ conversationId: id }, "start the helper"));
+              state.storage.sql.exec(`UPDATE schedule SET due_at = 0`);
+              await conversation.alarm();
+              if (kind === "approval") {
+                // The helper runs until it waits for the user (or the kill cuts it off); the approval carries it on from the next ring.
+                await until(
+                  async () => killed() || runningBackground(state.storage) === 0,
+                  (over) => over,
+                  "the helper's wait",
+                );
+                if (killed()) throw new Killed("killed");
+                await approveBackground(conversation, id);
+                state.storage.sql.exec(`UPDATE schedule SET due_at = 0`);
+                await conversation.alarm();
+              }
+            } catch (error) {
+              if (!(error instanceof Killed)) throw error;
+            }
+            // The scripted run goes on until its next write fails (or to its end): it is over long before this.
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            revive();
+            noAlarm();
+            const wasKilled = killed();
+            await ringUntilDone(state, id);
+            delete (state.storage as unknown as Record<string, unknown>).setAlarm;
+            const restarted = new ConversationStore(state.storage);
+            if (!restarted.state()) return !wasKilled;
+            expect(disagreements(restarted), `killed after ${writes} writes`).toEqual([]);
+            const told = restarted.messages().filter((m) => m.role === "system" && /asked in the background/.test(m.content));
+            const asked = restarted.messages().some((m) => m.role === "assistant" && m.toolCalls?.some((c) => c.id === "bg"));
+            // Once the call was made, its result came back once; before, nothing ran in the background.
+            expect(told.length, `killed after ${writes} writes`).toBe(asked ? 1 : 0);
+            for (const { content } of told)
+              notes.add(
+                /has finished/.test(String(content)) ? "answer" : /interrupted/.test(String(content)) ? "interrupted" : String(content),
+              );
+            expect(runningBackground(state.storage)).toBe(0);
+            const waits = state.storage.sql.exec(`SELECT id FROM background_runs WHERE wait IS NOT NULL`).toArray();
+            expect(waits, `killed after ${writes} writes`).toEqual([]);
+            // Not killed: the approved refund ran, and its answer is what the agent that asked was told.
+            if (!wasKilled && kind === "approval") expect(String(told[0]?.content)).toMatch(/has finished: Refunded 50\.$/);
+            return !wasKilled;
+          });
+          if (done) break;
+          expect(writes, "the run should end within 40 writes").toBeLessThan(40);
+        }
+      } finally {
+        network = withApprovals;
       }
-    } finally {
-      network = withApprovals;
-    }
-    // Some kills fell while the helper ran (interrupted), some after its last step was stored (its answer).
-    expect([...notes].sort()).toEqual(["answer", "interrupted"]);
-  });
+      // Some kills fell while the helper ran (interrupted), some after its last step was stored (its answer).
+      expect([...notes].sort()).toEqual(["answer", "interrupted"]);
+    },
+  );
 });
 
 /**
