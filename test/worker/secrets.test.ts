@@ -159,6 +159,50 @@ describe("configured secrets never leave the Worker", () => {
     expectClean("the background rows", rows.join("\n"));
   });
 
+  it("a background delegation that asks the user: its request's arguments and a decline's reason, in the view, its rows and its model's requests", async () => {
+    const redeliver = {
+      toolCalls: [{ id: "rd1", name: "arrange_redelivery", arguments: JSON.stringify({ orderId: "A1002", note: `token ${SECRETS[2]}` }) }],
+    };
+    const s = await scenario((tag) => [
+      { toolCalls: [{ id: "t", name: "transfer_to_shipping", arguments: JSON.stringify({ reason: "lost" }) }] },
+      { toolCalls: [{ id: "bg", name: "search_for_parcel", arguments: JSON.stringify({ request: tag("Find A1002, redeliver it") }) }] },
+      { text: "Started." },
+      redeliver,
+      { text: "No redelivery." },
+      { text: "Told." },
+    ]);
+    const events = await chat(s.conversationId, s.tag("my parcel is lost"));
+    const waiting = await until(
+      () => stored(s.conversationId),
+      (v) => (v as unknown as { pendingRequests: unknown[] }).pendingRequests.length === 1,
+      "the search's question",
+    );
+    expect(JSON.stringify(waiting)).toContain(`"note":"token [redacted]"`);
+    const declined = await call(`/v1/conversations/${s.conversationId}/decisions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ decisions: [{ toolCallId: "rd1", approved: false, reason: `not now, ${mention}` }] }),
+    });
+    expect(declined.status).toBe(202);
+    await until(
+      () => stored(s.conversationId),
+      (v) => v.turn === 2 && v.status === "completed",
+      "the follow-up with the search's result",
+    );
+    // The search's model read the decline's reason redacted.
+    const resumed = JSON.stringify((await s.sent()).requests[4]!.messages);
+    expect(resumed).toContain("session [redacted] and token [redacted]");
+    // (The requests' own headers carry the API key: their messages are what the models read.)
+    expectClean("the models' messages", JSON.stringify((await s.sent()).requests.map((r) => r.messages)));
+    await expectCleanEverywhere(s.conversationId, JSON.stringify(events));
+    const rows = await runInDurableObject(env.CONVERSATIONS.getByName(s.conversationId), (_instance, state) =>
+      ["delegations", "delegation_runs", "background_runs", "activity"].map((table) =>
+        JSON.stringify(state.storage.sql.exec(`SELECT * FROM ${table}`).toArray()),
+      ),
+    );
+    expectClean("the background rows", rows.join("\n"));
+  });
+
   it("HTTP error bodies", async () => {
     const res = await call(`/v1/nothing/${encodeURIComponent(SECRETS[0]!)}`);
     expect(res.status).toBe(404);
