@@ -19,6 +19,7 @@ import {
 import { newConversation } from "../../src/runtime/conversation-snapshot.ts";
 import { Agent, Network, type RunEvent, runTurn, tool } from "../../src/runtime/index.ts";
 import type { BackgroundRequest, Scheduler } from "../../src/runtime/ports/scheduler-port.ts";
+import type { StoredDelegation, TurnStore } from "../../src/runtime/ports/store-port.ts";
 import { NO_USAGE } from "../../src/runtime/usage.ts";
 import { MemoryStore, ScriptedModel, type ScriptStep } from "../support/scripted-model.ts";
 
@@ -79,12 +80,37 @@ async function background(
   delegation: BackgroundRequest,
   spent = NO_USAGE,
   resume?: BackgroundResume,
+  delegations?: Pick<TurnStore, "readDelegation">,
 ) {
   const items: BackgroundItem[] = [];
-  const run = runInBackground({ conversationId: "c1", network, model, delegation, spent, ...(resume ? { resume } : {}) });
+  const run = runInBackground({
+    conversationId: "c1",
+    network,
+    model,
+    delegation,
+    spent,
+    ...(resume ? { resume } : {}),
+    ...(delegations ? { delegations } : {}),
+  });
   let next = await run.next();
   for (; !next.done; next = await run.next()) items.push(next.value);
   return { items, outcome: next.value };
+}
+
+/** What a host stores of a background run's steps, by path: each run's history, the wait it is in, its asks. */
+function storedRuns(items: BackgroundItem[]): Map<string, StoredDelegation> {
+  const runs = new Map<string, StoredDelegation>();
+  for (const item of items) {
+    if (item.type !== "step") continue;
+    const key = item.path.join("/");
+    const before = runs.get(key) ?? { conversation: newConversation(item.agent), suspension: null, asked: 0 };
+    runs.set(key, {
+      conversation: { ...before.conversation, history: [...before.conversation.history, ...item.commit.messages] },
+      suspension: item.commit.suspension === undefined ? before.suspension : item.commit.suspension,
+      asked: item.asked,
+    });
+  }
+  return runs;
 }
 
 /** A run's end (a wait is not one). */
@@ -152,6 +178,41 @@ describe("a background delegation", () => {
       expect.objectContaining({ role: "assistant", toolCalls: [expect.objectContaining({ id: "r", name: "refund" })] }),
       expect.objectContaining({ role: "tool", toolCallId: "r", content: "refunded" }),
     ]);
+  });
+
+  it("carries on a run delegated within it from what the host stored under its path, with the user's decision", async () => {
+    const inner = new Agent({ name: "inner", instructions: "You refund.", tools: [refund] });
+    const network = networkWith([inner.asTool()]);
+    const delegation = { agent: "helper", request: "refund 5", askedBy: "triage", toolCallId: "bg" };
+    const model = new ScriptedModel([
+      { toolCalls: [{ id: "d", name: "ask_inner", args: { request: "refund 5" } }] },
+      { toolCalls: [{ id: "r", name: "refund", args: { amount: 5 } }] },
+      { text: "Inner refunded 5." },
+      { text: "Helper: done." },
+    ]);
+    const first = await background(network, model, delegation);
+    // The inner run's request waits on the helper's call that delegated it, and names its own call and path.
+    expect(first.outcome).toMatchObject({
+      status: "awaiting_approval",
+      requests: [{ kind: "approval", toolCallId: "d", name: "refund", delegated: { path: ["bg", "d"], toolCallId: "r" } }],
+    });
+    const stored = storedRuns(first.items);
+    expect([...stored.keys()].sort()).toEqual(["bg", "bg/d"]);
+    const own = stored.get("bg")!;
+    const second = await background(
+      network,
+      model,
+      delegation,
+      NO_USAGE,
+      { conversation: own.conversation, suspension: own.suspension!, decisions: [{ toolCallId: "d", approved: true }] },
+      { readDelegation: (path) => stored.get(path.join("/")) },
+    );
+    expect(second.outcome).toEqual({ status: "completed", text: "Helper: done." });
+    // The inner run carried on from its stored wait: the approved refund ran, and the inner agent read its result.
+    expect(model.requests).toHaveLength(4);
+    expect(model.requests[2]!.agent).toBe("inner");
+    expect(model.requests[2]!.messages.at(-1)).toMatchObject({ role: "tool", toolCallId: "r", content: "refunded" });
+    expect(model.requests[3]!.messages.at(-1)).toMatchObject({ role: "tool", toolCallId: "d", content: "Inner refunded 5." });
   });
 
   it("is held to the conversation's budgets from what the conversation has spent", async () => {
