@@ -12,6 +12,7 @@ import { scenario } from "../support/scenario.ts";
 import { underMutation } from "../support/mutation.ts";
 import { inOneWindow } from "../support/rate-window.ts";
 import { parseSse } from "../support/sse.ts";
+import { until } from "../support/until.ts";
 import { call } from "../support/worker.ts";
 
 const MASTER = "master-key-for-the-users-tests";
@@ -540,6 +541,41 @@ describe("a background delegation of a signed-in user", () => {
     expect((await s.sent()).requests).toHaveLength(3);
     const runs = await runInDurableObject(stub, (_o, state) => state.storage.sql.exec(`SELECT id FROM background_runs`).toArray());
     expect(runs).toEqual([]);
+  });
+
+  it("waiting for its owner's answer, does not carry on once the owner's daily budget is spent: the entry waits for the next UTC day", async () => {
+    const s = await scenario((tag) => [
+      { toolCalls: [{ id: "t", name: "transfer_to_shipping", arguments: JSON.stringify({ reason: "lost" }) }] },
+      { toolCalls: [{ id: "bg", name: "search_for_parcel", arguments: JSON.stringify({ request: tag("Find A1002, redeliver it") }) }] },
+      { text: "Started." },
+      { toolCalls: [{ id: "rd1", name: "arrange_redelivery", arguments: JSON.stringify({ orderId: "A1002" }) }] },
+      { text: "Noted.", usage: { promptTokens: 1_000_000, completionTokens: 500 } },
+      { text: "The search's answer, never asked for." },
+    ]);
+    const owner = await mint(`redeliverer-${s.id}`);
+    const { id } = await create(owner);
+    await (await call(`/v1/conversations/${id}/messages`, as(owner, json({ message: s.tag("my parcel is lost") })))).text();
+    const stub = env.CONVERSATIONS.getByName(id);
+    const view = async () => (await (await call(`/v1/conversations/${id}`, as(owner))).json()) as { pendingRequests: unknown[] };
+    await runInDurableObject(stub, (_o, state) => state.storage.setAlarm(Date.now() - 1));
+    await runDurableObjectAlarm(stub);
+    await until(view, (v) => v.pendingRequests.length === 1, "the search's question");
+    // The owner's next turn spends the day's tokens; then they answer the search.
+    await (await call(`/v1/conversations/${id}/messages`, as(owner, json({ message: s.tag("thanks") })))).text();
+    const answered = await call(
+      `/v1/conversations/${id}/decisions`,
+      as(owner, json({ decisions: [{ toolCallId: "rd1", answer: { day: "2026-12-10", where: "front door" } }] })),
+    );
+    expect(answered.status).toBe(202);
+    await runInDurableObject(stub, (_o, state) => state.storage.setAlarm(Date.now() - 1));
+    await runDurableObjectAlarm(stub);
+    const entries = (
+      (await (await call(`/v1/conversations/${id}/schedule`, as(owner))).json()) as { entries: Array<Record<string, unknown>> }
+    ).entries;
+    const midnight = new Date(new Date().toISOString().slice(0, 10)).getTime() + 86_400_000;
+    expect(entries).toMatchObject([{ kind: "delegation", agent: "parcel-search" }]);
+    expect(Math.abs(Date.parse(entries[0]!.dueAt as string) - midnight)).toBeLessThan(5_000);
+    expect((await s.sent()).requests).toHaveLength(5);
   });
 });
 

@@ -16,6 +16,7 @@ import { BUSY_RETRY_MS, EXPIRED, type ScheduleEntry } from "./schedule.ts";
 import type { TurnAdmission } from "../turn-admission.ts";
 import type { TurnDriver } from "../turns/turn-driver.ts";
 import type { BackgroundWork } from "./background-work.ts";
+import { undecidedIn } from "../storage/background-runs.ts";
 
 /** A follow-up due while a step waits for approvals waits this much longer (a new turn cannot start then). */
 const SUSPENDED_RETRY_MS = 5 * 60_000;
@@ -83,7 +84,8 @@ export class ScheduledWork {
 
   /**
    * A background delegation starts once the turn that asked has ended its leg (what it spent is told by then), then runs
-   * beside any turn; one not started yet waits while its owner's daily budget is spent.
+   * beside any turn; one not started yet, or decided and ready to carry on from its wait, waits while its owner's daily
+   * budget is spent.
    */
   async #background(entry: Extract<ScheduleEntry, { kind: "delegation" }>): Promise<void> {
     const { store, admission, background, driver } = this.#setup;
@@ -91,7 +93,9 @@ export class ScheduledWork {
     const starts = state !== null && !background.running(entry.id) && !store.background.get(entry.id);
     // The alarm rings again shortly while a turn runs (see run).
     if (starts && driver.running && state.turn === entry.turn) return;
-    const refused = starts ? await admission.ownerBudget(state) : null;
+    const wait = store.background.waits().find((w) => w.id === entry.id);
+    const resumes = wait !== undefined && undecidedIn(wait).length === 0;
+    const refused = state !== null && (starts || resumes) ? await admission.ownerBudget(state) : null;
     if (refused && !refused.ok) return this.#postponeRefused(entry, refused);
     background.due(entry);
   }
