@@ -109,6 +109,8 @@ export type { BackgroundRequest, FollowUpRequest, ScheduledFollowUp, Scheduler, 
 export {
   type BackgroundItem,
   type BackgroundOutcome,
+  type BackgroundResult,
+  type BackgroundResume,
   type BackgroundRun,
   backgroundNote,
   findDelegate,
