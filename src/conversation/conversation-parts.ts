@@ -97,7 +97,7 @@ export function assembleConversation(
     tap: sockets.tap,
   });
   const admission = new TurnAdmission({ store, driver, network, config, env });
-  const background = new BackgroundWork({ store, network, redactor, run: ports, tell: sockets.tell, exporter, waitUntil, log });
+  const background = new BackgroundWork({ store, network, redactor, run: ports, tell: sockets.tell, exporter, notifier, waitUntil, log });
   const work = new ScheduledWork({ store, driver, hold, network, notifier, admission, background });
   const effects = new CommitEffects({ store, storage: ctx.storage, inbox, waitUntil, log });
   return { redactor, store, hold, inbox, driver, work, background, sockets, admission, effects, events };

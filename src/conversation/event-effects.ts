@@ -11,7 +11,7 @@ import type { Network } from "../runtime/network.ts";
 import { errorMessage } from "../runtime/errors.ts";
 import type { InboxLink } from "./inbox-link.ts";
 import type { PersonHold } from "./person-hold.ts";
-import type { Notifier, PushedState } from "./schedule/notifier.ts";
+import { type Notifier, notifiedRequest, type PushedState } from "./schedule/notifier.ts";
 import { actor } from "./storage/activity-log.ts";
 import type { ConversationStore } from "./storage/conversation-store.ts";
 import type { Written } from "./storage/sql-writer.ts";
@@ -81,13 +81,7 @@ export class EventEffects {
     if (done.status === "awaiting_approval" || done.status === "awaiting_input") {
       const state = store.state()!;
       store.schedule.planApprovalExpiry(state);
-      const pending = state.suspension?.pending.map(({ kind, toolCallId, name, agent, expiresAt }) => ({
-        kind,
-        toolCallId,
-        name,
-        agent,
-        expiresAt,
-      }));
+      const pending = state.suspension?.pending.map(notifiedRequest);
       this.#later("the app could not be told", notifier.notify("approval_waiting", { pending }));
       const user = store.legFor;
       const card = { conversationId: state.conversationId, person: done.agent, status: "asking" as const, ...(user ? { user } : {}) };

@@ -68,6 +68,36 @@ describe("the app's webhook", () => {
     expect(JSON.parse(expired.find((x) => x.body.includes("approval_expired"))!.body)).toMatchObject({ toolCallIds: ["rf"] });
   });
 
+  it("is told a background delegation waits for the user, as a turn's wait is: the requests, under the call that asked, and the run", async () => {
+    const s = await scenario((tag) => [
+      { toolCalls: [{ id: "t", name: "transfer_to_shipping", arguments: JSON.stringify({ reason: "lost" }) }] },
+      { toolCalls: [{ id: "bg", name: "search_for_parcel", arguments: JSON.stringify({ request: tag("Find A1002, redeliver it") }) }] },
+      { text: "Started." },
+      { toolCalls: [{ id: "rd1", name: "arrange_redelivery", arguments: JSON.stringify({ orderId: "A1002" }) }] },
+    ]);
+    await chat(s.conversationId, s.tag("my parcel is lost"));
+    const delivered = await until(
+      () => deliveries(s.conversationId),
+      (d) => d.some((x) => x.body.includes("approval_waiting")),
+      "the wait's delivery",
+    );
+    const { entries } = (await (await call(`/v1/conversations/${s.conversationId}/schedule`)).json()) as { entries: Array<{ id: string }> };
+    expect(JSON.parse(delivered.find((x) => x.body.includes("approval_waiting"))!.body)).toMatchObject({
+      reason: "approval_waiting",
+      holder: "shipping",
+      background: entries[0]!.id,
+      pending: [
+        {
+          kind: "question",
+          toolCallId: "rd1",
+          name: "arrange_redelivery",
+          agent: "parcel-search",
+          delegated: { path: ["bg"], toolCallId: "rd1" },
+        },
+      ],
+    });
+  });
+
   it("names the signed-in user who owns the conversation", async () => {
     const s = await scenario([
       { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "refund" }) }] },

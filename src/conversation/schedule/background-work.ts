@@ -31,6 +31,7 @@ import type { RunItemsOptions } from "../../runtime/run-options.ts";
 import { APPROVAL_EXPIRED, type Decision, type UserRequest } from "../../runtime/suspension.ts";
 import { type BackgroundWait, type DelegationEntry, undecidedIn } from "../storage/background-runs.ts";
 import type { ConversationStore } from "../storage/conversation-store.ts";
+import { type Notifier, notifiedRequest } from "./notifier.ts";
 import { type OtlpExporter, toOtlp } from "../../traces/otlp-export.ts";
 import { type Span, TraceBuilder } from "../../traces/turn-trace.ts";
 
@@ -47,6 +48,8 @@ export interface BackgroundWorkSetup {
   tell: (event: RunEvent) => void;
   /** Where spans go over OTLP, when a collector is configured. */
   exporter: OtlpExporter | null;
+  /** The app's webhook: told when a run waits for the user, as when a turn does. */
+  notifier: Pick<Notifier, "notify">;
   waitUntil: (promise: Promise<unknown>) => void;
   log: (message: string) => void;
 }
@@ -167,12 +170,16 @@ export class BackgroundWork {
   }
 
   #wait(entry: DelegationEntry, status: "awaiting_approval" | "awaiting_input", requests: UserRequest[], spans: Span[] = []): void {
+    const { store, notifier, redactor, log } = this.#setup;
     try {
-      this.#setup.store.background.wait(entry, status, requests, spans);
+      store.background.wait(entry, status, requests, spans);
     } catch (error) {
       // As an end not stored: the next ring finds it started and not running, and ends it from its stored history.
-      this.#setup.log(this.#setup.redactor.text(`background delegation's wait not stored: ${errorMessage(error)}`));
+      return log(redactor.text(`background delegation's wait not stored: ${errorMessage(error)}`));
     }
+    notifier
+      .notify("approval_waiting", { pending: requests.map(notifiedRequest), background: entry.id })
+      .catch((error: unknown) => log(redactor.text(`the app could not be told: ${errorMessage(error)}`)));
   }
 
   #finish(entry: DelegationEntry, outcome: BackgroundOutcome, spans: Span[] = []): void {

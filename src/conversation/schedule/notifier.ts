@@ -9,6 +9,7 @@
  */
 import type { Config } from "../../config.ts";
 import type { Redactor } from "../../runtime/redact.ts";
+import type { UserRequest } from "../../runtime/suspension.ts";
 import type { ConversationStore } from "../storage/conversation-store.ts";
 import type { PushTarget } from "./outbox.ts";
 import { errorMessage } from "../../runtime/errors.ts";
@@ -17,6 +18,11 @@ import { errorMessage } from "../../runtime/errors.ts";
 export type PushedState = "TASK_STATE_COMPLETED" | "TASK_STATE_INPUT_REQUIRED" | "TASK_STATE_FAILED" | "TASK_STATE_CANCELED";
 
 export type NotifyReason = "approval_waiting" | "approval_expired" | "person_answered" | "person_timed_out" | "follow_up_answered";
+
+/** What the app is told of a request that waits (its arguments stay in the conversation). */
+export function notifiedRequest({ kind, toolCallId, name, agent, expiresAt, delegated }: UserRequest) {
+  return { kind, toolCallId, name, agent, expiresAt, ...(delegated ? { delegated } : {}) };
+}
 
 const ATTEMPTS = 6;
 const FIRST_RETRY_MS = 30_000;
