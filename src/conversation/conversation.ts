@@ -237,9 +237,14 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     return ok(decided.value.kind === "awaiting" ? decided.value : { kind: "stream", ...decided.value.started });
   }
 
-  /** The background run that waits for a request the decisions name, if one does (else they are the turn's). */
+  /**
+   * The background run that waits for a request the decisions name, if one does (else they are the turn's). A call id the
+   * turn waits for is the turn's: ids are unique within a run's history, not across runs (a provider may number them).
+   */
   #backgroundWaitOf(decisions: readonly Decision[]): BackgroundWait | undefined {
-    const named = new Set(decisions.map((d) => d.toolCallId));
+    const state = this.#store.state();
+    const turns = new Set(state ? undecided(state).map((p) => p.toolCallId) : []);
+    const named = new Set(decisions.map((d) => d.toolCallId).filter((id) => !turns.has(id)));
     return this.#store.background.waits().find((w) => w.requests.some((r) => named.has(r.toolCallId)));
   }
 

@@ -319,6 +319,53 @@ describe("a background delegation", () => {
     expect((await s.sent()).requests).toHaveLength(4);
   });
 
+  it("waiting beside a turn that waits for a call of the same id (ids are unique within a run, not across runs): the turn's is decided first", async () => {
+    const redeliver = { toolCalls: [{ id: "rd1", name: "arrange_redelivery", arguments: JSON.stringify({ orderId: "A1002" }) }] };
+    const s = await scenario((tag) => [
+      transfer,
+      startSearch(tag),
+      { text: "Started." },
+      redeliver,
+      redeliver,
+      { text: "Booked for the 10th." },
+      { text: "Found; it comes again on the 11th." },
+      { text: "Good news: the 11th." },
+    ]);
+    await chat(s.conversationId, s.tag("my parcel for order A1002 is lost"));
+    await ring(s.conversationId);
+    await until(
+      () => view(s.conversationId),
+      (v) => (v.pendingRequests as unknown[]).length === 1,
+      "the search's question",
+    );
+    // Shipping asks the same in the conversation, with the same call id: the turn waits too.
+    const asked = await chat(s.conversationId, s.tag("please redeliver it"));
+    expect(asked.at(-1)).toMatchObject({ type: "done", status: "awaiting_input" });
+    expect((await view(s.conversationId)).pendingRequests).toMatchObject([
+      { toolCallId: "rd1" },
+      { toolCallId: "rd1", delegated: { path: ["bg1"] } },
+    ]);
+    const decide = (day: string) =>
+      call(`/v1/conversations/${s.conversationId}/decisions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ decisions: [{ toolCallId: "rd1", answer: { day, where: "front door" } }] }),
+      });
+    const turn = await decide("2026-12-10");
+    expect(turn.status).toBe(200);
+    expect(await turn.text()).toContain("Booked for the 10th.");
+    expect((await view(s.conversationId)).pendingRequests).toMatchObject([{ toolCallId: "rd1", delegated: { path: ["bg1"] } }]);
+    const search = await decide("2026-12-11");
+    expect(search.status).toBe(202);
+    await until(
+      () => view(s.conversationId),
+      (v) => v.messages.at(-1)?.content === "Good news: the 11th.",
+      "the search's follow-up",
+    );
+    const sent = (await s.sent()).requests;
+    expect(sent[6]!.messages.filter((m) => m.role === "tool").at(-1)?.content).toContain("2026-12-11");
+  });
+
   it("waiting for the user past a request's deadline, declines it as expired and carries on", async () => {
     const redeliver = { toolCalls: [{ id: "rd1", name: "arrange_redelivery", arguments: JSON.stringify({ orderId: "A1002" }) }] };
     const s = await scenario((tag) => [
