@@ -6,7 +6,8 @@ import type { Message } from "../runtime/messages.ts";
 import type { Redactor } from "../runtime/redact.ts";
 import type { ConversationState, ConversationStore } from "./storage/conversation-store.ts";
 import { type ConversationTitles, cut, shownTitle } from "./conversation-titles.ts";
-import { type InboxEntry, inboxOf } from "../inbox/inbox.ts";
+import { type InboxEntry, type InboxStatus, inboxOf } from "../inbox/inbox.ts";
+import { undecidedIn } from "./storage/background-runs.ts";
 
 const SNIPPET_CHARS = 120;
 /** The most of a conversation's words its owner's search keeps (the newest messages' first), so one inbox row stays small. */
@@ -35,11 +36,12 @@ export class InboxLink {
     this.#titles = titles;
   }
 
-  /** The conversation's entry as it stands: its status is the latest turn's. */
+  /** The conversation's entry as it stands: its status is the latest turn's, or a background run's wait for the user. */
   entry(state: ConversationState): InboxEntry {
     const messages = this.#store.messages();
     const last = messages.findLast((m) => (m.role === "user" || m.role === "assistant") && m.content)?.content ?? "";
     const stored = this.#store.turns.record(state.turn)?.status;
+    const turn: InboxStatus = stored === undefined || stored === "rewound" ? "idle" : stored;
     return this.#redactor.value({
       id: state.conversationId,
       // A user's own title, else the first message cut short.
@@ -47,7 +49,7 @@ export class InboxLink {
       createdAt: state.createdAt ?? 0,
       updatedAt: Date.now(),
       holder: state.holding.activeAgent,
-      status: stored === undefined || stored === "rewound" ? "idle" : stored,
+      status: turn.startsWith("awaiting_") ? turn : (waitingInBackground(this.#store) ?? turn),
       snippet: cut(last, SNIPPET_CHARS),
       archived: state.archived ?? false,
     });
@@ -119,3 +121,10 @@ export function searchWords(messages: readonly Message[], redactor: Redactor): s
 
 /** A word as search finds it: letters and digits (what FTS5's tokenizer keeps). */
 const WORD = /[\p{L}\p{N}]+/gu;
+
+/** What the owner's list says while a background run waits for them: an approval, or another answer. */
+function waitingInBackground(store: ConversationStore): InboxStatus | undefined {
+  const requests = store.background.waits().flatMap(undecidedIn);
+  if (!requests.length) return undefined;
+  return requests.some((r) => r.kind === "approval") ? "awaiting_approval" : "awaiting_input";
+}

@@ -543,7 +543,7 @@ describe("a background delegation of a signed-in user", () => {
     expect(runs).toEqual([]);
   });
 
-  it("waiting for its owner's answer, does not carry on once the owner's daily budget is spent: the entry waits for the next UTC day", async () => {
+  it("waits for its owner's answer in their list, and does not carry on once their daily budget is spent: the entry waits for the next UTC day", async () => {
     const s = await scenario((tag) => [
       { toolCalls: [{ id: "t", name: "transfer_to_shipping", arguments: JSON.stringify({ reason: "lost" }) }] },
       { toolCalls: [{ id: "bg", name: "search_for_parcel", arguments: JSON.stringify({ request: tag("Find A1002, redeliver it") }) }] },
@@ -560,6 +560,12 @@ describe("a background delegation of a signed-in user", () => {
     await runInDurableObject(stub, (_o, state) => state.storage.setAlarm(Date.now() - 1));
     await runDurableObjectAlarm(stub);
     await until(view, (v) => v.pendingRequests.length === 1, "the search's question");
+    // The owner's list says the conversation waits for them.
+    const listed = async () =>
+      (
+        (await (await call("/v1/conversations", as(owner))).json()) as { conversations: Array<{ id: string; status: string }> }
+      ).conversations.find((c) => c.id === id)?.status;
+    expect(await until(listed, (status) => status === "awaiting_input", "the owner's list")).toBe("awaiting_input");
     // The owner's next turn spends the day's tokens; then they answer the search.
     await (await call(`/v1/conversations/${id}/messages`, as(owner, json({ message: s.tag("thanks") })))).text();
     const answered = await call(
@@ -567,6 +573,7 @@ describe("a background delegation of a signed-in user", () => {
       as(owner, json({ decisions: [{ toolCallId: "rd1", answer: { day: "2026-12-10", where: "front door" } }] })),
     );
     expect(answered.status).toBe(202);
+    await until(listed, (status) => status === "completed", "the owner's list once answered");
     await runInDurableObject(stub, (_o, state) => state.storage.setAlarm(Date.now() - 1));
     await runDurableObjectAlarm(stub);
     const entries = (

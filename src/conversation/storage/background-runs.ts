@@ -93,6 +93,8 @@ export class BackgroundRuns {
         entry.id,
       );
       this.#schedule.postpone(entry.id, lookAt(wait));
+      // The owner's list shows what waits for them.
+      this.#db.changed("entry");
     });
   }
 
@@ -104,6 +106,7 @@ export class BackgroundRuns {
     const decided = { ...wait, decisions: [...wait.decisions, ...decisions] };
     this.#db.exec(`UPDATE background_runs SET wait = ? WHERE id = ?`, JSON.stringify(decided), wait.id);
     this.#schedule.postpone(wait.id, undecidedIn(decided).length === 0 ? Date.now() : lookAt(decided));
+    this.#db.changed("entry");
     return decided;
   }
 
@@ -118,11 +121,11 @@ export class BackgroundRuns {
 
   /** Waits whose entry is gone (cancelled, or gone with a rewound turn) end interrupted, as a run stopped there would. */
   endOrphanedWaits(): void {
-    this.#db.exec(
-      `UPDATE background_runs SET status = 'interrupted', ended_at = ?, wait = NULL
-         WHERE wait IS NOT NULL AND id NOT IN (SELECT id FROM schedule)`,
-      Date.now(),
-    );
+    const orphaned = "wait IS NOT NULL AND id NOT IN (SELECT id FROM schedule)";
+    if (!this.#db.rows(`SELECT id FROM background_runs WHERE ${orphaned}`).length) return;
+    this.#db.exec(`UPDATE background_runs SET status = 'interrupted', ended_at = ?, wait = NULL WHERE ${orphaned}`, Date.now());
+    // The owner's list no longer shows them waiting.
+    this.#db.changed("entry");
   }
 
   /** The run carries on from its decided wait: running again, its entry due a lease on. */
