@@ -126,7 +126,11 @@ for (const size of WIDTHS) {
       assert.equal(await message.isDisabled(), true);
       assert.equal(await message.getAttribute("placeholder"), "Decide the request above first");
       assert.equal(await page.getByRole("button", { name: "Send" }).isDisabled(), true);
-      assert.equal(await page.locator("#status").textContent(), "Waiting for your approval.");
+      // The card comes with the request; the status line with the turn's end, a moment later.
+      await page
+        .locator("#status")
+        .filter({ hasText: /^Waiting for your approval\.$/ })
+        .waitFor();
       // The arguments break anywhere rather than widen the page.
       assert.equal(await card.locator("code").textContent(), '{"orderId":"A1001","amountUsd":129}');
       await fitsWidth(page, size.width);

@@ -46,7 +46,11 @@ describe("what a turn asks, on the chat page", () => {
     const page = await ask("Please redeliver order A1001");
     const card = page.getByTestId("request-question");
     await card.filter({ hasText: "When should order A1001 come again" }).waitFor();
-    assert.equal(await page.locator("#status").textContent(), "Waiting for your answer.");
+    // The card comes with the request; the status line with the turn's end, a moment later.
+    await page
+      .locator("#status")
+      .filter({ hasText: /^Waiting for your answer\.$/ })
+      .waitFor();
     // The place is a choice: one button each; the day is a date field.
     assert.deepEqual(await card.locator(".choices button").allTextContents(), ["front door", "neighbour", "parcel locker"]);
     assert.equal(await card.locator('input[name="day"]').getAttribute("type"), "date");
