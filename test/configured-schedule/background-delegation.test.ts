@@ -304,6 +304,15 @@ describe("a background delegation", () => {
     await ring(s.conversationId);
     expect((await view(s.conversationId)).pendingRequests).toHaveLength(1);
     expect((await view(s.conversationId)).background).toMatchObject([{ toolCallId: "bg1", status: "awaiting_input" }]);
+    // A fork copies the run as it stood, over: the wait is this conversation's, not the fork's.
+    const fork = await call(`/v1/conversations/${s.conversationId}/fork`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ afterTurn: 1 }),
+    });
+    const forked = await view(((await fork.json()) as { id: string }).id);
+    expect(forked.background).toMatchObject([{ toolCallId: "bg1", status: "interrupted" }]);
+    expect(forked.pendingRequests).toEqual([]);
     expect((await call(`/v1/conversations/${s.conversationId}/schedule/${entry!.id}`, { method: "DELETE" })).status).toBe(200);
     const after = await view(s.conversationId);
     expect(after.pendingRequests).toEqual([]);
