@@ -27,6 +27,16 @@ const startSearch = (tag: Tag) => ({
   toolCalls: [{ id: "bg1", name: "search_for_parcel", arguments: JSON.stringify({ request: tag("Find the parcel of order A1002") }) }],
 });
 const lookup = { toolCalls: [{ id: "l1", name: "lookup_order", arguments: JSON.stringify({ orderId: "A1002" }) }] };
+/** The search asks the customer when and where to redeliver the parcel (a question it waits on). */
+const redeliver = { toolCalls: [{ id: "rd1", name: "arrange_redelivery", arguments: JSON.stringify({ orderId: "A1002" }) }] };
+
+/** Answers the redelivery question (`rd1`) over HTTP. */
+const answerRedelivery = (conversationId: string, answer: unknown) =>
+  call(`/v1/conversations/${conversationId}/decisions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ decisions: [{ toolCallId: "rd1", answer }] }),
+  });
 
 /** Waits until what the fake provider was sent for the scenario satisfies `ok`. */
 const providerSaw = (s: { sent: Scenario["sent"] }, ok: (sent: Awaited<ReturnType<Scenario["sent"]>>) => boolean, what: string) =>
@@ -204,7 +214,6 @@ describe("a background delegation", () => {
   });
 
   it("asks the user and waits beside the conversation: its question is decided by the same route, and it carries on from the alarm", async () => {
-    const redeliver = { toolCalls: [{ id: "rd1", name: "arrange_redelivery", arguments: JSON.stringify({ orderId: "A1002" }) }] };
     const s = await scenario((tag) => [
       transfer,
       startSearch(tag),
@@ -247,12 +256,7 @@ describe("a background delegation", () => {
     expect((await view(s.conversationId)).pendingRequests).toHaveLength(1);
 
     // An answer that does not fit its schema is refused, and the question still waits.
-    const decide = (answer: unknown) =>
-      call(`/v1/conversations/${s.conversationId}/decisions`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ decisions: [{ toolCallId: "rd1", answer }] }),
-      });
+    const decide = (answer: unknown) => answerRedelivery(s.conversationId, answer);
     const refused = await decide({ day: "soon", where: "roof" });
     expect(refused.status).toBe(400);
     expect(await refused.json()).toMatchObject({ error: { code: "invalid_answer" } });
@@ -288,7 +292,6 @@ describe("a background delegation", () => {
   });
 
   it("waiting for the user, ends when its entry is cancelled: its question goes, and nothing comes back", async () => {
-    const redeliver = { toolCalls: [{ id: "rd1", name: "arrange_redelivery", arguments: JSON.stringify({ orderId: "A1002" }) }] };
     const s = await scenario((tag) => [transfer, startSearch(tag), { text: "Started." }, redeliver]);
     await chat(s.conversationId, s.tag("my parcel for order A1002 is lost"));
     const [entry] = await scheduled(s.conversationId);
@@ -317,11 +320,7 @@ describe("a background delegation", () => {
     const after = await view(s.conversationId);
     expect(after.pendingRequests).toEqual([]);
     expect(after.background).toMatchObject([{ toolCallId: "bg1", status: "interrupted" }]);
-    const late = await call(`/v1/conversations/${s.conversationId}/decisions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ decisions: [{ toolCallId: "rd1", answer: { day: "2026-12-10", where: "front door" } }] }),
-    });
+    const late = await answerRedelivery(s.conversationId, { day: "2026-12-10", where: "front door" });
     expect(late.status).toBe(409);
     await ring(s.conversationId);
     expect((await view(s.conversationId)).turn).toBe(1);
@@ -329,7 +328,6 @@ describe("a background delegation", () => {
   });
 
   it("waiting beside a turn that waits for a call of the same id (ids are unique within a run, not across runs): the turn's is decided first", async () => {
-    const redeliver = { toolCalls: [{ id: "rd1", name: "arrange_redelivery", arguments: JSON.stringify({ orderId: "A1002" }) }] };
     const s = await scenario((tag) => [
       transfer,
       startSearch(tag),
@@ -354,12 +352,7 @@ describe("a background delegation", () => {
       { toolCallId: "rd1" },
       { toolCallId: "rd1", delegated: { path: ["bg1"] } },
     ]);
-    const decide = (day: string) =>
-      call(`/v1/conversations/${s.conversationId}/decisions`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ decisions: [{ toolCallId: "rd1", answer: { day, where: "front door" } }] }),
-      });
+    const decide = (day: string) => answerRedelivery(s.conversationId, { day, where: "front door" });
     const turn = await decide("2026-12-10");
     expect(turn.status).toBe(200);
     expect(await turn.text()).toContain("Booked for the 10th.");
@@ -376,7 +369,6 @@ describe("a background delegation", () => {
   });
 
   it("waiting for the user past a request's deadline, declines it as expired and carries on", async () => {
-    const redeliver = { toolCalls: [{ id: "rd1", name: "arrange_redelivery", arguments: JSON.stringify({ orderId: "A1002" }) }] };
     const s = await scenario((tag) => [
       transfer,
       startSearch(tag),
