@@ -20,6 +20,7 @@ export function conversationView(
   const { activeAgent, handoffCount, callers } = state.holding;
   const turn = store.turns.record(state.turn);
   const { messages, page } = pageOfHistory(store.messages(), query.limit, query.before);
+  const pending = waiting(store, state);
   return {
     id: state.conversationId,
     activeAgent,
@@ -30,8 +31,8 @@ export function conversationView(
     messages,
     page,
     handoffs: store.handoffs(),
-    pendingRequests: waiting(store, state),
-    pendingApprovals: waiting(store, state).filter((p): p is ApprovalRequest => p.kind === "approval"),
+    pendingRequests: pending,
+    pendingApprovals: pending.filter((p): p is ApprovalRequest => p.kind === "approval"),
     lastEventId: state.lastEventId,
     lastTurnStorage:
       turn && turn.status !== "running"

@@ -63,16 +63,15 @@ export class BackgroundWork {
   }
 
   /**
-   * The alarm found the entry due: its run starts, or carries on from its decided wait (a wait past a request's deadline
-   * declines it), or (running here) is put off a lease, or (cut off by a restart) ends.
+   * The alarm found the entry due: its run starts, or carries on from its decided wait (`wait`, when it is in one; a wait
+   * past a request's deadline declines it), or (running here) is put off a lease, or (cut off by a restart) ends.
    */
-  due(entry: DelegationEntry): void {
+  due(entry: DelegationEntry, wait?: BackgroundWait): void {
     const { store } = this.#setup;
     const leaseUntil = Date.now() + BACKGROUND_LEASE_MS;
     if (this.#running.has(entry.id)) return store.schedule.postpone(entry.id, leaseUntil);
     const state = store.state();
     if (!state) return store.schedule.remove(entry.id);
-    const wait = store.background.waits().find((w) => w.id === entry.id);
     if (wait) return this.#waited(entry, wait, state.conversationId, leaseUntil);
     if (store.background.get(entry.id)) return this.#finish(entry, recoveredOutcome(store.delegation(entry.turn, [entry.toolCallId])));
     store.background.begin(entry, leaseUntil);

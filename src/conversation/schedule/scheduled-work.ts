@@ -97,7 +97,7 @@ export class ScheduledWork {
     const resumes = wait !== undefined && undecidedIn(wait).length === 0;
     const refused = state !== null && (starts || resumes) ? await admission.ownerBudget(state) : null;
     if (refused && !refused.ok) return this.#postponeRefused(entry, refused);
-    background.due(entry);
+    background.due(entry, wait);
   }
 
   async #expire(entry: ScheduleEntry): Promise<void> {

@@ -5,7 +5,7 @@
  * it counts its turns').
  */
 import type { BackgroundOutcome, BackgroundResult } from "../../runtime/background-delegation.ts";
-import type { Decision, UserRequest } from "../../runtime/suspension.ts";
+import { type Decision, undecided, type UserRequest } from "../../runtime/suspension.ts";
 import type { UsageTotals } from "../../runtime/usage.ts";
 import type { Span } from "../../traces/turn-trace.ts";
 import type { Schedule, ScheduleEntry } from "../schedule/schedule.ts";
@@ -191,8 +191,7 @@ export class BackgroundRuns {
 
 /** A wait's requests still undecided. */
 export function undecidedIn(wait: BackgroundWait): UserRequest[] {
-  const decided = new Set(wait.decisions.map((d) => d.toolCallId));
-  return wait.requests.filter((r) => !decided.has(r.toolCallId));
+  return undecided({ suspension: { pending: wait.requests }, decisions: wait.decisions });
 }
 
 /** When a wait's entry rings: at the earliest deadline of its undecided requests, else a day on. */
