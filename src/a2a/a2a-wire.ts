@@ -4,7 +4,7 @@
  * zod, and the tasks and messages it answers. Only the fields this Worker reads or sets are named.
  */
 import * as z from "zod";
-import { DecisionSchema } from "../runtime/suspension.ts";
+import { DecisionSchema } from "../runtime/wait/requests.ts";
 
 /** The protocol version served; a request whose `A2A-Version` is empty is 0.3, which is not. */
 export const A2A_VERSION = "1.0";

@@ -8,7 +8,7 @@ import type { Limits } from "../runtime/limits.ts";
 import type { Message } from "../runtime/messages.ts";
 import type { Model } from "../runtime/ports/model-port.ts";
 import type { Network } from "../runtime/network.ts";
-import type { ApprovalRequest, UserRequest } from "../runtime/suspension.ts";
+import type { ApprovalRequest, UserRequest } from "../runtime/wait/requests.ts";
 import type { UsageTotals } from "../runtime/usage.ts";
 import type { HistoryPage } from "./storage/history-page.ts";
 import type { BackgroundStatus } from "./storage/background-runs.ts";

@@ -2,7 +2,7 @@
 import type { ClientHistory } from "../wire/client-history.ts";
 import type { HandoffRecord } from "../runtime/handoff/types.ts";
 import type { Message } from "../runtime/messages.ts";
-import { type ApprovalRequest, publicRequest, type UserRequest, undecided } from "../runtime/suspension.ts";
+import { type ApprovalRequest, publicRequest, type UserRequest, undecided } from "../runtime/wait/requests.ts";
 import type { BackgroundView, ConversationView, PageQuery } from "./conversation-api.ts";
 import type { StoredTurnStatus } from "./storage/turn-log.ts";
 import type { ConversationState, ConversationStore } from "./storage/conversation-store.ts";

@@ -4,7 +4,7 @@ import type { WorkerVars } from "../worker-vars.ts";
 import type { OperatorIdentity } from "../runtime/handoff/types.ts";
 import type { Network } from "../runtime/network.ts";
 import type { Redactor } from "../runtime/redact.ts";
-import { type Decision, undecided } from "../runtime/suspension.ts";
+import { type Decision, undecided } from "../runtime/wait/requests.ts";
 import type { TurnStream } from "../wire/sse.ts";
 import type { ClientHistory } from "../wire/client-history.ts";
 import type { TurnInput } from "../runtime/run-options.ts";

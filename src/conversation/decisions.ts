@@ -5,7 +5,8 @@
  * leaves every request waiting as it was.
  */
 import { schemaProblems } from "../runtime/json-schema.ts";
-import { type Decision, isAnswer, type Suspension, undecided, type UserRequest } from "../runtime/suspension.ts";
+import { type Decision, isAnswer, undecided, type UserRequest } from "../runtime/wait/requests.ts";
+import { type Suspension } from "../runtime/wait/suspension.ts";
 import type { Message } from "../runtime/messages.ts";
 import { fail, ok, type ConversationResult } from "./results.ts";
 

@@ -9,7 +9,7 @@ import * as z from "zod";
 import type { Redactor } from "../runtime/redact.ts";
 import type { StoredEvent } from "../wire/sse.ts";
 import type { RunEvent } from "../runtime/events.ts";
-import { type Decision, DecisionSchema } from "../runtime/suspension.ts";
+import { type Decision, DecisionSchema } from "../runtime/wait/requests.ts";
 import type { Requester } from "./conversation-api.ts";
 import type { ConversationState } from "./storage/conversation-store.ts";
 import { fail, type ConversationResult } from "./results.ts";

@@ -10,7 +10,7 @@ import type { Hono } from "hono";
 import * as z from "zod";
 import type { Env } from "../env.ts";
 import type { Network } from "../runtime/network.ts";
-import { type Decision, REQUEST_CANCELLED, type UserRequest } from "../runtime/suspension.ts";
+import { type Decision, REQUEST_CANCELLED, type UserRequest } from "../runtime/wait/requests.ts";
 import { AgUiEncoder, lastSeenEvent } from "../wire/ag-ui-stream.ts";
 import { encodeTurn, SSE_HEADERS } from "../wire/index.ts";
 import type { AppEnv } from "./app-env.ts";

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { DecisionSchema } from "../runtime/suspension.ts";
+import { DecisionSchema } from "../runtime/wait/requests.ts";
 import { HttpError } from "./errors.ts";
 
 export const CONVERSATION_ID_RULE = "Conversation ids are 1-128 characters of A-Z, a-z, 0-9, _ and -.";

@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import type { ApprovalDecision, Decision, UserRequest } from "../runtime/suspension.ts";
+import type { ApprovalDecision, Decision, UserRequest } from "../runtime/wait/requests.ts";
 import type { ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
 import { expectOk, readJson, readQuery, streamResponse } from "./request.ts";

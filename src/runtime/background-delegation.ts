@@ -18,7 +18,8 @@ import type { StepCommit } from "./ports/store-port.ts";
 import { runTurnItems } from "./run-loop.ts";
 import type { RunItemsOptions, TurnInput } from "./run-options.ts";
 import { nest } from "./step/nested-items.ts";
-import type { Decision, Suspension, UserRequest } from "./suspension.ts";
+import type { Decision, UserRequest } from "./wait/requests.ts";
+import type { Suspension } from "./wait/suspension.ts";
 import { delegatedNetwork } from "./tools/delegation.ts";
 import type { UsageTotals } from "./usage.ts";
 

@@ -5,7 +5,7 @@
  * history holds each call that may have had an effect, exactly once, and the model is told.
  */
 import type { AssistantMessage, Message, ToolMessage } from "./messages.ts";
-import { INTERRUPTED_CALL } from "./suspension.ts";
+import { INTERRUPTED_CALL } from "./wait/suspension.ts";
 
 /** A step's calls, written ahead of its tools. */
 export interface CallsInFlight {

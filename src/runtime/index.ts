@@ -46,12 +46,12 @@ export type {
   PendingApproval,
   QuestionRequest,
   RequestBase,
-  Suspension,
-  TurnProgress,
   UserRequest,
   UserRequestKind,
-} from "./suspension.ts";
-export type { Elicitation, Question } from "./tools/user-input.ts";
+} from "./wait/requests.ts";
+export type { Suspension } from "./wait/suspension.ts";
+export type { TurnProgress } from "./turn-progress.ts";
+export type { Elicitation, Question } from "./wait/asks.ts";
 
 // What a conversation holds, and its history.
 export { type ConversationSnapshot, newConversation } from "./conversation-snapshot.ts";

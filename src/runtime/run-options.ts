@@ -9,7 +9,8 @@ import type { Network } from "./network.ts";
 import type { RemotePort } from "./ports/remote-port.ts";
 import type { Scheduler } from "./ports/scheduler-port.ts";
 import type { StepCommit, TurnStore } from "./ports/store-port.ts";
-import type { Decision, Suspension } from "./suspension.ts";
+import type { Decision } from "./wait/requests.ts";
+import type { Suspension } from "./wait/suspension.ts";
 import type { UsageTotals } from "./usage.ts";
 
 /**

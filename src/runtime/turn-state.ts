@@ -10,7 +10,7 @@ import type { TurnOutcome } from "./events.ts";
 import type { RunItemsOptions, TurnItem } from "./run-options.ts";
 import type { NestedItems, Slots } from "./step/nested-items.ts";
 import type { TurnStore } from "./ports/store-port.ts";
-import { TURN_START, type TurnProgress } from "./suspension.ts";
+import { TURN_START, type TurnProgress } from "./turn-progress.ts";
 import { addUsage, NO_USAGE, type UsageTotals } from "./usage.ts";
 
 export interface TurnState {

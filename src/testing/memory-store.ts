@@ -4,7 +4,7 @@ import { type Holding, newHolding } from "../runtime/holding.ts";
 import type { HandoffRecord } from "../runtime/handoff/types.ts";
 import type { Message } from "../runtime/messages.ts";
 import { applyCommit, type StepCommit, type StoredDelegation, type TurnStore } from "../runtime/ports/store-port.ts";
-import type { Suspension } from "../runtime/suspension.ts";
+import type { Suspension } from "../runtime/wait/suspension.ts";
 
 /** An in-memory store that applies commits with the function the Durable Object uses. */
 export class MemoryStore implements TurnStore {

@@ -7,7 +7,7 @@ import type { RunEvent, TurnOutcome } from "../runtime/events.ts";
 import { runTurn } from "../runtime/run-loop.ts";
 import type { TurnInput } from "../runtime/run-options.ts";
 import type { Scheduler } from "../runtime/ports/scheduler-port.ts";
-import type { Suspension } from "../runtime/suspension.ts";
+import type { Suspension } from "../runtime/wait/suspension.ts";
 import { MemoryStore } from "./memory-store.ts";
 import { type ScriptStep, ScriptedModel } from "./scripted-model.ts";
 

@@ -6,7 +6,7 @@
  * waiting for approval end the run as interrupts; a failure is RUN_ERROR with this API's code.
  */
 import type { BaseEvent, Interrupt, RunFinishedEvent, RunFinishedOutcome, TokenUsage, EventType as AgUiEventType } from "@ag-ui/core";
-import type { UserRequest } from "../runtime/suspension.ts";
+import type { UserRequest } from "../runtime/wait/requests.ts";
 import type { StoredEvent } from "./sse.ts";
 import type { EventEncoder } from "./turn-encoding.ts";
 

@@ -1,6 +1,7 @@
 import type { HandoffRecord } from "../runtime/handoff/types.ts";
 import type { Message } from "../runtime/messages.ts";
-import type { Decision, Suspension } from "../runtime/suspension.ts";
+import type { Decision } from "../runtime/wait/requests.ts";
+import type { Suspension } from "../runtime/wait/suspension.ts";
 
 /** What the stored history says of a conversation, for a client that loads it (after a reload): the edge draws it in its format. */
 export interface ClientHistory {

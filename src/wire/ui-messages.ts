@@ -1,7 +1,8 @@
 import type { ClientHistory } from "./client-history.ts";
 import type { HandoffRecord, ReturnRecord } from "../runtime/handoff/types.ts";
 import type { Message, ToolCall, ToolMessage } from "../runtime/messages.ts";
-import { type Decision, isAnswer, publicRequest, type Suspension, type UserRequest } from "../runtime/suspension.ts";
+import { type Decision, isAnswer, publicRequest, type UserRequest } from "../runtime/wait/requests.ts";
+import { type Suspension } from "../runtime/wait/suspension.ts";
 
 /** A part of a UI message, in the AI SDK's `UIMessage` shape. */
 export type UIPart =

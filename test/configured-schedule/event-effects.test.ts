@@ -14,7 +14,8 @@ import { deskOf } from "../../src/desk/operator-desk.ts";
 import type { StoredEvent } from "../../src/wire/sse.ts";
 import type { HandBackRecord, HandoffRecord, TransferRecord } from "../../src/runtime/handoff/types.ts";
 import type { AssistantMessage } from "../../src/runtime/messages.ts";
-import { type Suspension, TURN_START } from "../../src/runtime/suspension.ts";
+import { type Suspension } from "../../src/runtime/wait/suspension.ts";
+import { TURN_START } from "../../src/runtime/turn-progress.ts";
 import type { WorkerVars } from "../../src/worker-vars.ts";
 import { createSupportNetwork } from "../../src/agents/network.ts";
 

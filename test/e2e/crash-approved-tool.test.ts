@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, it } from "node:test";
 import { findHistoryProblem } from "../../src/runtime/messages.ts";
-import { INTERRUPTED_CALL } from "../../src/runtime/suspension.ts";
+import { INTERRUPTED_CALL } from "../../src/runtime/wait/suspension.ts";
 import type { Message } from "../../src/runtime/index.ts";
 import { startFakeOpenAI } from "../node/fake-openai-server.ts";
 import { chat, parseSse, startWranglerDev } from "./wrangler-dev.ts";

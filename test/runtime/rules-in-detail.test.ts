@@ -19,7 +19,7 @@ import {
   tool,
 } from "../../src/runtime/index.ts";
 import { findHistoryProblem } from "../../src/runtime/messages.ts";
-import { INTERRUPTED_CALL, settleInterrupted } from "../../src/runtime/suspension.ts";
+import { INTERRUPTED_CALL, settleInterrupted } from "../../src/runtime/wait/suspension.ts";
 import { transferToolNames } from "../../src/runtime/tools/tool-names.ts";
 import { MemoryStore } from "../support/scripted-model.ts";
 import { echo, supportLike } from "../support/networks.ts";

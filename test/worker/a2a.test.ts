@@ -9,7 +9,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createSupportNetwork } from "../../src/agents/index.ts";
 import { Agent, Network } from "../../src/runtime/index.ts";
-import { denialMessage } from "../../src/runtime/suspension.ts";
+import { denialMessage } from "../../src/runtime/wait/requests.ts";
 import { createApp } from "../../src/http/app.ts";
 import { a2aStream } from "../../src/http/a2a/a2a-stream.ts";
 import { encodeSse, type StoredEvent, turnEvents } from "../../src/wire/index.ts";

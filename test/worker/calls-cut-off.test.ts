@@ -10,7 +10,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { NOT_RUN_CALL } from "../../src/runtime/calls-in-flight.ts";
 import { findHistoryProblem } from "../../src/runtime/messages.ts";
-import { INTERRUPTED_CALL } from "../../src/runtime/suspension.ts";
+import { INTERRUPTED_CALL } from "../../src/runtime/wait/suspension.ts";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 
 const assistant = {

@@ -17,7 +17,7 @@ import { ConversationStore } from "../../src/conversation/storage/conversation-s
 import type { StoredEvent } from "../../src/wire/index.ts";
 import { echo, refund, withApprovals } from "../support/networks.ts";
 import { Agent, Network } from "../../src/runtime/index.ts";
-import { INTERRUPTED_CALL } from "../../src/runtime/suspension.ts";
+import { INTERRUPTED_CALL } from "../../src/runtime/wait/suspension.ts";
 import { parseSse } from "../support/sse.ts";
 import { until } from "../support/until.ts";
 import { ScriptedModel, type ScriptStep } from "../support/scripted-model.ts";

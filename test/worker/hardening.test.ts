@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index.ts";
-import { INTERRUPTED_CALL } from "../../src/runtime/suspension.ts";
+import { INTERRUPTED_CALL } from "../../src/runtime/wait/suspension.ts";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { MAX_STREAMS } from "../../src/conversation/index.ts";
 import { parseSse, readSse } from "../support/sse.ts";

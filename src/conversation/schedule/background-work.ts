@@ -28,7 +28,7 @@ import type { RunEvent } from "../../runtime/events.ts";
 import type { Network } from "../../runtime/network.ts";
 import { NestedRedaction, type Redactor } from "../../runtime/redact.ts";
 import type { RunItemsOptions } from "../../runtime/run-options.ts";
-import { APPROVAL_EXPIRED, type Decision, type UserRequest } from "../../runtime/suspension.ts";
+import { APPROVAL_EXPIRED, type Decision, type UserRequest } from "../../runtime/wait/requests.ts";
 import { type BackgroundWait, type DelegationEntry, undecidedIn } from "../storage/background-runs.ts";
 import type { ConversationStore } from "../storage/conversation-store.ts";
 import { type Notifier, notifiedRequest } from "./notifier.ts";

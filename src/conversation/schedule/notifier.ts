@@ -9,7 +9,7 @@
  */
 import type { Config } from "../../config.ts";
 import type { Redactor } from "../../runtime/redact.ts";
-import type { UserRequest } from "../../runtime/suspension.ts";
+import type { UserRequest } from "../../runtime/wait/requests.ts";
 import type { ConversationStore } from "../storage/conversation-store.ts";
 import type { PushTarget } from "./outbox.ts";
 import { errorMessage } from "../../runtime/errors.ts";

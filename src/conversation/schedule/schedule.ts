@@ -13,7 +13,8 @@ import type {
   Scheduler,
   StartedDelegation,
 } from "../../runtime/ports/scheduler-port.ts";
-import { APPROVAL_EXPIRED, type Decision, type Suspension, undecided } from "../../runtime/suspension.ts";
+import { APPROVAL_EXPIRED, type Decision, undecided } from "../../runtime/wait/requests.ts";
+import { type Suspension } from "../../runtime/wait/suspension.ts";
 import { fail, ok, type ConversationResult } from "../results.ts";
 import type { SqlWriter } from "../storage/sql-writer.ts";
 

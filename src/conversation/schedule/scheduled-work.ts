@@ -10,7 +10,7 @@ import type { Network } from "../../runtime/network.ts";
 import type { ConversationStore } from "../storage/conversation-store.ts";
 import type { Notifier } from "./notifier.ts";
 import type { PersonHold } from "../person-hold.ts";
-import { undecided } from "../../runtime/suspension.ts";
+import { undecided } from "../../runtime/wait/requests.ts";
 import { type ConversationResult, ok } from "../results.ts";
 import { BUSY_RETRY_MS, EXPIRED, type ScheduleEntry } from "./schedule.ts";
 import type { TurnAdmission } from "../turn-admission.ts";

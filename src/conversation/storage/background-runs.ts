@@ -5,7 +5,7 @@
  * it counts its turns').
  */
 import type { BackgroundOutcome, BackgroundResult } from "../../runtime/background-delegation.ts";
-import { type Decision, undecided, type UserRequest } from "../../runtime/suspension.ts";
+import { type Decision, undecided, type UserRequest } from "../../runtime/wait/requests.ts";
 import type { UsageTotals } from "../../runtime/usage.ts";
 import type { Span } from "../../traces/turn-trace.ts";
 import type { Schedule, ScheduleEntry } from "../schedule/schedule.ts";

@@ -17,7 +17,8 @@ import type { ConversationSnapshot } from "../../runtime/conversation-snapshot.t
 import { type Holding, newHolding } from "../../runtime/holding.ts";
 import type { Message } from "../../runtime/messages.ts";
 import { applyCommit, type StepCommit, type StoredDelegation } from "../../runtime/ports/store-port.ts";
-import { type Decision, isAnswer, type Suspension, type UserRequest } from "../../runtime/suspension.ts";
+import { type Decision, isAnswer, type UserRequest } from "../../runtime/wait/requests.ts";
+import { type Suspension } from "../../runtime/wait/suspension.ts";
 import { addUsage, NO_USAGE, type UsageTotals } from "../../runtime/usage.ts";
 import type { StoredEvent } from "../../wire/sse.ts";
 import { CRASH_ID_GAP, EventLog } from "./event-log.ts";

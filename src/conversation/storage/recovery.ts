@@ -5,7 +5,7 @@
  */
 import { type CallsInFlight, settleCallsInFlight } from "../../runtime/calls-in-flight.ts";
 import type { Message, ToolMessage } from "../../runtime/messages.ts";
-import { settleInterrupted, type Suspension } from "../../runtime/suspension.ts";
+import { settleInterrupted, type Suspension } from "../../runtime/wait/suspension.ts";
 import type { StoredEvent } from "../../wire/sse.ts";
 import type { StoredState } from "./stored-state.ts";
 

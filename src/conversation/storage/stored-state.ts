@@ -5,7 +5,8 @@
  * version 1): a row of today's version is read as it is, and only older ones go through the
  * upgrades. Every default for a field an older row lacks is here, and nowhere else.
  */
-import type { Decision, Suspension, UserRequest } from "../../runtime/suspension.ts";
+import type { Decision, UserRequest } from "../../runtime/wait/requests.ts";
+import type { Suspension } from "../../runtime/wait/suspension.ts";
 import type { HandoffRecord } from "../../runtime/handoff/types.ts";
 import { type Holding, newHolding } from "../../runtime/holding.ts";
 import type { AssistantMessage, Message, ToolMessage } from "../../runtime/messages.ts";

@@ -13,7 +13,7 @@ import { readConfig, redactorFor } from "../../config.ts";
 import type { Env } from "../../env.ts";
 import type { TurnView } from "../../conversation/conversation-view.ts";
 import type { Network } from "../../runtime/network.ts";
-import type { Decision } from "../../runtime/suspension.ts";
+import type { Decision } from "../../runtime/wait/requests.ts";
 import type { AppEnv } from "../app-env.ts";
 import { inboxOf } from "../../inbox/inbox.ts";
 import { A2A_RPC_ERROR, errorResponse, HttpError } from "../errors.ts";

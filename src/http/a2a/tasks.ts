@@ -7,7 +7,7 @@
  */
 import type { TurnView } from "../../conversation/conversation-view.ts";
 import type { Message } from "../../runtime/messages.ts";
-import { APPROVAL_EXPIRED, type ApprovalDecision } from "../../runtime/suspension.ts";
+import { APPROVAL_EXPIRED, type ApprovalDecision } from "../../runtime/wait/requests.ts";
 import { HANDOFF_EXTENSION, type OutMessage, type Task, type TaskState } from "../../a2a/a2a-wire.ts";
 
 /** A task's id: its conversation and turn. Conversation ids have no colon, so the last one parts them. */

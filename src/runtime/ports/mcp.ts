@@ -7,7 +7,7 @@
 import * as z from "zod";
 import { foldName, uniqueToolName } from "../tools/tool-names.ts";
 import { type Tool, type ToolContext, tool } from "../tools/tool.ts";
-import type { Elicitation } from "../tools/user-input.ts";
+import type { Elicitation } from "../wait/asks.ts";
 import { errorMessage } from "../errors.ts";
 
 /** What a `headers` function is given: the Worker's environment, or whatever the host passes. */

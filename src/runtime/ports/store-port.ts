@@ -4,7 +4,7 @@ import type { Compaction } from "../compaction.ts";
 import type { HandoffRecord } from "../handoff/types.ts";
 import type { Holding } from "../holding.ts";
 import type { Message } from "../messages.ts";
-import type { Suspension } from "../suspension.ts";
+import type { Suspension } from "../wait/suspension.ts";
 import type { ConversationSnapshot } from "../conversation-snapshot.ts";
 import type { UsageTotals } from "../usage.ts";
 

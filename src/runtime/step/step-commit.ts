@@ -4,26 +4,23 @@
  */
 import { estimateTokens } from "../compaction.ts";
 import type { RunEvent } from "../events.ts";
-import { argsOf, toolMessage } from "../tools/execute-tool-call.ts";
+import { toolMessage } from "../tools/execute-tool-call.ts";
 import { callPlanOf, type PlannedCall } from "../handoff/rules.ts";
 import { type ChangeOfHands, changeHands, type HandoffDecision } from "../handoff/change-hands.ts";
 import type { HandoffRecord, ReturnRecord, TransferRecord } from "../handoff/types.ts";
 import type { Agent } from "../agent.ts";
-import type { AssistantMessage, Message, ToolCall, ToolMessage } from "../messages.ts";
+import type { AssistantMessage, Message, ToolMessage } from "../messages.ts";
 import type { NetworkOptions } from "../network.ts";
 import type { StepCommit } from "../ports/store-port.ts";
-import { approvalExpiry } from "../tools/approval-gate.ts";
-import { publicRequest, type UserRequest } from "../suspension.ts";
-import { answerSchema } from "../json-schema.ts";
+import type { UserRequest } from "../wait/requests.ts";
+import { requestEvent, requestFor } from "../wait/call-request.ts";
 import { agentState } from "../tools/tool-context.ts";
 import { advance, holdingChange, type TurnState } from "../turn-state.ts";
 import { addUsage, modelCallUsage, NO_USAGE, type UsageTotals } from "../usage.ts";
 import type { ModelStepResult } from "./call-model.ts";
 import type { PreparedStep } from "./prepare-step.ts";
 import type { RoutedBy } from "../ports/router-port.ts";
-import type { Answered, CallRecord, CallWait } from "./call-record.ts";
-import type { Tool } from "../tools/tool.ts";
-import type { Duration } from "../duration.ts";
+import type { Answered, CallRecord } from "./call-record.ts";
 import { countErrorSteps } from "./next-step.ts";
 
 export interface StepOutcome {
@@ -204,43 +201,4 @@ function answersOf(records: readonly CallRecord[]): Answered[] {
 /** A call that waits for the user, of its kind, with its deadline when the ask, the tool, its agent or the network sets one. */
 function userRequest(record: CallRecord, prepared: PreparedStep, options: Pick<NetworkOptions, "approvalExpiresIn">): UserRequest {
   return requestFor(record.call, record.awaits!, prepared.toolset.tools.get(record.call.name), prepared.agent, options.approvalExpiresIn);
-}
-
-/** The request a call's wait makes: its kind, what it shows the user, its deadline (the ask's, else the tool's, agent's or network's). */
-export function requestFor(
-  call: ToolCall,
-  wait: CallWait,
-  tool: Tool | undefined,
-  agent: Agent,
-  networkExpiry: Duration | undefined,
-): UserRequest {
-  // A delegated run's request, as it made it, waits on the delegating call: decisions name this call.
-  if (wait.kind === "asked" && wait.asked.kind === "forwarded") {
-    const { earlier: _theirs, ...forwarded } = wait.asked.request;
-    return { ...forwarded, toolCallId: call.id, ...(wait.answers.length ? { earlier: [...wait.answers] } : {}) };
-  }
-  const asked = wait.kind === "asked" && wait.asked.kind === "question" ? wait.asked.expiresInMs : undefined;
-  const expiresAt = asked === undefined ? approvalExpiry(tool, agent, networkExpiry) : Date.now() + asked;
-  const base = {
-    toolCallId: call.id,
-    name: call.name,
-    args: argsOf(call),
-    agent: agent.name,
-    ...(expiresAt === undefined ? {} : { expiresAt: new Date(expiresAt).toISOString() }),
-  };
-  if (wait.kind === "approval") return { kind: "approval", ...base };
-  if (wait.kind === "client-tool")
-    return { kind: "client-tool", ...base, ...(tool?.outputSchema ? { schema: answerSchema(tool.outputSchema) } : {}) };
-  const { expiresInMs: _used, ...ask } = wait.asked as typeof wait.asked & { expiresInMs?: number };
-  return { ...base, ...ask, ...(wait.answers.length ? { earlier: [...wait.answers] } : {}) } as UserRequest;
-}
-
-/** A request as its event announces it: an approval as `approval-required`, any other kind as `input-required`. */
-export function requestEvent(request: UserRequest): RunEvent {
-  const shown = publicRequest(request);
-  if (shown.kind === "approval") {
-    const { kind: _approval, ...approval } = shown;
-    return { type: "approval-required", ...approval };
-  }
-  return { type: "input-required", ...shown } as RunEvent;
 }

@@ -12,10 +12,11 @@ import type { TurnInput } from "../run-options.ts";
 import { Network } from "../network.ts";
 import type { StoredDelegation, TurnStore } from "../ports/store-port.ts";
 import { nest } from "../step/nested-items.ts";
-import type { Decision, Suspension, UserRequest } from "../suspension.ts";
+import type { Decision, UserRequest } from "../wait/requests.ts";
+import type { Suspension } from "../wait/suspension.ts";
 import type { RunContext } from "../turn-state.ts";
 import type { DelegateAgent } from "./tool.ts";
-import type { CallAsks } from "./user-input.ts";
+import type { CallAsks } from "../wait/asks.ts";
 import { addUsage, NO_USAGE, subtractUsage, type UsageTotals } from "../usage.ts";
 
 /** The agent runs within the turn's bound on delegations at once; its final text comes back. */

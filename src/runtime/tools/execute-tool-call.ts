@@ -2,7 +2,7 @@ import * as z from "zod";
 import type { ToolCall, ToolMessage } from "../messages.ts";
 import type { CallContext, Tool, ToolContext } from "./tool.ts";
 import { errorMessage } from "../errors.ts";
-import { callAsks, type InputAsk } from "./user-input.ts";
+import { callAsks, type InputAsk } from "../wait/asks.ts";
 
 /** A tool call's answer: `result` goes on the event, `content` to the model. */
 export interface ToolOutcome {

@@ -1,8 +1,8 @@
 import * as z from "zod";
 import type { Duration } from "../duration.ts";
 import type { ScheduledFollowUp, StartedDelegation } from "../ports/scheduler-port.ts";
-import type { ElicitationAnswer } from "../suspension.ts";
-import type { CallAsks, Elicitation, Question } from "./user-input.ts";
+import type { ElicitationAnswer } from "../wait/requests.ts";
+import type { CallAsks, Elicitation, Question } from "../wait/asks.ts";
 
 /** An `Agent`, as a tool sees it; declared here so that tools and agents do not import each other. */
 export interface DelegateAgent {

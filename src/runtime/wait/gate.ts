@@ -1,8 +1,8 @@
-import { parseArguments } from "./execute-tool-call.ts";
+import { parseArguments } from "../tools/execute-tool-call.ts";
 import type { ToolCall } from "../messages.ts";
 import type { Agent } from "../agent.ts";
 import { type Duration, durationMs } from "../duration.ts";
-import type { Tool } from "./tool.ts";
+import type { Tool } from "../tools/tool.ts";
 
 /**
  * Whether a call waits for a person. Calls whose arguments do not parse or validate are not

@@ -1,27 +1,10 @@
+/**
+ * What a run waits for from the user: the requests (an approval, a tool's question, a client tool, an MCP
+ * server's elicitation), the decisions that answer them, and what the model is told of a decline.
+ */
 import * as z from "zod";
-import type { HandoffRecord } from "./handoff/types.ts";
-import type { AssistantMessage, Message, ToolMessage } from "./messages.ts";
-import { NO_USAGE, type UsageTotals } from "./usage.ts";
-
-/** How far a turn has got: what its per-turn limits and the resumed leg of a suspension go on from. */
-export interface TurnProgress {
-  /** Accepted handoffs of this turn, in order. */
-  handoffs: HandoffRecord[];
-  /** Model calls made by the agent holding the conversation, in this turn (a handoff starts the count again). */
-  agentSteps: number;
-  /** Steps in a row whose counted tool calls all failed. */
-  errorSteps: number;
-  /** The index of the next step. */
-  stepIndex: number;
-  /** What the turn has spent. */
-  usage: UsageTotals;
-}
-
-/** A turn that has not begun. */
-export const TURN_START: TurnProgress = { handoffs: [], agentSteps: 0, errorSteps: 0, stepIndex: 0, usage: NO_USAGE };
-
-import type { JsonSchema } from "./json-schema.ts";
-export type { JsonSchema } from "./json-schema.ts";
+import type { JsonSchema } from "../json-schema.ts";
+export type { JsonSchema } from "../json-schema.ts";
 
 /** What every request to the user names: the call that waits, whose it is, and until when. */
 export interface RequestBase {
@@ -120,22 +103,6 @@ export function isAnswer(decision: Decision): decision is AnswerDecision {
   return "answer" in decision;
 }
 
-/**
- * A turn suspended after a step with calls that wait for the user. The step's assistant message and
- * results stay here, not in the history, until every call is answered: the stored history
- * never holds a tool call without its result. A transfer of that step is already applied.
- */
-export interface Suspension {
-  assistant: AssistantMessage;
-  /** In call order; null where a decision is awaited. */
-  results: Array<ToolMessage | null>;
-  pending: UserRequest[];
-  /** The turn as it stands after the suspended step: the resumed leg carries on from it (its limits included). */
-  progress: TurnProgress;
-  /** Messages that follow the step's results once it is complete (the append prompt mode's system message). */
-  trailing: Message[];
-}
-
 /** The reason of a decision the host made because no one decided before the call's deadline (`expiresAt`). */
 export const APPROVAL_EXPIRED = "expired";
 
@@ -152,75 +119,11 @@ export function denialMessage(decision: ApprovalDecision, kind: UserRequestKind 
   return `A person declined this call${said}`;
 }
 
-/** The answer of an approved call whose run was cut off before its result was stored. */
-export const INTERRUPTED_CALL =
-  "This call was interrupted before its result was recorded (the conversation's process restarted): it may or may not have taken effect. Check before trying it again.";
-
-/**
- * How a decision answers its request without running anything: a declined call, question or client
- * tool, and a client tool's output. Null: the call runs (an approved call; an answered question or
- * any elicitation, whose call runs again with the answer).
- */
-export function answerWithoutRunning(
-  request: UserRequest,
-  decision: Decision,
-): { content: string; result: unknown; isError: boolean } | null {
-  if (request.kind === "elicitation") return null;
-  if (isAnswer(decision)) {
-    if (request.kind !== "client-tool") return null;
-    const content = typeof decision.answer === "string" ? decision.answer : JSON.stringify(decision.answer ?? null);
-    return { content, result: decision.answer ?? null, isError: false };
-  }
-  if (decision.approved) return null;
-  const content = denialMessage(decision, request.kind);
-  return { content, result: content, isError: true };
-}
-
-/** The record a tool message keeps of an approval's decision (other kinds keep none: their result says it). */
-export function approvalRecord(request: UserRequest, decision: Decision | undefined): ToolMessage["approval"] {
-  if (request.kind !== "approval") return undefined;
-  const approved = decision !== undefined && !isAnswer(decision) && decision.approved;
-  const reason = decision && !isAnswer(decision) ? decision.reason?.trim() : undefined;
-  return { approved, ...(reason ? { reason } : {}) };
-}
-
-/**
- * Settles a suspension whose resumed leg died while answered calls ran. Each decided call is
- * answered (what needs no run as usual; a call that ran with INTERRUPTED_CALL, as an error), and
- * calls still undecided keep waiting. Once every call has an answer the step is complete: its
- * messages go to the history and the suspension is gone.
- */
-export function settleInterrupted(
-  suspension: Suspension,
-  decisions: readonly Decision[],
-): { answered: ToolMessage[]; complete: Message[] | null; suspension: Suspension | null } {
-  const answered: ToolMessage[] = [];
-  const results = suspension.results.map((result, i): ToolMessage | null => {
-    if (result) return result;
-    const call = suspension.assistant.toolCalls![i]!;
-    const decision = decisions.find((d) => d.toolCallId === call.id);
-    const request = suspension.pending.find((p) => p.toolCallId === call.id);
-    if (!decision || !request) return null;
-    const outcome = answerWithoutRunning(request, decision) ?? { content: INTERRUPTED_CALL, isError: true };
-    const approval = approvalRecord(request, decision);
-    const message: ToolMessage = {
-      role: "tool",
-      toolCallId: call.id,
-      name: call.name,
-      content: outcome.content,
-      isError: outcome.isError,
-      ...(approval ? { approval } : {}),
-    };
-    answered.push(message);
-    return message;
-  });
-  const pending = suspension.pending.filter((p) => !decisions.some((d) => d.toolCallId === p.toolCallId));
-  if (pending.length > 0) return { answered, complete: null, suspension: { ...suspension, results, pending } };
-  return { answered, complete: [suspension.assistant, ...(results as ToolMessage[]), ...suspension.trailing], suspension: null };
-}
-
 /** The suspended step's requests that still wait for a decision (one decided waits only for the others). */
-export function undecided(state: { suspension: Pick<Suspension, "pending"> | null; decisions: readonly Decision[] }): UserRequest[] {
+export function undecided(state: {
+  suspension: { pending: readonly UserRequest[] } | null;
+  decisions: readonly Decision[];
+}): UserRequest[] {
   const decided = new Set(state.decisions.map((d) => d.toolCallId));
   return (state.suspension?.pending ?? []).filter((p) => !decided.has(p.toolCallId));
 }

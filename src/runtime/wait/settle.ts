@@ -8,25 +8,16 @@ import { errorOutcome, executeToolCall, isAsked, toolMessage } from "../tools/ex
 import type { RunEvent } from "../events.ts";
 import type { ToolMessage } from "../messages.ts";
 import type { TurnItem } from "../run-options.ts";
-import {
-  answerWithoutRunning,
-  approvalRecord,
-  APPROVAL_EXPIRED,
-  type Decision,
-  type ElicitationAnswer,
-  isAnswer,
-  REQUEST_CANCELLED,
-  type Suspension,
-  type UserRequest,
-} from "../suspension.ts";
+import { answerWithoutRunning, approvalRecord, type Suspension } from "./suspension.ts";
+import { APPROVAL_EXPIRED, type Decision, type ElicitationAnswer, isAnswer, REQUEST_CANCELLED, type UserRequest } from "./requests.ts";
 import { commit } from "../commit.ts";
 import { type StateUpdates, toolContext } from "../tools/tool-context.ts";
 import { advance, holdingChange, type RunContext, type TurnState } from "../turn-state.ts";
-import { countErrorSteps, tooManyErrors } from "./next-step.ts";
-import { withRemoteTools } from "./prepare-step.ts";
-import type { Answered } from "./call-record.ts";
+import { countErrorSteps, tooManyErrors } from "../step/next-step.ts";
+import { withRemoteTools } from "../step/prepare-step.ts";
+import type { Answered } from "../step/call-record.ts";
 import type { Tool } from "../tools/tool.ts";
-import { requestEvent, requestFor } from "./step-commit.ts";
+import { requestEvent, requestFor } from "./call-request.ts";
 
 /** One request's settlement: answered, or asked again (the call stopped on a further ask). */
 type Settled = { request: UserRequest; answered: Answered } | { request: UserRequest; again: UserRequest };

@@ -8,7 +8,7 @@
 import * as z from "zod";
 import { type Duration, durationMs } from "../duration.ts";
 import { answerSchema } from "../json-schema.ts";
-import type { Decision, ElicitationAnswer, ElicitationRequest, JsonSchema, QuestionRequest, UserRequest } from "../suspension.ts";
+import type { Decision, ElicitationAnswer, ElicitationRequest, JsonSchema, QuestionRequest, UserRequest } from "./requests.ts";
 
 /** What a tool asks with `ctx.ask`: the answer must fit `schema` (a choice, a date, free text…). */
 export interface Question<Schema extends z.ZodType = z.ZodType> {

@@ -1,0 +1,50 @@
+/** Asking: the request a call's wait makes, and the event that announces it. */
+import { argsOf } from "../tools/execute-tool-call.ts";
+import type { Agent } from "../agent.ts";
+import type { RunEvent } from "../events.ts";
+import type { ToolCall } from "../messages.ts";
+import { answerSchema } from "../json-schema.ts";
+import type { Tool } from "../tools/tool.ts";
+import type { Duration } from "../duration.ts";
+import type { CallWait } from "../step/call-record.ts";
+import { approvalExpiry } from "./gate.ts";
+import { publicRequest, type UserRequest } from "./requests.ts";
+
+/** The request a call's wait makes: its kind, what it shows the user, its deadline (the ask's, else the tool's, agent's or network's). */
+export function requestFor(
+  call: ToolCall,
+  wait: CallWait,
+  tool: Tool | undefined,
+  agent: Agent,
+  networkExpiry: Duration | undefined,
+): UserRequest {
+  // A delegated run's request, as it made it, waits on the delegating call: decisions name this call.
+  if (wait.kind === "asked" && wait.asked.kind === "forwarded") {
+    const { earlier: _theirs, ...forwarded } = wait.asked.request;
+    return { ...forwarded, toolCallId: call.id, ...(wait.answers.length ? { earlier: [...wait.answers] } : {}) };
+  }
+  const asked = wait.kind === "asked" && wait.asked.kind === "question" ? wait.asked.expiresInMs : undefined;
+  const expiresAt = asked === undefined ? approvalExpiry(tool, agent, networkExpiry) : Date.now() + asked;
+  const base = {
+    toolCallId: call.id,
+    name: call.name,
+    args: argsOf(call),
+    agent: agent.name,
+    ...(expiresAt === undefined ? {} : { expiresAt: new Date(expiresAt).toISOString() }),
+  };
+  if (wait.kind === "approval") return { kind: "approval", ...base };
+  if (wait.kind === "client-tool")
+    return { kind: "client-tool", ...base, ...(tool?.outputSchema ? { schema: answerSchema(tool.outputSchema) } : {}) };
+  const { expiresInMs: _used, ...ask } = wait.asked as typeof wait.asked & { expiresInMs?: number };
+  return { ...base, ...ask, ...(wait.answers.length ? { earlier: [...wait.answers] } : {}) } as UserRequest;
+}
+
+/** A request as its event announces it: an approval as `approval-required`, any other kind as `input-required`. */
+export function requestEvent(request: UserRequest): RunEvent {
+  const shown = publicRequest(request);
+  if (shown.kind === "approval") {
+    const { kind: _approval, ...approval } = shown;
+    return { type: "approval-required", ...approval };
+  }
+  return { type: "input-required", ...shown } as RunEvent;
+}
