@@ -40,7 +40,12 @@ interface Stats {
   authorization: string[];
   /** Each tools/call's `_meta`, as the client sent it. */
   callMeta: unknown[];
+  /** Each tools/call's tool, and the user's responses and `requestState` it came back with (null for none). */
+  calls: Array<{ tool: string; inputResponses: unknown; requestState: unknown }>;
 }
+
+/** Slots offered by `offer_slot`, on every server: each offer is new. */
+let offers = 0;
 
 /** The demo's tracking tools and the test tools, on a fresh server. */
 function testServer(): McpServer {
@@ -97,6 +102,25 @@ function testServer(): McpServer {
         });
       const said = answer.kind === "elicit" ? answer.action : "nothing";
       return { content: [{ type: "text", text: `verification: ${said}, state ${String(ctx.mcpReq.requestState?.() ?? "none")}` }] };
+    },
+  );
+  // A server that keeps nothing between calls: each call without an answer makes a new offer, with a requestState of its own.
+  server.registerTool(
+    "offer_slot",
+    { description: "Offers a delivery slot, a new one each time it is asked.", inputSchema: z.object({}) },
+    async (_args, ctx) => {
+      const answer = inputResponse(ctx.mcpReq.inputResponses, "slot");
+      if (answer.kind === "missing") {
+        offers++;
+        return inputRequired({
+          inputRequests: {
+            slot: inputRequired.elicit({ message: `Take delivery slot ${offers}?`, requestedSchema: z.object({ take: z.boolean() }) }),
+          },
+          requestState: `slot-${offers}`,
+        });
+      }
+      const took = answer.kind === "elicit" && answer.action === "accept" ? "took" : "did not take";
+      return { content: [{ type: "text", text: `The user ${took} ${String(ctx.mcpReq.requestState?.() ?? "no slot")}.` }] };
     },
   );
   let grown = false;
@@ -170,7 +194,7 @@ export async function startMcpTestServer(): Promise<McpTestServer> {
   const stats = new Map<string, Stats>();
   const statsOf = (path: string) => {
     let entry = stats.get(path);
-    if (!entry) stats.set(path, (entry = { initialize: 0, toolsList: 0, toolsCall: 0, authorization: [], callMeta: [] }));
+    if (!entry) stats.set(path, (entry = { initialize: 0, toolsList: 0, toolsCall: 0, authorization: [], callMeta: [], calls: [] }));
     return entry;
   };
   const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
@@ -207,12 +231,15 @@ export async function startMcpTestServer(): Promise<McpTestServer> {
     const entry = statsOf(base);
     entry.authorization.push(req.headers.authorization ?? "");
     currentAuthorization = req.headers.authorization ?? "";
-    for (const message of body ? ([JSON.parse(body)].flat() as Array<{ method?: string; params?: { _meta?: unknown } }>) : []) {
+    type Sent = { method?: string; params?: { _meta?: unknown; name?: string; inputResponses?: unknown; requestState?: unknown } };
+    for (const message of body ? ([JSON.parse(body)].flat() as Sent[]) : []) {
       if (message.method === "initialize") entry.initialize++;
       if (message.method === "tools/list") entry.toolsList++;
       if (message.method === "tools/call") {
         entry.toolsCall++;
         entry.callMeta.push(message.params?._meta ?? null);
+        const { name = "", inputResponses = null, requestState = null } = message.params ?? {};
+        entry.calls.push({ tool: name, inputResponses, requestState });
       }
     }
     if (kind === "stateful" && path.endsWith("/mcp")) return send(res, await stateful(toRequest(req, body, origin)));

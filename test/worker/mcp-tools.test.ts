@@ -30,11 +30,12 @@ interface ServerStats {
   toolsCall: number;
   authorization: string[];
   callMeta: unknown[];
+  calls: Array<{ tool: string; inputResponses: unknown; requestState: unknown }>;
 }
 
 async function stats(base: string): Promise<ServerStats> {
   const all = (await (await fetch(at("__mcp/stats"))).json()) as Record<string, ServerStats>;
-  return all[`/${base}`] ?? { initialize: 0, toolsList: 0, toolsCall: 0, authorization: [], callMeta: [] };
+  return all[`/${base}`] ?? { initialize: 0, toolsList: 0, toolsCall: 0, authorization: [], callMeta: [], calls: [] };
 }
 
 /** triage (no MCP) hands off to shipping, which has the given servers. */
@@ -82,6 +83,7 @@ describe("MCP tools", () => {
       "parcels_picture",
       "parcels_whoami",
       "parcels_verify_identity",
+      "parcels_offer_slot",
       "parcels_grow",
     ]);
     expect(tools.find((t) => t.name === "parcels_track_parcel")).toMatchObject({
@@ -186,7 +188,7 @@ describe("MCP tools", () => {
       { mcp: connections() },
     );
     const mcpTools = model.requests.map((r) => r.tools.filter((t) => t.name.startsWith("parcels_")).length);
-    expect(mcpTools).toEqual([0, 10, 10]);
+    expect(mcpTools).toEqual([0, 11, 11]);
     expect(model.requests.map((r) => r.agent)).toEqual(["triage", "shipping", "shipping"]);
   });
 
@@ -349,6 +351,28 @@ describe("MCP tools", () => {
     );
     expect(plain.status).toBe("completed");
     expect(results(plain.events)[0]).toMatchObject({ isError: true, result: expect.stringContaining("must be https") });
+  });
+
+  it("sends the answer back with the requestState of the request the user answered, in one call, the server asked once", async () => {
+    const server: McpServerConfig = { name: "parcels", url: at("secured/offer-slot/mcp"), headers: { authorization: `Bearer ${TOKEN}` } };
+    const first = await shippingTurn([server], [{ toolCalls: [{ id: "s", name: "parcels_offer_slot", args: {} }] }]);
+    const asked = first.events.find((e) => e.type === "input-required");
+    expect(asked).toMatchObject({ kind: "elicitation", mode: "form", message: expect.stringMatching(/^Take delivery slot \d+\?$/) });
+    // What the call remembered (the server's answer) stays inside the run: clients see the request only.
+    expect(asked).not.toHaveProperty("recorded");
+    const slot = /slot (\d+)/.exec((asked as { message: string }).message)![1];
+    const resumed = await runScripted(
+      network([server]),
+      { kind: "resume", suspension: first.suspension!, decisions: [{ toolCallId: "s", answer: { take: true } }] },
+      [{ text: "Booked." }],
+      { store: first.store, mcp: connections() },
+    );
+    expect(results(resumed.events)).toEqual([{ name: "parcels_offer_slot", result: `The user took slot-${slot}.`, isError: false }]);
+    // Two calls in all: the one that asked, and the one with the answer and the asking call's requestState.
+    expect((await stats("secured/offer-slot")).calls).toEqual([
+      { tool: "offer_slot", inputResponses: null, requestState: null },
+      { tool: "offer_slot", inputResponses: { slot: { action: "accept", content: { take: true } } }, requestState: `slot-${slot}` },
+    ]);
   });
 
   it("asks a needsApproval function per call, with the server's tool name and the arguments", async () => {

@@ -250,8 +250,9 @@ function remoteTool(port: McpPort, server: McpServerConfig, info: McpToolInfo, n
 
 /**
  * A call, and again with the user's responses each time the server answers `input_required` (an elicitation: a form or
- * an https URL). Each elicitation goes through `ctx.elicit`, the turn's one wait for the user: the first time it stops
- * the call until the user answers, and the call then runs again from here with the answer.
+ * an https URL). Each elicitation goes through `ctx.elicit`, the run's one wait for the user: the first time it stops
+ * the call until the user answers. The call then runs again from here with the answer, and each server call it made
+ * before is remembered, not made again: the answer goes back with the `requestState` of the request the user saw.
  */
 async function callWithInput(
   port: McpPort,
@@ -260,14 +261,14 @@ async function callWithInput(
   args: Record<string, unknown>,
   ctx: ToolContext,
 ): Promise<McpCallResult> {
-  let result = await port.callTool(server, tool, args, ctx.signal, ctx.idempotencyKey);
+  let result = await ctx.remember(() => port.callTool(server, tool, args, ctx.signal, ctx.idempotencyKey));
   for (let round = 1; "resultType" in result && result.resultType === "input_required"; round++) {
     if (round > MAX_INPUT_ROUNDS) throw new Error(`The MCP server '${server.name}' asked for input more than ${MAX_INPUT_ROUNDS} times.`);
     const inputResponses: Record<string, unknown> = {};
     for (const [key, request] of Object.entries(result.inputRequests ?? {}))
       inputResponses[key] = await ctx.elicit(elicitation(server, request));
     const input = { inputResponses, ...(result.requestState === undefined ? {} : { requestState: result.requestState }) };
-    result = await port.callTool(server, tool, args, ctx.signal, ctx.idempotencyKey, input);
+    result = await ctx.remember(() => port.callTool(server, tool, args, ctx.signal, ctx.idempotencyKey, input));
   }
   return result as McpCallResult;
 }

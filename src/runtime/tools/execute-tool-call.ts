@@ -26,14 +26,18 @@ export function parseArguments(raw: string): ParsedArguments {
   }
 }
 
-/** A call stopped on an ask that has no answer yet: it waits for the user, and runs again with `answers` and the one to come. */
+/**
+ * A call stopped on an ask that has no answer yet: it waits for the user, and runs again with `answers` and the one to
+ * come, and what it remembered (`recorded`) given back.
+ */
 export interface AskedOutcome {
   asked: InputAsk;
   answers: readonly unknown[];
+  recorded: readonly unknown[];
 }
 
 /**
- * Runs one call, its earlier asks answered from `answers`. Every failure becomes an error outcome the
+ * Runs one call, its earlier asks answered from `answers` and what it remembered given back from `recorded`. Every failure becomes an error outcome the
  * model sees; nothing is thrown. An ask with no answer yet stops it: the outcome says what it asked.
  */
 export async function executeToolCall(
@@ -42,6 +46,7 @@ export async function executeToolCall(
   ctx: CallContext,
   availableTools: readonly string[],
   answers: readonly unknown[] = [],
+  recorded: readonly unknown[] = [],
 ): Promise<ToolOutcome | AskedOutcome> {
   if (!tool) {
     return errorOutcome(`Unknown tool '${call.name}'. Available tools: ${availableTools.join(", ") || "none"}.`);
@@ -53,7 +58,7 @@ export async function executeToolCall(
     return errorOutcome(`Invalid arguments for '${tool.name}': ${z.prettifyError(validated.error)}`);
   }
   if (!tool.execute) return errorOutcome(`Tool '${tool.name}' runs on the user's side: it has no answer here.`);
-  const asks = callAsks(answers);
+  const asks = callAsks(answers, recorded);
   try {
     const context: ToolContext = {
       ...ctx,
@@ -64,13 +69,14 @@ export async function executeToolCall(
       delegateInBackground: (agent, request) => ctx.delegateInBackground(agent, request, call.id),
       ask: (question) => asks.ask(question),
       elicit: (request) => asks.elicit(request),
+      remember: (run) => asks.remember(run),
     };
     const result: unknown = await tool.execute(validated.data, context);
     // An ask the tool caught still stops the call: its answer is what the call is waiting for.
-    if (asks.pending) return { asked: asks.pending, answers };
+    if (asks.pending) return { asked: asks.pending, answers, recorded: asks.recorded };
     return { result: result ?? null, content: typeof result === "string" ? result : JSON.stringify(result ?? null), isError: false };
   } catch (error) {
-    if (asks.pending) return { asked: asks.pending, answers };
+    if (asks.pending) return { asked: asks.pending, answers, recorded: asks.recorded };
     return errorOutcome(`Tool '${tool.name}' failed: ${errorMessage(error)}`);
   }
 }

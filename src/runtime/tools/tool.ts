@@ -51,6 +51,12 @@ export interface ToolContext {
   ask<Schema extends z.ZodType>(question: Question<Schema>): Promise<z.infer<Schema>>;
   /** Asks the user on an MCP server's behalf (form, or an https URL): accept with the form's content, decline or cancel. */
   elicit(request: Elicitation): Promise<ElicitationAnswer>;
+  /**
+   * Runs `run` once per call: when the call runs again after the user answers an ask, resolves to what `run` resolved to
+   * the first time (kept as JSON with the request) without running it again. Wrap what an ask depends on, and what must
+   * not happen twice (a remote call whose answer the user is asked about, a side effect before an ask).
+   */
+  remember<T>(run: () => Promise<T>): Promise<T>;
 }
 
 /** A function the model can call: zod parameters, an execute function, and whether a person must approve it. */
@@ -107,7 +113,7 @@ export function toolSpec(t: Tool): ToolSpec {
 /** A tool's context before it is given its call: `schedule` takes the call's id then. */
 export type CallContext = Omit<
   ToolContext,
-  "toolCallId" | "idempotencyKey" | "schedule" | "ask" | "elicit" | "delegate" | "delegateInBackground"
+  "toolCallId" | "idempotencyKey" | "schedule" | "ask" | "elicit" | "remember" | "delegate" | "delegateInBackground"
 > & {
   schedule(request: Parameters<ToolContext["schedule"]>[0], toolCallId: string): Promise<ScheduledFollowUp>;
   delegate(agent: DelegateAgent, request: string, toolCallId: string, asks: CallAsks): Promise<string>;

@@ -48,18 +48,26 @@ export class InputNeeded extends Error {
   }
 }
 
-/** The asks of one run of a call, answered from `earlier` in order; `pending` is the ask it stopped on, if any. */
+/**
+ * The asks of one run of a call, answered from `earlier` in order; `pending` is the ask it stopped on, if any. What the
+ * call remembered before it stopped (`remember`) is given back in order from `recorded` when it runs again.
+ */
 export interface CallAsks {
   ask<Schema extends z.ZodType>(question: Question<Schema>): Promise<z.infer<Schema>>;
   elicit(request: Elicitation): Promise<ElicitationAnswer>;
   /** A delegated run's request, asked on its behalf: resolves to the user's decision on it. */
   forward(request: UserRequest): Promise<Decision>;
+  remember<T>(run: () => Promise<T>): Promise<T>;
   readonly pending: InputAsk | undefined;
+  /** Every value remembered so far, those given back and those new: stored with the request the call stops on. */
+  readonly recorded: readonly unknown[];
 }
 
-export function callAsks(earlier: readonly unknown[]): CallAsks {
+export function callAsks(earlier: readonly unknown[], remembered: readonly unknown[] = []): CallAsks {
   let index = 0;
   let pending: InputAsk | undefined;
+  const recorded = [...remembered];
+  let replayed = 0;
   const next = (ask: InputAsk): unknown => {
     // A tool that caught the first stop and asked again is stopped on the first ask still.
     if (pending || index >= earlier.length) {
@@ -71,6 +79,17 @@ export function callAsks(earlier: readonly unknown[]): CallAsks {
   return {
     get pending() {
       return pending;
+    },
+    get recorded() {
+      return recorded;
+    },
+    async remember(run) {
+      if (replayed < recorded.length) return recorded[replayed++] as Awaited<ReturnType<typeof run>>;
+      const value = await run();
+      // Stored as JSON: what comes back when the call runs again is what storage gives back.
+      recorded.push(value === undefined ? null : JSON.parse(JSON.stringify(value)));
+      replayed++;
+      return value;
     },
     async ask(question) {
       if (typeof question?.message !== "string" || !question.message.trim()) throw new TypeError("ctx.ask needs a message.");

@@ -20,8 +20,8 @@ export function requestFor(
 ): UserRequest {
   // A delegated run's request, as it made it, waits on the delegating call: decisions name this call.
   if (wait.kind === "asked" && wait.asked.kind === "forwarded") {
-    const { earlier: _theirs, ...forwarded } = wait.asked.request;
-    return { ...forwarded, toolCallId: call.id, ...(wait.answers.length ? { earlier: [...wait.answers] } : {}) };
+    const { earlier: _theirs, recorded: _theirsToo, ...forwarded } = wait.asked.request;
+    return { ...forwarded, toolCallId: call.id, ...replay(wait) };
   }
   const asked = wait.kind === "asked" && wait.asked.kind === "question" ? wait.asked.expiresInMs : undefined;
   const expiresAt = asked === undefined ? approvalExpiry(tool, agent, networkExpiry) : Date.now() + asked;
@@ -36,7 +36,15 @@ export function requestFor(
   if (wait.kind === "client-tool")
     return { kind: "client-tool", ...base, ...(tool?.outputSchema ? { schema: answerSchema(tool.outputSchema) } : {}) };
   const { expiresInMs: _used, ...ask } = wait.asked as typeof wait.asked & { expiresInMs?: number };
-  return { ...base, ...ask, ...(wait.answers.length ? { earlier: [...wait.answers] } : {}) } as UserRequest;
+  return { ...base, ...ask, ...replay(wait) } as UserRequest;
+}
+
+/** What the call runs again with: its answers so far and what it remembered, each only when there is some. */
+function replay(wait: Extract<CallWait, { kind: "asked" }>): Pick<UserRequest, "earlier" | "recorded"> {
+  return {
+    ...(wait.answers.length ? { earlier: [...wait.answers] } : {}),
+    ...(wait.recorded.length ? { recorded: [...wait.recorded] } : {}),
+  };
 }
 
 /** A request as its event announces it: an approval as `approval-required`, any other kind as `input-required`. */

@@ -23,6 +23,8 @@ export interface RequestBase {
   delegated?: { path: string[]; toolCallId: string };
   /** Answers to the call's earlier asks, in order: the call runs again from its start with them (kept out of what clients see). */
   earlier?: unknown[];
+  /** What the call remembered before it stopped (`ctx.remember`), given back in order when it runs again (kept out of what clients see). */
+  recorded?: unknown[];
 }
 
 /** A tool call waiting for a yes or no before it runs. */
@@ -130,7 +132,7 @@ export function undecided(state: {
 
 /** A request as clients see it: without the answers its call ran with before (what the tool asked earlier stays inside the turn). */
 export function publicRequest(request: UserRequest): UserRequest {
-  if (request.earlier === undefined) return request;
-  const { earlier: _kept, ...shown } = request;
+  if (request.earlier === undefined && request.recorded === undefined) return request;
+  const { earlier: _kept, recorded: _remembered, ...shown } = request;
   return shown as UserRequest;
 }

@@ -106,7 +106,8 @@ async function settle(
     : request.kind === "question" || request.kind === "elicitation"
       ? [...(request.earlier ?? []), answerOf(request, decision)]
       : [];
-  const outcome = await executeToolCall(call, tool, toolContext(run, state, caller, updates), [...tools.keys()], answers);
+  const context = toolContext(run, state, caller, updates);
+  const outcome = await executeToolCall(call, tool, context, [...tools.keys()], answers, request.recorded ?? []);
   if (!isAsked(outcome)) return { request, answered: { outcome, counts: true } };
   if (!owner) return { request, answered: { outcome: errorOutcome(`Agent '${caller}' no longer exists.`), counts: true } };
   return { request, again: requestFor(call, { kind: "asked", ...outcome }, tool, owner, run.options.network.options.approvalExpiresIn) };
