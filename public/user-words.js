@@ -3,7 +3,7 @@
 // whoever runs the Worker, in its title.
 
 const FOR_USERS = {
-  approval_pending: "Approve or deny the request above first: the agent waits for your decision before it reads a new message.",
+  request_pending: "Approve or deny the request above first: the agent waits for your decision before it reads a new message.",
   run_in_progress: "The agent is still answering your last message. Wait for it, or press Stop.",
   rate_limited: "You are sending messages too fast. Wait a moment, then send again.",
   user_budget_exhausted: "You have used today's allowance for this chat. Come back tomorrow.",

@@ -30,15 +30,15 @@ export function checkDecisions(
       state?.decisions.some((d) => d.toolCallId === toolCallId) ||
       suspension?.results.some((r) => r?.toolCallId === toolCallId) ||
       history.some((m) => m.role === "tool" && m.toolCallId === toolCallId);
-    if (decided) return fail("approval_already_decided", `Tool call '${toolCallId}' was already decided.`, { toolCallId });
+    if (decided) return fail("request_already_decided", `Tool call '${toolCallId}' was already decided.`, { toolCallId });
     const request = suspension?.pending.find((p) => p.toolCallId === toolCallId);
     if (!request) {
       return suspension
-        ? fail("approval_not_found", `No pending request '${toolCallId}'.`, {
+        ? fail("request_not_found", `No pending request '${toolCallId}'.`, {
             toolCallId,
             pending: suspension.pending.map((p) => p.toolCallId),
           })
-        : fail("no_pending_approval", "Nothing in this conversation is waiting for an approval or an answer.");
+        : fail("no_pending_request", "Nothing in this conversation is waiting for an approval or an answer.");
     }
     if (by.operator && !operatorMayAnswer(request))
       return fail("answer_not_allowed", `Only the conversation's owner may answer '${toolCallId}': it does not let an operator answer.`, {

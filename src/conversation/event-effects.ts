@@ -82,7 +82,7 @@ export class EventEffects {
       const state = store.state()!;
       store.schedule.planApprovalExpiry(state);
       const pending = state.suspension?.pending.map(notifiedRequest);
-      this.#later("the app could not be told", notifier.notify("approval_waiting", { pending }));
+      this.#later("the app could not be told", notifier.notify("request_waiting", { pending }));
       const user = store.legFor;
       const card = { conversationId: state.conversationId, person: done.agent, status: "asking" as const, ...(user ? { user } : {}) };
       this.#later("the desk could not be told", this.#setup.hold.toDesk(card));

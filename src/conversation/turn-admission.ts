@@ -160,7 +160,7 @@ export class TurnAdmission {
   #state(state: ConversationState | null, start: TurnStart): ConversationResult<never> | null {
     const suspension = state?.suspension;
     if (start.kind === "message" && suspension)
-      return fail("approval_pending", "Tool calls are waiting for the user (approvals or answers): decide them first.", {
+      return fail("request_pending", "Tool calls are waiting for the user (approvals or answers): decide them first.", {
         pending: suspension.pending.map((p) => p.toolCallId),
       });
     const holder = state?.holding.activeAgent ?? "";

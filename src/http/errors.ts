@@ -16,14 +16,14 @@ export const HTTP_ERROR_STATUS = {
   conversation_not_found: 404,
   method_not_allowed: 405,
   run_in_progress: 409,
-  approval_pending: 409,
-  no_pending_approval: 409,
-  approval_already_decided: 409,
+  request_pending: 409,
+  no_pending_request: 409,
+  request_already_decided: 409,
   invalid_answer: 400,
   answer_not_allowed: 403,
   event_id_unknown: 409,
   nothing_to_retry: 409,
-  approval_not_found: 404,
+  request_not_found: 404,
   turn_not_found: 404,
   schedule_entry_not_found: 404,
   not_held_by_person: 409,
@@ -46,15 +46,28 @@ export const HTTP_ERROR_STATUS = {
 /** Every error code the HTTP API answers with; each has one status. */
 export type HttpErrorCode = keyof typeof HTTP_ERROR_STATUS;
 
+/**
+ * Codes renamed for requests of every kind (they said "approval" of a question too), and what they were called: a body
+ * with one of them says the old name in `alias` too, for clients that read it, until the next minor version.
+ */
+export const ERROR_CODE_ALIASES: Partial<Record<HttpErrorCode, string>> = {
+  request_pending: "approval_pending",
+  no_pending_request: "no_pending_approval",
+  request_already_decided: "approval_already_decided",
+  request_not_found: "approval_not_found",
+};
+
 /** The body of every error response: a machine-readable code, a message that says what to fix, details where they help. */
 export interface ErrorBody {
-  error: { code: string; message: string; details?: Record<string, unknown> };
+  /** `alias`: the code's former name, for a renamed code (`ERROR_CODE_ALIASES`). */
+  error: { code: string; alias?: string; message: string; details?: Record<string, unknown> };
 }
 
 /** An error body; its message and details are redacted of the configured secrets, like everything sent. */
 export function errorResponse(c: Context, code: HttpErrorCode, message: string, details?: Record<string, unknown>): Response {
   const redactor = redactorFor((c.env as object | undefined) ?? {});
-  const body: ErrorBody = redactor.value({ error: details ? { code, message, details } : { code, message } });
+  const alias = ERROR_CODE_ALIASES[code];
+  const body: ErrorBody = redactor.value({ error: { code, ...(alias ? { alias } : {}), message, ...(details ? { details } : {}) } });
   const res = c.json(body, HTTP_ERROR_STATUS[code]);
   if (typeof details?.retryAfter === "number") res.headers.set("retry-after", String(details.retryAfter));
   return res;
@@ -87,14 +100,14 @@ export const A2A_RPC_ERROR = {
   conversation_not_found: "taskNotFound",
   method_not_allowed: "invalidRequest",
   run_in_progress: "invalidRequest",
-  approval_pending: "invalidRequest",
-  no_pending_approval: "invalidRequest",
-  approval_already_decided: "invalidRequest",
+  request_pending: "invalidRequest",
+  no_pending_request: "invalidRequest",
+  request_already_decided: "invalidRequest",
   invalid_answer: "invalidParams",
   answer_not_allowed: "invalidRequest",
   event_id_unknown: "invalidRequest",
   nothing_to_retry: "invalidRequest",
-  approval_not_found: "invalidRequest",
+  request_not_found: "invalidRequest",
   turn_not_found: "taskNotFound",
   schedule_entry_not_found: "invalidRequest",
   not_held_by_person: "invalidRequest",

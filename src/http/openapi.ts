@@ -101,7 +101,12 @@ export function openApiDocument(): Record<string, unknown> {
             error: {
               type: "object",
               required: ["code", "message"],
-              properties: { code: { type: "string" }, message: { type: "string" }, details: { type: "object" } },
+              properties: {
+                code: { type: "string" },
+                alias: { type: "string", description: "The code's former name, for a renamed code (request_* were approval_*)" },
+                message: { type: "string" },
+                details: { type: "object" },
+              },
             },
           },
         },

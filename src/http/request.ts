@@ -63,7 +63,7 @@ export function conversationScope(): MiddlewareHandler<ConversationEnv> {
 const NEXT_STEP: Partial<Record<ConversationErrorCode, string>> = {
   // Every requester can create one; only the API key's first message also creates it, so that is not offered to all.
   conversation_not_found: "Create it with POST /v1/conversations.",
-  approval_pending: "Decide or answer them with POST /v1/conversations/:id/decisions.",
+  request_pending: "Decide or answer them with POST /v1/conversations/:id/decisions.",
   event_id_unknown: "Reconnect without Last-Event-ID.",
 };
 

@@ -85,7 +85,7 @@ describe("effects that follow from writes", () => {
     expect(outbox.filter((m) => m.pushed).map((m) => (m.body.statusUpdate as { status: { state: string } }).status.state)).toEqual([
       "TASK_STATE_INPUT_REQUIRED",
     ]);
-    expect(outbox.find((m) => !m.pushed)?.body).toMatchObject({ reason: "approval_waiting", pending: [{ toolCallId: "rf", expiresAt }] });
+    expect(outbox.find((m) => !m.pushed)?.body).toMatchObject({ reason: "request_waiting", pending: [{ toolCallId: "rf", expiresAt }] });
     expect(await scheduleOf(id)).toEqual(["approval-expiry"]);
   });
 

@@ -49,7 +49,8 @@ describe("the app's webhook", () => {
     );
     const body = JSON.parse(first!.body) as Record<string, unknown>;
     expect(body).toMatchObject({
-      reason: "approval_waiting",
+      reason: "request_waiting",
+      alias: "approval_waiting",
       conversationId: s.conversationId,
       holder: "billing",
       pending: [{ toolCallId: "rf", name: "refund", agent: "billing", expiresAt: expect.any(String) }],
@@ -62,10 +63,10 @@ describe("the app's webhook", () => {
     // Then the deadline passes: the app hears that it expired.
     const expired = await until(
       () => deliveries(s.conversationId),
-      (d) => d.some((x) => x.body.includes("approval_expired")),
+      (d) => d.some((x) => x.body.includes("request_expired")),
       "the expiry's delivery",
     );
-    expect(JSON.parse(expired.find((x) => x.body.includes("approval_expired"))!.body)).toMatchObject({ toolCallIds: ["rf"] });
+    expect(JSON.parse(expired.find((x) => x.body.includes("request_expired"))!.body)).toMatchObject({ toolCallIds: ["rf"] });
   });
 
   it("is told a background delegation waits for the user, as a turn's wait is: the requests, under the call that asked, and the run", async () => {
@@ -78,12 +79,12 @@ describe("the app's webhook", () => {
     await chat(s.conversationId, s.tag("my parcel is lost"));
     const delivered = await until(
       () => deliveries(s.conversationId),
-      (d) => d.some((x) => x.body.includes("approval_waiting")),
+      (d) => d.some((x) => x.body.includes("request_waiting")),
       "the wait's delivery",
     );
     const { entries } = (await (await call(`/v1/conversations/${s.conversationId}/schedule`)).json()) as { entries: Array<{ id: string }> };
-    expect(JSON.parse(delivered.find((x) => x.body.includes("approval_waiting"))!.body)).toMatchObject({
-      reason: "approval_waiting",
+    expect(JSON.parse(delivered.find((x) => x.body.includes("request_waiting"))!.body)).toMatchObject({
+      reason: "request_waiting",
       holder: "shipping",
       background: entries[0]!.id,
       pending: [
@@ -124,7 +125,7 @@ describe("the app's webhook", () => {
       (d) => d.length > 0,
       "the first delivery",
     );
-    expect(JSON.parse(first!.body)).toMatchObject({ reason: "approval_waiting", conversationId: id, owner: user.id });
+    expect(JSON.parse(first!.body)).toMatchObject({ reason: "request_waiting", conversationId: id, owner: user.id });
   });
 
   it("is tried again with backoff when the app answers 503, the same notification each time, until it is taken", async () => {

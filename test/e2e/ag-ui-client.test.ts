@@ -258,16 +258,12 @@ it("refuses bad input with this API's error before any event, and changes nothin
 
   const refusals: Array<[string, () => Promise<unknown>, RegExp]> = [
     ["someone else's thread", () => runSaying(agentFor(bob, agent.threadId), "Refund me too"), /HTTP 404.*conversation_not_found/],
-    [
-      "a new run while interrupts are open",
-      () => runSaying(agentFor(ada, agent.threadId), "Never mind that"),
-      /HTTP 409.*approval_pending/,
-    ],
+    ["a new run while interrupts are open", () => runSaying(agentFor(ada, agent.threadId), "Never mind that"), /HTTP 409.*request_pending/],
     [
       "a resume that answers no open interrupt",
       () =>
         run(agentFor(ada, agent.threadId), { resume: [{ interruptId: "no-such-call", status: "resolved", payload: { approved: true } }] }),
-      /HTTP 404.*approval_not_found/,
+      /HTTP 404.*request_not_found/,
     ],
     [
       "a resume whose payload is not an approval",
@@ -288,6 +284,6 @@ it("refuses bad input with this API's error before any event, and changes nothin
   say(idle, "Where is order A1002?");
   await run(idle);
   await assert.rejects(run(agentFor(ada, idle.threadId), { resume: [{ interruptId: "x", status: "cancelled" }] }), (error: Error) =>
-    /HTTP 409.*no_pending_approval/.test(error.message),
+    /HTTP 409.*no_pending_request/.test(error.message),
   );
 });

@@ -273,7 +273,7 @@ describe("run loop invariants (fast-check)", () => {
           const requestsBefore = model.requests.length;
           let input: Parameters<typeof runTurn>[0]["input"];
           if (op.kind === "message") {
-            if (store.suspension) continue; // the session answers 409 approval_pending
+            if (store.suspension) continue; // the session answers 409 request_pending
             input = { kind: "message", text: "hello" };
             store.reference = startTurn(store.reference);
             turnStart = { completed: model.completed, toolCalls: model.toolCalls };

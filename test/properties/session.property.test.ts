@@ -274,7 +274,7 @@ describe("service invariants (fast-check, through the Worker)", () => {
               if (operation.kind === "message") {
                 const res = await postMessage(id, first ? s.tag("help me") : "more");
                 if (pending.length > 0) {
-                  expect((await res.json()) as unknown).toMatchObject({ error: { code: "approval_pending" } });
+                  expect((await res.json()) as unknown).toMatchObject({ error: { code: "request_pending" } });
                   expect(res.status).toBe(409);
                   continue;
                 }
@@ -355,8 +355,8 @@ describe("service invariants (fast-check, through the Worker)", () => {
                   known.view === null
                     ? [404, "conversation_not_found"]
                     : pending.length > 0
-                      ? [404, "approval_not_found"]
-                      : [409, "no_pending_approval"];
+                      ? [404, "request_not_found"]
+                      : [409, "no_pending_request"];
                 expect([res.status, ((await res.json()) as { error: { code: string } }).error.code]).toEqual(expected);
                 continue;
               } else if (operation.kind === "reconnect") {

@@ -735,7 +735,7 @@ describe("JSON-RPC", () => {
       ...userMessage("and another thing", { contextId: task.contextId }),
       configuration: { taskPushNotificationConfig: { url, id: "ahead" } },
     });
-    expect(refused.error).toMatchObject({ code: -32600, data: { code: "approval_pending" } });
+    expect(refused.error).toMatchObject({ code: -32600, data: { code: "request_pending" } });
     await rpc("SendMessage", userMessage("deny", { taskId: waiting.id }));
     const after = (await rpc("SendMessage", userMessage("one more", { contextId: task.contextId }))).result.task;
     expect(after.id).toBe(`${task.contextId}:${Number(waiting.id.split(":").at(-1)) + 1}`);

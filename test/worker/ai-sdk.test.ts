@@ -214,7 +214,7 @@ describe("the AI SDK UI message stream protocol", () => {
     });
     expect([repeated.status, ((await repeated.json()) as { error: { code: string } }).error.code]).toEqual([
       409,
-      "approval_already_decided",
+      "request_already_decided",
     ]);
     expect((await stored(s.conversationId)).pendingApprovals.map((p) => p.toolCallId)).toEqual(["r2"]);
     // useChat sends the whole message back, r1's response with r2's: only r2 is a new decision.

@@ -95,7 +95,7 @@ describe("with no NOTIFY_URL", () => {
     const outbox = () => runInDurableObject(stub, (_o, state) => state.storage.sql.exec(`SELECT * FROM outbox`).toArray());
     expect(await outbox()).toEqual([]);
     await runInDurableObject(stub, async (_o, state) => {
-      new ConversationStore(state.storage).outbox.add("left-over", JSON.stringify({ reason: "approval_waiting" }), Date.now() - 1);
+      new ConversationStore(state.storage).outbox.add("left-over", JSON.stringify({ reason: "request_waiting" }), Date.now() - 1);
       await state.storage.setAlarm(Date.now() + 3_600_000);
     });
     expect(await runDurableObjectAlarm(stub)).toBe(true);

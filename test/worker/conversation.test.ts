@@ -154,7 +154,9 @@ describe("approvals across requests", () => {
     expect(blocked.status).toBe(409);
     expect(await blocked.json()).toMatchObject({
       error: {
-        code: "approval_pending",
+        code: "request_pending",
+        // The code's name before it was named for requests of every kind, for clients that read it.
+        alias: "approval_pending",
         message:
           "Tool calls are waiting for the user (approvals or answers): decide them first. Decide or answer them with POST /v1/conversations/:id/decisions.",
         details: { pending: ["ref"] },
@@ -162,14 +164,16 @@ describe("approvals across requests", () => {
     });
     expect(await refusal(await approve(s.conversationId, [{ toolCallId: "nope", approved: true }]))).toEqual({
       status: 404,
-      code: "approval_not_found",
+      code: "request_not_found",
+      alias: "approval_not_found",
       message: "No pending request 'nope'.",
       details: { toolCallId: "nope", pending: ["ref"] },
     });
     // `look` ran in the step without asking: its result is in the suspended step, so it is decided.
     expect(await refusal(await approve(s.conversationId, [{ toolCallId: "look", approved: true }]))).toEqual({
       status: 409,
-      code: "approval_already_decided",
+      code: "request_already_decided",
+      alias: "approval_already_decided",
       message: "Tool call 'look' was already decided.",
       details: { toolCallId: "look" },
     });
@@ -179,11 +183,12 @@ describe("approvals across requests", () => {
     await (await approve(s.conversationId, [{ toolCallId: "ref", approved: true }])).text();
     expect(await errorCode(await approve(s.conversationId, [{ toolCallId: "ref", approved: true }]))).toEqual([
       409,
-      "approval_already_decided",
+      "request_already_decided",
     ]);
     expect(await refusal(await approve(s.conversationId, [{ toolCallId: "other", approved: true }]))).toEqual({
       status: 409,
-      code: "no_pending_approval",
+      code: "no_pending_request",
+      alias: "no_pending_approval",
       message: "Nothing in this conversation is waiting for an approval or an answer.",
     });
     expect(await errorCode(await approve("never-started", [{ toolCallId: "ref", approved: true }]))).toEqual([
@@ -212,7 +217,8 @@ describe("two calls waiting in one step", () => {
     // Decided in an earlier request, not yet run: still decided.
     expect(await refusal(await approve(s.conversationId, [{ toolCallId: "r1", approved: false }]))).toEqual({
       status: 409,
-      code: "approval_already_decided",
+      code: "request_already_decided",
+      alias: "approval_already_decided",
       message: "Tool call 'r1' was already decided.",
       details: { toolCallId: "r1" },
     });
@@ -224,7 +230,7 @@ describe("two calls waiting in one step", () => {
           { toolCallId: "r2", approved: true },
         ]),
       ),
-    ).toMatchObject({ status: 409, code: "approval_already_decided", details: { toolCallId: "r1" } });
+    ).toMatchObject({ status: 409, code: "request_already_decided", details: { toolCallId: "r1" } });
     expect(await stored(s.conversationId)).toMatchObject({ status: "awaiting_approval" });
     expect((await s.sent()).requests).toHaveLength(2);
 

@@ -274,7 +274,7 @@ describe("a crash while an approved tool runs", () => {
       headers: json,
       body: args({ decisions: [{ toolCallId: "ref", approved: true }] }),
     });
-    expect(await errorOf(approveAgain)).toEqual([409, "approval_already_decided"]);
+    expect(await errorOf(approveAgain)).toEqual([409, "request_already_decided"]);
 
     const next = await chat(s.conversationId, "did it work?");
     expect(next.at(-1)).toMatchObject({ type: "done", agent: "billing" });

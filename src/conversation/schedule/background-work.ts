@@ -28,7 +28,7 @@ import type { RunEvent } from "../../runtime/events.ts";
 import type { Network } from "../../runtime/network.ts";
 import { NestedRedaction, type Redactor } from "../../runtime/redact.ts";
 import type { RunItemsOptions } from "../../runtime/run-options.ts";
-import { APPROVAL_EXPIRED, type Decision, type UserRequest } from "../../runtime/wait/requests.ts";
+import { REQUEST_EXPIRED, type Decision, type UserRequest } from "../../runtime/wait/requests.ts";
 import { type BackgroundWait, type DelegationEntry, undecidedIn } from "../storage/background-runs.ts";
 import type { ConversationStore } from "../storage/conversation-store.ts";
 import { type Notifier, notifiedRequest } from "./notifier.ts";
@@ -85,7 +85,7 @@ export class BackgroundWork {
     const expired = undecidedIn(wait).filter((r) => r.expiresAt !== undefined && Date.parse(r.expiresAt) <= now);
     const decided = store.decideBackground(
       wait,
-      expired.map((r): Decision => ({ toolCallId: r.toolCallId, approved: false, reason: APPROVAL_EXPIRED })),
+      expired.map((r): Decision => ({ toolCallId: r.toolCallId, approved: false, reason: REQUEST_EXPIRED })),
     );
     if (undecidedIn(decided).length > 0) return;
     const stored = store.readDelegation([entry.toolCallId], entry.turn);
@@ -177,7 +177,7 @@ export class BackgroundWork {
       return log(redactor.text(`background delegation's wait not stored: ${errorMessage(error)}`));
     }
     notifier
-      .notify("approval_waiting", { pending: requests.map(notifiedRequest), background: entry.id })
+      .notify("request_waiting", { pending: requests.map(notifiedRequest), background: entry.id })
       .catch((error: unknown) => log(redactor.text(`the app could not be told: ${errorMessage(error)}`)));
   }
 

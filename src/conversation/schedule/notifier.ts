@@ -17,7 +17,10 @@ import { errorMessage } from "../../runtime/errors.ts";
 /** An A2A task state a push notification says a task reached. */
 export type PushedState = "TASK_STATE_COMPLETED" | "TASK_STATE_INPUT_REQUIRED" | "TASK_STATE_FAILED" | "TASK_STATE_CANCELED";
 
-export type NotifyReason = "approval_waiting" | "approval_expired" | "person_answered" | "person_timed_out" | "follow_up_answered";
+export type NotifyReason = "request_waiting" | "request_expired" | "person_answered" | "person_timed_out" | "follow_up_answered";
+
+/** Reasons renamed for requests of every kind, and what they were called: the body says the old name in `alias` too. */
+const REASON_ALIASES: Partial<Record<NotifyReason, string>> = { request_waiting: "approval_waiting", request_expired: "approval_expired" };
 
 /** What the app is told of a request that waits (its arguments stay in the conversation). */
 export function notifiedRequest({ kind, toolCallId, name, agent, expiresAt, delegated }: UserRequest) {
@@ -53,6 +56,7 @@ export class Notifier {
     const body = this.#redactor.value({
       id: crypto.randomUUID(),
       reason,
+      ...(REASON_ALIASES[reason] ? { alias: REASON_ALIASES[reason] } : {}),
       conversationId: state.conversationId,
       ...(state.owner ? { owner: state.owner } : {}),
       holder: state.holding.activeAgent,

@@ -13,7 +13,7 @@ import type {
   Scheduler,
   StartedDelegation,
 } from "../../runtime/ports/scheduler-port.ts";
-import { APPROVAL_EXPIRED, type Decision, undecided } from "../../runtime/wait/requests.ts";
+import { REQUEST_EXPIRED, type Decision, undecided } from "../../runtime/wait/requests.ts";
 import { type Suspension } from "../../runtime/wait/suspension.ts";
 import { fail, ok, type ConversationResult } from "../results.ts";
 import type { SqlWriter } from "../storage/sql-writer.ts";
@@ -38,7 +38,7 @@ export type ScheduleEntry =
 type NewEntry = ScheduleEntry extends infer E ? (E extends ScheduleEntry ? Omit<E, "id" | "turn"> : never) : never;
 
 /** The reason an undecided call past its deadline is declined with. */
-export const EXPIRED = APPROVAL_EXPIRED;
+export const EXPIRED = REQUEST_EXPIRED;
 
 /** The bounds of follow-ups: how many may wait, how soon and how late one may be. */
 export const FOLLOW_UP_BOUNDS = { maxPending: 20, minDelayMs: 60_000, maxDelayMs: 366 * 86_400_000 } as const;

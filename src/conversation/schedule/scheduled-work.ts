@@ -118,7 +118,7 @@ export class ScheduledWork {
       const resumed = complete
         ? driver.runUnread({ conversationId: state.conversationId }, { kind: "resume", suspension, decisions: next.decisions })
         : null;
-      await this.#setup.notifier.notify("approval_expired", { toolCallIds: expired.map((p) => p.toolCallId) });
+      await this.#setup.notifier.notify("request_expired", { toolCallIds: expired.map((p) => p.toolCallId) });
       await resumed;
     });
   }

@@ -7,7 +7,7 @@
  */
 import type { TurnView } from "../../conversation/conversation-view.ts";
 import type { Message } from "../../runtime/messages.ts";
-import { APPROVAL_EXPIRED, type ApprovalDecision } from "../../runtime/wait/requests.ts";
+import { REQUEST_EXPIRED, type ApprovalDecision } from "../../runtime/wait/requests.ts";
 import { HANDOFF_EXTENSION, type OutMessage, type Task, type TaskState } from "../../a2a/a2a-wire.ts";
 
 /** A task's id: its conversation and turn. Conversation ids have no colon, so the last one parts them. */
@@ -102,7 +102,7 @@ function decisionsOn(assistant: Message, after: readonly Message[]): ApprovalDec
   const ids = new Set(assistant.toolCalls.map((call) => call.id));
   return after.flatMap((m) =>
     // A call the deadline declined was decided by no one's message.
-    m.role === "tool" && ids.has(m.toolCallId) && m.approval && m.approval.reason !== APPROVAL_EXPIRED
+    m.role === "tool" && ids.has(m.toolCallId) && m.approval && m.approval.reason !== REQUEST_EXPIRED
       ? [{ toolCallId: m.toolCallId, approved: m.approval.approved, ...(m.approval.reason ? { reason: m.approval.reason } : {}) }]
       : [],
   );

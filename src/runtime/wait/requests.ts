@@ -105,12 +105,14 @@ export function isAnswer(decision: Decision): decision is AnswerDecision {
   return "answer" in decision;
 }
 
-/** The reason of a decision the host made because no one decided before the call's deadline (`expiresAt`). */
-export const APPROVAL_EXPIRED = "expired";
+/** The reason of a decision the host made because no one decided before the request's deadline (`expiresAt`). */
+export const REQUEST_EXPIRED = "expired";
+/** @deprecated Renamed `REQUEST_EXPIRED` (every kind of request expires); this alias goes in the next minor version. */
+export const APPROVAL_EXPIRED = REQUEST_EXPIRED;
 
 /** What the model is told when a request is declined, or expires, by its kind. */
 export function denialMessage(decision: ApprovalDecision, kind: UserRequestKind = "approval"): string {
-  if (decision.reason === APPROVAL_EXPIRED)
+  if (decision.reason === REQUEST_EXPIRED)
     return kind === "approval"
       ? "No one approved this call before its deadline: it expired and did not run."
       : "The user did not answer before the deadline: the request expired.";

@@ -9,7 +9,7 @@ import type { RunEvent } from "../events.ts";
 import type { ToolMessage } from "../messages.ts";
 import type { TurnItem } from "../run-options.ts";
 import { answerWithoutRunning, approvalRecord, type Suspension } from "./suspension.ts";
-import { APPROVAL_EXPIRED, type Decision, type ElicitationAnswer, isAnswer, REQUEST_CANCELLED, type UserRequest } from "./requests.ts";
+import { REQUEST_EXPIRED, type Decision, type ElicitationAnswer, isAnswer, REQUEST_CANCELLED, type UserRequest } from "./requests.ts";
 import { commit } from "../commit.ts";
 import { type StateUpdates, toolContext } from "../tools/tool-context.ts";
 import { advance, holdingChange, type RunContext, type TurnState } from "../turn-state.ts";
@@ -118,6 +118,6 @@ function answerOf(request: UserRequest, decision: Decision): unknown {
   if (request.kind !== "elicitation") return isAnswer(decision) ? decision.answer : undefined;
   if (isAnswer(decision)) return { action: "accept", content: decision.answer as Record<string, unknown> } satisfies ElicitationAnswer;
   if (decision.approved) return { action: "accept" } satisfies ElicitationAnswer;
-  const cancelled = decision.reason === REQUEST_CANCELLED || decision.reason === APPROVAL_EXPIRED;
+  const cancelled = decision.reason === REQUEST_CANCELLED || decision.reason === REQUEST_EXPIRED;
   return { action: cancelled ? "cancel" : "decline" } satisfies ElicitationAnswer;
 }
