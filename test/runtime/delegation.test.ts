@@ -249,6 +249,12 @@ describe("what a delegated agent asks the user", () => {
       status: "completed",
       text: "Main: Checker: A person declined this call: not suspicious",
     });
+    // The decision is the inner call's, in the child's history; the delegating call ran, and its message says only its answer.
+    const delegating = first.store.history.find((m) => m.role === "tool" && m.toolCallId === "d");
+    expect(delegating).toMatchObject({ content: "Checker: A person declined this call: not suspicious", isError: false });
+    expect(delegating).not.toHaveProperty("approval");
+    const inner = first.store.delegations.get("d")?.find((m) => m.role === "tool" && m.toolCallId === "f");
+    expect(inner).toMatchObject({ isError: true, approval: { approved: false, reason: "not suspicious" } });
   });
 });
 

@@ -46,9 +46,12 @@ export function answerWithoutRunning(
   return { content, result: content, isError: true };
 }
 
-/** The record a tool message keeps of an approval's decision (other kinds keep none: their result says it). */
+/**
+ * The record a tool message keeps of an approval's decision (other kinds keep none: their result says it). A delegated
+ * run's approval is its inner call's, kept in that run's history: the delegating call's message keeps none.
+ */
 export function approvalRecord(request: UserRequest, decision: Decision | undefined): ToolMessage["approval"] {
-  if (request.kind !== "approval") return undefined;
+  if (request.kind !== "approval" || request.delegated) return undefined;
   const approved = decision !== undefined && !isAnswer(decision) && decision.approved;
   const reason = decision && !isAnswer(decision) ? decision.reason?.trim() : undefined;
   return { approved, ...(reason ? { reason } : {}) };
