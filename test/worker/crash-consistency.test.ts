@@ -89,6 +89,10 @@ function disagreements(store: ConversationStore): string[] {
   for (const [i, event] of events.entries())
     if (typeof event !== "object" || typeof event.type !== "string" || (i > 0 && !(event.id > events[i - 1]!.id)))
       problems.push(`stored event ${i} is not an event in order: ${JSON.stringify(event)}`);
+  // Every leg starts with run-start (a client reads legs so: the AI SDK and AG-UI encoders among them), a recovered one too.
+  for (const [i, event] of events.entries())
+    if ((i === 0 || events[i - 1]!.type === "done" || events[i - 1]!.type === "error") && event.type !== "run-start")
+      problems.push(`event ${event.id} (${event.type}) starts a leg without run-start`);
   const handoffEvents = events.filter((e) => e.type === "handoff");
   // Every change of hands is an event and a row; the count is of transfers only (docs/handoffs.md).
   const transfers = handoffEvents.filter((e) => "kind" in e && e.kind === "transfer").length;

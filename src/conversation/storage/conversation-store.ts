@@ -21,7 +21,7 @@ import { type Decision, isAnswer, type UserRequest } from "../../runtime/wait/re
 import { type Suspension } from "../../runtime/wait/suspension.ts";
 import { addUsage, NO_USAGE, type UsageTotals } from "../../runtime/usage.ts";
 import type { StoredEvent } from "../../wire/sse.ts";
-import { CRASH_ID_GAP, EventLog } from "./event-log.ts";
+import { CRASH_ID_GAP, EventLog, recoveredLegStart } from "./event-log.ts";
 import { type ForkSnapshot, storeSnapshot, takeSnapshot } from "./forks.ts";
 import { settleCutOff } from "./recovery.ts";
 import { migrate } from "./schema.ts";
@@ -473,6 +473,10 @@ export class ConversationStore {
       events: JSON.parse(row.events ?? "[]") as StoredEvent[],
     };
     const settled = state ? settleCutOff(state, this.messages(), inFlight) : { messages: [], answered: [], streamed: [] };
+    // A leg cut off before its first write stored no start: it gets one, so the replay's legs each start with run-start.
+    const cutOff = state && settled.streamed.length === 0;
+    const legStart = cutOff ? recoveredLegStart(this.events, state.turn, state.conversationId, state.holding.activeAgent) : null;
+    const start: StoredEvent[] = legStart ? [{ id: id++, ...legStart }] : [];
     const results: StoredEvent[] = settled.answered.map((m) => ({
       id: id++,
       type: "tool-result",
@@ -490,7 +494,7 @@ export class ConversationStore {
     };
     this.#db.transaction(() => {
       for (const turn of this.turns.failRunning())
-        this.events.insert(turn, [...(turn === state?.turn ? [...settled.streamed, ...results] : []), { ...event }]);
+        this.events.insert(turn, [...(turn === state?.turn ? [...start, ...settled.streamed, ...results] : []), { ...event }]);
       if (!state) return;
       for (const message of settled.messages)
         this.#db.exec(`INSERT INTO messages (turn, data) VALUES (?, ?)`, state.turn, JSON.stringify(message));

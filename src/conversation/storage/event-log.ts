@@ -2,6 +2,7 @@
  * The conversation's stream events in SQLite: packed several to a row (rows written are what
  * storage is billed by), read back a row at a time for a replay, and numbered past a crash.
  */
+import type { RunStartEvent } from "../../runtime/events.ts";
 import type { StoredEvent } from "../../wire/sse.ts";
 import type { SqlWriter } from "./sql-writer.ts";
 import { readHandoff, ROW_VERSION } from "./stored-state.ts";
@@ -52,6 +53,21 @@ export class EventLog {
     this.#db.stored(events);
   }
 
+  /** The last leg's start stored, of any turn (read backwards a row at a time): undefined before any. */
+  lastStart(): (RunStartEvent & { id: number }) | undefined {
+    type Row = { first_id: number; data: string };
+    for (let before = Number.POSITIVE_INFINITY; ; ) {
+      const row = this.#db.rows<Row>(
+        `SELECT first_id, data FROM events WHERE first_id < ? ORDER BY first_id DESC LIMIT 1`,
+        before === Number.POSITIVE_INFINITY ? Number.MAX_SAFE_INTEGER : before,
+      )[0];
+      if (!row) return undefined;
+      const start = (JSON.parse(row.data) as StoredEvent[]).findLast((e) => e.type === "run-start");
+      if (start?.type === "run-start") return start;
+      before = row.first_id;
+    }
+  }
+
   /**
    * Reads one turn's stored events with an id above `afterId` (and below `beforeId`), a row per
    * call, so a replay holds one row in memory however large the turn; null after the last.
@@ -77,6 +93,25 @@ export class EventLog {
       return row.v >= ROW_VERSION ? events : events.map(upgraded);
     };
   }
+}
+
+/**
+ * The start of a leg that the next start of the object writes when it ends a turn whose running leg stored nothing (cut
+ * off before its first write): every leg in the replay starts with `run-start`. Null when the turn's last leg is open
+ * (its start is stored, its end not). It takes the model of the last leg started, since the store knows no network.
+ */
+export function recoveredLegStart(log: EventLog, turn: number, conversationId: string, agent: string): RunStartEvent | null {
+  let last: StoredEvent | undefined;
+  let start: RunStartEvent | undefined;
+  const next = log.replay(turn, 0);
+  for (let batch = next(); batch; batch = next())
+    for (const event of batch) {
+      last = event;
+      if (event.type === "run-start") start = event;
+    }
+  if (last && last.type !== "done" && last.type !== "error") return null;
+  start ??= log.lastStart();
+  return { type: "run-start", conversationId, agent, model: start?.model ?? "unknown", ...(last ? { resumed: true } : {}) };
 }
 
 function upgraded(event: StoredEvent): StoredEvent {
