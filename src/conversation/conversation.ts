@@ -8,7 +8,8 @@ import { type Decision, undecided } from "../runtime/wait/requests.ts";
 import type { TurnStream } from "../wire/sse.ts";
 import type { ClientHistory } from "../wire/client-history.ts";
 import type { TurnInput } from "../runtime/run-options.ts";
-import { checkDecisions, withoutRepeats } from "./decisions.ts";
+import { routeDecisions, withoutRepeats } from "../runtime/wait/checks.ts";
+import { shares, type Decided, waitsOf } from "./waits.ts";
 import type {
   ConversationSetup,
   ConversationView,
@@ -20,7 +21,7 @@ import type {
   Requester,
 } from "./conversation-api.ts";
 import type { ConversationStore, DelegatedRun } from "./storage/conversation-store.ts";
-import { type BackgroundWait, undecidedIn } from "./storage/background-runs.ts";
+import { undecidedIn } from "./storage/background-runs.ts";
 import { conversationView, historyPageOf, type TurnView, turnView } from "./conversation-view.ts";
 import type { ForkSnapshot } from "./storage/forks.ts";
 import type { HistoryPage } from "./storage/history-page.ts";
@@ -122,9 +123,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       send: (requester, text) => this.#message(requester, text, {}, (input) => this.#driver.runUnread(requester, input), false),
       // A socket sees a request before its leg is done: decisions sent on seeing its end wait for that rather than be refused.
       decide: async (requester, decisions) => {
-        const wait = this.#backgroundWaitOf(decisions);
-        if (wait) return this.#decideBackground(requester, wait, decisions);
-        await this.#driver.settled();
+        if (!this.#onlyBackground(decisions)) await this.#driver.settled();
         return this.#decide(requester, decisions, {}, (input) => this.#driver.runUnread(requester, input), false);
       },
     });
@@ -226,73 +225,60 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /**
-   * Records decisions on what the turn waits for (yes or no, or answers); once none waits, resumes the turn as the same agent.
-   * `ignoreRepeats`: decisions already recorded are left out (the AI SDK's client sends them all again).
+   * Records decisions on what the conversation's runs wait for (yes or no, or answers), each with the run that waits for
+   * its call; once none of the turn's waits, resumes the turn as the same agent, and a background run none of whose waits
+   * carries on from the alarm. `ignoreRepeats`: decisions already recorded are left out (the AI SDK's client sends them all again).
    */
   async decide(requester: Requester, decisions: Decision[], options: DecideOptions = {}): Promise<ConversationResult<DecisionOutcome>> {
-    const wait = this.#backgroundWaitOf(decisions);
-    if (wait) return this.#decideBackground(requester, wait, decisions);
     const decided = await this.#decide(requester, decisions, options, (input) => this.#driver.start(requester, input), true);
-    if (!decided.ok) return decided;
-    return ok(decided.value.kind === "awaiting" ? decided.value : { kind: "stream", ...decided.value.started });
+    if (!decided.ok || decided.value.kind !== "started") return decided as ConversationResult<DecisionOutcome>;
+    return ok({ kind: "stream", ...decided.value.started });
   }
 
-  /**
-   * The background run that waits for a request the decisions name, if one does (else they are the turn's). A call id the
-   * turn waits for is the turn's: ids are unique within a run's history, not across runs (a provider may number them).
-   */
-  #backgroundWaitOf(decisions: readonly Decision[]): BackgroundWait | undefined {
+  /** Whether every decision goes to a background run's wait: one that a socket need not hold until the turn's leg ends. */
+  #onlyBackground(decisions: readonly Decision[]): boolean {
     const state = this.#store.state();
-    const turns = new Set(state ? undecided(state).map((p) => p.toolCallId) : []);
-    const named = new Set(decisions.map((d) => d.toolCallId).filter((id) => !turns.has(id)));
-    return this.#store.background.waits().find((w) => w.requests.some((r) => named.has(r.toolCallId)));
+    const routed = state && routeDecisions(waitsOf(this.#store, state), decisions);
+    return !!routed?.ok && routed.value.every((share) => share.wait.run.kind === "background");
   }
 
   /**
-   * Decisions on what a background run asked: checked as a turn's are, recorded, and once none of its requests is left the
-   * run carries on from the alarm. A turn may run meanwhile: the run's wait is not the turn's.
+   * Decisions routed to the runs that wait for them (one lookup), checked whole before anything is stored, recorded in one
+   * transaction; the turn resumed by `start` once none of its requests is left (docs/user-requests.md, "Which run").
    */
-  #decideBackground(requester: Requester, wait: BackgroundWait, decisions: Decision[]): ConversationResult<DecisionOutcome> {
-    const admitted = this.#admission.access(requester);
-    if (!admitted.ok) return admitted;
-    const asked = this.#redactor.value(decisions);
-    const checked = checkDecisions(
-      { suspension: { pending: wait.requests, results: [] }, decisions: wait.decisions },
-      [],
-      asked,
-      requester,
-    );
-    if (!checked.ok) return checked;
-    const decided = this.#store.decideBackground(wait, asked, requester.identity);
-    return ok({ kind: "background", id: wait.id, pending: undecidedIn(decided).map((r) => r.toolCallId) });
-  }
-
-  /** Decisions recorded, and the turn resumed by `start` once none is left waiting. */
   async #decide<T>(
     requester: Requester,
     decisions: Decision[],
     options: DecideOptions,
     start: (input: TurnInput) => T,
     opensStream: boolean,
-  ): Promise<ConversationResult<{ kind: "awaiting"; pending: string[] } | { kind: "started"; started: T }>> {
-    const admitted = this.#admission.access(requester, { idle: true });
+  ): Promise<ConversationResult<Decided<T>>> {
+    const admitted = this.#admission.access(requester);
     if (!admitted.ok) return admitted;
+    const waits = waitsOf(this.#store, admitted.value);
     // Answers are stored and shown as everything else is: with the configured secrets taken out.
-    const asked = this.#redactor.value(options.ignoreRepeats ? withoutRepeats(admitted.value, decisions) : decisions);
-    const checked = checkDecisions(admitted.value, this.#store.messages(), asked, requester);
-    if (!checked.ok) return checked;
-    if (!checked.value.complete) {
-      const state = this.#store.recordDecisions(asked, false, requester.identity);
+    const asked = this.#redactor.value(options.ignoreRepeats ? withoutRepeats(waits, decisions) : decisions);
+    const routed = routeDecisions(waits, asked, requester);
+    if (!routed.ok) return { ok: false, error: routed.error };
+    const { turn, background } = shares(routed.value);
+    if (!turn) {
+      const decided = this.#store.decideBackground(background, requester.identity);
+      return ok({ kind: "background", id: decided[0]!.id, pending: decided.flatMap((w) => undecidedIn(w).map((r) => r.toolCallId)) });
+    }
+    // The turn's share is taken while no turn runs; once it completes the step, that is a turn starting, admitted as one.
+    const idle = this.#admission.access(requester, { idle: true });
+    if (!idle.ok) return idle;
+    if (!turn.complete) {
+      const state = this.#store.recordDecisions(turn.decisions, false, requester.identity, background);
       return ok({ kind: "awaiting", pending: undecided(state).map((p) => p.toolCallId) });
     }
-    // Decisions that complete the step resume the turn: that is a turn starting, admitted as one (and checked again there).
     return this.#admission.turn(
       requester,
       { kind: "resume" },
       (current) => {
-        const still = checkDecisions(current, this.#store.messages(), asked, requester);
-        if (!still.ok) return still;
-        const state = this.#store.recordDecisions(asked, true, requester.identity);
+        const still = routeDecisions(current ? waitsOf(this.#store, current) : [], asked, requester);
+        if (!still.ok) return { ok: false, error: still.error };
+        const state = this.#store.recordDecisions(turn.decisions, true, requester.identity, background);
         return ok({
           kind: "started" as const,
           started: start({ kind: "resume", suspension: state.suspension!, decisions: state.decisions }),

@@ -368,6 +368,53 @@ describe("a background delegation", () => {
     expect(sent[6]!.messages.filter((m) => m.role === "tool").at(-1)?.content).toContain("2026-12-11");
   });
 
+  it("takes one batch that decides the turn's request and the search's: each goes to the run that waits for its call", async () => {
+    const redeliverHere = { toolCalls: [{ id: "rd2", name: "arrange_redelivery", arguments: JSON.stringify({ orderId: "A1002" }) }] };
+    // The turn and the search each carry on once decided, in whichever order they reach the provider: they say the same.
+    const s = await scenario((tag) => [
+      transfer,
+      startSearch(tag),
+      { text: "Started." },
+      redeliver,
+      redeliverHere,
+      ...Array(2).fill({ text: "Noted." }),
+      { text: "Good news." },
+    ]);
+    await chat(s.conversationId, s.tag("my parcel for order A1002 is lost"));
+    await ring(s.conversationId);
+    await until(
+      () => view(s.conversationId),
+      (v) => (v.pendingRequests as unknown[]).length === 1,
+      "the search's question",
+    );
+    const asked = await chat(s.conversationId, s.tag("please redeliver it"));
+    expect(asked.at(-1)).toMatchObject({ type: "done", status: "awaiting_input" });
+    const both = await call(`/v1/conversations/${s.conversationId}/decisions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        decisions: [
+          { toolCallId: "rd1", answer: { day: "2026-12-11", where: "front door" } },
+          { toolCallId: "rd2", answer: { day: "2026-12-10", where: "neighbour" } },
+        ],
+      }),
+    });
+    // The turn's share resumes the turn (its stream); the search's is recorded in the same write, and the alarm carries it on.
+    expect(both.status).toBe(200);
+    expect(await both.text()).toContain('"status":"completed"');
+    expect((await view(s.conversationId)).pendingRequests).toEqual([]);
+    await until(
+      () => view(s.conversationId),
+      (v) => v.messages.at(-1)?.content === "Good news.",
+      "the search's follow-up",
+    );
+    const answers = (await s.sent()).requests.flatMap((r) => r.messages.filter((m) => m.role === "tool").map((m) => String(m.content)));
+    expect(answers).toContain(JSON.stringify({ orderId: "A1002", redeliveryDay: "2026-12-10", leaveAt: "neighbour" }));
+    expect(answers).toContain(JSON.stringify({ orderId: "A1002", redeliveryDay: "2026-12-11", leaveAt: "front door" }));
+    const activity = (await view(s.conversationId)).activity as Array<{ kind: string; toolCallId: string }>;
+    expect(activity.filter((a) => a.kind === "answered").map((a) => a.toolCallId).sort()).toEqual(["rd1", "rd2"]);
+  });
+
   it("waiting for the user past a request's deadline, declines it as expired and carries on", async () => {
     const s = await scenario((tag) => [
       transfer,

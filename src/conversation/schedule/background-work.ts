@@ -83,15 +83,14 @@ export class BackgroundWork {
     const { store } = this.#setup;
     const now = Date.now();
     const expired = undecidedIn(wait).filter((r) => r.expiresAt !== undefined && Date.parse(r.expiresAt) <= now);
-    const decided = store.decideBackground(
-      wait,
-      expired.map((r): Decision => ({ toolCallId: r.toolCallId, approved: false, reason: REQUEST_EXPIRED })),
-    );
-    if (undecidedIn(decided).length > 0) return;
+    const [decided] = store.decideBackground([
+      { wait, decisions: expired.map((r): Decision => ({ toolCallId: r.toolCallId, approved: false, reason: REQUEST_EXPIRED })) },
+    ]);
+    if (undecidedIn(decided!).length > 0) return;
     const stored = store.readDelegation([entry.toolCallId], entry.turn);
     if (!stored?.suspension) return this.#finish(entry, { status: "interrupted" });
     store.background.resume(entry.id, leaseUntil);
-    this.#start(entry, conversationId, { conversation: stored.conversation, suspension: stored.suspension, decisions: decided.decisions });
+    this.#start(entry, conversationId, { conversation: stored.conversation, suspension: stored.suspension, decisions: decided!.decisions });
   }
 
   #start(entry: DelegationEntry, conversationId: string, resume?: BackgroundResume): void {

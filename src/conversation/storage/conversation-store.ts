@@ -231,11 +231,20 @@ export class ConversationStore {
     return this.state()!;
   }
 
-  /** Decisions on the requests the turn waits for, and who made them (one activity row each), in one transaction. */
-  recordDecisions(decisions: readonly Decision[], resume: boolean, by?: OperatorIdentity): ConversationState {
+  /**
+   * Decisions on the requests the turn waits for, and who made them (one activity row each), in one transaction with the
+   * shares of the same batch that background runs wait for (`background`).
+   */
+  recordDecisions(
+    decisions: readonly Decision[],
+    resume: boolean,
+    by?: OperatorIdentity,
+    background: readonly BackgroundShare[] = [],
+  ): ConversationState {
     const state = this.#requireState();
     return this.#write({ ...state, decisions: [...state.decisions, ...decisions] }, () => {
       this.#recordDecided(decisions, state.suspension?.pending ?? [], state.holding.activeAgent, by);
+      for (const share of background) this.#decideBackground(share, by);
       if (resume) {
         this.turns.resume(state.turn);
         this.schedule.removeKind("approval-expiry");
@@ -244,13 +253,21 @@ export class ConversationStore {
     });
   }
 
-  /** Decisions on a background run's wait, in the activity log as a turn's are; once none is left undecided, the run is due. */
-  decideBackground(wait: BackgroundWait, decisions: readonly Decision[], by?: OperatorIdentity): BackgroundWait {
-    let decided = wait;
+  /**
+   * Decisions on background runs' waits, in the activity log as a turn's are; a run none of whose requests is left
+   * undecided is due. One transaction for the batch; what each wait is now, in order.
+   */
+  decideBackground(shares: readonly BackgroundShare[], by?: OperatorIdentity): BackgroundWait[] {
+    let decided: BackgroundWait[] = [];
     this.#db.transactionAlone(() => {
-      decided = this.background.decide(wait, decisions);
-      this.#recordDecided(decisions, wait.requests, this.#requireState().holding.activeAgent, by);
+      decided = shares.map((share) => this.#decideBackground(share, by));
     });
+    return decided;
+  }
+
+  #decideBackground({ wait, decisions }: BackgroundShare, by?: OperatorIdentity): BackgroundWait {
+    const decided = this.background.decide(wait, decisions);
+    this.#recordDecided(decisions, wait.requests, this.#requireState().holding.activeAgent, by);
     return decided;
   }
 
@@ -544,6 +561,12 @@ export class ConversationStore {
     if (!state) throw new Error("No turn has begun in this conversation.");
     return state;
   }
+}
+
+/** A batch's decisions on one background run's wait. */
+export interface BackgroundShare {
+  wait: BackgroundWait;
+  decisions: readonly Decision[];
 }
 
 /** A conversation no turn has touched yet: new, or a fork about to take its snapshot's rows. */
