@@ -259,7 +259,11 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     // Answers are stored and shown as everything else is: with the configured secrets taken out.
     const asked = this.#redactor.value(options.ignoreRepeats ? withoutRepeats(waits, decisions) : decisions);
     const routed = routeDecisions(waits, asked, requester);
-    if (!routed.ok) return { ok: false, error: routed.error };
+    // What no background run takes is the turn's: while a turn runs, that is the refusal (its wait is not stored yet).
+    if (!routed.ok) {
+      const idle = this.#admission.access(requester, { idle: true });
+      return idle.ok ? { ok: false, error: routed.error } : idle;
+    }
     const { turn, background } = shares(routed.value);
     if (!turn) {
       const decided = this.#store.decideBackground(background, requester.identity);

@@ -28,7 +28,8 @@ import type { RunEvent } from "../../runtime/events.ts";
 import type { Network } from "../../runtime/network.ts";
 import { NestedRedaction, type Redactor } from "../../runtime/redact.ts";
 import type { RunItemsOptions } from "../../runtime/run-options.ts";
-import { REQUEST_EXPIRED, type Decision, type UserRequest } from "../../runtime/wait/requests.ts";
+import type { UserRequest } from "../../runtime/wait/requests.ts";
+import { expiredRequests, expiryDecisions } from "../../runtime/wait/deadlines.ts";
 import { type BackgroundWait, type DelegationEntry, undecidedIn } from "../storage/background-runs.ts";
 import type { ConversationStore } from "../storage/conversation-store.ts";
 import { type Notifier, notifiedRequest } from "./notifier.ts";
@@ -81,11 +82,7 @@ export class BackgroundWork {
   /** A wait's entry rang: its requests past their deadline are declined; once none is left, the run carries on. */
   #waited(entry: DelegationEntry, wait: BackgroundWait, conversationId: string, leaseUntil: number): void {
     const { store } = this.#setup;
-    const now = Date.now();
-    const expired = undecidedIn(wait).filter((r) => r.expiresAt !== undefined && Date.parse(r.expiresAt) <= now);
-    const [decided] = store.decideBackground([
-      { wait, decisions: expired.map((r): Decision => ({ toolCallId: r.toolCallId, approved: false, reason: REQUEST_EXPIRED })) },
-    ]);
+    const [decided] = store.decideBackground([{ wait, decisions: expiryDecisions(expiredRequests(wait)) }]);
     if (undecidedIn(decided!).length > 0) return;
     const stored = store.readDelegation([entry.toolCallId], entry.turn);
     if (!stored?.suspension) return this.#finish(entry, { status: "interrupted" });

@@ -13,7 +13,8 @@ import type {
   Scheduler,
   StartedDelegation,
 } from "../../runtime/ports/scheduler-port.ts";
-import { REQUEST_EXPIRED, type Decision, undecided } from "../../runtime/wait/requests.ts";
+import { REQUEST_EXPIRED, type Decision } from "../../runtime/wait/requests.ts";
+import { nextDeadline } from "../../runtime/wait/deadlines.ts";
 import { type Suspension } from "../../runtime/wait/suspension.ts";
 import { fail, ok, type ConversationResult } from "../results.ts";
 import type { SqlWriter } from "../storage/sql-writer.ts";
@@ -101,11 +102,9 @@ export class Schedule implements Scheduler {
 
   /** The deadline of the suspended step's undecided calls: one entry at the earliest, replacing any before it. */
   planApprovalExpiry(state: { suspension: Suspension | null; decisions: readonly Decision[] }): void {
-    const deadlines = undecided(state)
-      .filter((p) => p.expiresAt !== undefined)
-      .map((p) => Date.parse(p.expiresAt!));
+    const dueAt = nextDeadline({ requests: state.suspension?.pending ?? [], decisions: state.decisions });
     this.removeKind("approval-expiry");
-    if (deadlines.length) this.add({ kind: "approval-expiry", dueAt: Math.min(...deadlines) });
+    if (dueAt !== undefined) this.add({ kind: "approval-expiry", dueAt });
   }
 
   /** Adds an entry, of the current turn unless `turn` says which. */

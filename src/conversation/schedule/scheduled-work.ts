@@ -12,7 +12,8 @@ import type { Notifier } from "./notifier.ts";
 import type { PersonHold } from "../person-hold.ts";
 import { undecided } from "../../runtime/wait/requests.ts";
 import { type ConversationResult, ok } from "../results.ts";
-import { BUSY_RETRY_MS, EXPIRED, type ScheduleEntry } from "./schedule.ts";
+import { BUSY_RETRY_MS, type ScheduleEntry } from "./schedule.ts";
+import { expiredRequests, expiryDecisions } from "../../runtime/wait/deadlines.ts";
 import type { TurnAdmission } from "../turn-admission.ts";
 import type { TurnDriver } from "../turns/turn-driver.ts";
 import type { BackgroundWork } from "./background-work.ts";
@@ -106,14 +107,12 @@ export class ScheduledWork {
     const suspension = state?.suspension;
     if (!state || !suspension) return this.#drop(entry);
     const waiting = undecided(state);
-    const now = Date.now();
-    const expired = waiting.filter((p) => p.expiresAt !== undefined && Date.parse(p.expiresAt) <= now);
+    const expired = expiredRequests({ requests: suspension.pending, decisions: state.decisions });
     if (!expired.length) return this.#drop(entry);
     return this.#admitted(state.conversationId, entry, "expiry", async () => {
       store.schedule.removeWithNextWrite(entry.id);
       const complete = expired.length === waiting.length;
-      const declined = expired.map((p) => ({ toolCallId: p.toolCallId, approved: false, reason: EXPIRED }));
-      const next = store.recordDecisions(declined, complete);
+      const next = store.recordDecisions(expiryDecisions(expired), complete);
       if (!complete) store.schedule.planApprovalExpiry(next);
       const resumed = complete
         ? driver.runUnread({ conversationId: state.conversationId }, { kind: "resume", suspension, decisions: next.decisions })

@@ -6,6 +6,7 @@
  */
 import type { BackgroundOutcome, BackgroundResult } from "../../runtime/background-delegation.ts";
 import { type Decision, undecided, type UserRequest } from "../../runtime/wait/requests.ts";
+import { nextDeadline } from "../../runtime/wait/deadlines.ts";
 import type { UsageTotals } from "../../runtime/usage.ts";
 import type { Span } from "../../traces/turn-trace.ts";
 import type { Schedule, ScheduleEntry } from "../schedule/schedule.ts";
@@ -196,8 +197,7 @@ export function undecidedIn(wait: BackgroundWait): UserRequest[] {
 
 /** When a wait's entry rings: at the earliest deadline of its undecided requests, else a day on. */
 function lookAt(wait: BackgroundWait): number {
-  const deadlines = undecidedIn(wait).flatMap((r) => (r.expiresAt === undefined ? [] : [Date.parse(r.expiresAt)]));
-  return Math.min(Date.now() + LOOK_AGAIN_MS, ...deadlines);
+  return Math.min(Date.now() + LOOK_AGAIN_MS, nextDeadline(wait) ?? Number.POSITIVE_INFINITY);
 }
 
 const RUN_COLUMNS = "id, turn, tool_call_id, agent, status, started_at, ended_at";
