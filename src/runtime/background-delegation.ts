@@ -9,18 +9,17 @@
  */
 import { Agent } from "./agent.ts";
 import { newConversation } from "./conversation-snapshot.ts";
-import type { DelegatedEvent, TurnOutcome } from "./events.ts";
+import type { DelegatedEvent } from "./events.ts";
 import type { ConversationSnapshot } from "./conversation-snapshot.ts";
 import type { Message } from "./messages.ts";
 import type { Network } from "./network.ts";
 import type { BackgroundRequest } from "./ports/scheduler-port.ts";
 import type { StepCommit } from "./ports/store-port.ts";
 import { runTurnItems } from "./run-loop.ts";
-import type { RunItemsOptions, TurnInput } from "./run-options.ts";
-import { nest } from "./step/nested-items.ts";
+import type { RunItemsOptions } from "./run-options.ts";
 import type { Decision, UserRequest } from "./wait/requests.ts";
 import type { Suspension } from "./wait/suspension.ts";
-import { delegatedNetwork } from "./tools/delegation.ts";
+import { type DelegatedEnd, delegatedRun } from "./delegated-run.ts";
 import type { UsageTotals } from "./usage.ts";
 
 /**
@@ -87,61 +86,50 @@ export async function* runInBackground(run: BackgroundRun): AsyncGenerator<Backg
   const delegate = findDelegate(run.network, delegation.agent);
   if (!delegate) return { status: "failed", message: `'${delegation.agent}' is no longer part of this network.` };
   const path = [delegation.toolCallId];
-  let holder = resume?.conversation.holding.activeAgent ?? delegate.name;
-  let waiting: UserRequest[] = [];
-  const input: TurnInput = resume
-    ? { kind: "resume", suspension: resume.suspension, decisions: resume.decisions }
-    : { kind: "message", text: delegation.request };
-  let outcome: TurnOutcome;
-  const items = runTurnItems({
-    conversationId: `${run.conversationId}/${delegate.name}`,
-    network: delegatedNetwork(run.network, delegate),
+  const items = delegatedRun({
+    conversationId: run.conversationId,
+    network: run.network,
+    delegate,
+    conversation: { ...(resume?.conversation ?? newConversation(delegate.name)), usage: run.spent },
+    input: resume
+      ? { kind: "resume", suspension: resume.suspension, decisions: resume.decisions }
+      : { kind: "message", text: delegation.request },
+    path,
+    asked: 0,
+    runItems: runTurnItems,
     model: run.model,
     ...(run.mcp ? { mcp: run.mcp } : {}),
     ...(run.remote ? { remote: run.remote } : {}),
     ...(run.limits ? { limits: run.limits } : {}),
     ...(run.signal ? { signal: run.signal } : {}),
     ...(run.delegations ? { delegations: run.delegations } : {}),
-    conversation: { ...(resume?.conversation ?? newConversation(delegate.name)), usage: run.spent },
-    input,
-    path,
   });
-  let last = { text: "", failure: "" };
   for (let next = await items.next(); ; next = await items.next()) {
-    if (next.done) {
-      outcome = next.value;
-      break;
-    }
+    if (next.done) return ended(next.value, path);
     const item = next.value;
-    if (item.type === "calls") continue;
-    if (item.type === "commit" || item.type === "delegation-commit") {
-      const step = item.type === "commit" ? { path, agent: holder, commit: item.commit, asked: 0 } : item;
-      if (item.type === "commit" && item.commit.suspension) waiting = item.commit.suspension.pending;
-      yield { type: "step", path: step.path, agent: step.agent, commit: step.commit, asked: step.asked };
-      for (const event of item.events) yield { type: "event", event: nest(path, holder, event) as DelegatedEvent };
+    if (item.type === "event") {
+      yield item;
       continue;
     }
-    if (item.type === "run-start" || item.type === "step-start") holder = item.agent;
-    if (item.type === "error") last = { ...last, failure: item.message };
-    if (item.type === "done") last = { ...last, text: item.text };
-    yield { type: "event", event: nest(path, holder, item) as DelegatedEvent };
+    const { step } = item;
+    yield { type: "step", path: step.path, agent: step.agent, commit: step.commit, asked: step.asked };
+    for (const event of step.events) yield { type: "event", event: event as DelegatedEvent };
   }
-  return ended(outcome, last, waiting, path);
 }
 
-function ended(outcome: TurnOutcome, last: { text: string; failure: string }, waiting: UserRequest[], path: string[]): BackgroundResult {
+function ended({ outcome, text, failure, waiting }: DelegatedEnd, path: string[]): BackgroundResult {
   switch (outcome.status) {
     case "failed":
-      return { status: "failed", message: last.failure || outcome.code };
+      return { status: "failed", message: failure || outcome.code };
     case "cancelled":
       return { status: "interrupted" };
     case "awaiting_approval":
     case "awaiting_input": {
-      const requests = waiting.map((r) => ({ ...r, delegated: r.delegated ?? { path, toolCallId: r.toolCallId } }));
+      const requests = (waiting?.pending ?? []).map((r) => ({ ...r, delegated: r.delegated ?? { path, toolCallId: r.toolCallId } }));
       return { status: outcome.status, requests };
     }
     default:
-      return { status: "completed", text: last.text };
+      return { status: "completed", text };
   }
 }
 

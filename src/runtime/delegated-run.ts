@@ -29,7 +29,8 @@ export interface DelegatedEnd {
 }
 
 /** The run: who it is, where it starts from, under which calls; the ports and limits are the delegating run's or host's. */
-export interface DelegatedRunOptions extends Pick<RunItemsOptions, "model" | "mcp" | "remote" | "limits" | "signal" | "delegations" | "spentOutside"> {
+export interface DelegatedRunOptions
+  extends Pick<RunItemsOptions, "model" | "mcp" | "remote" | "limits" | "signal" | "delegations" | "spentOutside"> {
   conversationId: string;
   /** The conversation's network: the run gets one of its own, entered at `delegate`. */
   network: Network;

@@ -9,11 +9,9 @@
 import { Agent } from "../agent.ts";
 import { newConversation } from "../conversation-snapshot.ts";
 import type { TurnInput } from "../run-options.ts";
-import { Network } from "../network.ts";
 import type { StoredDelegation, TurnStore } from "../ports/store-port.ts";
-import { nest } from "../step/nested-items.ts";
+import { type DelegatedEnd, delegatedRun } from "../delegated-run.ts";
 import type { Decision, UserRequest } from "../wait/requests.ts";
-import type { Suspension } from "../wait/suspension.ts";
 import type { RunContext } from "../turn-state.ts";
 import type { DelegateAgent } from "./tool.ts";
 import type { CallAsks } from "../wait/asks.ts";
@@ -51,72 +49,44 @@ async function startOf(run: RunContext, delegate: Agent, request: string, path: 
 }
 
 /**
- * The delegated run: handoffs inside it stay inside it (it has its own holder, never the conversation's). A wait it ends in
- * is asked of the user through `asks`, which stops the delegating call until every request has its decision.
+ * The delegated run (`delegatedRun`), its items handed to the delegating step as they come. A wait it ends in is asked of the
+ * user through `asks`, which stops the delegating call until every request has its decision.
  */
 async function runDelegation(run: RunContext, delegate: Agent, request: string, path: string[], call: DelegatingCall): Promise<string> {
   const { options } = run;
-  const { asks, toolCallId } = call;
-  const network = delegatedNetwork(options.network, delegate);
-  const start = await startOf(run, delegate, request, path, asks);
-  const { input, asked } = start;
-  // Its budgets count its own spending, and the rest of the turn's live (see spentOutside).
-  const conversation = { ...start.conversation, usage: NO_USAGE };
-  let holder = conversation.holding.activeAgent;
-  let waiting: Suspension | null = null;
-  let text = "";
-  for await (const item of run.runItems({
-    conversationId: `${options.conversationId}/${delegate.name}`,
-    network,
+  const start = await startOf(run, delegate, request, path, call.asks);
+  const items = delegatedRun({
+    conversationId: options.conversationId,
+    network: options.network,
+    delegate,
+    // Its budgets count its own spending, and the rest of the turn's live (see spentOutside).
+    conversation: { ...start.conversation, usage: NO_USAGE },
+    input: start.input,
+    path,
+    asked: start.asked,
+    runItems: run.runItems,
     model: options.model,
     ...(options.mcp ? { mcp: options.mcp } : {}),
-    // A remote A2A agent asked as a tool is reached as a holder is: its task's text is the answer.
     ...(options.remote ? { remote: options.remote } : {}),
-    conversation,
-    input,
     limits: run.limits,
     signal: run.signal,
-    path,
     spentOutside: () => spentOutside(run, call),
     ...(delegationsOf(run) ? { delegations: delegationsOf(run) } : {}),
-  })) {
-    if (item.type === "calls") continue;
-    if (item.type === "commit" || item.type === "delegation-commit") spend(run, toolCallId, item.commit.usage);
-    if (item.type === "commit") {
-      if (item.commit.suspension !== undefined) waiting = item.commit.suspension;
-      const events = item.events.map((event) => nest(path, holder, event));
-      run.nested.push({ type: "delegation-commit", path, agent: holder, commit: item.commit, events, asked });
-      continue;
-    }
-    if (item.type === "delegation-commit" || item.type === "delegated") {
-      run.nested.push(item);
-      continue;
-    }
-    if (item.type === "run-start" || item.type === "step-start") holder = item.agent;
-    run.nested.push(nest(path, holder, item));
-    if (item.type === "error") throw new Error(`'${delegate.name}' failed: ${item.message}`);
-    if (item.type === "done" && item.status === "cancelled") throw new Error(`'${delegate.name}' was cancelled.`);
-    if (item.type === "done") text = item.text;
+  });
+  for (let next = await items.next(); ; next = await items.next()) {
+    if (next.done) return answerOf(delegate, next.value, path, call.asks);
+    const item = next.value;
+    if (item.type === "step") spend(run, call.toolCallId, item.step.commit.usage);
+    run.nested.push(item.type === "step" ? item.step : item.event);
   }
-  // It waits for the user: each request is asked on its behalf (the first ask with no answer stops this call here).
-  for (const pending of waiting?.pending ?? []) await asks.forward(forwarded(pending, path));
-  return text;
 }
 
-/**
- * The network a delegated run has: the delegated agent and those it hands to (its own holder, never the conversation's),
- * under the conversation's budgets (its run counts what was spent outside it: its start's usage, or `spentOutside`).
- */
-export function delegatedNetwork(parent: Network, delegate: Agent): Network {
-  const { maxParallelDelegations, budgets, approvalExpiresIn } = parent.options;
-  return new Network(delegate, {
-    defaultModel: parent.defaultModel,
-    transferScope: "declared",
-    ...(maxParallelDelegations ? { maxParallelDelegations } : {}),
-    ...(budgets ? { budgets } : {}),
-    // Its requests wait as long as the conversation's would.
-    ...(approvalExpiresIn === undefined ? {} : { approvalExpiresIn }),
-  });
+/** The delegated run's answer: its final text, once what it waits for is asked of the user (the first ask with no answer stops here). */
+async function answerOf(delegate: Agent, end: DelegatedEnd, path: string[], asks: CallAsks): Promise<string> {
+  if (end.failure) throw new Error(`'${delegate.name}' failed: ${end.failure}`);
+  if (end.outcome.status === "cancelled") throw new Error(`'${delegate.name}' was cancelled.`);
+  for (const pending of end.waiting?.pending ?? []) await asks.forward(forwarded(pending, path));
+  return end.text;
 }
 
 /** A delegated step's spending, as it passes up: the delegating run's, and its call's (which its other delegations count). */

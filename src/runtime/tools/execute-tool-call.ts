@@ -37,8 +37,9 @@ export interface AskedOutcome {
 }
 
 /**
- * Runs one call, its earlier asks answered from `answers` and what it remembered given back from `recorded`. Every failure becomes an error outcome the
- * model sees; nothing is thrown. An ask with no answer yet stops it: the outcome says what it asked.
+ * Runs one call, its earlier asks answered from `answers` and what it remembered given back from `recorded`. Every
+ * failure becomes an error outcome the model sees; nothing is thrown. An ask with no answer yet stops it: the outcome says
+ * what it asked.
  */
 export async function executeToolCall(
   call: ToolCall,
