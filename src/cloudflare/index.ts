@@ -39,7 +39,7 @@ export type {
   Requester,
 } from "../conversation/conversation-api.ts";
 export type { TurnView } from "../conversation/conversation-view.ts";
-export type { BackgroundStatus } from "../conversation/storage/background-runs.ts";
+export type { BackgroundStatus } from "../conversation/storage/run-ledger.ts";
 export type { DelegatedRun } from "../conversation/storage/conversation-store.ts";
 export type { PushConfigOp } from "../conversation/conversation.ts";
 export type { PushConfig } from "../conversation/schedule/push-configs.ts";

@@ -11,7 +11,7 @@ import type { Network } from "../runtime/network.ts";
 import type { ApprovalRequest, UserRequest } from "../runtime/wait/requests.ts";
 import type { UsageTotals } from "../runtime/usage.ts";
 import type { HistoryPage } from "./storage/history-page.ts";
-import type { BackgroundStatus } from "./storage/background-runs.ts";
+import type { BackgroundStatus } from "./storage/run-ledger.ts";
 import type { StoredHandoff, StoredTurnStatus } from "./storage/turn-log.ts";
 
 /** A conversation as GET /v1/conversations/:id shows it: who holds it, its history page, handoffs, approvals, usage, storage. */

@@ -7,7 +7,7 @@ import type { BackgroundView, ConversationView, PageQuery } from "./conversation
 import type { StoredTurnStatus } from "./storage/turn-log.ts";
 import type { ConversationState, ConversationStore } from "./storage/conversation-store.ts";
 import { type HistoryPage, pageOfHistory } from "./storage/history-page.ts";
-import { undecidedIn } from "./storage/background-runs.ts";
+import { undecidedIn } from "./storage/run-ledger.ts";
 
 /** The conversation's view: who holds it, a page of its history, its handoffs, what waits, what it spent. */
 export function conversationView(
@@ -48,7 +48,7 @@ export function conversationView(
 /** Background delegations shown: those waiting to start, then the latest started (running or ended), newest first. */
 function backgroundOf(store: ConversationStore): BackgroundView[] {
   const iso = (at: number | null) => (at === null ? null : new Date(at).toISOString());
-  const runs = store.background
+  const runs = store.runs
     .latest(SHOWN_BACKGROUND)
     .map((run): BackgroundView => ({ ...run, startedAt: iso(run.startedAt), endedAt: iso(run.endedAt) }));
   const waiting = store.schedule
@@ -73,7 +73,7 @@ const SHOWN_BACKGROUND = 20;
 
 /** The requests still undecided, as clients see them: the turn's, then those of background runs that wait for the user. */
 function waiting(store: ConversationStore, state: ConversationState): UserRequest[] {
-  return [...turnWaiting(state), ...store.background.waits().flatMap(undecidedIn)];
+  return [...turnWaiting(state), ...store.runs.waits().flatMap(undecidedIn)];
 }
 
 /** The turn's requests still undecided, as clients see them. */

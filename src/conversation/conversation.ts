@@ -21,7 +21,7 @@ import type {
   Requester,
 } from "./conversation-api.ts";
 import type { ConversationStore, DelegatedRun } from "./storage/conversation-store.ts";
-import { undecidedIn } from "./storage/background-runs.ts";
+import { undecidedIn } from "./storage/run-ledger.ts";
 import { conversationView, historyPageOf, type TurnView, turnView } from "./conversation-view.ts";
 import type { ForkSnapshot } from "./storage/forks.ts";
 import type { HistoryPage } from "./storage/history-page.ts";
@@ -377,7 +377,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
         `No trace of turn ${turn}: only the latest turns keep theirs (turns 1 to ${admitted.value.turn} exist).`,
       );
     // The background runs its calls started, under those calls.
-    return ok(this.#redactor.value({ ...trace, spans: [...trace.spans, ...this.#store.background.spans(turn)] }));
+    return ok(this.#redactor.value({ ...trace, spans: [...trace.spans, ...this.#store.runs.spans(turn)] }));
   }
 
   /** A turn's delegated runs (an agent asked as a tool, in the background or not): each one's path, agent and history. */

@@ -7,7 +7,7 @@ import type { Redactor } from "../runtime/redact.ts";
 import type { ConversationState, ConversationStore } from "./storage/conversation-store.ts";
 import { type ConversationTitles, cut, shownTitle } from "./conversation-titles.ts";
 import { type InboxEntry, type InboxStatus, inboxOf } from "../inbox/inbox.ts";
-import { undecidedIn } from "./storage/background-runs.ts";
+import { undecidedIn } from "./storage/run-ledger.ts";
 
 const SNIPPET_CHARS = 120;
 /** The most of a conversation's words its owner's search keeps (the newest messages' first), so one inbox row stays small. */
@@ -124,7 +124,7 @@ const WORD = /[\p{L}\p{N}]+/gu;
 
 /** What the owner's list says while a background run waits for them: an approval, or another answer. */
 function waitingInBackground(store: ConversationStore): InboxStatus | undefined {
-  const requests = store.background.waits().flatMap(undecidedIn);
+  const requests = store.runs.waits().flatMap(undecidedIn);
   if (!requests.length) return undefined;
   return requests.some((r) => r.kind === "approval") ? "awaiting_approval" : "awaiting_input";
 }

@@ -6,7 +6,7 @@
 import type { Message } from "../runtime/messages.ts";
 import type { RoutedDecisions, Wait } from "../runtime/wait/checks.ts";
 import type { BackgroundShare, ConversationState, ConversationStore } from "./storage/conversation-store.ts";
-import type { BackgroundWait } from "./storage/background-runs.ts";
+import type { BackgroundWait } from "./storage/run-ledger.ts";
 
 /** Which run waits: the turn, or a background run (with its wait as stored). */
 export type WaitingRun = { kind: "turn" } | { kind: "background"; wait: BackgroundWait };
@@ -19,14 +19,14 @@ export function waitsOf(store: ConversationStore, state: ConversationState): Wai
     decisions: state.decisions,
     answered: (id) => suspension?.results.some((r) => r?.toolCallId === id) === true || hasResult(store.messages(), id),
   };
-  const background = store.background.waits().map(
+  const background = store.runs.waits().map(
     (wait): Wait<WaitingRun> => ({
       run: { kind: "background", wait },
       requests: wait.requests,
       decisions: wait.decisions,
       // The run's own history: its calls answered before it waited.
       answered: (id) => {
-        const run = store.background.get(wait.id);
+        const run = store.runs.get(wait.id);
         return run !== undefined && hasResult(store.delegation(run.turn, [run.toolCallId]), id);
       },
     }),

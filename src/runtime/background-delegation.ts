@@ -17,7 +17,7 @@ import type { BackgroundRequest } from "./ports/scheduler-port.ts";
 import type { StepCommit } from "./ports/store-port.ts";
 import { runTurnItems } from "./run-loop.ts";
 import type { RunItemsOptions } from "./run-options.ts";
-import type { Decision, UserRequest } from "./wait/requests.ts";
+import { type Decision, forwardedRequest, type UserRequest } from "./wait/requests.ts";
 import type { Suspension } from "./wait/suspension.ts";
 import { type DelegatedEnd, delegatedRun } from "./delegated-run.ts";
 import type { UsageTotals } from "./usage.ts";
@@ -125,7 +125,7 @@ function ended({ outcome, text, failure, waiting }: DelegatedEnd, path: string[]
       return { status: "interrupted" };
     case "awaiting_approval":
     case "awaiting_input": {
-      const requests = (waiting?.pending ?? []).map((r) => ({ ...r, delegated: r.delegated ?? { path, toolCallId: r.toolCallId } }));
+      const requests = (waiting?.pending ?? []).map((r) => forwardedRequest(r, path));
       return { status: outcome.status, requests };
     }
     default:

@@ -61,7 +61,7 @@ function storedRun(id: string, turn: number) {
   return runInDurableObject(stub(id), (_object: ConversationObject, state) => {
     const store = new ConversationStore(state.storage);
     const row = state.storage.sql
-      .exec<{ status: string; model_calls: number }>(`SELECT status, model_calls FROM background_runs`)
+      .exec<{ status: string; model_calls: number }>(`SELECT status, model_calls FROM runs WHERE mode = 'background'`)
       .toArray();
     return { history: store.delegation(turn, ["bg1"]), runs: row };
   });
@@ -412,7 +412,12 @@ describe("a background delegation", () => {
     expect(answers).toContain(JSON.stringify({ orderId: "A1002", redeliveryDay: "2026-12-10", leaveAt: "neighbour" }));
     expect(answers).toContain(JSON.stringify({ orderId: "A1002", redeliveryDay: "2026-12-11", leaveAt: "front door" }));
     const activity = (await view(s.conversationId)).activity as Array<{ kind: string; toolCallId: string }>;
-    expect(activity.filter((a) => a.kind === "answered").map((a) => a.toolCallId).sort()).toEqual(["rd1", "rd2"]);
+    expect(
+      activity
+        .filter((a) => a.kind === "answered")
+        .map((a) => a.toolCallId)
+        .sort(),
+    ).toEqual(["rd1", "rd2"]);
   });
 
   it("waiting for the user past a request's deadline, declines it as expired and carries on", async () => {
@@ -433,7 +438,10 @@ describe("a background delegation", () => {
     );
     // Its question's deadline passes (the demo's asks set none: the stored one is moved into the past).
     await runInDurableObject(stub(s.conversationId), (_object, state) => {
-      state.storage.sql.exec(`UPDATE background_runs SET wait = json_set(wait, '$.requests[0].expiresAt', '2026-01-01T00:00:00.000Z')`);
+      // The run's requests are its stored wait's (the ledger keeps them once).
+      state.storage.sql.exec(
+        `UPDATE runs SET state = json_set(state, '$.suspension.pending[0].expiresAt', '2026-01-01T00:00:00.000Z') WHERE mode = 'background'`,
+      );
     });
     await ring(s.conversationId);
     const after = await until(

@@ -539,7 +539,9 @@ describe("a background delegation of a signed-in user", () => {
     const midnight = new Date(new Date().toISOString().slice(0, 10)).getTime() + 86_400_000;
     expect(Math.abs(Date.parse(entries[0]!.dueAt as string) - midnight)).toBeLessThan(5_000);
     expect((await s.sent()).requests).toHaveLength(3);
-    const runs = await runInDurableObject(stub, (_o, state) => state.storage.sql.exec(`SELECT id FROM background_runs`).toArray());
+    const runs = await runInDurableObject(stub, (_o, state) =>
+      state.storage.sql.exec(`SELECT entry FROM runs WHERE mode = 'background'`).toArray(),
+    );
     expect(runs).toEqual([]);
   });
 

@@ -247,7 +247,7 @@ function delegatingInBackground(): Network {
 }
 
 const runningBackground = (storage: DurableObjectStorage) =>
-  storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM background_runs WHERE status = 'running'`).one().n;
+  storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM runs WHERE mode = 'background' AND status = 'running'`).one().n;
 
 /** Approves what a background run waits for, if it waits. */
 async function approveBackground(conversation: ConversationObject, id: string): Promise<void> {
@@ -355,7 +355,7 @@ describe("a kill between any two writes of a background delegation", () => {
                 /has finished/.test(String(content)) ? "answer" : /interrupted/.test(String(content)) ? "interrupted" : String(content),
               );
             expect(runningBackground(state.storage)).toBe(0);
-            const waits = state.storage.sql.exec(`SELECT id FROM background_runs WHERE wait IS NOT NULL`).toArray();
+            const waits = state.storage.sql.exec(`SELECT entry FROM runs WHERE decisions IS NOT NULL`).toArray();
             expect(waits, `killed after ${writes} writes`).toEqual([]);
             // Not killed: the approved refund ran, and its answer is what the agent that asked was told.
             if (!wasKilled && kind === "approval") expect(String(told[0]?.content)).toMatch(/has finished: Refunded 50\.$/);

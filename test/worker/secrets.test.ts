@@ -152,9 +152,7 @@ describe("configured secrets never leave the Worker", () => {
     expect(nestedText).toBe("Found it; session [redacted] and token [redacted].");
     await expectCleanEverywhere(s.conversationId, JSON.stringify(events));
     const rows = await runInDurableObject(env.CONVERSATIONS.getByName(s.conversationId), (_instance, state) =>
-      ["schedule", "delegations", "delegation_runs", "background_runs"].map((table) =>
-        JSON.stringify(state.storage.sql.exec(`SELECT * FROM ${table}`).toArray()),
-      ),
+      ["schedule", "delegations", "runs"].map((table) => JSON.stringify(state.storage.sql.exec(`SELECT * FROM ${table}`).toArray())),
     );
     expectClean("the background rows", rows.join("\n"));
   });
@@ -196,9 +194,7 @@ describe("configured secrets never leave the Worker", () => {
     expectClean("the models' messages", JSON.stringify((await s.sent()).requests.map((r) => r.messages)));
     await expectCleanEverywhere(s.conversationId, JSON.stringify(events));
     const rows = await runInDurableObject(env.CONVERSATIONS.getByName(s.conversationId), (_instance, state) =>
-      ["delegations", "delegation_runs", "background_runs", "activity"].map((table) =>
-        JSON.stringify(state.storage.sql.exec(`SELECT * FROM ${table}`).toArray()),
-      ),
+      ["delegations", "runs", "activity"].map((table) => JSON.stringify(state.storage.sql.exec(`SELECT * FROM ${table}`).toArray())),
     );
     expectClean("the background rows", rows.join("\n"));
   });

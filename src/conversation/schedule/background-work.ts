@@ -30,7 +30,7 @@ import { NestedRedaction, type Redactor } from "../../runtime/redact.ts";
 import type { RunItemsOptions } from "../../runtime/run-options.ts";
 import type { UserRequest } from "../../runtime/wait/requests.ts";
 import { expiredRequests, expiryDecisions } from "../../runtime/wait/deadlines.ts";
-import { type BackgroundWait, type DelegationEntry, undecidedIn } from "../storage/background-runs.ts";
+import { type BackgroundWait, type DelegationEntry, undecidedIn } from "../storage/run-ledger.ts";
 import type { ConversationStore } from "../storage/conversation-store.ts";
 import { type Notifier, notifiedRequest } from "./notifier.ts";
 import { type OtlpExporter, toOtlp } from "../../traces/otlp-export.ts";
@@ -74,8 +74,8 @@ export class BackgroundWork {
     const state = store.state();
     if (!state) return store.schedule.remove(entry.id);
     if (wait) return this.#waited(entry, wait, state.conversationId, leaseUntil);
-    if (store.background.get(entry.id)) return this.#finish(entry, recoveredOutcome(store.delegation(entry.turn, [entry.toolCallId])));
-    store.background.begin(entry, leaseUntil);
+    if (store.runs.get(entry.id)) return this.#finish(entry, recoveredOutcome(store.delegation(entry.turn, [entry.toolCallId])));
+    store.runs.begin(entry, leaseUntil);
     this.#start(entry, state.conversationId);
   }
 
@@ -86,7 +86,7 @@ export class BackgroundWork {
     if (undecidedIn(decided!).length > 0) return;
     const stored = store.readDelegation([entry.toolCallId], entry.turn);
     if (!stored?.suspension) return this.#finish(entry, { status: "interrupted" });
-    store.background.resume(entry.id, leaseUntil);
+    store.runs.resume(entry.id, leaseUntil);
     this.#start(entry, conversationId, { conversation: stored.conversation, suspension: stored.suspension, decisions: decided!.decisions });
   }
 
@@ -107,11 +107,11 @@ export class BackgroundWork {
    * `all`: every run (the conversation is erased).
    */
   async stop(all = false): Promise<void> {
-    const { schedule, background } = this.#setup.store;
+    const { schedule, runs } = this.#setup.store;
     const stopping = [...this.#running].filter(([id]) => all || !schedule.get(id)).map(([, run]) => run);
     for (const run of stopping) run.controller.abort();
     await Promise.all(stopping.map((run) => run.done));
-    if (!all) background.endOrphanedWaits();
+    if (!all) runs.endOrphanedWaits();
   }
 
   async #run(entry: DelegationEntry, conversationId: string, signal: AbortSignal, resume?: BackgroundResume): Promise<void> {
@@ -167,7 +167,7 @@ export class BackgroundWork {
   #wait(entry: DelegationEntry, status: "awaiting_approval" | "awaiting_input", requests: UserRequest[], spans: Span[] = []): void {
     const { store, notifier, redactor, log } = this.#setup;
     try {
-      store.background.wait(entry, status, requests, spans);
+      store.runs.wait(entry, status, spans);
     } catch (error) {
       // As an end not stored: the next ring finds it started and not running, and ends it from its stored history.
       return log(redactor.text(`background delegation's wait not stored: ${errorMessage(error)}`));
@@ -180,7 +180,7 @@ export class BackgroundWork {
   #finish(entry: DelegationEntry, outcome: BackgroundOutcome, spans: Span[] = []): void {
     const { store, redactor } = this.#setup;
     try {
-      store.background.finish(entry, outcome.status, redactor.text(backgroundNote(entry, outcome)), spans);
+      store.runs.finish(entry, outcome.status, redactor.text(backgroundNote(entry, outcome)), spans);
     } catch (error) {
       // Its entry stays: the next ring finds it started and not running, and ends it from its stored history.
       this.#setup.log(redactor.text(`background delegation's end not stored: ${errorMessage(error)}`));

@@ -17,7 +17,7 @@ import { expiredRequests, expiryDecisions } from "../../runtime/wait/deadlines.t
 import type { TurnAdmission } from "../turn-admission.ts";
 import type { TurnDriver } from "../turns/turn-driver.ts";
 import type { BackgroundWork } from "./background-work.ts";
-import { undecidedIn } from "../storage/background-runs.ts";
+import { undecidedIn } from "../storage/run-ledger.ts";
 
 /** A follow-up due while a step waits for approvals waits this much longer (a new turn cannot start then). */
 const SUSPENDED_RETRY_MS = 5 * 60_000;
@@ -91,10 +91,10 @@ export class ScheduledWork {
   async #background(entry: Extract<ScheduleEntry, { kind: "delegation" }>): Promise<void> {
     const { store, admission, background, driver } = this.#setup;
     const state = store.state();
-    const starts = state !== null && !background.running(entry.id) && !store.background.get(entry.id);
+    const starts = state !== null && !background.running(entry.id) && !store.runs.get(entry.id);
     // The alarm rings again shortly while a turn runs (see run).
     if (starts && driver.running && state.turn === entry.turn) return;
-    const wait = store.background.waits().find((w) => w.id === entry.id);
+    const wait = store.runs.waits().find((w) => w.id === entry.id);
     const resumes = wait !== undefined && undecidedIn(wait).length === 0;
     const refused = state !== null && (starts || resumes) ? await admission.ownerBudget(state) : null;
     if (refused && !refused.ok) return this.#postponeRefused(entry, refused);

@@ -6,7 +6,7 @@
  */
 import type { OperatorIdentity } from "../../runtime/handoff/types.ts";
 import { ActivityLog } from "./activity-log.ts";
-import { BackgroundRuns, type BackgroundWait } from "./background-runs.ts";
+import { type BackgroundWait, RunLedger } from "./run-ledger.ts";
 import { Outbox } from "../schedule/outbox.ts";
 import { PushConfigs } from "../schedule/push-configs.ts";
 import { EXPIRED, Schedule } from "../schedule/schedule.ts";
@@ -18,7 +18,6 @@ import { type Holding, newHolding } from "../../runtime/holding.ts";
 import type { Message } from "../../runtime/messages.ts";
 import { applyCommit, type StepCommit, type StoredDelegation } from "../../runtime/ports/store-port.ts";
 import { type Decision, isAnswer, type UserRequest } from "../../runtime/wait/requests.ts";
-import { type Suspension } from "../../runtime/wait/suspension.ts";
 import { addUsage, NO_USAGE, type UsageTotals } from "../../runtime/usage.ts";
 import type { StoredEvent } from "../../wire/sse.ts";
 import { CRASH_ID_GAP, EventLog, recoveredLegStart } from "./event-log.ts";
@@ -62,7 +61,8 @@ export class ConversationStore {
   /** Where A2A clients want each task's updates pushed. */
   readonly pushConfigs: PushConfigs;
   /** Background delegations' runs: started, ended, what they spent. */
-  readonly background: BackgroundRuns;
+  /** The turns' delegated runs, in the turn or in the background: one ledger. */
+  readonly runs: RunLedger;
   #state: ConversationState | null = null;
   #messages: Message[] | null = null;
   /** The latest handoff and compaction, read once with the history and kept up to date by the commits that add them. */
@@ -84,7 +84,7 @@ export class ConversationStore {
     this.schedule = new Schedule(this.#db, () => this.state()?.turn ?? 0);
     this.outbox = new Outbox(this.#db);
     this.pushConfigs = new PushConfigs(this.#db);
-    this.background = new BackgroundRuns(this.#db, this.schedule);
+    this.runs = new RunLedger(this.#db, this.schedule);
     migrate(this.#db.sql);
     this.#recoverInterruptedTurn();
   }
@@ -133,7 +133,7 @@ export class ConversationStore {
 
   /** What the conversation has spent, its current turn included. */
   usage(): UsageTotals {
-    this.#conversationUsage ??= addUsage(this.turns.spent(), this.background.spent());
+    this.#conversationUsage ??= addUsage(this.turns.spent(), this.runs.spent());
     return addUsage(this.#conversationUsage, this.#turnUsage);
   }
 
@@ -266,7 +266,7 @@ export class ConversationStore {
   }
 
   #decideBackground({ wait, decisions }: BackgroundShare, by?: OperatorIdentity): BackgroundWait {
-    const decided = this.background.decide(wait, decisions);
+    const decided = this.runs.decide(wait, decisions);
     this.#recordDecided(decisions, wait.requests, this.#requireState().holding.activeAgent, by);
     return decided;
   }
@@ -377,17 +377,14 @@ export class ConversationStore {
     const { commit } = step;
     this.#db.transactionAlone(() => {
       this.#delegationRows(run.turn, step.path, step.agent, commit, step.asked);
-      if (commit.usage) this.background.spend(run.id, commit.usage);
+      if (commit.usage) this.runs.spend(run.id, commit.usage);
     });
     if (commit.usage && this.#conversationUsage) this.#conversationUsage = addUsage(this.#conversationUsage, commit.usage);
   }
 
-  /** A delegated step's rows: its messages in the run's history, and the run's holding and wait where the step changed them. */
+  /** A delegated step's rows: its messages in the run's history, and the run's state in the ledger where the step changed it. */
   #delegationRows(turn: number, path: readonly string[], agent: string, commit: StepCommit, asked: number): void {
-    if (commit.holding !== undefined || commit.suspension !== undefined) {
-      const run = this.#delegationRun(turn, path, agent, commit, asked);
-      this.#db.exec(`INSERT OR REPLACE INTO delegation_runs (turn, path, data) VALUES (?, ?, ?)`, turn, path.join("/"), run);
-    }
+    this.runs.step(turn, path, agent, commit, asked);
     this.#db.insertRows(
       "delegations (turn, path, agent, data)",
       commit.messages.map((message) => [turn, path.join("/"), agent, JSON.stringify(capMessage(message))]),
@@ -399,19 +396,9 @@ export class ConversationStore {
    * turn unless `turn` says which (a background run's is under the turn that asked it).
    */
   readDelegation(path: readonly string[], turn = this.#requireState().turn): StoredDelegation | undefined {
-    const row = this.#db.rows<{ data: string }>(`SELECT data FROM delegation_runs WHERE turn = ? AND path = ?`, turn, path.join("/"))[0];
-    if (!row) return undefined;
-    const run = JSON.parse(row.data) as { holding: Holding; suspension: Suspension | null; asked: number };
+    const run = this.runs.state(turn, path);
+    if (!run) return undefined;
     return { conversation: { holding: run.holding, history: this.delegation(turn, path) }, suspension: run.suspension, asked: run.asked };
-  }
-
-  /** What a delegated step leaves of its run: the holding and wait as they stand after it (the stored ones where it changed none). */
-  #delegationRun(turn: number, path: readonly string[], agent: string, commit: StepCommit, asked: number): string {
-    const before = this.#db.rows<{ data: string }>(`SELECT data FROM delegation_runs WHERE turn = ? AND path = ?`, turn, path.join("/"))[0];
-    const stored = before ? (JSON.parse(before.data) as { holding: Holding; suspension: Suspension | null }) : undefined;
-    const holding = commit.holding ?? stored?.holding ?? newHolding(agent);
-    const suspension = commit.suspension === undefined ? (stored?.suspension ?? null) : commit.suspension;
-    return JSON.stringify({ holding, suspension, asked });
   }
 
   /** Turn `turn`'s delegated runs (in the background or not), in the order they began: each one's path, agent and history. */

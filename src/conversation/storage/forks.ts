@@ -11,8 +11,11 @@ export interface ForkSnapshot {
   compactions: Array<{ turn: number; replaces: number; summary: string; agent: string }>;
   /** Delegated agents' histories of those turns: part of the conversation, so part of its fork (absent in a snapshot from before them). */
   delegations?: Array<{ turn: number; path: string; agent: string; data: string }>;
-  /** Background delegations those turns started: what they spent counts in the fork too (absent in a snapshot from before them). */
-  backgroundRuns?: Array<Record<string, string | number | null>>;
+  /**
+   * Those turns' delegated runs (the ledger's rows): a background run's spending counts in the fork too (absent in a
+   * snapshot from before them).
+   */
+  runs?: Array<Record<string, string | number | null>>;
   turns: Array<{
     turn: number;
     status: string;
@@ -40,11 +43,12 @@ const TURN_COLUMNS = [
   "opening",
 ] as const;
 
-const BACKGROUND_COLUMNS = [
-  "id",
+const RUN_COLUMNS = [
   "turn",
-  "tool_call_id",
+  "path",
+  "mode",
   "agent",
+  "entry",
   "status",
   "started_at",
   "ended_at",
@@ -53,6 +57,7 @@ const BACKGROUND_COLUMNS = [
   "output_tokens",
   "tool_calls",
   "spans",
+  "state",
 ] as const;
 
 /**
@@ -70,10 +75,11 @@ export function takeSnapshot(db: SqlWriter, turns: TurnLog, afterTurn: number, c
     handoffs: rows(`SELECT turn, data FROM handoffs WHERE turn <= ? ORDER BY seq`),
     compactions: rows(`SELECT turn, replaces, summary, agent FROM compactions WHERE turn <= ? ORDER BY seq`),
     delegations: rows(`SELECT turn, path, agent, data FROM delegations WHERE turn <= ? ORDER BY seq`),
-    // A run still going (or waiting for the user) belongs to the conversation it runs in: in the fork it is over, cut off where it stood.
-    backgroundRuns: rows<Record<string, string | number | null>>(
-      `SELECT ${BACKGROUND_COLUMNS.join(", ")} FROM background_runs WHERE turn <= ? ORDER BY started_at`,
-    ).map((run) => (run.ended_at === null ? { ...run, status: "interrupted" } : run)),
+    // A background run still going (or waiting for the user) belongs to the conversation it runs in: in the fork it is over,
+    // cut off where it stood, its wait gone with it.
+    runs: rows<Record<string, string | number | null>>(`SELECT ${RUN_COLUMNS.join(", ")} FROM runs WHERE turn <= ?`).map((run) =>
+      run.mode === "background" && run.ended_at === null ? { ...run, status: "interrupted" } : run,
+    ),
     turns: rows(`SELECT ${TURN_COLUMNS.join(", ")} FROM turns WHERE turn <= ? ORDER BY turn`),
   };
 }
@@ -88,11 +94,10 @@ export function storeSnapshot(db: SqlWriter, snapshot: ForkSnapshot): void {
   for (const d of snapshot.delegations ?? []) {
     db.exec(`INSERT INTO delegations (turn, path, agent, data) VALUES (?, ?, ?, ?)`, d.turn, d.path, d.agent, d.data);
   }
-  for (const run of snapshot.backgroundRuns ?? []) {
-    const columns = BACKGROUND_COLUMNS.join(", ");
+  for (const run of snapshot.runs ?? []) {
     db.exec(
-      `INSERT INTO background_runs (${columns}) VALUES (${BACKGROUND_COLUMNS.map(() => "?").join(", ")})`,
-      ...BACKGROUND_COLUMNS.map((c) => run[c] ?? null),
+      `INSERT INTO runs (${RUN_COLUMNS.join(", ")}) VALUES (${RUN_COLUMNS.map(() => "?").join(", ")})`,
+      ...RUN_COLUMNS.map((c) => run[c] ?? null),
     );
   }
   const placeholders = TURN_COLUMNS.map(() => "?").join(", ");

@@ -63,6 +63,28 @@ export const MIGRATIONS: readonly string[][] = [
   ],
   // 15: a background run that waits for the user: its requests and the decisions on them so far.
   [`ALTER TABLE background_runs ADD COLUMN wait TEXT`],
+  // 16: one ledger of a turn's delegated runs (in the turn, or in the background), keyed by the turn and the path of the
+  // calls that delegated each: its state (holder, wait, asks taken) and, for a background run, its entry, status, times,
+  // spending, spans and the decisions on its wait (its requests are its stored wait's: no second copy).
+  [
+    `CREATE TABLE runs (turn INTEGER NOT NULL, path TEXT NOT NULL, mode TEXT NOT NULL, agent TEXT NOT NULL, entry TEXT UNIQUE,
+       status TEXT, started_at INTEGER, ended_at INTEGER, model_calls INTEGER NOT NULL DEFAULT 0,
+       input_tokens INTEGER NOT NULL DEFAULT 0, output_tokens INTEGER NOT NULL DEFAULT 0, tool_calls INTEGER NOT NULL DEFAULT 0,
+       spans TEXT, state TEXT, decisions TEXT, PRIMARY KEY (turn, path))`,
+    `INSERT INTO runs (turn, path, mode, agent, state)
+       SELECT turn, path, 'delegation', coalesce((SELECT agent FROM delegations d WHERE d.turn = r.turn AND d.path = r.path
+         ORDER BY seq LIMIT 1), json_extract(data, '$.holding.activeAgent'), ''), data FROM delegation_runs r`,
+    `INSERT INTO runs (turn, path, mode, agent, entry, status, started_at, ended_at, model_calls, input_tokens, output_tokens,
+       tool_calls, spans, decisions)
+       SELECT turn, tool_call_id, 'background', agent, id, status, started_at, ended_at, model_calls, input_tokens, output_tokens,
+         tool_calls, spans, json_extract(wait, '$.decisions') FROM background_runs WHERE true
+       ON CONFLICT (turn, path) DO UPDATE SET mode = 'background', agent = excluded.agent, entry = excluded.entry,
+         status = excluded.status, started_at = excluded.started_at, ended_at = excluded.ended_at, model_calls = excluded.model_calls,
+         input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens, tool_calls = excluded.tool_calls,
+         spans = excluded.spans, decisions = excluded.decisions`,
+    `DROP TABLE delegation_runs`,
+    `DROP TABLE background_runs`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

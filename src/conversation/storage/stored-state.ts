@@ -184,8 +184,8 @@ function readSuspension(raw: Json): Suspension {
   };
 }
 
-/** What the rows of a table that counts spending (turns, background runs) have spent, summed. */
-export function spentIn(db: SqlWriter, table: "turns" | "background_runs"): UsageTotals {
+/** What the rows that count spending (turns, background runs) have spent, summed. */
+export function spentIn(db: SqlWriter, table: "turns" | "runs WHERE mode = 'background'"): UsageTotals {
   type Row = { m: number | null; i: number | null; o: number | null; t: number | null };
   const row = db.rows<Row>(
     `SELECT sum(model_calls) AS m, sum(input_tokens) AS i, sum(output_tokens) AS o, sum(tool_calls) AS t FROM ${table}`,

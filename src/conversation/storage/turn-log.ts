@@ -38,7 +38,6 @@ export interface TurnRecord {
 
 /** Tables whose rows belong to one turn, and go when it is rewound. */
 const TURN_ROWS = ["messages", "handoffs", "compactions"] as const;
-const DELEGATION_ROWS = ["delegations", "delegation_runs"] as const;
 
 export class TurnLog {
   readonly #db: SqlWriter;
@@ -131,8 +130,10 @@ export class TurnLog {
     const count = (table: string) => this.#db.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE turn = ?`, turn).one().n;
     const removed = Object.fromEntries(TURN_ROWS.map((table) => [table, count(table)]));
     for (const table of TURN_ROWS) this.#db.exec(`DELETE FROM ${table} WHERE turn = ?`, turn);
-    // Its delegated runs go with it: their histories and waits belong to the turn that is gone.
-    for (const table of DELEGATION_ROWS) this.#db.exec(`DELETE FROM ${table} WHERE turn = ?`, turn);
+    // Its delegated runs go with it: their histories and waits belong to the turn that is gone. A background run's row
+    // stays (what it spent still counts); its entry went with the turn, so it ends.
+    this.#db.exec(`DELETE FROM delegations WHERE turn = ?`, turn);
+    this.#db.exec(`DELETE FROM runs WHERE turn = ? AND mode = 'delegation'`, turn);
     this.#db.exec(`UPDATE turns SET status = 'rewound', rewound = ? WHERE turn = ?`, JSON.stringify(removed), turn);
   }
 

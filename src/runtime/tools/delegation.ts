@@ -11,7 +11,7 @@ import { newConversation } from "../conversation-snapshot.ts";
 import type { TurnInput } from "../run-options.ts";
 import type { StoredDelegation, TurnStore } from "../ports/store-port.ts";
 import { type DelegatedEnd, delegatedRun } from "../delegated-run.ts";
-import type { Decision, UserRequest } from "../wait/requests.ts";
+import { type Decision, forwardedRequest } from "../wait/requests.ts";
 import type { RunContext } from "../turn-state.ts";
 import type { DelegateAgent } from "./tool.ts";
 import type { CallAsks } from "../wait/asks.ts";
@@ -40,10 +40,10 @@ async function startOf(run: RunContext, delegate: Agent, request: string, path: 
     return { input: { kind: "message", text: request } as TurnInput, conversation: newConversation(delegate.name), asked: 0 };
   const { suspension } = stored;
   // The call runs again from its start: the answers it was given before come back to the asks it made before.
-  for (let i = 0; i < stored.asked; i++) await asks.forward(forwarded(suspension.pending[0]!, path));
+  for (let i = 0; i < stored.asked; i++) await asks.forward(forwardedRequest(suspension.pending[0]!, path));
   const decisions: Decision[] = [];
   for (const pending of suspension.pending)
-    decisions.push({ ...(await asks.forward(forwarded(pending, path))), toolCallId: pending.toolCallId });
+    decisions.push({ ...(await asks.forward(forwardedRequest(pending, path))), toolCallId: pending.toolCallId });
   const input: TurnInput = { kind: "resume", suspension, decisions };
   return { input, conversation: stored.conversation, asked: stored.asked + decisions.length };
 }
@@ -85,7 +85,7 @@ async function runDelegation(run: RunContext, delegate: Agent, request: string, 
 async function answerOf(delegate: Agent, end: DelegatedEnd, path: string[], asks: CallAsks): Promise<string> {
   if (end.failure) throw new Error(`'${delegate.name}' failed: ${end.failure}`);
   if (end.outcome.status === "cancelled") throw new Error(`'${delegate.name}' was cancelled.`);
-  for (const pending of end.waiting?.pending ?? []) await asks.forward(forwarded(pending, path));
+  for (const pending of end.waiting?.pending ?? []) await asks.forward(forwardedRequest(pending, path));
   return end.text;
 }
 
@@ -106,9 +106,4 @@ function spentOutside(run: RunContext, call: DelegatingCall): { turn: UsageTotal
 /** Where delegated runs are read back from: the host's reader, else the store's. */
 function delegationsOf(run: RunContext): Pick<TurnStore, "readDelegation"> | undefined {
   return run.options.delegations ?? run.store;
-}
-
-/** A delegated run's request as the conversation's step asks it: the run's own call, under the path of delegating calls. */
-function forwarded(pending: UserRequest, path: string[]): UserRequest {
-  return { ...pending, delegated: pending.delegated ?? { path, toolCallId: pending.toolCallId } };
 }

@@ -138,3 +138,8 @@ export function publicRequest(request: UserRequest): UserRequest {
   const { earlier: _kept, recorded: _remembered, ...shown } = request;
   return shown as UserRequest;
 }
+
+/** A delegated run's request as the run that delegated it asks it: the run's own call, under the path of delegating calls. */
+export function forwardedRequest(request: UserRequest, path: readonly string[]): UserRequest {
+  return { ...request, delegated: request.delegated ?? { path: [...path], toolCallId: request.toolCallId } };
+}

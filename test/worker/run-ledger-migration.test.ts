@@ -1,0 +1,89 @@
+/**
+ * Schema 16 moves a conversation's delegated runs into one ledger (`runs`): what schema 15 kept in `delegation_runs` (a
+ * run's holder, wait and asks taken) and `background_runs` (a background run's status, spending, spans and wait) is read
+ * back as it was, a background run's requests from its stored wait (kept once), and the old tables are gone.
+ */
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
+import { migrate } from "../../src/conversation/storage/schema.ts";
+
+const holding = (activeAgent: string) => ({ activeAgent, handoffCount: 0, callers: [], agentStates: {}, context: {} });
+const question = {
+  kind: "question",
+  toolCallId: "rd1",
+  name: "arrange_redelivery",
+  args: { orderId: "A1002" },
+  agent: "parcel-search",
+  message: "When?",
+  schema: { type: "object" },
+};
+const suspension = (agent: string, request: Record<string, unknown>) => ({
+  assistant: { role: "assistant", agent, content: null, toolCalls: [{ id: request.toolCallId, name: request.name, arguments: "{}" }] },
+  results: [null],
+  pending: [request],
+  progress: {
+    handoffs: [],
+    agentSteps: 1,
+    errorSteps: 0,
+    stepIndex: 1,
+    usage: { modelCalls: 1, inputTokens: 1, outputTokens: 1, toolCalls: 1 },
+  },
+  trailing: [],
+});
+
+describe("schema 16: one ledger of runs", () => {
+  it("moves schema 15's delegated runs and background runs into runs, losing nothing and keeping a wait's requests once", async () => {
+    const id = `ledger-${crypto.randomUUID()}`;
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+      // What an earlier deploy wrote: the object's own start migrated this storage already.
+      await state.storage.deleteAll();
+      const sql = state.storage.sql;
+      migrate(sql, 15);
+      sql.exec(
+        `INSERT INTO state (id, data) VALUES (1, ?)`,
+        JSON.stringify({ v: 2, conversationId: id, ...holding("shipping"), suspension: null, decisions: [], grant: "g" }),
+      );
+      sql.exec(`INSERT INTO turns (turn, status, started_at, ended_at) VALUES (1, 'completed', 1, 2)`);
+      // A delegation in turn 1 that waits (path d), and the background search it started (path bg1), waiting for the user.
+      const approval = { kind: "approval", toolCallId: "f", name: "flag_order", args: {}, agent: "checker" };
+      sql.exec(
+        `INSERT INTO delegation_runs (turn, path, data) VALUES (1, 'd', ?)`,
+        JSON.stringify({ holding: holding("checker"), suspension: suspension("checker", approval), asked: 2 }),
+      );
+      sql.exec(`INSERT INTO delegations (turn, path, agent, data) VALUES (1, 'd', 'checker', '{"role":"user","content":"flag A1"}')`);
+      sql.exec(
+        `INSERT INTO delegation_runs (turn, path, data) VALUES (1, 'bg1', ?)`,
+        JSON.stringify({ holding: holding("parcel-search"), suspension: suspension("parcel-search", question), asked: 0 }),
+      );
+      const decided = [{ toolCallId: "other", approved: false }];
+      const wait = { id: "entry-1", requests: [{ ...question, delegated: { path: ["bg1"], toolCallId: "rd1" } }], decisions: decided };
+      sql.exec(
+        `INSERT INTO background_runs (id, turn, tool_call_id, agent, status, started_at, model_calls, input_tokens, output_tokens,
+           tool_calls, spans, wait) VALUES ('entry-1', 1, 'bg1', 'parcel-search', 'awaiting_input', 5, 2, 30, 4, 1, '[]', ?)`,
+        JSON.stringify(wait),
+      );
+      const entry = { agent: "parcel-search", request: "find it", askedBy: "shipping", toolCallId: "bg1" };
+      sql.exec(`INSERT INTO schedule (id, kind, due_at, turn, data) VALUES ('entry-1', 'delegation', 9e12, 1, ?)`, JSON.stringify(entry));
+
+      const store = new ConversationStore(state.storage);
+      expect(store.readDelegation(["d"], 1)).toMatchObject({
+        conversation: { holding: holding("checker"), history: [{ role: "user", content: "flag A1" }] },
+        suspension: { pending: [approval] },
+        asked: 2,
+      });
+      expect(store.runs.get("entry-1")).toMatchObject({ turn: 1, toolCallId: "bg1", agent: "parcel-search", status: "awaiting_input" });
+      // Its requests are its stored wait's, under the call that asked it: as schema 15 kept them a second time.
+      expect(store.runs.waits()).toEqual([wait]);
+      expect(store.runs.spent()).toEqual({ modelCalls: 2, inputTokens: 30, outputTokens: 4, toolCalls: 1 });
+      const tables = sql
+        .exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table'`)
+        .toArray()
+        .map((t) => t.name);
+      expect(tables).toContain("runs");
+      expect(tables).not.toContain("delegation_runs");
+      expect(tables).not.toContain("background_runs");
+    });
+  });
+});
