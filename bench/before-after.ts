@@ -1,10 +1,12 @@
 /**
  * Rows written and CPU per turn, this tree against another commit, side by side in one run: each
  * side's Worker under its own `wrangler dev` with the offline demo model, turns alternating
- * between the sides, in a cycle of three kinds (a transfer and a tool call, a transfer and a
- * calculator call, plain text). Rows and bytes are what the Durable Object reports for the turn
- * (`lastTurnStorage`); CPU is every thread of each side's workerd from the OS (schedstat), less
- * what it spends idle over the same wait.
+ * between the sides, in a cycle of five kinds (a transfer and a tool call, a transfer and a
+ * calculator call, plain text, a delegating turn — billing asks its fraud check as a tool — and a
+ * turn that waits for an approval, declined so that it waits each time, with its resumed leg).
+ * Rows and bytes are what the Durable Object reports for the turn (`lastTurnStorage`, both legs of
+ * one that waited); CPU is every thread of each side's workerd from the OS (schedstat), less what
+ * it spends idle over the same wait.
  *
  *   npm run bench:before-after [-- --baseline <git ref>] [-- --turns 30]
  */
@@ -12,12 +14,18 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { chat, startWranglerDev, type WranglerDev } from "../test/e2e/wrangler-dev.ts";
+import { chat, parseSse, startWranglerDev, type WranglerDev } from "../test/e2e/wrangler-dev.ts";
 import { median, p95 } from "./loop-overhead.ts";
 import { turnCpuMs } from "./workerd-processes.ts";
 import { worktree } from "./worktree.ts";
 
-const KINDS = ["Where is order A1002?", "What is 12 * 7?", "hello"] as const;
+const KINDS = [
+  "Where is order A1002?",
+  "What is 12 * 7?",
+  "hello",
+  "Is the charge on order A1001 suspicious? I do not recognize it.",
+  "I was charged twice for order A1001, please refund it.",
+] as const;
 /** The commit before issue 34's changes. */
 const DEFAULT_BASELINE = "8ad8251";
 
@@ -29,9 +37,23 @@ interface Side {
   cpu: number[];
 }
 
+/** A turn, and the leg after its decision when it waits (the refund, declined: the next turn of its kind waits again). */
+async function turnAndDecision(url: string, message: string): Promise<Awaited<ReturnType<typeof chat>>> {
+  const events = await chat(url, "bench-before-after", message);
+  const done = events.at(-1) as { type: string; status?: string };
+  if (done.type !== "done" || done.status !== "awaiting_approval") return events;
+  const pending = events.flatMap((e) => (e.type === "approval-required" ? [(e as { toolCallId: string }).toolCallId] : []));
+  const decided = await fetch(`${url}/v1/conversations/bench-before-after/decisions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ decisions: pending.map((toolCallId) => ({ toolCallId, approved: false, reason: "bench" })) }),
+  });
+  return parseSse(await decided.text());
+}
+
 async function turn(side: Side, message: string): Promise<void> {
   let events: Awaited<ReturnType<typeof chat>> = [];
-  side.cpu.push(await turnCpuMs(side.dev, async () => (events = await chat(side.dev.url, "bench-before-after", message))));
+  side.cpu.push(await turnCpuMs(side.dev, async () => (events = await turnAndDecision(side.dev.url, message))));
   if (events.at(-1)?.type !== "done") throw new Error(`${side.label}: a turn ended with ${JSON.stringify(events.at(-1))}`);
   const view = (await (await fetch(`${side.dev.url}/v1/conversations/bench-before-after`)).json()) as {
     lastTurnStorage: { rowsWritten: number; bytesWritten: number };

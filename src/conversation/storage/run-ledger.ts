@@ -11,7 +11,14 @@ import type { BackgroundOutcome, BackgroundResult } from "../../runtime/backgrou
 import { type Holding, newHolding } from "../../runtime/holding.ts";
 import type { StepCommit } from "../../runtime/ports/store-port.ts";
 import { nextDeadline } from "../../runtime/wait/deadlines.ts";
-import { type Decision, DecisionSchema, forwardedRequest, undecided, type UserRequest } from "../../runtime/wait/requests.ts";
+import {
+  type Decision,
+  DecisionSchema,
+  forwardedRequest,
+  REQUEST_KINDS,
+  undecided,
+  type UserRequest,
+} from "../../runtime/wait/requests.ts";
 import type { Suspension } from "../../runtime/wait/suspension.ts";
 import type { UsageTotals } from "../../runtime/usage.ts";
 import type { Span } from "../../traces/turn-trace.ts";
@@ -55,7 +62,7 @@ export interface BackgroundRunRecord {
 /** A stored request: its kind and the call it waits on are checked; the rest is the request as the run asked it. */
 const StoredRequestSchema = z
   .looseObject({
-    kind: z.enum(["approval", "question", "client-tool", "elicitation"]),
+    kind: z.enum(REQUEST_KINDS),
     toolCallId: z.string(),
     name: z.string(),
     agent: z.string(),

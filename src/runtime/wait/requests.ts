@@ -59,6 +59,8 @@ export type ElicitationRequest = RequestBase & {
 export type UserRequest = ApprovalRequest | QuestionRequest | ClientToolRequest | ElicitationRequest;
 /** The kinds of request: `approval`, `question`, `client-tool`, `elicitation`. */
 export type UserRequestKind = UserRequest["kind"];
+/** Every kind of request, for readers that check one (a stored request's schema). */
+export const REQUEST_KINDS = ["approval", "question", "client-tool", "elicitation"] as const satisfies readonly UserRequestKind[];
 
 /** @deprecated A request of any kind is a `UserRequest`; an approval is an `ApprovalRequest`. */
 export type PendingApproval = UserRequest;

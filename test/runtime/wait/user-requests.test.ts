@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { Agent, type Decision, Network, tool } from "../../src/runtime/index.ts";
-import { ofType, playTurn, type TurnResult } from "../support/run.ts";
+import { Agent, type Decision, Network, tool } from "../../../src/runtime/index.ts";
+import { ofType, playTurn, type TurnResult } from "../../support/run.ts";
 
 const resume = (first: TurnResult, decisions: Decision[]) => ({ kind: "resume", suspension: first.store.suspension!, decisions }) as const;
 

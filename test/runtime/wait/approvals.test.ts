@@ -1,8 +1,8 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import type { ApprovalDecision } from "../../src/runtime/index.ts";
-import { runScripted } from "../../src/testing/index.ts";
-import { refunds, withApprovals } from "../support/networks.ts";
-import { ofType, playTurn, type TurnResult } from "../support/run.ts";
+import type { ApprovalDecision } from "../../../src/runtime/index.ts";
+import { runScripted } from "../../../src/testing/index.ts";
+import { refunds, withApprovals } from "../../support/networks.ts";
+import { ofType, playTurn, type TurnResult } from "../../support/run.ts";
 
 const resume = (first: TurnResult, decisions: ApprovalDecision[]) =>
   ({ kind: "resume", suspension: first.store.suspension!, decisions }) as const;

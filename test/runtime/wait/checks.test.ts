@@ -1,0 +1,113 @@
+/**
+ * The one lookup a decision goes through (`routeDecisions`): each decision goes to the run that waits for its call, the
+ * turn's first, then background runs' in order; a batch is checked whole, and a refusal names what to fix.
+ */
+import { describe, expect, it } from "vitest";
+import { routeDecisions, type Wait, withoutRepeats } from "../../../src/runtime/wait/checks.ts";
+import type { Decision, UserRequest } from "../../../src/runtime/wait/requests.ts";
+
+const approval = (toolCallId: string): UserRequest => ({ kind: "approval", toolCallId, name: "refund", args: {}, agent: "billing" });
+const question = (toolCallId: string, operator = false): UserRequest => ({
+  kind: "question",
+  toolCallId,
+  name: "arrange_redelivery",
+  args: {},
+  agent: "shipping",
+  message: "Which day?",
+  schema: { type: "object", properties: { day: { type: "string" } }, required: ["day"] },
+  ...(operator ? { operator: true } : {}),
+});
+
+function wait(run: string, requests: UserRequest[], decisions: Decision[] = [], answered: string[] = []): Wait<string> {
+  return { run, requests, decisions, answered: (id) => answered.includes(id) };
+}
+
+const runsOf = (routed: ReturnType<typeof routeDecisions<Wait<string>>>) =>
+  routed.ok ? routed.value.map((share) => [share.wait.run, share.decisions.map((d) => d.toolCallId), share.complete]) : routed.error;
+
+describe("routeDecisions", () => {
+  it("sends each decision to the run that waits for its call, and says which runs have none left", () => {
+    const waits = [wait("turn", [approval("r1"), approval("r2")]), wait("bg", [question("q1")])];
+    const routed = routeDecisions(waits, [
+      { toolCallId: "q1", answer: { day: "monday" } },
+      { toolCallId: "r1", approved: true },
+    ]);
+    expect(runsOf(routed)).toEqual([
+      ["bg", ["q1"], true],
+      ["turn", ["r1"], false],
+    ]);
+  });
+
+  it("takes the turn's call first when runs wait for calls of the same id; a second decision on it goes to the next run", () => {
+    const waits = [wait("turn", [question("rd1")]), wait("bg", [question("rd1")])];
+    expect(runsOf(routeDecisions(waits, [{ toolCallId: "rd1", answer: { day: "monday" } }]))).toEqual([["turn", ["rd1"], true]]);
+    const both = routeDecisions(waits, [
+      { toolCallId: "rd1", answer: { day: "monday" } },
+      { toolCallId: "rd1", answer: { day: "tuesday" } },
+    ]);
+    expect(runsOf(both)).toEqual([
+      ["turn", ["rd1"], true],
+      ["bg", ["rd1"], true],
+    ]);
+    // Once the turn's is decided, the id is the background run's.
+    const later = [wait("turn", [question("rd1")], [{ toolCallId: "rd1", answer: { day: "monday" } }]), wait("bg", [question("rd1")])];
+    expect(runsOf(routeDecisions(later, [{ toolCallId: "rd1", answer: { day: "friday" } }]))).toEqual([["bg", ["rd1"], true]]);
+  });
+
+  it("refuses a whole batch when one decision fails, with a code and what to fix", () => {
+    const waits = [wait("turn", [approval("r1")], [], ["look"]), wait("bg", [question("q1")])];
+    const cases: Array<[Decision[], unknown]> = [
+      [[{ toolCallId: "nope", approved: true }], { code: "request_not_found", details: { toolCallId: "nope", pending: ["r1", "q1"] } }],
+      [[{ toolCallId: "look", approved: true }], { code: "request_already_decided", details: { toolCallId: "look" } }],
+      [
+        [
+          { toolCallId: "r1", approved: true },
+          { toolCallId: "q1", answer: { day: 3 } },
+        ],
+        { code: "invalid_answer", details: { toolCallId: "q1", kind: "question" } },
+      ],
+      [[{ toolCallId: "r1", answer: "yes" }], { code: "invalid_answer", message: expect.stringContaining("is an approval") }],
+      [[{ toolCallId: "q1", approved: true }], { code: "invalid_answer", message: expect.stringContaining("takes an answer") }],
+    ];
+    for (const [decisions, error] of cases)
+      expect(routeDecisions(waits, decisions)).toEqual({ ok: false, error: expect.objectContaining(error) });
+    expect(routeDecisions([wait("turn", [])], [{ toolCallId: "r1", approved: true }])).toMatchObject({
+      ok: false,
+      error: { code: "no_pending_request" },
+    });
+    // A decision already stored in a run's wait is decided, whichever run it was.
+    const decided = [wait("turn", []), wait("bg", [question("q1")], [{ toolCallId: "q1", answer: { day: "monday" } }])];
+    expect(routeDecisions(decided, [{ toolCallId: "q1", answer: { day: "friday" } }])).toMatchObject({
+      ok: false,
+      error: { code: "request_already_decided" },
+    });
+  });
+
+  it("lets an operator decide approvals and the questions that say so, and nothing else", () => {
+    const waits = [wait("turn", [approval("r1"), question("q1"), question("q2", true)])];
+    expect(routeDecisions(waits, [{ toolCallId: "r1", approved: true }], { operator: true }).ok).toBe(true);
+    expect(routeDecisions(waits, [{ toolCallId: "q2", answer: { day: "monday" } }], { operator: true }).ok).toBe(true);
+    expect(routeDecisions(waits, [{ toolCallId: "q1", answer: { day: "monday" } }], { operator: true })).toMatchObject({
+      ok: false,
+      error: { code: "answer_not_allowed", details: { toolCallId: "q1" } },
+    });
+  });
+});
+
+describe("withoutRepeats", () => {
+  it("leaves out decisions any run has stored with the same answer; a batch of repeats only is kept, to be refused", () => {
+    const waits = [
+      wait("turn", [approval("r1"), approval("r2")], [{ toolCallId: "r1", approved: true }]),
+      wait("bg", [question("q1")], [{ toolCallId: "q1", answer: { day: "monday" } }]),
+    ];
+    const again: Decision[] = [
+      { toolCallId: "r1", approved: true },
+      { toolCallId: "q1", answer: { day: "monday" } },
+      { toolCallId: "r2", approved: false },
+    ];
+    expect(withoutRepeats(waits, again)).toEqual([{ toolCallId: "r2", approved: false }]);
+    // The same call with another answer is no repeat: it is refused as decided.
+    expect(withoutRepeats(waits, [{ toolCallId: "r1", approved: false }])).toEqual([{ toolCallId: "r1", approved: false }]);
+    expect(withoutRepeats(waits, again.slice(0, 2))).toEqual(again.slice(0, 2));
+  });
+});

@@ -1,0 +1,59 @@
+/**
+ * A wait's deadlines (the same for a turn's and a background run's), and what a call that stopped on an ask runs again with:
+ * the answers in order, and what it remembered given back instead of run again.
+ */
+import { describe, expect, it } from "vitest";
+import * as z from "zod";
+import { expiredRequests, expiryDecisions, nextDeadline } from "../../../src/runtime/wait/deadlines.ts";
+import { callAsks, InputNeeded } from "../../../src/runtime/wait/asks.ts";
+import type { UserRequest } from "../../../src/runtime/wait/requests.ts";
+
+const at = (ms: number) => new Date(ms).toISOString();
+const request = (toolCallId: string, expiresAt?: number): UserRequest => ({
+  kind: "approval",
+  toolCallId,
+  name: "refund",
+  args: {},
+  agent: "billing",
+  ...(expiresAt === undefined ? {} : { expiresAt: at(expiresAt) }),
+});
+
+describe("a wait's deadlines", () => {
+  it("declines as expired only the undecided requests past their deadline, and looks next at the earliest left", () => {
+    const wait = {
+      requests: [request("a", 1_000), request("b", 5_000), request("c"), request("d", 500)],
+      decisions: [{ toolCallId: "d", approved: true }],
+    };
+    expect(expiredRequests(wait, 2_000).map((r) => r.toolCallId)).toEqual(["a"]);
+    expect(expiryDecisions(expiredRequests(wait, 2_000))).toEqual([{ toolCallId: "a", approved: false, reason: "expired" }]);
+    expect(nextDeadline(wait)).toBe(1_000);
+    expect(nextDeadline({ requests: [request("c")], decisions: [] })).toBeUndefined();
+  });
+});
+
+describe("a call's asks", () => {
+  it("stops on the first ask with no answer, and gives the answers back in order when it runs again", async () => {
+    const first = callAsks([]);
+    await expect(first.ask({ message: "Which day?", schema: z.string() })).rejects.toBeInstanceOf(InputNeeded);
+    expect(first.pending).toMatchObject({ kind: "question", message: "Which day?" });
+    const again = callAsks(["monday"]);
+    expect(await again.ask({ message: "Which day?", schema: z.string() })).toBe("monday");
+    expect(again.pending).toBeUndefined();
+  });
+
+  it("remembers what ran before the ask it stopped on: run again, the call gets it back and does not run it twice", async () => {
+    let calls = 0;
+    const offer = () => Promise.resolve({ offer: ++calls });
+    const first = callAsks([]);
+    expect(await first.remember(offer)).toEqual({ offer: 1 });
+    await expect(first.elicit({ server: "s", message: "Take it?", mode: "form", schema: {} })).rejects.toBeInstanceOf(InputNeeded);
+    expect(first.recorded).toEqual([{ offer: 1 }]);
+    // Run again with the answer and what it remembered: the offer it asked about, without a second call.
+    const again = callAsks([{ action: "accept" }], first.recorded);
+    expect(await again.remember(offer)).toEqual({ offer: 1 });
+    expect(await again.elicit({ server: "s", message: "Take it?", mode: "form", schema: {} })).toEqual({ action: "accept" });
+    // Past what it remembered, it runs: the call after the answer is made once.
+    expect(await again.remember(offer)).toEqual({ offer: 2 });
+    expect(calls).toBe(2);
+  });
+});
