@@ -34,7 +34,7 @@ interface Side {
   dev: WranglerDev;
   rows: Map<string, number[]>;
   bytes: Map<string, number[]>;
-  cpu: number[];
+  cpu: Map<string, number[]>;
 }
 
 /** A turn, and the leg after its decision when it waits (the refund, declined: the next turn of its kind waits again). */
@@ -53,7 +53,8 @@ async function turnAndDecision(url: string, message: string): Promise<Awaited<Re
 
 async function turn(side: Side, message: string): Promise<void> {
   let events: Awaited<ReturnType<typeof chat>> = [];
-  side.cpu.push(await turnCpuMs(side.dev, async () => (events = await turnAndDecision(side.dev.url, message))));
+  const cpu = await turnCpuMs(side.dev, async () => (events = await turnAndDecision(side.dev.url, message)));
+  side.cpu.set(message, [...(side.cpu.get(message) ?? []), cpu]);
   if (events.at(-1)?.type !== "done") throw new Error(`${side.label}: a turn ended with ${JSON.stringify(events.at(-1))}`);
   const view = (await (await fetch(`${side.dev.url}/v1/conversations/bench-before-after`)).json()) as {
     lastTurnStorage: { rowsWritten: number; bytesWritten: number };
@@ -72,7 +73,7 @@ export async function beforeAfterRows(baseline = DEFAULT_BASELINE, turns = 30): 
       [`at ${baseline}`, tree.dir, dirs[0]!],
       ["this tree", process.cwd(), dirs[1]!],
     ] as const)
-      sides.push({ label, dev: await startWranglerDev({ persistTo, vars, cwd }), rows: new Map(), bytes: new Map(), cpu: [] });
+      sides.push({ label, dev: await startWranglerDev({ persistTo, vars, cwd }), rows: new Map(), bytes: new Map(), cpu: new Map() });
     // Warm both (the first turn loads the Worker's modules), then alternate turn by turn.
     for (const side of sides) await chat(side.dev.url, "bench-before-after", KINDS[0]);
     for (let t = 0; t < turns; t++) for (const side of sides) await turn(side, KINDS[t % KINDS.length]!);
@@ -83,6 +84,7 @@ export async function beforeAfterRows(baseline = DEFAULT_BASELINE, turns = 30): 
   }
   const [before, after] = sides as [Side, Side];
   const ratio = (a: number, b: number) => (a === 0 ? "–" : `${(b / a).toFixed(2)}×`);
+  const all = (side: Side) => [...side.cpu.values()].flat();
   return [
     `Rows and CPU per turn, ${before.label} against this tree, one run, turns alternating (${turns} per side; medians)`,
     "",
@@ -91,13 +93,15 @@ export async function beforeAfterRows(baseline = DEFAULT_BASELINE, turns = 30): 
     ...KINDS.flatMap((kind) => {
       const [r0, r1] = [median(before.rows.get(kind)!), median(after.rows.get(kind)!)];
       const [b0, b1] = [median(before.bytes.get(kind)!), median(after.bytes.get(kind)!)];
+      const [c0, c1] = [median(before.cpu.get(kind)!), median(after.cpu.get(kind)!)];
       return [
         `| rows written, "${kind}" | ${r0} | ${r1} | ${ratio(r0, r1)} |`,
         `| bytes written, "${kind}" | ${b0} | ${b1} | ${ratio(b0, b1)} |`,
+        `| CPU (workerd, from the OS), "${kind}" | ${c0.toFixed(1)} ms | ${c1.toFixed(1)} ms | ${ratio(c0, c1)} |`,
       ];
     }),
-    `| CPU per turn (workerd, from the OS), median | ${median(before.cpu).toFixed(1)} ms | ${median(after.cpu).toFixed(1)} ms | ${ratio(median(before.cpu), median(after.cpu))} |`,
-    `| CPU per turn, p95 | ${p95(before.cpu).toFixed(1)} ms | ${p95(after.cpu).toFixed(1)} ms | ${ratio(p95(before.cpu), p95(after.cpu))} |`,
+    `| CPU per turn, every kind, median | ${median(all(before)).toFixed(1)} ms | ${median(all(after)).toFixed(1)} ms | ${ratio(median(all(before)), median(all(after)))} |`,
+    `| CPU per turn, every kind, p95 | ${p95(all(before)).toFixed(1)} ms | ${p95(all(after)).toFixed(1)} ms | ${ratio(p95(all(before)), p95(all(after)))} |`,
   ];
 }
 

@@ -10,13 +10,14 @@
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, inject, it, vi } from "vitest";
+import * as z from "zod";
 import { ConversationObject, type ConversationSetup, type WorkerVars } from "../../src/cloudflare/index.ts";
 import { findHistoryProblem } from "../../src/runtime/messages.ts";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import type { StoredEvent } from "../../src/wire/index.ts";
 import { echo, refund, withApprovals } from "../support/networks.ts";
-import { Agent, Network } from "../../src/runtime/index.ts";
+import { Agent, type Decision, Network, type Tool, tool } from "../../src/runtime/index.ts";
 import { INTERRUPTED_CALL } from "../../src/runtime/wait/suspension.ts";
 import { parseSse } from "../support/sse.ts";
 import { until } from "../support/until.ts";
@@ -118,7 +119,8 @@ function disagreements(store: ConversationStore): string[] {
       problems.push(`tool-result ${event.toolCallId} twice`);
   }
   for (const pending of state.suspension?.pending ?? [])
-    if (position("approval-required", pending.toolCallId) < 0) problems.push(`waiting call ${pending.toolCallId} was never announced`);
+    if (position("approval-required", pending.toolCallId) < 0 && position("input-required", pending.toolCallId) < 0)
+      problems.push(`waiting call ${pending.toolCallId} was never announced`);
   const history = findHistoryProblem(store.messages());
   if (history) problems.push(`history: ${history}`);
   // A step that committed into a suspension is there once: waiting, not also answered in the history.
@@ -236,6 +238,168 @@ describe("a kill between any two writes of a delegating turn", () => {
     // Some kills fell while the helper ran (its call answered as interrupted), some after it answered.
     expect([...answers].sort()).toEqual(["Echoed A1001.", "interrupted"]);
   });
+});
+
+/** What the test tools did, by conversation: a call that ran twice for one answer shows here. */
+const ran: string[] = [];
+
+const askDay = tool({
+  name: "ask_day",
+  description: "Asks the user which day, then books it.",
+  parameters: z.object({}),
+  execute: async (_args, ctx) => {
+    const day = await ctx.ask({ message: "Which day?", schema: z.string() });
+    ran.push(`${ctx.conversationId}:${day}`);
+    return `booked ${day}`;
+  },
+});
+/** A client tool: the user's client runs it, and its output is the answer. */
+const pickColor = tool({ name: "pick_color", description: "The user picks a colour.", parameters: z.object({}) });
+const refundOnce = tool({
+  name: "refund",
+  description: "Refunds an amount, once a person approves.",
+  parameters: z.object({ amount: z.number() }),
+  needsApproval: true,
+  execute: ({ amount }, ctx) => (ran.push(`${ctx.conversationId}:${amount}`), `refunded ${amount}`),
+});
+
+/** The test servers' bearer token (test/node/mcp-test-server.ts, which runs in Node). */
+const MCP_TEST_TOKEN = "mcp-bearer 5f2c9a7e-secret";
+const mcpServer = (path: string) => ({
+  name: "parcels",
+  url: `${inject("mcpUrl")}/secured/${path}/mcp`,
+  headers: { authorization: `Bearer ${MCP_TEST_TOKEN}` },
+});
+/**
+ * The calls an MCP test server's path was sent with the user's answer; the call that asked is made once (the rerun
+ * remembers its answer, so the user's answer goes back with the requestState of the request they saw).
+ */
+async function answeredCalls(path: string): Promise<number> {
+  const all = (await (await fetch(`${inject("mcpUrl")}/__mcp/stats`)).json()) as Record<
+    string,
+    { calls: Array<{ inputResponses: unknown }> }
+  >;
+  const calls = all[`/secured/${path}`]?.calls ?? [];
+  expect(calls.filter((c) => c.inputResponses === null).length, `${path}: the server asked once`).toBeLessThanOrEqual(1);
+  return calls.filter((c) => c.inputResponses !== null).length;
+}
+
+interface RequestCase {
+  network: (id: string) => Network;
+  /** The turn: the call that asks, then what the model says once it is answered. */
+  script: ScriptStep[];
+  /** What a fresh model says when the turn is resumed after a restart. */
+  resumed: ScriptStep[];
+  decision: Decision;
+  /** How many times the answered call did what it does (ran its effect, was answered, called its server with the answer). */
+  effects: (id: string, store: ConversationStore) => Promise<number>;
+}
+
+/** triage alone, with these tools and (by path) the MCP test server's. */
+const single = (tools: Tool[], mcp?: string) =>
+  new Network(new Agent({ name: "triage", instructions: "You are triage.", tools, ...(mcp ? { mcpServers: [mcpServer(mcp)] } : {}) }), {
+    defaultModel: "m",
+  });
+const byConversation = (id: string) => ran.filter((r) => r.startsWith(`${id}`)).length;
+const mcpPath = (kind: string, id: string) => `crash-${kind}-${id}`;
+
+const REQUEST_CASES: Record<string, RequestCase> = {
+  "a question answered": {
+    network: () => single([askDay]),
+    script: [{ toolCalls: [{ id: "q", name: "ask_day", args: {} }] }, { text: "Booked." }],
+    resumed: [{ text: "Booked." }],
+    decision: { toolCallId: "q", answer: "monday" },
+    effects: async (id) => byConversation(id),
+  },
+  "a client tool answered": {
+    network: () => single([pickColor]),
+    script: [{ toolCalls: [{ id: "c", name: "pick_color", args: {} }] }, { text: "Red it is." }],
+    resumed: [{ text: "Red it is." }],
+    decision: { toolCallId: "c", answer: "red" },
+    effects: async (_id, store) => store.messages().filter((m) => m.role === "tool" && m.toolCallId === "c" && m.content === "red").length,
+  },
+  "an elicitation answered (form)": {
+    network: (id) => single([], mcpPath("form", id)),
+    script: [{ toolCalls: [{ id: "s", name: "parcels_offer_slot", args: {} }] }, { text: "Booked the slot." }],
+    resumed: [{ text: "Booked the slot." }],
+    decision: { toolCallId: "s", answer: { take: true } },
+    effects: (id) => answeredCalls(mcpPath("form", id)),
+  },
+  "an elicitation answered (URL)": {
+    network: (id) => single([], mcpPath("url", id)),
+    script: [{ toolCalls: [{ id: "v", name: "parcels_verify_identity", args: {} }] }, { text: "Verified." }],
+    resumed: [{ text: "Verified." }],
+    decision: { toolCallId: "v", approved: true },
+    effects: (id) => answeredCalls(mcpPath("url", id)),
+  },
+  "a delegated approval decided": {
+    network: () => {
+      const helper = new Agent({ name: "helper", instructions: "You help.", tools: [refundOnce] });
+      return single([helper.asTool()]);
+    },
+    script: [
+      { toolCalls: [{ id: "d", name: "ask_helper", args: { request: "refund 50" } }] },
+      { toolCalls: [{ id: "r", name: "refund", args: { amount: 50 } }] },
+      { text: "Refunded 50." },
+      { text: "The helper refunded it." },
+    ],
+    resumed: [{ text: "Refunded 50." }, { text: "The helper refunded it." }],
+    decision: { toolCallId: "d", approved: true },
+    effects: async (id) => byConversation(id),
+  },
+};
+
+describe("a kill between any two writes of a turn that waits for the user and is answered", () => {
+  it.each(Object.keys(REQUEST_CASES))(
+    "%s: the replay agrees with the state, every leg starts with run-start, and the answered call did its work at most once",
+    async (name) => {
+      const c = REQUEST_CASES[name]!;
+      const outcomes = new Set<string>();
+      try {
+        for (let writes = 0; ; writes++) {
+          const id = `crash-asks-${writes}-${crypto.randomUUID()}`;
+          network = () => c.network(id);
+          const done = await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+            script = [...c.script];
+            const { killed, revive } = dying(state.storage, writes);
+            try {
+              const conversation = new ScriptedConversation(state, offline);
+              await drain(await conversation.sendMessage({ conversationId: id }, "go"));
+              const view = await conversation.getView({ conversationId: id });
+              if (view.ok && view.value.pendingRequests.length > 0)
+                await drain(await conversation.decide({ conversationId: id }, [c.decision]));
+            } catch (error) {
+              if (!(error instanceof Killed)) throw error;
+            }
+            revive();
+            const wasKilled = killed();
+            let store = new ConversationStore(state.storage);
+            if (!store.state()) return !wasKilled;
+            expect(disagreements(store), `killed after ${writes} writes`).toEqual([]);
+            // The kill fell before the decision was stored: the request still waits, and is answered on the next start.
+            if (store.state()!.suspension && store.state()!.decisions.length === 0) {
+              script = [...c.resumed];
+              await drain(await new ScriptedConversation(state, offline).decide({ conversationId: id }, [c.decision]));
+              store = new ConversationStore(state.storage);
+              expect(disagreements(store), `answered after a kill after ${writes} writes`).toEqual([]);
+            }
+            const effects = await c.effects(id, store);
+            expect(effects, `killed after ${writes} writes`).toBeLessThanOrEqual(1);
+            // Not killed (or answered after the restart): the call did its work exactly once.
+            if (!wasKilled) expect(effects).toBe(1);
+            outcomes.add(effects === 1 ? "done" : "interrupted");
+            return !wasKilled;
+          });
+          if (done) break;
+          expect(writes, "the turn should end within 40 writes").toBeLessThan(40);
+        }
+      } finally {
+        network = withApprovals;
+      }
+      // Kills fell before the answer (it is taken on the next start) and while the answered call ran (interrupted).
+      expect([...outcomes].sort()).toEqual(["done", "interrupted"]);
+    },
+  );
 });
 
 /** triage starts a helper in the background (which echoes, or refunds after an approval); its result comes back as a follow-up turn. */
