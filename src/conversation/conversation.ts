@@ -231,8 +231,9 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    */
   async decide(requester: Requester, decisions: Decision[], options: DecideOptions = {}): Promise<ConversationResult<DecisionOutcome>> {
     const decided = await this.#decide(requester, decisions, options, (input) => this.#driver.start(requester, input), true);
-    if (!decided.ok || decided.value.kind !== "started") return decided as ConversationResult<DecisionOutcome>;
-    return ok({ kind: "stream", ...decided.value.started });
+    if (!decided.ok) return decided;
+    if (decided.value.kind === "started") return ok({ kind: "stream", ...decided.value.started });
+    return ok(decided.value);
   }
 
   /** Whether every decision goes to a background run's wait: one that a socket need not hold until the turn's leg ends. */

@@ -83,11 +83,11 @@ export class BackgroundWork {
   #waited(entry: DelegationEntry, wait: BackgroundWait, conversationId: string, leaseUntil: number): void {
     const { store } = this.#setup;
     const [decided] = store.decideBackground([{ wait, decisions: expiryDecisions(expiredRequests(wait)) }]);
-    if (undecidedIn(decided!).length > 0) return;
+    if (!decided || undecidedIn(decided).length > 0) return;
     const stored = store.readDelegation([entry.toolCallId], entry.turn);
     if (!stored?.suspension) return this.#finish(entry, { status: "interrupted" });
     store.runs.resume(entry.id, leaseUntil);
-    this.#start(entry, conversationId, { conversation: stored.conversation, suspension: stored.suspension, decisions: decided!.decisions });
+    this.#start(entry, conversationId, { conversation: stored.conversation, suspension: stored.suspension, decisions: decided.decisions });
   }
 
   #start(entry: DelegationEntry, conversationId: string, resume?: BackgroundResume): void {
