@@ -6,6 +6,8 @@
  * (at least once: a receiver dedupes by id). The alarm rings for the earliest row too.
  */
 import type { SqlWriter } from "../storage/sql-writer.ts";
+import * as z from "zod";
+import { readRow } from "../storage/row-schemas.ts";
 
 export interface OutboxMessage {
   id: string;
@@ -25,6 +27,9 @@ export interface PushTarget {
   token?: string | undefined;
   authentication?: { scheme: string; credentials: string } | undefined;
 }
+
+/** Where a push goes, as stored: its URL is checked, the credentials kept as written. */
+export const PushTargetSchema = z.looseObject({ url: z.string() }).transform((target) => target as unknown as PushTarget);
 
 export class Outbox {
   readonly #db: SqlWriter;
@@ -52,7 +57,7 @@ export class Outbox {
         dueAt: row.due_at,
         attempt: row.attempt,
         body: row.body,
-        ...(row.target ? { target: JSON.parse(row.target) as PushTarget } : {}),
+        ...(row.target ? { target: readRow(PushTargetSchema, row.target, "outbox message's destination") } : {}),
       }));
   }
 

@@ -4,6 +4,11 @@
  */
 import type { SqlWriter } from "../storage/sql-writer.ts";
 import type { PushTarget } from "./outbox.ts";
+import * as z from "zod";
+import { readRow } from "../storage/row-schemas.ts";
+
+/** A push config as stored: its id and URL are checked, the credentials kept as written. */
+const PushConfigSchema = z.looseObject({ id: z.string(), url: z.string() }).transform((config) => config as unknown as PushConfig);
 
 /** One push config of a task, as A2A names its fields. */
 export interface PushConfig extends PushTarget {
@@ -28,7 +33,7 @@ export class PushConfigs {
   get(turn: number, id: string): PushConfig | undefined {
     if (!this.#withConfigs().has(turn)) return undefined;
     const row = this.#db.rows<{ data: string }>(`SELECT data FROM push_configs WHERE turn = ? AND id = ?`, turn, id)[0];
-    return row ? (JSON.parse(row.data) as PushConfig) : undefined;
+    return row ? readRow(PushConfigSchema, row.data, "push config") : undefined;
   }
 
   /** The task's configs, in the order of their ids. */
@@ -36,7 +41,7 @@ export class PushConfigs {
     if (!this.#withConfigs().has(turn)) return [];
     return this.#db
       .rows<{ data: string }>(`SELECT data FROM push_configs WHERE turn = ? ORDER BY id`, turn)
-      .map((row) => JSON.parse(row.data) as PushConfig);
+      .map((row) => readRow(PushConfigSchema, row.data, "push config"));
   }
 
   /** Whether there was one to delete. */

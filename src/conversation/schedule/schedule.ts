@@ -18,6 +18,8 @@ import { nextDeadline } from "../../runtime/wait/deadlines.ts";
 import { type Suspension } from "../../runtime/wait/suspension.ts";
 import { fail, ok, type ConversationResult } from "../results.ts";
 import type { SqlWriter } from "../storage/sql-writer.ts";
+import { readRow } from "../storage/row-schemas.ts";
+import * as z from "zod";
 
 /** One entry of the conversation's schedule, on its alarm: what is due, and when. */
 export type ScheduleEntry =
@@ -196,8 +198,19 @@ export class Schedule implements Scheduler {
 
 type EntryRow = { id: string; kind: string; due_at: number; turn: number; data: string };
 
+/** What each kind of entry keeps beside its id, kind, time and turn: what its work reads is checked, the rest kept as written. */
+const ENTRY_DATA: Record<string, z.ZodType<Record<string, unknown>>> = {
+  "follow-up": z.looseObject({ note: z.string() }),
+  delegation: z.looseObject({ agent: z.string(), request: z.string(), askedBy: z.string(), toolCallId: z.string() }),
+  "approval-expiry": z.looseObject({}),
+  "person-timeout": z.looseObject({ person: z.string(), handedBy: z.string() }),
+};
+
 function entryOf(row: EntryRow): ScheduleEntry {
-  return { ...JSON.parse(row.data), id: row.id, kind: row.kind, dueAt: row.due_at, turn: row.turn } as ScheduleEntry;
+  const schema = ENTRY_DATA[row.kind];
+  if (!schema) throw new Error(`A stored schedule entry has a kind this release does not know: ${JSON.stringify(row.kind)}.`);
+  const data = readRow(schema, row.data, `${row.kind} entry`);
+  return { ...data, id: row.id, kind: row.kind, dueAt: row.due_at, turn: row.turn } as ScheduleEntry;
 }
 
 /** An entry as GET …/schedule shows it: its time as ISO 8601. */

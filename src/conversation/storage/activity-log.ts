@@ -5,6 +5,11 @@
  */
 import type { OperatorIdentity } from "../../runtime/handoff/types.ts";
 import type { SqlWriter } from "./sql-writer.ts";
+import * as z from "zod";
+import { readRow } from "./row-schemas.ts";
+
+/** An act as stored: its kind is checked, the rest kept as written. */
+const ActivityRowSchema = z.looseObject({ kind: z.string() }).transform((act) => act as unknown as Omit<Activity, "at">);
 
 /** `expired`: a call nobody decided before its deadline, declined by the schedule; `timed-out`: a person who did not answer in time. */
 export type ActivityKind = "answered" | "handed-back" | "approved" | "denied" | "expired" | "timed-out";
@@ -44,7 +49,7 @@ export class ActivityLog {
     return this.#db
       .rows<{ at: number; data: string }>(`SELECT at, data FROM activity ORDER BY seq DESC LIMIT ?`, SHOWN)
       .reverse()
-      .map((row) => ({ ...(JSON.parse(row.data) as Omit<Activity, "at">), at: new Date(row.at).toISOString() }));
+      .map((row) => ({ ...readRow(ActivityRowSchema, row.data, "activity row"), at: new Date(row.at).toISOString() }));
   }
 }
 

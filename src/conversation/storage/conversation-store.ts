@@ -24,6 +24,7 @@ import { CRASH_ID_GAP, EventLog, recoveredLegStart } from "./event-log.ts";
 import { type ForkSnapshot, storeSnapshot, takeSnapshot } from "./forks.ts";
 import { settleCutOff } from "./recovery.ts";
 import { migrate } from "./schema.ts";
+import { CallsInFlightSchema, EventsRowSchema, MessageSchema, readRow } from "./row-schemas.ts";
 import { SqlWriter, type Written } from "./sql-writer.ts";
 import { readHandoff, readStateRow, type StoredState, type TurnOpening, writeHandoff, writeStateRow } from "./stored-state.ts";
 import { capHandoff, capMessage } from "./stored-size-limits.ts";
@@ -114,7 +115,7 @@ export class ConversationStore {
   #loadedMessages(): Message[] {
     this.#messages ??= this.#db
       .rows<{ data: string }>(`SELECT data FROM messages ORDER BY seq`)
-      .map((row) => JSON.parse(row.data) as Message);
+      .map((row) => readRow(MessageSchema, row.data, "message"));
     return this.#messages;
   }
 
@@ -122,7 +123,7 @@ export class ConversationStore {
   messagesOfTurn(turn: number): Message[] {
     return this.#db
       .rows<{ data: string }>(`SELECT data FROM messages WHERE turn = ? ORDER BY seq`, turn)
-      .map((row) => JSON.parse(row.data) as Message);
+      .map((row) => readRow(MessageSchema, row.data, "message"));
   }
 
   handoffs(): StoredHandoff[] {
@@ -409,7 +410,7 @@ export class ConversationStore {
       turn,
     )) {
       const run = runs.get(row.path) ?? { path: row.path.split("/"), agent: row.agent, messages: [] };
-      run.messages.push(JSON.parse(row.data) as Message);
+      run.messages.push(readRow(MessageSchema, row.data, "delegated run's message"));
       runs.set(row.path, run);
     }
     return [...runs.values()];
@@ -419,7 +420,7 @@ export class ConversationStore {
   delegation(turn: number, path: readonly string[]): Message[] {
     return this.#db
       .rows<{ data: string }>(`SELECT data FROM delegations WHERE turn = ? AND path = ? ORDER BY seq`, turn, path.join("/"))
-      .map((row) => JSON.parse(row.data) as Message);
+      .map((row) => readRow(MessageSchema, row.data, "message"));
   }
 
   /**
@@ -473,8 +474,8 @@ export class ConversationStore {
     )[0];
     const inFlight = row && {
       turn: row.turn,
-      calls: JSON.parse(row.data) as CallsInFlight,
-      events: JSON.parse(row.events ?? "[]") as StoredEvent[],
+      calls: readRow(CallsInFlightSchema, row.data, "step's calls in flight"),
+      events: readRow(EventsRowSchema, row.events ?? "[]", "events streamed before the calls in flight"),
     };
     const settled = state ? settleCutOff(state, this.messages(), inFlight) : { messages: [], answered: [], streamed: [] };
     // A leg cut off before its first write stored no start: it gets one, so the replay's legs each start with run-start.

@@ -7,6 +7,7 @@ import type { StoredEvent } from "../../wire/sse.ts";
 import type { SqlWriter } from "./sql-writer.ts";
 import { readHandoff, ROW_VERSION } from "./stored-state.ts";
 import { capEvent } from "./stored-size-limits.ts";
+import { EventsRowSchema, readRow } from "./row-schemas.ts";
 
 /**
  * Event ids skipped after a crash. Events of the step in flight were streamed but never stored;
@@ -62,7 +63,7 @@ export class EventLog {
         before === Number.POSITIVE_INFINITY ? Number.MAX_SAFE_INTEGER : before,
       )[0];
       if (!row) return undefined;
-      const start = (JSON.parse(row.data) as StoredEvent[]).findLast((e) => e.type === "run-start");
+      const start = readRow(EventsRowSchema, row.data, "events row").findLast((e) => e.type === "run-start");
       if (start?.type === "run-start") return start;
       before = row.first_id;
     }
@@ -89,7 +90,7 @@ export class EventLog {
           : this.#db.rows<Row>(`SELECT first_id, turn, data, v FROM events WHERE first_id > ? ORDER BY first_id LIMIT 1`, cursor)[0];
       if (!row || (turn !== "every" && row.turn !== turn) || row.first_id >= beforeId) return null;
       cursor = row.first_id;
-      const events = (JSON.parse(row.data) as StoredEvent[]).filter((event) => event.id > afterId && event.id < beforeId);
+      const events = readRow(EventsRowSchema, row.data, "events row").filter((event) => event.id > afterId && event.id < beforeId);
       return row.v >= ROW_VERSION ? events : events.map(upgraded);
     };
   }

@@ -1,4 +1,11 @@
 import type { CachedToolList, ToolListCache } from "../../mcp/index.ts";
+import * as z from "zod";
+import { readRow } from "./row-schemas.ts";
+
+/** A server's tools as listed: each has a name and an input schema. */
+const ToolListSchema = z
+  .array(z.looseObject({ name: z.string(), inputSchema: z.record(z.string(), z.unknown()) }))
+  .transform((tools) => tools as unknown as CachedToolList["tools"]);
 
 /**
  * MCP tool lists in the conversation's SQLite (one row per server), so a Durable Object that was
@@ -19,7 +26,7 @@ export class SqlToolListCache implements ToolListCache {
         .toArray()[0];
       this.#memory.set(
         server,
-        row ? { url: row.url, tools: JSON.parse(row.tools) as CachedToolList["tools"], listedAt: row.listed_at } : null,
+        row ? { url: row.url, tools: readRow(ToolListSchema, row.tools, "MCP server's tool list"), listedAt: row.listed_at } : null,
       );
     }
     return this.#memory.get(server) ?? undefined;

@@ -11,14 +11,8 @@ import type { BackgroundOutcome, BackgroundResult } from "../../runtime/backgrou
 import { type Holding, newHolding } from "../../runtime/holding.ts";
 import type { StepCommit } from "../../runtime/ports/store-port.ts";
 import { nextDeadline } from "../../runtime/wait/deadlines.ts";
-import {
-  type Decision,
-  DecisionSchema,
-  forwardedRequest,
-  REQUEST_KINDS,
-  undecided,
-  type UserRequest,
-} from "../../runtime/wait/requests.ts";
+import { type Decision, DecisionSchema, forwardedRequest, undecided, type UserRequest } from "../../runtime/wait/requests.ts";
+import { readRow, SpansSchema, StoredRequestSchema } from "./row-schemas.ts";
 import type { Suspension } from "../../runtime/wait/suspension.ts";
 import type { UsageTotals } from "../../runtime/usage.ts";
 import type { Span } from "../../traces/turn-trace.ts";
@@ -59,16 +53,6 @@ export interface BackgroundRunRecord {
   endedAt: number | null;
 }
 
-/** A stored request: its kind and the call it waits on are checked; the rest is the request as the run asked it. */
-const StoredRequestSchema = z
-  .looseObject({
-    kind: z.enum(REQUEST_KINDS),
-    toolCallId: z.string(),
-    name: z.string(),
-    agent: z.string(),
-  })
-  .transform((request) => request as unknown as UserRequest);
-
 const RunStateSchema = z.object({
   v: z.number().optional(),
   holding: z.looseObject({
@@ -90,17 +74,10 @@ const RunStateSchema = z.object({
 
 const DecisionsSchema = z.array(DecisionSchema);
 
-/** A stored row's JSON read through its schema: a row that does not fit is an error naming the table, not a wrong value. */
-function readJson<T>(schema: z.ZodType<T>, json: string, what: string): T {
-  const parsed = schema.safeParse(JSON.parse(json));
-  if (!parsed.success) throw new Error(`A stored ${what} does not fit its schema: ${z.prettifyError(parsed.error)}`);
-  return parsed.data;
-}
-
 const key = (path: readonly string[]) => path.join("/");
 
 function readState(json: string): RunState {
-  const { holding, suspension, asked } = readJson(RunStateSchema, json, "run's state");
+  const { holding, suspension, asked } = readRow(RunStateSchema, json, "run's state");
   return { holding: holding as unknown as Holding, suspension: suspension as unknown as Suspension | null, asked };
 }
 
@@ -210,7 +187,7 @@ export class RunLedger {
         return {
           id: row.entry,
           requests: pending.map((request) => forwardedRequest(request, path)),
-          decisions: readJson(DecisionsSchema, row.decisions, "background run's decisions"),
+          decisions: readRow(DecisionsSchema, row.decisions, "background run's decisions"),
         };
       });
   }
@@ -235,7 +212,7 @@ export class RunLedger {
   /** The run's spans so far, then `spans` (a run that waited adds its next leg's). */
   #withSpans(id: string, spans: readonly Span[]): string {
     const before = this.#db.rows<{ spans: string | null }>(`SELECT spans FROM runs WHERE entry = ?`, id)[0]?.spans;
-    return JSON.stringify([...(before ? (JSON.parse(before) as Span[]) : []), ...spans]);
+    return JSON.stringify([...(before ? readRow(SpansSchema, before, "run's spans") : []), ...spans]);
   }
 
   get(id: string): BackgroundRunRecord | undefined {
@@ -281,7 +258,7 @@ export class RunLedger {
   spans(turn: number): Span[] {
     return this.#db
       .rows<{ spans: string | null }>(`SELECT spans FROM runs WHERE turn = ? AND mode = 'background' ORDER BY started_at`, turn)
-      .flatMap((row) => (row.spans ? (JSON.parse(row.spans) as Span[]) : []));
+      .flatMap((row) => (row.spans ? readRow(SpansSchema, row.spans, "run's spans") : []));
   }
 
   /** What every background run has spent (a run in the turn counts in its turn's spending). */

@@ -12,6 +12,10 @@ import { type Holding, newHolding } from "../../runtime/holding.ts";
 import type { AssistantMessage, Message, ToolMessage } from "../../runtime/messages.ts";
 import { NO_USAGE, type UsageTotals } from "../../runtime/usage.ts";
 import type { SqlWriter } from "./sql-writer.ts";
+import * as z from "zod";
+
+/** The decisions a wait has so far, as stored: each names its call; the rest is the decision as it was made. */
+const StoredDecisionsSchema = z.array(z.looseObject({ toolCallId: z.string() })).transform((d) => d as unknown as Decision[]);
 
 /** The state row: what the conversation holds (flat, as rows have always stored it), its suspension and its token grant. */
 export type StateRow = Holding & {
@@ -81,7 +85,7 @@ export function readStateRow(json: string): StoredState {
     conversationId: String(row.conversationId),
     holding: current ? holdingOf(row) : readHolding(row),
     suspension: row.suspension ? withKinds(current ? (row.suspension as Suspension) : readSuspension(row.suspension as Json)) : null,
-    decisions: (row.decisions as Decision[] | undefined) ?? [],
+    decisions: StoredDecisionsSchema.parse(row.decisions ?? []),
     ...(typeof row.grant === "string" ? { grant: row.grant } : {}),
     ...(typeof row.owner === "string" ? { owner: row.owner } : {}),
     ...(typeof row.createdAt === "number" ? { createdAt: row.createdAt } : {}),

@@ -1,6 +1,7 @@
 /** The latest turns' traces, a row per turn in a ring of slots (turn modulo the turns kept): one row written per turn, none deleted. */
 import type { SqlWriter } from "./sql-writer.ts";
 import type { TurnTrace } from "../../traces/turn-trace.ts";
+import { readRow, TraceSchema } from "./row-schemas.ts";
 
 /** Traces kept per conversation: the latest turns'. */
 export const DEFAULT_KEPT_TRACES = 50;
@@ -27,6 +28,6 @@ export class TraceRing {
   /** A turn's trace, while it is kept. */
   read(turn: number): TurnTrace | undefined {
     const row = this.#db.rows<{ data: string }>(`SELECT data FROM traces WHERE turn = ?`, turn)[0];
-    return row && (JSON.parse(row.data) as TurnTrace);
+    return row && readRow(TraceSchema, row.data, "trace");
   }
 }
