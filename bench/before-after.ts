@@ -40,9 +40,9 @@ interface Side {
 /** A turn, and the leg after its decision when it waits (the refund, declined: the next turn of its kind waits again). */
 async function turnAndDecision(url: string, message: string): Promise<Awaited<ReturnType<typeof chat>>> {
   const events = await chat(url, "bench-before-after", message);
-  const done = events.at(-1) as { type: string; status?: string };
-  if (done.type !== "done" || done.status !== "awaiting_approval") return events;
-  const pending = events.flatMap((e) => (e.type === "approval-required" ? [(e as { toolCallId: string }).toolCallId] : []));
+  const done = events.at(-1);
+  if (done?.type !== "done" || done.status !== "awaiting_approval") return events;
+  const pending = events.flatMap((e) => (e.type === "approval-required" ? [String(e.toolCallId)] : []));
   const decided = await fetch(`${url}/v1/conversations/bench-before-after/decisions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
