@@ -80,7 +80,7 @@ export class EventEffects {
     if (pushed) notifier.push(pushed);
     if (done.status === "awaiting_approval" || done.status === "awaiting_input") {
       const state = store.state()!;
-      store.schedule.planApprovalExpiry(state);
+      store.schedule.planExpiry({ requests: state.suspension?.pending ?? [], decisions: state.decisions });
       const pending = state.suspension?.pending.map(notifiedRequest);
       this.#later("the app could not be told", notifier.notify("request_waiting", { pending }));
       const user = store.legFor;

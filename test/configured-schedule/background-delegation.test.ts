@@ -243,7 +243,13 @@ describe("a background delegation", () => {
       },
     ]);
     expect(waiting.status).toBe("completed");
-    expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "delegation", toolCallId: "bg1" }]);
+    // Its deadline (this Worker's APPROVAL_EXPIRES_IN, 2 s) is timed as a turn's is: a request-expiry entry naming the run.
+    const entries = await scheduled(s.conversationId);
+    const search = entries.find((e) => e.kind === "delegation");
+    expect(entries).toMatchObject([
+      { kind: "request-expiry", run: search?.id },
+      { kind: "delegation", toolCallId: "bg1" },
+    ]);
     // An open socket saw the question as the search asked it, nested under the call.
     await socket.until(
       (f) => f.type === "delegated" && (f.data as { event: { type: string } }).event.type === "input-required",

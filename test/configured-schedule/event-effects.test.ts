@@ -86,7 +86,7 @@ describe("effects that follow from writes", () => {
       "TASK_STATE_INPUT_REQUIRED",
     ]);
     expect(outbox.find((m) => !m.pushed)?.body).toMatchObject({ reason: "request_waiting", pending: [{ toolCallId: "rf", expiresAt }] });
-    expect(await scheduleOf(id)).toEqual(["approval-expiry"]);
+    expect(await scheduleOf(id)).toEqual(["request-expiry"]);
   });
 
   it("a person's hold, answer and hand back committed by hand: the desk, the person's deadline, the app and A2A clients told", async () => {

@@ -82,11 +82,13 @@ describe("the app's webhook", () => {
       (d) => d.some((x) => x.body.includes("request_waiting")),
       "the wait's delivery",
     );
-    const { entries } = (await (await call(`/v1/conversations/${s.conversationId}/schedule`)).json()) as { entries: Array<{ id: string }> };
+    const { entries } = (await (await call(`/v1/conversations/${s.conversationId}/schedule`)).json()) as {
+      entries: Array<{ id: string; kind: string }>;
+    };
     expect(JSON.parse(delivered.find((x) => x.body.includes("request_waiting"))!.body)).toMatchObject({
       reason: "request_waiting",
       holder: "shipping",
-      background: entries[0]!.id,
+      background: entries.find((e) => e.kind === "delegation")!.id,
       pending: [
         {
           kind: "question",

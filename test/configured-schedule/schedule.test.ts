@@ -85,7 +85,7 @@ describe("approval deadlines", () => {
     expect(Date.parse(required!.expiresAt!) - started).toBeLessThanOrEqual(3_000);
     const waiting = await view(s.conversationId);
     expect((waiting.pendingApprovals[0] as { expiresAt?: string }).expiresAt).toBe(required!.expiresAt);
-    expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "approval-expiry", dueAt: required!.expiresAt }]);
+    expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "request-expiry", dueAt: required!.expiresAt }]);
 
     // The alarm fires by itself at the deadline; running it again after finds nothing to do.
     const after = await resumedByTheAlarm(s.conversationId);
@@ -153,7 +153,7 @@ describe("approval deadlines", () => {
     const waiting = await view(s.conversationId);
     expect(waiting).toMatchObject({ status: "awaiting_approval", activity: [{ kind: "expired", toolCallId: "r1" }] });
     expect(waiting.pendingApprovals.map((p) => p.toolCallId)).toEqual(["r2", "r3"]);
-    expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "approval-expiry", dueAt: inAnHour }]);
+    expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "request-expiry", dueAt: inAnHour }]);
     expect((await s.sent()).requests).toHaveLength(2);
     // Then theirs pass too.
     const past = new Date(Date.now() - 1).toISOString();
@@ -180,7 +180,7 @@ describe("approval deadlines", () => {
     await chat(s.conversationId, s.tag("refund A1001"));
     const [deadline] = await scheduled(s.conversationId);
     const early = await runInDurableObject(stub(s.conversationId), async (_o, state) => {
-      const entry = new ConversationStore(state.storage).schedule.add({ kind: "approval-expiry", dueAt: Date.now() - 1 });
+      const entry = new ConversationStore(state.storage).schedule.add({ kind: "request-expiry", dueAt: Date.now() - 1 });
       await state.storage.setAlarm(Date.now() + 3_600_000);
       return entry.id;
     });
@@ -199,7 +199,7 @@ describe("approval deadlines", () => {
     const person = { kind: "person-timeout", dueAt: Date.now() - 1, person: "support-desk", handedBy: "triage" } as const;
     await runInDurableObject(stub(s.conversationId), async (_o, state) => {
       const { schedule } = new ConversationStore(state.storage);
-      schedule.add({ kind: "approval-expiry", dueAt: Date.now() - 1 });
+      schedule.add({ kind: "request-expiry", dueAt: Date.now() - 1 });
       schedule.add(person);
       schedule.add({ ...person, person: "a desk no longer in the network" });
       await state.storage.setAlarm(Date.now() + 3_600_000);
@@ -508,7 +508,7 @@ describe("follow-ups an agent schedules", () => {
     const rang = Date.now();
     await runDurableObjectAlarm(stub);
     const entries = await scheduled(s.conversationId);
-    expect(entries.find((e) => e.kind === "approval-expiry")).toEqual(expiry);
+    expect(entries.find((e) => e.kind === "request-expiry")).toEqual(expiry);
     const put = Date.parse(entries.find((e) => e.kind === "follow-up")!.dueAt as string) - rang;
     expect(put).toBeGreaterThanOrEqual(5 * 60_000);
     expect(put).toBeLessThan(5 * 60_000 + 2_000);
@@ -582,7 +582,7 @@ describe("deadlines of every kind of request", () => {
     const events = await chat(s.conversationId, s.tag("please redeliver order A1001"));
     const asked = events.find((e) => e.type === "input-required") as { expiresAt?: string } | undefined;
     expect(asked).toMatchObject({ kind: "question", toolCallId: "q" });
-    expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "approval-expiry", dueAt: asked!.expiresAt }]);
+    expect(await scheduled(s.conversationId)).toMatchObject([{ kind: "request-expiry", dueAt: asked!.expiresAt }]);
     const after = await resumedByTheAlarm(s.conversationId);
     expect(after.messages.find((m) => m.role === "tool" && m.toolCallId === "q")).toMatchObject({
       isError: true,

@@ -471,7 +471,7 @@ describe("the alarm's turns, past what holds a client back", () => {
       const data = JSON.parse(row.data) as { suspension: { pending: Array<{ expiresAt?: string }> } };
       for (const pending of data.suspension.pending) pending.expiresAt = new Date(past).toISOString();
       state.storage.sql.exec(`UPDATE state SET data = ? WHERE id = 1`, JSON.stringify(data));
-      new ConversationStore(state.storage).schedule.add({ kind: "approval-expiry", dueAt: past });
+      new ConversationStore(state.storage).schedule.add({ kind: "request-expiry", dueAt: past });
       // Set an hour on, the alarm never fires by itself while the test prepares: runDurableObjectAlarm runs it.
       await state.storage.setAlarm(Date.now() + 3_600_000);
     });

@@ -212,13 +212,13 @@ async function fireAlarm(id: string, entry: Entry): Promise<void> {
   // The alarm stays set for the entry's old time (no alarm fires by itself meanwhile); runDurableObjectAlarm runs it now.
   await runInDurableObject(stub, (_instance, state) => {
     state.storage.sql.exec(`UPDATE schedule SET due_at = ? WHERE id = ?`, past, entry.id);
-    if (entry.kind !== "approval-expiry") return;
+    if (entry.kind !== "request-expiry") return;
     const row = state.storage.sql.exec<{ data: string }>(`SELECT data FROM state WHERE id = 1`).one();
     const data = JSON.parse(row.data) as { suspension: { pending: Array<{ expiresAt?: string }> } };
     for (const call of data.suspension.pending) call.expiresAt = new Date(past).toISOString();
     state.storage.sql.exec(`UPDATE state SET data = ? WHERE id = 1`, JSON.stringify(data));
   });
-  if (entry.kind === "approval-expiry") await evictDurableObject(stub).catch(() => {});
+  if (entry.kind === "request-expiry") await evictDurableObject(stub).catch(() => {});
   await runDurableObjectAlarm(stub);
   await runDurableObjectAlarm(stub);
 }
@@ -235,7 +235,7 @@ function checkSchedule(entries: Entry[], view: ConversationJson | null, personAn
   const pending = view?.pendingApprovals ?? [];
   // Every call waiting for a person has its deadline, and one entry stands for the earliest.
   for (const call of pending) expect(call.expiresAt).toEqual(expect.any(String));
-  expect(kinds.filter((k) => k === "approval-expiry")).toHaveLength(pending.length > 0 ? 1 : 0);
+  expect(kinds.filter((k) => k === "request-expiry")).toHaveLength(pending.length > 0 ? 1 : 0);
   // A person's deadline stands only while the person holds the conversation and has not answered.
   if (kinds.includes("person-timeout")) expect([view?.activeAgent, personAnswered]).toEqual([PERSON, false]);
 }
@@ -422,7 +422,7 @@ describe("service invariants (fast-check, through the Worker)", () => {
                 const replayed = await res.text();
                 expect(res.status, `${replayed} (before ${known.view.lastEventId}, after ${after.lastEventId})`).toBe(200);
                 events = parseSse(replayed);
-                if (entry.kind === "approval-expiry") {
+                if (entry.kind === "request-expiry") {
                   // Every undecided call is declined as expired, and the suspended turn goes on as its agent.
                   tally.approvalsExpired++;
                   expect(events[0]).toMatchObject({ type: "run-start", resumed: true });

@@ -26,11 +26,11 @@ describe("the alarm follows the schedule", () => {
       store.beginTurn("hi");
       store.commitStep({ messages: [{ role: "user", content: "hi" }] }, []);
       store.schedule.removeWithNextWrite(first.id);
-      store.schedule.add({ kind: "approval-expiry", dueAt: sooner });
+      store.schedule.add({ kind: "request-expiry", dueAt: sooner });
       expect(await state.storage.getAlarm()).toBe(sooner);
       store.endTurn({ status: "completed" }, []);
       expect(await state.storage.getAlarm()).toBe(sooner);
-      store.schedule.removeKind("approval-expiry");
+      store.schedule.removeKind("request-expiry");
       expect(await state.storage.getAlarm()).toBeNull();
       // An erased conversation has nothing to wake for; one made again under its name sets its alarm afresh, even for the same instant.
       store.schedule.add({ kind: "person-timeout", dueAt: later, person: "desk", handedBy: "triage" });

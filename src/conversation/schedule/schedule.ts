@@ -13,9 +13,8 @@ import type {
   Scheduler,
   StartedDelegation,
 } from "../../runtime/ports/scheduler-port.ts";
-import { REQUEST_EXPIRED, type Decision } from "../../runtime/wait/requests.ts";
-import { nextDeadline } from "../../runtime/wait/deadlines.ts";
-import { type Suspension } from "../../runtime/wait/suspension.ts";
+import { REQUEST_EXPIRED } from "../../runtime/wait/requests.ts";
+import { nextDeadline, type WaitState } from "../../runtime/wait/deadlines.ts";
 import { fail, ok, type ConversationResult } from "../results.ts";
 import type { SqlWriter } from "../storage/sql-writer.ts";
 import { readRow } from "../storage/row-schemas.ts";
@@ -33,8 +32,11 @@ export type ScheduleEntry =
    * gets the result as a follow-up. While it runs it is due again a lease later (see BackgroundWork).
    */
   | ({ id: string; kind: "delegation"; dueAt: number; turn: number } & BackgroundRequest)
-  /** The earliest deadline of the suspended step's approvals: undecided calls past theirs are declined `expired`. */
-  | { id: string; kind: "approval-expiry"; dueAt: number; turn: number }
+  /**
+   * The earliest deadline of a run's undecided requests: those past theirs are declined `expired`. `run`: a background
+   * run's (its entry's id); absent, the turn's. Stored before as `approval-expiry`, read as this.
+   */
+  | { id: string; kind: "request-expiry"; dueAt: number; turn: number; run?: string }
   /** A person handed the conversation has not answered: it goes back to an agent, which answers the user. */
   | { id: string; kind: "person-timeout"; dueAt: number; turn: number; person: string; handedBy: string };
 
@@ -102,11 +104,20 @@ export class Schedule implements Scheduler {
     return { id: entry.id, agent };
   }
 
-  /** The deadline of the suspended step's undecided calls: one entry at the earliest, replacing any before it. */
-  planApprovalExpiry(state: { suspension: Suspension | null; decisions: readonly Decision[] }): void {
-    const dueAt = nextDeadline({ requests: state.suspension?.pending ?? [], decisions: state.decisions });
-    this.removeKind("approval-expiry");
-    if (dueAt !== undefined) this.add({ kind: "approval-expiry", dueAt });
+  /**
+   * A run's wait's deadline, one entry for every run: at the earliest deadline of its undecided requests, replacing the
+   * run's entry before it (`run`: a background run's id; absent, the turn's). None when no request has a deadline.
+   */
+  planExpiry(wait: WaitState, run?: string): void {
+    const dueAt = nextDeadline(wait);
+    this.removeExpiry(run);
+    if (dueAt !== undefined) this.add({ kind: "request-expiry", dueAt, ...(run === undefined ? {} : { run }) });
+  }
+
+  /** A run's deadline entry goes (its wait is decided, or over): the turn's, or a background run's (`run`). */
+  removeExpiry(run?: string): void {
+    for (const entry of this.list())
+      if (entry.kind === "request-expiry" && entry.run === run) this.#write(`DELETE FROM schedule WHERE id = ?`, entry.id);
   }
 
   /** Adds an entry, of the current turn unless `turn` says which. */
@@ -202,15 +213,17 @@ type EntryRow = { id: string; kind: string; due_at: number; turn: number; data: 
 const ENTRY_DATA: Record<string, z.ZodType<Record<string, unknown>>> = {
   "follow-up": z.looseObject({ note: z.string() }),
   delegation: z.looseObject({ agent: z.string(), request: z.string(), askedBy: z.string(), toolCallId: z.string() }),
-  "approval-expiry": z.looseObject({}),
+  "request-expiry": z.looseObject({ run: z.string().optional() }),
   "person-timeout": z.looseObject({ person: z.string(), handedBy: z.string() }),
 };
 
 function entryOf(row: EntryRow): ScheduleEntry {
-  const schema = ENTRY_DATA[row.kind];
+  // Named for approvals before every kind of request had deadlines.
+  const kind = row.kind === "approval-expiry" ? "request-expiry" : row.kind;
+  const schema = ENTRY_DATA[kind];
   if (!schema) throw new Error(`A stored schedule entry has a kind this release does not know: ${JSON.stringify(row.kind)}.`);
   const data = readRow(schema, row.data, `${row.kind} entry`);
-  return { ...data, id: row.id, kind: row.kind, dueAt: row.due_at, turn: row.turn } as ScheduleEntry;
+  return { ...data, id: row.id, kind, dueAt: row.due_at, turn: row.turn } as ScheduleEntry;
 }
 
 /** An entry as GET …/schedule shows it: its time as ISO 8601. */

@@ -47,7 +47,9 @@ export class ScheduledWork {
     // Messages out go whatever runs; a turn's work waits for the running turn.
     await notifier.deliverDue();
     for (const entry of store.schedule.due()) {
+      // A background run's work, and its wait's deadline, go on beside a running turn.
       if (entry.kind === "delegation") await this.#background(entry);
+      else if (entry.kind === "request-expiry" && entry.run !== undefined) this.#setup.background.expire(entry.id, entry.run);
       else if (!driver.running) await this.#runEntry(entry);
     }
     if (driver.running) store.schedule.waitUntil(Date.now() + BUSY_RETRY_MS);
@@ -58,7 +60,7 @@ export class ScheduledWork {
     switch (entry.kind) {
       case "follow-up":
         return this.#followUp(entry);
-      case "approval-expiry":
+      case "request-expiry":
         return this.#expire(entry);
       case "person-timeout":
         return this.#personTimeout(entry);
@@ -113,7 +115,7 @@ export class ScheduledWork {
       store.schedule.removeWithNextWrite(entry.id);
       const complete = expired.length === waiting.length;
       const next = store.recordDecisions(expiryDecisions(expired), complete);
-      if (!complete) store.schedule.planApprovalExpiry(next);
+      if (!complete) store.schedule.planExpiry({ requests: suspension.pending, decisions: next.decisions });
       const resumed = complete
         ? driver.runUnread({ conversationId: state.conversationId }, { kind: "resume", suspension, decisions: next.decisions })
         : null;

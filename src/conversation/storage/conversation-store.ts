@@ -248,7 +248,7 @@ export class ConversationStore {
       for (const share of background) this.#decideBackground(share, by);
       if (resume) {
         this.turns.resume(state.turn);
-        this.schedule.removeKind("approval-expiry");
+        this.schedule.removeExpiry();
       }
       this.#legOpen ||= resume;
     });

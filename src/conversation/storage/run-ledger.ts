@@ -10,7 +10,6 @@ import * as z from "zod";
 import type { BackgroundOutcome, BackgroundResult } from "../../runtime/background-delegation.ts";
 import { type Holding, newHolding } from "../../runtime/holding.ts";
 import type { StepCommit } from "../../runtime/ports/store-port.ts";
-import { nextDeadline } from "../../runtime/wait/deadlines.ts";
 import { type Decision, DecisionSchema, forwardedRequest, undecided, type UserRequest } from "../../runtime/wait/requests.ts";
 import { readRow, SpansSchema, StoredRequestSchema } from "./row-schemas.ts";
 import type { Suspension } from "../../runtime/wait/suspension.ts";
@@ -40,7 +39,7 @@ export interface RunState {
   asked: number;
 }
 
-/** How long a wait with no deadline goes before its entry rings to look at it again. */
+/** How long a waiting run's entry goes before it rings to look at it again (its deadlines have an entry of their own). */
 const LOOK_AGAIN_MS = 24 * 60 * 60 * 1000;
 
 export interface BackgroundRunRecord {
@@ -145,7 +144,10 @@ export class RunLedger {
     });
   }
 
-  /** The run waits for the user (its requests are its stored wait's): its entry due at their earliest deadline, or later to look again. */
+  /**
+   * The run waits for the user (its requests are its stored wait's): its deadline planned as any run's (a `request-expiry`
+   * entry), its own entry due a day on, to look again.
+   */
   wait(entry: DelegationEntry, status: Exclude<BackgroundStatus, "running" | BackgroundOutcome["status"]>, spans: readonly Span[]): void {
     this.#db.transactionAlone(() => {
       this.#db.exec(
@@ -155,7 +157,8 @@ export class RunLedger {
         entry.id,
       );
       const wait = this.waits().find((w) => w.id === entry.id);
-      this.#schedule.postpone(entry.id, wait ? lookAt(wait) : Date.now() + LOOK_AGAIN_MS);
+      if (wait) this.#schedule.planExpiry(wait, entry.id);
+      this.#schedule.postpone(entry.id, Date.now() + LOOK_AGAIN_MS);
       // The owner's list shows what waits for them.
       this.#db.changed("entry");
     });
@@ -168,7 +171,8 @@ export class RunLedger {
   decide(wait: BackgroundWait, decisions: readonly Decision[]): BackgroundWait {
     const decided = { ...wait, decisions: [...wait.decisions, ...decisions] };
     this.#db.exec(`UPDATE runs SET decisions = ? WHERE entry = ?`, JSON.stringify(decided.decisions), wait.id);
-    this.#schedule.postpone(wait.id, undecidedIn(decided).length === 0 ? Date.now() : lookAt(decided));
+    this.#schedule.planExpiry(decided, wait.id);
+    if (undecidedIn(decided).length === 0) this.#schedule.postpone(wait.id, Date.now());
     this.#db.changed("entry");
     return decided;
   }
@@ -196,6 +200,7 @@ export class RunLedger {
   endOrphanedWaits(): void {
     const orphaned = "decisions IS NOT NULL AND entry IS NOT NULL AND entry NOT IN (SELECT id FROM schedule)";
     if (!this.#db.rows(`SELECT entry FROM runs WHERE ${orphaned}`).length) return;
+    for (const row of this.#db.rows<{ entry: string }>(`SELECT entry FROM runs WHERE ${orphaned}`)) this.#schedule.removeExpiry(row.entry);
     this.#db.exec(`UPDATE runs SET status = 'interrupted', ended_at = ?, decisions = NULL WHERE ${orphaned}`, Date.now());
     // The owner's list no longer shows them waiting.
     this.#db.changed("entry");
@@ -270,11 +275,6 @@ export class RunLedger {
 /** A wait's requests still undecided. */
 export function undecidedIn(wait: BackgroundWait): UserRequest[] {
   return undecided({ suspension: { pending: wait.requests }, decisions: wait.decisions });
-}
-
-/** When a wait's entry rings: at the earliest deadline of its undecided requests, else a day on. */
-function lookAt(wait: BackgroundWait): number {
-  return Math.min(Date.now() + LOOK_AGAIN_MS, nextDeadline(wait) ?? Number.POSITIVE_INFINITY);
 }
 
 const RUN_COLUMNS = "entry, turn, path, agent, status, started_at, ended_at";
