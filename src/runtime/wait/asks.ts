@@ -3,7 +3,8 @@
  * across requests, so an ask with no answer yet stops the call: the step suspends with the ask as
  * a request, and once the user answers the call runs again from its start, with the answers so far
  * handed back in order (the k-th ask returns the k-th answer). Code before an ask therefore runs
- * again: a tool keeps its side effects after its asks.
+ * again: a tool keeps its side effects after its asks, or wraps them in `ctx.remember`, whose value
+ * the call gets back when it runs again (an MCP server's call that asked is not made twice).
  */
 import * as z from "zod";
 import { type Duration, durationMs } from "../duration.ts";
@@ -21,7 +22,7 @@ export interface Question<Schema extends z.ZodType = z.ZodType> {
 }
 
 /** A request as the tool asks it: without the call it belongs to, which the step fills in. */
-type Asked<R> = R extends unknown ? Omit<R, "toolCallId" | "name" | "args" | "agent" | "expiresAt" | "earlier"> : never;
+type Asked<R> = R extends unknown ? Omit<R, "toolCallId" | "name" | "args" | "agent" | "expiresAt" | "earlier" | "recorded"> : never;
 
 /** An MCP server's elicitation, as a tool passes it on with `ctx.elicit`: a form, or an https URL to open. */
 export type Elicitation =
