@@ -14,16 +14,44 @@ export interface WranglerDev {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
+/** Ports handed out by this process: the OS may give a port again once its probe closes. */
+const handedOut = new Set<number>();
+
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (address && typeof address !== "string" ? resolve(address.port) : reject(new Error("no port"))));
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const server = createServer();
+      server.once("error", reject);
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address();
+        server.close(() => (address && typeof address !== "string" ? resolve(address.port) : reject(new Error("no port"))));
+      });
     });
-  });
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
 }
+
+/**
+ * Every process group still running. The test runner must be able to exit whatever a test did
+ * (a `before` that failed half-way leaves no handle to stop): the children are unref'd, and
+ * whatever is left is killed as this process exits.
+ */
+const running = new Set<number>();
+process.once("exit", () => {
+  for (const pid of running) killGroup(pid, "SIGKILL");
+});
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+type StartOptions = Parameters<typeof startWranglerDev>[0];
 
 /**
  * `config`: another wrangler.toml than the project's (a test Worker's; several run in one `wrangler
@@ -42,6 +70,18 @@ export async function startWranglerDev(options: {
   command?: string[];
   npmStartVars?: boolean;
 }): Promise<WranglerDev> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (error) {
+      // Another process took a probed port between the probe and wrangler's bind: probe again.
+      const taken = error instanceof Error && error.message.includes("Address already in use");
+      if (!taken || options.port !== undefined || attempt === 3) throw error;
+    }
+  }
+}
+
+async function startOnce(options: StartOptions): Promise<WranglerDev> {
   const port = options.port ?? (await freePort());
   const inspectorPort = await freePort();
   const npmStart = options.npmStartVars === false ? {} : { ALLOW_ANONYMOUS: "true", DEV_SIGN_IN: "true" };
@@ -70,13 +110,20 @@ export async function startWranglerDev(options: {
       ...(options.cwd ? { cwd: options.cwd } : {}),
     },
   );
+  running.add(child.pid!);
+  child.once("exit", () => running.delete(child.pid!));
+  child.unref();
+  for (const stream of [child.stdout, child.stderr]) (stream as unknown as { unref?: () => void } | null)?.unref?.();
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}:\n${output}`);
+    if (child.exitCode !== null) {
+      killGroup(child.pid!, "SIGKILL");
+      throw new Error(`wrangler dev exited with ${child.exitCode}:\n${output}`);
+    }
     try {
       const res = await fetch(`${url}${options.ready ?? "/v1/agents"}`);
       if (options.ready ? res.status < 500 : res.ok) break;
@@ -84,7 +131,7 @@ export async function startWranglerDev(options: {
       // Not listening yet.
     }
     if (Date.now() > deadline) {
-      process.kill(-child.pid!, "SIGKILL");
+      killGroup(child.pid!, "SIGKILL");
       throw new Error(`wrangler dev did not start within 60 s:\n${output}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
@@ -99,7 +146,7 @@ export async function startWranglerDev(options: {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once("exit", () => resolve());
         // The whole process group: npx, wrangler and workerd.
-        process.kill(-child.pid!, signal);
+        killGroup(child.pid!, signal);
       }),
   };
 }
