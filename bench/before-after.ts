@@ -8,7 +8,10 @@
  * one that waited); CPU is every thread of each side's workerd from the OS (schedstat), less what
  * it spends idle over the same wait.
  *
- *   npm run bench:before-after [-- --baseline <git ref>] [-- --turns 30]
+ * With `--profile <kind>` (1–5), each side's workerd is then profiled over turns of that kind
+ * alone, and the functions with the most self time are printed side by side.
+ *
+ *   npm run bench:before-after [-- --baseline <git ref>] [-- --turns 30] [-- --profile 4]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,6 +19,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { chat, parseSse, startWranglerDev, type WranglerDev } from "../test/e2e/wrangler-dev.ts";
 import { median, p95 } from "./loop-overhead.ts";
+import { type CpuProfile, profile, profileLines } from "./profile.ts";
 import { turnCpuMs } from "./workerd-processes.ts";
 import { worktree } from "./worktree.ts";
 
@@ -63,11 +67,12 @@ async function turn(side: Side, message: string): Promise<void> {
   side.bytes.set(message, [...(side.bytes.get(message) ?? []), view.lastTurnStorage.bytesWritten]);
 }
 
-export async function beforeAfterRows(baseline = DEFAULT_BASELINE, turns = 30): Promise<string[]> {
+export async function beforeAfterRows(baseline = DEFAULT_BASELINE, turns = 30, profiled?: number): Promise<string[]> {
   const tree = worktree(baseline);
   const dirs = [mkdtempSync(join(tmpdir(), "handoff-bench-ba-")), mkdtempSync(join(tmpdir(), "handoff-bench-ba-"))];
   const vars = { TURNS_PER_MINUTE: "100000" };
   const sides: Side[] = [];
+  const profiles: CpuProfile[] = [];
   try {
     for (const [label, cwd, persistTo] of [
       [`at ${baseline}`, tree.dir, dirs[0]!],
@@ -77,6 +82,7 @@ export async function beforeAfterRows(baseline = DEFAULT_BASELINE, turns = 30): 
     // Warm both (the first turn loads the Worker's modules), then alternate turn by turn.
     for (const side of sides) await chat(side.dev.url, "bench-before-after", KINDS[0]);
     for (let t = 0; t < turns; t++) for (const side of sides) await turn(side, KINDS[t % KINDS.length]!);
+    if (profiled !== undefined) for (const side of sides) profiles.push(await profileKind(side, KINDS[profiled - 1]!, turns));
   } finally {
     for (const side of sides) await side.dev.stop();
     tree.remove();
@@ -102,10 +108,19 @@ export async function beforeAfterRows(baseline = DEFAULT_BASELINE, turns = 30): 
     }),
     `| CPU per turn, every kind, median | ${median(all(before)).toFixed(1)} ms | ${median(all(after)).toFixed(1)} ms | ${ratio(median(all(before)), median(all(after)))} |`,
     `| CPU per turn, every kind, p95 | ${p95(all(before)).toFixed(1)} ms | ${p95(all(after)).toFixed(1)} ms | ${ratio(p95(all(before)), p95(all(after)))} |`,
+    ...profiles.flatMap((cpu, i) => ["", `### ${sides[i]!.label}, "${KINDS[profiled! - 1]}"`, ...profileLines(cpu, turns)]),
   ];
 }
 
+/** The side's workerd profiled over `turns` turns of one kind. */
+function profileKind(side: Side, kind: string, turns: number): Promise<CpuProfile> {
+  return profile(side.dev, async () => {
+    for (let t = 0; t < turns; t++) await turnAndDecision(side.dev.url, kind);
+  });
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { baseline: { type: "string" }, turns: { type: "string" } } });
-  console.log((await beforeAfterRows(values.baseline ?? DEFAULT_BASELINE, Number(values.turns) || 30)).join("\n"));
+  const { values } = parseArgs({ options: { baseline: { type: "string" }, turns: { type: "string" }, profile: { type: "string" } } });
+  const profiled = values.profile === undefined ? undefined : Number(values.profile);
+  console.log((await beforeAfterRows(values.baseline ?? DEFAULT_BASELINE, Number(values.turns) || 30, profiled)).join("\n"));
 }

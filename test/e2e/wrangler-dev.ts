@@ -144,6 +144,8 @@ async function startOnce(options: StartOptions): Promise<WranglerDev> {
     stop: (signal = "SIGTERM") =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        // Held again while it stops: an unref'd child's exit would not keep this process waiting for it.
+        child.ref();
         child.once("exit", () => resolve());
         // The whole process group: npx, wrangler and workerd.
         killGroup(child.pid!, signal);
