@@ -81,7 +81,12 @@ export async function beforeAfterRows(baseline = DEFAULT_BASELINE, turns = 30, p
       sides.push({ label, dev: await startWranglerDev({ persistTo, vars, cwd }), rows: new Map(), bytes: new Map(), cpu: new Map() });
     // Warm both (the first turn loads the Worker's modules), then alternate turn by turn.
     for (const side of sides) await chat(side.dev.url, "bench-before-after", KINDS[0]);
-    for (let t = 0; t < turns; t++) for (const side of sides) await turn(side, KINDS[t % KINDS.length]!);
+    // Which side goes first alternates with each cycle of kinds (ABBA): a turn right after the other side's pays for
+    // what that one left running (its trace, its GC, a warm cache lost), so one fixed order biases the second side.
+    for (let t = 0; t < turns; t++) {
+      const order = Math.floor(t / KINDS.length) % 2 === 0 ? sides : [...sides].reverse();
+      for (const side of order) await turn(side, KINDS[t % KINDS.length]!);
+    }
     if (profiled !== undefined) for (const side of sides) profiles.push(await profileKind(side, KINDS[profiled - 1]!, turns));
   } finally {
     for (const side of sides) await side.dev.stop();
@@ -92,7 +97,7 @@ export async function beforeAfterRows(baseline = DEFAULT_BASELINE, turns = 30, p
   const ratio = (a: number, b: number) => (a === 0 ? "–" : `${(b / a).toFixed(2)}×`);
   const all = (side: Side) => [...side.cpu.values()].flat();
   return [
-    `Rows and CPU per turn, ${before.label} against this tree, one run, turns alternating (${turns} per side; medians)`,
+    `Rows and CPU per turn, ${before.label} against this tree, one run, turns alternating (${turns} per side, ${turns / KINDS.length} of each kind; the side that goes first alternates each cycle; medians)`,
     "",
     `| measure | ${before.label} | this tree | ratio |`,
     "|---|---:|---:|---:|",
