@@ -1,5 +1,6 @@
 /** What a reader is shown of a stored conversation: its view (GET …/:id), and a page of its history for clients to draw. */
 import type { ClientHistory } from "../wire/client-history.ts";
+import { publicRecord } from "../runtime/handoff/change-hands.ts";
 import type { HandoffRecord } from "../runtime/handoff/types.ts";
 import type { Message } from "../runtime/messages.ts";
 import { type ApprovalRequest, publicRequest, type UserRequest, undecided } from "../runtime/wait/requests.ts";
@@ -45,6 +46,22 @@ export function conversationView(
   };
 }
 
+/** Who reads a view: the customer (and their clients), or a person at the operator desk. */
+export type ViewAudience = "customer" | "desk";
+
+/**
+ * The view as the customer's clients are sent it: without what was written for the agents, never for them (a hand-back's
+ * note; the text of system messages: instructions, notes left by a person handing back, by a background run, by a
+ * follow-up). A system message keeps its place, empty: a message's index is its id (`msg-<index>`) for every reader.
+ */
+export function customerView(view: ConversationView): ConversationView {
+  return { ...view, messages: forCustomer(view.messages), handoffs: view.handoffs.map(publicRecord) };
+}
+
+function forCustomer(messages: readonly Message[]): Message[] {
+  return messages.map((message) => (message.role === "system" ? { ...message, content: "" } : message));
+}
+
 /** Background delegations shown: those waiting to start, then the latest started (running or ended), newest first. */
 function backgroundOf(store: ConversationStore): BackgroundView[] {
   const iso = (at: number | null) => (at === null ? null : new Date(at).toISOString());
@@ -87,11 +104,12 @@ export function historyPageOf(
   state: ConversationState,
   query: PageQuery,
 ): { history: ClientHistory; page: HistoryPage } {
-  const handoffs = store.handoffs().map(({ turn: _turn, ...handoff }) => handoff);
+  const handoffs = store.handoffs().map(({ turn: _turn, ...handoff }) => publicRecord(handoff));
   const { messages, page } = pageOfHistory(store.messages(), query.limit, query.before);
   const suspension = page.end === page.total ? state.suspension : null;
   const decisions = suspension ? state.decisions : [];
-  return { history: { messages, handoffs, suspension, decisions }, page };
+  // Clients draw it for the customer: what was written for the agents stays out (see customerView).
+  return { history: { messages: forCustomer(messages), handoffs, suspension, decisions }, page };
 }
 
 /** One turn as a task of its conversation: how it stands, what it added to the history, who held the conversation after it. */
@@ -118,7 +136,7 @@ export function turnView(store: ConversationStore, state: ConversationState, run
   if (!record) return null;
   const latest = turn === state.turn;
   const all = store.handoffs();
-  const handoffs = all.filter((h) => h.turn === turn).map(({ turn: _turn, ...handoff }) => handoff);
+  const handoffs = all.filter((h) => h.turn === turn).map(({ turn: _turn, ...handoff }) => publicRecord(handoff));
   // An earlier turn ended with the last handoff up to it; with none, with the agent the first handoff left (the entry).
   const active = state.holding.activeAgent;
   const after = all.filter((h) => h.turn <= turn).at(-1)?.to ?? all[0]?.from ?? active;

@@ -22,7 +22,8 @@ import type {
 } from "./conversation-api.ts";
 import type { ConversationStore, DelegatedRun } from "./storage/conversation-store.ts";
 import { undecidedIn } from "./storage/run-ledger.ts";
-import { conversationView, historyPageOf, type TurnView, turnView } from "./conversation-view.ts";
+import { publicRecord } from "../runtime/handoff/change-hands.ts";
+import { conversationView, customerView, historyPageOf, type TurnView, turnView, type ViewAudience } from "./conversation-view.ts";
 import type { ForkSnapshot } from "./storage/forks.ts";
 import type { HistoryPage } from "./storage/history-page.ts";
 import type { InboxLink } from "./inbox-link.ts";
@@ -319,19 +320,26 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     return ok({ kind: "stream", ...this.#driver.read(state, afterId, hold) });
   }
 
-  async getView(requester: Requester, query: PageQuery = {}): Promise<ConversationResult<ConversationView>> {
+  /**
+   * `audience`: `desk` for the operator API's reader, who also sees what was written for the agents (system messages, a
+   * hand-back's note); everyone else reads the customer's view, without them.
+   */
+  async getView(
+    requester: Requester,
+    query: PageQuery = {},
+    audience: ViewAudience = "customer",
+  ): Promise<ConversationResult<ConversationView>> {
     const admitted = this.#admission.access(requester);
     if (!admitted.ok) return admitted;
-    return ok(
-      this.#redactor.value(conversationView(this.#store, admitted.value, this.#driver.running, query, this.#inbox.lastRowsWritten)),
-    );
+    const view = conversationView(this.#store, admitted.value, this.#driver.running, query, this.#inbox.lastRowsWritten);
+    return ok(this.#redactor.value(audience === "desk" ? view : customerView(view)));
   }
 
   /** Every turn: status, times, usage, handoffs. */
   async turns(requester: Requester): Promise<ConversationResult<TurnSummary[]>> {
     const admitted = this.#admission.access(requester);
     if (!admitted.ok) return admitted;
-    return ok(this.#redactor.value(this.#store.turns.list(this.#store.handoffs())));
+    return ok(this.#redactor.value(this.#store.turns.list(this.#store.handoffs().map(publicRecord))));
   }
 
   /** One turn (the latest by default) as a task: its status, the messages it added, its handoffs, what it waits on (A2A's tasks are turns). */

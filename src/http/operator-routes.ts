@@ -24,6 +24,7 @@ export function registerOperatorRoutes(app: Hono<AppEnv>): void {
 
   app.get("/v1/operator/conversations/:id", async (c) => {
     const client = conversationClient(c.env, conversationIdOf(c.req.param("id")), c.get("access"));
-    return c.json(await expectOk(client.getView(readQuery(c, PageParams))));
+    // The desk's reader sees what was written for the agents too: a hand-back's note, the system messages.
+    return c.json(await expectOk(client.getView(readQuery(c, PageParams), "desk")));
   });
 }

@@ -16,7 +16,9 @@ import { BUSY_RETRY_MS } from "../../src/conversation/schedule/schedule.ts";
 import { call, chat, type ConversationJson, dueFollowUp, postMessage, scenario } from "../support/worker.ts";
 
 const stub = (id: string) => env.CONVERSATIONS.getByName(id);
-const view = async (id: string) => (await (await call(`/v1/conversations/${id}`)).json()) as ConversationJson & Record<string, unknown>;
+// As stored: the desk's view keeps what was written for the agents (the customer's leaves system messages empty).
+const view = async (id: string) =>
+  (await (await call(`/v1/operator/conversations/${id}`)).json()) as ConversationJson & Record<string, unknown>;
 const scheduled = async (id: string) =>
   ((await (await call(`/v1/conversations/${id}/schedule`)).json()) as { entries: Array<Record<string, unknown>> }).entries;
 

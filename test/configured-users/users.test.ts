@@ -606,9 +606,12 @@ describe("an operator who signs in", () => {
     ]);
     expect((await call(`${base}/messages`, as(olga, json({ message: "Hi, Olga here." })))).status).toBe(200);
     expect((await call(`${base}/handoff`, as(olga, json({ to: "triage", note: "sorted" })))).status).toBe(200);
-    // The owner's view and replay say who answered and who handed back.
+    // The owner's view and replay say who answered and who handed back; the note was for triage, and only the desk reads it.
     const view = (await (await call(`/v1/conversations/${id}`, as(ada))).json()) as { handoffs: unknown[] };
-    expect(view.handoffs.at(-1)).toMatchObject({ kind: "hand-back", note: "sorted", by: { id: "olga", name: "User olga" } });
+    expect(view.handoffs.at(-1)).toMatchObject({ kind: "hand-back", by: { id: "olga", name: "User olga" } });
+    expect(view.handoffs.at(-1)).not.toHaveProperty("note");
+    const desk = (await (await call(`/v1/operator/conversations/${id}`, as(olga))).json()) as { handoffs: unknown[] };
+    expect(desk.handoffs.at(-1)).toMatchObject({ kind: "hand-back", note: "sorted" });
     const replay = await (await call(`/v1/conversations/${id}/events`, as(ada, { headers: { "last-event-id": "0" } }))).text();
     const spoke = replay
       .split("\n\n")

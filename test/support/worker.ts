@@ -61,8 +61,12 @@ export interface ConversationJson {
 }
 
 /** The stored conversation, checked to be a valid history for the model APIs. */
+/**
+ * The conversation as stored, read as the operator desk reads it: with what was written for the agents (system messages,
+ * a hand-back's note), which the customer's view leaves out.
+ */
 export async function stored(conversationId: string): Promise<ConversationJson> {
-  const res = await call(`/v1/conversations/${conversationId}`);
+  const res = await call(`/v1/operator/conversations/${conversationId}`);
   const text = await res.text();
   expect(res.status, text).toBe(200);
   const body = JSON.parse(text) as ConversationJson;

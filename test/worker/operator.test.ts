@@ -127,7 +127,9 @@ describe("a conversation handed to a person", () => {
       text: "Hi, this is Sam from support. I can see your order.",
       operator: "Sam",
     });
-    expect(followed[1]).toMatchObject({ kind: "hand-back", from: "support-desk", to: "triage", note: "refund promised for A1001" });
+    expect(followed[1]).toMatchObject({ kind: "hand-back", from: "support-desk", to: "triage" });
+    // The note is for triage, never for the customer: their stream has none.
+    expect(followed[1]).not.toHaveProperty("note");
     const chunks = (await resumedText)
       .split("\n\n")
       .filter((frame) => frame.startsWith("data: {"))
@@ -162,6 +164,54 @@ describe("a conversation handed to a person", () => {
       parts: unknown[];
     }>;
     expect(JSON.stringify(ui)).toContain("Hi, this is Sam from support.");
+  });
+
+  it("keeps the hand-back note off everything the customer reads, and shows it on the desk", async () => {
+    const note = "Customer wants a refund for A1001, be careful";
+    const s = await scenario([
+      { toolCalls: [{ id: "p", name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "asked for a person" }) }] },
+      { text: "Triage here." },
+    ]);
+    await chat(s.conversationId, s.tag("a person, please"));
+    const follow = await call(`/v1/conversations/${s.conversationId}/events?follow=true`, { headers: { "last-event-id": "0" } });
+    const following = follow.text();
+    const back = await call(`/v1/conversations/${s.conversationId}/operator/handoff`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ to: "triage", note }),
+    });
+    expect(back.status).toBe(200);
+    const read = async (path: string, headers: Record<string, string> = {}) =>
+      (await call(`/v1/conversations/${s.conversationId}${path}`, { headers })).text();
+    const customer: Record<string, string> = {
+      follower: await following,
+      view: await read(""),
+      replay: await read("/events", { "last-event-id": "0" }),
+      turns: await read("/turns"),
+      trace: await read("/turns/1/trace"),
+      uiMessages: await read("/ui-messages"),
+    };
+    // The next turn's stream, and the view after it, as the customer's page reads them.
+    customer.nextTurn = JSON.stringify(await chat(s.conversationId, "thanks!"));
+    customer.viewAfter = await read("");
+    for (const [where, text] of Object.entries(customer)) {
+      expect(text, where).not.toContain("refund for A1001");
+      expect(text, where).not.toContain("handed the conversation back");
+    }
+    // The hand-back itself still shows, without its note.
+    const handedBack = JSON.parse(customer.view!).handoffs.at(-1);
+    expect(handedBack).toMatchObject({ kind: "hand-back", from: "support-desk", to: "triage" });
+    expect(handedBack).not.toHaveProperty("note");
+    // The desk reads the note, and triage was sent it.
+    const deskView = (await (await call(`/v1/operator/conversations/${s.conversationId}`)).json()) as {
+      handoffs: Array<{ note?: string }>;
+      messages: Array<{ role: string; content: string }>;
+    };
+    expect(deskView.handoffs.at(-1)!.note).toBe(note);
+    expect(deskView.messages.find((m) => m.role === "system")!.content).toContain(note);
+    expect((await s.sent()).requests[1]!.messages.map((m) => m.content)).toContain(
+      `The person at 'support-desk' handed the conversation back to 'triage': ${note}`,
+    );
   });
 
   it("keeps a person's words once in the history when the object restarted while it waited for them", async () => {
@@ -215,8 +265,9 @@ describe("a conversation handed to a person", () => {
       headers: json,
       body: JSON.stringify({ to: "billing" }),
     });
-    // Handed back with no note: the history says so, and nothing more.
-    expect((await stored(s.conversationId)).messages.at(-1)).toMatchObject({
+    // Handed back with no note: the history says so (as the desk reads it), and nothing more.
+    const deskView = (await (await call(`/v1/operator/conversations/${s.conversationId}`)).json()) as { messages: unknown[] };
+    expect(deskView.messages.at(-1)).toMatchObject({
       content: "The person at 'support-desk' handed the conversation back to 'billing'.",
     });
     const notHeld = await call(`/v1/conversations/${s.conversationId}/operator/messages`, {

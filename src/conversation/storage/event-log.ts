@@ -8,6 +8,7 @@ import type { SqlWriter } from "./sql-writer.ts";
 import { readHandoff, ROW_VERSION } from "./stored-state.ts";
 import { capEvent } from "./stored-size-limits.ts";
 import { EventsRowSchema, readRow } from "./row-schemas.ts";
+import { publicRecord } from "../../runtime/handoff/change-hands.ts";
 
 /**
  * Event ids skipped after a crash. Events of the step in flight were streamed but never stored;
@@ -91,7 +92,7 @@ export class EventLog {
       if (!row || (turn !== "every" && row.turn !== turn) || row.first_id >= beforeId) return null;
       cursor = row.first_id;
       const events = readRow(EventsRowSchema, row.data, "events row").filter((event) => event.id > afterId && event.id < beforeId);
-      return row.v >= ROW_VERSION ? events : events.map(upgraded);
+      return events.map(row.v >= ROW_VERSION ? withoutNote : (event) => withoutNote(upgraded(event)));
     };
   }
 }
@@ -113,6 +114,13 @@ export function recoveredLegStart(log: EventLog, turn: number, conversationId: s
   if (last && last.type !== "done" && last.type !== "error") return null;
   start ??= log.lastStart();
   return { type: "run-start", conversationId, agent, model: start?.model ?? "unknown", ...(last ? { resumed: true } : {}) };
+}
+
+/** A hand-back stored with its note (before events left it out): replayed without it, as every reader is now sent it. */
+function withoutNote(event: StoredEvent): StoredEvent {
+  if (event.type !== "handoff" || event.kind !== "hand-back" || event.note === undefined) return event;
+  const { id, type, ...record } = event;
+  return { id, type, ...publicRecord(record) };
 }
 
 function upgraded(event: StoredEvent): StoredEvent {

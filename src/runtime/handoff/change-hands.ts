@@ -79,10 +79,20 @@ export function changeHands(holding: Holding, decision: HandoffDecision): Change
       callers: callersAfter(holding, decision),
     },
     messages: handBackMessages(decision),
-    events: [{ type: "handoff", ...record }],
+    events: [{ type: "handoff", ...publicRecord(record) }],
     kind,
     rules,
   };
+}
+
+/**
+ * What the `handoff` event tells every reader: the record less a hand-back's note. The note is for the agent that takes
+ * over (its history has it); events reach the customer's streams, where it must never show.
+ */
+export function publicRecord<R extends HandoffRecord>(record: R): R {
+  if (record.kind !== "hand-back" || record.note === undefined) return record;
+  const { note: _note, ...shown } = record;
+  return shown as R;
 }
 
 /**
