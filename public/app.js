@@ -11,7 +11,7 @@ import { drawDelegated, forgetDelegations } from "/delegation-block.js";
 import { liveSocket } from "/live-socket.js";
 import { requestCard } from "/request-cards.js";
 import { tracePanel } from "/trace-panel.js";
-import { cannotStart, forUsers } from "/user-words.js";
+import { agentName, cannotStart, forUsers, statusWords } from "/user-words.js";
 
 let account = { user: null };
 let live = null; // the open conversation's WebSocket, when the Worker offers one
@@ -26,6 +26,8 @@ const form = document.querySelector("#composer");
 const input = document.querySelector("#message");
 const sendButton = document.querySelector("#send");
 const stopButton = document.querySelector("#stop");
+const dock = document.querySelector("#dock");
+const welcome = document.querySelector("#welcome");
 
 let conversation = null; // { id, token }
 let people = new Set(); // names of the network's people (humanAgent), from /v1/agents
@@ -52,17 +54,42 @@ function headers(extra = {}, target = conversation) {
   return { ...(token ? { authorization: `Bearer ${token}` } : {}), ...extra };
 }
 
+/** Appends to the log; the page follows it there unless the reader has scrolled up to read. */
 function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
   if (text !== undefined) node.textContent = text;
+  const following = atEnd();
   log.append(node);
-  node.scrollIntoView({ block: "end" });
+  welcome.hidden = true;
+  if (following) reveal(node);
   return node;
+}
+
+/** Whether the reader is at the newest message (measured before something is added): then it is kept in view as it grows. */
+function atEnd() {
+  return document.documentElement.scrollHeight - scrollY - innerHeight < 64;
+}
+
+/**
+ * Scrolls so that all of `node` lies above the dock (the status line and the composer, which stay at the bottom of the
+ * window and would cover it), or its top at the window's top when it is taller than the room there.
+ */
+function reveal(node) {
+  const place = () => {
+    const room = dock.getBoundingClientRect().top - 8;
+    const box = node.getBoundingClientRect();
+    if (box.bottom > room) scrollBy(0, Math.min(box.bottom - room, box.top - 8));
+  };
+  place();
+  // Again once what the same task changed has settled (the status line, the Stop button, a page that just grew past the window).
+  requestAnimationFrame(place);
 }
 
 function setAgent(name) {
   agentBadge.textContent = name;
+  // A person holding the conversation is no model.
+  modelBadge.hidden = people.has(name);
 }
 
 /** Send waits while anything holds it, and while a decision the agent asked for is open: the composer says which. */
@@ -81,7 +108,7 @@ function setBusy(busy, text = "") {
 }
 
 function userBubble(text) {
-  el("div", "bubble user", text);
+  reveal(el("div", "bubble user", text));
   bubble = null;
 }
 
@@ -97,35 +124,40 @@ function assistantBubble(agent, who = agent) {
   return text;
 }
 
-/** `routed`: a router's decision, whose reason is its own (`examples: 0.99`): kept for a hover, not shown. */
-function divider(from, to, reason, routed) {
-  const line = el("div", "divider", `${from} → ${to}${reason && !routed ? `: ${reason}` : ""}`);
-  line.dataset.testid = "handoff";
-  if (routed) line.title = `Routed by ${routed.name} (confidence ${routed.confidence})`;
+/** Who took over. Why (a transfer's reason, a router's score) is the trace's to show, not the chat's. */
+function divider(from, to) {
+  el("div", "divider", `${from} → ${to}`).dataset.testid = "handoff";
 }
 
 function toolCall(id, name, args) {
   if (name.startsWith("transfer_to_")) return;
   const details = el("details", "tool");
   const summary = document.createElement("summary");
-  summary.textContent = `tool ${name}`;
+  summary.textContent = name;
   const pre = document.createElement("pre");
   pre.textContent = `args: ${JSON.stringify(args, null, 2)}`;
   details.append(summary, pre);
   toolNodes.set(id, details);
 }
 
-function toolResult(id, name, result, isError) {
+/** `denied`: a person declined the call, which did not run: said as such, not as a failure. */
+function toolResult(id, name, result, isError, denied = false) {
   // A call answered while its card still asks (an approval that expired, one decided in another tab): the card closes.
   approvalCards.get(id)?.close(typeof result === "string" && /expired/.test(result) ? " Expired: no one decided in time." : "");
   approvalCards.delete(id);
   updateSend();
   const details = toolNodes.get(id);
   if (!details) return;
+  const summary = details.querySelector("summary");
+  if (denied) {
+    summary.textContent = `${name}: not done, declined`;
+    details.classList.add("declined");
+    return;
+  }
   const pre = document.createElement("pre");
   pre.textContent = `${isError ? "error" : "result"}: ${typeof result === "string" ? result : JSON.stringify(result, null, 2)}`;
   details.append(pre);
-  details.querySelector("summary").textContent = `tool ${name}: ${isError ? "failed" : "done"}`;
+  summary.textContent = `${name}: ${isError ? "failed" : "done"}`;
   if (isError) details.classList.add("error");
 }
 
@@ -133,9 +165,14 @@ function approvalCard(call) {
   const card = el("div", "approval");
   card.dataset.testid = "approval";
   const text = document.createElement("p");
-  text.textContent = `${call.agent} wants to run ${call.name}. Approve?`;
-  const args = document.createElement("code");
-  args.textContent = JSON.stringify(call.args);
+  text.textContent = call.message ?? `${agentName(call.agent)} asks for your approval to use ${call.name}.`;
+  // The arguments, for whoever wants them, behind a toggle: the question above is the tool's words.
+  const args = document.createElement("details");
+  const argsLabel = document.createElement("summary");
+  argsLabel.textContent = "Details";
+  const argsText = document.createElement("code");
+  argsText.textContent = JSON.stringify(call.args);
+  args.append(argsLabel, argsText);
   const approve = document.createElement("button");
   approve.textContent = "Approve";
   const deny = document.createElement("button");
@@ -148,13 +185,14 @@ function approvalCard(call) {
       method: "POST",
       headers: headers({ "content-type": "application/json" }),
       body: JSON.stringify({
-        decisions: [{ toolCallId: call.toolCallId, approved, ...(approved ? {} : { reason: "Declined in the chat page" }) }],
+        decisions: [{ toolCallId: call.toolCallId, approved }],
       }),
     });
   };
   approve.addEventListener("click", () => decide(true));
   deny.addEventListener("click", () => decide(false));
   card.append(text, args, approve, deny);
+  reveal(card);
   approvalCards.set(call.toolCallId, {
     open: () => !approve.disabled,
     close: (note) => {
@@ -174,13 +212,12 @@ function waitingCard(request) {
       headers: headers({ "content-type": "application/json" }),
       body: JSON.stringify({ decisions: [decision] }),
     });
-  approvalCards.set(
-    request.toolCallId,
-    requestCard(request, el, async (decision) => {
-      updateSend();
-      return (await send(decision)) !== false;
-    }),
-  );
+  const card = requestCard(request, el, async (decision) => {
+    updateSend();
+    return (await send(decision)) !== false;
+  });
+  approvalCards.set(request.toolCallId, card);
+  reveal(card.node);
   updateSend();
 }
 
@@ -200,29 +237,36 @@ const background = backgroundRequests({
   },
 });
 
+/** A streamed answer grows; the page follows it unless the reader has scrolled up to read. */
+function grow(delta) {
+  bubble ??= assistantBubble(agentBadge.textContent);
+  const following = atEnd();
+  bubble.textContent += delta;
+  if (following) reveal(bubble.parentElement);
+}
+
 /** Draws one event; returns true when it ends the turn. */
 function draw(event) {
   switch (event.type) {
     case "run-start":
       setAgent(event.agent);
       modelBadge.textContent = event.demo ? "(offline demo model)" : `(${event.model})`;
+      modelBadge.hidden = people.has(event.agent);
       return false;
     case "step-start":
       bubble = null;
       return false;
     case "text-delta":
-      bubble ??= assistantBubble(agentBadge.textContent);
-      bubble.textContent += event.delta;
-      bubble.parentElement.scrollIntoView({ block: "end" });
+      grow(event.delta);
       return false;
     case "tool-call":
       toolCall(event.toolCallId, event.name, event.args);
       return false;
     case "tool-result":
-      toolResult(event.toolCallId, event.name, event.result, event.isError);
+      toolResult(event.toolCallId, event.name, event.result, event.isError, event.denied === true);
       return false;
     case "handoff":
-      divider(event.from, event.to, handoffNote(event), event.router);
+      divider(event.from, event.to);
       setAgent(event.to);
       bubble = null;
       // A person gave the conversation back: no one answers what waited until the user writes again.
@@ -295,8 +339,7 @@ function errorLine(code, message) {
 }
 
 function statusText(status, agent) {
-  if (status === "awaiting_approval") return "Waiting for your approval.";
-  if (status === "awaiting_input") return "Waiting for your answer.";
+  if (status === "awaiting_approval" || status === "awaiting_input") return `${statusWords(status).replace(/^w/, "W")}.`;
   if (status === "awaiting_human") return `A person at ${agent} will answer here.`;
   return "";
 }
@@ -384,10 +427,15 @@ async function runStream(url, init) {
   return reconnect();
 }
 
+// The page is going (a reload, a link): its streams end, which is no lost connection to tell anyone about.
+let leaving = false;
+addEventListener("pagehide", () => (leaving = true));
+
+/** Picks the turn's stream up after its last event: at once and quietly first (a reload does that), then with backoff. */
 async function reconnect() {
-  for (let attempt = 1; attempt <= 8; attempt++) {
-    setBusy(true, `Reconnecting (attempt ${attempt})…`);
-    await new Promise((resolve) => setTimeout(resolve, Math.min(4000, 250 * 2 ** attempt)));
+  for (let attempt = 1; attempt <= 8 && !leaving; attempt++) {
+    setBusy(true, attempt === 1 ? "…" : `Connection lost: reconnecting (attempt ${attempt - 1})…`);
+    if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, Math.min(4000, 250 * 2 ** attempt)));
     try {
       const response = await fetch(`/v1/conversations/${conversation.id}/events`, {
         headers: headers({ "last-event-id": String(lastEventId) }),
@@ -429,11 +477,6 @@ function drawHistory(view) {
   setPrevious(view.page?.previous ?? null);
 }
 
-/** What a handoff's divider says: a transfer's reason, a return's summary, a person's note. */
-function handoffNote(handoff) {
-  return handoff.kind === "hand-back" ? handoff.note : handoff.reason;
-}
-
 function drawMessages(view) {
   // Transfers and on-call returns are drawn after their call's result.
   const byCall = new Map(view.handoffs.filter((h) => "toolCallId" in h).map((h) => [h.toolCallId, h]));
@@ -443,7 +486,7 @@ function drawMessages(view) {
   const handBacks = view.handoffs.filter((h) => h.kind === "hand-back");
   let returned = null;
   const closeTurn = () => {
-    if (returned) divider(returned.from, returned.to, returned.reason);
+    if (returned) divider(returned.from, returned.to);
     returned = null;
   };
   for (const message of view.messages) {
@@ -464,7 +507,7 @@ function drawMessages(view) {
     } else if (message.role === "system") {
       if (handBacks[0]?.to === message.agent) {
         const back = handBacks.shift();
-        divider(back.from, back.to, back.note);
+        divider(back.from, back.to);
       }
     } else {
       let result = message.content;
@@ -473,9 +516,9 @@ function drawMessages(view) {
       } catch {
         // Plain text result.
       }
-      toolResult(message.toolCallId, message.name, result, message.isError);
+      toolResult(message.toolCallId, message.name, result, message.isError, message.approval?.approved === false);
       const handoff = byCall.get(message.toolCallId);
-      if (handoff) divider(handoff.from, handoff.to, handoff.reason, handoff.router);
+      if (handoff) divider(handoff.from, handoff.to);
       returned = onAnswer.get(message.toolCallId) ?? returned;
     }
   }
@@ -532,10 +575,36 @@ function startFresh() {
   clearLog();
   conversation = null;
   localStorage.removeItem(storageKey());
+  linkTo(null);
   setAgent(entryAgent);
   setBusy(false);
   refreshTrace();
   inbox?.refresh().catch(() => {});
+  welcome.hidden = suggestions.childElementCount === 0;
+}
+
+/** The page's address names the conversation on show (`?c=<id>`): a link that reopens it for its owner. */
+function linkTo(id) {
+  history.replaceState(null, "", id ? `?c=${encodeURIComponent(id)}` : location.pathname);
+}
+
+const suggestions = document.querySelector("#suggestions");
+
+/** An empty chat offers what the network's agents are for: the first example each one gives, sent on a click. */
+function offerExamples(agents) {
+  const examples = agents.flatMap((agent) => agent.examples?.slice(0, 1) ?? []).slice(0, 5);
+  suggestions.replaceChildren(
+    ...examples.map((example) => {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = example;
+      button.addEventListener("click", () => {
+        input.value = example;
+        form.requestSubmit();
+      });
+      return button;
+    }),
+  );
 }
 
 /** Makes the conversation the first message goes to; Send waits meanwhile. False when the Worker refused. */
@@ -551,6 +620,7 @@ async function createConversation() {
     }
     conversation = { id: body.id, token: body.token };
     localStorage.setItem(storageKey(), JSON.stringify(conversation));
+    linkTo(conversation.id);
     setAgent(body.activeAgent);
     goLive();
     return true;
@@ -589,6 +659,8 @@ async function showConversation(saved) {
   clearLog();
   conversation = saved;
   localStorage.setItem(storageKey(), JSON.stringify(conversation));
+  linkTo(conversation.id);
+  closeDrawer();
   const view = await response.json();
   drawHistory(view);
   refreshTrace();
@@ -676,9 +748,21 @@ async function start() {
   }
   people = new Set(network.agents.filter((a) => a.human).map((a) => a.name));
   entryAgent = network.entry;
+  offerExamples(network.agents);
   if (account.user) showInbox();
+  if (account.user && localStorage.getItem("handoff-chat")) keptWhileSignedIn();
+  // Nothing in the drawer (no sign-in on this Worker, no list): no button for it.
+  document.body.classList.toggle("no-sidebar", !account.user && !account.signIn);
   const saved = JSON.parse(localStorage.getItem(storageKey()) ?? "null");
-  if (saved && (await openConversation(saved))) return;
+  const linked = new URLSearchParams(location.search).get("c");
+  if (linked && (await openConversation(saved?.id === linked ? saved : { id: linked }))) return;
+  if (saved && saved.id !== linked && (await openConversation(saved))) return;
+  if (linked) {
+    startFresh();
+    el("p", "notice", "The conversation in that link is not yours, or it no longer exists. Here is a new one.").dataset.testid =
+      "lost-link";
+    return;
+  }
   // A signed-in user comes back to their newest conversation; anyone else starts afresh.
   const newest = account.user ? await inbox.refresh().then(() => document.querySelector("#inbox-list [data-conversation]")) : null;
   if (newest && (await openConversation({ id: newest.dataset.conversation }))) return;
@@ -713,6 +797,28 @@ stopButton.addEventListener("click", async () => {
 });
 
 document.querySelector("#new-conversation").addEventListener("click", () => startFresh());
+
+/** Signed in, the list shows the user's own conversations: the one they had before signing in stays on this browser. */
+function keptWhileSignedIn() {
+  const note = document.createElement("p");
+  note.className = "notice";
+  note.dataset.testid = "anonymous-kept";
+  note.textContent = "The conversation you had before signing in is kept on this browser: sign out to see it again.";
+  document.querySelector("#account").after(note);
+}
+
+// On a narrow screen the list of conversations is a drawer, opened by its button and closed by a choice or a tap beside it.
+const drawerButton = document.querySelector("#show-conversations");
+function closeDrawer() {
+  document.body.classList.remove("drawer-open");
+  drawerButton.setAttribute("aria-expanded", "false");
+}
+drawerButton.addEventListener("click", (event) => {
+  event.stopPropagation();
+  const open = document.body.classList.toggle("drawer-open");
+  drawerButton.setAttribute("aria-expanded", String(open));
+});
+document.querySelector("#chat-column").addEventListener("click", () => closeDrawer());
 
 traceButton.addEventListener("click", () => {
   traceSection.hidden = !traceSection.hidden;

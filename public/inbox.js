@@ -2,6 +2,8 @@
 // first; ?q= searches titles and messages), switch by clicking one, rename (PATCH title) and
 // delete (DELETE) from its row.
 
+import { statusWords } from "/user-words.js";
+
 /**
  * `refresh()` redraws the list and answers its entries.
  * `api(path, init)` answers the parsed JSON body (null for 204) or throws; `open(id)` switches to
@@ -45,7 +47,7 @@ export function inboxPanel({ list, search, api, open, current, gone }) {
     const remove = Object.assign(document.createElement("button"), { type: "button", className: "delete", textContent: "Delete" });
     remove.setAttribute("aria-label", `Delete ${entry.title}`);
     remove.addEventListener("click", async () => {
-      if (!confirm(`Delete "${entry.title}"? Its messages and tokens go with it.`)) return;
+      if (!confirm(`Delete "${entry.title}"? Its messages are deleted for good, and links to it stop working.`)) return;
       await api(`/v1/conversations/${entry.id}`, { method: "DELETE" });
       await gone(entry.id);
       await refresh();
@@ -99,5 +101,5 @@ export function inboxPanel({ list, search, api, open, current, gone }) {
 }
 
 function label(status) {
-  return { awaiting_approval: "awaiting approval", awaiting_human: "awaiting a person" }[status] ?? status;
+  return statusWords(status);
 }

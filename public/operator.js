@@ -31,8 +31,15 @@ function headers(extra = {}) {
 async function api(url, init = {}) {
   const response = await fetch(url, { ...init, headers: headers(init.headers) });
   const body = response.status === 204 ? null : await response.json();
-  if (!response.ok) throw new Error(body?.error?.message ?? `HTTP ${response.status}`);
+  if (!response.ok) throw Object.assign(new Error(body?.error?.message ?? `HTTP ${response.status}`), { status: response.status });
   return body;
+}
+
+/** Signed in without the operator role: what to do about it, since asking again will not change the answer. */
+function noRole() {
+  return account.signIn === "development"
+    ? "You are signed in without the operator role. Sign out, then sign in again with “operator” ticked."
+    : "You are signed in without the operator role. Ask whoever runs this Worker to give your account the operator role, then sign in again.";
 }
 
 /** A time of today as the desk shows it ("14:05"), with the day when it is not today. */
@@ -76,6 +83,7 @@ function item(entry) {
   return li;
 }
 
+/** Redraws the desk's lists; false when the desk refused this reader (no point asking again). */
 async function refreshList() {
   try {
     const { conversations } = await api("/v1/operator/conversations");
@@ -89,8 +97,10 @@ async function refreshList() {
       document.querySelector(`#${status}`).replaceChildren(...(cards.length ? cards : [empty]));
     }
     statusLine.textContent = `${conversations.length} on the desk.`;
+    return true;
   } catch (error) {
-    statusLine.textContent = error.message;
+    statusLine.textContent = error.status === 403 && account.user ? noRole() : error.message;
+    return error.status !== 403;
   }
 }
 
@@ -211,9 +221,9 @@ async function start() {
   handBackTo.replaceChildren(
     ...agents.filter((a) => !a.human).map((a) => Object.assign(document.createElement("option"), { value: a.name, textContent: a.name })),
   );
-  await refreshList();
-  setInterval(() => {
-    refreshList();
+  if (!(await refreshList())) return;
+  const polling = setInterval(async () => {
+    if (!(await refreshList())) return clearInterval(polling);
     refreshConversation().catch(() => {});
   }, 2000);
 }

@@ -3,6 +3,8 @@
 // card this page's own code answers, an MCP server's elicitation as a form or as a link to its URL
 // (https only, its host shown). Each card sends one decision; a refused answer opens it again.
 
+import { agentName } from "/user-words.js";
+
 /** The page's own client tools: each draws its card's body and answers with the tool's output. */
 const CLIENT_TOOLS = {
   // The demo's delivery slots: one button per slot, the one clicked is the output.
@@ -42,7 +44,7 @@ export function requestCard(request, place, send) {
   card.dataset.toolCallId = request.toolCallId;
   const body = node("div", "request-body");
   const status = node("p", "request-status");
-  const decline = button("Decline", () => decide({ toolCallId: request.toolCallId, approved: false, reason: "Declined in the chat page" }));
+  const decline = button("Decline", () => decide({ toolCallId: request.toolCallId, approved: false }));
   decline.className = "decline";
   let open = true;
   const controls = () => [...card.querySelectorAll("button, input, select")];
@@ -63,10 +65,10 @@ export function requestCard(request, place, send) {
   else if (request.kind === "question") questionBody(request, body, answer);
   else if (request.kind === "client-tool") clientToolBody(request, body, answer);
   else if (request.mode === "url") urlBody(request, body, decide);
-  else formBody(`${request.server} asks: ${request.message}`, request.schema, body, answer);
+  else formBody(`${agentName(request.server)} asks: ${request.message}`, request.schema, body, answer);
   card.append(decline, status);
-  card.scrollIntoView({ block: "end" });
   return {
+    node: card,
     open: () => open,
     close: (note) => {
       if (!open) return;
@@ -78,24 +80,26 @@ export function requestCard(request, place, send) {
 }
 
 function approvalBody(request, body, decide) {
-  body.append(paragraph(`${request.agent} wants to run ${request.name}.`), node("code", "", JSON.stringify(request.args)));
+  const details = node("details");
+  details.append(node("summary", "", "Details"), node("code", "", JSON.stringify(request.args)));
+  body.append(paragraph(request.message ?? `${agentName(request.agent)} asks for your approval to use ${request.name}.`), details);
   body.append(button("Approve", () => decide({ toolCallId: request.toolCallId, approved: true })));
 }
 
 function questionBody(request, body, answer) {
-  formBody(`${request.agent} asks: ${request.message}`, request.schema, body, answer);
+  formBody(`${agentName(request.agent)} asks: ${request.message}`, request.schema, body, answer);
 }
 
 function clientToolBody(request, body, answer) {
   const draw = CLIENT_TOOLS[request.name];
   if (draw) return draw(request.args, body, answer);
   // A client tool this page has no code for: its output schema, as a form, when it has one.
-  if (request.schema) return formBody(`${request.agent} asks this page to run ${request.name}.`, request.schema, body, answer);
-  body.append(paragraph(`${request.agent} asks this page to run ${request.name}, which it cannot do: decline it.`));
+  if (request.schema) return formBody(`${agentName(request.agent)} asks this page to run ${request.name}.`, request.schema, body, answer);
+  body.append(paragraph(`${agentName(request.agent)} asks this page to run ${request.name}, which it cannot do: decline it.`));
 }
 
 function urlBody(request, body, decide) {
-  body.append(paragraph(`${request.server} asks: ${request.message}`));
+  body.append(paragraph(`${agentName(request.server)} asks: ${request.message}`));
   const link = node("a", "request-link", `Open ${request.host}`);
   // The server gave an https URL (anything else never reaches the page); it opens apart from this one.
   link.href = request.url;
@@ -147,8 +151,12 @@ function fieldInput(form, name, field, required) {
     for (const choice of field.enum) {
       const option = button(String(choice), () => {
         chosen = choice;
-        for (const other of row.children) other.classList.toggle("chosen", other === option);
+        for (const other of row.children) {
+          other.classList.toggle("chosen", other === option);
+          other.setAttribute("aria-pressed", String(other === option));
+        }
       });
+      option.setAttribute("aria-pressed", "false");
       row.append(option);
     }
     label.append(row);

@@ -16,8 +16,21 @@ function svg(tag, attributes = {}, text) {
   return node;
 }
 
+/** Where a tapped part of the trace says why (a hover's title is out of reach on a touch screen). */
+let whyLine = null;
+
+/** A hover title, and the same words under the trace when the part is tapped, clicked, or chosen with the keyboard. */
 function tooltip(node, text) {
   node.append(svg("title", {}, text));
+  node.setAttribute("tabindex", "0");
+  node.classList.add("explained");
+  const show = () => {
+    if (whyLine) whyLine.textContent = text;
+  };
+  node.addEventListener("click", show);
+  node.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" || event.key === " ") show();
+  });
   return node;
 }
 
@@ -204,6 +217,7 @@ export function tracePanel(section, request) {
   const picker = section.querySelector("#trace-turn");
   const summary = section.querySelector("#trace-summary");
   const fall = section.querySelector("#trace-waterfall");
+  whyLine = section.querySelector("#trace-why");
   let conversation = null;
   let turns = [];
   let picked = null; // a turn chosen by hand; null follows the latest

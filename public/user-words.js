@@ -32,3 +32,26 @@ export function cannotStart(status, error) {
     return `This Worker needs a sign-in: ${said} Whoever runs it configures an identity provider (AUTH_JWKS_URL or AUTH_JWT_SECRET), then people sign in here.`;
   return `This chat cannot start: ${said}`;
 }
+
+/** A conversation's status in the words the sidebar and the chat use: one set, never the API's. */
+export function statusWords(status) {
+  return (
+    {
+      idle: "ready",
+      running: "answering",
+      completed: "answered",
+      awaiting_approval: "waiting for your approval",
+      awaiting_input: "waiting for your answer",
+      awaiting_human: "waiting for a person",
+      failed: "stopped by an error",
+      cancelled: "stopped",
+      interrupted: "interrupted",
+    }[status] ?? status.replaceAll("_", " ")
+  );
+}
+
+/** An agent's name as a person reads it: "parcel-search" is "Parcel search". */
+export function agentName(name) {
+  const spaced = String(name).replace(/[-_]+/g, " ").trim();
+  return spaced.charAt(0).toUpperCase() + spaced.slice(1);
+}

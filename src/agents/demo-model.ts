@@ -79,9 +79,23 @@ function demoTitle(text: string): string {
   return text.split(/\s+/).slice(0, 6).join(" ");
 }
 
+/**
+ * What the user asks, from their last message; when that message only answers the agent's question for an order id, with
+ * the message before it, whose intent it carries ("refund it" then "A1001" is a refund of A1001).
+ */
+function askedText(messages: ModelRequest["messages"]): string {
+  const users = messages.flatMap((m, i) => (m.role === "user" ? [i] : []));
+  const last = users.at(-1);
+  if (last === undefined) return "";
+  const text = String(messages[last]!.content);
+  const before = users.at(-2);
+  const askedForOrder = messages.slice(before ?? 0, last).some((m) => m.role === "assistant" && /Which order is it\?/.test(String(m.content)));
+  if (before === undefined || !askedForOrder || !findOrderId(text)) return text;
+  return `${messages[before]!.content} ${text}`;
+}
+
 function decide(request: ModelRequest): Decision {
-  const lastUser = [...request.messages].reverse().find((m) => m.role === "user");
-  const text = lastUser?.content ?? "";
+  const text = askedText(request.messages);
   if (request.agent === TITLE_AGENT) return demoTitle(/^User: (.*)$/m.exec(text)?.[1] ?? text);
   // A turn the schedule started: its note is the last message.
   const last = request.messages.at(-1);
@@ -125,6 +139,7 @@ function billing(text: string, results: ToolMessage[]): Decision {
     return [call("refund", { orderId: order.orderId, amountUsd: order.amountUsd })];
   }
   if (refund) {
+    if (refund.approval?.approved === false) return `Understood: order ${order.orderId} is not refunded. Tell me if you change your mind.`;
     return refund.isError
       ? `The refund for order ${order.orderId} did not go through: ${refund.content}`
       : `Done: ${order.amountUsd} USD for order ${order.orderId} (${order.item}) is refunded to your card.`;

@@ -20,6 +20,7 @@ export const refund = tool({
   description: "Refund an order, fully or in part. A person must approve every refund.",
   parameters: z.object({ orderId, amountUsd: z.number().positive().describe("Amount to refund in US dollars.") }),
   needsApproval: true,
+  approvalMessage: ({ orderId, amountUsd }) => `Refund ${amountUsd} USD for order ${orderId}?`,
   execute: ({ orderId, amountUsd }) => {
     const order = findOrder(orderId);
     if (!order) throw new Error(`No order '${orderId}'.`);
@@ -46,6 +47,7 @@ export const flagOrder = tool({
   description: "Flags an order for the fraud team. A person must approve it.",
   parameters: z.object({ orderId }),
   needsApproval: true,
+  approvalMessage: ({ orderId }) => `Report order ${orderId} to the fraud team?`,
   execute: ({ orderId }) => {
     const order = findOrder(orderId);
     if (!order) throw new Error(`No order '${orderId}'.`);

@@ -111,6 +111,8 @@ function describeAgents(network: Network) {
       return {
         name: agent.name,
         description: agent.description,
+        // What a user might ask it: the chat page offers some as prompts in an empty conversation.
+        examples: agent.examples.slice(0, 3),
         model: agent.model ?? null,
         tools: [...toolset.tools.keys()],
         mcpServers: agent.mcpServers.map((server) => describeMcpServer(server, new Set(toolset.specs.map((s) => s.name)))),

@@ -128,7 +128,8 @@ function paths(): Record<string, unknown> {
         summary: "The agent network",
         responses: {
           "200": {
-            description: "Agents, their tools, their MCP servers (with the tools last listed, or 'not yet listed') and handoff targets",
+            description:
+              "Agents, their tools, their MCP servers (with the tools last listed, or 'not yet listed'), handoff targets, and up to three examples of what a user asks each",
           },
         },
       },

@@ -141,6 +141,8 @@ export interface RequestEventFields {
 /** A call waits for a decision. */
 export interface ApprovalRequiredEvent extends RequestEventFields {
   type: "approval-required";
+  /** What the call asks, in words for the user (the tool's `approvalMessage`). */
+  message?: string;
 }
 
 /** A delegated agent's call that waits for the user: the delegating calls (outermost first) and its own id. */
@@ -327,7 +329,9 @@ export const EVENT_SCHEMAS: { readonly [T in RunEvent["type"]]: z.ZodType<Extrac
       handBackRecord.extend(handoffEvent),
     ]),
   ),
-  "approval-required": exactly<ApprovalRequiredEvent>()(z.strictObject({ type: z.literal("approval-required"), ...requestEventFields() })),
+  "approval-required": exactly<ApprovalRequiredEvent>()(
+    z.strictObject({ type: z.literal("approval-required"), ...requestEventFields(), message: z.string().optional() }),
+  ),
   "input-required": inputRequiredSchema(),
   // The nested event is any event but another nesting: a grandchild's comes up whole, with its longer path.
   delegated: z.strictObject({

@@ -52,7 +52,7 @@ describe("the chat page", () => {
     await page.getByRole("button", { name: "Send" }).click();
     await page.getByTestId("handoff").filter({ hasText: "triage → billing: double charge" }).waitFor();
     const approval = page.getByTestId("approval");
-    await approval.filter({ hasText: "billing wants to run refund" }).waitFor();
+    await approval.filter({ hasText: "Refund 129 USD for order A1001?" }).waitFor();
     assert.equal(await page.getByTestId("active-agent").textContent(), "billing");
 
     await approval.getByRole("button", { name: "Approve" }).click();
@@ -131,7 +131,7 @@ describe("the chat page", () => {
     await page.getByRole("button", { name: "Send" }).click();
     await page.locator(".assistant").filter({ hasText: "I will come back to you here when it is done." }).waitFor();
     // The search asks when and where, over the socket; the conversation is not held for it.
-    const card = page.getByTestId("request-question").filter({ hasText: "parcel-search asks: When should order A1002 come again" });
+    const card = page.getByTestId("request-question").filter({ hasText: "Parcel search asks: When should order A1002 come again" });
     await card.waitFor({ timeout: 20_000 });
     await page.locator("#send:enabled").waitFor();
     assert.equal(await page.getByLabel("Message").getAttribute("placeholder"), "Write a message");

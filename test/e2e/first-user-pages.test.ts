@@ -20,7 +20,7 @@ import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
 const CHROMIUM = "/usr/bin/chromium";
 const persistTo = mkdtempSync(join(tmpdir(), "handoff-first-user-"));
 const WIDTHS = [
-  { name: "desktop", width: 1100, height: 800 },
+  { name: "desktop", width: 1280, height: 800 },
   { name: "phone", width: 390, height: 800 },
 ] as const;
 let dev: WranglerDev;
@@ -104,10 +104,10 @@ for (const size of WIDTHS) {
       const badge = await page.locator("#model").boundingBox();
       await send(page, "I was charged twice for order A1001");
       await page.getByTestId("approval").waitFor();
-      // The router decided: the divider names who took over, its score is only a hover away.
+      // The router decided: the divider names who took over; why (the router's score) is the trace's, not the chat's.
       const divider = page.getByTestId("handoff");
       assert.equal(await divider.textContent(), "triage → billing");
-      assert.match((await divider.getAttribute("title")) ?? "", /^Routed by examples \(confidence 0\.\d+\)$/);
+      assert.equal(await divider.getAttribute("title"), null);
       const model = page.locator("#model");
       assert.equal(await model.textContent(), "(offline demo model)");
       const height = (await model.boundingBox())!.height;
@@ -120,7 +120,7 @@ for (const size of WIDTHS) {
     it("holds the composer while an approval waits, says so in words for users, and lets go once it is decided", async () => {
       const page = await open(dev.url, size);
       await send(page, "I was charged twice for order A1001");
-      const card = page.getByTestId("approval").filter({ hasText: "billing wants to run refund. Approve?" });
+      const card = page.getByTestId("approval").filter({ hasText: "Refund 129 USD for order A1001?" });
       await card.waitFor();
       const message = page.getByLabel("Message");
       assert.equal(await message.isDisabled(), true);
@@ -131,7 +131,9 @@ for (const size of WIDTHS) {
         .locator("#status")
         .filter({ hasText: /^Waiting for your approval\.$/ })
         .waitFor();
-      // The arguments break anywhere rather than widen the page.
+      // The arguments are behind a toggle, and break anywhere rather than widen the page.
+      assert.equal(await card.locator("code").isVisible(), false);
+      await card.getByText("Details").click();
       assert.equal(await card.locator("code").textContent(), '{"orderId":"A1001","amountUsd":129}');
       await fitsWidth(page, size.width);
       await page.screenshot({ path: `test-artifacts/first-user-approval-${size.name}.png`, fullPage: true });
@@ -175,15 +177,26 @@ for (const size of WIDTHS) {
       const back = await fetch(`${dev.url}/v1/conversations/${id}/operator/handoff`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ to: "triage", note: "back to you" }),
+        body: JSON.stringify({ to: "triage", note: "Customer wants a refund for A1001" }),
       });
       assert.equal(back.status, 200);
-      await page.getByTestId("handoff").filter({ hasText: "support-desk → triage: back to you" }).waitFor();
+      await page
+        .getByTestId("handoff")
+        .filter({ hasText: /^support-desk → triage$/ })
+        .waitFor();
       await page
         .locator("#status")
         .filter({ hasText: /^triage has the conversation again and answers your next message\.$/ })
         .waitFor();
       assert.equal(await page.getByTestId("active-agent").textContent(), "triage");
+      // The note was for triage: not on the customer's page, live or after a reload.
+      assert.doesNotMatch((await page.locator("body").textContent()) ?? "", /refund for A1001/);
+      await page.reload();
+      await page
+        .getByTestId("handoff")
+        .filter({ hasText: /^support-desk → triage$/ })
+        .waitFor();
+      assert.doesNotMatch((await page.locator("body").textContent()) ?? "", /refund for A1001/);
       await page.screenshot({ path: `test-artifacts/first-user-hand-back-${size.name}.png`, fullPage: true });
       await page.context().close();
     });

@@ -122,7 +122,7 @@ describe("a handoff to a person, in two pages", () => {
     await user.getByTestId("active-agent").filter({ hasText: "triage" }).waitFor();
     await user.getByLabel("Message").fill("I was charged twice for order A1002");
     await user.getByRole("button", { name: "Send" }).click();
-    await user.getByTestId("approval").filter({ hasText: "billing wants to run refund" }).waitFor();
+    await user.getByTestId("approval").filter({ hasText: "Refund 129 USD for order A1001?" }).waitFor();
     const id = await user.evaluate(() => (JSON.parse(localStorage.getItem("handoff-chat") ?? "{}") as { id: string }).id);
 
     const desk = await browser.newPage({ viewport: { width: 1100, height: 800 } });

@@ -84,7 +84,7 @@ describe("what a turn asks, on the chat page", () => {
   it("shows the tracking server's elicitation as a form, and its answer goes back to the server", async () => {
     const page = await ask("Please hold the parcel of order A1002 at a depot");
     const card = page.getByTestId("request-elicitation");
-    await card.filter({ hasText: "tracking asks: Hold the parcel of order A1002" }).waitFor();
+    await card.filter({ hasText: "Tracking asks: Hold the parcel of order A1002" }).waitFor();
     await page.screenshot({ path: "test-artifacts/request-elicitation-desktop.png", fullPage: true });
     await card.locator('input[name="confirm"]').check();
     await card.getByRole("button", { name: "Leeds" }).click();

@@ -66,7 +66,7 @@ describe("signed-in users in the chat page", () => {
   it("keeps two users' conversations apart, titled, switched, searched, renamed and deleted, across a reload", async () => {
     const ada = await signedIn("Ada");
     await send(ada, "I was charged twice for order A1001");
-    await ada.getByTestId("approval").filter({ hasText: "billing wants to run refund" }).waitFor();
+    await ada.getByTestId("approval").filter({ hasText: "Refund 129 USD for order A1001?" }).waitFor();
     await waitForTitles(ada, ["Double charge on order A1001"]);
     // A slow network: the new conversation is made late, by the first message, which waits for it (Send held meanwhile).
     await ada.route("**/v1/conversations", async (route) => {

@@ -69,6 +69,11 @@ export interface Tool<Schema extends z.ZodType = z.ZodType> {
   /** A person must approve the call before it runs; a function decides per call. */
   needsApproval?: boolean | ((args: z.infer<Schema>) => boolean | Promise<boolean>);
   /**
+   * What an approval asks, in words for the person who decides ("Refund 129 USD for order A1001?"): the request's `message`,
+   * shown above the arguments. Without it, clients say which agent wants to run which tool.
+   */
+  approvalMessage?: (args: z.infer<Schema>) => string;
+  /**
    * How long a call waits for approval before it is declined with reason `expired` (over the agent's and network's `approvalExpiresIn`).
    */
   approvalExpiresIn?: Duration;

@@ -32,11 +32,21 @@ export function requestFor(
     agent: agent.name,
     ...(expiresAt === undefined ? {} : { expiresAt: new Date(expiresAt).toISOString() }),
   };
-  if (wait.kind === "approval") return { kind: "approval", ...base };
+  if (wait.kind === "approval") return { kind: "approval", ...base, ...approvalMessage(tool, base.args) };
   if (wait.kind === "client-tool")
     return { kind: "client-tool", ...base, ...(tool?.outputSchema ? { schema: answerSchema(tool.outputSchema) } : {}) };
   const { expiresInMs: _used, ...ask } = wait.asked as typeof wait.asked & { expiresInMs?: number };
   return { ...base, ...ask, ...replay(wait) } as UserRequest;
+}
+
+/** The tool's words for its approval; none when it has none, or they fail (the request still asks, with the arguments). */
+function approvalMessage(tool: Tool | undefined, args: unknown): { message?: string } {
+  try {
+    const message = tool?.approvalMessage?.(args);
+    return typeof message === "string" && message.trim() ? { message: message.trim() } : {};
+  } catch {
+    return {};
+  }
 }
 
 /** What the call runs again with: its answers so far and what it remembered, each only when there is some. */

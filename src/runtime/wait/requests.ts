@@ -30,6 +30,8 @@ export interface RequestBase {
 /** A tool call waiting for a yes or no before it runs. */
 export interface ApprovalRequest extends RequestBase {
   kind: "approval";
+  /** What the call asks, in words for the user: the tool's `approvalMessage` for these arguments. */
+  message?: string;
 }
 
 /** A tool asked the user (`ctx.ask`): the answer must fit `schema`, and is what `ctx.ask` returns when the call runs again. */

@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import type { ApprovalDecision } from "../../../src/runtime/index.ts";
+import * as z from "zod";
+import { Agent, type ApprovalDecision, Network, tool } from "../../../src/runtime/index.ts";
 import { runScripted } from "../../../src/testing/index.ts";
 import { refunds, withApprovals } from "../../support/networks.ts";
 import { ofType, playTurn, type TurnResult } from "../../support/run.ts";
@@ -34,6 +35,38 @@ describe("approval-gated tools", () => {
       pending: [{ toolCallId: "r" }],
       results: [null, { toolCallId: "small" }],
     });
+  });
+
+  it("say what they ask in the tool's words when it gives them, and still ask with the arguments when its words fail", async () => {
+    const worded = tool({
+      name: "refund_in_words",
+      description: "Refunds.",
+      parameters: z.object({ amount: z.number() }),
+      needsApproval: true,
+      approvalMessage: ({ amount }) => (amount > 100 ? JSON.parse("not json") : `Refund ${amount} USD?`),
+      execute: () => "done",
+    });
+    const network = new Network(new Agent({ name: "triage", instructions: "You are triage.", tools: [worded] }), { defaultModel: "m" });
+    const first = await playTurn(network, "refund", [
+      {
+        toolCalls: [
+          { id: "a", name: "refund_in_words", args: { amount: 50 } },
+          { id: "b", name: "refund_in_words", args: { amount: 500 } },
+        ],
+      },
+    ]);
+    expect(ofType(first.events, "approval-required")).toEqual([
+      {
+        type: "approval-required",
+        toolCallId: "a",
+        name: "refund_in_words",
+        args: { amount: 50 },
+        agent: "triage",
+        message: "Refund 50 USD?",
+      },
+      { type: "approval-required", toolCallId: "b", name: "refund_in_words", args: { amount: 500 }, agent: "triage" },
+    ]);
+    expect(first.store.suspension!.pending[0]).toMatchObject({ kind: "approval", message: "Refund 50 USD?" });
   });
 
   it("resume when approved: the call runs and the same agent carries on", async () => {
