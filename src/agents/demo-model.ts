@@ -3,6 +3,7 @@ import {
   type Model,
   type ModelEvent,
   type ModelRequest,
+  REQUEST_EXPIRED,
   TITLE_AGENT,
   type ToolCall,
   type ToolMessage,
@@ -89,7 +90,8 @@ function askedText(messages: ModelRequest["messages"]): string {
   if (last === undefined) return "";
   const text = String(messages[last]!.content);
   const before = users.at(-2);
-  const askedForOrder = messages.slice(before ?? 0, last).some((m) => m.role === "assistant" && /Which order is it\?/.test(String(m.content)));
+  const asked = (m: Message) => m.role === "assistant" && /Which order is it\?/.test(String(m.content));
+  const askedForOrder = messages.slice(before ?? 0, last).some(asked);
   if (before === undefined || !askedForOrder || !findOrderId(text)) return text;
   return `${messages[before]!.content} ${text}`;
 }
@@ -139,7 +141,9 @@ function billing(text: string, results: ToolMessage[]): Decision {
     return [call("refund", { orderId: order.orderId, amountUsd: order.amountUsd })];
   }
   if (refund) {
-    if (refund.approval?.approved === false) return `Understood: order ${order.orderId} is not refunded. Tell me if you change your mind.`;
+    // Declined by the user (an expired request is no one's answer: it did not go through).
+    if (refund.approval?.approved === false && refund.approval.reason !== REQUEST_EXPIRED)
+      return `Understood: order ${order.orderId} is not refunded. Tell me if you change your mind.`;
     return refund.isError
       ? `The refund for order ${order.orderId} did not go through: ${refund.content}`
       : `Done: ${order.amountUsd} USD for order ${order.orderId} (${order.item}) is refunded to your card.`;

@@ -129,7 +129,8 @@ function paths(): Record<string, unknown> {
         responses: {
           "200": {
             description:
-              "Agents, their tools, their MCP servers (with the tools last listed, or 'not yet listed'), handoff targets, and up to three examples of what a user asks each",
+              "Agents, their tools, their MCP servers (with the tools last listed, or 'not yet listed'), handoff targets, " +
+              "and up to three examples of what a user asks each",
           },
         },
       },

@@ -49,6 +49,8 @@ export type {
   UserRequest,
   UserRequestKind,
 } from "./wait/requests.ts";
+/** The reason a request no one answered in time is declined with. */
+export { REQUEST_EXPIRED } from "./wait/requests.ts";
 export type { Suspension } from "./wait/suspension.ts";
 export type { TurnProgress } from "./turn-progress.ts";
 export type { Elicitation, Question } from "./wait/asks.ts";

@@ -62,7 +62,10 @@ describe("a handoff to a person, in two pages", () => {
     await desk.getByLabel("Hand back to").selectOption("triage");
     await desk.getByLabel("Note").fill("customer is happy, nothing to do");
     await desk.getByRole("button", { name: "Hand back" }).click();
-    await user.getByTestId("handoff").filter({ hasText: "support-desk → triage: customer is happy, nothing to do" }).waitFor();
+    await user
+      .getByTestId("handoff")
+      .filter({ hasText: /^support-desk → triage$/ })
+      .waitFor();
     // The page says who has the conversation now, and that the message that waited gets no answer of its own.
     await user
       .locator("#status")
@@ -78,10 +81,9 @@ describe("a handoff to a person, in two pages", () => {
     // A reload draws the same conversation: the person's message as theirs, the hand back where it happened.
     await user.reload();
     await user.locator(".assistant.person").filter({ hasText: "Hi, Sam here. How can I help?" }).waitFor();
-    assert.deepEqual(await user.getByTestId("handoff").allTextContents(), [
-      "triage → support-desk: asked for a person",
-      "support-desk → triage: customer is happy, nothing to do",
-    ]);
+    // Who took over, never why: the note was for triage, and the transfer's reason is the trace's.
+    assert.deepEqual(await user.getByTestId("handoff").allTextContents(), ["triage → support-desk", "support-desk → triage"]);
+    assert.doesNotMatch((await user.locator("body").textContent()) ?? "", /customer is happy/);
     // The calculator answers and gives the conversation back; a reload draws the return after its answer.
     await user.getByLabel("Message").fill("What is 6 * 7?");
     await user.getByRole("button", { name: "Send" }).click();
@@ -122,7 +124,10 @@ describe("a handoff to a person, in two pages", () => {
     await user.getByTestId("active-agent").filter({ hasText: "triage" }).waitFor();
     await user.getByLabel("Message").fill("I was charged twice for order A1002");
     await user.getByRole("button", { name: "Send" }).click();
-    await user.getByTestId("approval").filter({ hasText: "Refund 129 USD for order A1001?" }).waitFor();
+    await user
+      .getByTestId("approval")
+      .filter({ hasText: /^Refund [\d.]+ USD for order A1002\?/ })
+      .waitFor();
     const id = await user.evaluate(() => (JSON.parse(localStorage.getItem("handoff-chat") ?? "{}") as { id: string }).id);
 
     const desk = await browser.newPage({ viewport: { width: 1100, height: 800 } });

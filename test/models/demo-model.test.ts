@@ -1,0 +1,50 @@
+/**
+ * The demo's offline model (`npm start` with no key) on the demo's own network: what a first user meets in the refund
+ * journey. It reads only the request, so each handoff, tool call and approval is the runtime's real one.
+ */
+import { describe, expect, it } from "vitest";
+import { DemoModel } from "../../src/agents/demo-model.ts";
+import { createSupportNetwork } from "../../src/agents/network.ts";
+import { type RunEvent, runTurn, type TurnInput } from "../../src/runtime/index.ts";
+import { MemoryStore } from "../../src/testing/index.ts";
+
+async function turn(store: MemoryStore, input: string | TurnInput): Promise<RunEvent[]> {
+  const events: RunEvent[] = [];
+  const run = runTurn({
+    conversationId: "demo",
+    network: createSupportNetwork(),
+    model: new DemoModel(),
+    store,
+    conversation: store.conversation(),
+    input: typeof input === "string" ? { kind: "message", text: input } : input,
+  });
+  for (let next = await run.next(); !next.done; next = await run.next()) events.push(next.value);
+  return events;
+}
+
+const texts = (events: RunEvent[]) => events.flatMap((e) => (e.type === "text-delta" ? [e.delta] : [])).join("");
+
+describe("the demo's refund journey", () => {
+  it("keeps the user's intent when they answer 'Which order is it?' with the order alone: a refund is offered at once", async () => {
+    const store = new MemoryStore("triage");
+    expect(texts(await turn(store, "I want a refund, I was charged twice"))).toContain("Which order is it?");
+    const answered = await turn(store, "A1001");
+    expect(answered.find((e) => e.type === "approval-required")).toMatchObject({
+      name: "refund",
+      args: { orderId: "A1001", amountUsd: 129 },
+      message: "Refund 129 USD for order A1001?",
+    });
+  });
+
+  it("answers a declined refund in words, and an order alone with no question before it as a lookup", async () => {
+    const store = new MemoryStore("triage");
+    await turn(store, "I was charged twice for order A1001, please refund it.");
+    const declined = await turn(store, {
+      kind: "resume",
+      suspension: store.suspension!,
+      decisions: [{ toolCallId: store.suspension!.pending[0]!.toolCallId, approved: false }],
+    });
+    expect(texts(declined)).toBe("Understood: order A1001 is not refunded. Tell me if you change your mind.");
+    expect(texts(await turn(store, "A1001"))).toMatch(/^Order A1001 .* was charged 2 time\(s\)/);
+  });
+});
