@@ -125,7 +125,10 @@ export interface ToolResultEvent {
 }
 
 /** A change of hands of any kind: its record (`kind`: transfer, return, hand-back). */
-export type HandoffEvent = HandoffRecord & { type: "handoff" };
+export type HandoffEvent = PublicHandoffRecord & { type: "handoff" };
+
+/** A change of hands as every reader is told it: a hand-back's note is for the agent that takes over, never in an event. */
+export type PublicHandoffRecord = Exclude<HandoffRecord, HandBackRecord> | Omit<HandBackRecord, "note">;
 
 /** What every request to the user names: the call that waits, whose it is, and until when (`expiresAt`: declined as `expired` then). */
 export interface RequestEventFields {
@@ -326,7 +329,7 @@ export const EVENT_SCHEMAS: { readonly [T in RunEvent["type"]]: z.ZodType<Extrac
       transferRecord.extend(handoffEvent),
       onCallReturnRecord.extend(handoffEvent),
       onAnswerReturnRecord.extend(handoffEvent),
-      handBackRecord.extend(handoffEvent),
+      handBackRecord.omit({ note: true }).extend(handoffEvent),
     ]),
   ),
   "approval-required": exactly<ApprovalRequiredEvent>()(

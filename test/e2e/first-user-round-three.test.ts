@@ -197,6 +197,9 @@ describe("the chat page on a phone (390 px)", () => {
     await drawer.waitFor();
     assert.equal(await page.locator("#sidebar").isVisible(), false);
     await drawer.click();
+    // Slid in whole, on screen from its left edge.
+    await page.waitForFunction(() => document.querySelector("#sidebar")!.getBoundingClientRect().left === 0);
+    await page.waitForTimeout(300);
     await page.getByLabel("Sign-in name").fill("Pia");
     await page.screenshot({ path: "test-artifacts/round-three-drawer-phone.png" });
     await page.getByRole("button", { name: "Sign in" }).click();

@@ -8,7 +8,6 @@ import type { SqlWriter } from "./sql-writer.ts";
 import { readHandoff, ROW_VERSION } from "./stored-state.ts";
 import { capEvent } from "./stored-size-limits.ts";
 import { EventsRowSchema, readRow } from "./row-schemas.ts";
-import { publicRecord } from "../../runtime/handoff/change-hands.ts";
 
 /**
  * Event ids skipped after a crash. Events of the step in flight were streamed but never stored;
@@ -118,9 +117,9 @@ export function recoveredLegStart(log: EventLog, turn: number, conversationId: s
 
 /** A hand-back stored with its note (before events left it out): replayed without it, as every reader is now sent it. */
 function withoutNote(event: StoredEvent): StoredEvent {
-  if (event.type !== "handoff" || event.kind !== "hand-back" || event.note === undefined) return event;
-  const { id, type, ...record } = event;
-  return { id, type, ...publicRecord(record) };
+  if (event.type !== "handoff" || event.kind !== "hand-back" || !("note" in event)) return event;
+  const { note: _note, ...shown } = event as typeof event & { note?: string };
+  return shown;
 }
 
 function upgraded(event: StoredEvent): StoredEvent {
