@@ -241,6 +241,7 @@ describe("GET /v1/agents", () => {
     expect(triage).toEqual({
       name: "triage",
       description: "Routes.",
+      examples: [],
       model: null,
       tools: [],
       mcpServers: [],

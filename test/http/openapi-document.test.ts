@@ -235,7 +235,9 @@ describe("the OpenAPI document against the routes", () => {
     const doc = openApiDocument() as { components: { schemas: Record<string, Schema> } };
     for (const type of Object.keys(EVENT_SCHEMAS)) expect(doc.components.schemas, type).toHaveProperty(eventComponent(type));
     const valid = new JsonSchemaValidator(doc.components.schemas.HandoffEvent!, "2020-12");
-    expect(valid.validate({ type: "handoff", kind: "hand-back", from: "desk", to: "triage", note: "sorted" }).valid).toBe(true);
+    expect(valid.validate({ type: "handoff", kind: "hand-back", from: "desk", to: "triage" }).valid).toBe(true);
+    // A hand-back's note is for the agent that takes over: no event carries it.
+    expect(valid.validate({ type: "handoff", kind: "hand-back", from: "desk", to: "triage", note: "sorted" }).valid).toBe(false);
     expect(valid.validate({ type: "handoff", kind: "hand-back", from: "desk" }).valid).toBe(false);
     const refs = (path: string, method: string) =>
       (
