@@ -38,7 +38,7 @@ export type {
   PageQuery,
   Requester,
 } from "../conversation/conversation-api.ts";
-export type { TurnView } from "../conversation/conversation-view.ts";
+export type { TurnView, ViewAudience } from "../conversation/conversation-view.ts";
 export type { BackgroundStatus } from "../conversation/storage/run-ledger.ts";
 export type { DelegatedRun } from "../conversation/storage/conversation-store.ts";
 export type { PushConfigOp } from "../conversation/conversation.ts";

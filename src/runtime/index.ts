@@ -78,6 +78,7 @@ export {
   type GuardrailEvent,
   HandBackRecordSchema,
   type HandoffEvent,
+  type PublicHandoffRecord,
   HandoffRecordSchema,
   type OperatorMessageEvent,
   ReturnRecordSchema,
