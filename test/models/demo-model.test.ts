@@ -5,21 +5,14 @@
 import { describe, expect, it } from "vitest";
 import { DemoModel } from "../../src/agents/demo-model.ts";
 import { createSupportNetwork } from "../../src/agents/network.ts";
-import { type RunEvent, runTurn, type TurnInput } from "../../src/runtime/index.ts";
+import type { RunEvent, TurnInput } from "../../src/runtime/index.ts";
 import { MemoryStore } from "../../src/testing/index.ts";
+import { eventsOfTurn } from "../support/run.ts";
 
-async function turn(store: MemoryStore, input: string | TurnInput): Promise<RunEvent[]> {
-  const events: RunEvent[] = [];
-  const run = runTurn({
-    conversationId: "demo",
-    network: createSupportNetwork(),
-    model: new DemoModel(),
-    store,
-    conversation: store.conversation(),
-    input: typeof input === "string" ? { kind: "message", text: input } : input,
-  });
-  for (let next = await run.next(); !next.done; next = await run.next()) events.push(next.value);
-  return events;
+/** A turn of the demo network on the demo model, from what `store` holds. */
+function turn(store: MemoryStore, input: string | TurnInput): Promise<RunEvent[]> {
+  const message: TurnInput = typeof input === "string" ? { kind: "message", text: input } : input;
+  return eventsOfTurn(createSupportNetwork(), new DemoModel(), { store, conversation: store.conversation(), input: message });
 }
 
 const texts = (events: RunEvent[]) => events.flatMap((e) => (e.type === "text-delta" ? [e.delta] : [])).join("");
