@@ -1,11 +1,13 @@
 /**
- * The package, proven from the outside as the README tells a first user to use it: `npm pack`,
- * then an empty folder gets the README's own-Worker files exactly as the README shows them
- * (package.json, tsconfig.json, wrangler.toml, .dev.vars, the network, the Worker, its test), with
- * one change: package.json's `handoff-runtime` range points at the packed tarball. Then
+ * The package, proven from the outside as the README tells a first user to use it: a clone (this
+ * tree's files) runs the README's commands for the package (`npm install && npm pack`), then an
+ * empty folder gets the README's own-Worker files exactly as the README shows them (package.json,
+ * tsconfig.json, wrangler.toml, .dev.vars, the network, the Worker, its test), with the one change
+ * the README tells: package.json's `handoff-runtime` is its `file:` line, at the clone's path. Then
  * 1. the README's steps, literally, under Node 22: `npm install` (the toolchain fresh from the
  *    registry, at the ranges the README pins), `npm test` (tsc, then the consumer's vitest file),
- *    and `npm run dev`, where a message is answered by the offline model with a handoff;
+ *    and `npm run dev`, where the README's `curl` line is answered by the offline model with a
+ *    handoff; on Node 20 (where the machine has it), wrangler refuses to start as the README says;
  * 2. the package's public types type-check beside it, and it bundles with no Node built-in;
  * 3. under `wrangler dev` against a fake provider, a conversation with a handoff goes on with the
  *    agent that holds it;
@@ -17,7 +19,7 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -26,9 +28,13 @@ import { SignJWT } from "jose";
 import { type Browser, chromium } from "playwright-core";
 import { startFakeOpenAI } from "../node/fake-openai-server.ts";
 import { MCP_TEST_TOKEN, type McpTestServer, startMcpTestServer } from "../node/mcp-test-server.ts";
-import { chat, startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
+import { chat, parseSse, startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
+/** The machine's own Node when it is 20 (Debian's), to show what the README says of Node 20. */
+const NODE_20 = ["/usr/bin/node", "/usr/local/bin/node"].find(
+  (path) => existsSync(path) && spawnSync(path, ["--version"], { encoding: "utf8" }).stdout.startsWith("v20."),
+);
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), "handoff-package-"));
@@ -57,10 +63,36 @@ export function readmeFiles(readme: string): Map<string, string> {
   return files;
 }
 
-const files = readmeFiles(readFileSync(join(repo, "README.md"), "utf8"));
+const readme = readFileSync(join(repo, "README.md"), "utf8");
+const files = readmeFiles(readme);
+
+/**
+ * The README's way to the package before it is published, as written: in a clone (this tree's
+ * files, committed or not), its commands; it returns the README's `package.json` line, its
+ * `/path/to/` being the clone.
+ */
+function packFromClone(): string {
+  const told = /from a clone of this repository \(`([^`]+)` there writes `([^`]+)`\) and put `([^`]+)` in the `package\.json` below/.exec(
+    readme,
+  );
+  assert.ok(told, "the README says how to build the package from a clone");
+  const [, commands, tarball, line] = told;
+  const clone = join(scratch, "clone");
+  for (const file of run("git", ["ls-files", "--cached", "--others", "--exclude-standard"], repo).trim().split("\n")) {
+    if (!existsSync(join(repo, file))) continue;
+    mkdirSync(dirname(join(clone, file)), { recursive: true });
+    copyFileSync(join(repo, file), join(clone, file));
+  }
+  for (const command of commands!.split(" && ")) {
+    const [name, ...args] = command.split(" ");
+    run(name!, args, clone);
+  }
+  assert.ok(existsSync(join(clone, tarball!)), `${commands} writes ${tarball}`);
+  return line!.replace("/path/to/", `${clone}/`);
+}
 
 before(() => {
-  const packed = run("npm", ["pack", "--pack-destination", scratch, "--silent"], repo).trim().split("\n").at(-1)!;
+  const dependency = packFromClone();
   for (const [file, text] of files) {
     mkdirSync(dirname(join(consumer, file)), { recursive: true });
     writeFileSync(join(consumer, file), text);
@@ -68,7 +100,7 @@ before(() => {
   const manifest = join(consumer, "package.json");
   const pinned = readFileSync(manifest, "utf8");
   assert.match(pinned, /"handoff-runtime": "\^0\.1\.0"/);
-  writeFileSync(manifest, pinned.replace(/"handoff-runtime": "[^"]+"/, `"handoff-runtime": "file:${join(scratch, packed)}"`));
+  writeFileSync(manifest, pinned.replace(/"handoff-runtime": "[^"]+"/, dependency));
 });
 
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -94,11 +126,19 @@ describe("the README's own Worker, step by step as written", () => {
     assert.ok(major === 4 && minor! >= 156, `wrangler ${wrangler.version} is the one package.json pins`);
   });
 
+  it("on Node 20, wrangler refuses to start with the words the README quotes", { skip: !NODE_20 && "no Node 20 here" }, () => {
+    const quoted = /wrangler refuses to start \("([^"]+)"\)/.exec(readme)?.[1];
+    assert.ok(quoted, "the README quotes wrangler's refusal");
+    const refused = spawnSync(NODE_20!, [join(consumer, "node_modules/wrangler/bin/wrangler.js"), "--version"], { encoding: "utf8" });
+    assert.notEqual(refused.status, 0);
+    assert.ok(`${refused.stdout}${refused.stderr}`.includes(quoted), `wrangler on Node 20 says:\n${refused.stdout}${refused.stderr}`);
+  });
+
   it("npm test type-checks the Worker and runs its vitest file", () => {
     assert.match(run("npm", ["test"], consumer), /4 passed/);
   });
 
-  it("npm run dev answers a message offline from .dev.vars: the concierge hands it to bookings", async () => {
+  it("npm run dev answers the README's curl line offline from .dev.vars: the concierge hands it to bookings", async () => {
     const dev = await startWranglerDev({
       persistTo: join(scratch, "offline"),
       cwd: consumer,
@@ -106,7 +146,11 @@ describe("the README's own Worker, step by step as written", () => {
       npmStartVars: false,
     });
     try {
-      const events = await chat(dev.url, "first-user", "a booking for two on Friday, please");
+      const line = /^curl -N http:\/\/127\.0\.0\.1:8787\/.*$/m.exec(readme)?.[0];
+      assert.ok(line, "the README has a curl line for its Worker");
+      const sent = spawnSync("sh", ["-c", line.replace("http://127.0.0.1:8787", dev.url)], { cwd: consumer, encoding: "utf8" });
+      assert.equal(sent.status, 0, sent.stderr);
+      const events = parseSse(sent.stdout);
       assert.deepEqual(events[0], { ...events[0], type: "run-start", agent: "concierge", demo: true });
       assert.deepEqual(
         events.filter((e) => e.type === "handoff").map((e) => [e.from, e.to]),

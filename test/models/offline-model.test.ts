@@ -8,7 +8,7 @@ import { OfflineModel } from "../../src/models/offline-model.ts";
 import { Agent, handoff, humanAgent, Network, type RunEvent, runTurn, type TurnInput, tool } from "../../src/runtime/index.ts";
 import { MemoryStore } from "../../src/testing/index.ts";
 
-function network(style?: "single"): Network {
+function network(style?: "single" | "named"): Network {
   const checkAvailability = tool({
     name: "check_availability",
     description: "Free tables on a date.",
@@ -24,7 +24,7 @@ function network(style?: "single"): Network {
   });
   const bookings = new Agent({
     name: "bookings",
-    description: "Books tables.",
+    description: "Books tables and checks which are free.",
     instructions: "",
     tools: [checkAvailability, cancelBooking],
   });
@@ -95,11 +95,39 @@ describe("the offline model", () => {
     expect(texts(events)).toBe('bookings: check_availability answered {"date":"check availability","seats":1,"free":["19:00"]}');
   });
 
-  it("asks for a tool that needs approval: the turn waits for it", async () => {
+  it("asks for a tool that needs approval, its string argument the word after the parameter's name: the turn waits for it", async () => {
     const store = new MemoryStore("concierge");
     await turn(network(), store, "bookings please");
-    const events = await turn(network(), store, "cancel booking B7");
+    const events = await turn(network(), store, "cancel booking B7, please");
+    expect(events.find((e) => e.type === "tool-call")).toMatchObject({ name: "cancel_booking", args: { bookingId: "B7" } });
     expect(events.at(-1)).toMatchObject({ type: "done", status: "awaiting_approval", agent: "bookings" });
+  });
+
+  it("takes a string argument after the parameter's whole name, and the whole message where the name is not there", async () => {
+    const store = new MemoryStore("concierge");
+    await turn(network(), store, "bookings please");
+    const named = await turn(network(), store, "check availability for the date 2026-12-24");
+    expect(named.find((e) => e.type === "tool-call")).toMatchObject({ args: { date: "2026-12-24", seats: 1 } });
+  });
+
+  it("hands a guest to the person's agent when the message asks for a person or a human, by its description", async () => {
+    for (const words of ["I want to talk to a person", "a human, please"]) {
+      const events = await turn(network(), new MemoryStore("concierge"), words);
+      expect(events.find((e) => e.type === "tool-call")).toMatchObject({
+        name: "transfer_to_front_desk",
+        args: { reason: "the message asks for a person" },
+      });
+      expect(events.at(-1)).toMatchObject({ type: "done", status: "awaiting_human", agent: "front-desk" });
+    }
+  });
+
+  it("hands over to the agent whose description the message matches, in each tool style", async () => {
+    for (const style of [undefined, "single", "named"] as const) {
+      const store = new MemoryStore("concierge");
+      const events = await turn(network(style), store, "are there free tables tonight?");
+      expect(events.filter((e) => e.type === "handoff").map((e) => e.type === "handoff" && e.to)).toEqual(["bookings"]);
+      expect(store.holding.activeAgent).toBe("bookings");
+    }
   });
 
   it("hands a guest to a person when the message names them", async () => {
