@@ -209,6 +209,10 @@ describe("the chat page on a phone (390 px)", () => {
     await turn(page, "I was charged twice for order A1001");
     await page.getByTestId("approval").waitFor();
     assert.equal(await inView(page, "[data-testid=approval]"), true, "the request is on screen");
+    // The list names the conversation's state in the status line's words, never the API's.
+    await drawer.click();
+    await page.locator("#sidebar").filter({ hasText: "billing · waiting for your approval" }).waitFor();
+    assert.doesNotMatch((await page.locator("#sidebar").textContent()) ?? "", /awaiting|_/);
     await page.context().close();
   });
 
