@@ -28,7 +28,7 @@ export function conversationView(
     handoffCount,
     callers,
     turn: state.turn,
-    status: running ? "running" : (turn?.status ?? "idle"),
+    status: running ? "running" : statusNow(turn?.status ?? "idle", activeAgent, store.handoffs()),
     messages,
     page,
     handoffs: store.handoffs(),
@@ -44,6 +44,16 @@ export function conversationView(
     activity: store.activity.latest(),
     background: backgroundOf(store),
   };
+}
+
+/**
+ * A conversation's status as it stands, from its latest turn's: a turn that ended waiting for a
+ * person is `completed` once the person has handed the conversation back (no one waits then; the
+ * agent answers the next message), as A2A clients are told.
+ */
+export function statusNow<S extends string>(turn: S, holder: string, handoffs: readonly HandoffRecord[]): S | "completed" {
+  const last = handoffs.at(-1);
+  return turn === "awaiting_human" && last?.kind === "hand-back" && last.to === holder ? "completed" : turn;
 }
 
 /** Who reads a view: the customer (and their clients), or a person at the operator desk. */

@@ -8,6 +8,7 @@ import type { ConversationState, ConversationStore } from "./storage/conversatio
 import { type ConversationTitles, cut, shownTitle } from "./conversation-titles.ts";
 import { type InboxEntry, type InboxStatus, inboxOf } from "../inbox/inbox.ts";
 import { undecidedIn } from "./storage/run-ledger.ts";
+import { statusNow } from "./conversation-view.ts";
 
 const SNIPPET_CHARS = 120;
 /** The most of a conversation's words its owner's search keeps (the newest messages' first), so one inbox row stays small. */
@@ -41,7 +42,8 @@ export class InboxLink {
     const messages = this.#store.messages();
     const last = messages.findLast((m) => (m.role === "user" || m.role === "assistant") && m.content)?.content ?? "";
     const stored = this.#store.turns.record(state.turn)?.status;
-    const turn: InboxStatus = stored === undefined || stored === "rewound" ? "idle" : stored;
+    const turn: InboxStatus =
+      stored === undefined || stored === "rewound" ? "idle" : statusNow(stored, state.holding.activeAgent, this.#store.handoffs());
     return this.#redactor.value({
       id: state.conversationId,
       // A user's own title, else the first message cut short.

@@ -44,6 +44,26 @@ describe("a conversation's inbox entry", () => {
     });
   });
 
+  it("says a conversation a person handed back is no longer waiting for a person", async () => {
+    const id = `entry-${crypto.randomUUID()}`;
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
+      const store = new ConversationStore(state.storage);
+      const link = new InboxLink(store, none, env);
+      store.create(id, "triage", "grant", "ada");
+      store.beginTurn("a person, please");
+      const holding = { ...store.state()!.holding, activeAgent: "support-desk" };
+      store.commitStep(
+        { messages: [{ role: "user", content: "a person, please" }], holding, handoff: { from: "triage", to: "support-desk" } },
+        [],
+      );
+      store.endTurn({ status: "awaiting_human" }, []);
+      expect(link.entry(store.state()!)).toMatchObject({ status: "awaiting_human", holder: "support-desk" });
+      const back = { kind: "hand-back" as const, from: "support-desk", to: "triage", note: "sorted" };
+      store.commitStep({ messages: [], holding: { ...holding, activeAgent: "triage" }, handoff: back }, []);
+      expect(link.entry(store.state()!)).toMatchObject({ status: "completed", holder: "triage" });
+    });
+  });
+
   it("shows the user's message when it is the last thing said (a person has not answered yet)", async () => {
     const id = `entry-${crypto.randomUUID()}`;
     await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {

@@ -138,6 +138,9 @@ describe("a conversation handed to a person", () => {
       data: { agent: "support-desk", text: "Hi, this is Sam from support. I can see your order.", operator: "Sam" },
     });
     expect((await desk()).map((e) => e.conversationId)).not.toContain(s.conversationId);
+    // No one waits now: the customer's view says so (triage answers the next message).
+    const customer = (await (await call(`/v1/conversations/${s.conversationId}`)).json()) as { status: string; activeAgent: string };
+    expect(customer).toMatchObject({ status: "completed", activeAgent: "triage" });
 
     // The user's next message is answered by triage, which reads the person's words and note.
     const third = await chat(s.conversationId, "thanks!");
