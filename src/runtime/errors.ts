@@ -23,6 +23,8 @@ export type RuntimeErrorCode =
   | "remote_timeout"
   /** A remote agent answered what A2A does not say. */
   | "remote_invalid"
+  /** A file the history refers to is not in the host's file store (or the host stores no files). */
+  | "file_not_found"
   | "internal_error";
 
 /** An error as a plain value, the shape it has on every wire: a stable code, words that say what to fix, details where they help. */

@@ -107,6 +107,7 @@ export type { Duration } from "./duration.ts";
 
 // The ports a host plugs in: the model, the store, the scheduler, MCP servers, remote agents.
 export type { Model, ModelEvent, ModelRequest, ModelSettings } from "./ports/model-port.ts";
+export type { FilePort } from "./ports/files-port.ts";
 export type { StepCommit, StoredDelegation, TurnStore } from "./ports/store-port.ts";
 export type { BackgroundRequest, FollowUpRequest, ScheduledFollowUp, Scheduler, StartedDelegation } from "./ports/scheduler-port.ts";
 export {

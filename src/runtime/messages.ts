@@ -15,10 +15,23 @@ export interface ToolCall {
  */
 export type CallPlan = "tool" | "transfer" | "person" | "return" | "refused-handoff";
 
-/** A user's message in the history. */
+/**
+ * A file in a conversation, as the history keeps it: a reference to bytes stored elsewhere (the
+ * host's file store), never the bytes. `sha256` is the bytes' hash in hex.
+ */
+export interface FileRef {
+  id: string;
+  mediaType: string;
+  size: number;
+  name: string;
+  sha256: string;
+}
+
+/** A user's message in the history; `files` are what it carried (images, PDFs, text), by reference. */
 export interface UserMessage {
   role: "user";
   content: string;
+  files?: FileRef[];
 }
 
 /** An agent's answer in the history: its text and the tool calls it made. */

@@ -127,7 +127,7 @@ async function* acceptInput(
   input: TurnInput,
   missing: string | undefined,
 ): AsyncGenerator<TurnItem, { state: TurnState; ended?: TurnOutcome }> {
-  if (input.kind === "message") return { state: yield* acceptMessage(run, state, input.text, missing) };
+  if (input.kind === "message") return { state: yield* acceptMessage(run, state, input, missing) };
   if (input.kind === "scheduled") return { state: yield* acceptNote(run, state, input.note) };
   const settled = yield* settleRequests(run, state, input.suspension, input.decisions);
   if (!settled.waiting) return { state: settled.state };
@@ -147,10 +147,11 @@ async function* acceptNote(run: RunContext, state: TurnState, note: string): Asy
 async function* acceptMessage(
   run: RunContext,
   state: TurnState,
-  text: string,
+  input: Extract<TurnInput, { kind: "message" }>,
   missing: string | undefined,
 ): AsyncGenerator<TurnItem, TurnState> {
   const { agent } = state;
+  const { text, files } = input;
   const note: Message[] = missing
     ? [
         {
@@ -166,7 +167,7 @@ async function* acceptMessage(
     yield { type: "guardrail", kind: "input", agent: agent.name, reason: blocked };
     throw new RuntimeError("guardrail_blocked", `The message was blocked: ${blocked}`);
   }
-  const messages: Message[] = [...note, { role: "user", content: text }];
+  const messages: Message[] = [...note, { role: "user", content: text, ...(files?.length ? { files: [...files] } : {}) }];
   // A holder or caller frames a deploy removed are replaced in the store with the message.
   for (const item of await commit(run, { messages, ...holdingChange(state, state) })) yield item;
   return advance(state, { messages, committed: true });
@@ -357,6 +358,7 @@ function modelRequest(run: RunContext, prepared: PreparedStep): ModelRequest {
     tools: prepared.toolset.specs,
     settings: agent.modelSettings,
     signal: run.signal,
+    ...(run.options.files ? { files: run.options.files } : {}),
   };
 }
 

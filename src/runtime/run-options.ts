@@ -1,5 +1,7 @@
 /** What a host passes `runTurn`: the network, the ports, the stored state and the input. */
 import type { CallsInFlight } from "./calls-in-flight.ts";
+import type { FilePort } from "./ports/files-port.ts";
+import type { FileRef } from "./messages.ts";
 import type { McpPort } from "./ports/mcp.ts";
 import type { RunEvent } from "./events.ts";
 import type { ConversationSnapshot } from "./conversation-snapshot.ts";
@@ -19,7 +21,7 @@ import type { UsageTotals } from "./usage.ts";
  * system message to whoever holds the conversation, who answers the user.
  */
 export type TurnInput =
-  | { kind: "message"; text: string }
+  | { kind: "message"; text: string; files?: readonly FileRef[] }
   | { kind: "resume"; suspension: Suspension; decisions: readonly Decision[] }
   | { kind: "scheduled"; note: string };
 
@@ -33,6 +35,8 @@ export interface RunTurnOptions {
   mcp?: McpPort;
   /** How remote agents (`remoteAgent`) are reached; without it, handing to one gives the conversation straight back. */
   remote?: RemotePort;
+  /** Where the conversation's files are read (by model adapters and tools); without it, a message with files fails `file_not_found`. */
+  files?: FilePort;
   /** Where tools schedule follow-ups (`ctx.schedule`, `scheduleFollowUp()`); without it, scheduling is refused. */
   scheduler?: Scheduler;
   /** The conversation as stored before this leg (`newConversation(agent)` for a new one). */

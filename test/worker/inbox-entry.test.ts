@@ -53,7 +53,11 @@ describe("a conversation's inbox entry", () => {
       store.beginTurn("a person, please");
       const holding = { ...store.state()!.holding, activeAgent: "support-desk" };
       store.commitStep(
-        { messages: [{ role: "user", content: "a person, please" }], holding, handoff: { from: "triage", to: "support-desk" } },
+        {
+          messages: [{ role: "user", content: "a person, please" }],
+          holding,
+          handoff: { kind: "transfer", from: "triage", to: "support-desk", toolCallId: "t", stepIndex: 0 },
+        },
         [],
       );
       store.endTurn({ status: "awaiting_human" }, []);

@@ -1,5 +1,6 @@
 /** The model port: what the loop asks of a model, and what a model streams back. */
 import type { Message, ToolCall } from "../messages.ts";
+import type { FilePort } from "./files-port.ts";
 import type { ToolSpec } from "../tools/tool.ts";
 import type { Usage } from "../usage.ts";
 
@@ -24,6 +25,8 @@ export interface ModelRequest {
   tools: readonly ToolSpec[];
   settings: ModelSettings;
   signal: AbortSignal;
+  /** Where the files the messages refer to are read: an adapter sends their bytes in the provider's wire format. */
+  files?: FilePort;
 }
 
 /** What a model streams for one step: text as it comes, whole tool calls, and how it finished. */
