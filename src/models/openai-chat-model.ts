@@ -1,11 +1,13 @@
 import type OpenAI from "openai";
 import { Stream } from "openai/streaming";
 import type {
+  ChatCompletionContentPart,
   ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
-import type { Message } from "../runtime/messages.ts";
+import type { FileRef, Message } from "../runtime/messages.ts";
+import { describe, type FileContent, readRequestFiles } from "./file-parts.ts";
 import type { ModelEvent, ModelRequest, ModelSettings } from "../runtime/ports/model-port.ts";
 import type { ToolSpec } from "../runtime/tools/tool.ts";
 import { ChatStreamAssembler } from "./chat-stream-assembler.ts";
@@ -18,18 +20,20 @@ export function streamChatCompletion(client: OpenAI, defaults: ProviderDefaults,
   const settings = { ...defaults, ...request.settings };
   const assembler = new ChatStreamAssembler();
   return streamProviderStep(
-    async (signal) =>
-      chunksUntilDone(await client.chat.completions.create(chatBody(request, settings), { signal }).asResponse(), signal, assembler),
+    async (signal) => {
+      const body = chatBody(request, settings, await readRequestFiles(request));
+      return chunksUntilDone(await client.chat.completions.create(body, { signal }).asResponse(), signal, assembler);
+    },
     // Neither a finish reason nor `[DONE]` means the stream was cut: its half-assembled tool calls must not run.
     assembler,
     { signal: request.signal, idleTimeoutMs: settings.idleTimeoutMs, missing: "no finish reason arrived", log: defaults.log },
   );
 }
 
-function chatBody(request: ModelRequest, settings: ModelSettings): ChatCompletionCreateParamsStreaming {
+function chatBody(request: ModelRequest, settings: ModelSettings, files: Map<string, FileContent>): ChatCompletionCreateParamsStreaming {
   return {
     model: request.model,
-    messages: toChatMessages(request.instructions, request.messages),
+    messages: toChatMessages(request.instructions, request.messages, files),
     ...(request.tools.length
       ? {
           tools: request.tools.map(toChatTool),
@@ -55,12 +59,21 @@ async function* chunksUntilDone(response: Response, signal: AbortSignal, assembl
   if (sentinel.seen) assembler.closedWithDone();
 }
 
-/** The history as Chat Completions messages, the instructions first as the system message. */
-export function toChatMessages(instructions: string, messages: readonly Message[]): ChatCompletionMessageParam[] {
+/**
+ * The history as Chat Completions messages, the instructions first as the system message; a user's files as content
+ * parts after their text (`files`: what `readRequestFiles` read).
+ */
+export function toChatMessages(
+  instructions: string,
+  messages: readonly Message[],
+  files: ReadonlyMap<string, FileContent> = new Map(),
+): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = instructions ? [{ role: "system", content: instructions }] : [];
   for (const message of messages) {
     switch (message.role) {
       case "user":
+        out.push({ role: "user", content: message.files?.length ? userParts(message.content, message.files, files) : message.content });
+        break;
       case "system":
         out.push({ role: message.role, content: message.content });
         break;
@@ -89,6 +102,18 @@ export function toChatMessages(instructions: string, messages: readonly Message[
     }
   }
   return out;
+}
+
+/** A user's text and files as Chat Completions parts: `image_url` for images, `file` for PDFs, text for the rest. */
+function userParts(text: string, refs: readonly FileRef[], files: ReadonlyMap<string, FileContent>): ChatCompletionContentPart[] {
+  const parts: ChatCompletionContentPart[] = text ? [{ type: "text", text }] : [];
+  for (const ref of refs) {
+    const file = files.get(ref.id) ?? { kind: "text", file: ref, text: describe(ref) };
+    if (file.kind === "image") parts.push({ type: "image_url", image_url: { url: file.dataUrl } });
+    else if (file.kind === "pdf") parts.push({ type: "file", file: { filename: ref.name, file_data: file.dataUrl } });
+    else parts.push({ type: "text", text: file.text });
+  }
+  return parts;
 }
 
 function toChatTool(spec: ToolSpec): ChatCompletionTool {

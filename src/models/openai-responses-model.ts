@@ -1,6 +1,7 @@
 import type OpenAI from "openai";
-import type { FunctionTool, ResponseInputItem } from "openai/resources/responses/responses";
-import type { Message } from "../runtime/messages.ts";
+import type { FunctionTool, ResponseInputContent, ResponseInputItem } from "openai/resources/responses/responses";
+import type { FileRef, Message } from "../runtime/messages.ts";
+import { describe, type FileContent, readRequestFiles } from "./file-parts.ts";
 import type { ModelEvent, ModelRequest } from "../runtime/ports/model-port.ts";
 import type { ToolSpec } from "../runtime/tools/tool.ts";
 import type { ProviderDefaults } from "./provider-defaults.ts";
@@ -15,11 +16,11 @@ import { ResponsesStreamAssembler } from "./responses-stream-assembler.ts";
 export function streamResponse(client: OpenAI, defaults: ProviderDefaults, request: ModelRequest): AsyncGenerator<ModelEvent> {
   const settings = { ...defaults, ...request.settings };
   return streamProviderStep(
-    (signal) =>
+    async (signal) =>
       client.responses.create(
         {
           model: request.model,
-          input: toResponsesInput(request.instructions, request.messages),
+          input: toResponsesInput(request.instructions, request.messages, await readRequestFiles(request)),
           ...(request.tools.length
             ? {
                 tools: request.tools.map(toFunctionTool),
@@ -39,13 +40,20 @@ export function streamResponse(client: OpenAI, defaults: ProviderDefaults, reque
   );
 }
 
-/** The history as Responses API input items, the instructions first as a developer message. */
-export function toResponsesInput(instructions: string, messages: readonly Message[]): ResponseInputItem[] {
+/**
+ * The history as Responses API input items, the instructions first as a developer message; a user's files as
+ * `input_image`, `input_file` or `input_text` parts after their text (`files`: what `readRequestFiles` read).
+ */
+export function toResponsesInput(
+  instructions: string,
+  messages: readonly Message[],
+  files: ReadonlyMap<string, FileContent> = new Map(),
+): ResponseInputItem[] {
   const input: ResponseInputItem[] = instructions ? [{ role: "developer", content: instructions }] : [];
   for (const message of messages) {
     switch (message.role) {
       case "user":
-        input.push({ role: "user", content: message.content });
+        input.push({ role: "user", content: message.files?.length ? userParts(message.content, message.files, files) : message.content });
         break;
       case "system":
         input.push({ role: "developer", content: message.content });
@@ -65,6 +73,18 @@ export function toResponsesInput(instructions: string, messages: readonly Messag
     }
   }
   return input;
+}
+
+/** A user's text and files as Responses input parts. */
+function userParts(text: string, refs: readonly FileRef[], files: ReadonlyMap<string, FileContent>): ResponseInputContent[] {
+  const parts: ResponseInputContent[] = text ? [{ type: "input_text", text }] : [];
+  for (const ref of refs) {
+    const file = files.get(ref.id) ?? { kind: "text", file: ref, text: describe(ref) };
+    if (file.kind === "image") parts.push({ type: "input_image", image_url: file.dataUrl, detail: "auto" });
+    else if (file.kind === "pdf") parts.push({ type: "input_file", filename: ref.name, file_data: file.dataUrl });
+    else parts.push({ type: "input_text", text: file.text });
+  }
+  return parts;
 }
 
 function toFunctionTool(spec: ToolSpec): FunctionTool {

@@ -15,6 +15,7 @@ export { TITLE_AGENT } from "./titles.ts";
 // Handoffs: declared, offered to the model, recorded.
 export { handoff, type HandoffEdge, type HandoffScope } from "./handoff/handoff.ts";
 export type { TransferStyle } from "./handoff/transfer-tools.ts";
+export { withoutFiles } from "./handoff/history-filter.ts";
 export type {
   HandBackRecord,
   HandoffBase,
@@ -58,7 +59,7 @@ export type { Elicitation, Question } from "./wait/asks.ts";
 // What a conversation holds, and its history.
 export { type ConversationSnapshot, newConversation } from "./conversation-snapshot.ts";
 export type { CallerFrame, Holding, ReturnFrame, ReturnMode } from "./holding.ts";
-export type { AssistantMessage, CallPlan, Message, SystemMessage, ToolCall, ToolMessage, UserMessage } from "./messages.ts";
+export type { AssistantMessage, CallPlan, FileRef, Message, SystemMessage, ToolCall, ToolMessage, UserMessage } from "./messages.ts";
 export type { Compaction, CompactionOptions } from "./compaction.ts";
 
 // Running a turn: its options, items, events and outcome.

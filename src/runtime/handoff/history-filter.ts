@@ -17,3 +17,16 @@ export function arrivalFilter(
   if (!arrival || arrival.kind === "return" || arrival.to !== holder.name || !network.get(arrival.from)) return undefined;
   return network.edges(arrival.from).find((e) => e.agent.name === arrival.to)?.historyFilter;
 }
+
+/**
+ * A history filter that keeps the words and drops the files (`handoff(agent, { historyFilter: withoutFiles })`): the
+ * target reads that a file was sent, by name and type, and is sent no bytes.
+ */
+export function withoutFiles(messages: readonly Message[]): Message[] {
+  return messages.map((message) => {
+    if (message.role !== "user" || !message.files?.length) return message;
+    const { files, ...rest } = message;
+    const named = files.map((file) => `[File "${file.name}", ${file.mediaType}, not shown]`).join("\n");
+    return { ...rest, content: rest.content ? `${rest.content}\n${named}` : named };
+  });
+}

@@ -1,0 +1,51 @@
+/**
+ * A request's files in a provider's wire format: images as image parts, PDFs as file parts, plain
+ * text as text, each from the bytes the request's file port reads (sent as data URLs: no provider
+ * needs to reach the store). A file that cannot be read is described in words, so a conversation
+ * whose file is gone still goes on.
+ */
+import type { FileRef, Message } from "../runtime/messages.ts";
+import type { ModelRequest } from "../runtime/ports/model-port.ts";
+
+/** What an adapter sends for one file: its bytes as a data URL (or its text), or words that say it could not be read. */
+export type FileContent =
+  | { kind: "image"; file: FileRef; dataUrl: string }
+  | { kind: "pdf"; file: FileRef; dataUrl: string }
+  | { kind: "text"; file: FileRef; text: string };
+
+/** Each file the request's messages carry, read once, by its id. */
+export async function readRequestFiles(request: Pick<ModelRequest, "messages" | "files">): Promise<Map<string, FileContent>> {
+  const refs = new Map<string, FileRef>();
+  for (const message of request.messages) for (const file of filesOf(message)) refs.set(file.id, file);
+  const read = await Promise.all([...refs.values()].map(async (file) => [file.id, await contentOf(file, request.files)] as const));
+  return new Map(read);
+}
+
+/** The files a message carries: a user's attachments. */
+export function filesOf(message: Message): readonly FileRef[] {
+  return message.role === "user" ? (message.files ?? []) : [];
+}
+
+async function contentOf(file: FileRef, store: ModelRequest["files"]): Promise<FileContent> {
+  const bytes = await store?.read(file).catch(() => undefined);
+  if (!bytes) return { kind: "text", file, text: `${describe(file)}: it could not be read.` };
+  if (file.mediaType.startsWith("image/")) return { kind: "image", file, dataUrl: dataUrl(file.mediaType, bytes) };
+  if (file.mediaType === "application/pdf") return { kind: "pdf", file, dataUrl: dataUrl(file.mediaType, bytes) };
+  return { kind: "text", file, text: `${describe(file)}:\n${new TextDecoder().decode(bytes)}` };
+}
+
+/** A file in words, as the model reads of it where its bytes are not sent. */
+export function describe(file: FileRef): string {
+  return `[File "${file.name}", ${file.mediaType}, ${file.size} bytes]`;
+}
+
+function dataUrl(mediaType: string, bytes: Uint8Array): string {
+  return `data:${mediaType};base64,${base64(bytes)}`;
+}
+
+/** Base64 of bytes with web standards only (`btoa` takes a binary string, built in chunks to bound its arguments). */
+export function base64(bytes: Uint8Array): string {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}
