@@ -130,6 +130,12 @@ export const ConfigSchema = z.object({
         .filter(Boolean),
     ),
   MAX_MESSAGE_CHARS: z.coerce.number().int().min(1).max(60_000).default(8_000),
+  /** The largest file a message may carry, in bytes (10 MB). */
+  FILE_MAX_BYTES: z.coerce.number().int().min(1).max(100_000_000).default(10_485_760),
+  /** Files one message may carry. */
+  FILES_PER_MESSAGE: z.coerce.number().int().min(1).max(100).default(10),
+  /** Bytes of files one conversation may hold, all together (100 MB). */
+  CONVERSATION_FILES_MAX_BYTES: z.coerce.number().int().min(1).max(10_000_000_000).default(104_857_600),
   /** Spending limits, as JSON: {"modelCalls":20,"inputTokens":200000,"outputTokens":20000,"toolCalls":50}. */
   TURN_BUDGET: Budget.optional(),
   CONVERSATION_BUDGET: Budget.optional(),

@@ -12,6 +12,8 @@ export interface Env extends WorkerVars {
   OPERATOR_DESK?: DurableObjectNamespace<OperatorDesk>;
   /** Signed-in users' inboxes: one Durable Object per user (class Inbox), named by a hash of the user's id. */
   INBOXES?: DurableObjectNamespace<Inbox>;
+  /** R2: the bytes of the conversations' files (the conversation keeps only references); without it, files are refused. */
+  FILES?: R2Bucket;
   /** The Workers rate-limiting binding: new turns per client. */
   CLIENT_LIMITER?: { limit(options: { key: string }): Promise<{ success: boolean }> };
 }

@@ -10,6 +10,9 @@ export interface WorkerVars {
   OFFLINE_MODEL?: string;
   ALLOWED_ORIGINS?: string;
   MAX_MESSAGE_CHARS?: string;
+  FILE_MAX_BYTES?: string;
+  FILES_PER_MESSAGE?: string;
+  CONVERSATION_FILES_MAX_BYTES?: string;
   TURN_BUDGET?: string;
   CONVERSATION_BUDGET?: string;
   CONTEXT_BUDGET?: string;

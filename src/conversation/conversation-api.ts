@@ -77,6 +77,8 @@ export type EventsOutcome = ({ kind: "stream" } & TurnStream) | { kind: "idle" }
 export interface MessageOptions {
   /** A conversation of this id that does not exist yet is created, owned by the signed-in requester (AG-UI names its threads). */
   createOwned?: boolean;
+  /** The ids of files uploaded to this conversation (`uploadFiles`) that the message carries. */
+  files?: string[];
 }
 
 /** How decisions are taken. */

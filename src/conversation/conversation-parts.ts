@@ -24,6 +24,7 @@ import { CommitEffects } from "./commit-effects.ts";
 import { EventEffects } from "./event-effects.ts";
 import { TurnAdmission } from "./turn-admission.ts";
 import { TurnDriver } from "./turns/turn-driver.ts";
+import { ConversationFiles } from "./files/conversation-files.ts";
 
 export interface ConversationParts {
   redactor: Redactor;
@@ -45,6 +46,8 @@ export interface ConversationParts {
   effects: CommitEffects;
   /** What follows each stored event: a leg's end, a person's answer or hand back. */
   events: EventEffects;
+  /** Its files: checked, stored in the FILES bucket by reference, read for the model and tools. */
+  files: ConversationFiles;
 }
 
 export function assembleConversation(
@@ -67,8 +70,14 @@ export function assembleConversation(
   const inbox = new InboxLink(store, redactor, env, titles && { maker: titles, waitUntil: ctx.waitUntil.bind(ctx) });
   const waitUntil = (promise: Promise<unknown>) => ctx.waitUntil(promise);
   const events = new EventEffects({ store, network, inbox, notifier, hold, log, waitUntil });
+  const files = new ConversationFiles(store.files, (env as { FILES?: R2Bucket }).FILES, {
+    maxBytes: config.FILE_MAX_BYTES,
+    perMessage: config.FILES_PER_MESSAGE,
+    perConversation: config.CONVERSATION_FILES_MAX_BYTES,
+  });
   const ports = {
     model,
+    files,
     mcp: new McpConnections({ env, cache: new SqlToolListCache(ctx.storage.sql), log }),
     remote: new A2ARemotes(env as McpHostEnv),
     limits: { ...runSettings(config).limits, ...setup.limits },
@@ -98,9 +107,9 @@ export function assembleConversation(
   });
   const admission = new TurnAdmission({ store, driver, network, config, env });
   const background = new BackgroundWork({ store, network, redactor, run: ports, tell: sockets.tell, exporter, notifier, waitUntil, log });
-  const work = new ScheduledWork({ store, driver, hold, network, notifier, admission, background });
+  const work = new ScheduledWork({ store, driver, hold, network, notifier, admission, background, files });
   const effects = new CommitEffects({ store, storage: ctx.storage, inbox, waitUntil, log });
-  return { redactor, store, hold, inbox, driver, work, background, sockets, admission, effects, events };
+  return { redactor, store, hold, inbox, driver, work, background, sockets, admission, effects, events, files };
 }
 
 /** The model turns call: the configured provider's, else the setup's offline model, else the demo's; redacted on the way in and out. */

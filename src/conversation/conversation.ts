@@ -43,6 +43,9 @@ import type { EventEffects } from "./event-effects.ts";
 import type { TurnSummary } from "./storage/turn-log.ts";
 import type { TurnTrace } from "../traces/turn-trace.ts";
 import type { PushConfig } from "./schedule/push-configs.ts";
+import type { FileRef, Message } from "../runtime/messages.ts";
+import { type ConversationFiles, sentFileIds, UPLOAD_KEPT_MS } from "./files/conversation-files.ts";
+import type { IncomingFile } from "./files/file-checks.ts";
 
 /** What an A2A client does with a task's push notification configs. */
 export type PushConfigOp =
@@ -80,6 +83,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   readonly #effects: CommitEffects;
   /** What follows each stored event: a leg's end, a person's answer or hand back. */
   readonly #events: EventEffects;
+  /** Its files: bytes in the FILES bucket, references here. */
+  readonly #files: ConversationFiles;
 
   constructor(ctx: DurableObjectState, env: WorkerVars) {
     super(ctx, env);
@@ -98,6 +103,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     this.#admission = parts.admission;
     this.#effects = parts.effects;
     this.#events = parts.events;
+    this.#files = parts.files;
   }
 
   /** Resolves once what the writes so far call for is done (the desk, the inbox told): for answers that show it. */
@@ -183,24 +189,66 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     return this.#message(requester, message, options, (input) => this.#driver.start(requester, input), true);
   }
 
-  /** A message's turn, admitted and begun, its leg started by `start` (with a stream for a request, without one for a socket). */
-  #message<T>(
+  /**
+   * A message's turn, admitted and begun, its leg started by `start` (with a stream for a request, without one for a
+   * socket); `options.files`: the ids of files uploaded to this conversation, which the message carries.
+   */
+  async #message<T>(
     requester: Requester,
     message: string,
     options: MessageOptions,
     start: (input: TurnInput) => T,
     opensStream: boolean,
   ): Promise<ConversationResult<T>> {
+    const files = options.files?.length ? this.#files.references(options.files) : ok([]);
+    if (!files.ok) return files;
     return this.#admission.turn(
       requester,
       { kind: "message", message, ...(options.createOwned ? { createOwned: true } : {}) },
       (state) => {
         if (!state) this.#store.create(requester.conversationId, this.#network.entry.name, newGrant(), requester.user);
         this.#store.beginTurn(message);
-        return ok(start({ kind: "message", text: message }));
+        return ok(start({ kind: "message", text: message, ...(files.value.length ? { files: files.value } : {}) }));
       },
       opensStream,
     );
+  }
+
+  /**
+   * Stores files for a message to carry (sent next, by their ids): checked first (types by their bytes, sizes, counts),
+   * nothing stored on a refusal. The first upload creates the conversation, as a first message would. An upload no
+   * message sends within the hour is swept.
+   */
+  async uploadFiles(requester: Requester, files: IncomingFile[], options: MessageOptions = {}): Promise<ConversationResult<FileRef[]>> {
+    const admitted = this.#admission.access(requester, { orNew: true, userMayCreate: options.createOwned === true });
+    if (!admitted.ok) return admitted;
+    const unavailable = this.#files.unavailable();
+    if (unavailable) return unavailable;
+    if (!admitted.value) this.#store.create(requester.conversationId, this.#network.entry.name, newGrant(), requester.user);
+    const stored = await this.#files.store(requester.conversationId, files);
+    if (stored.ok) this.#store.schedule.planSweep(Date.now() + UPLOAD_KEPT_MS);
+    await this.#settled();
+    return stored;
+  }
+
+  /** Lets go of uploads a refused message was to carry (nothing of a refusal is kept); ids no message sent only. */
+  async discardFiles(requester: Requester, ids: string[]): Promise<ConversationResult<null>> {
+    const admitted = this.#admission.access(requester);
+    if (!admitted.ok) return admitted;
+    const sent = sentFileIds(this.#store.messages());
+    const refs = ids.filter((id) => !sent.has(id)).flatMap((id) => this.#files.get(id) ?? []);
+    await this.#files.release(requester.conversationId, refs);
+    return ok(null);
+  }
+
+  /** A file's reference, for whoever may read the conversation (an operator only while a person holds it). */
+  async fileOf(requester: Requester, fileId: string): Promise<ConversationResult<FileRef>> {
+    const admitted = this.#admission.access(requester);
+    if (!admitted.ok) return admitted;
+    const ref = this.#files.get(fileId);
+    const deskMayRead = !requester.operator || this.#network.get(admitted.value.holding.activeAgent)?.human === true;
+    if (!ref || !deskMayRead) return fail("file_not_found", `No file '${fileId}' in this conversation.`);
+    return ok(ref);
   }
 
   /**
@@ -397,8 +445,11 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     return ok(this.#redactor.value({ delegations: this.#store.delegatedRuns(turn) }));
   }
 
-  /** The conversation as it stood after `afterTurn`, for a fork; the conversation itself is untouched. */
-  async forkSnapshot(requester: Requester, afterTurn: number): Promise<ConversationResult<ForkSnapshot>> {
+  /**
+   * The conversation as it stood after `afterTurn`, for a fork; the conversation itself is untouched. `forkId`: the
+   * fork's id, which holds the files of that history from now on (shared, not copied), before the snapshot is handed out.
+   */
+  async forkSnapshot(requester: Requester, afterTurn: number, forkId?: string): Promise<ConversationResult<ForkSnapshot>> {
     const admitted = this.#admission.access(requester);
     if (!admitted.ok) return admitted;
     const state = admitted.value;
@@ -408,7 +459,11 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       return fail("run_in_progress", `${RUN_IN_PROGRESS} Or fork after an earlier turn.`);
     const snapshot = this.#store.forkSnapshot(afterTurn);
     if (!snapshot) return fail("turn_not_found", `Turn ${afterTurn} was stored before forks were possible; fork after a later turn.`);
-    return ok(snapshot);
+    const sent = sentFileIds(snapshot.messages.map((row) => JSON.parse(row.data) as Message));
+    const files = [...sent].flatMap((id) => this.#files.get(id) ?? []);
+    if (!files.length) return ok(snapshot);
+    if (forkId) await this.#files.shareWith(forkId, files);
+    return ok({ ...snapshot, files });
   }
 
   /** Creates this conversation as a fork of another, from its snapshot, with a grant of its own. */
@@ -416,6 +471,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     // A fork's id is freshly made by the Worker: it cannot be taken.
     if (this.#store.state()) throw new Error(`conversation ${requester.conversationId} already exists`);
     const state = this.#store.importFork(requester.conversationId, newGrant(), snapshot, requester.user);
+    this.#files.adopt(snapshot.files ?? []);
     await this.#settled();
     return ok({ activeAgent: state.holding.activeAgent, grant: state.grant! });
   }
@@ -451,6 +507,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     // Its background delegations stop before it goes: none writes into what is erased.
     await this.#background.stop(true);
     await this.#inbox.forget(admitted.value);
+    // Its files' bytes go with it, unless a fork still holds them.
+    await this.#files.releaseAll(requester.conversationId);
     await this.#store.erase();
     await this.#hold.end(requester.conversationId);
     return ok(null);

@@ -22,7 +22,14 @@ export type ConversationErrorCode =
   | "invalid_request"
   | "message_too_long"
   | "user_budget_exhausted"
-  | "invalid_configuration";
+  | "invalid_configuration"
+  | "too_many_files"
+  | "invalid_file"
+  | "file_too_large"
+  | "unsupported_media_type"
+  | "conversation_files_full"
+  | "file_not_found"
+  | "files_not_configured";
 
 /**
  * A refusal of the conversation's: a value of the error family (`ErrorValue`, what a `HandoffError`

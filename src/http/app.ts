@@ -24,6 +24,24 @@ export const MAX_BODY_BYTES = 64 * 1024;
  * The Worker's HTTP API and chat page. `networkFor` gives the network the conversations of an
  * environment run, so /v1/agents describes what they run.
  */
+/** The routes whose bodies may carry files (data URLs, or an upload's bytes): their limit is the files' own. */
+const CARRIES_FILES = /^\/v1\/(?:conversations\/[^/]+\/(?:messages|chat|files)|ag-ui|a2a)$/;
+
+/**
+ * Bodies are at most MAX_BODY_BYTES, but where files may come: an upload's body is at most FILE_MAX_BYTES, and a body
+ * with inline files (base64, a third larger) may carry one file of that size beside its JSON. More goes by upload.
+ */
+function limitBodies(): MiddlewareHandler<AppEnv> {
+  return (c, next) => {
+    const fileMax = readConfig(c.env).FILE_MAX_BYTES;
+    const upload = c.req.method === "POST" && /^\/v1\/conversations\/[^/]+\/files$/.test(c.req.path);
+    const maxSize = upload ? fileMax : CARRIES_FILES.test(c.req.path) ? MAX_BODY_BYTES + Math.ceil((fileMax * 4) / 3) : MAX_BODY_BYTES;
+    const byUpload = maxSize > MAX_BODY_BYTES ? " Upload large files to POST /v1/conversations/:id/files and send their ids." : "";
+    const said = upload ? `The file is over FILE_MAX_BYTES (${fileMax} bytes).` : `The body is over ${maxSize} bytes.${byUpload}`;
+    return bodyLimit({ maxSize, onError: (c) => errorResponse(c, upload ? "file_too_large" : "payload_too_large", said) })(c, next);
+  };
+}
+
 export function createApp(networkFor: (env: Env) => Network): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use(securityHeaders());
@@ -33,13 +51,7 @@ export function createApp(networkFor: (env: Env) => Network): Hono<AppEnv> {
     corsForAllowedOrigins(() => routeMethods(app)),
   );
   app.use("/v1/*", requireAccess());
-  app.use(
-    "/v1/*",
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: (c) => errorResponse(c, "payload_too_large", `The body is over ${MAX_BODY_BYTES} bytes.`),
-    }),
-  );
+  app.use("/v1/*", limitBodies());
 
   app.get("/v1/openapi.json", (c) => c.json(openApiDocument()));
   app.get("/v1/agents", (c) => c.json(describeAgents(networkFor(c.env))));

@@ -21,6 +21,8 @@ import { requesterOf, conversationObject, originOf } from "./conversation-client
 import { registerFork, registerTokenIssue } from "./token-routes.ts";
 import { decisionReply } from "./turn-replies.ts";
 import { registerUIChatRoutes } from "./ui-chat-routes.ts";
+import { withFiles } from "./file-inputs.ts";
+import { registerFileRoutes } from "./file-routes.ts";
 
 /** Everything under /v1/conversations/:id: one middleware validates the id for all of it. */
 export function conversationRoutes(): Hono<ConversationEnv> {
@@ -28,8 +30,10 @@ export function conversationRoutes(): Hono<ConversationEnv> {
   app.use(conversationScope());
 
   app.post("/messages", async (c) => {
-    const { message } = await readJson(c, MessageBody);
-    return streamResponse(await expectOk(c.var.client.sendMessage(message)));
+    const { message, files } = await readJson(c, MessageBody);
+    return streamResponse(
+      await withFiles(c.var.client, files ?? [], (ids) => c.var.client.sendMessage(message, ids ? { files: ids } : {})),
+    );
   });
 
   // Runs the last turn again from its user message, or from `message` when the user edited it.
@@ -64,6 +68,7 @@ export function conversationRoutes(): Hono<ConversationEnv> {
     return c.body(null, 204);
   });
 
+  registerFileRoutes(app);
   registerViewRoutes(app);
   registerTurnRoutes(app);
   registerScheduleRoutes(app);

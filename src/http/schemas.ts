@@ -13,9 +13,27 @@ export function conversationIdOf(raw: string | undefined): string {
   return raw;
 }
 
-export const MessageBody = z.strictObject({
-  message: z.string({ error: "`message` must be a string." }).refine((text) => text.trim().length > 0, "`message` must not be empty."),
-});
+/** A file a message carries: its bytes as a data URL (with a name), or an uploaded file's id. */
+export const FileInput = z.union([
+  z.strictObject({
+    url: z.string().startsWith("data:", "`url` must be a data URL (data:<type>;base64,…); upload other files to …/files first."),
+    mediaType: z.string().optional(),
+    name: z.string().max(1000).optional(),
+  }),
+  z.strictObject({ fileId: z.string().min(1).max(100) }),
+]);
+export type FileInput = z.infer<typeof FileInput>;
+
+export const MessageBody = z
+  .strictObject({
+    message: z.string({ error: "`message` must be a string." }),
+    /** Files the message carries: data URLs, or ids of files uploaded to …/files. */
+    files: z.array(FileInput).max(100, "At most 100 files.").optional(),
+  })
+  .refine((body) => body.message.trim().length > 0 || (body.files?.length ?? 0) > 0, {
+    message: "`message` must not be empty (unless the message carries files).",
+    path: ["message"],
+  });
 export type MessageBody = z.infer<typeof MessageBody>;
 
 /** ?limit=&before= on the history: a page of at most `limit` messages before the index `before`. */
@@ -44,7 +62,11 @@ export const ForkBody = z.strictObject({
 });
 
 /** POST …/retry: an optional `message` replaces the text of the turn run again (an edit). */
-export const RetryBody = MessageBody.partial();
+export const RetryBody = z
+  .strictObject({
+    message: z.string({ error: "`message` must be a string." }).refine((text) => text.trim().length > 0, "`message` must not be empty."),
+  })
+  .partial();
 
 /** POST …/operator/messages: what the person says to the user, and who they are (shown to the user). */
 const operatorText = (field: string) =>

@@ -51,8 +51,8 @@ export function registerTokenIssue(app: Hono<ConversationEnv>): void {
 export function registerFork(app: Hono<ConversationEnv>): void {
   app.post("/fork", async (c) => {
     const { afterTurn } = await readJson(c, ForkBody);
-    const snapshot = await expectOk(c.var.client.forkSnapshot(afterTurn));
     const id = crypto.randomUUID();
+    const snapshot = await expectOk(c.var.client.forkSnapshot(afterTurn, id));
     // The new conversation is created by the Worker itself: the requester's token belongs to the original. A signed-in user owns the fork.
     const access = c.get("access");
     const created = await expectOk(

@@ -3,7 +3,8 @@ import type { ApprovalDecision, Decision, UserRequest } from "../runtime/wait/re
 import type { ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
 import { expectOk, readJson, readQuery, streamResponse } from "./request.ts";
-import { PageParams, UIChatBody } from "./schemas.ts";
+import { type FileInput, PageParams, UIChatBody } from "./schemas.ts";
+import { withFiles } from "./file-inputs.ts";
 import { decisionReply } from "./turn-replies.ts";
 import { toUIMessages } from "../wire/index.ts";
 
@@ -22,19 +23,18 @@ export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
         );
       return decisionReply(c, await expectOk(c.var.client.decide(decisions, { ignoreRepeats: true })), "ui");
     }
-    const text =
-      [...body.messages]
-        .reverse()
-        .find((m) => m.role === "user")
-        ?.parts.flatMap((p) => (p.type === "text" && p.text ? [p.text] : []))
-        .join("\n") ?? "";
-    if (!text.trim()) throw new HttpError("invalid_request", "The newest user message has no text.");
+    const newest = body.messages.findLast((m) => m.role === "user");
+    const text = newest?.parts.flatMap((p) => (p.type === "text" && p.text ? [p.text] : [])).join("\n") ?? "";
+    const files = (newest?.parts ?? []).flatMap((part) => (part.type === "file" ? [fileInputOf(part, c.var.conversationId)] : []));
+    if (!text.trim() && !files.length) throw new HttpError("invalid_request", "The newest user message has no text and no files.");
     // regenerate(), or an edit of the newest user message (sendMessage with its messageId): the server
     // rewinds the last turn and runs it again from this text, as the SDK has dropped what followed it.
     const edited = body.messageId !== undefined && last.role === "user" && last.id === body.messageId;
     const rerun = body.trigger === "regenerate-message" || edited;
-    const started = rerun ? c.var.client.retry(text) : c.var.client.sendMessage(text);
-    return streamResponse(await expectOk(started), "ui");
+    const started = rerun
+      ? await expectOk(c.var.client.retry(text))
+      : await withFiles(c.var.client, files, (ids) => c.var.client.sendMessage(text, ids ? { files: ids } : {}));
+    return streamResponse(started, "ui");
   });
 
   // The stored conversation as UIMessage[], to seed useChat({ messages }) after a reload; paged like
@@ -61,6 +61,23 @@ export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
     const events = await expectOk(c.var.client.events(0));
     return events.kind === "stream" ? streamResponse(events, "ui") : c.body(null, 204);
   });
+}
+
+/**
+ * A `FileUIPart` as the one file shape: a data URL as it is (the SDK makes one of a picked file), or this conversation's
+ * own file route (a part of a history the page was seeded with) as the file's id.
+ */
+function fileInputOf(part: Record<string, unknown>, conversationId: string): FileInput {
+  const url = typeof part.url === "string" ? part.url : "";
+  const own = new RegExp(`/v1/conversations/${conversationId}/files/([^/?#]+)$`).exec(url)?.[1];
+  if (own) return { fileId: decodeURIComponent(own) };
+  if (!url.startsWith("data:"))
+    throw new HttpError("invalid_file", "A file part's `url` must be a data URL, or this conversation's own file route.");
+  return {
+    url,
+    ...(typeof part.mediaType === "string" ? { mediaType: part.mediaType } : {}),
+    ...(typeof part.filename === "string" ? { name: part.filename } : {}),
+  };
 }
 
 function approvalResponses(parts: UIChatBody["messages"][number]["parts"]): ApprovalDecision[] {

@@ -38,7 +38,9 @@ export type ScheduleEntry =
    */
   | { id: string; kind: "request-expiry"; dueAt: number; turn: number; run?: string }
   /** A person handed the conversation has not answered: it goes back to an agent, which answers the user. */
-  | { id: string; kind: "person-timeout"; dueAt: number; turn: number; person: string; handedBy: string };
+  | { id: string; kind: "person-timeout"; dueAt: number; turn: number; person: string; handedBy: string }
+  /** Uploads no message sent are let go of (ConversationFiles.sweep); of no turn (turn 0), so no rewind takes it away. */
+  | { id: string; kind: "file-sweep"; dueAt: number; turn: number };
 
 type NewEntry = ScheduleEntry extends infer E ? (E extends ScheduleEntry ? Omit<E, "id" | "turn"> : never) : never;
 
@@ -120,6 +122,14 @@ export class Schedule implements Scheduler {
       if (entry.kind === "request-expiry" && entry.run === run) this.#write(`DELETE FROM schedule WHERE id = ?`, entry.id);
   }
 
+  /** The files' sweep at `dueAt`, or sooner when one is planned sooner already; none when `dueAt` is null. */
+  planSweep(dueAt: number | null): void {
+    const planned = this.list().filter((e) => e.kind === "file-sweep");
+    if (dueAt !== null && planned.some((e) => e.dueAt <= dueAt)) return;
+    for (const entry of planned) this.remove(entry.id);
+    if (dueAt !== null) this.add({ kind: "file-sweep", dueAt }, 0);
+  }
+
   /** Adds an entry, of the current turn unless `turn` says which. */
   add(entry: NewEntry, of = this.#turn()): ScheduleEntry {
     const stored = { ...entry, id: crypto.randomUUID(), turn: of } as ScheduleEntry;
@@ -141,9 +151,11 @@ export class Schedule implements Scheduler {
     return this.#db.rows<EntryRow>(`SELECT * FROM schedule ORDER BY due_at, id`).map(entryOf);
   }
 
-  /** What GET …/schedule shows: every entry. */
+  /** What GET …/schedule shows: what the conversation waits for (not the files' housekeeping). */
   shown(): ScheduledView[] {
-    return this.list().map(scheduledView);
+    return this.list()
+      .filter((e) => e.kind !== "file-sweep")
+      .map(scheduledView);
   }
 
   /** Cancels one entry (`id`) or every follow-up. */
@@ -215,6 +227,7 @@ const ENTRY_DATA: Record<string, z.ZodType<Record<string, unknown>>> = {
   delegation: z.looseObject({ agent: z.string(), request: z.string(), askedBy: z.string(), toolCallId: z.string() }),
   "request-expiry": z.looseObject({ run: z.string().optional() }),
   "person-timeout": z.looseObject({ person: z.string(), handedBy: z.string() }),
+  "file-sweep": z.looseObject({}),
 };
 
 function entryOf(row: EntryRow): ScheduleEntry {

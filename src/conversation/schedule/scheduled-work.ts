@@ -18,6 +18,7 @@ import type { TurnAdmission } from "../turn-admission.ts";
 import type { TurnDriver } from "../turns/turn-driver.ts";
 import type { BackgroundWork } from "./background-work.ts";
 import { undecidedIn } from "../storage/run-ledger.ts";
+import type { ConversationFiles } from "../files/conversation-files.ts";
 
 /** A follow-up due while a step waits for approvals waits this much longer (a new turn cannot start then). */
 const SUSPENDED_RETRY_MS = 5 * 60_000;
@@ -32,6 +33,8 @@ export interface ScheduledWorkSetup {
   admission: TurnAdmission;
   /** Background delegations: they run beside turns, not after them. */
   background: BackgroundWork;
+  /** The conversation's files: uploads no message sent are swept. */
+  files: ConversationFiles;
 }
 
 export class ScheduledWork {
@@ -64,7 +67,17 @@ export class ScheduledWork {
         return this.#expire(entry);
       case "person-timeout":
         return this.#personTimeout(entry);
+      case "file-sweep":
+        return this.#sweepFiles(entry);
     }
+  }
+
+  /** Uploads no message sent within the hour go; the next sweep is planned for the next such upload. */
+  async #sweepFiles(entry: ScheduleEntry): Promise<void> {
+    const { store, files } = this.#setup;
+    store.schedule.remove(entry.id);
+    const state = store.state();
+    if (state) store.schedule.planSweep(await files.sweep(state.conversationId, store.messages()));
   }
 
   async #followUp(entry: Extract<ScheduleEntry, { kind: "follow-up" }>): Promise<void> {

@@ -6,6 +6,7 @@
  */
 import type { OperatorIdentity } from "../../runtime/handoff/types.ts";
 import { ActivityLog } from "./activity-log.ts";
+import { FileLedger } from "./file-ledger.ts";
 import { type BackgroundWait, RunLedger } from "./run-ledger.ts";
 import { Outbox } from "../schedule/outbox.ts";
 import { PushConfigs } from "../schedule/push-configs.ts";
@@ -56,6 +57,8 @@ export class ConversationStore {
   readonly events: EventLog;
   readonly traces: TraceRing;
   readonly activity: ActivityLog;
+  /** The files the conversation holds, by reference. */
+  readonly files: FileLedger;
   readonly schedule: Schedule;
   /** Messages to send out (the app's webhook), apart from the schedule's timers. */
   readonly outbox: Outbox;
@@ -82,6 +85,7 @@ export class ConversationStore {
     this.events = new EventLog(this.#db);
     this.traces = new TraceRing(this.#db);
     this.activity = new ActivityLog(this.#db);
+    this.files = new FileLedger(this.#db);
     this.schedule = new Schedule(this.#db, () => this.state()?.turn ?? 0);
     this.outbox = new Outbox(this.#db);
     this.pushConfigs = new PushConfigs(this.#db);

@@ -1,5 +1,6 @@
 /** Forks: a conversation's rows up to a turn and what it held after that turn, taken from one object and stored in another. */
 import type { Holding } from "../../runtime/holding.ts";
+import type { FileRef } from "../../runtime/messages.ts";
 import type { SqlWriter } from "./sql-writer.ts";
 import type { TurnLog } from "./turn-log.ts";
 
@@ -16,6 +17,8 @@ export interface ForkSnapshot {
    * snapshot from before them).
    */
   runs?: Array<Record<string, string | number | null>>;
+  /** The files those turns' messages carry, by reference: the fork holds them too (absent when there are none). */
+  files?: FileRef[];
   turns: Array<{
     turn: number;
     status: string;

@@ -85,6 +85,11 @@ export const MIGRATIONS: readonly string[][] = [
     `DROP TABLE delegation_runs`,
     `DROP TABLE background_runs`,
   ],
+  // 17: the conversation's files, by reference (their bytes are in the FILES bucket).
+  [
+    `CREATE TABLE files (id TEXT PRIMARY KEY, name TEXT NOT NULL, media_type TEXT NOT NULL, size INTEGER NOT NULL, sha256 TEXT NOT NULL,
+       created_at INTEGER NOT NULL)`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,0 +1,120 @@
+/**
+ * A conversation's files: checked before anything is stored, their bytes in the FILES bucket and a
+ * reference row in the conversation's storage, read back for the model and the tools (the
+ * `FilePort`), shared with forks, let go of when the conversation is erased, and swept when an
+ * upload was never sent in a message.
+ */
+import { RuntimeError } from "../../runtime/errors.ts";
+import type { FileRef, Message } from "../../runtime/messages.ts";
+import type { FilePort } from "../../runtime/ports/files-port.ts";
+import type { FileLedger } from "../storage/file-ledger.ts";
+import { type ConversationResult, fail, ok } from "../results.ts";
+import { FileBytes } from "./file-bytes.ts";
+import { checkFiles, type FileLimits, type IncomingFile, sha256 } from "./file-checks.ts";
+
+/** How long an upload may wait for the message that sends it before it is swept (an hour). */
+export const UPLOAD_KEPT_MS = 60 * 60_000;
+
+export class ConversationFiles implements FilePort {
+  readonly #ledger: FileLedger;
+  readonly #bytes: FileBytes | null;
+  readonly #limits: FileLimits;
+
+  constructor(ledger: FileLedger, bucket: R2Bucket | undefined, limits: FileLimits) {
+    this.#ledger = ledger;
+    this.#bytes = bucket ? new FileBytes(bucket) : null;
+    this.#limits = limits;
+  }
+
+  /** Why files cannot be taken at all here (no FILES binding), or null. */
+  unavailable(): ConversationResult<never> | null {
+    return this.#bytes
+      ? null
+      : fail("files_not_configured", "This Worker binds no FILES (an R2 bucket for the conversations' files): bind it in wrangler.toml.");
+  }
+
+  /**
+   * Checks the files, then stores them: each one's reference row, then its bytes. Nothing is stored when a check fails.
+   * `conversationId`: who holds them.
+   */
+  async store(conversationId: string, incoming: readonly IncomingFile[]): Promise<ConversationResult<FileRef[]>> {
+    const unavailable = this.unavailable();
+    if (unavailable) return unavailable;
+    const checked = checkFiles(incoming, this.#limits, this.#ledger.storedBytes());
+    if (!checked.ok) return checked;
+    const refs = await Promise.all(
+      checked.value.map(async (file) => ({
+        id: crypto.randomUUID(),
+        name: file.name,
+        mediaType: file.mediaType,
+        size: file.bytes.byteLength,
+        sha256: await sha256(file.bytes),
+      })),
+    );
+    // The rows first: bytes stored before their row would be an object nothing here knows of, should the object die between.
+    this.#ledger.add(refs);
+    await Promise.all(refs.map((ref, i) => this.#bytes!.put(ref, checked.value[i]!.bytes, conversationId)));
+    return ok(refs);
+  }
+
+  /** The references of files stored here, by id: a message may send only those. */
+  references(ids: readonly string[]): ConversationResult<FileRef[]> {
+    const refs: FileRef[] = [];
+    for (const id of ids) {
+      const ref = this.#ledger.get(id);
+      if (!ref) return fail("file_not_found", `No file '${id}' was uploaded to this conversation: upload it first, then send its id.`);
+      refs.push(ref);
+    }
+    if (refs.length > this.#limits.perMessage)
+      return fail("too_many_files", `A message carries at most ${this.#limits.perMessage} files; this one has ${refs.length}.`);
+    return ok(refs);
+  }
+
+  /** A file of this conversation's, by id. */
+  get(id: string): FileRef | undefined {
+    return this.#ledger.get(id);
+  }
+
+  async read(file: FileRef): Promise<Uint8Array> {
+    const bytes = this.#ledger.get(file.id) && (await this.#bytes?.read(file.id));
+    if (!bytes) throw new RuntimeError("file_not_found", `The file '${file.name}' (${file.id}) is not stored.`);
+    return bytes;
+  }
+
+  /** Lets go of files (an upload refused with its message, an orphan, the erased conversation's). */
+  async release(conversationId: string, refs: readonly FileRef[]): Promise<void> {
+    this.#ledger.remove(refs.map((ref) => ref.id));
+    await Promise.all(refs.map((ref) => this.#bytes?.release(ref.id, conversationId)));
+  }
+
+  /** Every file of the conversation let go of: it is being erased. */
+  releaseAll(conversationId: string): Promise<void> {
+    return this.release(conversationId, this.#ledger.all());
+  }
+
+  /** A fork holds the files its history refers to, from now on (asked of the original, before it hands out the snapshot). */
+  async shareWith(forkId: string, refs: readonly FileRef[]): Promise<void> {
+    await Promise.all(refs.map((ref) => this.#bytes?.hold(ref.id, forkId)));
+  }
+
+  /** A fork's files, as the original shared them. */
+  adopt(refs: readonly FileRef[]): void {
+    this.#ledger.add(refs);
+  }
+
+  /**
+   * Uploads no message came to send within UPLOAD_KEPT_MS are let go of (their bytes too); answers when the next such
+   * sweep is due, or null when nothing waits for one.
+   */
+  async sweep(conversationId: string, history: readonly Message[], now = Date.now()): Promise<number | null> {
+    const sent = sentFileIds(history);
+    await this.release(conversationId, this.#ledger.orphans(sent, now - UPLOAD_KEPT_MS));
+    const oldest = this.#ledger.oldestUnkept(sent);
+    return oldest === null ? null : oldest + UPLOAD_KEPT_MS;
+  }
+}
+
+/** The ids of the files a history's messages carry. */
+export function sentFileIds(history: readonly Message[]): Set<string> {
+  return new Set(history.flatMap((message) => (message.role === "user" ? (message.files ?? []).map((file) => file.id) : [])));
+}

@@ -1,0 +1,46 @@
+/** A conversation's files over HTTP: an upload for a message to carry by id, and a file read back by whoever may read the conversation. */
+import type { Hono } from "hono";
+import { fileKey } from "../conversation/files/file-bytes.ts";
+import type { FileRef } from "../runtime/messages.ts";
+import type { ConversationEnv } from "./app-env.ts";
+import { HttpError } from "./errors.ts";
+import { expectOk } from "./request.ts";
+
+/** Types a browser shows in place; anything else is a download (a PDF viewer runs scripts). */
+const INLINE = new Set(["image/png", "image/jpeg", "image/webp", "image/gif", "text/plain"]);
+
+export function registerFileRoutes(app: Hono<ConversationEnv>): void {
+  // The raw bytes as the body, their type as Content-Type, the name as ?name=: 201 with the file's reference.
+  app.post("/files", async (c) => {
+    const bytes = new Uint8Array(await c.req.arrayBuffer());
+    const name = c.req.query("name");
+    const mediaType = c.req.header("content-type");
+    const incoming = { bytes, ...(name ? { name } : {}), ...(mediaType ? { mediaType } : {}) };
+    const [file] = await expectOk(c.var.client.uploadFiles([incoming]));
+    return c.json({ file }, 201);
+  });
+
+  app.get("/files/:fileId", async (c) => {
+    const ref = await expectOk(c.var.client.fileOf(c.req.param("fileId")));
+    const bucket = c.env.FILES;
+    if (!bucket) throw new HttpError("files_not_configured", "This Worker binds no FILES (an R2 bucket): bind it in wrangler.toml.");
+    const object = await bucket.get(fileKey(ref.id));
+    if (!object) throw new HttpError("file_not_found", `The file '${ref.id}' is gone from the bucket.`);
+    return new Response(object.body, { headers: fileHeaders(ref) });
+  });
+}
+
+/** Its type and name, never sniffed, never run: shown in place only when it is an image or text, in a sandbox with no sources. */
+function fileHeaders(ref: FileRef): Headers {
+  const ascii = ref.name.replace(/[^\x20-\x7e]|["\\]/g, "_");
+  const disposition = INLINE.has(ref.mediaType) ? "inline" : "attachment";
+  return new Headers({
+    "content-type": ref.mediaType === "text/plain" ? "text/plain; charset=utf-8" : ref.mediaType,
+    "content-length": String(ref.size),
+    "content-disposition": `${disposition}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(ref.name)}`,
+    "x-content-type-options": "nosniff",
+    "content-security-policy": "default-src 'none'; sandbox",
+    "cache-control": "private, max-age=3600",
+    etag: `"${ref.sha256}"`,
+  });
+}
