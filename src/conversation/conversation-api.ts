@@ -5,7 +5,7 @@ import type { Activity } from "./storage/activity-log.ts";
 import type { Compaction } from "../runtime/compaction.ts";
 import type { Holding } from "../runtime/holding.ts";
 import type { Limits } from "../runtime/limits.ts";
-import type { Message } from "../runtime/messages.ts";
+import type { FileRef, Message } from "../runtime/messages.ts";
 import type { Model } from "../runtime/ports/model-port.ts";
 import type { Network } from "../runtime/network.ts";
 import type { ApprovalRequest, UserRequest } from "../runtime/wait/requests.ts";
@@ -42,6 +42,8 @@ export interface ConversationView extends Pick<Holding, "activeAgent" | "handoff
   activity: Activity[];
   /** Background delegations (`asTool({ background: true })`): those waiting to start, then the latest 20 started, newest first. */
   background: BackgroundView[];
+  /** The files the conversation holds (sent in its messages, or uploaded for the next), by reference: read each at …/files/:id. */
+  files: FileRef[];
 }
 
 /** A background delegation as the view shows it: its entry's id, the call that started it, how it stands, its times (ISO 8601). */

@@ -43,6 +43,7 @@ export function conversationView(
     compactions: store.compactions(),
     activity: store.activity.latest(),
     background: backgroundOf(store),
+    files: store.files.all(),
   };
 }
 

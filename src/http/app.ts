@@ -76,8 +76,8 @@ export function createApp(networkFor: (env: Env) => Network): Hono<AppEnv> {
   return app;
 }
 
-function securityHeaders() {
-  return secureHeaders({
+function securityHeaders(): MiddlewareHandler {
+  const secure = secureHeaders({
     contentSecurityPolicy: {
       defaultSrc: ["'self'"],
       connectSrc: ["'self'"],
@@ -89,6 +89,15 @@ function securityHeaders() {
     referrerPolicy: "no-referrer",
     strictTransportSecurity: "max-age=31536000; includeSubDomains",
   });
+  // A route's own policy wins (a file read back is served in a sandbox with no sources at all).
+  return async (c, next) => {
+    let own: string | null = null;
+    await secure(c, async () => {
+      await next();
+      own = c.res.headers.get("content-security-policy");
+    });
+    if (own) c.res.headers.set("content-security-policy", own);
+  };
 }
 
 /**

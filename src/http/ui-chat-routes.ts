@@ -41,7 +41,7 @@ export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
   // the history, with the page in headers so the body stays what useChat takes.
   app.get("/ui-messages", async (c) => {
     const { history, page } = await expectOk(c.var.client.historyPage(readQuery(c, PageParams)));
-    const messages = toUIMessages(history, page.start);
+    const messages = toUIMessages(history, page.start, (file) => `/v1/conversations/${c.var.conversationId}/files/${file.id}`);
     c.header("x-page-start", String(page.start));
     c.header("x-page-total", String(page.total));
     if (page.previous !== null) c.header("x-page-previous", String(page.previous));

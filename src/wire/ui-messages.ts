@@ -1,6 +1,6 @@
 import type { ClientHistory } from "./client-history.ts";
 import type { HandoffRecord, ReturnRecord } from "../runtime/handoff/types.ts";
-import type { Message, ToolCall, ToolMessage } from "../runtime/messages.ts";
+import type { FileRef, Message, ToolCall, ToolMessage } from "../runtime/messages.ts";
 import { type Decision, isAnswer, publicRequest, type UserRequest } from "../runtime/wait/requests.ts";
 import { type Suspension } from "../runtime/wait/suspension.ts";
 
@@ -8,6 +8,7 @@ import { type Suspension } from "../runtime/wait/suspension.ts";
 export type UIPart =
   | { type: "step-start" }
   | { type: "text"; text: string; state: "done" }
+  | { type: "file"; mediaType: string; filename: string; url: string }
   | {
       type: `tool-${string}`;
       toolCallId: string;
@@ -34,9 +35,9 @@ type ToolPart = Extract<UIPart, { toolCallId: string }>;
  * them: a user message each, and one assistant message per turn with a `step-start` per step, its
  * text, its tool calls in their final states, approvals still awaited, and each handoff as a
  * `data-handoff` part. Ids are stable: `msg-<index of the message in the history>`; `offset` is the
- * index of the first of `messages` when they are a page.
+ * index of the first of `messages` when they are a page. A user's files are file parts whose `url` is `fileUrl`'s.
  */
-export function toUIMessages(history: ClientHistory, offset = 0): UIMessageOut[] {
+export function toUIMessages(history: ClientHistory, offset = 0, fileUrl: (file: FileRef) => string = (file) => file.id): UIMessageOut[] {
   const out: UIMessageOut[] = [];
   // Transfers and on-call returns are drawn after their call's result; an on-answer return closes
   // the turn of the transfer that opened its frame; a person's hand back has no part.
@@ -59,7 +60,11 @@ export function toUIMessages(history: ClientHistory, offset = 0): UIMessageOut[]
   for (const { message, index } of steps) {
     if (message.role === "user") {
       closeTurn();
-      out.push({ id: `msg-${index}`, role: "user", parts: [{ type: "text", text: message.content, state: "done" }] });
+      const files = (message.files ?? []).map(
+        (file): UIPart => ({ type: "file", mediaType: file.mediaType, filename: file.name, url: fileUrl(file) }),
+      );
+      const text: UIPart[] = message.content ? [{ type: "text", text: message.content, state: "done" }] : [];
+      out.push({ id: `msg-${index}`, role: "user", parts: [...text, ...files] });
       assistant = null;
       continue;
     }

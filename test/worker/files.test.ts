@@ -1,0 +1,238 @@
+/**
+ * Files in a conversation, through the Worker in workerd with its R2 bucket: a message carries an
+ * image (a data URL, or an upload's id) and the fake provider receives it in its wire format; the
+ * conversation stores references only (the bytes are in FILES); refusals (type by signature, size,
+ * count) store nothing; a file reads back with its type and name; deleting a conversation deletes
+ * its files, a fork shares them until both are gone, and an upload no message sent is swept.
+ */
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { TestChat } from "../support/ai-chat.ts";
+import { call, chat, scenario } from "../support/worker.ts";
+import { parseSse } from "../support/sse.ts";
+
+const json = { "content-type": "application/json" };
+
+/** A PNG's signature and a few bytes: the checks go by the signature. */
+function png(size = 64): Uint8Array {
+  const bytes = new Uint8Array(size);
+  bytes.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  for (let i = 8; i < size; i++) bytes[i] = i % 251;
+  return bytes;
+}
+
+function dataUrl(type: string, bytes: Uint8Array): string {
+  return `data:${type};base64,${btoa(String.fromCharCode(...bytes))}`;
+}
+
+function send(id: string, body: unknown): Promise<Response> {
+  return call(`/v1/conversations/${id}/messages`, { method: "POST", headers: json, body: JSON.stringify(body) });
+}
+
+type Part = { type: string; text?: string; image_url?: { url: string }; file?: { filename: string; file_data: string } };
+
+/** What the conversation keeps of its files: the reference rows, and the objects in the bucket. */
+async function keptFiles(id: string): Promise<{ rows: number; objects: string[]; messageBytes: number }> {
+  const rows = await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => ({
+    count: state.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM files`).one().n,
+    messageBytes: state.storage.sql.exec<{ n: number | null }>(`SELECT sum(length(data)) AS n FROM messages`).one().n ?? 0,
+  }));
+  const objects = (await env.FILES!.list({ prefix: "files/" })).objects.map((o) => o.key);
+  return { rows: rows.count, objects, messageBytes: rows.messageBytes };
+}
+
+describe("a message with files", () => {
+  it("sends an image as a data URL: the provider gets an image_url part, the conversation keeps a reference, the bytes are in R2", async () => {
+    const s = await scenario([{ text: "I see a damaged parcel." }]);
+    const image = png(4096);
+    const res = await send(s.conversationId, {
+      message: s.tag("here is a photo"),
+      files: [{ url: dataUrl("image/png", image), name: "parcel.png" }],
+    });
+    expect(res.status).toBe(200);
+    const events = parseSse(await res.text());
+    expect(events.at(-1)).toMatchObject({ type: "done", status: "completed", text: "I see a damaged parcel." });
+    const { requests } = await s.sent();
+    const user = requests[0]!.messages.find((m) => m.role === "user") as unknown as { content: Part[] };
+    expect(user.content).toEqual([
+      { type: "text", text: s.tag("here is a photo") },
+      { type: "image_url", image_url: { url: dataUrl("image/png", image) } },
+    ]);
+    const view = (await (await call(`/v1/conversations/${s.conversationId}`)).json()) as {
+      messages: Array<{ role: string; files?: unknown[] }>;
+      files: Array<{ id: string; name: string; mediaType: string; size: number; sha256: string }>;
+    };
+    const [file] = view.files;
+    expect(file).toMatchObject({ name: "parcel.png", mediaType: "image/png", size: 4096 });
+    expect(file!.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(view.messages[0]).toMatchObject({ role: "user", files: [file] });
+    // The object stores the reference, not the bytes (4096 bytes would be some 5.5 kB as base64).
+    const kept = await keptFiles(s.conversationId);
+    expect(kept.rows).toBe(1);
+    expect(kept.objects).toContain(`files/${file!.id}`);
+    expect(kept.messageBytes).toBeLessThan(1500);
+    // Read back with its type and name, never sniffed, shown in place.
+    const read = await call(`/v1/conversations/${s.conversationId}/files/${file!.id}`);
+    expect(read.status).toBe(200);
+    expect(new Uint8Array(await read.arrayBuffer())).toEqual(image);
+    expect(Object.fromEntries(read.headers)).toMatchObject({
+      "content-type": "image/png",
+      "content-disposition": `inline; filename="parcel.png"; filename*=UTF-8''parcel.png`,
+      "x-content-type-options": "nosniff",
+      "content-security-policy": "default-src 'none'; sandbox",
+    });
+  });
+
+  it("sends an uploaded file by its id; a PDF goes as a file part and plain text as text; a handoff carries them on", async () => {
+    const s = await scenario([
+      { toolCalls: [{ id: "t", name: "transfer_to_billing", arguments: JSON.stringify({ reason: "an invoice" }) }] },
+      { text: "Billing here: I read your invoice." },
+    ]);
+    const upload = (body: BodyInit, type: string, name: string) =>
+      call(`/v1/conversations/${s.conversationId}/files?name=${encodeURIComponent(name)}`, {
+        method: "POST",
+        headers: { "content-type": type },
+        body,
+      });
+    const pdf = new TextEncoder().encode("%PDF-1.7\n1 0 obj\n<<>>\nendobj\n%%EOF\n");
+    const uploaded = await upload(pdf, "application/pdf", "invoice 42.pdf");
+    expect(uploaded.status).toBe(201);
+    const { file } = (await uploaded.json()) as { file: { id: string; name: string } };
+    expect(file).toMatchObject({ name: "invoice 42.pdf", mediaType: "application/pdf", size: pdf.byteLength });
+    const notes = (await (await upload("order A1001, charged twice", "text/plain", "notes.txt")).json()) as { file: { id: string } };
+    const events = await (
+      await send(s.conversationId, {
+        message: s.tag("the invoice I was charged on"),
+        files: [{ fileId: file.id }, { fileId: notes.file.id }],
+      })
+    ).text();
+    expect(parseSse(events).at(-1)).toMatchObject({ type: "done", agent: "billing" });
+    const { requests } = await s.sent();
+    // Both requests, before and after the handoff, carry the files with the history.
+    for (const request of requests) {
+      const user = request.messages.find((m) => m.role === "user") as unknown as { content: Part[] };
+      expect(user.content.slice(1)).toEqual([
+        { type: "file", file: { filename: "invoice 42.pdf", file_data: dataUrl("application/pdf", pdf) } },
+        { type: "text", text: `[File "notes.txt", text/plain, 26 bytes]:\norder A1001, charged twice` },
+      ]);
+    }
+  });
+
+  it("refuses what it does not take, and stores nothing of a refusal", async () => {
+    const s = await scenario([{ text: "Hello." }]);
+    await chat(s.conversationId, s.tag("hello"));
+    const before = await keptFiles(s.conversationId);
+    const refusals: Array<[unknown, number, string]> = [
+      // Declared an image, but its bytes are HTML: the signature decides.
+      [
+        { message: "x", files: [{ url: dataUrl("image/png", new TextEncoder().encode("<html><script>alert(1)</script>")) }] },
+        415,
+        "unsupported_media_type",
+      ],
+      [{ message: "x", files: [{ url: dataUrl("image/png", new TextEncoder().encode("just words")) }] }, 415, "unsupported_media_type"],
+      [{ message: "x", files: Array.from({ length: 11 }, () => ({ url: dataUrl("image/png", png()) })) }, 400, "too_many_files"],
+      [{ message: "x", files: [{ url: "data:image/png;base64,@@@" }] }, 400, "invalid_file"],
+      [{ message: "x", files: [{ url: "https://example.com/cat.png" }] }, 400, "invalid_request"],
+      [{ message: "x", files: [{ fileId: "no-such-file" }] }, 404, "file_not_found"],
+    ];
+    for (const [body, status, code] of refusals) {
+      const res = await send(s.conversationId, body);
+      const text = await res.text();
+      expect([res.status, JSON.parse(text).error.code], text).toEqual([status, code]);
+    }
+    // Over FILE_MAX_BYTES (10 MB): the upload's body is refused before it is read whole.
+    const big = await call(`/v1/conversations/${s.conversationId}/files`, {
+      method: "POST",
+      headers: { "content-type": "image/png" },
+      body: png(10 * 1024 * 1024 + 1),
+    });
+    expect([big.status, ((await big.json()) as { error: { code: string } }).error.code]).toEqual([413, "file_too_large"]);
+    // A message with files sent while approvals wait is refused after its inline files were stored: they are let go of.
+    const after = await keptFiles(s.conversationId);
+    expect(after).toEqual(before);
+    const view = (await (await call(`/v1/conversations/${s.conversationId}`)).json()) as { messages: unknown[]; files: unknown[] };
+    expect([view.messages.length, view.files]).toEqual([2, []]);
+  });
+
+  it("lets go of inline files whose message is refused after they were stored (a turn running)", async () => {
+    const s = await scenario([{ text: "Hello there, this takes a while.", delayMs: 150 }]);
+    const running = send(s.conversationId, { message: s.tag("hello") });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const refused = await send(s.conversationId, { message: s.tag("and this"), files: [{ url: dataUrl("image/png", png()) }] });
+    expect(refused.status).toBe(409);
+    await (await running).text();
+    expect((await keptFiles(s.conversationId)).rows).toBe(0);
+  });
+});
+
+describe("files and the conversation's life", () => {
+  it("deletes its files with the conversation; a fork shares them until both are gone", async () => {
+    const s = await scenario([{ text: "Got it." }]);
+    const res = await send(s.conversationId, { message: s.tag("photo"), files: [{ url: dataUrl("image/png", png()), name: "a.png" }] });
+    await res.text();
+    const [file] = ((await (await call(`/v1/conversations/${s.conversationId}`)).json()) as { files: Array<{ id: string }> }).files;
+    const key = `files/${file!.id}`;
+    const forked = (await (
+      await call(`/v1/conversations/${s.conversationId}/fork`, { method: "POST", headers: json, body: JSON.stringify({ afterTurn: 1 }) })
+    ).json()) as { id: string };
+    // The original goes: the fork still reads the file.
+    expect((await call(`/v1/conversations/${s.conversationId}`, { method: "DELETE" })).status).toBe(204);
+    expect(await env.FILES!.head(key)).not.toBeNull();
+    const read = await call(`/v1/conversations/${forked.id}/files/${file!.id}`);
+    expect([read.status, (await read.arrayBuffer()).byteLength]).toEqual([200, 64]);
+    // And with the fork, the bytes.
+    expect((await call(`/v1/conversations/${forked.id}`, { method: "DELETE" })).status).toBe(204);
+    expect(await env.FILES!.head(key)).toBeNull();
+    expect((await env.FILES!.list({ prefix: `holders/${file!.id}/` })).objects).toEqual([]);
+  });
+
+  it("sweeps an upload no message sent within the hour (a client that died between the upload and the message)", async () => {
+    const s = await scenario([{ text: "Hello." }]);
+    await chat(s.conversationId, s.tag("hello"));
+    const uploaded = await call(`/v1/conversations/${s.conversationId}/files?name=orphan.png`, {
+      method: "POST",
+      headers: { "content-type": "image/png" },
+      body: png(),
+    });
+    const { file } = (await uploaded.json()) as { file: { id: string } };
+    const object = env.CONVERSATIONS.getByName(s.conversationId);
+    // An hour on: the upload is older than the sweep keeps, and the sweep is due.
+    await runInDurableObject(object, (_instance, state) => {
+      state.storage.sql.exec(`UPDATE files SET created_at = created_at - 3700000`);
+      state.storage.sql.exec(`UPDATE schedule SET due_at = 0 WHERE kind = 'file-sweep'`);
+    });
+    expect(await runDurableObjectAlarm(object)).toBe(true);
+    expect(await env.FILES!.head(`files/${file.id}`)).toBeNull();
+    expect((await keptFiles(s.conversationId)).rows).toBe(0);
+    const gone = await call(`/v1/conversations/${s.conversationId}/files/${file.id}`);
+    expect(gone.status).toBe(404);
+  });
+});
+
+describe("files over the AI SDK's chat protocol", () => {
+  it("useChat's file parts (data URLs) reach the provider as image parts, and come back as file parts of the history", async () => {
+    const s = await scenario([{ text: "A crushed box, I see." }]);
+    const chatClient = new TestChat(s.conversationId);
+    const image = png(256);
+    await chatClient.sendMessage({
+      text: s.tag("the damaged parcel"),
+      files: [{ type: "file", mediaType: "image/png", filename: "box.png", url: dataUrl("image/png", image) }],
+    });
+    expect(chatClient.status).toBe("ready");
+    const { requests } = await s.sent();
+    const user = requests[0]!.messages.find((m) => m.role === "user") as unknown as { content: Part[] };
+    expect(user.content[1]).toEqual({ type: "image_url", image_url: { url: dataUrl("image/png", image) } });
+    const ui = (await (await call(`/v1/conversations/${s.conversationId}/ui-messages`)).json()) as Array<{
+      role: string;
+      parts: unknown[];
+    }>;
+    const fileId = ((await (await call(`/v1/conversations/${s.conversationId}`)).json()) as { files: Array<{ id: string }> }).files[0]!.id;
+    expect(ui[0]!.parts).toContainEqual({
+      type: "file",
+      mediaType: "image/png",
+      filename: "box.png",
+      url: `/v1/conversations/${s.conversationId}/files/${fileId}`,
+    });
+  });
+});
