@@ -2,7 +2,9 @@
 import type { Hono } from "hono";
 import { fileKey } from "../conversation/files/file-bytes.ts";
 import type { FileRef } from "../runtime/messages.ts";
+import type { Env } from "../env.ts";
 import type { ConversationEnv } from "./app-env.ts";
+import type { ConversationClient } from "./conversation-client.ts";
 import { HttpError } from "./errors.ts";
 import { expectOk } from "./request.ts";
 
@@ -20,14 +22,16 @@ export function registerFileRoutes(app: Hono<ConversationEnv>): void {
     return c.json({ file }, 201);
   });
 
-  app.get("/files/:fileId", async (c) => {
-    const ref = await expectOk(c.var.client.fileOf(c.req.param("fileId")));
-    const bucket = c.env.FILES;
-    if (!bucket) throw new HttpError("files_not_configured", "This Worker binds no FILES (an R2 bucket): bind it in wrangler.toml.");
-    const object = await bucket.get(fileKey(ref.id));
-    if (!object) throw new HttpError("file_not_found", `The file '${ref.id}' is gone from the bucket.`);
-    return new Response(object.body, { headers: fileHeaders(ref) });
-  });
+  app.get("/files/:fileId", (c) => fileResponse(c.env, c.var.client, c.req.param("fileId")));
+}
+
+/** A file as the conversation's client may read it (the client's requester is checked by the conversation), from the bucket. */
+export async function fileResponse(env: Env, client: ConversationClient, fileId: string): Promise<Response> {
+  const ref = await expectOk(client.fileOf(fileId));
+  if (!env.FILES) throw new HttpError("files_not_configured", "This Worker binds no FILES (an R2 bucket): bind it in wrangler.toml.");
+  const object = await env.FILES.get(fileKey(ref.id));
+  if (!object) throw new HttpError("file_not_found", `The file '${ref.id}' is gone from the bucket.`);
+  return new Response(object.body, { headers: fileHeaders(ref) });
 }
 
 /** Its type and name, never sniffed, never run: shown in place only when it is an image or text, in a sandbox with no sources. */

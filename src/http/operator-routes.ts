@@ -5,6 +5,7 @@ import { HttpError } from "./errors.ts";
 import { expectOk, readQuery } from "./request.ts";
 import { conversationIdOf, DeskQuery, PageParams } from "./schemas.ts";
 import { conversationClient } from "./conversation-client.ts";
+import { fileResponse } from "./file-routes.ts";
 
 /**
  * The operator desk: conversations handed to a person (`waiting`) or held by one (`held`), and one
@@ -27,4 +28,9 @@ export function registerOperatorRoutes(app: Hono<AppEnv>): void {
     // The desk's reader sees what was written for the agents too: a hand-back's note, the system messages.
     return c.json(await expectOk(client.getView(readQuery(c, PageParams), "desk")));
   });
+
+  // The customer's files, for the desk while a person holds the conversation (or it waits for one).
+  app.get("/v1/operator/conversations/:id/files/:fileId", (c) =>
+    fileResponse(c.env, conversationClient(c.env, conversationIdOf(c.req.param("id")), c.get("access")), c.req.param("fileId")),
+  );
 }

@@ -108,6 +108,11 @@ const ROUTES: Record<string, RouteCase> = {
   },
   "GET /v1/operator/conversations": { cells: operatorOnly },
   "GET /v1/operator/conversations/:id": { cells: operatorOnly },
+  // While no person holds the conversation, even an operator finds no file (files-access.test.ts reads one a person holds).
+  "GET /v1/operator/conversations/:id/files/:fileId": {
+    path: (id) => `/v1/operator/conversations/${id}/files/no-such-file`,
+    cells: operatorOnly,
+  },
   // Lists are a signed-in user's own; the master key and a token have none.
   "GET /v1/conversations": {
     cells: {
@@ -127,6 +132,17 @@ const ROUTES: Record<string, RouteCase> = {
   "DELETE /v1/conversations/:id": { init: () => ({ method: "DELETE" }), cells: own },
   "POST /v1/conversations/:id/messages": { init: () => json({ message: "one more [TAG]" }), cells: own },
   "POST /v1/conversations/:id/retry": { init: () => ({ method: "POST" }), cells: own },
+  "POST /v1/conversations/:id/files": {
+    path: (id) => `/v1/conversations/${id}/files?name=a.png`,
+    init: () => ({
+      method: "POST",
+      headers: { "content-type": "image/png" },
+      body: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 13, 10, 26, 10, 0]),
+    }),
+    cells: own,
+  },
+  // A file of the conversation's is read as the conversation is (test/configured-users/files-access.test.ts reads real ones).
+  "GET /v1/conversations/:id/files/:fileId": { path: (id) => `/v1/conversations/${id}/files/no-such-file`, cells: own },
   "POST /v1/conversations/:id/approvals": { init: () => json({ decisions: [{ toolCallId: "none", approved: true }] }), cells: own },
   "POST /v1/conversations/:id/decisions": {
     init: () => json({ decisions: [{ toolCallId: "none", answer: { slot: "Mon" } }] }),
