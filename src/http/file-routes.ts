@@ -1,6 +1,7 @@
 /** A conversation's files over HTTP: an upload for a message to carry by id, and a file read back by whoever may read the conversation. */
 import type { Hono } from "hono";
 import { fileKey } from "../conversation/files/file-bytes.ts";
+import { FILE_TYPES } from "../conversation/files/file-checks.ts";
 import type { FileRef } from "../runtime/messages.ts";
 import type { Env } from "../env.ts";
 import type { ConversationEnv } from "./app-env.ts";
@@ -14,9 +15,14 @@ const INLINE = new Set(["image/png", "image/jpeg", "image/webp", "image/gif", "t
 export function registerFileRoutes(app: Hono<ConversationEnv>): void {
   // The raw bytes as the body, their type as Content-Type, the name as ?name=: 201 with the file's reference.
   app.post("/files", async (c) => {
+    const mediaType = c.req.header("content-type");
+    if (!mediaType)
+      throw new HttpError(
+        "unsupported_media_type",
+        `Send the file's bytes as the body and its type as Content-Type (${FILE_TYPES.join(", ")}).`,
+      );
     const bytes = new Uint8Array(await c.req.arrayBuffer());
     const name = c.req.query("name");
-    const mediaType = c.req.header("content-type");
     const incoming = { bytes, ...(name ? { name } : {}), ...(mediaType ? { mediaType } : {}) };
     const [file] = await expectOk(c.var.client.uploadFiles([incoming]));
     return c.json({ file }, 201);

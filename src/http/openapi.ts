@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { EVENT_SCHEMAS } from "../runtime/events.ts";
+import { FILE_TYPES } from "../conversation/files/file-checks.ts";
 import {
   DevSignInBody,
   ApprovalsBody,
@@ -12,6 +13,8 @@ import {
   EventsQuery,
   ForkBody,
   InboxQueryParams,
+  FileInput,
+  FileRefSchema,
   MessageBody,
   OperatorHandoffBody,
   OperatorMessageBody,
@@ -94,6 +97,8 @@ export function openApiDocument(): Record<string, unknown> {
       },
       schemas: {
         ...eventSchemas(),
+        FileRef: fieldSchema(FileRefSchema),
+        FileInput: fieldSchema(FileInput),
         Error: {
           type: "object",
           required: ["error"],
@@ -398,6 +403,58 @@ function turnPaths(): Record<string, unknown> {
       },
     },
     ...chatPaths(),
+    ...filePaths(),
+  };
+}
+
+const fileRef = { $ref: "#/components/schemas/FileRef" };
+const fileIdParam = {
+  name: "fileId",
+  in: "path",
+  required: true,
+  description: "A file's id, as its reference gives it",
+  schema: { type: "string" },
+};
+const fileRead = {
+  description: "The file's bytes, with its media type and a Content-Disposition naming it (inline for images and text)",
+  content: Object.fromEntries(FILE_TYPES.map((type) => [type, { schema: { type: "string", format: "binary" } }])),
+};
+
+/** A conversation's files: an upload, and a file read back (by whoever reads the conversation, or the desk while a person holds it). */
+function filePaths(): Record<string, unknown> {
+  return {
+    "/v1/conversations/{id}/files": {
+      parameters: [idParam, { name: "name", in: "query", required: false, description: "The file's name", schema: { type: "string" } }],
+      post: {
+        summary: "Store a file for a message to carry by id (files: [{ fileId }]); an upload no message sends within the hour is swept",
+        requestBody: {
+          required: true,
+          content: Object.fromEntries(FILE_TYPES.map((type) => [type, { schema: { type: "string", format: "binary" } }])),
+        },
+        responses: {
+          "201": {
+            description: "{ file }: its reference",
+            content: { "application/json": { schema: { type: "object", properties: { file: fileRef } } } },
+          },
+          "400": error,
+          "404": error,
+          "413": error,
+          "415": error,
+          "503": error,
+        },
+      },
+    },
+    "/v1/conversations/{id}/files/{fileId}": {
+      parameters: [idParam, fileIdParam],
+      get: { summary: "A file of the conversation", responses: { "200": fileRead, "404": error, "503": error } },
+    },
+    "/v1/operator/conversations/{id}/files/{fileId}": {
+      parameters: [idParam, fileIdParam],
+      get: {
+        summary: "A file of a conversation a person holds or is handed, for the desk",
+        responses: { "200": fileRead, "401": error, "404": error },
+      },
+    },
   };
 }
 

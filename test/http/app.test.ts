@@ -110,7 +110,7 @@ describe("the app's middleware", () => {
 
   it("refuses a body over MAX_BODY_BYTES on the API, and takes one of exactly that size to the route", async () => {
     const post = (bytes: number) =>
-      request("/v1/conversations/c1/messages", {
+      request("/v1/conversations/c1/retry", {
         method: "POST",
         headers: { "content-type": "application/json", "content-length": String(bytes) },
         body: `{"message":"${"a".repeat(bytes - 14)}"}`,
@@ -122,6 +122,36 @@ describe("the app's middleware", () => {
     });
     // Past the limit, the route itself answers: this app binds no conversations.
     expect(await errorOf(await post(MAX_BODY_BYTES))).toMatchObject({ status: 500, code: "invalid_configuration" });
+  });
+
+  it("takes a file's worth more where files may come: inline (base64) on a message, the file itself on an upload", async () => {
+    const env = { ...open, FILE_MAX_BYTES: "3000" };
+    const inline = MAX_BODY_BYTES + 4000;
+    const message = (bytes: number) =>
+      request(
+        "/v1/conversations/c1/messages",
+        { method: "POST", headers: { "content-type": "application/json", "content-length": String(bytes) }, body: "x".repeat(bytes) },
+        env,
+      );
+    expect(await errorOf(await message(inline + 1))).toEqual({
+      status: 413,
+      code: "payload_too_large",
+      message: `The body is over ${inline} bytes. Upload large files to POST /v1/conversations/:id/files and send their ids.`,
+    });
+    // Within it, the route answers (this app binds no conversations).
+    expect(await errorOf(await message(inline))).toMatchObject({ status: 500, code: "invalid_configuration" });
+    const upload = (bytes: number) =>
+      request(
+        "/v1/conversations/c1/files",
+        { method: "POST", headers: { "content-type": "image/png", "content-length": String(bytes) }, body: new Uint8Array(bytes) },
+        env,
+      );
+    expect(await errorOf(await upload(3001))).toEqual({
+      status: 413,
+      code: "file_too_large",
+      message: "The file is over FILE_MAX_BYTES (3000 bytes).",
+    });
+    expect(await errorOf(await upload(3000))).toMatchObject({ status: 500, code: "invalid_configuration" });
   });
 });
 
