@@ -127,7 +127,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     await answerFrame(ws, raw, {
       sockets: this.#sockets,
       // A socket's turn is read by the sockets alone: no stream is opened for it.
-      send: (requester, text) => this.#message(requester, text, {}, (input) => this.#driver.runUnread(requester, input), false),
+      send: (requester, text, files) =>
+        this.#message(requester, text, files ? { files } : {}, (input) => this.#driver.runUnread(requester, input), false),
       // A socket sees a request before its leg is done: decisions sent on seeing its end wait for that rather than be refused.
       decide: async (requester, decisions) => {
         if (!this.#onlyBackground(decisions)) await this.#driver.settled();

@@ -16,7 +16,7 @@ import { fail, type ConversationResult } from "./results.ts";
 import type { EventBatches } from "./turns/event-stream.ts";
 
 /** What a client may send: a message that starts a turn, or decisions on the calls that wait. */
-export type SocketRequest = ({ type: "message"; message: string } | { type: "decision"; decisions: Decision[] }) & {
+export type SocketRequest = ({ type: "message"; message: string; files?: string[] } | { type: "decision"; decisions: Decision[] }) & {
   /** The W3C trace context the turn is traced under; without one, each socket turn is a trace of its own. */
   traceparent?: string;
 };
@@ -116,8 +116,6 @@ function socketFrame(event: StoredEvent): string {
   return JSON.stringify({ id: event.id, type: event.type, data: event });
 }
 
-const nonEmpty = (field: string) => z.string().refine((t) => t.trim().length > 0, `\`${field}\` must not be empty.`);
-
 /** A message frame names its text `message`, as every HTTP body does; `text` is still read, for this release (deprecated). */
 /** A W3C `traceparent` a frame may carry, so its turn joins the client's trace. */
 const traceparent = z
@@ -128,8 +126,13 @@ const traceparent = z
 const MessageFrame = z.strictObject({
   type: z.literal("message"),
   traceparent,
-  message: nonEmpty("message").optional(),
-  text: nonEmpty("text").optional(),
+  message: z.string().optional(),
+  text: z.string().optional(),
+  /** Files uploaded to …/files first, by id: a frame carries no bytes. */
+  files: z
+    .array(z.strictObject({ fileId: z.string().min(1) }), { error: "`files` is a list of { fileId } (upload to …/files first)." })
+    .max(100)
+    .optional(),
 });
 
 const SocketFrame = z.discriminatedUnion("type", [
@@ -152,10 +155,14 @@ export function parseSocketRequest(raw: string | ArrayBuffer): SocketRequest | {
   }
   const parsed = SocketFrame.safeParse(value);
   if (parsed.success && parsed.data.type === "message") {
-    const { message, text, traceparent } = parsed.data;
+    const { message, text, traceparent, files } = parsed.data;
     if ((message === undefined) === (text === undefined))
       return { error: 'Send the message\'s text as `message` (one field): {"type":"message","message":"…"}.' };
-    return { type: "message", message: (message ?? text)!, ...(traceparent ? { traceparent } : {}) };
+    const words = (message ?? text)!;
+    if (!words.trim() && !files?.length)
+      return { error: "`message` must not be empty. Send words, or files by id (`files`: [{ fileId }])." };
+    const ids = files?.length ? { files: files.map((file) => file.fileId) } : {};
+    return { type: "message", message: words, ...ids, ...(traceparent ? { traceparent } : {}) };
   }
   if (parsed.success) return parsed.data as SocketRequest;
   return {
@@ -212,7 +219,7 @@ export function openSocket(request: Request, conversation: SocketOpening): Respo
 export interface SocketFrames {
   sockets: ConversationSockets;
   /** Starts the message's turn, read by the sockets alone. */
-  send(requester: Requester, text: string): Promise<ConversationResult<unknown>>;
+  send(requester: Requester, text: string, files?: string[]): Promise<ConversationResult<unknown>>;
   /** Records decisions, resuming the turn (read by the sockets alone) once none waits. */
   decide(requester: Requester, decisions: Decision[]): Promise<ConversationResult<unknown>>;
 }
@@ -229,7 +236,9 @@ export async function answerFrame(ws: WebSocket, raw: string | ArrayBuffer, conv
     });
   const asking = { ...requester, ...(request.traceparent ? { traceparent: request.traceparent } : {}) };
   const result =
-    request.type === "message" ? await conversation.send(asking, request.message) : await conversation.decide(asking, request.decisions);
+    request.type === "message"
+      ? await conversation.send(asking, request.message, request.files)
+      : await conversation.decide(asking, request.decisions);
   if (!result.ok) return sockets.reply(ws, { type: "error", data: result.error });
   sockets.reply(ws, { type: "accepted", data: { request: request.type } });
 }

@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { TestChat } from "../support/ai-chat.ts";
 import { call, chat, scenario } from "../support/worker.ts";
 import { parseSse } from "../support/sse.ts";
+import { openSocket } from "../support/socket.ts";
 
 const json = { "content-type": "application/json" };
 
@@ -234,5 +235,28 @@ describe("files over the AI SDK's chat protocol", () => {
       filename: "box.png",
       url: `/v1/conversations/${s.conversationId}/files/${fileId}`,
     });
+  });
+});
+
+describe("files over the socket", () => {
+  it("a message frame carries an uploaded file by its id; the provider gets the image", async () => {
+    const s = await scenario([{ text: "Thanks for the photo." }]);
+    const image = png(128);
+    const uploaded = await call(`/v1/conversations/${s.conversationId}/files?name=dent.png`, {
+      method: "POST",
+      headers: { "content-type": "image/png" },
+      body: image,
+    });
+    const { file } = (await uploaded.json()) as { file: { id: string } };
+    const live = await openSocket(s.conversationId);
+    live.send({ type: "message", message: s.tag("the dent"), files: [{ fileId: file.id }] });
+    await live.until((f) => f.type === "done", "the turn's end");
+    const { requests } = await s.sent();
+    const user = requests[0]!.messages.find((m) => m.role === "user") as unknown as { content: Part[] };
+    expect(user.content[1]).toEqual({ type: "image_url", image_url: { url: dataUrl("image/png", image) } });
+    // A frame carries no bytes: a data URL is refused, saying how to send a file.
+    live.send({ type: "message", message: "x", files: [{ url: dataUrl("image/png", image) }] });
+    await live.until((f) => f.type === "error" && String(f.data.message).includes("fileId"), "the refusal");
+    live.ws.close();
   });
 });
