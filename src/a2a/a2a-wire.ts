@@ -39,6 +39,7 @@ const Part = z.object({
   data: z.unknown().optional(),
   url: z.string().optional(),
   raw: z.string().optional(),
+  filename: z.string().optional(),
   mediaType: z.string().optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
 });

@@ -93,7 +93,7 @@ describe("the agent card, whole", () => {
     expect(card).toMatchObject({
       description: "Routes the customer to the right specialist.",
       version: "1",
-      defaultInputModes: ["text/plain", "application/json"],
+      defaultInputModes: ["text/plain", "application/json", "image/png", "image/jpeg", "image/webp", "image/gif", "application/pdf"],
       defaultOutputModes: ["text/plain", "application/json"],
       securitySchemes: {},
       securityRequirements: [],
@@ -451,6 +451,40 @@ describe("A2A=off", () => {
 });
 
 describe("JSON-RPC", () => {
+  it("SendMessage takes file parts (raw bytes, or a data URL): the provider gets the image; a URL elsewhere is refused", async () => {
+    const s = await scenario([{ text: "A dented box." }]);
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 7, 7, 7]);
+    const raw = btoa(String.fromCharCode(...png));
+    const sent = await rpc("SendMessage", {
+      message: {
+        messageId: crypto.randomUUID(),
+        role: "ROLE_USER",
+        parts: [{ text: s.tag("the parcel") }, { raw, mediaType: "image/png", filename: "box.png" }],
+      },
+    });
+    expect(sent.result.task.status).toMatchObject({ state: "TASK_STATE_COMPLETED" });
+    const { requests } = await s.sent();
+    const user = requests[0]!.messages.find((m) => m.role === "user") as unknown as { content: unknown[] };
+    expect(user.content).toEqual([
+      { type: "text", text: s.tag("the parcel") },
+      { type: "image_url", image_url: { url: `data:image/png;base64,${raw}` } },
+    ]);
+    const view = (await (await call(`/v1/conversations/${sent.result.task.contextId}`)).json()) as { files: Array<{ name: string }> };
+    expect(view.files).toMatchObject([{ name: "box.png", mediaType: "image/png" }]);
+    const elsewhere = await rpc("SendMessage", {
+      message: {
+        messageId: crypto.randomUUID(),
+        role: "ROLE_USER",
+        parts: [{ url: "https://example.com/box.png", mediaType: "image/png" }],
+      },
+    });
+    expect(elsewhere.error).toMatchObject({ code: -32602, message: expect.stringContaining("send the file's bytes as `raw`") });
+    const html = await rpc("SendMessage", {
+      message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ raw: btoa("<html></html>"), mediaType: "image/png" }] },
+    });
+    expect(html.error).toMatchObject({ data: { code: "unsupported_media_type" } });
+  });
+
   it("SendMessage runs a turn in a new context and answers its task: history, the holder and the handoff; the next is a new task", async () => {
     const s = await scenario([
       { toolCalls: [{ id: "t1", name: "transfer_to_billing", arguments: args({ reason: "a charge" }) }] },

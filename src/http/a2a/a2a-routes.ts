@@ -19,6 +19,8 @@ import { inboxOf } from "../../inbox/inbox.ts";
 import { A2A_RPC_ERROR, errorResponse, HttpError } from "../errors.ts";
 import { describeProblems, expectOk } from "../request.ts";
 import type { ConversationClient } from "../conversation-client.ts";
+import { withFiles } from "../file-inputs.ts";
+import type { FileInput } from "../schemas.ts";
 import { SSE_HEADERS, type StoredEvent, turnEvents } from "../../wire/index.ts";
 import { A2A_RPC_PATH, agentCard } from "./agent-card.ts";
 import { a2aStream } from "./a2a-stream.ts";
@@ -262,16 +264,20 @@ async function startTurn(c: Context<AppEnv>, params: Record<string, unknown>): P
   const immediately = configuration?.returnImmediately === true;
   if (message.taskId) return { ...(await resume(c, message, historyLength)), immediately };
   const text = textOf(message);
-  if (!text) throw new RpcFailure("invalidParams", "A message that starts a task carries text: a part with `text`.");
+  const files = message.parts.flatMap(fileInputOf);
+  if (!text && !files.length)
+    throw new RpcFailure("invalidParams", "A message that starts a task carries text or files: a part with `text`, `raw` or `url`.");
   const conversationId = message.contextId ?? (await newConversation(c));
   const client = clientOf(c, conversationId);
   const push = configuration?.taskPushNotificationConfig;
   const ahead = push ? await pushConfigAhead(c, conversationId, push) : undefined;
-  const turn = await expectOk(client.sendMessage(text)).catch(async (error: unknown) => {
-    // Refused: the config set ahead for the turn that did not start goes.
-    if (ahead) await client.pushConfigs({ kind: "delete", turn: ahead.turn, id: ahead.id, upcoming: true });
-    throw error;
-  });
+  const turn = await withFiles(client, files, (ids) => client.sendMessage(text, ids ? { files: ids } : {})).catch(
+    async (error: unknown) => {
+      // Refused: the config set ahead for the turn that did not start goes.
+      if (ahead) await client.pushConfigs({ kind: "delete", turn: ahead.turn, id: ahead.id, upcoming: true });
+      throw error;
+    },
+  );
   return { stream: turn.events, read: async () => taskOf(conversationId, await expectOk(client.turnView()), historyLength), immediately };
 }
 
@@ -336,6 +342,19 @@ function decisionsOf(message: WireMessage, view: TurnView): Decision[] {
   const word = textOf(message).trim().toLowerCase();
   if (word !== "approve" && word !== "deny") throw new RpcFailure("invalidParams", HOW_TO_DECIDE);
   return view.pending.map((p) => ({ toolCallId: p.toolCallId, approved: word === "approve" }));
+}
+
+/**
+ * A file part as the one file shape: its `raw` bytes (base64) with its media type, or a `url` that is a data URL.
+ * A URL elsewhere is refused: the Worker fetches no address a client names.
+ */
+function fileInputOf(part: WireMessage["parts"][number]): FileInput[] {
+  const name = part.filename ? { name: part.filename } : {};
+  if (part.raw !== undefined) return [{ url: `data:${part.mediaType ?? ""};base64,${part.raw}`, ...name }];
+  if (part.url === undefined) return [];
+  if (!part.url.startsWith("data:"))
+    throw new RpcFailure("invalidParams", "A file part's `url` must be a data URL; send the file's bytes as `raw` (base64) instead.");
+  return [{ url: part.url, ...(part.mediaType ? { mediaType: part.mediaType } : {}), ...name }];
 }
 
 function textOf(message: WireMessage): string {

@@ -4,6 +4,7 @@
  * the JSON-RPC interface on this origin, what is served (streaming and push notifications),
  * this project's handoff extension, and the credentials the Worker takes, from its configuration.
  */
+import { FILE_TYPES } from "../../conversation/files/file-checks.ts";
 import type { Config } from "../../config.ts";
 import type { Network } from "../../runtime/network.ts";
 import { A2A_VERSION, HANDOFF_EXTENSION } from "../../a2a/a2a-wire.ts";
@@ -43,7 +44,8 @@ export function agentCard(network: Network, config: Config, base: string): Recor
     },
     securitySchemes: schemes,
     securityRequirements: Object.keys(schemes).map((name) => ({ schemes: { [name]: { list: [] } } })),
-    defaultInputModes: ["text/plain", "application/json"],
+    // Files come as parts with `raw` bytes (or a data URL), stored as a message's files.
+    defaultInputModes: ["text/plain", "application/json", ...FILE_TYPES.filter((type) => type !== "text/plain")],
     defaultOutputModes: ["text/plain", "application/json"],
     skills: agents.map((agent) => ({
       id: agent.name,
