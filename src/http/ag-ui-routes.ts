@@ -18,6 +18,8 @@ import { conversationClient, originOf } from "./conversation-client.ts";
 import { HttpError } from "./errors.ts";
 import { expectOk, readJson } from "./request.ts";
 import { ConversationId } from "./schemas.ts";
+import { agUiFiles } from "./ag-ui-files.ts";
+import { withFiles } from "./file-inputs.ts";
 
 export const AG_UI_PATH = "/v1/ag-ui";
 
@@ -82,7 +84,14 @@ export function registerAgUi(app: Hono<AppEnv>, networkFor: (env: Env) => Networ
       const outcome = await expectOk(client.events(0, true));
       return agUiResponse(outcome.kind === "stream" ? encodeTurn(outcome.events, follow) : finishedAtOnce(follow));
     }
-    const turn = await expectOk(client.sendMessage(userText(input), { createOwned: true }));
+    const files = agUiFiles(input.messages.findLast((m) => m.role === "user")?.content);
+    const text = userText(input, files.length > 0);
+    const turn = await withFiles(
+      client,
+      files,
+      (ids) => client.sendMessage(text, { createOwned: true, ...(ids ? { files: ids } : {}) }),
+      true,
+    );
     return agUiResponse(encodeTurn(turn.events, encoder));
   });
 }
@@ -96,12 +105,15 @@ function finishedAtOnce(encoder: AgUiEncoder): ReadableStream<Uint8Array> {
   return new Response(encoder.end()).body!;
 }
 
-/** The turn's message: the newest user message's text (a string, or its text parts joined), which a run that starts a turn must have. */
-function userText(input: RunAgentInputBody): string {
+/**
+ * The turn's message: the newest user message's text (a string, or its text parts joined), which a run that starts a turn
+ * must have, unless it carries files.
+ */
+function userText(input: RunAgentInputBody, hasFiles: boolean): string {
   const content = input.messages.findLast((m) => m.role === "user")?.content;
   const text =
     typeof content === "string" ? content : (content ?? []).flatMap((p) => (p.type === "text" && p.text ? [p.text] : [])).join("\n");
-  if (!text.trim())
+  if (!text.trim() && !hasFiles)
     throw new HttpError(
       "invalid_request",
       "The run has no user message with text: add one to `messages` (role `user`), or send `resume` entries to answer the open interrupts.",

@@ -5,7 +5,8 @@
  * count) store nothing; a file reads back with its type and name; deleting a conversation deletes
  * its files, a fork shares them until both are gone, and an upload no message sent is swept.
  */
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
+import { type BaseEvent, HttpAgent } from "@ag-ui/client";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { TestChat } from "../support/ai-chat.ts";
@@ -258,5 +259,37 @@ describe("files over the socket", () => {
     live.send({ type: "message", message: "x", files: [{ url: dataUrl("image/png", image) }] });
     await live.until((f) => f.type === "error" && String(f.data.message).includes("fileId"), "the refusal");
     live.ws.close();
+  });
+});
+
+describe("files over AG-UI", () => {
+  it("the official client's image part (base64 data source) reaches the provider as an image part", async () => {
+    const s = await scenario([{ text: "That box is crushed." }]);
+    const image = png(96);
+    const base64 = btoa(String.fromCharCode(...image));
+    const agent = new HttpAgent({
+      url: "https://chat.test/v1/ag-ui",
+      threadId: s.conversationId,
+      fetch: (input: RequestInfo | URL, init?: RequestInit) => exports.default.fetch(new Request(input, init)),
+    });
+    agent.addMessage({
+      id: "u1",
+      role: "user",
+      content: [
+        { type: "text", text: s.tag("look at this") },
+        { type: "image", source: { type: "data", value: base64, mimeType: "image/png" }, metadata: { filename: "crushed.png" } },
+      ],
+    });
+    const events: BaseEvent[] = [];
+    await agent.runAgent({ runId: "r1" }, { onEvent: ({ event }) => void events.push(event) });
+    expect(events.at(-1)).toMatchObject({ type: "RUN_FINISHED" });
+    const { requests } = await s.sent();
+    const user = requests[0]!.messages.find((m) => m.role === "user") as unknown as { content: Part[] };
+    expect(user.content).toEqual([
+      { type: "text", text: s.tag("look at this") },
+      { type: "image_url", image_url: { url: `data:image/png;base64,${base64}` } },
+    ]);
+    const view = (await (await call(`/v1/conversations/${s.conversationId}`)).json()) as { files: Array<{ name: string }> };
+    expect(view.files).toMatchObject([{ name: "crushed.png", mediaType: "image/png", size: 96 }]);
   });
 });
