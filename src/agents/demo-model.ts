@@ -15,7 +15,7 @@ const INTENTS: ReadonlyArray<[Intent, RegExp]> = [
   ["support_desk", /\b(a (real )?(person|human)|someone real|talk to (a|an) (agent|human|operator))\b/i],
   ["calculator", /\b(solve|calculate|compute|sqrt|square root)\b|\d\s*[-+*/^x]\s*\d|x\^2/i],
   ["billing", /\b(refund|charge[sd]?|invoice|bill(ing|ed)?|payment|paid|money back)\b/i],
-  ["shipping", /\b(ship(ping|ped|ment)?|(re)?deliver(y|ed)?|track(ing)?|address|package|parcel|slot|where is)\b/i],
+  ["shipping", /\b(ship(ping|ped|ment)?|(re)?deliver(y|ed)?|track(ing)?|address|package|parcel|slot|where is|damaged|crushed|broken)\b/i],
 ];
 
 /**
@@ -113,7 +113,7 @@ function decide(request: ModelRequest): Decision {
     case "billing":
       return billing(text, results);
     case "shipping":
-      return shipping(text, results, has);
+      return damageClaim(text, request.messages, results, has) ?? shipping(text, results, has);
     case "calculator":
       return calculator(text, results);
     case "fraud-check":
@@ -232,6 +232,27 @@ function shipping(text: string, results: ToolMessage[], has: (name: string) => b
   const parcel = JSON.parse(tracked.content) as { carrier: string; latestScans: string[]; expectedDelivery: string | null };
   const eta = parcel.expectedDelivery ? ` Expected ${parcel.expectedDelivery}.` : "";
   return `${where} ${parcel.carrier} says: ${parcel.latestScans.at(-1)}.${eta}`;
+}
+
+/**
+ * A photo of a damaged parcel: a damage claim opened with it (the photo's id is what the user's message carries), and its
+ * form given back. None when the customer sent no image, or speaks of no damage.
+ */
+function damageClaim(
+  text: string,
+  messages: readonly Message[],
+  results: ToolMessage[],
+  has: (name: string) => boolean,
+): Decision | undefined {
+  const photo = messages.flatMap((m) => (m.role === "user" ? (m.files ?? []) : [])).findLast((file) => file.mediaType.startsWith("image/"));
+  if (!photo || !/\b(damaged?|crushed|broken|dent(ed)?)\b/i.test(text) || !has("open_damage_claim")) return undefined;
+  const orderId = findOrderId(text);
+  if (!orderId) return "I see your photo. Which order is it? Please give the order id, for example A1002.";
+  const claim = results.find((r) => r.name === "open_damage_claim");
+  if (!claim) return [call("open_damage_claim", { orderId, photoId: photo.id })];
+  if (claim.isError) return `I could not open a claim: ${claim.content}`;
+  const opened = JSON.parse(claim.content) as { claimId: string; form: string };
+  return `I have opened damage claim ${opened.claimId} for order ${orderId}, with your photo "${photo.name}". Your claim form, ${opened.form}, is below.`;
 }
 
 /** What the customer is asked: a redelivery's day and place (a question), a slot (a client tool), a parcel held (an MCP elicitation). */

@@ -8,7 +8,16 @@ import {
   Network,
   type NetworkOptions,
 } from "../runtime/index.ts";
-import { arrangeRedelivery, calculatorTools, changeAddress, chooseDeliverySlot, flagOrder, lookupOrder, refund } from "./tools.ts";
+import {
+  arrangeRedelivery,
+  calculatorTools,
+  changeAddress,
+  chooseDeliverySlot,
+  flagOrder,
+  lookupOrder,
+  openDamageClaim,
+  refund,
+} from "./tools.ts";
 import { serveTrackingMcp } from "./tracking-mcp.ts";
 
 export const DEFAULT_MODEL = "gpt-4o-mini";
@@ -40,6 +49,7 @@ const EXAMPLES = {
     "change the delivery address of my order",
     "my package has not arrived yet",
     "cancel the shipment please",
+    "my parcel arrived damaged, here is a photo",
     "when will my order be delivered",
   ],
   calculator: ["what is 12 times 7", "solve x^2 = 9", "calculate the square root of 81", "compute 15% of 200", "what is 3 + 4 * 2"],
@@ -74,6 +84,7 @@ export function createSupportNetwork(
     instructions:
       "You are the shipping specialist. Look the order up, track the parcel with the tracking service, report where it is. " +
       "Change the address, arrange a redelivery, offer delivery slots, hold a parcel at a depot or cancel a shipment when asked. " +
+      "When a customer sends a photo of a damaged parcel, open a damage claim with it. " +
       "If the question is not about shipping, transfer back to triage.",
     // schedule_followup: "I'll check again in an hour", a turn of its own when it is due.
     // arrange_redelivery asks the customer (a question); choose_delivery_slot runs in the customer's page (a client tool).
@@ -82,6 +93,7 @@ export function createSupportNetwork(
       changeAddress,
       arrangeRedelivery,
       chooseDeliverySlot,
+      openDamageClaim,
       followUpTool(),
       parcelSearch.asTool({ name: "search_for_parcel", background: true }),
     ],

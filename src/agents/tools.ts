@@ -76,6 +76,35 @@ export const arrangeRedelivery = tool({
   },
 });
 
+/**
+ * A damage claim for an order, with the customer's photo of it: the photo is read from the conversation's files (by the
+ * id its message carries), and the claim form this tool writes is saved beside it, for the customer to keep.
+ */
+export const openDamageClaim = tool({
+  name: "open_damage_claim",
+  description:
+    "Opens a damage claim for an order with the customer's photo of the damage (the photo's file id), and gives them the claim form.",
+  parameters: z.object({ orderId, photoId: z.string().min(1).describe("The id of the customer's photo, as their message carries it.") }),
+  execute: async ({ orderId, photoId }, ctx) => {
+    const order = findOrder(orderId);
+    if (!order) throw new Error(`No order '${orderId}'.`);
+    const photo = await ctx.files.read(photoId);
+    const claimId = `DC-${order.orderId}-${ctx.toolCallId.slice(-4).toUpperCase()}`;
+    const form = [
+      `Damage claim ${claimId}`,
+      `Order: ${order.orderId} (${order.item})`,
+      `Photo: ${photoId} (${photo.byteLength} bytes)`,
+      "Status: open",
+    ];
+    const saved = await ctx.files.save({
+      bytes: new TextEncoder().encode(`${form.join("\n")}\n`),
+      mediaType: "text/plain",
+      name: `claim-${claimId}.txt`,
+    });
+    return { claimId, orderId: order.orderId, photoBytes: photo.byteLength, form: saved.name };
+  },
+});
+
 /** A client tool: no execute here, the customer's page shows the slots and sends back the one picked. */
 export const chooseDeliverySlot = tool({
   name: "choose_delivery_slot",

@@ -70,10 +70,12 @@ export function assembleConversation(
   const inbox = new InboxLink(store, redactor, env, titles && { maker: titles, waitUntil: ctx.waitUntil.bind(ctx) });
   const waitUntil = (promise: Promise<unknown>) => ctx.waitUntil(promise);
   const events = new EventEffects({ store, network, inbox, notifier, hold, log, waitUntil });
-  const files = new ConversationFiles(store.files, (env as { FILES?: R2Bucket }).FILES, {
-    maxBytes: config.FILE_MAX_BYTES,
-    perMessage: config.FILES_PER_MESSAGE,
-    perConversation: config.CONVERSATION_FILES_MAX_BYTES,
+  const files = new ConversationFiles({
+    ledger: store.files,
+    bucket: (env as { FILES?: R2Bucket }).FILES,
+    limits: { maxBytes: config.FILE_MAX_BYTES, perMessage: config.FILES_PER_MESSAGE, perConversation: config.CONVERSATION_FILES_MAX_BYTES },
+    redactor,
+    conversationId: () => store.state()!.conversationId,
   });
   const ports = {
     model,

@@ -226,7 +226,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     const unavailable = this.#files.unavailable();
     if (unavailable) return unavailable;
     if (!admitted.value) this.#store.create(requester.conversationId, this.#network.entry.name, newGrant(), requester.user);
-    const stored = await this.#files.store(requester.conversationId, files);
+    const stored = await this.#files.store(files);
     if (stored.ok) this.#store.schedule.planSweep(Date.now() + UPLOAD_KEPT_MS);
     await this.#settled();
     return stored;
@@ -238,7 +238,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     if (!admitted.ok) return admitted;
     const sent = sentFileIds(this.#store.messages());
     const refs = ids.filter((id) => !sent.has(id)).flatMap((id) => this.#files.get(id) ?? []);
-    await this.#files.release(requester.conversationId, refs);
+    await this.#files.release(refs);
     return ok(null);
   }
 
@@ -509,7 +509,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     await this.#background.stop(true);
     await this.#inbox.forget(admitted.value);
     // Its files' bytes go with it, unless a fork still holds them.
-    await this.#files.releaseAll(requester.conversationId);
+    await this.#files.releaseAll();
     await this.#store.erase();
     await this.#hold.end(requester.conversationId);
     return ok(null);

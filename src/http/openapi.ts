@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { EVENT_SCHEMAS } from "../runtime/events.ts";
+import { EVENT_SCHEMAS, FileRefSchema } from "../runtime/events.ts";
 import { FILE_TYPES } from "../conversation/files/file-checks.ts";
 import {
   DevSignInBody,
@@ -14,7 +14,6 @@ import {
   ForkBody,
   InboxQueryParams,
   FileInput,
-  FileRefSchema,
   MessageBody,
   OperatorHandoffBody,
   OperatorMessageBody,

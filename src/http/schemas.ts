@@ -24,15 +24,6 @@ export const FileInput = z.union([
 ]);
 export type FileInput = z.infer<typeof FileInput>;
 
-/** A file's reference, as the view, the history and an upload's answer give it (the bytes are read at …/files/:id). */
-export const FileRefSchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  mediaType: z.string(),
-  size: z.number().int(),
-  sha256: z.string().describe("The bytes' SHA-256, hex"),
-});
-
 export const MessageBody = z
   .strictObject({
     message: z.string({ error: "`message` must be a string." }),

@@ -7,7 +7,7 @@
  */
 import * as z from "zod";
 import type { HandBackRecord, HandoffRecord, OperatorIdentity, ReturnRecord, TransferRecord } from "./handoff/types.ts";
-import type { CallPlan } from "./messages.ts";
+import type { CallPlan, FileRef } from "./messages.ts";
 import type { Usage, UsageTotals } from "./usage.ts";
 
 /** How a turn's leg ended without failing, as its `done` event says; `cancelled` when its signal was aborted. */
@@ -122,6 +122,8 @@ export interface ToolResultEvent {
   result: unknown;
   isError: boolean;
   denied?: true;
+  /** Files the call saved, by reference (read at the host's file route). */
+  files?: FileRef[];
 }
 
 /** A change of hands of any kind: its record (`kind`: transfer, return, hand-back). */
@@ -295,6 +297,17 @@ function inputRequiredSchema() {
 }
 
 /** Each event's schema, by its `type`: a type added to the union has a schema here, or nothing compiles. */
+/** A file's reference, as events, views and uploads give it (the bytes are the host's to serve). */
+export const FileRefSchema = exactly<FileRef>()(
+  z.strictObject({
+    id: z.string(),
+    mediaType: z.string(),
+    size: z.number().int(),
+    name: z.string(),
+    sha256: z.string().describe("The bytes' SHA-256, hex"),
+  }),
+);
+
 export const EVENT_SCHEMAS: { readonly [T in RunEvent["type"]]: z.ZodType<Extract<RunEvent, { type: T }>> } = {
   "run-start": exactly<RunStartEvent>()(
     z.strictObject({
@@ -322,6 +335,7 @@ export const EVENT_SCHEMAS: { readonly [T in RunEvent["type"]]: z.ZodType<Extrac
       result: z.unknown(),
       isError: z.boolean(),
       denied: z.literal(true).optional(),
+      files: z.array(FileRefSchema).optional(),
     }),
   ),
   handoff: exactly<HandoffEvent>()(

@@ -52,6 +52,8 @@ export interface ToolMessage {
   isError: boolean;
   /** A person's decision, when the call waited for one (an approved call ran; a declined one did not). */
   approval?: { approved: boolean; reason?: string };
+  /** Files the call saved (`ctx.files.save`): a label, a chart; shown to the user, by reference. */
+  files?: FileRef[];
 }
 
 /** A system message in the history: the `append` system-prompt mode adds one at each handoff. */
@@ -63,6 +65,11 @@ export interface SystemMessage {
 
 /** One message of the stored history, as the runtime keeps it and sends it to models. */
 export type Message = UserMessage | AssistantMessage | ToolMessage | SystemMessage;
+
+/** The files a history's messages carry: the user's, and those tools saved. */
+export function filesOfHistory(history: readonly Message[]): FileRef[] {
+  return history.flatMap((message) => (message.role === "user" || message.role === "tool" ? (message.files ?? []) : []));
+}
 
 /**
  * A history is valid for the model APIs when every assistant tool call is answered by

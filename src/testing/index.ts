@@ -5,6 +5,7 @@
  * the stored-history validator, and `runScripted`, which runs a turn and returns its events and state.
  */
 export { findHistoryProblem } from "../runtime/messages.ts";
+export { MemoryFiles } from "./memory-files.ts";
 export { MemoryStore } from "./memory-store.ts";
 export { runScripted, type ScriptedTurn } from "./run-scripted.ts";
 export { type RecordedRequest, type ScriptedCall, ScriptedModel, type ScriptStep } from "./scripted-model.ts";

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { DemoModel } from "../../src/agents/demo-model.ts";
 import { createSupportNetwork } from "../../src/agents/network.ts";
 import type { RunEvent, TurnInput } from "../../src/runtime/index.ts";
-import { MemoryStore } from "../../src/testing/index.ts";
+import { MemoryFiles, MemoryStore } from "../../src/testing/index.ts";
 import { eventsOfTurn } from "../support/run.ts";
 
 /** A turn of the demo network on the demo model, from what `store` holds. */
@@ -39,5 +39,34 @@ describe("the demo's refund journey", () => {
     });
     expect(texts(declined)).toBe("Understood: order A1001 is not refunded. Tell me if you change your mind.");
     expect(texts(await turn(store, "A1001"))).toMatch(/^Order A1001 .* was charged 2 time\(s\)/);
+  });
+});
+
+describe("the demo's damaged parcel journey", () => {
+  it("opens a damage claim with the customer's photo, asking the order first, and gives back the claim form it saved", async () => {
+    const store = new MemoryStore("triage");
+    const files = new MemoryFiles();
+    const photo = await files.add({ bytes: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]), mediaType: "image/png", name: "box.png" });
+    const first = await eventsOfTurn(createSupportNetwork(), new DemoModel(), {
+      store,
+      conversation: store.conversation(),
+      files,
+      input: { kind: "message", text: "My parcel arrived damaged, I attach a photo", files: [photo] },
+    });
+    expect(first.filter((e) => e.type === "handoff").map((e) => e.type === "handoff" && e.to)).toEqual(["shipping"]);
+    expect(texts(first)).toBe("I see your photo. Which order is it? Please give the order id, for example A1002.");
+    const answered = await eventsOfTurn(createSupportNetwork(), new DemoModel(), {
+      store,
+      conversation: store.conversation(),
+      files,
+      input: { kind: "message", text: "A1002" },
+    });
+    const claim = answered.find((e) => e.type === "tool-result" && e.name === "open_damage_claim");
+    expect(claim).toMatchObject({ isError: false, result: { orderId: "A1002", photoBytes: 7 }, files: [{ mediaType: "text/plain" }] });
+    const form = claim?.type === "tool-result" ? claim.files![0]! : undefined;
+    expect(files.text(form!.id)).toMatch(/^Damage claim DC-A1002-\w+\nOrder: A1002/);
+    expect(texts(answered)).toMatch(
+      /^I have opened damage claim DC-A1002-\w+ for order A1002, with your photo "box.png"\. Your claim form, claim-DC-A1002-\w+\.txt, is below\.$/,
+    );
   });
 });

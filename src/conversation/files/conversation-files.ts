@@ -5,8 +5,9 @@
  * upload was never sent in a message.
  */
 import { RuntimeError } from "../../runtime/errors.ts";
-import type { FileRef, Message } from "../../runtime/messages.ts";
-import type { FilePort } from "../../runtime/ports/files-port.ts";
+import { type FileRef, filesOfHistory, type Message } from "../../runtime/messages.ts";
+import type { FilePort, NewFile } from "../../runtime/ports/files-port.ts";
+import type { Redactor } from "../../runtime/redact.ts";
 import type { FileLedger } from "../storage/file-ledger.ts";
 import { type ConversationResult, fail, ok } from "../results.ts";
 import { FileBytes } from "./file-bytes.ts";
@@ -15,15 +16,29 @@ import { checkFiles, type FileLimits, type IncomingFile, sha256 } from "./file-c
 /** How long an upload may wait for the message that sends it before it is swept (an hour). */
 export const UPLOAD_KEPT_MS = 60 * 60_000;
 
+export interface FilesSetup {
+  ledger: FileLedger;
+  bucket: R2Bucket | undefined;
+  limits: FileLimits;
+  /** A file's name is user input: a configured secret typed into it is redacted before it is stored. */
+  redactor: Redactor;
+  /** The conversation that holds the files it stores. */
+  conversationId: () => string;
+}
+
 export class ConversationFiles implements FilePort {
   readonly #ledger: FileLedger;
   readonly #bytes: FileBytes | null;
   readonly #limits: FileLimits;
+  readonly #redactor: Redactor;
+  readonly #conversationId: () => string;
 
-  constructor(ledger: FileLedger, bucket: R2Bucket | undefined, limits: FileLimits) {
-    this.#ledger = ledger;
-    this.#bytes = bucket ? new FileBytes(bucket) : null;
-    this.#limits = limits;
+  constructor(setup: FilesSetup) {
+    this.#ledger = setup.ledger;
+    this.#bytes = setup.bucket ? new FileBytes(setup.bucket) : null;
+    this.#limits = setup.limits;
+    this.#redactor = setup.redactor;
+    this.#conversationId = setup.conversationId;
   }
 
   /** Why files cannot be taken at all here (no FILES binding), or null. */
@@ -33,11 +48,8 @@ export class ConversationFiles implements FilePort {
       : fail("files_not_configured", "This Worker binds no FILES (an R2 bucket for the conversations' files): bind it in wrangler.toml.");
   }
 
-  /**
-   * Checks the files, then stores them: each one's reference row, then its bytes. Nothing is stored when a check fails.
-   * `conversationId`: who holds them.
-   */
-  async store(conversationId: string, incoming: readonly IncomingFile[]): Promise<ConversationResult<FileRef[]>> {
+  /** Checks the files, then stores them: each one's reference row, then its bytes. Nothing is stored when a check fails. */
+  async store(incoming: readonly IncomingFile[]): Promise<ConversationResult<FileRef[]>> {
     const unavailable = this.unavailable();
     if (unavailable) return unavailable;
     const checked = checkFiles(incoming, this.#limits, this.#ledger.storedBytes());
@@ -45,7 +57,7 @@ export class ConversationFiles implements FilePort {
     const refs = await Promise.all(
       checked.value.map(async (file) => ({
         id: crypto.randomUUID(),
-        name: file.name,
+        name: this.#redactor.text(file.name),
         mediaType: file.mediaType,
         size: file.bytes.byteLength,
         sha256: await sha256(file.bytes),
@@ -53,8 +65,16 @@ export class ConversationFiles implements FilePort {
     );
     // The rows first: bytes stored before their row would be an object nothing here knows of, should the object die between.
     this.#ledger.add(refs);
-    await Promise.all(refs.map((ref, i) => this.#bytes!.put(ref, checked.value[i]!.bytes, conversationId)));
+    await Promise.all(refs.map((ref, i) => this.#bytes!.put(ref, checked.value[i]!.bytes, this.#conversationId())));
     return ok(refs);
+  }
+
+  /** A file a tool made, checked and stored as a user's; a refusal is the tool's error. */
+  async save(file: NewFile): Promise<FileRef> {
+    const stored = await this.store([file]);
+    if (!stored.ok)
+      throw new RuntimeError(stored.error.code === "files_not_configured" ? "file_not_found" : "internal_error", stored.error.message);
+    return stored.value[0]!;
   }
 
   /** The references of files stored here, by id: a message may send only those. */
@@ -82,14 +102,14 @@ export class ConversationFiles implements FilePort {
   }
 
   /** Lets go of files (an upload refused with its message, an orphan, the erased conversation's). */
-  async release(conversationId: string, refs: readonly FileRef[]): Promise<void> {
+  async release(refs: readonly FileRef[]): Promise<void> {
     this.#ledger.remove(refs.map((ref) => ref.id));
-    await Promise.all(refs.map((ref) => this.#bytes?.release(ref.id, conversationId)));
+    await Promise.all(refs.map((ref) => this.#bytes?.release(ref.id, this.#conversationId())));
   }
 
   /** Every file of the conversation let go of: it is being erased. */
-  releaseAll(conversationId: string): Promise<void> {
-    return this.release(conversationId, this.#ledger.all());
+  releaseAll(): Promise<void> {
+    return this.release(this.#ledger.all());
   }
 
   /** A fork holds the files its history refers to, from now on (asked of the original, before it hands out the snapshot). */
@@ -106,15 +126,15 @@ export class ConversationFiles implements FilePort {
    * Uploads no message came to send within UPLOAD_KEPT_MS are let go of (their bytes too); answers when the next such
    * sweep is due, or null when nothing waits for one.
    */
-  async sweep(conversationId: string, history: readonly Message[], now = Date.now()): Promise<number | null> {
+  async sweep(history: readonly Message[], now = Date.now()): Promise<number | null> {
     const sent = sentFileIds(history);
-    await this.release(conversationId, this.#ledger.orphans(sent, now - UPLOAD_KEPT_MS));
+    await this.release(this.#ledger.orphans(sent, now - UPLOAD_KEPT_MS));
     const oldest = this.#ledger.oldestUnkept(sent);
     return oldest === null ? null : oldest + UPLOAD_KEPT_MS;
   }
 }
 
-/** The ids of the files a history's messages carry. */
+/** The ids of the files a history's messages carry (the user's, and those tools saved). */
 export function sentFileIds(history: readonly Message[]): Set<string> {
-  return new Set(history.flatMap((message) => (message.role === "user" ? (message.files ?? []).map((file) => file.id) : [])));
+  return new Set(filesOfHistory(history).map((file) => file.id));
 }

@@ -77,7 +77,7 @@ export class ScheduledWork {
     const { store, files } = this.#setup;
     store.schedule.remove(entry.id);
     const state = store.state();
-    if (state) store.schedule.planSweep(await files.sweep(state.conversationId, store.messages()));
+    if (state) store.schedule.planSweep(await files.sweep(store.messages()));
   }
 
   async #followUp(entry: Extract<ScheduleEntry, { kind: "follow-up" }>): Promise<void> {

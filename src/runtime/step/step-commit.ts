@@ -180,6 +180,7 @@ function announcements(records: readonly CallRecord[], pending: readonly UserReq
         name: r.call.name,
         result: r.answer.outcome.result,
         isError: r.answer.outcome.isError,
+        ...(r.answer.outcome.files ? { files: r.answer.outcome.files } : {}),
       });
   }
   for (const p of pending) events.push(requestEvent(p));

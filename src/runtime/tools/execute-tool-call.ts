@@ -1,5 +1,5 @@
 import * as z from "zod";
-import type { ToolCall, ToolMessage } from "../messages.ts";
+import type { FileRef, ToolCall, ToolMessage } from "../messages.ts";
 import type { CallContext, Tool, ToolContext } from "./tool.ts";
 import { errorMessage } from "../errors.ts";
 import { callAsks, type InputAsk } from "../wait/asks.ts";
@@ -9,6 +9,8 @@ export interface ToolOutcome {
   result: unknown;
   content: string;
   isError: boolean;
+  /** Files the call saved. */
+  files?: FileRef[];
 }
 
 export function errorOutcome(message: string): ToolOutcome {
@@ -60,6 +62,7 @@ export async function executeToolCall(
   }
   if (!tool.execute) return errorOutcome(`Tool '${tool.name}' runs on the user's side: it has no answer here.`);
   const asks = callAsks(answers, recorded);
+  const saved: FileRef[] = [];
   try {
     const context: ToolContext = {
       ...ctx,
@@ -71,11 +74,13 @@ export async function executeToolCall(
       ask: (question) => asks.ask(question),
       elicit: (request) => asks.elicit(request),
       remember: (run) => asks.remember(run),
+      files: { read: ctx.files.read, save: async (file) => keep(saved, await ctx.files.save(file)) },
     };
     const result: unknown = await tool.execute(validated.data, context);
     // An ask the tool caught still stops the call: its answer is what the call is waiting for.
     if (asks.pending) return { asked: asks.pending, answers, recorded: asks.recorded };
-    return { result: result ?? null, content: typeof result === "string" ? result : JSON.stringify(result ?? null), isError: false };
+    const content = typeof result === "string" ? result : JSON.stringify(result ?? null);
+    return { result: result ?? null, content, isError: false, ...(saved.length ? { files: saved } : {}) };
   } catch (error) {
     if (asks.pending) return { asked: asks.pending, answers, recorded: asks.recorded };
     return errorOutcome(`Tool '${tool.name}' failed: ${errorMessage(error)}`);
@@ -86,9 +91,15 @@ export function isAsked(outcome: ToolOutcome | AskedOutcome): outcome is AskedOu
   return "asked" in outcome;
 }
 
+function keep(saved: FileRef[], file: FileRef): FileRef {
+  saved.push(file);
+  return file;
+}
+
 /** The history's record of a call's answer. */
 export function toolMessage(call: ToolCall, outcome: ToolOutcome): ToolMessage {
-  return { role: "tool", toolCallId: call.id, name: call.name, content: outcome.content, isError: outcome.isError };
+  const files = outcome.files?.length ? { files: outcome.files } : {};
+  return { role: "tool", toolCallId: call.id, name: call.name, content: outcome.content, isError: outcome.isError, ...files };
 }
 
 /** A call's arguments as events show them: parsed when they parse, else the raw text. */

@@ -4,7 +4,8 @@ import { spentSoFar } from "../budgets.ts";
 import { RuntimeError } from "../errors.ts";
 import type { ScheduledFollowUp, StartedDelegation } from "../ports/scheduler-port.ts";
 import { delegateTo } from "./delegation.ts";
-import type { CallContext, ToolContext } from "./tool.ts";
+import type { CallContext, ToolContext, ToolFiles } from "./tool.ts";
+import { filesOfHistory } from "../messages.ts";
 import type { RunContext, TurnState } from "../turn-state.ts";
 
 /** States tools of one step set, by agent name: committed with the step. */
@@ -28,6 +29,25 @@ export function toolContext(run: RunContext, state: TurnState, agent: string, up
       delegateTo(run, delegate, request, { toolCallId, asks, spent: () => spentSoFar(run, state) }),
     schedule: (request, toolCallId) => scheduleFollowUp(run, agent, request, toolCallId),
     delegateInBackground: (delegate, request, toolCallId) => startInBackground(run, agent, delegate.name, request, toolCallId),
+    files: toolFiles(run, state),
+  };
+}
+
+/** The conversation's files as a tool reaches them: read by reference or by the id of one the history carries; saved through the host. */
+function toolFiles(run: RunContext, state: TurnState): ToolFiles {
+  const port = run.options.files;
+  const none = () => new RuntimeError("file_not_found", "This conversation keeps no files: its host has no file store.");
+  return {
+    read: async (file) => {
+      if (!port) throw none();
+      const ref = typeof file === "string" ? filesOfHistory(state.history).find((f) => f.id === file) : file;
+      if (!ref) throw new RuntimeError("file_not_found", `No file '${String(file)}' in this conversation.`);
+      return port.read(ref);
+    },
+    save: async (file) => {
+      if (!port?.save) throw none();
+      return port.save(file);
+    },
   };
 }
 

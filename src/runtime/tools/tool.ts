@@ -1,5 +1,7 @@
 import * as z from "zod";
 import type { Duration } from "../duration.ts";
+import type { FileRef } from "../messages.ts";
+import type { NewFile } from "../ports/files-port.ts";
 import type { ScheduledFollowUp, StartedDelegation } from "../ports/scheduler-port.ts";
 import type { ElicitationAnswer } from "../wait/requests.ts";
 import type { CallAsks, Elicitation, Question } from "../wait/asks.ts";
@@ -57,6 +59,17 @@ export interface ToolContext {
    * not happen twice (a remote call whose answer the user is asked about, a side effect before an ask).
    */
   remember<T>(run: () => Promise<T>): Promise<T>;
+  /**
+   * The conversation's files: `read` a file the user sent (or a tool saved) by its reference or id; `save` a file this call
+   * makes (a label, a chart), which the call's result shows the user. Refused (code `file_not_found`) where the host keeps no files.
+   */
+  files: ToolFiles;
+}
+
+/** What a tool does with the conversation's files. */
+export interface ToolFiles {
+  read(file: FileRef | string): Promise<Uint8Array>;
+  save(file: NewFile): Promise<FileRef>;
 }
 
 /** A function the model can call: zod parameters, an execute function, and whether a person must approve it. */

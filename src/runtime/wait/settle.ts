@@ -54,6 +54,7 @@ export async function* settleRequests(
     name: request.name,
     result: answered.outcome.result,
     isError: answered.outcome.isError,
+    ...(answered.outcome.files ? { files: answered.outcome.files } : {}),
     // Only a declined request is not counted by the error guard: that is what marks it here.
     ...(answered.counts ? {} : { denied: true as const }),
   }));
