@@ -12,6 +12,7 @@ import { liveSocket } from "/live-socket.js";
 import { requestCard } from "/request-cards.js";
 import { tracePanel } from "/trace-panel.js";
 import { agentName, cannotStart, forUsers, statusWords } from "/user-words.js";
+import { attachmentTray, fileList, uploadAll } from "/attachments.js";
 
 let account = { user: null };
 let live = null; // the open conversation's WebSocket, when the Worker offers one
@@ -107,9 +108,17 @@ function setBusy(busy, text = "") {
   statusLine.textContent = text;
 }
 
-function userBubble(text) {
-  reveal(el("div", "bubble user", text));
+function userBubble(text, files = []) {
+  const node = el("div", "bubble user", text);
+  if (files.length) node.append(shownFiles(files));
+  reveal(node);
   bubble = null;
+}
+
+/** Files in the log: thumbnails and links, read from the conversation with the page's credential. */
+function shownFiles(files) {
+  const id = conversation.id;
+  return fileList(files, { fileUrl: (file) => `/v1/conversations/${id}/files/${file.id}`, headers: () => headers() });
 }
 
 /** `who`: how the bubble is signed (a person's message names them too). */
@@ -141,7 +150,7 @@ function toolCall(id, name, args) {
 }
 
 /** `denied`: a person declined the call, which did not run: said as such, not as a failure. */
-function toolResult(id, name, result, isError, denied = false) {
+function toolResult(id, name, result, isError, denied = false, files = []) {
   // A call answered while its card still asks (an approval that expired, one decided in another tab): the card closes.
   approvalCards.get(id)?.close(typeof result === "string" && /expired/.test(result) ? " Expired: no one decided in time." : "");
   approvalCards.delete(id);
@@ -157,6 +166,8 @@ function toolResult(id, name, result, isError, denied = false) {
   const pre = document.createElement("pre");
   pre.textContent = `${isError ? "error" : "result"}: ${typeof result === "string" ? result : JSON.stringify(result, null, 2)}`;
   details.append(pre);
+  // What the call made for the user (a claim form, a label) shows outside the folded details.
+  if (files.length) details.after(shownFiles(files));
   summary.textContent = `${name}: ${isError ? "failed" : "done"}`;
   if (isError) details.classList.add("error");
 }
@@ -263,7 +274,7 @@ function draw(event) {
       toolCall(event.toolCallId, event.name, event.args);
       return false;
     case "tool-result":
-      toolResult(event.toolCallId, event.name, event.result, event.isError, event.denied === true);
+      toolResult(event.toolCallId, event.name, event.result, event.isError, event.denied === true, event.files);
       return false;
     case "handoff":
       divider(event.from, event.to);
@@ -492,7 +503,7 @@ function drawMessages(view) {
   for (const message of view.messages) {
     if (message.role === "user") {
       closeTurn();
-      userBubble(message.content);
+      userBubble(message.content, message.files);
     } else if (message.role === "assistant") {
       if (message.content) assistantBubble(message.agent).textContent = message.content;
       for (const call of message.toolCalls ?? []) {
@@ -516,7 +527,7 @@ function drawMessages(view) {
       } catch {
         // Plain text result.
       }
-      toolResult(message.toolCallId, message.name, result, message.isError, message.approval?.approved === false);
+      toolResult(message.toolCallId, message.name, result, message.isError, message.approval?.approved === false, message.files);
       const handoff = byCall.get(message.toolCallId);
       if (handoff) divider(handoff.from, handoff.to);
       returned = onAnswer.get(message.toolCallId) ?? returned;
@@ -769,22 +780,49 @@ async function start() {
   startFresh();
 }
 
+// Files wait in a tray above the message box: picked, pasted, or dropped anywhere on the chat.
+const tray = attachmentTray({
+  tray: document.querySelector("#tray"),
+  picker: document.querySelector("#picker"),
+  button: document.querySelector("#attach"),
+  input,
+  dropZone: document.querySelector("#chat-column"),
+  changed: () => updateSend(),
+});
+
 form.addEventListener("submit", async (event) => {
   event.preventDefault();
   const text = input.value.trim();
-  if (!text || sendButton.disabled) return;
+  if ((!text && !tray.count) || sendButton.disabled) return;
   input.value = "";
   if (conversation === null && !(await createConversation())) {
     input.value = text;
     return;
   }
-  userBubble(text);
+  const files = await sendFiles(tray.take());
+  if (files === null) return;
+  userBubble(text, files);
   runStream(`/v1/conversations/${conversation.id}/messages`, {
     method: "POST",
     headers: headers({ "content-type": "application/json" }),
-    body: JSON.stringify({ message: text }),
+    body: JSON.stringify({ message: text, ...(files.length ? { files: files.map((file) => ({ fileId: file.id })) } : {}) }),
   });
 });
+
+/** The tray's files uploaded (a progress bar under the status line for a large one): their references, or null when refused. */
+async function sendFiles(files) {
+  if (!files.length) return [];
+  setBusy(true, files.length === 1 ? "Sending your file…" : `Sending ${files.length} files…`);
+  try {
+    return await uploadAll(files, { conversationId: conversation.id, headers, where: statusLine });
+  } catch (error) {
+    setBusy(false);
+    errorLine(error.code ?? "upload_failed", error.message);
+    return null;
+  } finally {
+    if (running) setBusy(false);
+  }
+}
 
 // Stop cancels the run on the server; its stream then ends with done, status cancelled.
 stopButton.addEventListener("click", async () => {

@@ -6,6 +6,7 @@
 
 import { drawAccount, loadAccount } from "/account.js";
 import { requestCard } from "/request-cards.js";
+import { fileList } from "/attachments.js";
 
 const keyInput = document.querySelector("#operator-key");
 const nameInput = document.querySelector("#operator-name");
@@ -133,8 +134,17 @@ async function refreshConversation() {
   path.textContent = `Handoff path: ${[view.handoffs[0]?.from ?? view.activeAgent, ...view.handoffs.map((h) => h.to)].join(" → ")} · held by ${view.activeAgent}${operator}`;
   log.replaceChildren();
   for (const message of view.messages) {
-    if (message.role === "user") bubble("user", "", message.content);
-    else if (message.role === "assistant" && message.content)
+    if (message.role === "user") {
+      bubble("user", "", message.content);
+      // The customer's photos and documents, read through the operator API while a person holds the conversation.
+      if (message.files?.length)
+        log.lastElementChild.append(
+          fileList(message.files, {
+            fileUrl: (file) => `/v1/operator/conversations/${selected}/files/${file.id}`,
+            headers: () => headers(),
+          }),
+        );
+    } else if (message.role === "assistant" && message.content)
       bubble(`assistant${people.has(message.agent) ? " person" : ""}`, message.agent, message.content);
   }
   log.scrollTop = log.scrollHeight;

@@ -13,6 +13,12 @@ const FOR_USERS = {
   token_revoked: "Your sign-in has expired. Reload the page to sign in again.",
   conversation_not_found: "This conversation no longer exists. Start a new one.",
   internal_error: "Something went wrong on our side. Try again in a moment.",
+  file_too_large: "That file is too large to send. Send a smaller one.",
+  conversation_files_full: "This conversation holds all the files it can. Start a new conversation to send more.",
+  too_many_files: "That is more files than one message can carry. Send them over a few messages.",
+  unsupported_media_type: "That kind of file cannot be sent here. Send a photo (PNG, JPEG, WebP or GIF), a PDF or a text file.",
+  invalid_file: "That file could not be read. Try another.",
+  files_not_configured: "This chat does not take files. Describe it in words instead.",
 };
 
 /** A refusal or a turn's error, as the person at the page reads it. */

@@ -89,7 +89,9 @@ export const openDamageClaim = tool({
     const order = findOrder(orderId);
     if (!order) throw new Error(`No order '${orderId}'.`);
     const photo = await ctx.files.read(photoId);
-    const claimId = `DC-${order.orderId}-${ctx.toolCallId.slice(-4).toUpperCase()}`;
+    // A number of the call's own: the same however often it runs (its idempotency key).
+    const number = [...ctx.idempotencyKey].reduce((hash, char) => (hash * 31 + char.charCodeAt(0)) >>> 0, 7) % 100_000;
+    const claimId = `DC-${order.orderId}-${String(number).padStart(5, "0")}`;
     const form = [
       `Damage claim ${claimId}`,
       `Order: ${order.orderId} (${order.item})`,

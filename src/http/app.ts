@@ -81,7 +81,8 @@ function securityHeaders(): MiddlewareHandler {
     contentSecurityPolicy: {
       defaultSrc: ["'self'"],
       connectSrc: ["'self'"],
-      imgSrc: ["'self'", "data:"],
+      // blob: the thumbnails of files, read with the page's credential.
+      imgSrc: ["'self'", "data:", "blob:"],
       frameAncestors: ["'none'"],
       baseUri: ["'none'"],
       formAction: ["'self'"],

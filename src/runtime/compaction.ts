@@ -97,7 +97,8 @@ function asTranscript(messages: readonly Message[]): Message[] {
   const lines = messages.map((m) => {
     switch (m.role) {
       case "user":
-        return `User: ${m.content}`;
+        // Its files by name: the summary keeps that they were sent, the stored message keeps their references.
+        return `User: ${m.content}${m.files?.length ? ` [sent ${m.files.map((f) => `"${f.name}" (${f.mediaType})`).join(", ")}]` : ""}`;
       case "assistant":
         return `${m.agent}: ${m.content ?? ""}${m.toolCalls?.length ? ` [called ${m.toolCalls.map((c) => `${c.name}(${c.arguments})`).join(", ")}]` : ""}`;
       case "tool":

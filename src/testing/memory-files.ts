@@ -10,7 +10,7 @@ export class MemoryFiles implements FilePort {
   async add(file: NewFile): Promise<FileRef> {
     const id = `file-${this.#bytes.size + 1}`;
     this.#bytes.set(id, file.bytes);
-    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", file.bytes));
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new Uint8Array(file.bytes)));
     const sha256 = [...digest].map((byte) => byte.toString(16).padStart(2, "0")).join("");
     return { id, mediaType: file.mediaType, name: file.name, size: file.bytes.byteLength, sha256 };
   }

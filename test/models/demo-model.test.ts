@@ -64,9 +64,9 @@ describe("the demo's damaged parcel journey", () => {
     const claim = answered.find((e) => e.type === "tool-result" && e.name === "open_damage_claim");
     expect(claim).toMatchObject({ isError: false, result: { orderId: "A1002", photoBytes: 7 }, files: [{ mediaType: "text/plain" }] });
     const form = claim?.type === "tool-result" ? claim.files![0]! : undefined;
-    expect(files.text(form!.id)).toMatch(/^Damage claim DC-A1002-\w+\nOrder: A1002/);
+    expect(files.text(form!.id)).toMatch(/^Damage claim DC-A1002-\d{5}\nOrder: A1002/);
     expect(texts(answered)).toMatch(
-      /^I have opened damage claim DC-A1002-\w+ for order A1002, with your photo "box.png"\. Your claim form, claim-DC-A1002-\w+\.txt, is below\.$/,
+      /^I have opened damage claim DC-A1002-\d{5} for order A1002, with your photo "box.png"\. Your claim form, claim-DC-A1002-\d{5}\.txt, is below\.$/,
     );
   });
 });

@@ -248,7 +248,7 @@ describe("CORS, headers, OpenAPI", () => {
       expect(res.headers.get("x-frame-options")).toBe("SAMEORIGIN");
       // Each directive as the chat page needs it: its own scripts, styles, fetches and sockets; images inline too; no framing.
       expect(res.headers.get("content-security-policy")).toBe(
-        "default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+        "default-src 'self'; connect-src 'self'; img-src 'self' data: blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
       );
       expect(res.headers.get("referrer-policy")).toBe("no-referrer");
       expect(res.headers.get("strict-transport-security")).toBe("max-age=31536000; includeSubDomains");
