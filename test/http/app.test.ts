@@ -38,7 +38,8 @@ function network(mcpUrl = "http://127.0.0.1:9/unlisted/mcp"): Network {
 }
 
 const open = { ALLOW_ANONYMOUS: "true" };
-const CSP = "default-src 'self'; connect-src 'self'; img-src 'self' data: blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+const CSP =
+  "default-src 'self'; connect-src 'self'; img-src 'self' data: blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 function request(path: string, init: RequestInit = {}, env: object = open, net = network()): Promise<Response> {
   return Promise.resolve(createApp(() => net).request(`https://chat.test${path}`, init, env));

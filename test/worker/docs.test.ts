@@ -8,6 +8,8 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import * as z from "zod";
 import configurationPage from "../../docs/configuration.md?raw";
 import conversationsPage from "../../docs/conversations.md?raw";
+import filesPage from "../../docs/files.md?raw";
+import { FILE_TYPES } from "../../src/conversation/files/file-checks.ts";
 import { createSupportNetwork } from "../../src/agents/index.ts";
 import { ConfigSchema, redactorFor } from "../../src/config.ts";
 import { createApp } from "../../src/http/app.ts";
@@ -126,5 +128,37 @@ describe("docs/conversations.md", () => {
       ?.match(/`[a-z_]+`/g)
       ?.map((s) => s.slice(1, -1));
     expect(listed?.sort()).toEqual([...statuses].sort());
+  });
+});
+
+describe("docs/files.md", () => {
+  const taken = tableUnder(filesPage, "## What is taken");
+
+  it("names the media types the checks take, and no other", () => {
+    const types = taken[0]![0]!.match(/`[a-z]+\/[a-z+.-]+`/g)!.map((type) => type.slice(1, -1));
+    expect(types).toEqual([...FILE_TYPES]);
+  });
+
+  it("gives each refusal the status the API answers it with, and each limit its variable and default", () => {
+    for (const [, refusal] of taken) {
+      const [, status, code] = /^(\d{3}) `([a-z_]+)`/.exec(refusal!)!;
+      expect(HTTP_ERROR_STATUS[code as keyof typeof HTTP_ERROR_STATUS], code).toBe(Number(status));
+    }
+    const defaults = ConfigSchema.parse({});
+    const limits = { FILE_MAX_BYTES: "10 MB", FILES_PER_MESSAGE: "10", CONVERSATION_FILES_MAX_BYTES: "100 MB" } as const;
+    for (const [name, shown] of Object.entries(limits)) {
+      expect(filesPage, name).toContain(`\`${name}\` (${shown})`);
+      const value = defaults[name as keyof typeof limits];
+      expect(shown.endsWith("MB") ? value / 1024 / 1024 : value, name).toBe(Number.parseInt(shown, 10));
+    }
+  });
+
+  it("says what the model is sent as the adapters send it", () => {
+    const rows = tableUnder(filesPage, "## To the model");
+    const sent = (api: "chat" | "responses", kind: string) => rows.find((row) => row[0] === kind)![api === "chat" ? 1 : 2]!;
+    expect(sent("chat", "image")).toContain('type: "image_url"');
+    expect(sent("responses", "image")).toContain('type: "input_image"');
+    expect(sent("chat", "PDF")).toContain('type: "file"');
+    expect(sent("responses", "PDF")).toContain('type: "input_file"');
   });
 });
