@@ -212,6 +212,55 @@ describe("files and the conversation's life", () => {
   });
 });
 
+describe("a crash around a file", () => {
+  it("an upload killed before it answered leaves a row and bytes no message names: the sweep takes them; none is ever sent", async () => {
+    const s = await scenario([{ text: "Hello." }, { text: "Still here." }]);
+    await chat(s.conversationId, s.tag("hello"));
+    const object = env.CONVERSATIONS.getByName(s.conversationId);
+    // What an upload leaves when the object dies between storing and answering: the row, the marker and the bytes.
+    const id = crypto.randomUUID();
+    await runInDurableObject(object, (_instance, state) => {
+      state.storage.sql.exec(
+        `INSERT INTO files (id, name, media_type, size, sha256, created_at) VALUES (?, 'lost.png', 'image/png', 64, 'x', ?)`,
+        id,
+        Date.now() - 3_700_000,
+      );
+    });
+    await env.FILES!.put(`files/${id}`, png());
+    await env.FILES!.put(`holders/${id}/${s.conversationId}`, new Uint8Array(0));
+    // The next turn sends the model no file: no message names it.
+    await chat(s.conversationId, s.tag("again"));
+    const { requests } = await s.sent();
+    expect(JSON.stringify(requests[1]!.messages)).not.toContain("image_url");
+    // The sweep the next upload plans (an hour on) takes it.
+    await call(`/v1/conversations/${s.conversationId}/files?name=new.png`, {
+      method: "POST",
+      headers: { "content-type": "image/png" },
+      body: png(),
+    });
+    await runInDurableObject(object, (_instance, state) =>
+      state.storage.sql.exec(`UPDATE schedule SET due_at = 0 WHERE kind = 'file-sweep'`),
+    );
+    await runDurableObjectAlarm(object);
+    expect(await env.FILES!.head(`files/${id}`)).toBeNull();
+    expect((await env.FILES!.list({ prefix: `holders/${id}/` })).objects).toEqual([]);
+  });
+
+  it("a file whose bytes are gone from the bucket is described to the model in words, and the conversation goes on", async () => {
+    const s = await scenario([{ text: "Nice photo." }, { text: "Go on." }]);
+    await (
+      await send(s.conversationId, { message: s.tag("photo"), files: [{ url: dataUrl("image/png", png()), name: "gone.png" }] })
+    ).text();
+    const [file] = ((await (await call(`/v1/conversations/${s.conversationId}`)).json()) as { files: Array<{ id: string }> }).files;
+    await env.FILES!.delete(`files/${file!.id}`);
+    const events = await chat(s.conversationId, s.tag("and now"));
+    expect(events.at(-1)).toMatchObject({ type: "done", status: "completed" });
+    const { requests } = await s.sent();
+    const user = requests[1]!.messages.find((m) => m.role === "user") as unknown as { content: Part[] };
+    expect(user.content[1]).toEqual({ type: "text", text: '[File "gone.png", image/png, 64 bytes]: it could not be read.' });
+  });
+});
+
 describe("files over the AI SDK's chat protocol", () => {
   it("useChat's file parts (data URLs) reach the provider as image parts, and come back as file parts of the history", async () => {
     const s = await scenario([{ text: "A crushed box, I see." }]);
