@@ -43,8 +43,12 @@ function dataUrl(mediaType: string, bytes: Uint8Array): string {
   return `data:${mediaType};base64,${base64(bytes)}`;
 }
 
-/** Base64 of bytes with web standards only (`btoa` takes a binary string, built in chunks to bound its arguments). */
+/** `Uint8Array.prototype.toBase64` where the runtime has it (workerd does), several times faster than `btoa` on a binary string. */
+const toBase64 = (Uint8Array.prototype as { toBase64?: (this: Uint8Array) => string }).toBase64;
+
+/** Base64 of bytes with web standards only (else `btoa` of a binary string, built in chunks to bound its arguments). */
 export function base64(bytes: Uint8Array): string {
+  if (toBase64) return toBase64.call(bytes);
   let binary = "";
   for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(binary);
