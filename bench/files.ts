@@ -26,8 +26,9 @@ function image(): string {
 /** Bytes of the Durable Objects' SQLite files under the persisted state. */
 function objectBytes(dir: string): number {
   let total = 0;
+  // A write-ahead log may go between the listing and the read.
   for (const entry of readdirSync(dir, { recursive: true, encoding: "utf8" }))
-    if (/\/do\/.*\.sqlite(-wal)?$/.test(`/${entry}`)) total += statSync(join(dir, entry)).size;
+    if (/\/do\/.*\.sqlite(-wal)?$/.test(`/${entry}`)) total += statSync(join(dir, entry), { throwIfNoEntry: false })?.size ?? 0;
   return total;
 }
 

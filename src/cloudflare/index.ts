@@ -46,6 +46,7 @@ export type { PushConfig } from "../conversation/schedule/push-configs.ts";
 export type { PushTarget } from "../conversation/schedule/outbox.ts";
 export type { Activity, ActivityKind } from "../conversation/storage/activity-log.ts";
 export type { ForkSnapshot } from "../conversation/storage/forks.ts";
+export type { IncomingFile } from "../conversation/files/file-checks.ts";
 export type { HistoryPage } from "../conversation/storage/history-page.ts";
 export type { ScheduledView, ScheduleEntry } from "../conversation/schedule/schedule.ts";
 export type {

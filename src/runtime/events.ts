@@ -296,7 +296,6 @@ function inputRequiredSchema() {
   );
 }
 
-/** Each event's schema, by its `type`: a type added to the union has a schema here, or nothing compiles. */
 /** A file's reference, as events, views and uploads give it (the bytes are the host's to serve). */
 export const FileRefSchema = exactly<FileRef>()(
   z.strictObject({
@@ -308,6 +307,7 @@ export const FileRefSchema = exactly<FileRef>()(
   }),
 );
 
+/** Each event's schema, by its `type`: a type added to the union has a schema here, or nothing compiles. */
 export const EVENT_SCHEMAS: { readonly [T in RunEvent["type"]]: z.ZodType<Extract<RunEvent, { type: T }>> } = {
   "run-start": exactly<RunStartEvent>()(
     z.strictObject({

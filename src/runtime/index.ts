@@ -32,7 +32,7 @@ export type {
 } from "./handoff/types.ts";
 
 // Tools, their approvals and guardrails.
-export { type DelegateAgent, tool, type Tool, type ToolContext, type ToolSpec } from "./tools/tool.ts";
+export { type DelegateAgent, tool, type Tool, type ToolContext, type ToolFiles, type ToolSpec } from "./tools/tool.ts";
 export { followUpTool } from "./tools/follow-up-tool.ts";
 export type { Guardrail, GuardrailInput, GuardrailVerdict, ToolCallInput, ToolGuardrail } from "./tools/guardrails.ts";
 export type {
@@ -108,7 +108,7 @@ export type { Duration } from "./duration.ts";
 
 // The ports a host plugs in: the model, the store, the scheduler, MCP servers, remote agents.
 export type { Model, ModelEvent, ModelRequest, ModelSettings } from "./ports/model-port.ts";
-export type { FilePort } from "./ports/files-port.ts";
+export type { FilePort, NewFile } from "./ports/files-port.ts";
 export type { StepCommit, StoredDelegation, TurnStore } from "./ports/store-port.ts";
 export type { BackgroundRequest, FollowUpRequest, ScheduledFollowUp, Scheduler, StartedDelegation } from "./ports/scheduler-port.ts";
 export {

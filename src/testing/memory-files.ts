@@ -3,6 +3,7 @@ import { RuntimeError } from "../runtime/errors.ts";
 import type { FileRef } from "../runtime/messages.ts";
 import type { FilePort, NewFile } from "../runtime/ports/files-port.ts";
 
+/** A file store in memory: `add` a user's file for a turn's input, read what a tool saved with `text`. */
 export class MemoryFiles implements FilePort {
   readonly #bytes = new Map<string, Uint8Array>();
 
