@@ -208,7 +208,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       { kind: "message", message, ...(options.createOwned ? { createOwned: true } : {}) },
       (state) => {
         if (!state) this.#store.create(requester.conversationId, this.#network.entry.name, newGrant(), requester.user);
-        this.#store.beginTurn(message);
+        this.#store.beginTurn(message, files.value);
         return ok(start({ kind: "message", text: message, ...(files.value.length ? { files: files.value } : {}) }));
       },
       opensStream,
@@ -268,9 +268,11 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
         this.#store.beginTurn({ note: opening.note });
         return ok(this.#driver.start(requester, { kind: "scheduled", note: opening.note }));
       }
+      // Run again with the files its message carried (an edit changes the words, not the files).
       const text = message ?? opening.message;
-      this.#store.beginTurn(text);
-      return ok(this.#driver.start(requester, { kind: "message", text }));
+      const files = opening.files ?? [];
+      this.#store.beginTurn(text, files);
+      return ok(this.#driver.start(requester, { kind: "message", text, ...(files.length ? { files } : {}) }));
     });
   }
 

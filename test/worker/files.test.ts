@@ -168,6 +168,26 @@ describe("a message with files", () => {
   });
 });
 
+describe("a retry", () => {
+  it("runs the turn again with the files its message carried, the edited words included", async () => {
+    const s = await scenario([{ text: "First look." }, { text: "Second look." }]);
+    const image = png(80);
+    await (await send(s.conversationId, { message: s.tag("photo"), files: [{ url: dataUrl("image/png", image) }] })).text();
+    const again = await call(`/v1/conversations/${s.conversationId}/retry`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ message: s.tag("photo, look again") }),
+    });
+    expect(parseSse(await again.text()).at(-1)).toMatchObject({ type: "done", text: "Second look." });
+    const { requests } = await s.sent();
+    const user = requests[1]!.messages.find((m) => m.role === "user") as unknown as { content: Part[] };
+    expect(user.content).toEqual([
+      { type: "text", text: s.tag("photo, look again") },
+      { type: "image_url", image_url: { url: dataUrl("image/png", image) } },
+    ]);
+  });
+});
+
 describe("files and the conversation's life", () => {
   it("deletes its files with the conversation; a fork shares them until both are gone", async () => {
     const s = await scenario([{ text: "Got it." }]);

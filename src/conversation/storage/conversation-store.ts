@@ -16,7 +16,7 @@ import type { Compaction } from "../../runtime/compaction.ts";
 import type { TurnOutcome } from "../../runtime/events.ts";
 import type { ConversationSnapshot } from "../../runtime/conversation-snapshot.ts";
 import { type Holding, newHolding } from "../../runtime/holding.ts";
-import type { Message } from "../../runtime/messages.ts";
+import type { FileRef, Message } from "../../runtime/messages.ts";
 import { applyCommit, type StepCommit, type StoredDelegation } from "../../runtime/ports/store-port.ts";
 import { type Decision, isAnswer, type UserRequest } from "../../runtime/wait/requests.ts";
 import { addUsage, NO_USAGE, type UsageTotals } from "../../runtime/usage.ts";
@@ -193,11 +193,15 @@ export class ConversationStore {
     );
   }
 
-  /** Opens a new turn; with a user message (or a scheduled turn's note), it records what the conversation held, for a rewind. */
-  beginTurn(message?: string | { note: string }): ConversationState {
+  /**
+   * Opens a new turn; with a user message (and its files, or a scheduled turn's note), it records what the conversation
+   * held, for a rewind.
+   */
+  beginTurn(message?: string | { note: string }, files: readonly FileRef[] = []): ConversationState {
     const previous = this.#requireState();
     const next: ConversationState = { ...previous, turn: previous.turn + 1 };
-    const opening = message === undefined ? null : typeof message === "string" ? { message } : { message: "", note: message.note };
+    const sent = files.length ? { files: [...files] } : {};
+    const opening = message === undefined ? null : typeof message === "string" ? { message, ...sent } : { message: "", note: message.note };
     this.turns.begin(next.turn, opening && { ...opening, holding: previous.holding });
     this.#state = next;
     this.#legOpen = true;

@@ -5,6 +5,7 @@
  * version 1): a row of today's version is read as it is, and only older ones go through the
  * upgrades. Every default for a field an older row lacks is here, and nowhere else.
  */
+import type { FileRef } from "../../runtime/messages.ts";
 import type { Decision, UserRequest } from "../../runtime/wait/requests.ts";
 import type { Suspension } from "../../runtime/wait/suspension.ts";
 import type { HandoffRecord } from "../../runtime/handoff/types.ts";
@@ -60,6 +61,8 @@ export interface TurnOpening {
   holding: Holding;
   /** A turn the schedule started: its note (and `message` is empty), so a retry runs it again as such. */
   note?: string;
+  /** The files the message carried, by reference: a retry sends them again. */
+  files?: FileRef[];
 }
 
 type Json = Record<string, unknown>;
@@ -97,13 +100,15 @@ export function readStateRow(json: string): StoredState {
 /** A turn's opening as the turns table keeps it (flat, like the state row). */
 export function writeOpening(opening: TurnOpening): string {
   const note = opening.note === undefined ? {} : { note: opening.note };
-  return JSON.stringify({ v: ROW_VERSION, message: opening.message, ...note, ...opening.holding });
+  const files = opening.files?.length ? { files: opening.files } : {};
+  return JSON.stringify({ v: ROW_VERSION, message: opening.message, ...note, ...files, ...opening.holding });
 }
 
 export function readOpening(json: string): TurnOpening {
   const row = JSON.parse(json) as Json;
   const holding = versionOf(row) >= ROW_VERSION ? holdingOf(row) : readHolding(row);
-  return { message: String(row.message), holding, ...(typeof row.note === "string" ? { note: row.note } : {}) };
+  const files = Array.isArray(row.files) ? { files: row.files as FileRef[] } : {};
+  return { message: String(row.message), holding, ...(typeof row.note === "string" ? { note: row.note } : {}), ...files };
 }
 
 /** The holding fields of a row of today's version, which has them all. */
