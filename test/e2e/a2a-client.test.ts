@@ -303,3 +303,27 @@ it("cancels through the client: a finished task is not cancelable", async () => 
   assert.ok("status" in done);
   await assert.rejects(client.cancelTask({ tenant: "", id: done.id, metadata: undefined }), { name: "TaskNotCancelableError" });
 });
+
+it("takes a photo as a file part (raw bytes) from the official client: the demo's shipping asks which order, and the photo is the conversation's", async () => {
+  const client = await new ClientFactory().createFromUrl(dev.url);
+  const photo = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4]);
+  const request = send([{ $case: "text", value: "My parcel arrived damaged, here is a photo" }]);
+  request.message!.parts.push({
+    content: { $case: "raw", value: photo },
+    metadata: undefined,
+    filename: "box.png",
+    mediaType: "image/png",
+  });
+  const sent = await client.sendMessage(request);
+  assert.ok("status" in sent, `a task, not ${JSON.stringify(sent)}`);
+  assert.equal(sent.status?.state, TaskState.TASK_STATE_COMPLETED);
+  const said = sent.history?.findLast((m) => m.role === Role.ROLE_AGENT)?.parts[0]?.content;
+  assert.deepEqual(said, { $case: "text", value: "I see your photo. Which order is it? Please give the order id, for example A1002." });
+  const view = (await (await fetch(`${dev.url}/v1/conversations/${sent.contextId}`)).json()) as {
+    files: Array<{ name: string; mediaType: string; size: number }>;
+  };
+  assert.deepEqual(
+    view.files.map(({ name, mediaType, size }) => ({ name, mediaType, size })),
+    [{ name: "box.png", mediaType: "image/png", size: 12 }],
+  );
+});
