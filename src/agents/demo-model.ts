@@ -252,7 +252,8 @@ function damageClaim(
   if (!claim) return [call("open_damage_claim", { orderId, photoId: photo.id })];
   if (claim.isError) return `I could not open a claim: ${claim.content}`;
   const opened = JSON.parse(claim.content) as { claimId: string; form: string };
-  return `I have opened damage claim ${opened.claimId} for order ${orderId}, with your photo "${photo.name}". Your claim form, ${opened.form}, is below.`;
+  const form = `Your claim form, ${opened.form}, is below.`;
+  return `I have opened damage claim ${opened.claimId} for order ${orderId}, with your photo "${photo.name}". ${form}`;
 }
 
 /** What the customer is asked: a redelivery's day and place (a question), a slot (a client tool), a parcel held (an MCP elicitation). */

@@ -56,6 +56,12 @@ const EXAMPLES = {
   supportDesk: ["I want to talk to a person", "can I speak to a human", "put me through to someone real", "I need a real agent"],
 };
 
+const SHIPPING_INSTRUCTIONS =
+  "You are the shipping specialist. Look the order up, track the parcel with the tracking service, report where it is. " +
+  "Change the address, arrange a redelivery, offer delivery slots, hold a parcel at a depot or cancel a shipment when asked. " +
+  "When a customer sends a photo of a damaged parcel, open a damage claim with it. " +
+  "If the question is not about shipping, transfer back to triage.";
+
 /** What the example network can be given beside the network options. */
 export interface SupportNetworkOptions extends Omit<NetworkOptions, "defaultModel"> {
   /** The tracking MCP server (the demo's in-process one by default). */
@@ -81,11 +87,7 @@ export function createSupportNetwork(
   const shipping = new Agent({
     name: "shipping",
     description: "Handles delivery status, tracking and address changes.",
-    instructions:
-      "You are the shipping specialist. Look the order up, track the parcel with the tracking service, report where it is. " +
-      "Change the address, arrange a redelivery, offer delivery slots, hold a parcel at a depot or cancel a shipment when asked. " +
-      "When a customer sends a photo of a damaged parcel, open a damage claim with it. " +
-      "If the question is not about shipping, transfer back to triage.",
+    instructions: SHIPPING_INSTRUCTIONS,
     // schedule_followup: "I'll check again in an hour", a turn of its own when it is due.
     // arrange_redelivery asks the customer (a question); choose_delivery_slot runs in the customer's page (a client tool).
     tools: [

@@ -70,13 +70,7 @@ export function assembleConversation(
   const inbox = new InboxLink(store, redactor, env, titles && { maker: titles, waitUntil: ctx.waitUntil.bind(ctx) });
   const waitUntil = (promise: Promise<unknown>) => ctx.waitUntil(promise);
   const events = new EventEffects({ store, network, inbox, notifier, hold, log, waitUntil });
-  const files = new ConversationFiles({
-    ledger: store.files,
-    bucket: (env as { FILES?: R2Bucket }).FILES,
-    limits: { maxBytes: config.FILE_MAX_BYTES, perMessage: config.FILES_PER_MESSAGE, perConversation: config.CONVERSATION_FILES_MAX_BYTES },
-    redactor,
-    conversationId: () => store.state()!.conversationId,
-  });
+  const files = filesOf(store, env, config, redactor);
   const ports = {
     model,
     files,
@@ -112,6 +106,17 @@ export function assembleConversation(
   const work = new ScheduledWork({ store, driver, hold, network, notifier, admission, background, files });
   const effects = new CommitEffects({ store, storage: ctx.storage, inbox, waitUntil, log });
   return { redactor, store, hold, inbox, driver, work, background, sockets, admission, effects, events, files };
+}
+
+/** The conversation's files: references in its storage, bytes in the FILES bucket, held to the configured limits. */
+function filesOf(store: ConversationStore, env: WorkerVars, config: Config, redactor: Redactor): ConversationFiles {
+  return new ConversationFiles({
+    ledger: store.files,
+    bucket: (env as { FILES?: R2Bucket }).FILES,
+    limits: { maxBytes: config.FILE_MAX_BYTES, perMessage: config.FILES_PER_MESSAGE, perConversation: config.CONVERSATION_FILES_MAX_BYTES },
+    redactor,
+    conversationId: () => store.state()!.conversationId,
+  });
 }
 
 /** The model turns call: the configured provider's, else the setup's offline model, else the demo's; redacted on the way in and out. */

@@ -1,4 +1,4 @@
-import type { Message } from "./messages.ts";
+import type { FileRef, Message } from "./messages.ts";
 import type { Model, ModelRequest } from "./ports/model-port.ts";
 import type { ToolSpec } from "./tools/tool.ts";
 
@@ -92,13 +92,17 @@ export async function summarize(
   return { summary: summary ?? "", calls, inputTokens, outputTokens };
 }
 
+/** A user's files in the transcript, by name: the summary keeps that they were sent; the stored message keeps their references. */
+function namedFiles(files: readonly FileRef[] | undefined): string {
+  return files?.length ? ` [sent ${files.map((file) => `"${file.name}" (${file.mediaType})`).join(", ")}]` : "";
+}
+
 /** Turns tool traffic into plain text, so the summary call needs no tools and no call pairing. */
 function asTranscript(messages: readonly Message[]): Message[] {
   const lines = messages.map((m) => {
     switch (m.role) {
       case "user":
-        // Its files by name: the summary keeps that they were sent, the stored message keeps their references.
-        return `User: ${m.content}${m.files?.length ? ` [sent ${m.files.map((f) => `"${f.name}" (${f.mediaType})`).join(", ")}]` : ""}`;
+        return `User: ${m.content}${namedFiles(m.files)}`;
       case "assistant":
         return `${m.agent}: ${m.content ?? ""}${m.toolCalls?.length ? ` [called ${m.toolCalls.map((c) => `${c.name}(${c.arguments})`).join(", ")}]` : ""}`;
       case "tool":

@@ -1,4 +1,7 @@
-/** Where a conversation's files are read from and saved to: the host stores their bytes (R2 on Cloudflare); the history holds references. */
+/**
+ * Where a conversation's files are read from and saved to: the host stores their bytes (R2 on Cloudflare); the history
+ * holds references.
+ */
 import type { FileRef } from "../messages.ts";
 
 /** A file a tool makes, before it is stored: its bytes, type and name. */
