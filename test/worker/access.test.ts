@@ -141,7 +141,7 @@ describe("hostile and broken input", () => {
     ],
     [
       "body over 64 KiB",
-      () => post("/v1/conversations/c-x/messages", JSON.stringify({ message: "x".repeat(70_000) })),
+      () => post("/v1/conversations/c-x/retry", JSON.stringify({ message: "x".repeat(70_000) })),
       413,
       "payload_too_large",
       "The body is over 65536 bytes.",
@@ -157,7 +157,7 @@ describe("hostile and broken input", () => {
             else controller.close();
           },
         });
-        return post("/v1/conversations/c-x/messages", body);
+        return post("/v1/conversations/c-x/retry", body);
       },
       413,
       "payload_too_large",

@@ -374,13 +374,7 @@ describe("the chat route reads the newest user message", () => {
     await send({ messages: [{ role: "user", parts: [text(s.tag("first"))] }] });
     const second = {
       role: "user",
-      parts: [
-        text("second, line one"),
-        { type: "file", mediaType: "text/plain", url: "data:,x" },
-        { type: "reasoning", text: "not the user's words" },
-        text(""),
-        text("line two"),
-      ],
+      parts: [text("second, line one"), { type: "reasoning", text: "not the user's words" }, text(""), text("line two")],
     };
     await send({ messages: [{ role: "user", parts: [text("first")] }, { role: "assistant", parts: [text("First.")] }, second] });
     const newest = (await s.sent()).requests

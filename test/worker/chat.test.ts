@@ -286,7 +286,15 @@ describe("GET /v1/agents", () => {
       ["billing", ["lookup_order", "refund", "ask_fraud_check"], ["triage", "calculator", "shipping", "support-desk"]],
       [
         "shipping",
-        ["lookup_order", "change_address", "arrange_redelivery", "choose_delivery_slot", "schedule_followup", "search_for_parcel"],
+        [
+          "lookup_order",
+          "change_address",
+          "arrange_redelivery",
+          "choose_delivery_slot",
+          "open_damage_claim",
+          "schedule_followup",
+          "search_for_parcel",
+        ],
         ["triage", "calculator", "billing", "support-desk"],
       ],
       [
