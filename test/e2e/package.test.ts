@@ -29,6 +29,8 @@ import { type Browser, chromium } from "playwright-core";
 import { startFakeOpenAI } from "../node/fake-openai-server.ts";
 import { MCP_TEST_TOKEN, type McpTestServer, startMcpTestServer } from "../node/mcp-test-server.ts";
 import { chat, parseSse, startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
+import { readmeFiles } from "../support/readme-files.ts";
+import { budget, measure } from "../../bench/bundle-readme.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 /** The machine's own Node when it is 20 (Debian's), to show what the README says of Node 20. */
@@ -45,22 +47,6 @@ function run(command: string, args: string[], cwd: string): string {
   const output = `${result.stdout}\n${result.stderr}`;
   assert.equal(result.status, 0, `${command} ${args.join(" ")} failed in ${cwd}:\n${output}`);
   return output;
-}
-
-/**
- * The files of the README's "Your own Worker" section: each code block named by its first line
- * (`// src/worker.ts`, `# wrangler.toml`) or by its fence's title (`json title="package.json"`).
- */
-export function readmeFiles(readme: string): Map<string, string> {
-  const section = readme.slice(readme.indexOf("## Your own Worker"), readme.indexOf("## Read on"));
-  const files = new Map<string, string>();
-  for (const [, info, body] of section.matchAll(/```([^\n]*)\n([\s\S]*?)\n```/g)) {
-    const titled = /title="([^"]+)"/.exec(info!)?.[1];
-    const named = /^(?:\/\/|#) ((?:src\/|test\/)?[\w.-]+\.(?:ts|toml)|\.dev\.vars)\n/.exec(body!);
-    if (titled) files.set(titled, `${body}\n`);
-    else if (named) files.set(named[1]!, `${body}\n`);
-  }
-  return files;
 }
 
 const readme = readFileSync(join(repo, "README.md"), "utf8");
@@ -169,6 +155,15 @@ describe("the README's own Worker, step by step as written", () => {
 it("type-checks the package's public types beside the Worker under strict TypeScript", () => {
   copyFileSync(new URL("./fixtures/consumer-types/public-types.ts", import.meta.url), join(consumer, "test/public-types.ts"));
   run(process.execPath, [join(consumer, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], consumer);
+});
+
+it("stays within its bundle budget (bench/bundle-budget.json), built as npm run deploy ships it", () => {
+  const { gzipKiB, why } = budget();
+  const { gzip } = measure(consumer);
+  assert.ok(
+    gzip / 1024 <= gzipKiB,
+    `the README's Worker is ${(gzip / 1024).toFixed(1)} KiB gzipped; its budget is ${gzipKiB} KiB (${why})`,
+  );
 });
 
 it("bundles it for production with no Node built-in", () => {

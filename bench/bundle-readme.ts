@@ -1,0 +1,141 @@
+/**
+ * What a team's own Worker weighs: the README's seven files, written into an empty folder as the
+ * package test writes them, installed with the package packed from this tree, built as `npm run
+ * deploy` ships it (`wrangler deploy --dry-run --minify`), with esbuild's metafile for who takes
+ * what (by package, and by the package's own folders). Beside it, the same package in a Worker that
+ * uses only the runtime and the SSE API (one agent, no person, no MCP server, no pages), which shows
+ * what a Worker pays today for what it does not use. `--budget` checks the README's Worker against
+ * bench/bundle-budget.json and fails past it (the CI check).
+ *
+ *   npm run bench:bundle [-- --budget]
+ */
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { readmeFiles } from "../test/support/readme-files.ts";
+
+const repo = new URL("..", import.meta.url).pathname;
+
+interface Metafile {
+  outputs: Record<string, { inputs: Record<string, { bytesInOutput: number }> }>;
+}
+
+export interface BundleFigures {
+  raw: number;
+  gzip: number;
+  /** Raw bytes in the output by who brought them: a package, or a folder of handoff-runtime's own. */
+  parts: Array<[string, number]>;
+}
+
+function run(command: string, args: string[], cwd: string): string {
+  const result = spawnSync(command, args, { cwd, encoding: "utf8", env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" } });
+  if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} failed in ${cwd}:\n${result.stdout}\n${result.stderr}`);
+  return result.stdout;
+}
+
+/** Builds the Worker in `dir` as `npm run deploy` would, and reads its size and its metafile. */
+export function measure(dir: string): BundleFigures {
+  const out = join(dir, "out");
+  run("npx", ["wrangler", "deploy", "--dry-run", "--minify", "--outdir", out, "--metafile", join(out, "meta.json")], dir);
+  const meta = JSON.parse(readFileSync(join(out, "meta.json"), "utf8")) as Metafile;
+  const [entry] = Object.keys(meta.outputs).filter((file) => file.endsWith(".js"));
+  const bundle = readFileSync(join(dir, entry!));
+  const parts = new Map<string, number>();
+  for (const output of Object.values(meta.outputs))
+    for (const [path, { bytesInOutput }] of Object.entries(output.inputs)) {
+      const own = /node_modules\/handoff-runtime\/dist\/([^/]+)\//.exec(path);
+      const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
+      const name = own ? `handoff-runtime: ${own[1]}/` : pkg ? pkg[1]! : path.startsWith("src/") ? "the Worker's own src/" : "other";
+      parts.set(name, (parts.get(name) ?? 0) + bytesInOutput);
+    }
+  return { raw: bundle.length, gzip: gzipSync(bundle).length, parts: [...parts].sort((a, b) => b[1] - a[1]) };
+}
+
+/** A runtime-and-SSE Worker: one agent, the package's Worker, and only the conversations' binding. */
+const MINIMAL: Record<string, string> = {
+  "src/worker.ts": `import { createHandoffWorker } from "handoff-runtime/cloudflare";
+import { Agent, Network } from "handoff-runtime";
+
+const network = new Network(new Agent({ name: "assistant", instructions: "You help." }), { defaultModel: "gpt-4.1-mini" });
+const worker = createHandoffWorker({ network });
+export const Conversation = worker.Conversation;
+export default { fetch: worker.fetch };
+`,
+  "wrangler.toml": `name = "minimal"
+main = "src/worker.ts"
+compatibility_date = "2026-11-01"
+compatibility_flags = ["no_nodejs_compat", "no_nodejs_compat_v2"]
+
+[[durable_objects.bindings]]
+name = "CONVERSATIONS"
+class_name = "Conversation"
+
+[[migrations]]
+tag = "v1"
+new_sqlite_classes = ["Conversation"]
+`,
+};
+
+/** The README's Worker and the minimal one, installed from this tree's packed package. */
+export function readmeBundles(): { readme: BundleFigures; minimal: BundleFigures } {
+  const scratch = mkdtempSync(join(tmpdir(), "handoff-bundle-readme-"));
+  try {
+    const packed = run("npm", ["pack", "--pack-destination", scratch, "--silent"], repo).trim().split("\n").at(-1)!;
+    const consumer = join(scratch, "readme");
+    for (const [file, text] of readmeFiles(readFileSync(join(repo, "README.md"), "utf8"))) {
+      mkdirSync(dirname(join(consumer, file)), { recursive: true });
+      writeFileSync(join(consumer, file), text);
+    }
+    const manifest = join(consumer, "package.json");
+    writeFileSync(
+      manifest,
+      readFileSync(manifest, "utf8").replace(/"handoff-runtime": "[^"]+"/, `"handoff-runtime": "file:${join(scratch, packed)}"`),
+    );
+    run("npm", ["install", "--no-audit", "--no-fund"], consumer);
+    const readme = measure(consumer);
+    // The minimal Worker shares the README's installed packages, in a folder beside them.
+    const minimal = join(consumer, "minimal");
+    for (const [file, text] of Object.entries(MINIMAL)) {
+      mkdirSync(dirname(join(minimal, file)), { recursive: true });
+      writeFileSync(join(minimal, file), text);
+    }
+    return { readme, minimal: measure(minimal) };
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+
+export function bundleTable(name: string, figures: BundleFigures, top = 12): string[] {
+  const total = figures.parts.reduce((sum, [, bytes]) => sum + bytes, 0);
+  return [
+    `**${name}**: ${kib(figures.raw)} raw, **${kib(figures.gzip)} gzipped** (\`wrangler deploy --dry-run --minify\`)`,
+    "",
+    "| part | raw in the bundle | share | ≈ gzip |",
+    "|---|---:|---:|---:|",
+    ...figures.parts
+      .slice(0, top)
+      .map(
+        ([part, bytes]) => `| ${part} | ${kib(bytes)} | ${((bytes / total) * 100).toFixed(1)}% | ${kib((bytes / total) * figures.gzip)} |`,
+      ),
+  ];
+}
+
+/** The budget of the README's Worker, gzipped, and why it is what it is: bench/bundle-budget.json. */
+export function budget(): { gzipKiB: number; why: string } {
+  return JSON.parse(readFileSync(new URL("./bundle-budget.json", import.meta.url), "utf8")) as { gzipKiB: number; why: string };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { readme, minimal } = readmeBundles();
+  console.log([...bundleTable("The README's Worker", readme), "", ...bundleTable("A runtime-and-SSE Worker", minimal)].join("\n"));
+  if (process.argv.includes("--budget")) {
+    const { gzipKiB, why } = budget();
+    const over = readme.gzip / 1024 > gzipKiB;
+    console.log(`\nbudget: ${kib(readme.gzip)} against ${gzipKiB} KiB (${why})${over ? ": OVER" : ": within"}`);
+    if (over) process.exit(1);
+  }
+}
