@@ -83,8 +83,12 @@ function reveal(node) {
     if (box.bottom > room) scrollBy(0, Math.min(box.bottom - room, box.top - 8));
   };
   place();
-  // Again once what the same task changed has settled (the status line, the Stop button, a page that just grew past the window).
-  requestAnimationFrame(place);
+  // Again once what the same task changed has settled (the status line, the Stop button, a page that just grew past the
+  // window), and a frame later (the composer's row lays out its buttons again when Stop shows beside Attach and Send).
+  requestAnimationFrame(() => {
+    place();
+    requestAnimationFrame(place);
+  });
 }
 
 function setAgent(name) {
