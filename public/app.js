@@ -87,7 +87,9 @@ function reveal(node) {
   // window), and a frame later (the composer's row lays out its buttons again when Stop shows beside Attach and Send).
   requestAnimationFrame(() => {
     place();
-    requestAnimationFrame(place);
+    const placedAt = scrollY;
+    // Not when the reader has scrolled meanwhile: they are reading.
+    requestAnimationFrame(() => scrollY === placedAt && place());
   });
 }
 
