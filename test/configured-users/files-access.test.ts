@@ -4,21 +4,10 @@
  * otherwise, a forged token and nobody get nothing, and a file's id under another conversation's
  * path (one the caller owns) is not found: ids are no key to someone else's files.
  */
-import { importJWK, type JWK, SignJWT } from "jose";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { MASTER, mint } from "../support/sign-in.ts";
 import { scenario } from "../support/scenario.ts";
 import { call } from "../support/worker.ts";
-
-const MASTER = "master-key-for-the-users-tests";
-const { keys } = inject("jwks");
-
-async function mint(user: string, claims: Record<string, unknown> = {}, signedWith = "rs1"): Promise<string> {
-  const jwk = keys[signedWith] as JWK;
-  return new SignJWT({ sub: user, name: `User ${user}`, iss: "https://idp.test", aud: "handoff-chat", ...claims })
-    .setProtectedHeader({ alg: jwk.alg!, kid: "rs1" })
-    .setExpirationTime("10m")
-    .sign(await importJWK(jwk, jwk.alg));
-}
 
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4]);
 const bearer = (token: string | undefined): Record<string, string> => (token ? { authorization: `Bearer ${token}` } : {});

@@ -5,24 +5,12 @@
  * conversation is the same afterwards (its view, its schedule and its owner's list). A route the
  * table has no request for fails the test, naming it.
  */
-import { importJWK, type JWK, SignJWT } from "jose";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { MASTER, mint } from "../support/sign-in.ts";
 import { createSupportNetwork } from "../../src/agents/index.ts";
 import { createApp } from "../../src/http/app.ts";
 import { scenario } from "../support/scenario.ts";
 import { call } from "../support/worker.ts";
-
-const MASTER = "master-key-for-the-users-tests";
-const { keys } = inject("jwks");
-
-/** A sign-in token for `user`; `signedWith` another key than the one its header names forges it. */
-async function mint(user: string, claims: Record<string, unknown> = {}, signedWith = "rs1"): Promise<string> {
-  const jwk = keys[signedWith] as JWK;
-  return new SignJWT({ sub: user, name: `User ${user}`, iss: "https://idp.test", aud: "handoff-chat", ...claims })
-    .setProtectedHeader({ alg: jwk.alg!, kid: "rs1" })
-    .setExpirationTime("10m")
-    .sign(await importJWK(jwk, jwk.alg));
-}
 
 type Requester = "owner" | "another user" | "an operator" | "the master key" | "its token" | "a forged token" | "nobody";
 const CALLERS: Requester[] = ["owner", "another user", "an operator", "the master key", "its token", "a forged token", "nobody"];
