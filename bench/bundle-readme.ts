@@ -3,9 +3,9 @@
  * package test writes them, installed with the package packed from this tree, built as `npm run
  * deploy` ships it (`wrangler deploy --dry-run --minify`), with esbuild's metafile for who takes
  * what (by package, and by the package's own folders). Beside it, the same package in a Worker that
- * uses only the runtime and the SSE API (one agent, no person, no MCP server, no pages), which shows
- * what a Worker pays today for what it does not use. `--budget` checks the README's Worker against
- * bench/bundle-budget.json and fails past it (the CI check).
+ * uses only the runtime and the SSE API (one agent, no person, no MCP server, no pages), which must
+ * bundle nothing it does not call (`uncalled`: the MCP SDK, A2A, AG-UI). `--budget` checks both
+ * against bench/bundle-budget.json and fails past either (the package test does the same in CI).
  *
  *   npm run bench:bundle [-- --budget]
  */
@@ -27,6 +27,8 @@ export interface BundleFigures {
   gzip: number;
   /** Raw bytes in the output by who brought them: a package, or a folder of handoff-runtime's own. */
   parts: Array<[string, number]>;
+  /** Every module in the bundle, by its path as esbuild read it. */
+  inputs: string[];
 }
 
 function run(command: string, args: string[], cwd: string): string {
@@ -43,14 +45,28 @@ export function measure(dir: string): BundleFigures {
   const [entry] = Object.keys(meta.outputs).filter((file) => file.endsWith(".js"));
   const bundle = readFileSync(join(dir, entry!));
   const parts = new Map<string, number>();
+  const inputs: string[] = [];
   for (const output of Object.values(meta.outputs))
     for (const [path, { bytesInOutput }] of Object.entries(output.inputs)) {
+      if (bytesInOutput > 0) inputs.push(path);
       const own = /node_modules\/handoff-runtime\/dist\/([^/]+)\//.exec(path);
       const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
       const name = own ? `handoff-runtime: ${own[1]}/` : pkg ? pkg[1]! : path.startsWith("src/") ? "the Worker's own src/" : "other";
       parts.set(name, (parts.get(name) ?? 0) + bytesInOutput);
     }
-  return { raw: bundle.length, gzip: gzipSync(bundle).length, parts: [...parts].sort((a, b) => b[1] - a[1]) };
+  return { raw: bundle.length, gzip: gzipSync(bundle).length, parts: [...parts].sort((a, b) => b[1] - a[1]), inputs };
+}
+
+/** What a runtime-and-SSE Worker never calls, so must not bundle: the MCP SDK, and the A2A and AG-UI endpoints. */
+const UNCALLED: Array<[string, RegExp]> = [
+  ["the MCP SDK", /node_modules\/@modelcontextprotocol\//],
+  ["the A2A endpoint", /handoff-runtime\/dist\/http\/a2a\//],
+  ["the AG-UI endpoint", /handoff-runtime\/dist\/(?:http\/ag-ui|wire\/ag-ui)/],
+];
+
+/** What of `UNCALLED` a bundle holds, as "what: a module" lines (none for a Worker that pays only for what it uses). */
+export function uncalled(figures: BundleFigures): string[] {
+  return UNCALLED.flatMap(([what, pattern]) => figures.inputs.filter((path) => pattern.test(path)).map((path) => `${what}: ${path}`));
 }
 
 /** A runtime-and-SSE Worker: one agent, the package's Worker, and only the conversations' binding. */
@@ -78,6 +94,14 @@ new_sqlite_classes = ["Conversation"]
 `,
 };
 
+/** Writes the runtime-and-SSE Worker into `dir`, a folder inside one where the package is installed. */
+export function writeMinimalWorker(dir: string): void {
+  for (const [file, text] of Object.entries(MINIMAL)) {
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    writeFileSync(join(dir, file), text);
+  }
+}
+
 /** The README's Worker and the minimal one, installed from this tree's packed package. */
 export function readmeBundles(): { readme: BundleFigures; minimal: BundleFigures } {
   const scratch = mkdtempSync(join(tmpdir(), "handoff-bundle-readme-"));
@@ -97,10 +121,7 @@ export function readmeBundles(): { readme: BundleFigures; minimal: BundleFigures
     const readme = measure(consumer);
     // The minimal Worker shares the README's installed packages, in a folder beside them.
     const minimal = join(consumer, "minimal");
-    for (const [file, text] of Object.entries(MINIMAL)) {
-      mkdirSync(dirname(join(minimal, file)), { recursive: true });
-      writeFileSync(join(minimal, file), text);
-    }
+    writeMinimalWorker(minimal);
     return { readme, minimal: measure(minimal) };
   } finally {
     rmSync(scratch, { recursive: true, force: true });
@@ -124,18 +145,40 @@ export function bundleTable(name: string, figures: BundleFigures, top = 12): str
   ];
 }
 
-/** The budget of the README's Worker, gzipped, and why it is what it is: bench/bundle-budget.json. */
-export function budget(): { gzipKiB: number; why: string } {
-  return JSON.parse(readFileSync(new URL("./bundle-budget.json", import.meta.url), "utf8")) as { gzipKiB: number; why: string };
+/** A bundle's budget, gzipped, and why it is what it is. */
+export interface Budget {
+  gzipKiB: number;
+  why: string;
+}
+
+/** The budgets of the README's Worker and of the runtime-and-SSE one: bench/bundle-budget.json, the one place they are set. */
+export function budgets(): { readme: Budget; minimal: Budget } {
+  return JSON.parse(readFileSync(new URL("./bundle-budget.json", import.meta.url), "utf8")) as { readme: Budget; minimal: Budget };
+}
+
+/** What is wrong with a bundle against its budget (nothing when it is within it). */
+export function overBudget(name: string, figures: BundleFigures, { gzipKiB, why }: Budget): string[] {
+  const kiB = figures.gzip / 1024;
+  return kiB > gzipKiB ? [`${name} is ${kiB.toFixed(1)} KiB gzipped; its budget is ${gzipKiB} KiB (${why})`] : [];
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { readme, minimal } = readmeBundles();
   console.log([...bundleTable("The README's Worker", readme), "", ...bundleTable("A runtime-and-SSE Worker", minimal)].join("\n"));
+  const left = uncalled(minimal);
+  console.log(
+    `\nthe runtime-and-SSE Worker bundles ${left.length ? `what it never calls:\n${left.join("\n")}` : "nothing it never calls (MCP SDK, A2A, AG-UI)"}`,
+  );
   if (process.argv.includes("--budget")) {
-    const { gzipKiB, why } = budget();
-    const over = readme.gzip / 1024 > gzipKiB;
-    console.log(`\nbudget: ${kib(readme.gzip)} against ${gzipKiB} KiB (${why})${over ? ": OVER" : ": within"}`);
-    if (over) process.exit(1);
+    const limits = budgets();
+    const problems = [
+      ...overBudget("the README's Worker", readme, limits.readme),
+      ...overBudget("the runtime-and-SSE Worker", minimal, limits.minimal),
+      ...left,
+    ];
+    console.log(
+      problems.length ? `\nOVER:\n${problems.join("\n")}` : `\nwithin budget (${limits.readme.gzipKiB} and ${limits.minimal.gzipKiB} KiB)`,
+    );
+    if (problems.length) process.exit(1);
   }
 }

@@ -4,7 +4,8 @@
  * through the package's entry points only (`handoff-runtime/cloudflare` and `handoff-runtime`).
  */
 import { createSupportNetwork, DEMO_TRACKING_SERVER, DemoModel, serveTrackingMcp } from "./agents/index.ts";
-import { createHandoffWorker, networkOptionsFromEnv, type WorkerVars } from "./cloudflare/index.ts";
+import { a2a, agUi, createHandoffWorker, networkOptionsFromEnv, type WorkerVars } from "./cloudflare/index.ts";
+import { mcpClient } from "./mcp/index.ts";
 import type { Duration, Network, RouterOptions } from "./runtime/index.ts";
 import { routerFromExamples, withRouter } from "./router/index.ts";
 
@@ -42,6 +43,9 @@ const worker = createHandoffWorker<ExampleVars>({
   },
   // With no provider configured, the offline demo model answers (`npm start`).
   offlineModel: (env) => new DemoModel({ delayMs: Math.min(2000, Number(env.DEMO_DELAY_MS) || 0) }),
+  // The demo shows every way in: its tracking MCP server, A2A and AG-UI beside the chat API.
+  mcp: mcpClient(),
+  protocols: [a2a(), agUi()],
 });
 
 let trained: RouterOptions | undefined;

@@ -16,10 +16,16 @@ import { Conversation as ConversationObject, type ConversationSetup } from "../c
 import { OperatorDesk } from "../desk/operator-desk.ts";
 import { Inbox } from "../inbox/inbox.ts";
 import type { WorkerVars } from "../worker-vars.ts";
+import type { McpClient } from "../mcp/tool-lists.ts";
+import type { Protocol } from "../http/protocols.ts";
 
 export { ConversationObject, type ConversationSetup };
 export { type DeskEntry, type DeskPut, type DeskStatus, OperatorDesk } from "../desk/operator-desk.ts";
 export { Inbox, type InboxEntry, type InboxPage, type InboxQuery, type InboxStatus } from "../inbox/inbox.ts";
+export { a2a } from "../http/a2a/a2a-routes.ts";
+export { agUi } from "../http/ag-ui-routes.ts";
+export type { Protocol, ProtocolName } from "../http/protocols.ts";
+export type { McpClient, McpHost } from "../mcp/tool-lists.ts";
 export type { Env } from "../env.ts";
 export type { AppEnv } from "../http/app-env.ts";
 export type { Access } from "../http/auth.ts";
@@ -75,6 +81,16 @@ export interface HandoffWorkerOptions<E extends WorkerVars = WorkerVars> {
   offlineModel?: (env: E) => Model;
   /** Limits that take precedence over the environment's MAX_STEPS and MAX_HANDOFFS_PER_TURN. */
   limits?: Partial<Limits>;
+  /**
+   * How agents reach their MCP servers: `mcpClient()` from `handoff-runtime/mcp`. Without it the
+   * Worker bundles no MCP SDK, and a server an agent names is a warning (`mcp_unavailable`) saying to add it.
+   */
+  mcp?: McpClient;
+  /**
+   * The protocols served beside the chat API (SSE, the AI SDK's stream, the socket): `a2a()`,
+   * `agUi()`. Only these are bundled; the others' paths answer 404 `protocol_not_enabled`.
+   */
+  protocols?: readonly Protocol[];
 }
 
 /** What `createHandoffWorker` gives: the fetch handler, the Hono app and the Durable Object class. */
@@ -112,10 +128,10 @@ export function createHandoffWorker<E extends WorkerVars = WorkerVars>(options: 
   };
   class Conversation extends ConversationObject {
     protected override setup(env: WorkerVars): ConversationSetup {
-      return { network: networkFor(env as E), offlineModel: options.offlineModel?.(env as E), limits: options.limits };
+      return { network: networkFor(env as E), offlineModel: options.offlineModel?.(env as E), limits: options.limits, mcp: options.mcp };
     }
   }
-  const app = createApp((env: Env) => networkFor(env as unknown as E));
+  const app = createApp((env: Env) => networkFor(env as unknown as E), options.protocols);
   return { fetch: app.fetch, app, Conversation, OperatorDesk, Inbox };
 }
 

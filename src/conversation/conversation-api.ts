@@ -8,6 +8,7 @@ import type { Limits } from "../runtime/limits.ts";
 import type { FileRef, Message } from "../runtime/messages.ts";
 import type { Model } from "../runtime/ports/model-port.ts";
 import type { Network } from "../runtime/network.ts";
+import type { McpClient } from "../mcp/tool-lists.ts";
 import type { ApprovalRequest, UserRequest } from "../runtime/wait/requests.ts";
 import type { UsageTotals } from "../runtime/usage.ts";
 import type { HistoryPage } from "./storage/history-page.ts";
@@ -121,4 +122,6 @@ export interface ConversationSetup {
   offlineModel?: Model | undefined;
   /** Limits that take precedence over MAX_STEPS and MAX_HANDOFFS_PER_TURN. */
   limits?: Partial<Limits> | undefined;
+  /** How agents reach their MCP servers (`mcpClient()` from `handoff-runtime/mcp`); without it, a server an agent names is a warning. */
+  mcp?: McpClient | undefined;
 }

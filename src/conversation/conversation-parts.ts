@@ -1,6 +1,6 @@
 /** The parts of a conversation's Durable Object, put together once per instance from its environment and setup. */
 import { type Config, redactorFor, runSettings } from "../config.ts";
-import { McpConnections } from "../mcp/index.ts";
+import { noMcpClient } from "../mcp/tool-lists.ts";
 import type { Redactor } from "../runtime/redact.ts";
 import type { WorkerVars } from "../worker-vars.ts";
 import { createModel, unconfiguredModel } from "./configured-model.ts";
@@ -74,7 +74,7 @@ export function assembleConversation(
   const ports = {
     model,
     files,
-    mcp: new McpConnections({ env, cache: new SqlToolListCache(ctx.storage.sql), log }),
+    mcp: setup.mcp?.({ env, cache: new SqlToolListCache(ctx.storage.sql), log }) ?? noMcpClient,
     remote: new A2ARemotes(env as McpHostEnv),
     limits: { ...runSettings(config).limits, ...setup.limits },
   };

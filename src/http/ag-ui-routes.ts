@@ -20,8 +20,7 @@ import { expectOk, readJson } from "./request.ts";
 import { ConversationId } from "./schemas.ts";
 import { agUiFiles } from "./ag-ui-files.ts";
 import { withFiles } from "./file-inputs.ts";
-
-export const AG_UI_PATH = "/v1/ag-ui";
+import { AG_UI_PATH, type Protocol } from "./protocols.ts";
 
 const TextPart = z.looseObject({ type: z.string(), text: z.string().optional() });
 
@@ -60,7 +59,12 @@ const FollowProps = z.looseObject({ follow: z.literal(true) });
 /** An approval interrupt's answer: its `responseSchema`. */
 const ApprovalPayload = z.strictObject({ approved: z.boolean(), reason: z.string().max(2000).optional() });
 
-export function registerAgUi(app: Hono<AppEnv>, networkFor: (env: Env) => Network): void {
+/** AG-UI for `@ag-ui/client` and CopilotKit (docs/chat-clients.md): `createHandoffWorker({ protocols: [agUi()] })`. */
+export function agUi(): Protocol {
+  return { name: "ag-ui", register: registerAgUi };
+}
+
+function registerAgUi(app: Hono<AppEnv>, networkFor: (env: Env) => Network): void {
   app.post(AG_UI_PATH, async (c) => {
     const input = await readJson(c, RunAgentInputBody);
     const network = networkFor(c.env);

@@ -4,12 +4,10 @@ import { cors } from "hono/cors";
 import { secureHeaders } from "hono/secure-headers";
 import { ConfigError, readConfig, redactorFor } from "../config.ts";
 import type { Env } from "../env.ts";
-import { knownToolList } from "../mcp/index.ts";
+import { knownToolList } from "../mcp/tool-lists.ts";
 import { type McpServerConfig, offeredTools } from "../runtime/ports/mcp.ts";
 import type { Network } from "../runtime/network.ts";
 import type { AppEnv } from "./app-env.ts";
-import { registerA2a } from "./a2a/a2a-routes.ts";
-import { registerAgUi } from "./ag-ui-routes.ts";
 import { requireAccess } from "./auth.ts";
 import { conversationRoutes } from "./conversation-routes.ts";
 import { registerSignInRoutes } from "./dev-sign-in.ts";
@@ -17,6 +15,7 @@ import { errorResponse, HttpError, httpErrorResponse } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import { registerOperatorRoutes } from "./operator-routes.ts";
 import { registerConversationCreate } from "./token-routes.ts";
+import { notEnabledMessage, PROTOCOL_ROUTES, type Protocol, type ProtocolName } from "./protocols.ts";
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -42,7 +41,8 @@ function limitBodies(): MiddlewareHandler<AppEnv> {
   };
 }
 
-export function createApp(networkFor: (env: Env) => Network): Hono<AppEnv> {
+/** `protocols`: what the Worker serves beside its chat API (A2A, AG-UI); the others' paths say which option serves them. */
+export function createApp(networkFor: (env: Env) => Network, protocols: readonly Protocol[] = []): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use(securityHeaders());
   // The methods a preflight may ask for are the ones the routes answer, read once they are all registered.
@@ -53,14 +53,15 @@ export function createApp(networkFor: (env: Env) => Network): Hono<AppEnv> {
   app.use("/v1/*", requireAccess());
   app.use("/v1/*", limitBodies());
 
-  app.get("/v1/openapi.json", (c) => c.json(openApiDocument()));
+  const served = new Set(protocols.map((p) => p.name));
+  app.get("/v1/openapi.json", (c) => c.json(openApiDocument(served)));
   app.get("/v1/agents", (c) => c.json(describeAgents(networkFor(c.env))));
   registerSignInRoutes(app);
   registerOperatorRoutes(app);
   registerConversationCreate(app);
   app.route("/v1/conversations/:id", conversationRoutes());
-  registerA2a(app, networkFor);
-  registerAgUi(app, networkFor);
+  for (const protocol of protocols) protocol.register(app, networkFor);
+  answerProtocolsNotServed(app, served);
 
   answerOtherMethods(app);
   app.all("/v1/*", (c) => errorResponse(c, "not_found", `No route for ${c.req.method} ${c.req.path}.`));
@@ -173,6 +174,15 @@ function routeMethods(app: Hono<AppEnv>): string[] {
 function answerOtherMethods(app: Hono<AppEnv>): void {
   for (const path of new Set(apiRoutes(app).map((r) => r.path)))
     app.all(path, (c) => errorResponse(c, "method_not_allowed", `${c.req.method} is not allowed on ${c.req.path}.`));
+}
+
+/** 404 `protocol_not_enabled` on the paths of the protocols the Worker was not given, naming the option that serves each. */
+function answerProtocolsNotServed(app: Hono<AppEnv>, served: ReadonlySet<ProtocolName>): void {
+  for (const [name, { paths }] of Object.entries(PROTOCOL_ROUTES) as Array<[ProtocolName, { paths: readonly string[] }]>) {
+    if (served.has(name)) continue;
+    for (const path of paths)
+      app.all(path, (c) => errorResponse(c, "protocol_not_enabled", notEnabledMessage(name, c.req.method, c.req.path)));
+  }
 }
 
 /** Asset responses are immutable; copy them so the security headers can be set on them. */

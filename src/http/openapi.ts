@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { EVENT_SCHEMAS, FileRefSchema } from "../runtime/events.ts";
 import { FILE_TYPES } from "../conversation/files/file-checks.ts";
+import { PROTOCOL_ROUTES, type ProtocolName } from "./protocols.ts";
 import {
   DevSignInBody,
   ApprovalsBody,
@@ -81,8 +82,11 @@ const TURN_EVENTS = (Object.keys(EVENT_SCHEMAS) as (keyof typeof EVENT_SCHEMAS)[
 /** What a request that runs a turn streams: the turn's events, ending with done or error. */
 const stream = eventStream("The turn as it runs", TURN_EVENTS);
 
-/** The OpenAPI document, generated from the same zod schemas that validate the requests. */
-export function openApiDocument(): Record<string, unknown> {
+/** The OpenAPI document, generated from the same zod schemas that validate the requests: the routes of the protocols `served`. */
+export function openApiDocument(served: ReadonlySet<ProtocolName> = new Set(Object.keys(PROTOCOL_ROUTES) as ProtocolName[])) {
+  const routes = paths();
+  for (const [name, { paths: theirs }] of Object.entries(PROTOCOL_ROUTES))
+    if (!served.has(name as ProtocolName)) for (const path of theirs) delete routes[path];
   return {
     openapi: "3.1.0",
     info: {
@@ -117,7 +121,7 @@ export function openApiDocument(): Record<string, unknown> {
       },
     },
     security: [{ bearer: [] }],
-    paths: paths(),
+    paths: routes,
   };
 }
 

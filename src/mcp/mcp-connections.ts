@@ -27,34 +27,7 @@ import {
 } from "../runtime/ports/mcp.ts";
 import { errorMessage } from "../runtime/errors.ts";
 import { schemaProblems } from "../runtime/json-schema.ts";
-
-/** A server's listed tools, as kept between turns. */
-export interface CachedToolList {
-  url: string;
-  tools: McpToolInfo[];
-  listedAt: number;
-}
-
-/** Where tool lists are kept between turns: a Durable Object's SQLite, or memory. */
-export interface ToolListCache {
-  get(server: string): CachedToolList | undefined;
-  set(server: string, entry: CachedToolList): void;
-  delete(server: string): void;
-}
-
-/** A cache in memory, for hosts without storage (and tests). */
-export class MemoryToolListCache implements ToolListCache {
-  readonly #entries = new Map<string, CachedToolList>();
-  get(server: string): CachedToolList | undefined {
-    return this.#entries.get(server);
-  }
-  set(server: string, entry: CachedToolList): void {
-    this.#entries.set(server, entry);
-  }
-  delete(server: string): void {
-    this.#entries.delete(server);
-  }
-}
+import { knownToolList, MemoryToolListCache, rememberToolList, type ToolListCache } from "./tool-lists.ts";
 
 /** What `McpConnections` is given: the environment headers are read from, and where tool lists are kept. */
 export interface McpConnectionsOptions {
@@ -64,17 +37,6 @@ export interface McpConnectionsOptions {
   /** Notes on what happened (a fallback, a lost session); never a header value. */
   log?: (message: string) => void;
   now?: () => number;
-}
-
-/**
- * The latest tool list of each server (by name and URL) that this isolate has seen, from any
- * conversation: what `GET /v1/agents` shows without listing anything itself.
- */
-const seenToolLists = new Map<string, CachedToolList>();
-
-/** The tool list this isolate last saw for a server, if any. */
-export function knownToolList(server: Pick<McpServerConfig, "name" | "url">): CachedToolList | undefined {
-  return seenToolLists.get(`${server.name} ${server.url}`);
 }
 
 /** How long a call may take when a server sets no `timeoutMs`. */
@@ -113,7 +75,7 @@ export class McpConnections implements McpPort {
     const cached = this.#cache.get(server.name);
     const ttl = server.cacheTtlMs ?? DEFAULT_MCP_CACHE_TTL_MS;
     if (cached && cached.url === server.url && this.#now() - cached.listedAt < ttl) {
-      if (!knownToolList(server)) seenToolLists.set(`${server.name} ${server.url}`, cached);
+      if (!knownToolList(server)) rememberToolList(server, cached);
       return cached.tools;
     }
     const listed = await this.#withSession(server, signal, (client, options) => {
@@ -130,7 +92,7 @@ export class McpConnections implements McpPort {
     );
     const entry = { url: server.url, tools, listedAt: this.#now() };
     this.#cache.set(server.name, entry);
-    seenToolLists.set(`${server.name} ${server.url}`, entry);
+    rememberToolList(server, entry);
     return tools;
   }
 

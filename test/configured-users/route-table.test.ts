@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { MASTER, mint } from "../support/sign-in.ts";
 import { createSupportNetwork } from "../../src/agents/index.ts";
 import { createApp } from "../../src/http/app.ts";
+import { a2a, agUi } from "../../src/cloudflare/index.ts";
 import { scenario } from "../support/scenario.ts";
 import { call } from "../support/worker.ts";
 
@@ -193,7 +194,7 @@ const ROUTES: Record<string, RouteCase> = {
 };
 
 function servedRoutes(): string[] {
-  const app = createApp(() => createSupportNetwork());
+  const app = createApp(() => createSupportNetwork(), [a2a(), agUi()]);
   return [...new Set(app.routes.filter((r) => r.method !== "ALL" && r.path.startsWith("/v1/")).map((r) => `${r.method} ${r.path}`))];
 }
 

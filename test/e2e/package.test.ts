@@ -30,7 +30,7 @@ import { startFakeOpenAI } from "../node/fake-openai-server.ts";
 import { MCP_TEST_TOKEN, type McpTestServer, startMcpTestServer } from "../node/mcp-test-server.ts";
 import { chat, parseSse, startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
 import { readmeFiles } from "../support/readme-files.ts";
-import { budget, measure } from "../../bench/bundle-readme.ts";
+import { budgets, measure, overBudget, uncalled, writeMinimalWorker } from "../../bench/bundle-readme.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 /** The machine's own Node when it is 20 (Debian's), to show what the README says of Node 20. */
@@ -158,12 +158,16 @@ it("type-checks the package's public types beside the Worker under strict TypeSc
 });
 
 it("stays within its bundle budget (bench/bundle-budget.json), built as npm run deploy ships it", () => {
-  const { gzipKiB, why } = budget();
-  const { gzip } = measure(consumer);
-  assert.ok(
-    gzip / 1024 <= gzipKiB,
-    `the README's Worker is ${(gzip / 1024).toFixed(1)} KiB gzipped; its budget is ${gzipKiB} KiB (${why})`,
-  );
+  const { readme } = budgets();
+  assert.deepEqual(overBudget("the README's Worker", measure(consumer), readme), []);
+});
+
+it("a Worker of the runtime and the SSE API alone bundles no MCP SDK, A2A or AG-UI, within its own budget", () => {
+  const minimal = join(consumer, "minimal");
+  writeMinimalWorker(minimal);
+  const figures = measure(minimal);
+  assert.deepEqual(uncalled(figures), []);
+  assert.deepEqual(overBudget("the runtime-and-SSE Worker", figures, budgets().minimal), []);
 });
 
 it("bundles it for production with no Node built-in", () => {

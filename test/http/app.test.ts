@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
 import { z } from "zod";
 import { createApp, MAX_BODY_BYTES } from "../../src/http/app.ts";
+import { a2a, agUi } from "../../src/cloudflare/index.ts";
 import { openApiDocument } from "../../src/http/openapi.ts";
 import { McpConnections } from "../../src/mcp/mcp-connections.ts";
 import { Agent, Network, tool } from "../../src/runtime/index.ts";
@@ -42,7 +43,7 @@ const CSP =
   "default-src 'self'; connect-src 'self'; img-src 'self' data: blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 function request(path: string, init: RequestInit = {}, env: object = open, net = network()): Promise<Response> {
-  return Promise.resolve(createApp(() => net).request(`https://chat.test${path}`, init, env));
+  return Promise.resolve(createApp(() => net, [a2a(), agUi()]).request(`https://chat.test${path}`, init, env));
 }
 
 async function errorOf(res: Response): Promise<{ status: number; code: string; message: string }> {
@@ -176,6 +177,30 @@ describe("the app's routes", () => {
       expect(body.error?.code, path).not.toBe("not_found");
       expect(body.error?.code, path).not.toBe("internal_error");
     }
+  });
+
+  it("serves only the protocols it is given: another protocol's paths answer 404 protocol_not_enabled naming the option", async () => {
+    const agUiOnly = createApp(() => network(), [agUi()]);
+    const ask = (path: string, init: RequestInit = {}) => Promise.resolve(agUiOnly.request(`https://chat.test${path}`, init, open));
+    const post = { method: "POST", headers: { "content-type": "application/json" }, body: "{}" };
+    for (const [path, init] of [
+      ["/v1/a2a", post],
+      ["/.well-known/agent-card.json", {}],
+    ] as const) {
+      const refused = await errorOf(await ask(path, init));
+      expect(refused, path).toMatchObject({ status: 404, code: "protocol_not_enabled" });
+      expect(refused.message).toContain('`protocols: [a2a()]` (import { a2a } from "handoff-runtime/cloudflare")');
+    }
+    // AG-UI is served: its own check refuses the empty body.
+    expect(await errorOf(await ask("/v1/ag-ui", post))).toMatchObject({ status: 400, code: "invalid_request" });
+    const none = createApp(() => network());
+    const refused = await errorOf(await Promise.resolve(none.request("https://chat.test/v1/ag-ui", post, open)));
+    expect(refused).toMatchObject({ status: 404, code: "protocol_not_enabled" });
+    expect(refused.message).toContain("`protocols: [agUi()]`");
+    // The OpenAPI document lists what the Worker serves.
+    const { paths } = (await (await ask("/v1/openapi.json")).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(paths)).toContain("/v1/ag-ui");
+    expect(Object.keys(paths)).not.toContain("/v1/a2a");
   });
 
   it("serves the OpenAPI document", async () => {

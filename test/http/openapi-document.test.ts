@@ -9,6 +9,7 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import { createSupportNetwork } from "../../src/agents/index.ts";
 import { createApp } from "../../src/http/app.ts";
+import { a2a, agUi } from "../../src/cloudflare/index.ts";
 import { eventComponent, openApiDocument } from "../../src/http/openapi.ts";
 import { EVENT_SCHEMAS } from "../../src/runtime/events.ts";
 
@@ -43,7 +44,7 @@ function operationsOf(document: Record<string, unknown>) {
 
 /** Each route of the app as `METHOD /path`, with `:id` written as OpenAPI writes it (`{id}`). */
 function routesOfApp(): string[] {
-  const app = createApp(() => createSupportNetwork());
+  const app = createApp(() => createSupportNetwork(), [a2a(), agUi()]);
   const routes = app.routes
     .filter((r) => r.method !== "ALL" && r.path.startsWith("/v1/"))
     .map((r) => `${r.method} ${r.path.replace(/:([A-Za-z]+)/g, "{$1}")}`);
@@ -103,7 +104,7 @@ const UNKNOWN_EVENT = { code: "event_id_unknown", message: "No event 9.", detail
 const concrete = (path: string) => path.replace("{id}", "c1").replace("{turn}", "1").replace("{entry}", "e1");
 
 function send(path: string, init: RequestInit = {}, headers: Record<string, string> = {}): Promise<Response> {
-  const app = createApp(() => createSupportNetwork());
+  const app = createApp(() => createSupportNetwork(), [a2a(), agUi()]);
   return Promise.resolve(app.request(`https://chat.test${path}`, { ...init, headers: { ...headers, ...init.headers } }, env));
 }
 
@@ -187,7 +188,7 @@ describe("the OpenAPI document against the routes", () => {
       await (await send("/v1/conversations/c1/turns/0/trace")).json(),
       // A refusal with details, as a conversation object gives one.
       await (
-        await createApp(() => createSupportNetwork()).request(
+        await createApp(() => createSupportNetwork(), [a2a(), agUi()]).request(
           "https://chat.test/v1/conversations/c1/events?after=9",
           {},
           {
@@ -225,7 +226,7 @@ describe("the OpenAPI document against the routes", () => {
       document.components.securitySchemes.bearer!.description,
     ])
       expect(text?.trim()).toBeTruthy();
-    const app = createApp(() => createSupportNetwork());
+    const app = createApp(() => createSupportNetwork(), [a2a(), agUi()]);
     const challenged = await app.request("https://chat.test/v1/agents", {}, { API_KEY: "k-0123456789abcdef" });
     expect(challenged.status).toBe(401);
     expect(challenged.headers.get("www-authenticate")).toMatch(/^Bearer /);

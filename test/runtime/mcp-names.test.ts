@@ -1,7 +1,9 @@
 /** MCP tool names as the model sees them, and a result as the model reads it: pure rules, no server. */
 import { describe, expect, it } from "vitest";
 import { mcpResultValue } from "../../src/runtime/ports/mcp.ts";
-import { mcpToolName } from "../../src/runtime/index.ts";
+import { Agent, mcpToolName, Network } from "../../src/runtime/index.ts";
+import { noMcpClient } from "../../src/mcp/tool-lists.ts";
+import { runScripted } from "../../src/testing/index.ts";
 
 describe("MCP tool names", () => {
   it("fold to [a-zA-Z0-9_-] within 64 characters, and take _2, _3 when the name is taken", () => {
@@ -34,5 +36,27 @@ describe("an MCP result as the model reads it", () => {
     expect(() => mcpResultValue({ content: [{ type: "text", text: "no such order" }], isError: true })).toThrow("no such order");
     expect(() => mcpResultValue({ isError: true })).toThrow("the server reported an error without a message");
     expect(mcpResultValue({})).toBe("");
+  });
+});
+
+describe("a Worker given no MCP client", () => {
+  it("runs an agent that names an MCP server: the server is a warning saying what to add, the turn completes", async () => {
+    const agent = new Agent({
+      name: "support",
+      instructions: "You help.",
+      mcpServers: [{ name: "tracking", url: "https://tracking.example/mcp" }],
+    });
+    const { events, outcome, model } = await runScripted(
+      new Network(agent, { defaultModel: "m" }),
+      "where is my parcel?",
+      [{ text: "I cannot reach tracking now." }],
+      { mcp: noMcpClient },
+    );
+    expect(outcome).toEqual({ status: "completed" });
+    expect(events.find((e) => e.type === "warning")).toMatchObject({
+      code: "mcp_unavailable",
+      message: expect.stringContaining('give createHandoffWorker `mcp: mcpClient()` (import { mcpClient } from "handoff-runtime/mcp")'),
+    });
+    expect(model.requests[0]!.tools.map((t) => t.name)).toEqual([]);
   });
 });

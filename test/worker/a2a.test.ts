@@ -11,6 +11,7 @@ import { createSupportNetwork } from "../../src/agents/index.ts";
 import { Agent, Network } from "../../src/runtime/index.ts";
 import { denialMessage } from "../../src/runtime/wait/requests.ts";
 import { createApp } from "../../src/http/app.ts";
+import { a2a, agUi } from "../../src/cloudflare/index.ts";
 import { a2aStream } from "../../src/http/a2a/a2a-stream.ts";
 import { encodeSse, type StoredEvent, turnEvents } from "../../src/wire/index.ts";
 import { refuseUnsafeUrl } from "../../src/http/a2a/push-methods.ts";
@@ -78,7 +79,7 @@ describe("the agent card", () => {
 
 describe("the agent card, whole", () => {
   const cardOf = async (vars: Record<string, string>) => {
-    const app = createApp(() => createSupportNetwork());
+    const app = createApp(() => createSupportNetwork(), [a2a(), agUi()]);
     const res = await app.fetch(
       new Request("https://chat.test/.well-known/agent-card.json"),
       { ...env, ...vars },
@@ -114,7 +115,7 @@ describe("the agent card, whole", () => {
   it("falls back to the entry agent's name, and a skill's name, for what has no description", async () => {
     const helper = new Agent({ name: "helper", instructions: "Help." });
     const network = new Network(new Agent({ name: "front", instructions: "Route.", handoffs: [helper] }), { defaultModel: "m" });
-    const res = await createApp(() => network).fetch(
+    const res = await createApp(() => network, [a2a(), agUi()]).fetch(
       new Request("https://chat.test/.well-known/agent-card.json"),
       env,
       createExecutionContext(),
@@ -437,7 +438,7 @@ describe("the A2A stream of a turn", () => {
 
 describe("A2A=off", () => {
   it("serves neither the card nor the interface: both are 404", async () => {
-    const app = createApp(() => createSupportNetwork());
+    const app = createApp(() => createSupportNetwork(), [a2a(), agUi()]);
     const off = { ...env, A2A: "off" };
     const card = await app.fetch(new Request("https://chat.test/.well-known/agent-card.json"), off, createExecutionContext());
     expect([card.status, ((await card.json()) as { error: { code: string } }).error.code]).toEqual([404, "not_found"]);

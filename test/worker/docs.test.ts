@@ -13,6 +13,7 @@ import { FILE_TYPES } from "../../src/conversation/files/file-checks.ts";
 import { createSupportNetwork } from "../../src/agents/index.ts";
 import { ConfigSchema, redactorFor } from "../../src/config.ts";
 import { createApp } from "../../src/http/app.ts";
+import { a2a, agUi } from "../../src/cloudflare/index.ts";
 import { HTTP_ERROR_STATUS } from "../../src/http/errors.ts";
 import { EVENT_SCHEMAS, type TurnStatus } from "../../src/runtime/events.ts";
 
@@ -81,7 +82,7 @@ describe("docs/conversations.md", () => {
   });
 
   it("lists every route the app serves, and no other; no page documents a route the app does not serve", () => {
-    const app = createApp(() => createSupportNetwork());
+    const app = createApp(() => createSupportNetwork(), [a2a(), agUi()]);
     const served = [
       ...new Set(app.routes.filter((r) => r.method !== "ALL" && r.path.startsWith("/v1/")).map((r) => `${r.method} ${r.path}`)),
     ];

@@ -15,6 +15,7 @@ import { ConversationStore } from "../../src/conversation/storage/conversation-s
 import { TurnAdmission } from "../../src/conversation/turn-admission.ts";
 import type { TurnDriver } from "../../src/conversation/turns/turn-driver.ts";
 import { createApp } from "../../src/http/app.ts";
+import { a2a, agUi } from "../../src/cloudflare/index.ts";
 import type { Network } from "../../src/runtime/network.ts";
 import { Redactor } from "../../src/runtime/redact.ts";
 import { supportLike } from "../support/networks.ts";
@@ -83,7 +84,7 @@ describe("a configured feature without its binding", () => {
   });
 
   it("a Worker without CONVERSATIONS answers 500 invalid_configuration naming it, not a bare error", async () => {
-    const app = createApp(() => createSupportNetwork());
+    const app = createApp(() => createSupportNetwork(), [a2a(), agUi()]);
     const res = await app.fetch(
       new Request("https://chat.test/v1/conversations/c1", { headers: { authorization: "Bearer unused" } }),
       { ...env, CONVERSATIONS: undefined, API_KEY: undefined, ALLOW_ANONYMOUS: "true" },
@@ -94,7 +95,7 @@ describe("a configured feature without its binding", () => {
   });
 
   it("the operator desk and a user's list without their Durable Objects answer naming the binding", async () => {
-    const app = createApp(() => createSupportNetwork());
+    const app = createApp(() => createSupportNetwork(), [a2a(), agUi()]);
     const secret = "a-shared-secret-of-the-identity-provider-0123";
     const signIn = await new SignJWT({ sub: "ada" })
       .setProtectedHeader({ alg: "HS256" })
@@ -136,7 +137,7 @@ describe("a configured feature without its binding", () => {
   });
 
   it("a key with a space in it, which no client could present as a Bearer token, answers 500 invalid_configuration naming it", async () => {
-    const app = createApp(() => createSupportNetwork());
+    const app = createApp(() => createSupportNetwork(), [a2a(), agUi()]);
     for (const name of ["API_KEY", "OPERATOR_KEY"]) {
       const key = "a long key with spaces in it";
       const res = await app.fetch(

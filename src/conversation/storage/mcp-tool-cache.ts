@@ -1,4 +1,4 @@
-import type { CachedToolList, ToolListCache } from "../../mcp/index.ts";
+import type { CachedToolList, ToolListCache } from "../../mcp/tool-lists.ts";
 import * as z from "zod";
 import { readRow } from "./row-schemas.ts";
 

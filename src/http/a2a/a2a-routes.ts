@@ -22,7 +22,7 @@ import type { ConversationClient } from "../conversation-client.ts";
 import { withFiles } from "../file-inputs.ts";
 import type { FileInput } from "../schemas.ts";
 import { SSE_HEADERS, type StoredEvent, turnEvents } from "../../wire/index.ts";
-import { A2A_RPC_PATH, agentCard } from "./agent-card.ts";
+import { agentCard } from "./agent-card.ts";
 import { a2aStream } from "./a2a-stream.ts";
 import {
   A2A_VERSION,
@@ -37,8 +37,7 @@ import {
 import { HOW_TO_DECIDE, isTerminal, parseTaskId, taskOf } from "./tasks.ts";
 import { clientOf, parsed, RpcFailure } from "./rpc.ts";
 import { pushConfigAhead, pushMethods } from "./push-methods.ts";
-
-const CARD_PATH = "/.well-known/agent-card.json";
+import { A2A_CARD_PATH, A2A_RPC_PATH, type Protocol } from "../protocols.ts";
 
 /** Methods of A2A 1.0 this Worker knows but does not serve yet. */
 const NOT_YET = ["GetExtendedAgentCard"];
@@ -56,12 +55,20 @@ const METHODS: Record<string, Method> = {
 };
 const SERVED = `this agent answers ${Object.keys(METHODS).join(", ")}`;
 
-export function registerA2a(app: Hono<AppEnv>, networkFor: (env: Env) => Network): void {
+/**
+ * The network as an A2A v1.0 agent (docs/a2a.md): its card, and its JSON-RPC interface at POST /v1/a2a.
+ * `createHandoffWorker({ protocols: [a2a()] })`; A2A=off in the environment switches it off again.
+ */
+export function a2a(): Protocol {
+  return { name: "a2a", register: registerA2a };
+}
+
+function registerA2a(app: Hono<AppEnv>, networkFor: (env: Env) => Network): void {
   // A2A=off: neither route exists (the card would tell anyone the agents' names and descriptions).
   const served: MiddlewareHandler<AppEnv> = async (c, next) => (readConfig(c.env).A2A === "off" ? notServed(c) : next());
-  for (const path of [CARD_PATH, A2A_RPC_PATH]) app.use(path, served);
-  app.get(CARD_PATH, (c) => {
-    const prefix = c.req.path.slice(0, -CARD_PATH.length);
+  for (const path of [A2A_CARD_PATH, A2A_RPC_PATH]) app.use(path, served);
+  app.get(A2A_CARD_PATH, (c) => {
+    const prefix = c.req.path.slice(0, -A2A_CARD_PATH.length);
     return c.json(agentCard(networkFor(c.env), readConfig(c.env), `${new URL(c.req.url).origin}${prefix}`));
   });
   app.post(A2A_RPC_PATH, async (c) => {

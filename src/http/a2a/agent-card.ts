@@ -10,7 +10,7 @@ import type { Network } from "../../runtime/network.ts";
 import { A2A_VERSION, HANDOFF_EXTENSION } from "../../a2a/a2a-wire.ts";
 
 /** The path of the JSON-RPC interface, under the app's own prefix. */
-export const A2A_RPC_PATH = "/v1/a2a";
+import { A2A_RPC_PATH } from "../protocols.ts";
 
 type Scheme = { httpAuthSecurityScheme: { scheme: "Bearer"; bearerFormat?: string; description: string } };
 

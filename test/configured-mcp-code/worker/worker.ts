@@ -4,6 +4,7 @@
  */
 import { createSupportNetwork } from "../../../src/agents/index.ts";
 import { createHandoffWorker, type WorkerVars } from "../../../src/cloudflare/index.ts";
+import { mcpClient } from "../../../src/mcp/index.ts";
 
 /** The token the MCP test server's secured path wants, as a team might paste it into its code. */
 export const CODE_TOKEN = "mcp-bearer 5f2c9a7e-secret";
@@ -13,6 +14,7 @@ interface Env extends WorkerVars {
 }
 
 const worker = createHandoffWorker<Env>({
+  mcp: mcpClient(),
   network: (env) =>
     createSupportNetwork("gpt-4o-mini", {
       tracking: { name: "tracking", url: env.CODE_MCP_URL, headers: { authorization: `Bearer ${CODE_TOKEN}` } },
