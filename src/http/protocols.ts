@@ -8,6 +8,7 @@ import type { Env } from "../env.ts";
 import type { Network } from "../runtime/network.ts";
 import type { AppEnv } from "./app-env.ts";
 
+/** The protocols a Worker may serve beside its chat API. */
 export type ProtocolName = "a2a" | "ag-ui";
 
 /** A protocol a Worker serves: `a2a()` or `agUi()` from `handoff-runtime/cloudflare`. */
