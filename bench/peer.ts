@@ -22,7 +22,7 @@ import { type SplitCpu, splitCpuMs, workerdRssMiB } from "./workerd-processes.ts
 import { median, p95, p99 } from "./loop-overhead.ts";
 import { deliveryDelays, OursSocket, oursLastTurnStorage, oursTurn, PeerChat, type TurnTiming } from "./peer-clients.ts";
 
-const PEER_DIR = new URL("./peers/cloudflare-agents/", import.meta.url).pathname;
+export const PEER_DIR = new URL("./peers/cloudflare-agents/", import.meta.url).pathname;
 const OURS_CONFIG = new URL("./peers/ours/wrangler.toml", import.meta.url).pathname;
 
 interface Sizes {
@@ -54,7 +54,7 @@ const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.le
 /** The percentage of values below a bound. */
 const share = (values: number[], below: number) => (100 * values.filter((v) => v < below).length) / values.length;
 
-function installPeer(): void {
+export function installPeer(): void {
   if (existsSync(join(PEER_DIR, "node_modules/@cloudflare/ai-chat"))) return;
   console.error("bench: installing the peer's dependencies (bench/peers/cloudflare-agents)…");
   execFileSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: PEER_DIR, stdio: "inherit" });
