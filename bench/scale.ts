@@ -13,6 +13,7 @@
  *    each, divided per conversation and per socket.
  *
  *   node bench/scale.ts [--quick]       (npm run bench:scale)
+ *   node bench/scale.ts --side ours [--conversations 100] [--turns 1]   one side's memory alone, to look into it
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -25,6 +26,11 @@ import { installPeer, PEER_DIR } from "./peer.ts";
 import { workerdRoles } from "./workerd-processes.ts";
 
 const OURS_CONFIG = new URL("./peers/ours/wrangler.toml", import.meta.url).pathname;
+
+// wrangler dev's local trace store and explorer (workerd services a deployed Worker has not) would grow with every
+// request in the measured process: off on both sides, so the memory is the Worker's own.
+process.env.X_LOCAL_OBSERVABILITY = "false";
+process.env.X_LOCAL_EXPLORER = "false";
 
 interface Sizes {
   rounds: number;
@@ -161,6 +167,31 @@ async function memory(fake: FakeOpenAI, sides: Sides, side: Side, sizes: Sizes):
 const ms = (values: number[]) => `${median(values).toFixed(0)} ms`;
 const ratio = (ours: number, peer: number) => `${(ours / peer).toFixed(2)}×`;
 
+/** The value after a flag, as a number, else `fallback`. */
+function flag(name: string, fallback: number): number {
+  const at = process.argv.indexOf(name);
+  return at < 0 ? fallback : Number(process.argv[at + 1]);
+}
+
+/** One side's memory alone, with the sizes the flags give. */
+async function oneSide(side: Side): Promise<void> {
+  const sizes = { ...QUICK, conversations: flag("--conversations", QUICK.conversations), turns: flag("--turns", QUICK.turns) };
+  sizes.sockets = Math.min(sizes.sockets, sizes.conversations);
+  const fake = await startFakeOpenAI();
+  const scratch = mkdtempSync(join(tmpdir(), "bench-scale-"));
+  try {
+    const vars = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "1000000" };
+    const found = await memory(fake, new Sides(scratch, vars), side, sizes);
+    console.log(
+      `${side}: ${sizes.conversations} conversations × ${sizes.turns} turns: base ${found.base.toFixed(1)} MiB, ` +
+        `${(found.conversations * 1024).toFixed(1)} KiB a conversation, ${(found.sockets * 1024).toFixed(1)} KiB a socket`,
+    );
+  } finally {
+    await fake.close();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   const quick = process.argv.includes("--quick");
   const sizes = quick ? QUICK : FULL;
@@ -196,6 +227,11 @@ async function main(): Promise<void> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  await main();
+  const side = process.argv[process.argv.indexOf("--side") + 1];
+  if (process.argv.includes("--side")) {
+    if (side !== "ours" && side !== "peer") throw new Error(`--side takes ours or peer, not ${side}`);
+    installPeer();
+    await oneSide(side);
+  } else await main();
   process.exit(0);
 }
