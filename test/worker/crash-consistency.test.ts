@@ -22,6 +22,7 @@ import { INTERRUPTED_CALL } from "../../src/runtime/wait/suspension.ts";
 import { parseSse } from "../support/sse.ts";
 import { until } from "../support/until.ts";
 import { ScriptedModel, type ScriptStep } from "../support/scripted-model.ts";
+import { mcpClient } from "../../src/mcp/index.ts";
 
 class Killed extends Error {}
 
@@ -30,7 +31,7 @@ let network: () => Network = withApprovals;
 
 class ScriptedConversation extends ConversationObject {
   protected setup(): ConversationSetup {
-    return { network: network(), offlineModel: new ScriptedModel(script) };
+    return { network: network(), offlineModel: new ScriptedModel(script), mcp: mcpClient() };
   }
 }
 
