@@ -25,7 +25,7 @@ export { Inbox, type InboxEntry, type InboxPage, type InboxQuery, type InboxStat
 export { a2a } from "../http/a2a/a2a-routes.ts";
 export { agUi } from "../http/ag-ui-routes.ts";
 export type { Protocol, ProtocolName } from "../http/protocols.ts";
-export type { McpClient, McpHost } from "../mcp/tool-lists.ts";
+export type { CachedToolList, McpClient, McpHost, ToolListCache } from "../mcp/tool-lists.ts";
 export type { Env } from "../env.ts";
 export type { AppEnv } from "../http/app-env.ts";
 export type { Access } from "../http/auth.ts";
