@@ -94,12 +94,17 @@ new_sqlite_classes = ["Conversation"]
 `,
 };
 
-/** Writes the runtime-and-SSE Worker into `dir`, a folder inside one where the package is installed. */
-export function writeMinimalWorker(dir: string): void {
-  for (const [file, text] of Object.entries(MINIMAL)) {
+/** Writes files (path, text) under `dir`. */
+function writeFiles(dir: string, files: Iterable<[string, string]>): void {
+  for (const [file, text] of files) {
     mkdirSync(dirname(join(dir, file)), { recursive: true });
     writeFileSync(join(dir, file), text);
   }
+}
+
+/** Writes the runtime-and-SSE Worker into `dir`, a folder inside one where the package is installed. */
+export function writeMinimalWorker(dir: string): void {
+  writeFiles(dir, Object.entries(MINIMAL));
 }
 
 /** The README's Worker and the minimal one, installed from this tree's packed package. */
@@ -108,10 +113,7 @@ export function readmeBundles(): { readme: BundleFigures; minimal: BundleFigures
   try {
     const packed = run("npm", ["pack", "--pack-destination", scratch, "--silent"], repo).trim().split("\n").at(-1)!;
     const consumer = join(scratch, "readme");
-    for (const [file, text] of readmeFiles(readFileSync(join(repo, "README.md"), "utf8"))) {
-      mkdirSync(dirname(join(consumer, file)), { recursive: true });
-      writeFileSync(join(consumer, file), text);
-    }
+    writeFiles(consumer, readmeFiles(readFileSync(join(repo, "README.md"), "utf8")));
     const manifest = join(consumer, "package.json");
     writeFileSync(
       manifest,

@@ -60,7 +60,7 @@ export function installPeer(): void {
   execFileSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: PEER_DIR, stdio: "inherit" });
 }
 
-async function script(fake: FakeOpenAI, id: string, answers: unknown[]): Promise<void> {
+export async function script(fake: FakeOpenAI, id: string, answers: unknown[]): Promise<void> {
   const res = await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id, answers }) });
   if (!res.ok) throw new Error(`the fake provider refused a script: ${res.status}`);
 }

@@ -15,15 +15,15 @@
  *   node bench/scale.ts [--quick]       (npm run bench:scale)
  *   node bench/scale.ts --side ours [--conversations 100] [--turns 1]   one side's memory alone, to look into it
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startWranglerDev, type WranglerDev } from "../test/e2e/wrangler-dev.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../test/node/fake-openai-server.ts";
 import { median } from "./loop-overhead.ts";
 import { OursSocket, oursTurn, PeerChat } from "./peer-clients.ts";
-import { installPeer, PEER_DIR } from "./peer.ts";
-import { workerdRoles } from "./workerd-processes.ts";
+import { installPeer, PEER_DIR, script } from "./peer.ts";
+import { workerRssMiB } from "./workerd-processes.ts";
 
 const OURS_CONFIG = new URL("./peers/ours/wrangler.toml", import.meta.url).pathname;
 
@@ -46,18 +46,13 @@ const QUICK: Sizes = { rounds: 3, storedTurns: 100, conversations: 100, turns: 2
 const progress = (what: string) => console.error(`bench scale: ${what}…`);
 type Side = "ours" | "peer";
 
-async function script(fake: FakeOpenAI, id: string, count: number): Promise<void> {
-  const answers = Array.from({ length: count }, (_, i) => ({ text: `Answer number ${i}: all good.` }));
-  const res = await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id, answers }) });
-  if (!res.ok) throw new Error(`the fake provider refused a script: ${res.status}`);
-}
-
-/** Resident memory, in MiB, of the workerd the Worker runs in (not wrangler's proxy). */
-function workerRssMiB(dev: WranglerDev): number {
-  const { worker } = workerdRoles(dev);
-  const status = readFileSync(`/proc/${worker}/status`, "utf8");
-  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
-}
+/** Scripts `count` short answers for the scenario `id`. */
+const answers = (fake: FakeOpenAI, id: string, count: number) =>
+  script(
+    fake,
+    id,
+    Array.from({ length: count }, (_, i) => ({ text: `Answer number ${i}: all good.` })),
+  );
 
 class Sides {
   readonly dirs: Record<Side, string>;
@@ -103,7 +98,7 @@ async function inParallel<T>(items: T[], parallel: number, work: (item: T) => Pr
 async function coldStart(fake: FakeOpenAI, sides: Sides, { rounds, storedTurns }: Sizes): Promise<Record<Side, number[]>> {
   const found: Record<Side, number[]> = { ours: [], peer: [] };
   for (const side of ["ours", "peer"] as const) {
-    await script(fake, `scncold${side}`, storedTurns + rounds + 2);
+    await answers(fake, `scncold${side}`, storedTurns + rounds + 2);
     const dev = await sides.start(side);
     const chats = new Map<string, PeerChat>();
     progress(`${side}: ${storedTurns} turns of history`);
@@ -134,7 +129,7 @@ interface Memory {
 /** 2. Resident memory with `conversations` live conversations of `turns` turns, then with `sockets` sockets more. */
 async function memory(fake: FakeOpenAI, sides: Sides, side: Side, sizes: Sizes): Promise<Memory> {
   const { conversations, turns, sockets, parallel } = sizes;
-  await script(fake, `scnmem${side}`, conversations * turns + 10);
+  await answers(fake, `scnmem${side}`, conversations * turns + 10);
   const dev = await sides.start(side);
   const chats = new Map<string, PeerChat>();
   const held: Array<{ close(): void }> = [];

@@ -23,6 +23,12 @@ export function workerdRssMiB(dev: WranglerDev): number {
   return workerdLines(dev, "rss").reduce((sum, kib) => sum + Number(kib), 0) / 1024;
 }
 
+/** Resident memory of the workerd the Worker runs in (not wrangler's proxy), in MiB. */
+export function workerRssMiB(dev: WranglerDev): number {
+  const status = readFileSync(`/proc/${workerdRoles(dev).worker}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+}
+
 /** CPU time so far, in milliseconds, of every thread of the dev's workerd processes. */
 export function workerdCpuMs(dev: WranglerDev): number {
   return workerdLines(dev, "pid").reduce((ms, pid) => ms + processCpuMs(pid), 0);
