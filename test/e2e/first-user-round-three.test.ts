@@ -55,8 +55,8 @@ async function turn(page: Page, text: string): Promise<void> {
 }
 
 /**
- * Records every moment the log's last item is not wholly above the dock (the status line and the composer), from now
- * on: in the frame after each change to the log.
+ * Records every moment the log's last item is not wholly above the dock (the status line and the composer), or the page
+ * is wider than the window, from now on: in the frame after each change to the log.
  */
 async function watchNewest(page: Page): Promise<void> {
   await page.evaluate(() => {
@@ -69,6 +69,9 @@ async function watchNewest(page: Page): Promise<void> {
       const room = document.querySelector("#dock")!.getBoundingClientRect().top;
       // A box taller than the room above the dock cannot lie wholly in it: its end must show.
       if (box.bottom > room + 1) hidden.push(`${last.className}: bottom ${Math.round(box.bottom)} > ${Math.round(room)}`);
+      // Nor may the page grow wider than the window (a long agent's name once did): the text would rewrap under the reader.
+      const width = document.documentElement.scrollWidth;
+      if (width > innerWidth) hidden.push(`page: ${width} px wide in a window of ${innerWidth}`);
     };
     // As the reader sees it: in the frame after the change, once the page has laid it out and placed it.
     const afterLayout = () => requestAnimationFrame(() => requestAnimationFrame(check));
