@@ -4,6 +4,7 @@
  * project's folders and by package.
  */
 import type { WranglerDev } from "../test/e2e/wrangler-dev.ts";
+import { inspector } from "./inspector.ts";
 
 interface ProfileNode {
   id: number;
@@ -18,35 +19,6 @@ interface Profile {
 
 /** The sampling interval asked for, in microseconds. */
 const SAMPLE_US = 100;
-
-/** Node's WebSocket (undici's) takes a non-standard init with headers, which the DOM's typing does not know. */
-const NodeWebSocket = WebSocket as unknown as new (url: string, init: { headers: Record<string, string> }) => WebSocket;
-
-/** A minimal CDP client over the inspector's WebSocket. */
-async function inspector(dev: WranglerDev) {
-  const targets = (await (await fetch(`http://127.0.0.1:${dev.inspectorPort}/json`)).json()) as Array<{ webSocketDebuggerUrl: string }>;
-  // wrangler's inspector proxy accepts a local Origin only (Node's WebSocket sends none unless told: undici's `headers`).
-  const socket = new NodeWebSocket(targets[0]!.webSocketDebuggerUrl, { headers: { origin: "http://127.0.0.1" } });
-  await new Promise((resolve, reject) => {
-    socket.addEventListener("open", resolve);
-    socket.addEventListener("error", reject);
-  });
-  let next = 1;
-  const waiting = new Map<number, (result: unknown) => void>();
-  socket.addEventListener("message", (event) => {
-    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: { message: string } };
-    if (message.id === undefined) return;
-    waiting.get(message.id)?.(message.error ? { error: message.error.message } : message.result);
-    waiting.delete(message.id);
-  });
-  const send = <T>(method: string, params: object = {}): Promise<T> =>
-    new Promise((resolve) => {
-      const id = next++;
-      waiting.set(id, resolve as (result: unknown) => void);
-      socket.send(JSON.stringify({ id, method, params }));
-    });
-  return { send, close: () => socket.close() };
-}
 
 /** Which part of the bundle a line is in, from the `// path` comments esbuild writes at each module's start. */
 function moduleLines(source: string): Array<{ line: number; module: string }> {

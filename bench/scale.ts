@@ -20,6 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startWranglerDev, type WranglerDev } from "../test/e2e/wrangler-dev.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../test/node/fake-openai-server.ts";
+import { type HeapFigures, liveHeap } from "./live-heap.ts";
 import { median } from "./loop-overhead.ts";
 import { OursSocket, oursTurn, PeerChat } from "./peer-clients.ts";
 import { installPeer, PEER_DIR, script } from "./peer.ts";
@@ -120,47 +121,136 @@ async function coldStart(fake: FakeOpenAI, sides: Sides, { rounds, storedTurns }
   return found;
 }
 
+/** Resident memory of the Worker's workerd, MiB (base) and KiB per conversation or socket. */
 interface Memory {
   base: number;
   conversations: number;
   sockets: number;
+  /** Per conversation, with its sockets still open, once the objects have been idle past workerd's eviction. */
+  hibernated: number;
 }
 
-/** 2. Resident memory with `conversations` live conversations of `turns` turns, then with `sockets` sockets more. */
-async function memory(fake: FakeOpenAI, sides: Sides, side: Side, sizes: Sizes): Promise<Memory> {
+/**
+ * The live heap (after a full collection), on `sample` conversations: MiB with none in memory (all, and data less
+ * compiled code), and KiB of data per conversation or socket.
+ */
+interface Heap {
+  sample: number;
+  base: HeapFigures;
+  conversations: number;
+  sockets: number;
+  hibernated: number;
+}
+
+/** workerd evicts a Durable Object idle for 10 s (one whose sockets are hibernatable too): waited past it. */
+const IDLE_PAST_EVICTION_MS = 15_000;
+/** Conversations woken for the live heap: few enough to wake within workerd's 10 s before an object is evicted. */
+const HEAP_SAMPLE = 200;
+
+const perItemKiB = (after: number, before: number, count: number) => ((after - before) * 1024) / count;
+
+/** What a side holds open: the peer's chats (a socket each, as useAgentChat keeps one) and extra sockets. */
+class Held {
+  readonly chats = new Map<string, PeerChat>();
+  readonly sockets: Array<{ close(): void }> = [];
+  /** One turn of conversation `id`, to its end. */
+  turn(side: Side, url: string, id: string, text: string): Promise<number> {
+    return turn(side, url, this.chats, id, text);
+  }
+  /** One more socket on each conversation: a second tab. */
+  async open(side: Side, url: string, ids: string[], parallel: number): Promise<void> {
+    await inParallel(ids, parallel, async (id) => {
+      this.sockets.push(side === "ours" ? await OursSocket.open(url, id) : await PeerChat.open(url, id));
+    });
+  }
+  close(): void {
+    for (const chat of this.chats.values()) chat.close();
+    for (const socket of this.sockets) socket.close();
+  }
+}
+
+const idle = () => new Promise((resolve) => setTimeout(resolve, IDLE_PAST_EVICTION_MS));
+
+/**
+ * 2. Resident memory with `conversations` conversations given `turns` turns, then with `sockets` sockets more, then
+ * once the objects have been idle past eviction; then, on the same storage after a restart, the live heap.
+ */
+async function memory(fake: FakeOpenAI, sides: Sides, side: Side, sizes: Sizes): Promise<{ rss: Memory; heap: Heap }> {
   const { conversations, turns, sockets, parallel } = sizes;
-  await answers(fake, `scnmem${side}`, conversations * turns + 10);
+  await answers(fake, `scnmem${side}`, conversations * turns + HEAP_SAMPLE + 10);
+  const ids = Array.from({ length: conversations }, (_, i) => `mem${i}`);
   const dev = await sides.start(side);
-  const chats = new Map<string, PeerChat>();
-  const held: Array<{ close(): void }> = [];
+  const held = new Held();
   try {
     const base = workerRssMiB(dev);
-    const ids = Array.from({ length: conversations }, (_, i) => `mem${i}`);
     for (let t = 0; t < turns; t++) {
       progress(`${side}: turn ${t + 1} of ${turns} in ${conversations} conversations`);
-      await inParallel(ids, parallel, (id) => turn(side, dev.url, chats, id, t === 0 ? `hello [scnmem${side}]` : `message ${t}`));
+      await inParallel(ids, parallel, (id) => held.turn(side, dev.url, id, t === 0 ? `hello [scnmem${side}]` : `message ${t}`));
     }
     const withConversations = workerRssMiB(dev);
     progress(`${side}: ${sockets} sockets`);
-    // One more socket on each of `sockets` live conversations: a second tab (the peer's chats hold a socket each already).
-    await inParallel(ids.slice(0, sockets), parallel, async (id) => {
-      held.push(side === "ours" ? await OursSocket.open(dev.url, id) : await PeerChat.open(dev.url, id));
-    });
+    await held.open(side, dev.url, ids.slice(0, sockets), parallel);
     const withSockets = workerRssMiB(dev);
-    return {
+    progress(`${side}: idle past eviction`);
+    await idle();
+    const rss = {
       base,
-      conversations: (withConversations - base) / conversations,
-      sockets: (withSockets - withConversations) / sockets,
+      conversations: perItemKiB(withConversations, base, conversations),
+      sockets: perItemKiB(withSockets, withConversations, sockets),
+      hibernated: perItemKiB(workerRssMiB(dev), base, conversations),
+    };
+    held.close();
+    // The last conversation warms the heap up; the sample is from the others.
+    const heap = await heapOf(sides, side, ids.at(-1)!, ids.slice(0, Math.min(HEAP_SAMPLE, conversations - 1)), parallel);
+    return { rss, heap };
+  } finally {
+    held.close();
+    await sides.stop(side);
+  }
+}
+
+/**
+ * The live heap after a restart on the stored conversations: once `warmId` has been woken and evicted (the code it ran
+ * compiled), then with `ids` woken by a turn each, with a socket more each, and idle past eviction.
+ */
+async function heapOf(sides: Sides, side: Side, warmId: string, ids: string[], parallel: number): Promise<Heap> {
+  await sides.stop(side);
+  const dev = await sides.start(side);
+  const heap = await liveHeap(dev);
+  const held = new Held();
+  try {
+    progress(`${side}: live heap, warming up`);
+    // Code compiled on first use stays in the heap for good: one conversation's turn and socket first, then evicted.
+    const warm = new Held();
+    await warm.turn(side, dev.url, warmId, "one more");
+    await warm.open(side, dev.url, [warmId], 1);
+    warm.close();
+    await idle();
+    const base = await heap.measure();
+    progress(`${side}: live heap, ${ids.length} conversations woken`);
+    await inParallel(ids, parallel, (id) => held.turn(side, dev.url, id, "one more"));
+    const withConversations = await heap.measure();
+    await held.open(side, dev.url, ids, parallel);
+    const withSockets = await heap.measure();
+    await idle();
+    const idled = await heap.measure();
+    return {
+      sample: ids.length,
+      base,
+      conversations: perItemKiB(withConversations.data, base.data, ids.length),
+      sockets: perItemKiB(withSockets.data, withConversations.data, ids.length),
+      hibernated: perItemKiB(idled.data, base.data, ids.length),
     };
   } finally {
-    for (const chat of chats.values()) chat.close();
-    for (const socket of held) socket.close();
-    await sides.stop(side);
+    heap.close();
+    held.close();
   }
 }
 
 const ms = (values: number[]) => `${median(values).toFixed(0)} ms`;
 const ratio = (ours: number, peer: number) => `${(ours / peer).toFixed(2)}×`;
+const kib = (value: number) => `${value.toFixed(1)} KiB`;
+const mib = (value: number) => `${value.toFixed(1)} MiB`;
 
 /** The value after a flag, as a number, else `fallback`. */
 function flag(name: string, fallback: number): number {
@@ -168,39 +258,64 @@ function flag(name: string, fallback: number): number {
   return at < 0 ? fallback : Number(process.argv[at + 1]);
 }
 
+/** The sizes of a quick or full run, with `--conversations` and `--turns` overriding theirs (sockets: at most one a conversation). */
+function sizesFromFlags(base: Sizes): Sizes {
+  const conversations = flag("--conversations", base.conversations);
+  return { ...base, conversations, turns: flag("--turns", base.turns), sockets: Math.min(base.sockets, conversations) };
+}
+
+/** The memory table's rows: one per measure, each side's figure and the ratio. */
+function memoryRows(sides: Partial<Record<Side, { rss: Memory; heap: Heap }>>, sizes: Sizes): string[][] {
+  const { ours, peer } = sides;
+  const row = (what: string, read: (found: { rss: Memory; heap: Heap }) => number, unit: (value: number) => string) => {
+    const [a, b] = [ours && read(ours), peer && read(peer)];
+    return [what, a === undefined ? "" : unit(a), b === undefined ? "" : unit(b), a !== undefined && b !== undefined ? ratio(a, b) : ""];
+  };
+  const sample = (ours ?? peer)!.heap.sample;
+  return [
+    row("workerd resident memory before any conversation", (f) => f.rss.base, mib),
+    row(`resident memory per conversation of ${sizes.turns} turns, just after its turns`, (f) => f.rss.conversations, kib),
+    row("resident memory per open socket", (f) => f.rss.sockets, kib),
+    row("resident memory per conversation, its sockets open, after 15 s idle (hibernation)", (f) => f.rss.hibernated, kib),
+    row("live heap with no conversation in memory (after a full collection)", (f) => f.heap.base.total, mib),
+    row("… of which data (less compiled code)", (f) => f.heap.base.data, mib),
+    row(`live data per conversation just after a turn (${sample} woken after a restart)`, (f) => f.heap.conversations, kib),
+    row("live data per open socket", (f) => f.heap.sockets, kib),
+    row("live data per conversation, its sockets open, after 15 s idle (hibernation)", (f) => f.heap.hibernated, kib),
+  ];
+}
+
+const table = (rows: string[][]) => rows.map((cells) => `| ${cells.join(" | ")} |`);
+
 /** One side's memory alone, with the sizes the flags give. */
 async function oneSide(side: Side): Promise<void> {
-  const sizes = { ...QUICK, conversations: flag("--conversations", QUICK.conversations), turns: flag("--turns", QUICK.turns) };
-  sizes.sockets = Math.min(sizes.sockets, sizes.conversations);
+  const sizes = sizesFromFlags(QUICK);
   const fake = await startFakeOpenAI();
   const scratch = mkdtempSync(join(tmpdir(), "bench-scale-"));
   try {
     const vars = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "1000000" };
     const found = await memory(fake, new Sides(scratch, vars), side, sizes);
-    console.log(
-      `${side}: ${sizes.conversations} conversations × ${sizes.turns} turns: base ${found.base.toFixed(1)} MiB, ` +
-        `${(found.conversations * 1024).toFixed(1)} KiB a conversation, ${(found.sockets * 1024).toFixed(1)} KiB a socket`,
-    );
+    console.log(`${side}: ${sizes.conversations} conversations × ${sizes.turns} turns, ${sizes.sockets} sockets`);
+    console.log(table(memoryRows({ [side]: found }, sizes)).join("\n"));
   } finally {
     await fake.close();
-    rmSync(scratch, { recursive: true, force: true });
+    rmSync(scratch, { recursive: true, force: true, maxRetries: 10, retryDelay: 500 });
   }
 }
 
 async function main(): Promise<void> {
   const quick = process.argv.includes("--quick");
-  const sizes = quick ? QUICK : FULL;
+  const sizes = sizesFromFlags(quick ? QUICK : FULL);
   installPeer();
   const fake = await startFakeOpenAI();
   const scratch = mkdtempSync(join(tmpdir(), "bench-scale-"));
   const sides = new Sides(scratch, { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "1000000" });
   try {
     const cold = await coldStart(fake, sides, sizes);
-    const mem: Partial<Record<Side, Memory>> = {};
+    const mem: Partial<Record<Side, { rss: Memory; heap: Heap }>> = {};
     // The side measured first alternates between runs of the bench (by the minute it starts), as one run cannot hold both at once.
     const order: Side[] = new Date().getMinutes() % 2 === 0 ? ["ours", "peer"] : ["peer", "ours"];
     for (const side of order) mem[side] = await memory(fake, new Sides(join(scratch, `mem-${side}`), sides.vars), side, sizes);
-    const { ours, peer } = mem as Record<Side, Memory>;
     console.log(
       [
         `Scale, this project against AIChatAgent (${quick ? "quick" : "full"}: ${sizes.rounds} restarts a side, ${sizes.storedTurns * 2} messages stored; ${sizes.conversations} conversations × ${sizes.turns} turns, ${sizes.sockets} sockets; memory measured ${order.join(" then ")})`,
@@ -208,16 +323,14 @@ async function main(): Promise<void> {
         "| measure | this project | AIChatAgent | this / peer |",
         "|---|---:|---:|---:|",
         `| first turn after a restart, ${sizes.storedTurns * 2} messages stored, to the first token (median) | ${ms(cold.ours)} | ${ms(cold.peer)} | ${ratio(median(cold.ours), median(cold.peer))} |`,
-        `| workerd resident memory before any conversation | ${ours.base.toFixed(1)} MiB | ${peer.base.toFixed(1)} MiB | ${ratio(ours.base, peer.base)} |`,
-        `| memory per live conversation of ${sizes.turns} turns | ${(ours.conversations * 1024).toFixed(1)} KiB | ${(peer.conversations * 1024).toFixed(1)} KiB | ${ratio(ours.conversations, peer.conversations)} |`,
-        `| memory per open socket | ${(ours.sockets * 1024).toFixed(1)} KiB | ${(peer.sockets * 1024).toFixed(1)} KiB | ${ratio(ours.sockets, peer.sockets)} |`,
+        ...table(memoryRows(mem, sizes)),
         "",
         `cold start, each round (ms): ours ${cold.ours.map((v) => v.toFixed(0)).join(" ")}; peer ${cold.peer.map((v) => v.toFixed(0)).join(" ")}`,
       ].join("\n"),
     );
   } finally {
     await fake.close();
-    rmSync(scratch, { recursive: true, force: true });
+    rmSync(scratch, { recursive: true, force: true, maxRetries: 10, retryDelay: 500 });
   }
 }
 
