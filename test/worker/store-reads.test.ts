@@ -91,6 +91,55 @@ describe("the store's kept reads", () => {
   });
 });
 
+describe("the history an object at rest keeps", () => {
+  it("is bounded: past the bound it is let go at a leg's end and read again, whole, for each use until the next leg", async () => {
+    const id = `reads-${crypto.randomUUID()}`;
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
+      const reads: string[] = [];
+      const sql = state.storage.sql;
+      const exec = sql.exec.bind(sql);
+      sql.exec = ((query: string, ...bindings: SqlStorageValue[]) => {
+        if (query.startsWith("SELECT data FROM messages ORDER BY seq")) reads.push(query);
+        return exec(query, ...bindings);
+      }) as typeof sql.exec;
+      const store = new ConversationStore(state.storage, { keptHistoryChars: 2000 });
+      const fresh = () => new ConversationStore(state.storage).messages();
+      store.create(id, "triage", "grant");
+      const turn = (text: string) => {
+        store.beginTurn(text);
+        store.commitStep({ messages: [{ role: "user", content: text }] }, []);
+        store.commitStep({ messages: [{ role: "assistant", agent: "triage", content: `You said ${text.length} characters.` }] }, []);
+        store.endTurn({ status: "completed" }, []);
+      };
+      turn("short");
+      const readsOfOneTurn = reads.length;
+      // Under the bound: kept, so reading it again costs nothing.
+      expect(store.messages()).toHaveLength(2);
+      expect(reads).toHaveLength(readsOfOneTurn);
+      // Past it: the leg keeps what it needs, and lets it go at its end.
+      turn("x".repeat(3000));
+      expect(reads).toHaveLength(readsOfOneTurn);
+      const at = reads.length;
+      expect(store.messages()).toEqual(fresh());
+      expect(store.messages()).toHaveLength(4);
+      // At rest each use reads it (fresh() read it once more).
+      expect(reads).toHaveLength(at + 3);
+      // The next leg reads it once and keeps it while it runs.
+      turn("again");
+      expect(reads).toHaveLength(at + 4);
+      expect(store.messages()).toEqual(fresh());
+      expect(store.messages().map((m) => m.content)).toEqual([
+        "short",
+        "You said 5 characters.",
+        "x".repeat(3000),
+        "You said 3000 characters.",
+        "again",
+        "You said 5 characters.",
+      ]);
+    });
+  });
+});
+
 describe("a step's messages", () => {
   it("are stored in order however many there are: more than one statement binds (the limit is 100 parameters)", async () => {
     const id = `reads-${crypto.randomUUID()}`;

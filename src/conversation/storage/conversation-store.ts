@@ -1,7 +1,8 @@
 /**
  * The conversation's SQLite storage: the state row and the commits that change it. History is
  * appended one row per message and kept in memory after the first read, so a turn writes only
- * what it adds and reads the history once per start. The turn log, the event log, forks and the
+ * what it adds and reads the history once per start; an object at rest keeps at most
+ * KEPT_HISTORY_CHARS of it (a longer one is read again by the next turn). The turn log, the event log, forks and the
  * trace ring are modules of their own over the same SQL handle, whose writes count into the turn.
  */
 import type { OperatorIdentity } from "../../runtime/handoff/types.ts";
@@ -32,6 +33,12 @@ import { capHandoff, capMessage } from "./stored-size-limits.ts";
 import { DEFAULT_KEPT_TRACES, TraceRing } from "./trace-ring.ts";
 import { type StoredHandoff, TurnLog } from "./turn-log.ts";
 import type { TurnTrace } from "../../traces/turn-trace.ts";
+
+/**
+ * History an object at rest keeps in memory, in characters of its stored rows (about a thousand turns of short
+ * exchanges): a longer one is read again for each use between legs. Its figures: bench/RESULTS.md §25.
+ */
+export const KEPT_HISTORY_CHARS = 256 * 1024;
 
 /**
  * The conversation's state: the stored row, and the latest turn and event id, which are read back
@@ -69,6 +76,9 @@ export class ConversationStore {
   readonly runs: RunLedger;
   #state: ConversationState | null = null;
   #messages: Message[] | null = null;
+  /** The length of the kept history's stored rows: past `#keptHistoryChars`, an object at rest lets it go. */
+  #historyChars = 0;
+  readonly #keptHistoryChars: number;
   /** The latest handoff and compaction, read once with the history and kept up to date by the commits that add them. */
   #latest: Pick<ConversationSnapshot, "lastHandoff" | "compaction"> | null = null;
   /** What the current turn spent so far; written with the turn's end. */
@@ -79,7 +89,9 @@ export class ConversationStore {
   /** Who the running (or last) leg answers: the signed-in user whose message or decision started it; the desk shows who waits. */
   legFor: OperatorIdentity | undefined;
 
-  constructor(storage: DurableObjectStorage) {
+  /** `keptHistoryChars`: how much history an object at rest keeps in memory, in characters of its stored rows. */
+  constructor(storage: DurableObjectStorage, { keptHistoryChars = KEPT_HISTORY_CHARS } = {}) {
+    this.#keptHistoryChars = keptHistoryChars;
     this.#db = new SqlWriter(storage);
     this.turns = new TurnLog(this.#db);
     this.events = new EventLog(this.#db);
@@ -117,10 +129,16 @@ export class ConversationStore {
   }
 
   #loadedMessages(): Message[] {
-    this.#messages ??= this.#db
-      .rows<{ data: string }>(`SELECT data FROM messages ORDER BY seq`)
-      .map((row) => readRow(MessageSchema, row.data, "message"));
-    return this.#messages;
+    if (this.#messages) return this.#messages;
+    const rows = this.#db.rows<{ data: string }>(`SELECT data FROM messages ORDER BY seq`);
+    const messages = rows.map((row) => readRow(MessageSchema, row.data, "message"));
+    const chars = rows.reduce((sum, row) => sum + row.data.length, 0);
+    // A leg keeps what it reads (each step needs it); at rest, a history past the bound is read for each use, not kept.
+    if (this.#legOpen || chars <= this.#keptHistoryChars) {
+      this.#messages = messages;
+      this.#historyChars = chars;
+    }
+    return messages;
   }
 
   /** The messages one turn added to the history, in order. */
@@ -327,11 +345,9 @@ export class ConversationStore {
       ...(commit.suspension === undefined ? {} : { decisions: [] }),
     };
     const holder = next.holding.activeAgent;
+    const rows = messages.map((message) => [state.turn, JSON.stringify(message)] as const);
     this.#transaction(() => {
-      this.#db.insertRows(
-        "messages (turn, data)",
-        messages.map((message) => [state.turn, JSON.stringify(message)]),
-      );
+      this.#db.insertRows("messages (turn, data)", rows);
       if (commit.handoff)
         this.#db.exec(`INSERT INTO handoffs (turn, data) VALUES (?, ?)`, state.turn, writeHandoff(capHandoff(commit.handoff)));
       const { compaction } = commit;
@@ -351,6 +367,7 @@ export class ConversationStore {
     this.#state = next;
     if (commit.usage) this.#turnUsage = addUsage(this.#turnUsage, commit.usage);
     history.push(...messages);
+    if (history === this.#messages) this.#historyChars += rows.reduce((sum, [, data]) => sum + data.length, 0);
     this.#latest &&= {
       ...this.#latest,
       // As a read of the stored row would give it.
@@ -446,6 +463,7 @@ export class ConversationStore {
     });
     this.#db.takeWritten();
     this.#state = { ...state, lastEventId: events.at(-1)?.id ?? state.lastEventId };
+    if (this.#historyChars > this.#keptHistoryChars) this.#forgetHistory();
     if (this.#conversationUsage) this.#conversationUsage = addUsage(this.#conversationUsage, this.#turnUsage);
     this.#turnUsage = NO_USAGE;
   }
@@ -521,6 +539,7 @@ export class ConversationStore {
   /** The history and its latest handoff and compaction are read again from storage when next asked for. */
   #forgetHistory(): void {
     this.#messages = null;
+    this.#historyChars = 0;
     this.#latest = null;
   }
 
