@@ -7,12 +7,15 @@
  *    goes first alternating round by round. wrangler dev's readiness probe has evaluated the
  *    Worker's script by then, so this is the object's start (its constructor, its storage read) and
  *    the turn; what evaluating the script costs grows with the bundle, measured by bench:bundle.
- * 2. Memory: `conversations` conversations each given `turns` turns of history and kept live (the
- *    peer's over a socket each, as its client talks; ours over SSE), then one more socket on
- *    `sockets` of them (a second tab); resident memory of the Worker's workerd before and after
- *    each, divided per conversation and per socket.
+ * 2. Memory: `conversations` conversations each given `turns` turns of history (the peer's over a
+ *    socket each, as its client talks; ours over SSE), then one more socket on `sockets` of them (a
+ *    second tab), then 15 s idle (workerd evicts an object idle for 10 s, a hibernating one too):
+ *    resident memory of the Worker's workerd at each, per conversation and per socket. Then, after a
+ *    restart on the same storage, the live heap (live-heap.ts: what a full collection leaves, less
+ *    compiled code) with 200 of them woken, with a socket more each, and after 15 s idle: what each
+ *    object keeps, apart from the garbage resident memory also counts.
  *
- *   node bench/scale.ts [--quick]       (npm run bench:scale)
+ *   node bench/scale.ts [--quick] [--conversations 5000]       (npm run bench:scale)
  *   node bench/scale.ts --side ours [--conversations 100] [--turns 1]   one side's memory alone, to look into it
  */
 import { mkdtempSync, rmSync } from "node:fs";
