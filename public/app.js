@@ -83,13 +83,16 @@ function reveal(node) {
     if (box.bottom > room) scrollBy(0, Math.min(box.bottom - room, box.top - 8));
   };
   place();
+  let placedAt = scrollY;
+  // Not once the reader has scrolled up meanwhile: they are reading (the page's own moves only go down).
+  const unmoved = () => scrollY >= placedAt - 1;
   // Again once what the same task changed has settled (the status line, the Stop button, a page that just grew past the
   // window), and a frame later (the composer's row lays out its buttons again when Stop shows beside Attach and Send).
   requestAnimationFrame(() => {
+    if (!unmoved()) return;
     place();
-    const placedAt = scrollY;
-    // Not when the reader has scrolled meanwhile: they are reading.
-    requestAnimationFrame(() => scrollY === placedAt && place());
+    placedAt = scrollY;
+    requestAnimationFrame(() => unmoved() && place());
   });
 }
 
