@@ -37,9 +37,11 @@ export class InboxLink {
     this.#titles = titles;
   }
 
-  /** The conversation's entry as it stands: its status is the latest turn's, or a background run's wait for the user. */
-  entry(state: ConversationState): InboxEntry {
-    const messages = this.#store.messages();
+  /**
+   * The conversation's entry as it stands: its status is the latest turn's, or a background run's wait for the user.
+   * `messages`: the history, when the caller has read it (a long one is read from storage for each use at rest).
+   */
+  entry(state: ConversationState, messages: readonly Message[] = this.#store.messages()): InboxEntry {
     const last = messages.findLast((m) => (m.role === "user" || m.role === "assistant") && m.content)?.content ?? "";
     const stored = this.#store.turns.record(state.turn)?.status;
     const turn: InboxStatus =
@@ -64,9 +66,10 @@ export class InboxLink {
   async tell(): Promise<InboxEntry | undefined> {
     const state = this.#store.state();
     if (!state?.owner) return undefined;
-    const entry = this.entry(state);
+    const messages = this.#store.messages();
+    const entry = this.entry(state, messages);
     const { inputTokens, outputTokens } = this.#store.usage();
-    const words = searchWords(this.#store.messages(), this.#redactor);
+    const words = searchWords(messages, this.#redactor);
     const written = await (await inboxOf(this.#env, state.owner))?.record(entry, inputTokens + outputTokens, words);
     if (written) this.lastRowsWritten = written.rowsWritten;
     this.lastTold = entry;
