@@ -8,14 +8,15 @@
  *    Worker's script by then, so this is the object's start (its constructor, its storage read) and
  *    the turn; what evaluating the script costs grows with the bundle, measured by bench:bundle.
  * 2. Memory: `conversations` conversations each given `turns` turns of history (the peer's over a
- *    socket each, as its client talks; ours over SSE), then one more socket on `sockets` of them (a
- *    second tab), then 15 s idle (workerd evicts an object idle for 10 s, a hibernating one too):
+ *    socket opened for the turn and closed after it, as its client talks; ours over SSE), then a
+ *    socket on `sockets` of them (a tab left open), then 15 s idle (workerd evicts an object idle for 10 s, a hibernating one too):
  *    resident memory of the Worker's workerd at each, per conversation and per socket. Then, after a
  *    restart on the same storage, the live heap (live-heap.ts: what a full collection leaves, less
  *    compiled code) with 200 of them woken, with a socket more each, and after 15 s idle: what each
  *    object keeps, apart from the garbage resident memory also counts.
  *
  *   node bench/scale.ts [--quick] [--conversations 5000]       (npm run bench:scale)
+ *   node bench/scale.ts --cold [--quick]                        the cold start alone (--memory: the memory alone)
  *   node bench/scale.ts --side ours [--conversations 100] [--turns 1]   one side's memory alone, to look into it
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -98,11 +99,18 @@ async function inParallel<T>(items: T[], parallel: number, work: (item: T) => Pr
   );
 }
 
-/** 1. The first turn after a restart on a conversation of `storedTurns` turns (the peer's connect counted: its client must connect first). */
-async function coldStart(fake: FakeOpenAI, sides: Sides, { rounds, storedTurns }: Sizes): Promise<Record<Side, number[]>> {
-  const found: Record<Side, number[]> = { ours: [], peer: [] };
+/** The first turn after a restart and the next one (warm), ms to the first token, a round each. */
+type Cold = Record<Side, { cold: number[]; warm: number[] }>;
+
+/**
+ * 1. The first turn after a restart on a conversation of `storedTurns` turns (the peer's connect counted: its client
+ * must connect first), then the next turn: the same work with the isolate, the object and its code warm. What the
+ * restart costs is the difference; the warm turn is the floor under any cold start.
+ */
+async function coldStart(fake: FakeOpenAI, sides: Sides, { rounds, storedTurns }: Sizes): Promise<Cold> {
+  const found: Cold = { ours: { cold: [], warm: [] }, peer: { cold: [], warm: [] } };
   for (const side of ["ours", "peer"] as const) {
-    await answers(fake, `scncold${side}`, storedTurns + rounds + 2);
+    await answers(fake, `scncold${side}`, storedTurns + 2 * rounds + 2);
     const dev = await sides.start(side);
     const chats = new Map<string, PeerChat>();
     progress(`${side}: ${storedTurns} turns of history`);
@@ -116,12 +124,24 @@ async function coldStart(fake: FakeOpenAI, sides: Sides, { rounds, storedTurns }
       progress(`cold start round ${round + 1}: ${side}`);
       const dev = await sides.start(side);
       const chats = new Map<string, PeerChat>();
-      found[side].push(await turn(side, dev.url, chats, "cold", `after restart ${round}`));
+      found[side].cold.push(await turn(side, dev.url, chats, "cold", `after restart ${round}`));
+      found[side].warm.push(await turn(side, dev.url, chats, "cold", `and again ${round}`));
       for (const chat of chats.values()) chat.close();
       await sides.stop(side);
     }
   }
   return found;
+}
+
+/** The cold start's rows: the first turn after a restart, the next one, and what the restart added. */
+function coldRows(cold: Cold, stored: number): string[][] {
+  const penalty = (side: Side) => cold[side].cold.map((ms, i) => ms - cold[side].warm[i]!);
+  const row = (what: string, ours: number[], peer: number[]) => [what, ms(ours), ms(peer), ratio(median(ours), median(peer))];
+  return [
+    row(`first turn after a restart, ${stored} messages stored, to the first token (median)`, cold.ours.cold, cold.peer.cold),
+    row("the next turn, warm, to the first token (median)", cold.ours.warm, cold.peer.warm),
+    row("what the restart added (first less next, median of rounds)", penalty("ours"), penalty("peer")),
+  ];
 }
 
 /** Resident memory of the Worker's workerd, MiB (base) and KiB per conversation or socket. */
@@ -152,22 +172,30 @@ const HEAP_SAMPLE = 200;
 
 const perItemKiB = (after: number, before: number, count: number) => ((after - before) * 1024) / count;
 
-/** What a side holds open: the peer's chats (a socket each, as useAgentChat keeps one) and extra sockets. */
+/**
+ * What a side holds open: sockets (a tab left open on a conversation). A turn holds no connection after it on either
+ * side: the peer's chat connects for its turn (as a page opened for it would) and closes after, as ours holds nothing
+ * after its SSE answer, so a conversation's figures hold no socket and sockets are measured apart.
+ */
 class Held {
-  readonly chats = new Map<string, PeerChat>();
   readonly sockets: Array<{ close(): void }> = [];
   /** One turn of conversation `id`, to its end. */
-  turn(side: Side, url: string, id: string, text: string): Promise<number> {
-    return turn(side, url, this.chats, id, text);
+  async turn(side: Side, url: string, id: string, text: string): Promise<number> {
+    if (side === "ours") return (await oursTurn(url, id, text)).firstMs;
+    const chat = await PeerChat.open(url, id);
+    try {
+      return (await chat.turn(text)).firstMs;
+    } finally {
+      chat.close();
+    }
   }
-  /** One more socket on each conversation: a second tab. */
+  /** One more socket on each conversation: a tab left open. */
   async open(side: Side, url: string, ids: string[], parallel: number): Promise<void> {
     await inParallel(ids, parallel, async (id) => {
       this.sockets.push(side === "ours" ? await OursSocket.open(url, id) : await PeerChat.open(url, id));
     });
   }
   close(): void {
-    for (const chat of this.chats.values()) chat.close();
     for (const socket of this.sockets) socket.close();
   }
 }
@@ -250,6 +278,7 @@ async function heapOf(sides: Sides, side: Side, warmId: string, ids: string[], p
   }
 }
 
+const rounds = (values: number[]) => values.map((v) => v.toFixed(0)).join(" ");
 const ms = (values: number[]) => `${median(values).toFixed(0)} ms`;
 const ratio = (ours: number, peer: number) => `${(ours / peer).toFixed(2)}×`;
 const kib = (value: number) => `${value.toFixed(1)} KiB`;
@@ -308,27 +337,32 @@ async function oneSide(side: Side): Promise<void> {
 
 async function main(): Promise<void> {
   const quick = process.argv.includes("--quick");
+  const coldOnly = process.argv.includes("--cold");
+  const memoryOnly = process.argv.includes("--memory");
   const sizes = sizesFromFlags(quick ? QUICK : FULL);
   installPeer();
   const fake = await startFakeOpenAI();
   const scratch = mkdtempSync(join(tmpdir(), "bench-scale-"));
   const sides = new Sides(scratch, { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "1000000" });
   try {
-    const cold = await coldStart(fake, sides, sizes);
+    const cold = memoryOnly ? undefined : await coldStart(fake, sides, sizes);
     const mem: Partial<Record<Side, { rss: Memory; heap: Heap }>> = {};
     // The side measured first alternates between runs of the bench (by the minute it starts), as one run cannot hold both at once.
     const order: Side[] = new Date().getMinutes() % 2 === 0 ? ["ours", "peer"] : ["peer", "ours"];
-    for (const side of order) mem[side] = await memory(fake, new Sides(join(scratch, `mem-${side}`), sides.vars), side, sizes);
+    if (!coldOnly)
+      for (const side of order) mem[side] = await memory(fake, new Sides(join(scratch, `mem-${side}`), sides.vars), side, sizes);
     console.log(
       [
-        `Scale, this project against AIChatAgent (${quick ? "quick" : "full"}: ${sizes.rounds} restarts a side, ${sizes.storedTurns * 2} messages stored; ${sizes.conversations} conversations × ${sizes.turns} turns, ${sizes.sockets} sockets; memory measured ${order.join(" then ")})`,
+        `Scale, this project against AIChatAgent (${quick ? "quick" : "full"}: ${sizes.rounds} restarts a side, ${sizes.storedTurns * 2} messages stored; ${coldOnly ? "no memory measured" : `${sizes.conversations} conversations × ${sizes.turns} turns, ${sizes.sockets} sockets; memory measured ${order.join(" then ")}`})`,
         "",
         "| measure | this project | AIChatAgent | this / peer |",
         "|---|---:|---:|---:|",
-        `| first turn after a restart, ${sizes.storedTurns * 2} messages stored, to the first token (median) | ${ms(cold.ours)} | ${ms(cold.peer)} | ${ratio(median(cold.ours), median(cold.peer))} |`,
-        ...table(memoryRows(mem, sizes)),
+        ...(cold ? table(coldRows(cold, sizes.storedTurns * 2)) : []),
+        ...(coldOnly ? [] : table(memoryRows(mem, sizes))),
         "",
-        `cold start, each round (ms): ours ${cold.ours.map((v) => v.toFixed(0)).join(" ")}; peer ${cold.peer.map((v) => v.toFixed(0)).join(" ")}`,
+        ...(["cold", "warm"] as const).flatMap((kind) =>
+          cold ? [`${kind} turns, each round (ms): ours ${rounds(cold.ours[kind])}; peer ${rounds(cold.peer[kind])}`] : [],
+        ),
       ].join("\n"),
     );
   } finally {
