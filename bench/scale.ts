@@ -3,21 +3,23 @@
  * one run (issue 67): each side under its own `wrangler dev`, on one fake provider.
  *
  * 1. Cold start: a conversation holding 200 messages, then workerd restarted (a fresh isolate),
- *    then the first turn to its first token. The sides restart and answer in turn, the side that
- *    goes first alternating round by round. wrangler dev's readiness probe has evaluated the
- *    Worker's script by then, so this is the object's start (its constructor, its storage read) and
- *    the turn; what evaluating the script costs grows with the bundle, measured by bench:bundle.
+ *    then the first turn to its first token, and the next turn (warm). The sides restart and answer
+ *    in turn, the side that goes first rotating round by round; a third side, the floor
+ *    (bench/peers/cold-floor), does only what any turn must with no runtime in it. wrangler dev's
+ *    readiness probe has evaluated the Worker's script by then, so this is the object's start (its
+ *    constructor, its storage read) and the turn; what evaluating the script costs grows with the
+ *    bundle, measured by bench:bundle.
  * 2. Memory: `conversations` conversations each given `turns` turns of history (the peer's over a
  *    socket opened for the turn and closed after it, as its client talks; ours over SSE), then a
- *    socket on `sockets` of them (a tab left open), then 15 s idle (workerd evicts an object idle for 10 s, a hibernating one too):
- *    resident memory of the Worker's workerd at each, per conversation and per socket. Then, after a
+ *    socket on `sockets` of them (a tab left open), then 15 s idle (workerd evicts an object idle
+ *    for 10 s, a hibernating one too): resident memory of the Worker's workerd at each, per conversation and per socket. Then, after a
  *    restart on the same storage, the live heap (live-heap.ts: what a full collection leaves, less
  *    compiled code) with 200 of them woken, with a socket more each, and after 15 s idle: what each
  *    object keeps, apart from the garbage resident memory also counts.
  *
  *   node bench/scale.ts [--quick] [--conversations 5000]       (npm run bench:scale)
  *   node bench/scale.ts --cold [--quick]                        the cold start alone (--memory: the memory alone)
- *   node bench/scale.ts --side ours [--conversations 100] [--turns 1]   one side's memory alone, to look into it
+ *   node bench/scale.ts --side ours [--conversations 100] [--turns 1] [--sockets 100]   one side's memory alone
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -31,6 +33,7 @@ import { installPeer, PEER_DIR, script } from "./peer.ts";
 import { workerRssMiB } from "./workerd-processes.ts";
 
 const OURS_CONFIG = new URL("./peers/ours/wrangler.toml", import.meta.url).pathname;
+const FLOOR_CONFIG = new URL("./peers/cold-floor/wrangler.toml", import.meta.url).pathname;
 
 // wrangler dev's local trace store and explorer (workerd services a deployed Worker has not) would grow with every
 // request in the measured process: off on both sides, so the memory is the Worker's own.
@@ -50,6 +53,8 @@ const QUICK: Sizes = { rounds: 3, storedTurns: 100, conversations: 100, turns: 2
 
 const progress = (what: string) => console.error(`bench scale: ${what}…`);
 type Side = "ours" | "peer";
+/** The cold start has a third side: the floor (bench/peers/cold-floor), a turn with no runtime in it. */
+type ColdSide = Side | "floor";
 
 /** Scripts `count` short answers for the scenario `id`. */
 const answers = (fake: FakeOpenAI, id: string, count: number) =>
@@ -60,30 +65,31 @@ const answers = (fake: FakeOpenAI, id: string, count: number) =>
   );
 
 class Sides {
-  readonly dirs: Record<Side, string>;
-  devs: Partial<Record<Side, WranglerDev>> = {};
+  readonly dirs: Record<ColdSide, string>;
+  devs: Partial<Record<ColdSide, WranglerDev>> = {};
   readonly vars: Record<string, string>;
   constructor(scratch: string, vars: Record<string, string>) {
     this.vars = vars;
-    this.dirs = { ours: join(scratch, "ours"), peer: join(scratch, "peer") };
+    this.dirs = { ours: join(scratch, "ours"), peer: join(scratch, "peer"), floor: join(scratch, "floor") };
   }
-  async start(side: Side): Promise<WranglerDev> {
+  async start(side: ColdSide): Promise<WranglerDev> {
+    const persistTo = this.dirs[side];
     const dev =
-      side === "ours"
-        ? await startWranglerDev({ persistTo: this.dirs.ours, vars: this.vars, config: OURS_CONFIG })
-        : await startWranglerDev({ persistTo: this.dirs.peer, vars: this.vars, cwd: PEER_DIR, ready: "/" });
+      side === "peer"
+        ? await startWranglerDev({ persistTo, vars: this.vars, cwd: PEER_DIR, ready: "/" })
+        : await startWranglerDev({ persistTo, vars: this.vars, config: side === "ours" ? OURS_CONFIG : FLOOR_CONFIG });
     this.devs[side] = dev;
     return dev;
   }
-  async stop(side: Side): Promise<void> {
+  async stop(side: ColdSide): Promise<void> {
     await this.devs[side]?.stop();
     delete this.devs[side];
   }
 }
 
 /** One turn of a side's conversation, to its end; the peer's chat stays open (a socket, as useAgentChat keeps one). */
-async function turn(side: Side, url: string, chats: Map<string, PeerChat>, id: string, text: string): Promise<number> {
-  if (side === "ours") return (await oursTurn(url, id, text)).firstMs;
+async function turn(side: ColdSide, url: string, chats: Map<string, PeerChat>, id: string, text: string): Promise<number> {
+  if (side !== "peer") return (await oursTurn(url, id, text)).firstMs;
   let chat = chats.get(id);
   if (!chat) chats.set(id, (chat = await PeerChat.open(url, id)));
   return (await chat.turn(text)).firstMs;
@@ -100,16 +106,17 @@ async function inParallel<T>(items: T[], parallel: number, work: (item: T) => Pr
 }
 
 /** The first turn after a restart and the next one (warm), ms to the first token, a round each. */
-type Cold = Record<Side, { cold: number[]; warm: number[] }>;
+type Cold = Record<ColdSide, { cold: number[]; warm: number[] }>;
+const COLD_SIDES: ColdSide[] = ["ours", "peer", "floor"];
 
 /**
  * 1. The first turn after a restart on a conversation of `storedTurns` turns (the peer's connect counted: its client
  * must connect first), then the next turn: the same work with the isolate, the object and its code warm. What the
- * restart costs is the difference; the warm turn is the floor under any cold start.
+ * restart costs is the difference. The floor's turn, which has no runtime in it, is what workerd charges any turn.
  */
 async function coldStart(fake: FakeOpenAI, sides: Sides, { rounds, storedTurns }: Sizes): Promise<Cold> {
-  const found: Cold = { ours: { cold: [], warm: [] }, peer: { cold: [], warm: [] } };
-  for (const side of ["ours", "peer"] as const) {
+  const found = Object.fromEntries(COLD_SIDES.map((side) => [side, { cold: [], warm: [] }])) as unknown as Cold;
+  for (const side of COLD_SIDES) {
     await answers(fake, `scncold${side}`, storedTurns + 2 * rounds + 2);
     const dev = await sides.start(side);
     const chats = new Map<string, PeerChat>();
@@ -119,7 +126,8 @@ async function coldStart(fake: FakeOpenAI, sides: Sides, { rounds, storedTurns }
     await sides.stop(side);
   }
   for (let round = 0; round < rounds; round++) {
-    const order: Side[] = round % 2 === 0 ? ["ours", "peer"] : ["peer", "ours"];
+    // Each side goes first, second and third in turn.
+    const order = COLD_SIDES.map((_, i) => COLD_SIDES[(i + round) % COLD_SIDES.length]!);
     for (const side of order) {
       progress(`cold start round ${round + 1}: ${side}`);
       const dev = await sides.start(side);
@@ -133,14 +141,20 @@ async function coldStart(fake: FakeOpenAI, sides: Sides, { rounds, storedTurns }
   return found;
 }
 
-/** The cold start's rows: the first turn after a restart, the next one, and what the restart added. */
+/** The cold start's rows: the first turn after a restart, the next one, what the restart added, and each over the floor's. */
 function coldRows(cold: Cold, stored: number): string[][] {
-  const penalty = (side: Side) => cold[side].cold.map((ms, i) => ms - cold[side].warm[i]!);
+  const penalty = (side: ColdSide) => cold[side].cold.map((ms, i) => ms - cold[side].warm[i]!);
+  const overFloor = (side: Side) => cold[side].cold.map((ms, i) => ms - cold.floor.cold[i]!);
   const row = (what: string, ours: number[], peer: number[]) => [what, ms(ours), ms(peer), ratio(median(ours), median(peer))];
   return [
     row(`first turn after a restart, ${stored} messages stored, to the first token (median)`, cold.ours.cold, cold.peer.cold),
     row("the next turn, warm, to the first token (median)", cold.ours.warm, cold.peer.warm),
     row("what the restart added (first less next, median of rounds)", penalty("ours"), penalty("peer")),
+    row(
+      `the first turn over the floor's (a turn with no runtime: cold ${ms(cold.floor.cold)}, warm ${ms(cold.floor.warm)}, the restart added ${ms(penalty("floor"))})`,
+      overFloor("ours"),
+      overFloor("peer"),
+    ),
   ];
 }
 
@@ -290,10 +304,11 @@ function flag(name: string, fallback: number): number {
   return at < 0 ? fallback : Number(process.argv[at + 1]);
 }
 
-/** The sizes of a quick or full run, with `--conversations` and `--turns` overriding theirs (sockets: at most one a conversation). */
+/** The sizes of a quick or full run, with `--conversations`, `--turns` and `--sockets` overriding theirs (sockets: at most one a conversation). */
 function sizesFromFlags(base: Sizes): Sizes {
   const conversations = flag("--conversations", base.conversations);
-  return { ...base, conversations, turns: flag("--turns", base.turns), sockets: Math.min(base.sockets, conversations) };
+  const sockets = Math.min(flag("--sockets", base.sockets), conversations);
+  return { ...base, conversations, turns: flag("--turns", base.turns), sockets };
 }
 
 /** The memory table's rows: one per measure, each side's figure and the ratio. */
@@ -361,7 +376,7 @@ async function main(): Promise<void> {
         ...(coldOnly ? [] : table(memoryRows(mem, sizes))),
         "",
         ...(["cold", "warm"] as const).flatMap((kind) =>
-          cold ? [`${kind} turns, each round (ms): ours ${rounds(cold.ours[kind])}; peer ${rounds(cold.peer[kind])}`] : [],
+          cold ? [`${kind} turns, each round (ms): ${COLD_SIDES.map((side) => `${side} ${rounds(cold[side][kind])}`).join("; ")}`] : [],
         ),
       ].join("\n"),
     );
