@@ -12,7 +12,7 @@
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { readmeFiles } from "../test/support/readme-files.ts";
 
@@ -29,6 +29,8 @@ export interface BundleFigures {
   parts: Array<[string, number]>;
   /** Every module in the bundle, by its path as esbuild read it. */
   inputs: string[];
+  /** The built script's modules, by file name, the main module first: what a Worker Loader starts (bench/isolate-start.ts). */
+  modules: Record<string, string>;
 }
 
 function run(command: string, args: string[], cwd: string): string {
@@ -37,13 +39,13 @@ function run(command: string, args: string[], cwd: string): string {
   return result.stdout;
 }
 
-/** Builds the Worker in `dir` as `npm run deploy` would, and reads its size and its metafile. */
-export function measure(dir: string): BundleFigures {
-  const out = join(dir, "out");
+/** Builds the Worker in `dir` as `npm run deploy` would (into `out`), and reads its size and its metafile. */
+export function measure(dir: string, out = join(dir, "out")): BundleFigures {
   run("npx", ["wrangler", "deploy", "--dry-run", "--minify", "--outdir", out, "--metafile", join(out, "meta.json")], dir);
   const meta = JSON.parse(readFileSync(join(out, "meta.json"), "utf8")) as Metafile;
-  const [entry] = Object.keys(meta.outputs).filter((file) => file.endsWith(".js"));
-  const bundle = readFileSync(join(dir, entry!));
+  const scripts = Object.keys(meta.outputs).filter((file) => file.endsWith(".js"));
+  const bundle = readFileSync(join(dir, scripts[0]!));
+  const modules = Object.fromEntries(scripts.map((file) => [basename(file), readFileSync(join(dir, file), "utf8")]));
   const parts = new Map<string, number>();
   const inputs: string[] = [];
   for (const output of Object.values(meta.outputs))
@@ -54,7 +56,7 @@ export function measure(dir: string): BundleFigures {
       const name = own ? `handoff-runtime: ${own[1]}/` : pkg ? pkg[1]! : path.startsWith("src/") ? "the Worker's own src/" : "other";
       parts.set(name, (parts.get(name) ?? 0) + bytesInOutput);
     }
-  return { raw: bundle.length, gzip: gzipSync(bundle).length, parts: [...parts].sort((a, b) => b[1] - a[1]), inputs };
+  return { raw: bundle.length, gzip: gzipSync(bundle).length, parts: [...parts].sort((a, b) => b[1] - a[1]), inputs, modules };
 }
 
 /** What a runtime-and-SSE Worker never calls, so must not bundle: the MCP SDK, and the A2A and AG-UI endpoints. */
