@@ -7,15 +7,17 @@
  *    in turn, the side that goes first rotating round by round; a third side, the floor
  *    (bench/peers/cold-floor), does only what any turn must with no runtime in it. wrangler dev's
  *    readiness probe has evaluated the Worker's script by then, so this is the object's start (its
- *    constructor, its storage read) and the turn; what evaluating the script costs grows with the
- *    bundle, measured by bench:bundle.
+ *    constructor, its storage read) and the turn; what evaluating the script costs is measured by
+ *    bench:isolate-start.
  * 2. Memory: `conversations` conversations each given `turns` turns of history (the peer's over a
  *    socket opened for the turn and closed after it, as its client talks; ours over SSE), then a
  *    socket on `sockets` of them (a tab left open), then 15 s idle (workerd evicts an object idle
- *    for 10 s, a hibernating one too): resident memory of the Worker's workerd at each, per conversation and per socket. Then, after a
- *    restart on the same storage, the live heap (live-heap.ts: what a full collection leaves, less
- *    compiled code) with 200 of them woken, with a socket more each, and after 15 s idle: what each
- *    object keeps, apart from the garbage resident memory also counts.
+ *    for 10 s, a hibernating one too): resident memory of the Worker's workerd at each, per
+ *    conversation and per socket. Then, after a restart on the same storage, resident memory with 200
+ *    of them woken at once (all in memory together, which a round over thousands never has), and
+ *    the live heap (live-heap.ts: what a full collection leaves, less compiled code) with them woken
+ *    again, with a socket more each, and after 15 s idle: what each object keeps, apart from the
+ *    garbage resident memory also counts.
  *
  *   node bench/scale.ts [--quick] [--conversations 5000]       (npm run bench:scale)
  *   node bench/scale.ts --cold [--quick]                        the cold start alone (--memory: the memory alone)
@@ -173,6 +175,8 @@ interface Memory {
  */
 interface Heap {
   sample: number;
+  /** Resident memory per conversation with the sample all in memory at once (KiB), read before any heap snapshot. */
+  residentLive: number;
   base: HeapFigures;
   conversations: number;
   sockets: number;
@@ -222,7 +226,7 @@ const idle = () => new Promise((resolve) => setTimeout(resolve, IDLE_PAST_EVICTI
  */
 async function memory(fake: FakeOpenAI, sides: Sides, side: Side, sizes: Sizes): Promise<{ rss: Memory; heap: Heap }> {
   const { conversations, turns, sockets, parallel } = sizes;
-  await answers(fake, `scnmem${side}`, conversations * turns + HEAP_SAMPLE + 10);
+  await answers(fake, `scnmem${side}`, conversations * turns + 2 * HEAP_SAMPLE + 10);
   const ids = Array.from({ length: conversations }, (_, i) => `mem${i}`);
   const dev = await sides.start(side);
   const held = new Held();
@@ -271,9 +275,15 @@ async function heapOf(sides: Sides, side: Side, warmId: string, ids: string[], p
     await warm.open(side, dev.url, [warmId], 1);
     warm.close();
     await idle();
+    // Resident memory first: a snapshot's own allocations stay resident, and later objects would reuse them unseen.
+    progress(`${side}: resident, ${ids.length} conversations woken at once`);
+    const rssBase = workerRssMiB(dev);
+    await inParallel(ids, parallel, (id) => held.turn(side, dev.url, id, "one more"));
+    const residentLive = perItemKiB(workerRssMiB(dev), rssBase, ids.length);
+    await idle();
     const base = await heap.measure();
     progress(`${side}: live heap, ${ids.length} conversations woken`);
-    await inParallel(ids, parallel, (id) => held.turn(side, dev.url, id, "one more"));
+    await inParallel(ids, parallel, (id) => held.turn(side, dev.url, id, "and one more"));
     const withConversations = await heap.measure();
     await held.open(side, dev.url, ids, parallel);
     const withSockets = await heap.measure();
@@ -281,6 +291,7 @@ async function heapOf(sides: Sides, side: Side, warmId: string, ids: string[], p
     const idled = await heap.measure();
     return {
       sample: ids.length,
+      residentLive,
       base,
       conversations: perItemKiB(withConversations.data, base.data, ids.length),
       sockets: perItemKiB(withSockets.data, withConversations.data, ids.length),
@@ -324,6 +335,7 @@ function memoryRows(sides: Partial<Record<Side, { rss: Memory; heap: Heap }>>, s
     row(`resident memory per conversation of ${sizes.turns} turns, just after its turns`, (f) => f.rss.conversations, kib),
     row("resident memory per open socket", (f) => f.rss.sockets, kib),
     row("resident memory per conversation, its sockets open, after 15 s idle (hibernation)", (f) => f.rss.hibernated, kib),
+    row(`resident memory per live conversation (${sample} woken at once after a restart)`, (f) => f.heap.residentLive, kib),
     row("live heap with no conversation in memory (after a full collection)", (f) => f.heap.base.total, mib),
     row("… of which data (less compiled code)", (f) => f.heap.base.data, mib),
     row(`live data per conversation just after a turn (${sample} woken after a restart)`, (f) => f.heap.conversations, kib),
