@@ -3,7 +3,7 @@
  * turn: this project's side of the scale bench (bench/peers/ours) on a conversation of 200
  * messages, workerd restarted, then a turn profiled by workerd's inspector, then a warm one.
  *
- *   node bench/cold-profile.ts [--rounds 3]
+ *   node bench/cold-profile.ts [--rounds 3]      (npm run bench:cold-profile; SHOW=40 PROFILE_TOP=40 lists more functions)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
