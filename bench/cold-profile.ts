@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startWranglerDev } from "../test/e2e/wrangler-dev.ts";
 import { startFakeOpenAI } from "../test/node/fake-openai-server.ts";
-import { oursTurn } from "./peer-clients.ts";
+import { oursPost, oursTurn } from "./peer-clients.ts";
 import { script } from "./peer.ts";
 import { type CpuProfile, profile } from "./profile.ts";
 
@@ -29,12 +29,7 @@ const start = () => startWranglerDev({ persistTo: scratch, vars, config: OURS_CO
 /** Sends a message and resolves at the first text delta (`ms` from the send), the rest of the stream read behind it. */
 async function firstToken(url: string, conversation: string, text: string): Promise<{ ms: number; rest: Promise<void> }> {
   const start = performance.now();
-  const res = await fetch(`${url}/v1/conversations/${conversation}/messages`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ message: text }),
-  });
-  if (!res.body) throw new Error(`POST answered ${res.status}`);
+  const res = await oursPost(url, conversation, text);
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let seen = "";
   while (!seen.includes("event: text-delta")) {

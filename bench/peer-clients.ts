@@ -53,15 +53,21 @@ export function deliveryDelays(sent: ReadonlyArray<[number, number]>, arrivals: 
   });
 }
 
-/** A conversation with this project's Worker, over its chat endpoint. */
-export async function oursTurn(url: string, conversation: string, text: string): Promise<TurnTiming> {
-  const start = performance.now();
+/** Sends a message to this project's chat endpoint; the answer's body is its SSE stream. */
+export async function oursPost(url: string, conversation: string, text: string): Promise<Response & { body: ReadableStream<Uint8Array> }> {
   const res = await fetch(`${url}/v1/conversations/${conversation}/messages`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ message: text }),
   });
   if (!res.ok || !res.body) throw new Error(`ours: POST answered ${res.status}: ${await res.text()}`);
+  return res as Response & { body: ReadableStream<Uint8Array> };
+}
+
+/** A conversation with this project's Worker, over its chat endpoint. */
+export async function oursTurn(url: string, conversation: string, text: string): Promise<TurnTiming> {
+  const start = performance.now();
+  const res = await oursPost(url, conversation, text);
   const seen = new Arrivals();
   let tail = "";
   const decoder = new TextDecoder();
