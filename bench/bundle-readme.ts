@@ -109,13 +109,13 @@ export function writeMinimalWorker(dir: string): void {
   writeFiles(dir, Object.entries(MINIMAL));
 }
 
-/** The README's Worker and the minimal one, installed from this tree's packed package. */
-export function readmeBundles(): { readme: BundleFigures; minimal: BundleFigures } {
+/** The README's Worker and the minimal one, installed from the packed package of `tree` (this one, or a checkout of an earlier commit). */
+export function readmeBundles(tree = repo): { readme: BundleFigures; minimal: BundleFigures } {
   const scratch = mkdtempSync(join(tmpdir(), "handoff-bundle-readme-"));
   try {
-    const packed = run("npm", ["pack", "--pack-destination", scratch, "--silent"], repo).trim().split("\n").at(-1)!;
+    const packed = run("npm", ["pack", "--pack-destination", scratch, "--silent"], tree).trim().split("\n").at(-1)!;
     const consumer = join(scratch, "readme");
-    writeFiles(consumer, readmeFiles(readFileSync(join(repo, "README.md"), "utf8")));
+    writeFiles(consumer, readmeFiles(readFileSync(join(tree, "README.md"), "utf8")));
     const manifest = join(consumer, "package.json");
     writeFileSync(
       manifest,

@@ -8,9 +8,13 @@
  * (bench/peers/cloudflare-agents), and a Worker that only answers "ok" (the floor: the isolate
  * itself and the loader's call).
  *
- *   node bench/isolate-start.ts [--rounds 30]                (npm run bench:isolate-start)
+ * `--against <commit>` adds the README's and the runtime-and-SSE Worker as that commit builds them
+ * (from a git worktree sharing this tree's node_modules): what a change saved, side by side.
+ *
+ *   node bench/isolate-start.ts [--rounds 30] [--against HEAD~1]   (npm run bench:isolate-start)
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startWranglerDev } from "../test/e2e/wrangler-dev.ts";
@@ -19,8 +23,13 @@ import { median } from "./loop-overhead.ts";
 import { installPeer, PEER_DIR } from "./peer.ts";
 
 const HARNESS = new URL("./peers/isolate-start/wrangler.toml", import.meta.url).pathname;
-const at = process.argv.indexOf("--rounds");
-const ROUNDS = at < 0 ? 30 : Number(process.argv[at + 1]);
+const REPO = new URL("..", import.meta.url).pathname;
+const flag = (name: string) => {
+  const at = process.argv.indexOf(name);
+  return at < 0 ? undefined : process.argv[at + 1];
+};
+const ROUNDS = Number(flag("--rounds") ?? 30);
+const AGAINST = flag("--against");
 
 interface Started {
   name: string;
@@ -49,23 +58,53 @@ function withEmailStub(modules: Record<string, string>): Record<string, string> 
 
 const progress = (what: string) => console.error(`bench isolate-start: ${what}…`);
 
+const OURS = ["no_nodejs_compat", "no_nodejs_compat_v2"];
+const kib = (bytes: number) => bytes / 1024;
+
+/** This project's two Workers as the tree at `tree` builds them, their names ending with `suffix`. */
+function ourBundles(tree: string | undefined, suffix = ""): Started[] {
+  const { readme, minimal } = readmeBundles(tree);
+  return [
+    { name: `the README's Worker${suffix}`, gzipKiB: kib(readme.gzip), modules: readme.modules, flags: OURS, path: "/v1/agents" },
+    {
+      name: `the runtime-and-SSE Worker${suffix}`,
+      gzipKiB: kib(minimal.gzip),
+      modules: minimal.modules,
+      flags: OURS,
+      path: "/v1/agents",
+    },
+  ];
+}
+
+/** The Workers as `ref` built them: its checkout in a worktree that shares this tree's node_modules, removed after. */
+function bundlesAt(ref: string, scratch: string): Started[] {
+  const tree = join(scratch, "against");
+  execFileSync("git", ["worktree", "add", "--detach", tree, ref], { cwd: REPO, stdio: "ignore" });
+  try {
+    symlinkSync(join(REPO, "node_modules"), join(tree, "node_modules"));
+    return ourBundles(tree, ` at ${ref}`);
+  } finally {
+    execFileSync("git", ["worktree", "remove", "--force", tree], { cwd: REPO, stdio: "ignore" });
+  }
+}
+
 function bundles(scratch: string): Started[] {
   progress("building the README's Worker and the runtime-and-SSE one");
-  const { readme, minimal } = readmeBundles();
+  const ours = ourBundles(undefined);
+  if (AGAINST) progress(`building them as ${AGAINST} did`);
+  const before = AGAINST ? bundlesAt(AGAINST, scratch) : [];
   progress("building AIChatAgent's starter");
   installPeer();
   const peer = measure(PEER_DIR, join(scratch, "peer"));
-  const ours = ["no_nodejs_compat", "no_nodejs_compat_v2"];
-  const kib = (bytes: number) => bytes / 1024;
   return [
-    { name: "the README's Worker", gzipKiB: kib(readme.gzip), modules: readme.modules, flags: ours, path: "/v1/agents" },
-    { name: "the runtime-and-SSE Worker", gzipKiB: kib(minimal.gzip), modules: minimal.modules, flags: ours, path: "/v1/agents" },
+    ...ours,
+    ...before,
     { name: "AIChatAgent's starter", gzipKiB: kib(peer.gzip), modules: withEmailStub(peer.modules), flags: ["nodejs_compat"], path: "/" },
     {
       name: "the floor (answers ok)",
       gzipKiB: 0,
       modules: { "floor.js": 'export default { fetch: () => new Response("ok") };' },
-      flags: ours,
+      flags: OURS,
       path: "/",
     },
   ];

@@ -10,41 +10,48 @@ import { RuntimeError } from "../runtime/errors.ts";
 import type { RemoteEvent, RemoteState } from "../runtime/ports/remote-port.ts";
 import { HANDOFF_EXTENSION } from "./a2a-wire.ts";
 
-const Part = z.object({ text: z.string().optional(), data: z.unknown().optional() }).loose();
-const Message = z
-  .object({
-    messageId: z.string().optional(),
-    role: z.string().optional(),
-    parts: z.array(Part).default([]),
-    contextId: z.string().optional(),
-    taskId: z.string().optional(),
-  })
-  .loose();
-const Status = z.object({ state: z.string(), message: Message.optional() }).loose();
-const Task = z
-  .object({
-    id: z.string().min(1),
-    contextId: z.string().min(1),
-    status: Status,
-    artifacts: z.array(z.object({ parts: z.array(Part) }).loose()).default([]),
-    history: z.array(Message).default([]),
-  })
-  .loose();
-// The wrappers strip what they do not name (`in` narrows them); what they carry keeps its other fields.
-const StreamResponse = z.union([
-  z.object({ task: Task }),
-  z.object({ message: Message }),
-  z.object({ statusUpdate: z.object({ taskId: z.string(), contextId: z.string(), status: Status }).loose() }),
-  z.object({
-    artifactUpdate: z.object({ taskId: z.string(), contextId: z.string(), artifact: z.object({ parts: z.array(Part) }).loose() }).loose(),
-  }),
-]);
-const RpcResponse = z.union([
-  z.object({ jsonrpc: z.literal("2.0"), result: StreamResponse }),
-  z.object({ jsonrpc: z.literal("2.0"), error: z.object({ code: z.number(), message: z.string() }) }),
-]);
-type Status = z.infer<typeof Status>;
-type Message = z.infer<typeof Message>;
+/** The answer's schemas, built on a Worker's first call to a remote agent (most never make one), not at an isolate's start. */
+let built: ReturnType<typeof buildWire> | undefined;
+const wire = () => (built ??= buildWire());
+function buildWire() {
+  const Part = z.object({ text: z.string().optional(), data: z.unknown().optional() }).loose();
+  const Message = z
+    .object({
+      messageId: z.string().optional(),
+      role: z.string().optional(),
+      parts: z.array(Part).default([]),
+      contextId: z.string().optional(),
+      taskId: z.string().optional(),
+    })
+    .loose();
+  const Status = z.object({ state: z.string(), message: Message.optional() }).loose();
+  const Task = z
+    .object({
+      id: z.string().min(1),
+      contextId: z.string().min(1),
+      status: Status,
+      artifacts: z.array(z.object({ parts: z.array(Part) }).loose()).default([]),
+      history: z.array(Message).default([]),
+    })
+    .loose();
+  // The wrappers strip what they do not name (`in` narrows them); what they carry keeps its other fields.
+  const StreamResponse = z.union([
+    z.object({ task: Task }),
+    z.object({ message: Message }),
+    z.object({ statusUpdate: z.object({ taskId: z.string(), contextId: z.string(), status: Status }).loose() }),
+    z.object({
+      artifactUpdate: z.object({ taskId: z.string(), contextId: z.string(), artifact: z.object({ parts: z.array(Part) }).loose() }).loose(),
+    }),
+  ]);
+  const RpcResponse = z.union([
+    z.object({ jsonrpc: z.literal("2.0"), result: StreamResponse }),
+    z.object({ jsonrpc: z.literal("2.0"), error: z.object({ code: z.number(), message: z.string() }) }),
+  ]);
+  return { Status, Message, StreamResponse, RpcResponse };
+}
+type Wire = ReturnType<typeof wire>;
+type Status = z.infer<Wire["Status"]>;
+type Message = z.infer<Wire["Message"]>;
 
 /** States a task goes on from: a stream's opening task in one of them is not its end. */
 const OPEN = new Set(["TASK_STATE_WORKING", "TASK_STATE_SUBMITTED"]);
@@ -79,7 +86,7 @@ export function* readResponse(at: Progress, raw: string): Generator<RemoteEvent,
   } catch {
     throw invalid(agent, `answered something that is not JSON (${raw.slice(0, 80)})`);
   }
-  const parsed = RpcResponse.safeParse(json);
+  const parsed = wire().RpcResponse.safeParse(json);
   if (!parsed.success) throw invalid(agent, `answered a JSON-RPC response A2A does not define: ${z.prettifyError(parsed.error)}`);
   if ("error" in parsed.data)
     throw new RuntimeError(
@@ -90,7 +97,7 @@ export function* readResponse(at: Progress, raw: string): Generator<RemoteEvent,
   return at;
 }
 
-function* readResult(at: Progress, result: z.infer<typeof StreamResponse>): Generator<RemoteEvent> {
+function* readResult(at: Progress, result: z.infer<Wire["StreamResponse"]>): Generator<RemoteEvent> {
   if ("artifactUpdate" in result) {
     const { taskId, contextId, artifact } = result.artifactUpdate;
     at.state = { contextId, taskId };

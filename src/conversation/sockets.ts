@@ -116,33 +116,37 @@ function socketFrame(event: StoredEvent): string {
   return JSON.stringify({ id: event.id, type: event.type, data: event });
 }
 
-/** A message frame names its text `message`, as every HTTP body does; `text` is still read, for this release (deprecated). */
-/** A W3C `traceparent` a frame may carry, so its turn joins the client's trace. */
-const traceparent = z
-  .string()
-  .regex(/^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/, "`traceparent` must be a W3C trace context (00-<32 hex>-<16 hex>-<2 hex>).")
-  .optional();
-
-const MessageFrame = z.strictObject({
-  type: z.literal("message"),
-  traceparent,
-  message: z.string().optional(),
-  text: z.string().optional(),
-  /** Files uploaded to …/files first, by id: a frame carries no bytes. */
-  files: z
-    .array(z.strictObject({ fileId: z.string().min(1) }), { error: "`files` is a list of { fileId } (upload to …/files first)." })
-    .max(100)
-    .optional(),
-});
-
-const SocketFrame = z.discriminatedUnion("type", [
-  MessageFrame,
-  z.strictObject({
-    type: z.literal("decision"),
+/** What a client's frame may be: built on a Worker's first frame (a Worker whose clients use SSE never builds it). */
+const SocketFrame = z.lazy(() => {
+  /** A W3C `traceparent` a frame may carry, so its turn joins the client's trace. */
+  const traceparent = z
+    .string()
+    .regex(
+      /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/,
+      "`traceparent` must be a W3C trace context (00-<32 hex>-<16 hex>-<2 hex>).",
+    )
+    .optional();
+  /** A message frame names its text `message`, as every HTTP body does; `text` is still read, for this release (deprecated). */
+  const MessageFrame = z.strictObject({
+    type: z.literal("message"),
     traceparent,
-    decisions: z.array(DecisionSchema).min(1, "`decisions` needs at least one decision."),
-  }),
-]);
+    message: z.string().optional(),
+    text: z.string().optional(),
+    /** Files uploaded to …/files first, by id: a frame carries no bytes. */
+    files: z
+      .array(z.strictObject({ fileId: z.string().min(1) }), { error: "`files` is a list of { fileId } (upload to …/files first)." })
+      .max(100)
+      .optional(),
+  });
+  return z.discriminatedUnion("type", [
+    MessageFrame,
+    z.strictObject({
+      type: z.literal("decision"),
+      traceparent,
+      decisions: z.array(DecisionSchema).min(1, "`decisions` needs at least one decision."),
+    }),
+  ]);
+});
 
 /** A client's frame, checked: what it asks for, or why it is refused. */
 export function parseSocketRequest(raw: string | ArrayBuffer): SocketRequest | { error: string } {

@@ -34,7 +34,8 @@ function fieldSchema(schema: z.ZodType) {
   const { $schema: _, description: __, ...typed } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
   return typed;
 }
-const idParam = { name: "id", in: "path", required: true, description: CONVERSATION_ID_RULE, schema: fieldSchema(ConversationId) };
+/** The conversation id in a path (a function: the document is built on request, never at an isolate's start). */
+const idParam = () => ({ name: "id", in: "path", required: true, description: CONVERSATION_ID_RULE, schema: fieldSchema(ConversationId) });
 /** An event id, as the routes that resume a stream check it. */
 const cursor = () => fieldSchema(EventCursor);
 
@@ -42,8 +43,8 @@ const cursor = () => fieldSchema(EventCursor);
  * The query parameters a route reads with `schema`, each typed by its field (or by `checkedBy`,
  * the schema the route checks that field with after), its description the field's own.
  */
-function queryParams(schema: z.ZodObject, checkedBy: Record<string, z.ZodType> = {}) {
-  return Object.entries(schema.shape).map(([name, field]) => ({
+function queryParams(schema: z.ZodLazy<z.ZodObject>, checkedBy: Record<string, z.ZodType> = {}) {
+  return Object.entries(schema.unwrap().shape).map(([name, field]) => ({
     name,
     in: "query",
     ...(field.safeParse(undefined).success ? {} : { required: true }),
@@ -145,7 +146,7 @@ function paths(): Record<string, unknown> {
     },
     ...inboxPaths(),
     "/v1/conversations/{id}": {
-      parameters: [idParam],
+      parameters: [idParam()],
       get: {
         summary: "The stored conversation",
         parameters: queryParams(PageParams),
@@ -159,7 +160,7 @@ function paths(): Record<string, unknown> {
       delete: { summary: "Erase the conversation", responses: { "204": { description: "Erased" }, "404": error, "409": error } },
     },
     "/v1/conversations/{id}/tokens": {
-      parameters: [idParam],
+      parameters: [idParam()],
       post: {
         summary: "Issue a token for an existing conversation (API key only); rotate revokes every earlier token",
         requestBody: { required: false, content: json(TokenBody) },
@@ -200,7 +201,7 @@ function waitingPaths(): Record<string, unknown> {
   return {
     "/v1/conversations/{id}/socket": {
       parameters: [
-        idParam,
+        idParam(),
         { name: "after", in: "query", description: "Send the events after this id first.", schema: cursor() },
         {
           name: "token",
@@ -216,7 +217,7 @@ function waitingPaths(): Record<string, unknown> {
       },
     },
     "/v1/conversations/{id}/schedule": {
-      parameters: [idParam],
+      parameters: [idParam()],
       get: {
         summary:
           "What is scheduled, the earliest first: follow-ups (note, agent), the approvals' deadline, a person's deadline, " +
@@ -227,7 +228,7 @@ function waitingPaths(): Record<string, unknown> {
     },
     "/v1/conversations/{id}/schedule/{entry}": {
       parameters: [
-        idParam,
+        idParam(),
         {
           name: "entry",
           in: "path",
@@ -305,14 +306,14 @@ function operatorPaths(): Record<string, unknown> {
       },
     },
     "/v1/operator/conversations/{id}": {
-      parameters: [idParam, ...queryParams(PageParams)],
+      parameters: [idParam(), ...queryParams(PageParams)],
       get: {
         summary: "One conversation, as GET /v1/conversations/{id} shows it",
         responses: { "200": { description: "The conversation" }, "404": error },
       },
     },
     "/v1/conversations/{id}/operator/messages": {
-      parameters: [idParam],
+      parameters: [idParam()],
       post: {
         summary: "The person holding the conversation answers the user (an operator-message event, streamed to followers)",
         requestBody: { required: true, content: json(OperatorMessageBody) },
@@ -320,7 +321,7 @@ function operatorPaths(): Record<string, unknown> {
       },
     },
     "/v1/conversations/{id}/operator/handoff": {
-      parameters: [idParam],
+      parameters: [idParam()],
       post: {
         summary: "The person hands the conversation back to an agent with a note the agent reads",
         requestBody: { required: true, content: json(OperatorHandoffBody) },
@@ -336,7 +337,7 @@ function operatorPaths(): Record<string, unknown> {
 function pastTurnPaths(): Record<string, unknown> {
   return {
     "/v1/conversations/{id}/turns": {
-      parameters: [idParam],
+      parameters: [idParam()],
       get: {
         summary: "Every turn: number, status, start, end, duration, usage, the agents it passed through and the handoffs it made",
         responses: { "200": { description: "Turn summaries, oldest first" }, "404": error },
@@ -344,7 +345,7 @@ function pastTurnPaths(): Record<string, unknown> {
     },
     "/v1/conversations/{id}/turns/{turn}/trace": {
       parameters: [
-        idParam,
+        idParam(),
         { name: "turn", in: "path", required: true, description: "The turn's number, from 1.", schema: fieldSchema(TurnNumber) },
       ],
       get: {
@@ -355,7 +356,7 @@ function pastTurnPaths(): Record<string, unknown> {
     },
     "/v1/conversations/{id}/turns/{turn}/delegations": {
       parameters: [
-        idParam,
+        idParam(),
         { name: "turn", in: "path", required: true, description: "The turn's number, from 1.", schema: fieldSchema(TurnNumber) },
       ],
       get: {
@@ -364,7 +365,7 @@ function pastTurnPaths(): Record<string, unknown> {
       },
     },
     "/v1/conversations/{id}/fork": {
-      parameters: [idParam],
+      parameters: [idParam()],
       post: {
         summary: "A new conversation (new id and token) whose history, holder, counters and context are this one's after `afterTurn`",
         requestBody: { required: true, content: json(ForkBody) },
@@ -379,7 +380,7 @@ function turnPaths(): Record<string, unknown> {
   return {
     ...pastTurnPaths(),
     "/v1/conversations/{id}/messages": {
-      parameters: [idParam],
+      parameters: [idParam()],
       post: {
         summary: "Send a message; streams the turn",
         requestBody: { required: true, content: json(MessageBody) },
@@ -391,7 +392,7 @@ function turnPaths(): Record<string, unknown> {
     ),
     "/v1/conversations/{id}/approvals": decisions("The older name of …/decisions, which takes every kind of decision"),
     "/v1/conversations/{id}/retry": {
-      parameters: [idParam],
+      parameters: [idParam()],
       post: {
         summary: "Rewind the last turn to where it started and run it again; `message` replaces its text (an edit). Streams the turn",
         requestBody: { required: false, content: json(RetryBody) },
@@ -399,7 +400,7 @@ function turnPaths(): Record<string, unknown> {
       },
     },
     "/v1/conversations/{id}/cancel": {
-      parameters: [idParam],
+      parameters: [idParam()],
       post: {
         summary: "Cancel the running turn; answers once it has ended (its stream ends with done, status cancelled)",
         responses: { "200": { description: "{ cancelled: true }, or { cancelled: false } when nothing was running" }, "404": error },
@@ -427,7 +428,7 @@ const fileRead = {
 function filePaths(): Record<string, unknown> {
   return {
     "/v1/conversations/{id}/files": {
-      parameters: [idParam, { name: "name", in: "query", required: false, description: "The file's name", schema: { type: "string" } }],
+      parameters: [idParam(), { name: "name", in: "query", required: false, description: "The file's name", schema: { type: "string" } }],
       post: {
         summary: "Store a file for a message to carry by id (files: [{ fileId }]); an upload no message sends within the hour is swept",
         requestBody: {
@@ -448,11 +449,11 @@ function filePaths(): Record<string, unknown> {
       },
     },
     "/v1/conversations/{id}/files/{fileId}": {
-      parameters: [idParam, fileIdParam],
+      parameters: [idParam(), fileIdParam],
       get: { summary: "A file of the conversation", responses: { "200": fileRead, "404": error, "503": error } },
     },
     "/v1/operator/conversations/{id}/files/{fileId}": {
-      parameters: [idParam, fileIdParam],
+      parameters: [idParam(), fileIdParam],
       get: {
         summary: "A file of a conversation a person holds or is handed, for the desk",
         responses: { "200": fileRead, "401": error, "404": error },
@@ -465,7 +466,7 @@ function filePaths(): Record<string, unknown> {
 function chatPaths(): Record<string, unknown> {
   return {
     "/v1/conversations/{id}/chat": {
-      parameters: [idParam],
+      parameters: [idParam()],
       post: {
         summary: "The AI SDK UI message stream protocol (useChat with DefaultChatTransport); only the newest message is read",
         requestBody: { required: true, content: json(UIChatBody) },
@@ -475,7 +476,7 @@ function chatPaths(): Record<string, unknown> {
       },
     },
     "/v1/conversations/{id}/ui-messages": {
-      parameters: [idParam, ...queryParams(PageParams)],
+      parameters: [idParam(), ...queryParams(PageParams)],
       get: {
         summary:
           "The stored conversation as the AI SDK's UIMessage[] (text, tool parts in their states, awaited approvals, data-handoff parts), for useChat({ messages })",
@@ -483,7 +484,7 @@ function chatPaths(): Record<string, unknown> {
       },
     },
     "/v1/conversations/{id}/chat/stream": {
-      parameters: [idParam],
+      parameters: [idParam()],
       get: {
         summary: "Resume the running turn as a UI message stream",
         responses: { "200": streamed("UI message stream"), "204": { description: "Nothing is running" } },
@@ -491,7 +492,7 @@ function chatPaths(): Record<string, unknown> {
     },
     "/v1/conversations/{id}/events": {
       parameters: [
-        idParam,
+        idParam(),
         ...queryParams(EventsQuery, { after: EventCursor }),
         {
           name: "Last-Event-ID",
@@ -522,7 +523,7 @@ function chatPaths(): Record<string, unknown> {
 /** The one route every request to the user is answered through (and its older name). */
 function decisions(summary: string): Record<string, unknown> {
   return {
-    parameters: [idParam],
+    parameters: [idParam()],
     post: {
       summary,
       requestBody: { required: true, content: json(ApprovalsBody) },

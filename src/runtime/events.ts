@@ -27,54 +27,69 @@ function exactly<T>() {
     schema as unknown as z.ZodType<T>;
 }
 
-const UsageSchema = exactly<Usage>()(z.strictObject({ inputTokens: z.number(), outputTokens: z.number() }));
-const UsageTotalsSchema = exactly<UsageTotals>()(
-  z.strictObject({ modelCalls: z.number(), inputTokens: z.number(), outputTokens: z.number(), toolCalls: z.number() }),
-);
-const OperatorIdentitySchema = exactly<OperatorIdentity>()(z.strictObject({ id: z.string(), name: z.string().optional() }));
-const CallPlanSchema = exactly<CallPlan>()(z.enum(["tool", "transfer", "person", "return", "refused-handoff"]));
-const changeOfHands = { from: z.string(), to: z.string() };
+/*
+ * The schemas are built on first use (`z.lazy`, or a function): the runtime never parses its own
+ * events, and what reads them (the OpenAPI document, clients, the test suites) is rare, so an
+ * isolate's start does not pay for them (issue 67).
+ */
+const usageSchema = () => exactly<Usage>()(z.strictObject({ inputTokens: z.number(), outputTokens: z.number() }));
+const usageTotalsSchema = () =>
+  exactly<UsageTotals>()(
+    z.strictObject({ modelCalls: z.number(), inputTokens: z.number(), outputTokens: z.number(), toolCalls: z.number() }),
+  );
+const operatorIdentitySchema = () => exactly<OperatorIdentity>()(z.strictObject({ id: z.string(), name: z.string().optional() }));
 
-const transferRecord = z.strictObject({
-  kind: z.literal("transfer"),
-  ...changeOfHands,
-  toolCallId: z.string(),
-  reason: z.string().optional(),
-  input: z.record(z.string(), z.unknown()).optional(),
-  stepIndex: z.number(),
-  router: z.strictObject({ name: z.string(), confidence: z.number() }).optional(),
-});
-const onCallReturnRecord = z.strictObject({
-  kind: z.literal("return"),
-  ...changeOfHands,
-  stepIndex: z.number(),
-  mode: z.literal("on-call"),
-  toolCallId: z.string(),
-  reason: z.string(),
-});
-const onAnswerReturnRecord = z.strictObject({
-  kind: z.literal("return"),
-  ...changeOfHands,
-  stepIndex: z.number(),
-  mode: z.literal("on-answer"),
-  openedBy: z.string(),
-});
-const handBackRecord = z.strictObject({
-  kind: z.literal("hand-back"),
-  ...changeOfHands,
-  note: z.string().optional(),
-  by: OperatorIdentitySchema.optional(),
-});
+/** The change-of-hands records' object schemas, which the `handoff` event extends: built once, on first use. */
+let builtRecords: ReturnType<typeof buildRecords> | undefined;
+const records = () => (builtRecords ??= buildRecords());
+function buildRecords() {
+  const changeOfHands = { from: z.string(), to: z.string() };
+  return {
+    transfer: z.strictObject({
+      kind: z.literal("transfer"),
+      ...changeOfHands,
+      toolCallId: z.string(),
+      reason: z.string().optional(),
+      input: z.record(z.string(), z.unknown()).optional(),
+      stepIndex: z.number(),
+      router: z.strictObject({ name: z.string(), confidence: z.number() }).optional(),
+    }),
+    onCallReturn: z.strictObject({
+      kind: z.literal("return"),
+      ...changeOfHands,
+      stepIndex: z.number(),
+      mode: z.literal("on-call"),
+      toolCallId: z.string(),
+      reason: z.string(),
+    }),
+    onAnswerReturn: z.strictObject({
+      kind: z.literal("return"),
+      ...changeOfHands,
+      stepIndex: z.number(),
+      mode: z.literal("on-answer"),
+      openedBy: z.string(),
+    }),
+    handBack: z.strictObject({
+      kind: z.literal("hand-back"),
+      ...changeOfHands,
+      note: z.string().optional(),
+      by: operatorIdentitySchema().optional(),
+    }),
+  };
+}
 
 /** A transfer (a model's, or a router's with its name and confidence). */
-export const TransferRecordSchema = exactly<TransferRecord>()(transferRecord);
+export const TransferRecordSchema = exactly<TransferRecord>()(z.lazy(() => records().transfer));
 /** A return on call (`return_to_<caller>`, its summary the `reason`) or on answer (`openedBy`: the transfer that opened its frame). */
-export const ReturnRecordSchema = exactly<ReturnRecord>()(z.union([onCallReturnRecord, onAnswerReturnRecord]));
+export const ReturnRecordSchema = exactly<ReturnRecord>()(z.lazy(() => z.union([records().onCallReturn, records().onAnswerReturn])));
 /** A person or a remote agent gave the conversation back, with a note; `by`: the signed-in operator who did. */
-export const HandBackRecordSchema = exactly<HandBackRecord>()(handBackRecord);
+export const HandBackRecordSchema = exactly<HandBackRecord>()(z.lazy(() => records().handBack));
 /** Any change of hands, as stored and as the `handoff` event carries it (less its `type`). */
 export const HandoffRecordSchema = exactly<HandoffRecord>()(
-  z.union([transferRecord, onCallReturnRecord, onAnswerReturnRecord, handBackRecord]),
+  z.lazy(() => {
+    const { transfer, onCallReturn, onAnswerReturn, handBack } = records();
+    return z.union([transfer, onCallReturn, onAnswerReturn, handBack]);
+  }),
 );
 
 /**
@@ -267,8 +282,7 @@ export type RunEvent =
   | DoneEvent
   | ErrorEvent;
 
-const handoffEvent = { type: z.literal("handoff") };
-const DelegatedCallSchema = exactly<DelegatedCall>()(z.strictObject({ path: z.array(z.string()), toolCallId: z.string() }));
+const delegatedCallSchema = () => exactly<DelegatedCall>()(z.strictObject({ path: z.array(z.string()), toolCallId: z.string() }));
 
 /** The fields of `RequestEventFields`, for both request events' schemas. */
 function requestEventFields() {
@@ -278,7 +292,7 @@ function requestEventFields() {
     args: z.unknown(),
     agent: z.string(),
     expiresAt: z.string().optional(),
-    delegated: DelegatedCallSchema.optional(),
+    delegated: delegatedCallSchema().optional(),
   };
 }
 
@@ -298,105 +312,155 @@ function inputRequiredSchema() {
 
 /** A file's reference, as events, views and uploads give it (the bytes are the host's to serve). */
 export const FileRefSchema = exactly<FileRef>()(
-  z.strictObject({
-    id: z.string(),
-    mediaType: z.string(),
-    size: z.number().int(),
-    name: z.string(),
-    sha256: z.string().describe("The bytes' SHA-256, hex"),
-  }),
+  z.lazy(() =>
+    z.strictObject({
+      id: z.string(),
+      mediaType: z.string(),
+      size: z.number().int(),
+      name: z.string(),
+      sha256: z.string().describe("The bytes' SHA-256, hex"),
+    }),
+  ),
 );
+
+function handoffEventSchema() {
+  const { transfer, onCallReturn, onAnswerReturn, handBack } = records();
+  const handoffEvent = { type: z.literal("handoff") };
+  return exactly<HandoffEvent>()(
+    z.union([
+      transfer.extend(handoffEvent),
+      onCallReturn.extend(handoffEvent),
+      onAnswerReturn.extend(handoffEvent),
+      handBack.omit({ note: true }).extend(handoffEvent),
+    ]),
+  );
+}
 
 /** Each event's schema, by its `type`: a type added to the union has a schema here, or nothing compiles. */
 export const EVENT_SCHEMAS: { readonly [T in RunEvent["type"]]: z.ZodType<Extract<RunEvent, { type: T }>> } = {
-  "run-start": exactly<RunStartEvent>()(
-    z.strictObject({
-      type: z.literal("run-start"),
-      conversationId: z.string(),
-      agent: z.string(),
-      model: z.string(),
-      demo: z.boolean().optional(),
-      resumed: z.boolean().optional(),
-      scheduled: z.boolean().optional(),
-    }),
+  "run-start": z.lazy(() =>
+    exactly<RunStartEvent>()(
+      z.strictObject({
+        type: z.literal("run-start"),
+        conversationId: z.string(),
+        agent: z.string(),
+        model: z.string(),
+        demo: z.boolean().optional(),
+        resumed: z.boolean().optional(),
+        scheduled: z.boolean().optional(),
+      }),
+    ),
   ),
-  "step-start": exactly<StepStartEvent>()(
-    z.strictObject({ type: z.literal("step-start"), stepIndex: z.number(), agent: z.string(), remote: z.string().optional() }),
+  "step-start": z.lazy(() =>
+    exactly<StepStartEvent>()(
+      z.strictObject({ type: z.literal("step-start"), stepIndex: z.number(), agent: z.string(), remote: z.string().optional() }),
+    ),
   ),
-  "text-delta": exactly<TextDeltaEvent>()(z.strictObject({ type: z.literal("text-delta"), delta: z.string() })),
-  "tool-call": exactly<ToolCallEvent>()(
-    z.strictObject({ type: z.literal("tool-call"), toolCallId: z.string(), name: z.string(), args: z.unknown(), plan: CallPlanSchema }),
+  "text-delta": z.lazy(() => exactly<TextDeltaEvent>()(z.strictObject({ type: z.literal("text-delta"), delta: z.string() }))),
+  "tool-call": z.lazy(() =>
+    exactly<ToolCallEvent>()(
+      z.strictObject({
+        type: z.literal("tool-call"),
+        toolCallId: z.string(),
+        name: z.string(),
+        args: z.unknown(),
+        plan: exactly<CallPlan>()(z.enum(["tool", "transfer", "person", "return", "refused-handoff"])),
+      }),
+    ),
   ),
-  "tool-result": exactly<ToolResultEvent>()(
-    z.strictObject({
-      type: z.literal("tool-result"),
-      toolCallId: z.string(),
-      name: z.string(),
-      result: z.unknown(),
-      isError: z.boolean(),
-      denied: z.literal(true).optional(),
-      files: z.array(FileRefSchema).optional(),
-    }),
+  "tool-result": z.lazy(() =>
+    exactly<ToolResultEvent>()(
+      z.strictObject({
+        type: z.literal("tool-result"),
+        toolCallId: z.string(),
+        name: z.string(),
+        result: z.unknown(),
+        isError: z.boolean(),
+        denied: z.literal(true).optional(),
+        files: z.array(FileRefSchema).optional(),
+      }),
+    ),
   ),
-  handoff: exactly<HandoffEvent>()(
-    z.union([
-      transferRecord.extend(handoffEvent),
-      onCallReturnRecord.extend(handoffEvent),
-      onAnswerReturnRecord.extend(handoffEvent),
-      handBackRecord.omit({ note: true }).extend(handoffEvent),
-    ]),
+  handoff: z.lazy(handoffEventSchema),
+  "approval-required": z.lazy(() =>
+    exactly<ApprovalRequiredEvent>()(
+      z.strictObject({ type: z.literal("approval-required"), ...requestEventFields(), message: z.string().optional() }),
+    ),
   ),
-  "approval-required": exactly<ApprovalRequiredEvent>()(
-    z.strictObject({ type: z.literal("approval-required"), ...requestEventFields(), message: z.string().optional() }),
-  ),
-  "input-required": inputRequiredSchema(),
+  "input-required": z.lazy(inputRequiredSchema),
   // The nested event is any event but another nesting: a grandchild's comes up whole, with its longer path.
-  delegated: z.strictObject({
-    type: z.literal("delegated"),
-    path: z.array(z.string()).min(1),
-    agent: z.string(),
-    event: z.lazy(() => RunEventSchema),
-  }) as unknown as z.ZodType<DelegatedEvent>,
-  "step-finish": exactly<StepFinishEvent>()(
-    z.strictObject({ type: z.literal("step-finish"), stepIndex: z.number(), finishReason: z.string(), usage: UsageSchema.optional() }),
+  delegated: z.lazy(
+    () =>
+      z.strictObject({
+        type: z.literal("delegated"),
+        path: z.array(z.string()).min(1),
+        agent: z.string(),
+        event: RunEventSchema,
+      }) as unknown as z.ZodType<DelegatedEvent>,
   ),
-  guardrail: exactly<GuardrailEvent>()(
-    z.strictObject({
-      type: z.literal("guardrail"),
-      kind: z.enum(["input", "output", "tool"]),
-      agent: z.string(),
-      reason: z.string(),
-      toolCallId: z.string().optional(),
-    }),
+  "step-finish": z.lazy(() =>
+    exactly<StepFinishEvent>()(
+      z.strictObject({
+        type: z.literal("step-finish"),
+        stepIndex: z.number(),
+        finishReason: z.string(),
+        usage: usageSchema().optional(),
+      }),
+    ),
   ),
-  compaction: exactly<CompactionEvent>()(
-    z.strictObject({ type: z.literal("compaction"), agent: z.string(), replaced: z.number(), kept: z.number(), summaryChars: z.number() }),
+  guardrail: z.lazy(() =>
+    exactly<GuardrailEvent>()(
+      z.strictObject({
+        type: z.literal("guardrail"),
+        kind: z.enum(["input", "output", "tool"]),
+        agent: z.string(),
+        reason: z.string(),
+        toolCallId: z.string().optional(),
+      }),
+    ),
   ),
-  warning: exactly<WarningEvent>()(z.strictObject({ type: z.literal("warning"), code: z.string(), message: z.string() })),
-  "operator-message": exactly<OperatorMessageEvent>()(
-    z.strictObject({
-      type: z.literal("operator-message"),
-      agent: z.string(),
-      text: z.string(),
-      operator: z.string().optional(),
-      by: OperatorIdentitySchema.optional(),
-    }),
+  compaction: z.lazy(() =>
+    exactly<CompactionEvent>()(
+      z.strictObject({
+        type: z.literal("compaction"),
+        agent: z.string(),
+        replaced: z.number(),
+        kept: z.number(),
+        summaryChars: z.number(),
+      }),
+    ),
   ),
-  done: exactly<DoneEvent>()(
-    z.strictObject({
-      type: z.literal("done"),
-      status: TurnStatusSchema,
-      text: z.string(),
-      agent: z.string(),
-      handoffs: z.array(HandoffRecordSchema),
-      handoffCount: z.number(),
-      usage: UsageTotalsSchema.optional(),
-    }),
+  warning: z.lazy(() => exactly<WarningEvent>()(z.strictObject({ type: z.literal("warning"), code: z.string(), message: z.string() }))),
+  "operator-message": z.lazy(() =>
+    exactly<OperatorMessageEvent>()(
+      z.strictObject({
+        type: z.literal("operator-message"),
+        agent: z.string(),
+        text: z.string(),
+        operator: z.string().optional(),
+        by: operatorIdentitySchema().optional(),
+      }),
+    ),
   ),
-  error: exactly<ErrorEvent>()(
-    z.strictObject({ type: z.literal("error"), code: z.string(), message: z.string(), status: z.number().optional() }),
+  done: z.lazy(() =>
+    exactly<DoneEvent>()(
+      z.strictObject({
+        type: z.literal("done"),
+        status: TurnStatusSchema,
+        text: z.string(),
+        agent: z.string(),
+        handoffs: z.array(HandoffRecordSchema),
+        handoffCount: z.number(),
+        usage: usageTotalsSchema().optional(),
+      }),
+    ),
+  ),
+  error: z.lazy(() =>
+    exactly<ErrorEvent>()(
+      z.strictObject({ type: z.literal("error"), code: z.string(), message: z.string(), status: z.number().optional() }),
+    ),
   ),
 };
 
 /** Any event of a turn: the union of `EVENT_SCHEMAS`. */
-export const RunEventSchema: z.ZodType<RunEvent> = z.union(Object.values(EVENT_SCHEMAS));
+export const RunEventSchema: z.ZodType<RunEvent> = z.lazy(() => z.union(Object.values(EVENT_SCHEMAS)));

@@ -24,16 +24,8 @@ import type { FileInput } from "../schemas.ts";
 import { SSE_HEADERS, type StoredEvent, turnEvents } from "../../wire/index.ts";
 import { agentCard } from "./agent-card.ts";
 import { a2aStream } from "./a2a-stream.ts";
-import {
-  A2A_VERSION,
-  DecisionsData,
-  ListTasksParams,
-  RpcRequest,
-  SendMessageParams,
-  type Task,
-  TaskIdParams,
-  type WireMessage,
-} from "../../a2a/a2a-wire.ts";
+import { A2A_VERSION, type Task } from "../../a2a/a2a-wire.ts";
+import { DecisionsData, ListTasksParams, RpcRequest, SendMessageParams, TaskIdParams, type WireMessage } from "./a2a-requests.ts";
 import { HOW_TO_DECIDE, isTerminal, parseTaskId, taskOf } from "./tasks.ts";
 import { clientOf, parsed, RpcFailure } from "./rpc.ts";
 import { pushConfigAhead, pushMethods } from "./push-methods.ts";

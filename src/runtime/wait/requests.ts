@@ -83,20 +83,25 @@ export interface AnswerDecision {
 /** A decision on one request: a yes or no, or an answer. */
 export type Decision = ApprovalDecision | AnswerDecision;
 
-/** One decision: a yes or no (`approved`, with a reason), or an `answer` (a question's, a client tool's output, a form's content). */
-export const DecisionSchema: z.ZodType<Decision> = z.union(
-  [
-    z.strictObject({
-      toolCallId: z.string().min(1).max(256),
-      approved: z.boolean({ error: "`approved` must be true or false." }),
-      reason: z.string().max(2000).optional(),
-    }),
-    z.strictObject({
-      toolCallId: z.string().min(1).max(256),
-      answer: z.custom<unknown>((value) => value !== undefined, "`answer` is the answer, as JSON."),
-    }),
-  ],
-  { error: 'Each decision is { "toolCallId", "approved": true|false, "reason"? } or { "toolCallId", "answer" }.' },
+/**
+ * One decision: a yes or no (`approved`, with a reason), or an `answer` (a question's, a client tool's output, a form's content).
+ * Built when the first decision arrives, not at an isolate's start.
+ */
+export const DecisionSchema: z.ZodType<Decision> = z.lazy(() =>
+  z.union(
+    [
+      z.strictObject({
+        toolCallId: z.string().min(1).max(256),
+        approved: z.boolean({ error: "`approved` must be true or false." }),
+        reason: z.string().max(2000).optional(),
+      }),
+      z.strictObject({
+        toolCallId: z.string().min(1).max(256),
+        answer: z.custom<unknown>((value) => value !== undefined, "`answer` is the answer, as JSON."),
+      }),
+    ],
+    { error: 'Each decision is { "toolCallId", "approved": true|false, "reason"? } or { "toolCallId", "answer" }.' },
+  ),
 );
 
 /** An elicitation's outcome, as MCP has them: what goes back to the server. */
