@@ -1,7 +1,8 @@
 /**
- * The request bodies and parameters of the HTTP API. Each schema is built the first time a request
- * needs it (`z.lazy`): an isolate's start builds none, and a Worker builds only those of the routes
- * it is asked for (issue 67).
+ * The request bodies and parameters of the HTTP API. What a turn reads (a conversation's id, a
+ * message) is built when the isolate starts, as a cold start's first turn needs it; every other
+ * route's schema the first time a request needs it (`z.lazy`), so an isolate's start does not pay for
+ * routes a Worker may never be asked for (issue 67).
  */
 import * as z from "zod";
 import { DecisionSchema } from "../runtime/wait/requests.ts";
@@ -10,7 +11,7 @@ import { HttpError } from "./errors.ts";
 export const CONVERSATION_ID_RULE = "Conversation ids are 1-128 characters of A-Z, a-z, 0-9, _ and -.";
 
 /** Conversation ids: 1-128 characters of [A-Za-z0-9_-]. */
-export const ConversationId = z.lazy(() => z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, CONVERSATION_ID_RULE));
+export const ConversationId = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, CONVERSATION_ID_RULE);
 
 /** A conversation id from a path, or the 400 that says what one looks like: the one check of every route that names one. */
 export function conversationIdOf(raw: string | undefined): string {
@@ -19,30 +20,26 @@ export function conversationIdOf(raw: string | undefined): string {
 }
 
 /** A file a message carries: its bytes as a data URL (with a name), or an uploaded file's id. */
-export const FileInput = z.lazy(() =>
-  z.union([
-    z.strictObject({
-      url: z.string().startsWith("data:", "`url` must be a data URL (data:<type>;base64,…); upload other files to …/files first."),
-      mediaType: z.string().optional(),
-      name: z.string().max(1000).optional(),
-    }),
-    z.strictObject({ fileId: z.string().min(1).max(100) }),
-  ]),
-);
+export const FileInput = z.union([
+  z.strictObject({
+    url: z.string().startsWith("data:", "`url` must be a data URL (data:<type>;base64,…); upload other files to …/files first."),
+    mediaType: z.string().optional(),
+    name: z.string().max(1000).optional(),
+  }),
+  z.strictObject({ fileId: z.string().min(1).max(100) }),
+]);
 export type FileInput = z.infer<typeof FileInput>;
 
-export const MessageBody = z.lazy(() =>
-  z
-    .strictObject({
-      message: z.string({ error: "`message` must be a string." }),
-      /** Files the message carries: data URLs, or ids of files uploaded to …/files. */
-      files: z.array(FileInput).max(100, "At most 100 files.").optional(),
-    })
-    .refine((body) => body.message.trim().length > 0 || (body.files?.length ?? 0) > 0, {
-      message: "`message` must not be empty (unless the message carries files).",
-      path: ["message"],
-    }),
-);
+export const MessageBody = z
+  .strictObject({
+    message: z.string({ error: "`message` must be a string." }),
+    /** Files the message carries: data URLs, or ids of files uploaded to …/files. */
+    files: z.array(FileInput).max(100, "At most 100 files.").optional(),
+  })
+  .refine((body) => body.message.trim().length > 0 || (body.files?.length ?? 0) > 0, {
+    message: "`message` must not be empty (unless the message carries files).",
+    path: ["message"],
+  });
 export type MessageBody = z.infer<typeof MessageBody>;
 
 /** ?limit=&before= on the history: a page of at most `limit` messages before the index `before`. */
