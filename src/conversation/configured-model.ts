@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import type { Config } from "../config.ts";
-import { OpenAIModel } from "../models/index.ts";
+import { OpenAIModel, type ProviderDefaults } from "../models/index.ts";
 import { RuntimeError } from "../runtime/errors.ts";
 import type { Model } from "../runtime/ports/model-port.ts";
 import type { Redactor } from "../runtime/redact.ts";
@@ -10,6 +10,41 @@ export interface RequestCount {
   sent: number;
 }
 
+/** Marks a request's fetch options with the counter of the conversation that sent it, for the client they share. */
+const SENT_BY = Symbol("sent by");
+interface Counted {
+  [SENT_BY]?: RequestCount;
+}
+
+/**
+ * One `openai` client per configuration, which is one per environment and so per isolate: a
+ * client is ~7 KiB of resource objects that every conversation object in memory held a copy of
+ * (issue 67). Each request still counts for the conversation that sent it, by its fetch options.
+ * The client's logger redacts with the secrets of the conversation that made it: every
+ * conversation of one environment has the same (and the client logs nothing below `warn`).
+ */
+const clients = new WeakMap<Config, OpenAI>();
+
+function clientFor(config: Config, redactor: Redactor): OpenAI {
+  let client = clients.get(config);
+  if (!client) {
+    client = new OpenAI({
+      logger: redactingLogger(redactor),
+      apiKey: config.OPENAI_API_KEY ?? "not-needed",
+      ...(config.OPENAI_BASE_URL ? { baseURL: config.OPENAI_BASE_URL } : {}),
+      // Retries 429, 5xx and connection failures before the first byte, with backoff, jitter and Retry-After.
+      maxRetries: config.OPENAI_MAX_RETRIES,
+      fetch: (input, init?: RequestInit & Counted) => {
+        const { [SENT_BY]: requests, ...rest } = init ?? {};
+        if (requests) requests.sent++;
+        return fetch(input, rest);
+      },
+    });
+    clients.set(config, client);
+  }
+  return client;
+}
+
 /**
  * The configured provider's model; undefined when neither a key nor a base URL is configured. What
  * the provider says in its errors, and whatever the client logs, reaches the log only through `redactor`.
@@ -17,20 +52,12 @@ export interface RequestCount {
 export function createModel(config: Config, redactor: Redactor, requests: RequestCount = { sent: 0 }): Model | undefined {
   if (!config.OPENAI_API_KEY && !config.OPENAI_BASE_URL) return undefined;
   const log = (message: string) => console.warn(redactor.text(message));
-  const client = new OpenAI({
-    logger: redactingLogger(redactor),
-    apiKey: config.OPENAI_API_KEY ?? "not-needed",
-    ...(config.OPENAI_BASE_URL ? { baseURL: config.OPENAI_BASE_URL } : {}),
-    // Retries 429, 5xx and connection failures before the first byte, with backoff, jitter and Retry-After.
-    maxRetries: config.OPENAI_MAX_RETRIES,
-    fetch: (input, init) => {
-      requests.sent++;
-      return fetch(input, init);
-    },
-  });
-  return new OpenAIModel(client, {
+  // A key of our own beside fetch's: the client hands its fetch options to `fetch` as they are.
+  const counted = { [SENT_BY]: requests } satisfies Counted as ProviderDefaults["fetchOptions"];
+  return new OpenAIModel(clientFor(config, redactor), {
     idleTimeoutMs: config.OPENAI_IDLE_TIMEOUT_MS,
     log,
+    fetchOptions: counted,
     ...(config.OPENAI_API ? { api: config.OPENAI_API } : {}),
     ...(config.OPENAI_TEMPERATURE !== undefined ? { temperature: config.OPENAI_TEMPERATURE } : {}),
     ...(config.OPENAI_REASONING_EFFORT ? { reasoningEffort: config.OPENAI_REASONING_EFFORT } : {}),

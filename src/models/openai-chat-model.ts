@@ -22,7 +22,11 @@ export function streamChatCompletion(client: OpenAI, defaults: ProviderDefaults,
   return streamProviderStep(
     async (signal) => {
       const body = chatBody(request, settings, await readRequestFiles(request));
-      return chunksUntilDone(await client.chat.completions.create(body, { signal }).asResponse(), signal, assembler);
+      return chunksUntilDone(
+        await client.chat.completions.create(body, { signal, fetchOptions: defaults.fetchOptions }).asResponse(),
+        signal,
+        assembler,
+      );
     },
     // Neither a finish reason nor `[DONE]` means the stream was cut: its half-assembled tool calls must not run.
     assembler,

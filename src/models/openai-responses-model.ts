@@ -33,7 +33,7 @@ export function streamResponse(client: OpenAI, defaults: ProviderDefaults, reque
           store: false,
           stream: true,
         },
-        { signal },
+        { signal, fetchOptions: defaults.fetchOptions },
       ),
     new ResponsesStreamAssembler(),
     { signal: request.signal, idleTimeoutMs: settings.idleTimeoutMs, missing: "no response.completed event arrived", log: defaults.log },

@@ -1,3 +1,4 @@
+import type OpenAI from "openai";
 import type { ModelSettings } from "../runtime/ports/model-port.ts";
 import type { ProviderLog } from "./model-errors.ts";
 
@@ -7,6 +8,8 @@ export interface ProviderDefaults extends ModelSettings {
   idleTimeoutMs: number;
   /** Where the provider's own error messages go (the operator's log); clients get a message of ours. */
   log?: ProviderLog;
+  /** Passed to `fetch` with every request this model sends, retries included (the `openai` client's per-request `fetchOptions`). */
+  fetchOptions?: OpenAI.RequestOptions["fetchOptions"];
 }
 
 /** A signal that aborts with the run's signal or on its own (idle timeout). */

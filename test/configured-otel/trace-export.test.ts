@@ -141,4 +141,21 @@ describe("OTLP export", () => {
     });
     expect(failed.spans.find((span) => span.kind === "turn")!.attributes).toMatchObject({ status: "failed" });
   });
+
+  it("counts each conversation's own retries while two turns run at once through the isolate's one provider client", async () => {
+    const busy = { status: 503, error: { message: "overloaded" }, headers: { "retry-after": "0" } };
+    const retried = await scenario([busy, { text: "Hello." }]);
+    const calm = await scenario([{ text: "Hi." }, { text: "Hi again." }]);
+    const model = async (conversationId: string, turn: number) => {
+      const trace = (await (await call(`/v1/conversations/${conversationId}/turns/${turn}/trace`)).json()) as TraceJson;
+      return trace.spans.find((span) => span.kind === "model")!.attributes;
+    };
+    // The calm conversation's turns run while the other waits to retry: none of that retry is theirs.
+    const [first] = await Promise.all([chat(retried.conversationId, retried.tag("hi")), chat(calm.conversationId, calm.tag("hi"))]);
+    expect(first.at(-1)).toMatchObject({ type: "done", status: "completed" });
+    await chat(calm.conversationId, calm.tag("and again"));
+    expect(await model(retried.conversationId, 1)).toMatchObject({ retries: 1 });
+    expect(await model(calm.conversationId, 1)).not.toHaveProperty("retries");
+    expect(await model(calm.conversationId, 2)).not.toHaveProperty("retries");
+  });
 });
