@@ -34,8 +34,10 @@ function fieldSchema(schema: z.ZodType) {
   const { $schema: _, description: __, ...typed } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
   return typed;
 }
-/** The conversation id in a path (a function: the document is built on request, never at an isolate's start). */
-const idParam = () => ({ name: "id", in: "path", required: true, description: CONVERSATION_ID_RULE, schema: fieldSchema(ConversationId) });
+/** The conversation id in a path: built with the first document (on request, never at an isolate's start), then kept. */
+let idParamBuilt: Record<string, unknown> | undefined;
+const idParam = () =>
+  (idParamBuilt ??= { name: "id", in: "path", required: true, description: CONVERSATION_ID_RULE, schema: fieldSchema(ConversationId) });
 /** An event id, as the routes that resume a stream check it. */
 const cursor = () => fieldSchema(EventCursor);
 
@@ -44,7 +46,8 @@ const cursor = () => fieldSchema(EventCursor);
  * the schema the route checks that field with after), its description the field's own.
  */
 function queryParams(schema: z.ZodLazy<z.ZodObject>, checkedBy: Record<string, z.ZodType> = {}) {
-  return Object.entries(schema.unwrap().shape).map(([name, field]) => ({
+  // The instance the route validates with (`unwrap()` would build another).
+  return Object.entries(schema._zod.innerType.shape).map(([name, field]) => ({
     name,
     in: "query",
     ...(field.safeParse(undefined).success ? {} : { required: true }),
