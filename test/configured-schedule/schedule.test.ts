@@ -6,7 +6,7 @@
  * entry runs once, however often the alarm runs; rewind, fork and delete keep the schedule right.
  */
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it, vi } from "vitest";
 import type { ConversationObject } from "../../src/cloudflare/index.ts";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { openSocket } from "../support/socket.ts";
@@ -440,6 +440,10 @@ describe("follow-ups an agent schedules", () => {
       name: "schedule_followup",
       arguments: JSON.stringify({ inMinutes, note: `Check ${id}.` }),
     });
+    // A clock that moves on at every reading, as a loaded machine's may between the tool's reading and the schedule's.
+    const real = Date.now.bind(Date);
+    let ticks = 0;
+    const clock = vi.spyOn(Date, "now").mockImplementation(() => real() + ticks++);
     const s = await scenario([
       transfer("shipping"),
       {
@@ -453,7 +457,7 @@ describe("follow-ups an agent schedules", () => {
       },
       { text: "Scheduled." },
     ]);
-    const events = await chat(s.conversationId, s.tag("check often"));
+    const events = await chat(s.conversationId, s.tag("check often")).finally(() => clock.mockRestore());
     const results = Object.fromEntries(
       events.flatMap((e) => (e.type === "tool-result" ? [[e.toolCallId, e] as const] : [])) as Array<
         readonly [string, { isError: boolean; result: unknown }]

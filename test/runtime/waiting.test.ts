@@ -98,7 +98,7 @@ describe("follow-ups a tool schedules", () => {
   const scheduled: FollowUpRequest[] = [];
   const scheduler: Scheduler = {
     schedule: async (request) => {
-      if (request.at < Date.now() + 60_000) throw new RuntimeError("schedule_refused", "A follow-up must be at least a minute away.");
+      if (request.at < request.askedAt + 60_000) throw new RuntimeError("schedule_refused", "A follow-up must be at least a minute away.");
       scheduled.push(request);
       return { id: `f${scheduled.length}`, at: new Date(request.at).toISOString() };
     },
@@ -117,7 +117,9 @@ describe("follow-ups a tool schedules", () => {
       { scheduler },
     );
     expect(scheduled.at(-1)).toMatchObject({ note: "Check parcel P1 again.", agent: "shipping", toolCallId: "f" });
-    expect(scheduled.at(-1)!.at - before).toBeGreaterThanOrEqual(120 * 60_000);
+    // The host gets when the tool asked, and measures its bounds from it: a clock that moves on refuses nothing in bounds.
+    expect(scheduled.at(-1)!.askedAt).toBeGreaterThanOrEqual(before);
+    expect(scheduled.at(-1)!.at - scheduled.at(-1)!.askedAt).toBe(120 * 60_000);
     expect(ofType(turn.events, "tool-result")[0]).toMatchObject({ isError: false, result: { scheduled: true, id: expect.any(String) } });
     expect(turn.model.requests[0]!.tools.map((t) => t.name)).toContain("schedule_followup");
   });

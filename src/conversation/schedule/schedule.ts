@@ -74,7 +74,7 @@ export class Schedule implements Scheduler {
 
   /** A tool's follow-up, within the bounds; refused ones are errors the model reads. */
   async schedule(request: FollowUpRequest): Promise<ScheduledFollowUp> {
-    const now = Date.now();
+    const now = request.askedAt;
     const { maxPending, minDelayMs, maxDelayMs } = FOLLOW_UP_BOUNDS;
     if (request.at < now + minDelayMs)
       throw new RuntimeError("schedule_refused", `A follow-up must be at least ${minDelayMs / 60_000} minute(s) from now.`);

@@ -3,6 +3,11 @@
 /** A follow-up a tool asks for: at `at` (epoch ms), whoever holds the conversation runs a turn with `note`. */
 export interface FollowUpRequest {
   at: number;
+  /**
+   * When the tool read the clock to ask (epoch ms): the bounds are measured from it, so a clock that moves on before the
+   * host reads it refuses no follow-up that was in bounds when asked ("in one minute").
+   */
+  askedAt: number;
   note: string;
   /** The agent whose tool asked. */
   agent: string;

@@ -78,10 +78,11 @@ async function scheduleFollowUp(
     throw new RuntimeError("schedule_refused", "A follow-up needs a note: what to do when it is due.");
   if ((request.at === undefined) === (request.inMinutes === undefined))
     throw new RuntimeError("schedule_refused", "Give a follow-up one of `at` (a time) or `inMinutes`.");
-  const at = request.at === undefined ? Date.now() + request.inMinutes! * 60_000 : new Date(request.at).getTime();
+  const askedAt = Date.now();
+  const at = request.at === undefined ? askedAt + request.inMinutes! * 60_000 : new Date(request.at).getTime();
   if (!Number.isFinite(at))
     throw new RuntimeError("schedule_refused", `The follow-up's time ${JSON.stringify(request.at ?? request.inMinutes)} is not a time.`);
-  return scheduler.schedule({ at, note: request.note.trim(), agent, toolCallId });
+  return scheduler.schedule({ at, askedAt, note: request.note.trim(), agent, toolCallId });
 }
 
 /** An agent's state in the turn: as stored, else the one it starts with. */
