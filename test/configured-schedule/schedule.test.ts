@@ -440,10 +440,6 @@ describe("follow-ups an agent schedules", () => {
       name: "schedule_followup",
       arguments: JSON.stringify({ inMinutes, note: `Check ${id}.` }),
     });
-    // A clock that moves on at every reading, as a loaded machine's may between the tool's reading and the schedule's.
-    const real = Date.now.bind(Date);
-    let ticks = 0;
-    const clock = vi.spyOn(Date, "now").mockImplementation(() => real() + ticks++);
     const s = await scenario([
       transfer("shipping"),
       {
@@ -457,6 +453,10 @@ describe("follow-ups an agent schedules", () => {
       },
       { text: "Scheduled." },
     ]);
+    // A clock that moves on at every reading, as a loaded machine's may between the tool's reading and the schedule's.
+    const real = Date.now.bind(Date);
+    let ticks = 0;
+    const clock = vi.spyOn(Date, "now").mockImplementation(() => real() + ticks++);
     const events = await chat(s.conversationId, s.tag("check often")).finally(() => clock.mockRestore());
     const results = Object.fromEntries(
       events.flatMap((e) => (e.type === "tool-result" ? [[e.toolCallId, e] as const] : [])) as Array<
