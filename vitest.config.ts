@@ -81,10 +81,11 @@ export function workerdSuite(forMutation = false) {
           },
         },
         {
-          // A budget, and a collector with content not asked for (the trace-export project asks for it).
+          // A budget, a small total of files, and a collector with content not asked for (the trace-export project asks for it).
           plugins: [
             worker({
               CONVERSATION_BUDGET: JSON.stringify({ modelCalls: 3 }),
+              CONVERSATION_FILES_MAX_BYTES: "1000",
               OTEL_EXPORTER_OTLP_ENDPOINT: "{{fake}}/otlp/plain-collector",
             }),
           ],
@@ -140,6 +141,8 @@ export function workerdSuite(forMutation = false) {
               NOTIFY_SECRET: "notify-secret 9a7c!~value",
               // A2A push notifications go to the fake server's hook sink, on loopback.
               A2A_PUSH_ALLOW_PRIVATE: "true",
+              // A conversation's tokens, far above what a test spends but for the one that reports a step's tokens to reach it.
+              CONVERSATION_BUDGET: JSON.stringify({ inputTokens: 1_000_000 }),
             }),
           ],
           test: { isolate, name: "schedule", include: SCHEDULE },

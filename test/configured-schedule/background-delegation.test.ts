@@ -11,6 +11,7 @@ import type { ConversationObject } from "../../src/cloudflare/index.ts";
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { openSocket } from "../support/socket.ts";
 import { until } from "../support/until.ts";
+import { parseSse } from "../support/sse.ts";
 import { call, chat, type ConversationJson, scenario } from "../support/worker.ts";
 
 type Scenario = Awaited<ReturnType<typeof scenario>>;
@@ -465,6 +466,89 @@ describe("a background delegation", () => {
       content: "The user did not answer before the deadline: the request expired.",
     });
     expect(notes(after)).toHaveLength(1);
+  });
+
+  it("waiting past its request's deadline, with nothing else due: the deadline's own entry declines that request then", async () => {
+    const s = await scenario((tag) => [
+      transfer,
+      startSearch(tag),
+      { text: "Started." },
+      redeliver,
+      { text: "Found it; no redelivery was booked." },
+      { text: "The search found it, but no redelivery was booked." },
+    ]);
+    await chat(s.conversationId, s.tag("my parcel for order A1002 is lost"));
+    await ring(s.conversationId);
+    const waiting = await until(
+      () => view(s.conversationId),
+      (v) => (v.pendingRequests as unknown[]).length === 1,
+      "the search waiting for the customer's answer",
+    );
+    const { expiresAt } = (waiting.pendingRequests as Array<{ expiresAt: string }>)[0]!;
+    // Only the deadline's entry is due soon (APPROVAL_EXPIRES_IN, 2 s); the run's own entry looks again a day on.
+    const entries = await scheduled(s.conversationId);
+    const search = entries.find((e) => e.kind === "delegation")!;
+    expect(entries).toMatchObject([
+      { kind: "request-expiry", run: search.id, dueAt: expiresAt },
+      { kind: "delegation", toolCallId: "bg1" },
+    ]);
+    expect(Date.parse(String(search.dueAt)) - Date.parse(expiresAt)).toBeGreaterThan(23 * 3600_000);
+    // No entry is made due by hand: the alarm the deadline set rings by itself.
+    const after = await until(
+      () => view(s.conversationId),
+      (v) => v.messages.at(-1)?.role === "assistant" && v.turn === 2,
+      "the follow-up after the question expired",
+    );
+    const expired = (after.activity as Array<{ kind: string; toolCallId?: string; at: string }>).filter((a) => a.kind === "expired");
+    expect(expired).toMatchObject([{ toolCallId: "rd1" }]);
+    expect(Date.parse(expired[0]!.at)).toBeGreaterThanOrEqual(Date.parse(expiresAt));
+    const sent = (await s.sent()).requests;
+    expect(sent[4]!.messages.at(-1)).toMatchObject({
+      role: "tool",
+      content: "The user did not answer before the deadline: the request expired.",
+    });
+    expect(after.background).toMatchObject([{ toolCallId: "bg1", status: "completed" }]);
+  });
+
+  it("started by a turn that is retried: the run stays in the view, and what it spent still counts toward usage and the budget", async () => {
+    // The search's first step reports tokens that bring the conversation near its budget (this project's 1,000,000 input
+    // tokens): the retried turn may make one call before the budget stops it, only if the search's spending still counts.
+    const s = await scenario((tag) => [
+      transfer,
+      startSearch(tag),
+      { text: "Started." },
+      { ...lookup, usage: { promptTokens: 999_800, completionTokens: 7 } },
+      redeliver,
+      transfer,
+      { text: "Let me look again." },
+    ]);
+    await chat(s.conversationId, s.tag("my parcel for order A1002 is lost"));
+    await ring(s.conversationId);
+    const waiting = await until(
+      () => view(s.conversationId),
+      (v) => (v.background as Array<{ status: string }>)[0]?.status === "awaiting_input",
+      "the search waiting for the customer's answer",
+    );
+    // Turn 1's 3 calls (42 input tokens each) and the search's 2.
+    expect(waiting.usage).toMatchObject({ modelCalls: 5, inputTokens: 3 * 42 + 999_800 + 42 });
+    const retried = await call(`/v1/conversations/${s.conversationId}/retry`, { method: "POST" });
+    expect(retried.status).toBe(200);
+    expect(parseSse(await retried.text()).at(-1)).toMatchObject({
+      type: "error",
+      code: "budget_exceeded",
+      message: expect.stringMatching(/perConversation\.inputTokens/),
+    });
+    const check = async () => {
+      const after = await view(s.conversationId);
+      // The run went with the turn's entry (interrupted), but it ran: it is listed, and its calls count beside both legs'.
+      expect(after.background).toMatchObject([{ toolCallId: "bg1", turn: 1, agent: "parcel-search", status: "interrupted" }]);
+      expect(after.usage).toMatchObject({ modelCalls: 6, inputTokens: 4 * 42 + 999_800 + 42 });
+      expect(after.pendingRequests).toEqual([]);
+    };
+    await check();
+    await restart(s.conversationId);
+    await check();
+    expect((await s.sent()).remaining).toBe(1);
   });
 
   it("stops when the conversation is deleted, or its entry cancelled: nothing comes back", async () => {

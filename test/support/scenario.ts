@@ -23,8 +23,11 @@ export async function scenario(script: ScriptedAnswer[] | ((tag: (message: strin
   const id = `scn${crypto.randomUUID().replaceAll("-", "")}`;
   const tag = (message: string) => `${message} [${id}]`;
   const answers = typeof script === "function" ? script(tag) : script;
-  const res = await fetch(`${fakeUrl()}/__scenarios`, { method: "POST", body: JSON.stringify({ id, answers }) });
-  expect(res.ok).toBe(true);
+  const post = async (answers: ScriptedAnswer[]) => {
+    const res = await fetch(`${fakeUrl()}/__scenarios`, { method: "POST", body: JSON.stringify({ id, answers }) });
+    expect(res.ok).toBe(true);
+  };
+  await post(answers);
   return {
     id,
     conversationId: `conv-${id}`,
@@ -37,6 +40,8 @@ export async function scenario(script: ScriptedAnswer[] | ((tag: (message: strin
         aborted: number;
       };
     },
+    /** Replaces the script before the first model call: for answers that name what the conversation made first (an upload's id). */
+    rescript: post,
     release: () => fetch(`${fakeUrl()}/__scenarios/${id}/release`, { method: "POST" }),
   };
 }

@@ -168,6 +168,134 @@ describe("a message with files", () => {
   });
 });
 
+/** Bytes that begin with `head` (ASCII, or byte values), padded to `size`. */
+function bytesOf(head: Array<string | number[]>, size = 48): Uint8Array {
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const part of head) {
+    const values = typeof part === "string" ? [...part].map((c) => c.charCodeAt(0)) : part;
+    bytes.set(values, at);
+    at += values.length;
+  }
+  for (let i = at; i < size; i++) bytes[i] = (i * 7) % 256;
+  return bytes;
+}
+
+const riff = (form: string) => bytesOf(["RIFF", [40, 0, 0, 0], form, "fmt ", [16, 0, 0, 0]]);
+
+/** One file of each type a conversation takes, by its signature. */
+const EACH_TYPE: Array<{ type: string; bytes: Uint8Array; name: string; shown: "inline" | "attachment"; contentType?: string }> = [
+  { type: "image/png", bytes: png(), name: "a.png", shown: "inline" },
+  { type: "image/jpeg", bytes: bytesOf([[0xff, 0xd8, 0xff, 0xe0]]), name: "b.jpg", shown: "inline" },
+  { type: "image/webp", bytes: bytesOf(["RIFF", [40, 0, 0, 0], "WEBPVP8 "]), name: "c.webp", shown: "inline" },
+  { type: "image/gif", bytes: bytesOf(["GIF89a"]), name: "d.gif", shown: "inline" },
+  { type: "application/pdf", bytes: new TextEncoder().encode("%PDF-1.4\n%%EOF\n"), name: "e.pdf", shown: "attachment" },
+  {
+    type: "text/plain",
+    bytes: new TextEncoder().encode("order A1001\tcharged twice\r\n"),
+    name: "f.txt",
+    shown: "inline",
+    contentType: "text/plain; charset=utf-8",
+  },
+];
+
+function upload(conversationId: string, body: BodyInit, type: string, name = "file"): Promise<Response> {
+  return call(`/v1/conversations/${conversationId}/files?name=${encodeURIComponent(name)}`, {
+    method: "POST",
+    headers: { "content-type": type },
+    body,
+  });
+}
+
+const errorCode = async (res: Response) => [res.status, ((await res.json()) as { error: { code: string } }).error.code];
+
+describe("what a file is, by its bytes", () => {
+  it("refuses bytes that begin like one format but are another: a RIFF that is not WebP, a cut signature", async () => {
+    const s = await scenario([]);
+    const refused: Array<[Uint8Array, string]> = [
+      [riff("WAVE"), "image/webp"],
+      [riff("AVI "), "image/webp"],
+      [riff("WAVE"), "application/octet-stream"],
+      [bytesOf([[0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x00]]), "image/png"],
+      [bytesOf([[0xff, 0xd8, 0x00]]), "image/jpeg"],
+      [bytesOf(["GIF88a"]), "image/gif"],
+      [bytesOf(["%PDF", [0x00]]), "application/pdf"],
+    ];
+    for (const [bytes, type] of refused)
+      expect(await errorCode(await upload(s.conversationId, bytes, type)), type).toEqual([415, "unsupported_media_type"]);
+    // Each kind it takes is told by its signature, declared or not (a type that says nothing).
+    for (const { type, bytes } of EACH_TYPE)
+      for (const declared of [type, "application/octet-stream"]) {
+        const res = await upload(s.conversationId, bytes, declared);
+        expect(res.status, `${type} declared ${declared}`).toBe(201);
+        expect(((await res.json()) as { file: { mediaType: string } }).file.mediaType).toBe(type);
+      }
+  });
+
+  it("serves each type with its own headers: PDFs as a download, images and text in place, all never sniffed, in a sandbox", async () => {
+    const s = await scenario([]);
+    for (const { type, bytes, name, shown, contentType } of EACH_TYPE) {
+      const { file } = (await (await upload(s.conversationId, bytes, type, name)).json()) as { file: { id: string; sha256: string } };
+      const read = await call(`/v1/conversations/${s.conversationId}/files/${file.id}`);
+      expect(read.status).toBe(200);
+      expect(new Uint8Array(await read.arrayBuffer())).toEqual(bytes);
+      expect(Object.fromEntries(read.headers), type).toMatchObject({
+        "content-type": contentType ?? type,
+        "content-length": String(bytes.byteLength),
+        "content-disposition": `${shown}; filename="${name}"; filename*=UTF-8''${name}`,
+        "x-content-type-options": "nosniff",
+        "content-security-policy": "default-src 'none'; sandbox",
+        "cache-control": "private, max-age=3600",
+        etag: `"${file.sha256}"`,
+      });
+    }
+  });
+});
+
+describe("a file a tool saved", () => {
+  it("is kept by the sweep and shared with a fork, as a user's file is", async () => {
+    const s = await scenario([]);
+    const photo = await upload(s.conversationId, png(200), "image/png", "dent.png");
+    const { file } = (await photo.json()) as { file: { id: string } };
+    await s.rescript([
+      { toolCalls: [{ id: "t", name: "transfer_to_shipping", arguments: JSON.stringify({ reason: "a damaged parcel" }) }] },
+      { toolCalls: [{ id: "dc1", name: "open_damage_claim", arguments: JSON.stringify({ orderId: "A1001", photoId: file.id }) }] },
+      { text: "I have opened your claim." },
+    ]);
+    const events = parseSse(
+      await (await send(s.conversationId, { message: s.tag("my parcel arrived damaged"), files: [{ fileId: file.id }] })).text(),
+    );
+    const result = events.find((e) => e.type === "tool-result" && e.toolCallId === "dc1") as { isError: boolean } | undefined;
+    expect(result).toMatchObject({ isError: false });
+    const view = (await (await call(`/v1/conversations/${s.conversationId}`)).json()) as {
+      files: Array<{ id: string; name: string; mediaType: string }>;
+    };
+    const claim = view.files.find((f) => f.name.startsWith("claim-"))!;
+    expect(claim).toMatchObject({ mediaType: "text/plain" });
+    const form = async (conversationId: string) => {
+      const res = await call(`/v1/conversations/${conversationId}/files/${claim.id}`);
+      return [res.status, (await res.text()).split("\n")[0]];
+    };
+    // An hour on, the sweep runs: the tool's file is one a message (the tool's result) sent, so it stays, as the photo does.
+    const object = env.CONVERSATIONS.getByName(s.conversationId);
+    await runInDurableObject(object, (_instance, state) => {
+      state.storage.sql.exec(`UPDATE files SET created_at = created_at - 3700000`);
+      state.storage.sql.exec(`UPDATE schedule SET due_at = 0 WHERE kind = 'file-sweep'`);
+    });
+    await runDurableObjectAlarm(object);
+    expect((await keptFiles(s.conversationId)).rows).toBe(2);
+    expect(await form(s.conversationId)).toEqual([200, expect.stringMatching(/^Damage claim DC-A1001-/)]);
+    // A fork holds it too, and keeps it once the original is gone.
+    const forked = (await (
+      await call(`/v1/conversations/${s.conversationId}/fork`, { method: "POST", headers: json, body: JSON.stringify({ afterTurn: 1 }) })
+    ).json()) as { id: string };
+    expect((await call(`/v1/conversations/${s.conversationId}`, { method: "DELETE" })).status).toBe(204);
+    expect(await form(forked.id)).toEqual([200, expect.stringMatching(/^Damage claim DC-A1001-/)]);
+    const forkView = (await (await call(`/v1/conversations/${forked.id}`)).json()) as { files: Array<{ id: string }> };
+    expect(forkView.files.map((f) => f.id).sort()).toEqual([file.id, claim.id].sort());
+  });
+});
+
 describe("a retry", () => {
   it("runs the turn again with the files its message carried, the edited words included", async () => {
     const s = await scenario([{ text: "First look." }, { text: "Second look." }]);

@@ -77,6 +77,9 @@ describe("schema 16: one ledger of runs", () => {
       // Its requests are its stored wait's, under the call that asked it: as schema 15 kept them a second time.
       expect(store.runs.waits()).toEqual([wait]);
       expect(store.runs.spent()).toEqual({ modelCalls: 2, inputTokens: 30, outputTokens: 4, toolCalls: 1 });
+      expect(store.runs.latest(10)).toEqual([
+        { id: "entry-1", turn: 1, toolCallId: "bg1", agent: "parcel-search", status: "awaiting_input", startedAt: 5, endedAt: null },
+      ]);
       const tables = sql
         .exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table'`)
         .toArray()
@@ -84,6 +87,51 @@ describe("schema 16: one ledger of runs", () => {
       expect(tables).toContain("runs");
       expect(tables).not.toContain("delegation_runs");
       expect(tables).not.toContain("background_runs");
+    });
+  });
+
+  it("keeps a background run that had ended as it ended: its status, end time, spending and spans, beside its run's state", async () => {
+    const id = `ledger-${crypto.randomUUID()}`;
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+      await state.storage.deleteAll();
+      const sql = state.storage.sql;
+      migrate(sql, 15);
+      sql.exec(
+        `INSERT INTO state (id, data) VALUES (1, ?)`,
+        JSON.stringify({ v: 2, conversationId: id, ...holding("shipping"), suspension: null, decisions: [], grant: "g" }),
+      );
+      sql.exec(`INSERT INTO turns (turn, status, started_at, ended_at) VALUES (1, 'completed', 1, 2)`);
+      // Two searches of turn 1 that ended: one whose steps left a delegated run's row (the same turn and path), one without.
+      sql.exec(
+        `INSERT INTO delegation_runs (turn, path, data) VALUES (1, 'bg1', ?)`,
+        JSON.stringify({ holding: holding("parcel-search"), suspension: null, asked: 0 }),
+      );
+      const span = { id: "s1", parentId: "c1", kind: "agent", name: "parcel-search", start: 10, end: 40, attributes: {} };
+      sql.exec(
+        `INSERT INTO background_runs (id, turn, tool_call_id, agent, status, started_at, ended_at, model_calls, input_tokens,
+           output_tokens, tool_calls, spans, wait) VALUES ('entry-1', 1, 'bg1', 'parcel-search', 'completed', 5, 50, 2, 30, 4, 1, ?, NULL)`,
+        JSON.stringify([span]),
+      );
+      sql.exec(
+        `INSERT INTO background_runs (id, turn, tool_call_id, agent, status, started_at, ended_at, model_calls, input_tokens,
+           output_tokens, tool_calls, spans, wait) VALUES ('entry-2', 1, 'bg2', 'parcel-search', 'failed', 7, 70, 1, 3, 2, 0, '[]', NULL)`,
+      );
+
+      const store = new ConversationStore(state.storage);
+      expect(store.runs.latest(10)).toEqual([
+        { id: "entry-2", turn: 1, toolCallId: "bg2", agent: "parcel-search", status: "failed", startedAt: 7, endedAt: 70 },
+        { id: "entry-1", turn: 1, toolCallId: "bg1", agent: "parcel-search", status: "completed", startedAt: 5, endedAt: 50 },
+      ]);
+      // Ended, so not waiting; what each spent and its spans stay; the run's own state is its delegated row's.
+      expect(store.runs.waits()).toEqual([]);
+      expect(store.runs.spent()).toEqual({ modelCalls: 3, inputTokens: 33, outputTokens: 6, toolCalls: 1 });
+      expect(store.runs.spans(1)).toEqual([span]);
+      expect(store.runs.state(1, ["bg1"])).toEqual({ holding: holding("parcel-search"), suspension: null, asked: 0 });
+      const modes = sql.exec<{ path: string; mode: string }>(`SELECT path, mode FROM runs ORDER BY path`).toArray();
+      expect(modes).toEqual([
+        { path: "bg1", mode: "background" },
+        { path: "bg2", mode: "background" },
+      ]);
     });
   });
 });

@@ -38,6 +38,29 @@ describe("routeDecisions", () => {
     ]);
   });
 
+  it("counts the decisions a run stored in an earlier request: a batch that decides the last of its requests completes it", () => {
+    const earlier: Decision[] = [{ toolCallId: "r1", approved: true }];
+    const waits = [wait("turn", [approval("r1"), approval("r2")], earlier), wait("bg", [question("q1"), question("q2")])];
+    // r1 was decided before: r2 is the turn's last; the search's q1 leaves q2 waiting.
+    expect(
+      runsOf(
+        routeDecisions(waits, [
+          { toolCallId: "r2", approved: false },
+          { toolCallId: "q1", answer: { day: "monday" } },
+        ]),
+      ),
+    ).toEqual([
+      ["turn", ["r2"], true],
+      ["bg", ["q1"], false],
+    ]);
+    // Decided earlier, q1 counts: q2 now completes the search's wait.
+    const later = [
+      wait("turn", [approval("r1")]),
+      wait("bg", [question("q1"), question("q2")], [{ toolCallId: "q1", answer: { day: "monday" } }]),
+    ];
+    expect(runsOf(routeDecisions(later, [{ toolCallId: "q2", answer: { day: "friday" } }]))).toEqual([["bg", ["q2"], true]]);
+  });
+
   it("takes the turn's call first when runs wait for calls of the same id; a second decision on it goes to the next run", () => {
     const waits = [wait("turn", [question("rd1")]), wait("bg", [question("rd1")])];
     expect(runsOf(routeDecisions(waits, [{ toolCallId: "rd1", answer: { day: "monday" } }]))).toEqual([["turn", ["rd1"], true]]);
