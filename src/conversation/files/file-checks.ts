@@ -106,7 +106,7 @@ const EXTENSIONS: Record<FileMediaType, string> = {
 
 /** A declared type as the checks compare it; none for a type that says nothing (`application/octet-stream`). */
 function normalType(declared: string | undefined): string | undefined {
-  const type = declared?.split(";")[0]!.trim().toLowerCase();
+  const type = declared === undefined ? undefined : declared.split(";")[0]!.trim().toLowerCase();
   if (!type || type === "application/octet-stream") return undefined;
   return type === "image/jpg" ? "image/jpeg" : type;
 }

@@ -3,8 +3,8 @@
  * turn's first, then background runs' in order; a batch is checked whole, and a refusal names what to fix.
  */
 import { describe, expect, it } from "vitest";
-import { routeDecisions, type Wait, withoutRepeats } from "../../../src/runtime/wait/checks.ts";
-import type { Decision, UserRequest } from "../../../src/runtime/wait/requests.ts";
+import { answerProblem, routeDecisions, type Wait, withoutRepeats } from "../../../src/runtime/wait/checks.ts";
+import { type Decision, DecisionSchema, publicRequest, undecided, type UserRequest } from "../../../src/runtime/wait/requests.ts";
 
 const approval = (toolCallId: string): UserRequest => ({ kind: "approval", toolCallId, name: "refund", args: {}, agent: "billing" });
 const question = (toolCallId: string, operator = false): UserRequest => ({
@@ -114,6 +114,113 @@ describe("routeDecisions", () => {
       ok: false,
       error: { code: "answer_not_allowed", details: { toolCallId: "q1" } },
     });
+  });
+});
+
+describe("what each kind of request takes", () => {
+  const form: UserRequest = {
+    kind: "elicitation",
+    toolCallId: "f",
+    name: "consent",
+    args: {},
+    agent: "support",
+    server: "crm",
+    message: "May we email you?",
+    mode: "form",
+    schema: { type: "object", properties: { email: { type: "string" } }, required: ["email"] },
+  };
+  const url: UserRequest = { ...form, mode: "url", url: "https://crm.example/auth", host: "crm.example" } as UserRequest;
+  const client: UserRequest = { kind: "client-tool", toolCallId: "n", name: "write_note", args: {}, agent: "support" };
+
+  it("a form takes its fields as an object, a URL a yes once opened, a client tool any output; a no fits every kind", () => {
+    const cases: Array<[UserRequest, Omit<Decision, "toolCallId">, string | undefined]> = [
+      [form, { answer: { email: "ada@example.com" } }, undefined],
+      [form, { answer: { email: 3 } }, 'does not fit its schema: email: Instance type "number" is invalid. Expected "string".'],
+      [form, { answer: "ada@example.com" }, "must be an object with the form's fields."],
+      [form, { answer: null }, "must be an object with the form's fields."],
+      [form, { answer: ["ada@example.com"] }, "must be an object with the form's fields."],
+      [form, { approved: true }, 'takes an answer: send { "toolCallId", "answer" } (or "approved": false to decline).'],
+      [url, { approved: true }, undefined],
+      [url, { answer: { done: true } }, 'asks the user to open a URL: send "approved": true once they have, or false to decline.'],
+      [client, { answer: "anything" }, undefined],
+      [client, { approved: true }, 'takes an answer: send { "toolCallId", "answer" } (or "approved": false to decline).'],
+      [approval("r"), { answer: "yes" }, 'is an approval: send "approved": true or false, not an answer.'],
+      [question("q"), { answer: { day: 3 } }, expect.stringMatching(/^does not fit its schema: day: /)],
+    ];
+    for (const [request, decision, problem] of cases)
+      expect(answerProblem(request, { toolCallId: request.toolCallId, ...decision } as Decision), JSON.stringify(decision)).toEqual(
+        problem,
+      );
+    for (const request of [form, url, client, approval("r"), question("q")])
+      expect(answerProblem(request, { toolCallId: request.toolCallId, approved: false })).toBeUndefined();
+  });
+
+  it("refuses in words that name the call and the fix", () => {
+    const waits = [wait("turn", [approval("r1"), question("q1")], [], ["done"])];
+    const said = (decisions: Decision[], operator = false) => {
+      const routed = routeDecisions(waits, decisions, { operator });
+      return routed.ok ? null : routed.error;
+    };
+    expect(said([{ toolCallId: "done", approved: true }])).toEqual({
+      code: "request_already_decided",
+      message: "Tool call 'done' was already decided.",
+      details: { toolCallId: "done" },
+    });
+    expect(said([{ toolCallId: "x", approved: true }])).toEqual({
+      code: "request_not_found",
+      message: "No pending request 'x'.",
+      details: { toolCallId: "x", pending: ["r1", "q1"] },
+    });
+    expect(said([{ toolCallId: "q1", answer: { day: "monday" } }], true)).toEqual({
+      code: "answer_not_allowed",
+      message: "Only the conversation's owner may answer 'q1': it does not let an operator answer.",
+      details: { toolCallId: "q1" },
+    });
+    expect(routeDecisions([], [{ toolCallId: "x", approved: true }])).toEqual({
+      ok: false,
+      error: { code: "no_pending_request", message: "Nothing in this conversation is waiting for an approval or an answer." },
+    });
+    // One decision per call in a batch: a second on the same call finds no run still waiting for it.
+    expect(
+      said([
+        { toolCallId: "r1", approved: true },
+        { toolCallId: "r1", approved: false },
+      ]),
+    ).toMatchObject({ code: "request_not_found" });
+  });
+});
+
+describe("a decision, as it arrives", () => {
+  it("is a yes or no with an optional reason, or an answer; anything else is refused in words", () => {
+    const parse = (value: unknown) => DecisionSchema.safeParse(value);
+    expect(parse({ toolCallId: "r", approved: true }).success).toBe(true);
+    expect(parse({ toolCallId: "r", approved: false, reason: "x".repeat(2000) }).success).toBe(true);
+    expect(parse({ toolCallId: "q", answer: null }).success).toBe(true);
+    expect(parse({ toolCallId: "x".repeat(256), answer: 0 }).success).toBe(true);
+    for (const wrong of [
+      { toolCallId: "", approved: true },
+      { toolCallId: "x".repeat(257), approved: true },
+      { toolCallId: "x".repeat(257), answer: 1 },
+      { toolCallId: "", answer: 1 },
+      { toolCallId: "r", approved: "yes" },
+      { toolCallId: "r", approved: false, reason: "x".repeat(2001) },
+      { toolCallId: "q" },
+      { toolCallId: "r", approved: true, extra: 1 },
+    ])
+      expect(parse(wrong).success, JSON.stringify(wrong).slice(0, 60)).toBe(false);
+    const refused = parse({ toolCallId: "r" });
+    expect(refused.success ? "" : refused.error.issues[0]!.message).toBe(
+      'Each decision is { "toolCallId", "approved": true|false, "reason"? } or { "toolCallId", "answer" }.',
+    );
+  });
+
+  it("a request shown to clients leaves out what its call ran with before; with nothing to leave out it is the request itself", () => {
+    const asked = { ...question("q"), earlier: ["monday"], recorded: [{ offer: 1 }] };
+    expect(publicRequest(asked)).toEqual(question("q"));
+    expect(publicRequest({ ...question("q"), recorded: [1] })).toEqual(question("q"));
+    const plain = question("q");
+    expect(publicRequest(plain)).toBe(plain);
+    expect(undecided({ suspension: null, decisions: [] })).toEqual([]);
   });
 });
 

@@ -29,6 +29,13 @@ describe("a wait's deadlines", () => {
     expect(nextDeadline(wait)).toBe(1_000);
     expect(nextDeadline({ requests: [request("c")], decisions: [] })).toBeUndefined();
   });
+
+  it("a deadline is past at its very millisecond; a request with none never expires", () => {
+    const wait = { requests: [request("a", 1_000), request("c")], decisions: [] };
+    expect(expiredRequests(wait, 999)).toEqual([]);
+    expect(expiredRequests(wait, 1_000).map((r) => r.toolCallId)).toEqual(["a"]);
+    expect(expiredRequests(wait, Number.MAX_SAFE_INTEGER).map((r) => r.toolCallId)).toEqual(["a"]);
+  });
 });
 
 describe("a call's asks", () => {
