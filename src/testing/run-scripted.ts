@@ -3,6 +3,7 @@ import type { Limits } from "../runtime/limits.ts";
 import type { McpPort } from "../runtime/ports/mcp.ts";
 import type { Network } from "../runtime/network.ts";
 import type { RemotePort } from "../runtime/ports/remote-port.ts";
+import type { FilePort } from "../runtime/ports/files-port.ts";
 import type { RunEvent, TurnOutcome } from "../runtime/events.ts";
 import { runTurn } from "../runtime/run-loop.ts";
 import type { TurnInput } from "../runtime/run-options.ts";
@@ -32,8 +33,9 @@ export type ScriptedTurn = {
  * after any turn: every script step was played, the stored history is valid (every tool call
  * answered, in order), and exactly one `done` or `error` ended it. Pass the store of an earlier
  * turn to continue that conversation, an `mcp` port (`McpConnections`) for agents with MCP servers,
- * a `scheduler` for tools that schedule follow-ups (`followUpTool()`, `ctx.schedule`), and a
- * `remote` port for networks with remote agents (`remoteAgent`).
+ * a `scheduler` for tools that schedule follow-ups (`followUpTool()`, `ctx.schedule`), a
+ * `remote` port for networks with remote agents (`remoteAgent`), and `files` (`MemoryFiles`) for
+ * messages that carry files and tools that read or save them.
  */
 export async function runScripted(
   network: Network,
@@ -46,6 +48,7 @@ export async function runScripted(
     mcp?: McpPort;
     scheduler?: Scheduler;
     remote?: RemotePort;
+    files?: FilePort;
   } = {},
 ): Promise<ScriptedTurn> {
   const model = new ScriptedModel(script);
@@ -59,6 +62,7 @@ export async function runScripted(
     ...(options.mcp ? { mcp: options.mcp } : {}),
     ...(options.scheduler ? { scheduler: options.scheduler } : {}),
     ...(options.remote ? { remote: options.remote } : {}),
+    ...(options.files ? { files: options.files } : {}),
     conversation: store.conversation(),
     input: typeof input === "string" ? { kind: "message", text: input } : input,
     ...(options.limits ? { limits: options.limits } : {}),

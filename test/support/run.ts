@@ -8,7 +8,7 @@ import {
   runTurn,
   type TurnInput,
 } from "../../src/runtime/index.ts";
-import { MemoryStore, runScripted, type ScriptedModel, type ScriptStep } from "../../src/testing/index.ts";
+import { type MemoryFiles, MemoryStore, runScripted, type ScriptedModel, type ScriptStep } from "../../src/testing/index.ts";
 
 export interface TurnResult {
   events: RunEvent[];
@@ -21,7 +21,7 @@ export async function playTurn(
   network: Network,
   message: string | TurnInput,
   script: ScriptStep[],
-  options: { store?: MemoryStore; limits?: Partial<Limits> } = {},
+  options: { store?: MemoryStore; limits?: Partial<Limits>; files?: MemoryFiles } = {},
 ): Promise<TurnResult> {
   const { events, model, store } = await runScripted(network, message, script, options);
   return { events, model, store };

@@ -72,8 +72,8 @@ export function routeDecisions<W extends Wait>(
 
 const isFor = (toolCallId: string) => (request: UserRequest) => request.toolCallId === toolCallId;
 
-function refusal(code: DecisionRefusal["code"], message: string, details?: DecisionRefusal["details"]) {
-  return { ok: false as const, error: details ? { code, message, details } : { code, message } };
+function refusal(code: DecisionRefusal["code"], message: string, details: NonNullable<DecisionRefusal["details"]>) {
+  return { ok: false as const, error: { code, message, details } };
 }
 
 /** Why no run takes a decision on this call: decided before, not a request of any run's, or nothing waits at all. */

@@ -6,16 +6,17 @@ import type { Tool } from "../tools/tool.ts";
 
 /**
  * Whether a call waits for a person. Calls whose arguments do not parse or validate are not
- * gated: they fail as tool errors without running. A `needsApproval` function that throws gates
- * the call, since failing open would run a call nobody approved.
+ * gated, whatever `needsApproval` says: they fail as tool errors without running, and no one is
+ * asked to approve a call that cannot run. A `needsApproval` function that throws gates the call,
+ * since failing open would run a call nobody approved.
  */
 export async function requiresApproval(call: ToolCall, tool: Tool | undefined): Promise<boolean> {
   if (!tool?.needsApproval) return false;
-  if (tool.needsApproval === true) return true;
   const parsed = parseArguments(call.arguments);
   if (!parsed.ok) return false;
   const validated = tool.parameters.safeParse(parsed.value);
   if (!validated.success) return false;
+  if (tool.needsApproval === true) return true;
   try {
     return await tool.needsApproval(validated.data);
   } catch {

@@ -43,7 +43,7 @@ describe("approval-gated tools", () => {
       description: "Refunds.",
       parameters: z.object({ amount: z.number() }),
       needsApproval: true,
-      approvalMessage: ({ amount }) => (amount > 100 ? JSON.parse("not json") : `Refund ${amount} USD?`),
+      approvalMessage: ({ amount }) => (amount > 100 ? JSON.parse("not json") : amount < 10 ? "   " : `  Refund ${amount} USD? `),
       execute: () => "done",
     });
     const network = new Network(new Agent({ name: "triage", instructions: "You are triage.", tools: [worded] }), { defaultModel: "m" });
@@ -52,6 +52,7 @@ describe("approval-gated tools", () => {
         toolCalls: [
           { id: "a", name: "refund_in_words", args: { amount: 50 } },
           { id: "b", name: "refund_in_words", args: { amount: 500 } },
+          { id: "c", name: "refund_in_words", args: { amount: 5 } },
         ],
       },
     ]);
@@ -65,6 +66,8 @@ describe("approval-gated tools", () => {
         message: "Refund 50 USD?",
       },
       { type: "approval-required", toolCallId: "b", name: "refund_in_words", args: { amount: 500 }, agent: "triage" },
+      // Words that say nothing are none.
+      { type: "approval-required", toolCallId: "c", name: "refund_in_words", args: { amount: 5 }, agent: "triage" },
     ]);
     expect(first.store.suspension!.pending[0]).toMatchObject({ kind: "approval", message: "Refund 50 USD?" });
   });

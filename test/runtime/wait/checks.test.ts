@@ -61,6 +61,18 @@ describe("routeDecisions", () => {
     expect(runsOf(routeDecisions(later, [{ toolCallId: "q2", answer: { day: "friday" } }]))).toEqual([["bg", ["q2"], true]]);
   });
 
+  it("takes several decisions for one run in one batch", () => {
+    const waits = [wait("turn", [approval("r1"), approval("r2"), question("q1")])];
+    expect(
+      runsOf(
+        routeDecisions(waits, [
+          { toolCallId: "r1", approved: true },
+          { toolCallId: "r2", approved: false },
+        ]),
+      ),
+    ).toEqual([["turn", ["r1", "r2"], false]]);
+  });
+
   it("takes the turn's call first when runs wait for calls of the same id; a second decision on it goes to the next run", () => {
     const waits = [wait("turn", [question("rd1")]), wait("bg", [question("rd1")])];
     expect(runsOf(routeDecisions(waits, [{ toolCallId: "rd1", answer: { day: "monday" } }]))).toEqual([["turn", ["rd1"], true]]);
@@ -146,6 +158,7 @@ describe("what each kind of request takes", () => {
       [client, { approved: true }, 'takes an answer: send { "toolCallId", "answer" } (or "approved": false to decline).'],
       [approval("r"), { answer: "yes" }, 'is an approval: send "approved": true or false, not an answer.'],
       [question("q"), { answer: { day: 3 } }, expect.stringMatching(/^does not fit its schema: day: /)],
+      [question("q"), { answer: "monday" }, 'does not fit its schema: answer: Instance type "string" is invalid. Expected "object".'],
     ];
     for (const [request, decision, problem] of cases)
       expect(answerProblem(request, { toolCallId: request.toolCallId, ...decision } as Decision), JSON.stringify(decision)).toEqual(
@@ -165,6 +178,12 @@ describe("what each kind of request takes", () => {
       code: "request_already_decided",
       message: "Tool call 'done' was already decided.",
       details: { toolCallId: "done" },
+    });
+    // A call decided before is no reason to call another one decided.
+    const decidedOne = [wait("turn", [approval("r1"), approval("r2")], [{ toolCallId: "r1", approved: true }])];
+    expect(routeDecisions(decidedOne, [{ toolCallId: "x", approved: true }])).toMatchObject({
+      ok: false,
+      error: { code: "request_not_found", details: { pending: ["r2"] } },
     });
     expect(said([{ toolCallId: "x", approved: true }])).toEqual({
       code: "request_not_found",
@@ -239,5 +258,12 @@ describe("withoutRepeats", () => {
     // The same call with another answer is no repeat: it is refused as decided.
     expect(withoutRepeats(waits, [{ toolCallId: "r1", approved: false }])).toEqual([{ toolCallId: "r1", approved: false }]);
     expect(withoutRepeats(waits, again.slice(0, 2))).toEqual(again.slice(0, 2));
+    // A repeat is the same call with the same answer: another call with the same answer is new, as is the same call changed.
+    const fresh: Decision[] = [
+      { toolCallId: "r2", approved: true },
+      { toolCallId: "r1", approved: false },
+      { toolCallId: "r1", approved: true },
+    ];
+    expect(withoutRepeats(waits, fresh)).toEqual(fresh.slice(0, 2));
   });
 });

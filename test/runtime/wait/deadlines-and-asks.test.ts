@@ -63,4 +63,25 @@ describe("a call's asks", () => {
     expect(await again.remember(offer)).toEqual({ offer: 2 });
     expect(calls).toBe(2);
   });
+
+  it("remembers each value of a run in turn, nothing as null, and gives each back in its place", async () => {
+    const first = callAsks([]);
+    expect(await first.remember(async () => undefined)).toBeUndefined();
+    expect(await first.remember(async () => "second")).toBe("second");
+    expect(await first.remember(async () => ({ third: 3 }))).toEqual({ third: 3 });
+    expect(first.recorded).toEqual([null, "second", { third: 3 }]);
+    const again = callAsks([], first.recorded);
+    const never = async () => "ran again";
+    expect([await again.remember(never), await again.remember(never), await again.remember(never)]).toEqual([null, "second", { third: 3 }]);
+  });
+
+  it("stops a call with an error a tool's author can tell (its name and words), and refuses an ask with no words or a bad deadline", async () => {
+    const asks = callAsks([]);
+    const stopped = await asks.ask({ message: "Which day?", schema: z.string() }).catch((error: unknown) => error);
+    expect(stopped).toMatchObject({ name: "InputNeeded", message: "This call waits for the user's answer." });
+    const wordless = callAsks([]);
+    for (const question of [undefined, {}, { message: "  " }] as unknown as Array<{ message: string; schema: z.ZodString }>)
+      await expect(wordless.ask(question)).rejects.toThrow(new TypeError("ctx.ask needs a message."));
+    await expect(wordless.ask({ message: "When?", schema: z.string(), expiresIn: "soon" as "1m" })).rejects.toThrow(/ctx\.ask's expiresIn/);
+  });
 });

@@ -7,9 +7,10 @@
  */
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { Agent, type Decision, Network, tool } from "../../../src/runtime/index.ts";
+import { Agent, type Decision, type Duration, Network, tool } from "../../../src/runtime/index.ts";
 import { INTERRUPTED_CALL, settleInterrupted, type Suspension } from "../../../src/runtime/wait/suspension.ts";
 import type { UserRequest } from "../../../src/runtime/wait/requests.ts";
+import { MemoryFiles } from "../../../src/testing/index.ts";
 import { ofType, playTurn, type TurnResult } from "../../support/run.ts";
 
 const resume = (first: TurnResult, decisions: Decision[]) => ({ kind: "resume", suspension: first.store.suspension!, decisions }) as const;
@@ -17,7 +18,7 @@ const resume = (first: TurnResult, decisions: Decision[]) => ({ kind: "resume", 
 /** What each run of the `offer` tool remembered it computed: code it remembers runs once per call. */
 let offers = 0;
 
-function network(options: { approvalExpiresIn?: string } = {}): Network {
+function network(options: { approvalExpiresIn?: Duration } = {}): Network {
   const consent = tool({
     name: "consent",
     description: "Asks the CRM's consent form, or sends the user to sign in.",
@@ -52,11 +53,24 @@ function network(options: { approvalExpiresIn?: string } = {}): Network {
   const refund = tool({
     name: "refund",
     description: "Refunds.",
-    parameters: z.object({}),
+    parameters: z.object({ amount: z.number().optional() }),
     needsApproval: true,
     execute: () => "refunded",
   });
-  const agent = new Agent({ name: "support", description: "d", instructions: "i", tools: [consent, callback, note, refund] });
+  // Approved first, then it asks: what it remembered before the ask is its own, and the ask waits for its answer.
+  const book = tool({
+    name: "book_visit",
+    description: "Books a technician's visit, once approved, asking the customer which day.",
+    parameters: z.object({}),
+    needsApproval: true,
+    execute: async (_args, ctx) => {
+      const slot = await ctx.remember(async () => `slot-${++offers}`);
+      const day = await ctx.ask({ message: "Which day?", schema: z.enum(["monday", "tuesday"]) });
+      const form = await ctx.files.save({ bytes: new TextEncoder().encode(`${slot} ${day}`), mediaType: "text/plain", name: "visit.txt" });
+      return { slot, day, form: form.name };
+    },
+  });
+  const agent = new Agent({ name: "support", description: "d", instructions: "i", tools: [consent, callback, note, refund, book] });
   return new Network(agent, { defaultModel: "m", ...options });
 }
 
@@ -194,6 +208,39 @@ describe("an approval", () => {
   });
 });
 
+describe("an approved call that asks", () => {
+  it("waits for its ask after the approval, keeps the step out of the history meanwhile, and its result carries its file", async () => {
+    offers = 0;
+    const files = new MemoryFiles();
+    const first = await playTurn(network(), "book a visit", [{ toolCalls: [{ id: "b", name: "book_visit", args: {} }] }], { files });
+    expect(ofType(first.events, "approval-required")).toHaveLength(1);
+    const approved = await playTurn(network(), resume(first, [{ toolCallId: "b", approved: true }]), [], { store: first.store, files });
+    expect(ofType(approved.events, "tool-result")).toEqual([]);
+    expect(ofType(approved.events, "input-required")).toMatchObject([{ kind: "question", toolCallId: "b", message: "Which day?" }]);
+    expect(first.store.suspension!.pending).toMatchObject([{ kind: "question", recorded: ["slot-1"] }]);
+    // While the step waits, the history has the user's message only: no call without its result.
+    expect(first.store.history.map((m) => m.role)).toEqual(["user"]);
+    const answered = await playTurn(network(), resume(first, [{ toolCallId: "b", answer: "tuesday" }]), [{ text: "Booked." }], {
+      store: first.store,
+      files,
+    });
+    const [result] = ofType(answered.events, "tool-result");
+    expect(result).toMatchObject({ result: { slot: "slot-1", day: "tuesday", form: "visit.txt" }, files: [{ name: "visit.txt" }] });
+    expect(files.text(result!.files![0]!.id)).toBe("slot-1 tuesday");
+    expect(offers).toBe(1);
+  });
+
+  it("is not asked for when its arguments do not fit: the call fails as the tool's error and no one is asked", async () => {
+    const wrong = await playTurn(network(), "refund", [
+      { toolCalls: [{ id: "r", name: "refund", args: { amount: "all" } }] },
+      { text: "Sorry." },
+    ]);
+    expect(ofType(wrong.events, "approval-required")).toEqual([]);
+    expect(ofType(wrong.events, "tool-result")[0]).toMatchObject({ toolCallId: "r", isError: true });
+    expect(ofType(wrong.events, "done")[0]).toMatchObject({ status: "completed" });
+  });
+});
+
 describe("a step whose resumed leg died", () => {
   const suspension = (): Suspension => ({
     assistant: {
@@ -232,7 +279,7 @@ describe("a step whose resumed leg died", () => {
       stepIndex: 1,
       usage: { modelCalls: 1, inputTokens: 1, outputTokens: 1, toolCalls: 1 },
     },
-    trailing: [{ role: "system", content: "Answer briefly." }],
+    trailing: [{ role: "system", agent: "support", content: "Answer briefly." }],
   });
 
   it("answers what needs no run, answers a call that ran as interrupted, and keeps waiting for what is undecided", () => {
