@@ -181,8 +181,8 @@ function drawRequests(view) {
       return false;
     }
   };
-  for (const request of waiting.filter((r) => r.kind === "approval" || (r.kind === "question" && r.operator)))
-    requestCard(request, place, send);
+  // What an operator may answer: approvals, and the asks that say so (`operator`).
+  for (const request of waiting.filter((r) => r.kind === "approval" || r.operator)) requestCard(request, place, send);
 }
 
 /** One request as the desk says it: its kind, its tool, and what it asks. */

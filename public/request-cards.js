@@ -1,7 +1,8 @@
-// What a turn waits for from the user, drawn where its call is: an approval (on the operator desk), a question as a form built from its
-// JSON Schema (choices as buttons, dates as date fields, text as text fields), a client tool as a
-// card this page's own code answers, an MCP server's elicitation as a form or as a link to its URL
-// (https only, its host shown). Each card sends one decision; a refused answer opens it again.
+// What a turn waits for from the user, drawn where its call is, by its kind (KINDS: one body each): an approval (on the
+// operator desk), a question as a form built from its JSON Schema (choices as buttons, dates as date fields, text as text
+// fields), a choice as a button per option (and its own words, when it takes them), a client tool as a card this page's
+// own code answers, an MCP server's elicitation as a form or as a link to its URL (https only, its host shown). Each card
+// sends one decision; a refused answer opens it again.
 
 import { agentName } from "/user-words.js";
 
@@ -61,11 +62,7 @@ export function requestCard(request, place, send) {
   };
   const answer = (value) => decide({ toolCallId: request.toolCallId, answer: value });
   card.append(body);
-  if (request.kind === "approval") approvalBody(request, body, decide);
-  else if (request.kind === "question") questionBody(request, body, answer);
-  else if (request.kind === "client-tool") clientToolBody(request, body, answer);
-  else if (request.mode === "url") urlBody(request, body, decide);
-  else formBody(`${agentName(request.server)} asks: ${request.message}`, request.schema, body, answer);
+  (KINDS[request.kind] ?? unknownBody)(request, body, { decide, answer });
   card.append(decline, status);
   return {
     node: card,
@@ -77,6 +74,47 @@ export function requestCard(request, place, send) {
       status.textContent = note.trim() || "Answered.";
     },
   };
+}
+
+/** Each kind's body: what it asks, and the controls that answer it (`decide` a yes or no, `answer` a value). */
+const KINDS = {
+  approval: (request, body, { decide }) => approvalBody(request, body, decide),
+  question: (request, body, { answer }) => questionBody(request, body, answer),
+  choice: (request, body, { answer }) => choiceBody(request, body, answer),
+  "client-tool": (request, body, { answer }) => clientToolBody(request, body, answer),
+  elicitation: (request, body, { decide, answer }) =>
+    request.mode === "url"
+      ? urlBody(request, body, decide)
+      : formBody(`${agentName(request.server)} asks: ${request.message}`, request.schema, body, answer),
+};
+
+/** A kind this page does not know (a newer release's): what it says, to be declined. */
+function unknownBody(request, body) {
+  body.append(paragraph(`${agentName(request.agent)} asks: ${request.message ?? request.name}. This page cannot answer it: decline it.`));
+}
+
+/** A button per option; with `other`, the user's own words too, sent with their own button. */
+function choiceBody(request, body, answer) {
+  body.append(paragraph(`${agentName(request.agent)} asks: ${request.message}`));
+  const row = node("div", "choices");
+  row.setAttribute("role", "group");
+  row.setAttribute("aria-label", request.message);
+  for (const option of request.options) row.append(button(option, () => answer(option)));
+  body.append(row);
+  if (request.other === undefined) return;
+  const form = node("form", "request-form");
+  const label = node("label", "request-field");
+  const input = node("input");
+  input.type = "text";
+  input.name = "other";
+  input.required = true;
+  label.append(node("span", "", request.other), input);
+  form.append(label, button("Send", null, "submit"));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (input.value.trim()) answer(input.value.trim());
+  });
+  body.append(form);
 }
 
 function approvalBody(request, body, decide) {

@@ -155,7 +155,11 @@ function spanLabel(span) {
       a["gen_ai.usage.input_tokens"] !== undefined ? `${a["gen_ai.usage.input_tokens"]} in · ${a["gen_ai.usage.output_tokens"]} out` : "";
     return tokens;
   }
-  if (span.kind === "approval") return span.end === null ? "waiting" : span.attributes.approved ? "approved" : "denied";
+  if (span.kind === "request") {
+    if (span.end === null) return "waiting";
+    if (!span.attributes.approved) return "declined";
+    return span.attributes["handoff.request.kind"] === "approval" ? "approved" : "answered";
+  }
   if (span.kind === "refused-handoff") return "refused";
   // An agent asked as a tool: its run sits under the call that asked it.
   if (span.attributes["handoff.delegation.path"] !== undefined) return "asked as a tool";

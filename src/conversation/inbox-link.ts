@@ -8,6 +8,7 @@ import type { ConversationState, ConversationStore } from "./storage/conversatio
 import { type ConversationTitles, cut, shownTitle } from "./conversation-titles.ts";
 import { type InboxEntry, type InboxStatus, inboxOf } from "../inbox/inbox.ts";
 import { undecidedIn } from "./storage/run-ledger.ts";
+import { waitingStatus } from "../runtime/wait/requests.ts";
 import { statusNow } from "./conversation-view.ts";
 
 const SNIPPET_CHARS = 120;
@@ -131,5 +132,5 @@ const WORD = /[\p{L}\p{N}]+/gu;
 function waitingInBackground(store: ConversationStore): InboxStatus | undefined {
   const requests = store.runs.waits().flatMap(undecidedIn);
   if (!requests.length) return undefined;
-  return requests.some((r) => r.kind === "approval") ? "awaiting_approval" : "awaiting_input";
+  return waitingStatus(requests);
 }

@@ -10,7 +10,7 @@ import type { Hono } from "hono";
 import * as z from "zod";
 import type { Env } from "../env.ts";
 import type { Network } from "../runtime/network.ts";
-import { type Decision, REQUEST_CANCELLED, type UserRequest } from "../runtime/wait/requests.ts";
+import { type Decision, kindOf, REQUEST_CANCELLED, type UserRequest } from "../runtime/wait/requests.ts";
 import { AgUiEncoder, lastSeenEvent } from "../wire/ag-ui-stream.ts";
 import { encodeTurn, SSE_HEADERS } from "../wire/index.ts";
 import type { AppEnv } from "./app-env.ts";
@@ -74,7 +74,9 @@ function registerAgUi(app: Hono<AppEnv>, networkFor: (env: Env) => Network): voi
     const replies = toolReplies(input);
     const waiting = input.resume?.length || replies.length ? (await expectOk(client.getView())).pendingRequests : [];
     // The client's copy of the thread holds every tool result; only those that answer a client tool left open are answers.
-    const answers = replies.filter((r) => waiting.some((p) => p.kind === "client-tool" && p.toolCallId === r.toolCallId));
+    const answers = replies.filter((r) =>
+      waiting.some((p) => p.toolCallId === r.toolCallId && kindOf(p).answeredWith(p) === "tool-output"),
+    );
     if (input.resume?.length || answers.length) {
       const outcome = await expectOk(client.decide([...resumeDecisions(input.resume ?? [], waiting), ...answers]));
       if (outcome.kind === "stream") return agUiResponse(encodeTurn(outcome.events, encoder));
@@ -126,14 +128,15 @@ function userText(input: RunAgentInputBody, hasFiles: boolean): string {
 }
 
 /**
- * Resume entries as decisions, by the kind of request each answers: `cancelled` declines any; `resolved` carries an
- * approval's (or a URL elicitation's) `{ approved, reason? }`, a question's answer, or an elicitation form's content.
+ * Resume entries as decisions, by how the kind of request each answers is answered: `cancelled` declines any; `resolved`
+ * carries a yes or no's `{ approved, reason? }` (an approval's, a URL elicitation's), or the answer (a question's, a
+ * choice's, an elicitation form's content).
  */
 function resumeDecisions(entries: NonNullable<RunAgentInputBody["resume"]>, waiting: readonly UserRequest[]): Decision[] {
   return entries.map(({ interruptId, status, payload }) => {
     if (status === "cancelled") return { toolCallId: interruptId, approved: false, reason: REQUEST_CANCELLED };
     const request = waiting.find((p) => p.toolCallId === interruptId);
-    const yesOrNo = !request || request.kind === "approval" || (request.kind === "elicitation" && request.mode === "url");
+    const yesOrNo = !request || kindOf(request).answeredWith(request) === "yes-no";
     if (!yesOrNo) return { toolCallId: interruptId, answer: payload };
     const answer = ApprovalPayload.safeParse(payload);
     if (!answer.success)

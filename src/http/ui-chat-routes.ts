@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import type { ApprovalDecision, Decision, UserRequest } from "../runtime/wait/requests.ts";
+import { type ApprovalDecision, type Decision, kindOf, type UserRequest } from "../runtime/wait/requests.ts";
 import type { ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
 import { expectOk, readJson, readQuery, streamResponse } from "./request.ts";
@@ -99,7 +99,8 @@ function approvalResponses(parts: UIChatBody["messages"][number]["parts"]): Appr
  * `output-error`, for the requests that wait: the message's other tool parts are the turn's own results, sent back as they were.
  */
 function toolOutputs(parts: UIChatBody["messages"][number]["parts"], waiting: readonly UserRequest[]): Decision[] {
-  const open = new Set(waiting.filter((r) => r.kind !== "approval").map((r) => r.toolCallId));
+  // Approvals are the SDK's own approval responses; every other kind is answered as a tool's output.
+  const open = new Set(waiting.filter((r) => kindOf(r).waits !== "approval").map((r) => r.toolCallId));
   return parts.flatMap((part): Decision[] => {
     if (!part.toolCallId || !open.has(part.toolCallId)) return [];
     if (part.state === "output-available") return [{ toolCallId: part.toolCallId, answer: part.output }];

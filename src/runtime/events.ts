@@ -9,6 +9,7 @@ import * as z from "zod";
 import type { HandBackRecord, HandoffRecord, OperatorIdentity, ReturnRecord, TransferRecord } from "./handoff/types.ts";
 import type { CallPlan, FileRef } from "./messages.ts";
 import type { Usage, UsageTotals } from "./usage.ts";
+import { type ApprovalRequest, requestKinds, type UserRequest } from "./wait/kinds/index.ts";
 
 /** How a turn's leg ended without failing, as its `done` event says; `cancelled` when its signal was aborted. */
 export const TurnStatusSchema = z.enum(["completed", "awaiting_approval", "awaiting_input", "awaiting_human", "cancelled"]);
@@ -176,17 +177,19 @@ export interface InputRequiredBase extends RequestEventFields {
   type: "input-required";
 }
 
+/** A request for the user's input rather than a yes or no: every kind but an approval. */
+type InputRequest = Exclude<UserRequest, ApprovalRequest>;
+
 /**
- * A call waits for the user's input (approvals have `approval-required`): a tool's question (`ctx.ask`), a client
- * tool the user's client runs, or an MCP server's elicitation (a form, or an https URL to open).
+ * A call waits for the user's input (approvals have `approval-required`), as its kind shows it (runtime/wait/kinds/): a
+ * tool's question or choice (`ctx.ask`), a client tool the user's client runs, an MCP server's elicitation (a form, or an
+ * https URL to open).
  */
-export type InputRequiredEvent = InputRequiredBase &
-  (
-    | { kind: "question"; message: string; schema: Record<string, unknown>; operator?: boolean }
-    | { kind: "client-tool"; schema?: Record<string, unknown> }
-    | { kind: "elicitation"; server: string; message: string; mode: "form"; schema: Record<string, unknown> }
-    | { kind: "elicitation"; server: string; message: string; mode: "url"; url: string; host: string; elicitationId?: string }
-  );
+export type InputRequiredEvent = InputRequest extends infer R
+  ? R extends InputRequest
+    ? InputRequiredBase & Omit<R, "earlier" | "recorded" | keyof RequestEventFields>
+    : never
+  : never;
 
 /**
  * An event of a delegated agent's run (`Agent.asTool`), nested under the calls that delegated it: `path` is their ids, outermost
@@ -296,18 +299,13 @@ function requestEventFields() {
   };
 }
 
-function inputRequiredSchema() {
+/** Every kind that waits for input, each shape it shows beside the base fields (built from the kinds, so a new one is in it). */
+function inputRequiredSchema(): z.ZodType<InputRequiredEvent> {
   const base = { type: z.literal("input-required"), ...requestEventFields() };
-  const schema = z.record(z.string(), z.unknown());
-  const elicitation = { ...base, kind: z.literal("elicitation"), server: z.string(), message: z.string() };
-  return exactly<InputRequiredEvent>()(
-    z.union([
-      z.strictObject({ ...base, kind: z.literal("question"), message: z.string(), schema, operator: z.boolean().optional() }),
-      z.strictObject({ ...base, kind: z.literal("client-tool"), schema: schema.optional() }),
-      z.strictObject({ ...elicitation, mode: z.literal("form"), schema }),
-      z.strictObject({ ...elicitation, mode: z.literal("url"), url: z.string(), host: z.string(), elicitationId: z.string().optional() }),
-    ]),
-  );
+  const shapes = requestKinds()
+    .filter((kind) => kind.waits === "input")
+    .flatMap((kind) => kind.shownSchemas().map((shown) => z.strictObject({ ...base, kind: z.literal(kind.kind), ...shown })));
+  return z.union(shapes) as z.ZodType as z.ZodType<InputRequiredEvent>;
 }
 
 /** A file's reference, as events, views and uploads give it (the bytes are the host's to serve). */

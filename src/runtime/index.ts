@@ -39,12 +39,12 @@ export type {
   AnswerDecision,
   ApprovalDecision,
   ApprovalRequest,
+  ChoiceRequest,
   ClientToolRequest,
   Decision,
   ElicitationAnswer,
   ElicitationRequest,
   JsonSchema,
-  PendingApproval,
   QuestionRequest,
   RequestBase,
   UserRequest,
@@ -54,7 +54,7 @@ export type {
 export { REQUEST_EXPIRED } from "./wait/requests.ts";
 export type { Suspension } from "./wait/suspension.ts";
 export type { TurnProgress } from "./turn-progress.ts";
-export type { Elicitation, Question } from "./wait/asks.ts";
+export type { AnswerTo, Ask, Choice, Elicitation, Question } from "./wait/asks.ts";
 
 // What a conversation holds, and its history.
 export { type ConversationSnapshot, newConversation } from "./conversation-snapshot.ts";

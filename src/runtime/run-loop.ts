@@ -21,6 +21,7 @@ import { answerCalls, callsAhead, gateCalls, planCalls } from "./step/resolve-ca
 import { callPlanOf } from "./handoff/rules.ts";
 import { argsOf } from "./tools/execute-tool-call.ts";
 import { settleRequests } from "./wait/settle.ts";
+import { waitingStatus } from "./wait/requests.ts";
 import { DEFAULT_PARALLEL_DELEGATIONS, NestedItems, Slots } from "./step/nested-items.ts";
 import { NO_USAGE } from "./usage.ts";
 import { delegates, whileNested } from "./step/nested-run.ts";
@@ -340,11 +341,6 @@ function stepEnd(run: RunContext, step: ModelStepResult, outcome: StepOutcome): 
       throw new Error(`unknown decision ${JSON.stringify(exhaustive)}`);
     }
   }
-}
-
-/** A turn that waits only for approvals says so (as it always has); one that waits for any other input, `awaiting_input`. */
-function waitingStatus(pending: StepOutcome["pending"]): TurnStatus {
-  return pending.every((p) => p.kind === "approval") ? "awaiting_approval" : "awaiting_input";
 }
 
 /** What the model is asked in this step. */

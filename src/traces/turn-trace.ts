@@ -1,7 +1,12 @@
 import type { RunEvent, TurnOutcome } from "../runtime/events.ts";
 
 /** What a span stands for: the turn, an agent's tenure in it, a model call, a tool call, and what happened between. */
-export type SpanKind = "turn" | "agent" | "model" | "tool" | "approval" | "handoff" | "refused-handoff" | "compaction" | "guardrail";
+export type SpanKind = "turn" | "agent" | "model" | "tool" | "request" | "handoff" | "refused-handoff" | "compaction" | "guardrail";
+
+/** A wait for the user (of any kind: `handoff.request.kind` says which); traces stored before kinds had their own called it `approval`. */
+function isRequest(span: Span): boolean {
+  return span.kind === "request" || (span.kind as string) === "approval";
+}
 
 /** One span of a turn's trace. Times are milliseconds since the epoch; an instant has `end === start`. */
 export interface Span {
@@ -73,11 +78,11 @@ export class TraceBuilder {
     this.content = content ? new Map() : null;
     if (content?.input !== undefined)
       this.#keep(this.#turn, "gen_ai.input.messages", [{ role: "user", parts: [{ type: "text", content: content.input }] }]);
-    // A resumed leg picks up the calls that waited for a person: their approvals, and the calls themselves.
+    // A resumed leg picks up the calls that waited for a person: their requests, and the calls themselves.
     for (const span of this.#spans) {
-      if (span.end !== null || span.kind !== "approval") continue;
+      if (span.end !== null || !isRequest(span)) continue;
       const callId = String(span.attributes["gen_ai.tool.call.id"]);
-      this.#open.set(`approval:${callId}`, span);
+      this.#open.set(`request:${callId}`, span);
       const call = this.#spans.find((s) => s.kind === "tool" && s.attributes["gen_ai.tool.call.id"] === callId);
       if (call) this.#open.set(callId, call);
     }
@@ -141,10 +146,10 @@ export class TraceBuilder {
     }
   }
 
-  /** Ends what is open; an approval still awaited stays open into the next leg. */
+  /** Ends what is open; a request still awaited stays open into the next leg. */
   finish(turn: number, outcome: TurnOutcome, now: number): TurnTrace {
     for (const span of this.#spans) {
-      if (span.end === null && span.kind !== "approval") span.end = now;
+      if (span.end === null && !isRequest(span)) span.end = now;
     }
     this.#turn.attributes.status = outcome.status;
     if (outcome.status === "failed") this.#turn.attributes.error = outcome.code;
@@ -253,20 +258,19 @@ export class TraceBuilder {
     this.#open.delete(key);
   }
 
-  /** The one wait: an approval, a question, a client tool or an elicitation is a span held open till its answer. */
+  /** The one wait: a request of any kind (an approval, a question, a choice…) is a span held open till its answer. */
   #awaiting(event: Extract<RunEvent, { type: "approval-required" | "input-required" }>, now: number): void {
     const kind = event.type === "approval-required" ? "approval" : event.kind;
-    const name = kind === "approval" ? `approval of ${event.name}` : `${kind} for ${event.name}`;
-    const attributes = { "gen_ai.tool.call.id": event.toolCallId, ...(kind === "approval" ? {} : { "handoff.request.kind": kind }) };
-    this.#open.set(`approval:${event.toolCallId}`, this.#add(this.#turn.id, "approval", name, now, attributes));
+    const attributes = { "gen_ai.tool.call.id": event.toolCallId, "handoff.request.kind": kind };
+    this.#open.set(`request:${event.toolCallId}`, this.#add(this.#turn.id, "request", `${kind} for ${event.name}`, now, attributes));
   }
 
   #toolResult(event: Extract<RunEvent, { type: "tool-result" }>, now: number): void {
-    const approval = this.#open.get(`approval:${event.toolCallId}`);
-    if (approval) {
-      approval.end = now;
-      approval.attributes.approved = !event.denied;
-      this.#open.delete(`approval:${event.toolCallId}`);
+    const request = this.#open.get(`request:${event.toolCallId}`);
+    if (request) {
+      request.end = now;
+      request.attributes.approved = !event.denied;
+      this.#open.delete(`request:${event.toolCallId}`);
     }
     const span = this.#open.get(event.toolCallId);
     if (!span) return;
@@ -326,7 +330,7 @@ export class TraceBuilder {
 
 /**
  * The spans of a leg to send: those finished for good and not sent by an earlier leg. A turn that
- * waits for a person holds back its own span, its open approvals and their calls, which the
+ * waits for a person holds back its own span, its open requests and their calls, which the
  * resumed leg finishes; so a collector receives each span once.
  */
 export function spansToExport(trace: TurnTrace, previous?: TurnTrace): Span[] {
@@ -336,13 +340,11 @@ export function spansToExport(trace: TurnTrace, previous?: TurnTrace): Span[] {
 }
 
 function heldBack(trace: TurnTrace): Set<string> {
-  const waiting = new Set(
-    trace.spans.filter((s) => s.kind === "approval" && s.end === null).map((s) => s.attributes["gen_ai.tool.call.id"]),
-  );
+  const waiting = new Set(trace.spans.filter((s) => isRequest(s) && s.end === null).map((s) => s.attributes["gen_ai.tool.call.id"]));
   const held = trace.spans.filter(
     (s) =>
       (s.kind === "turn" && (s.attributes.status === "awaiting_approval" || s.attributes.status === "awaiting_input")) ||
-      ((s.kind === "approval" || s.kind === "tool") && waiting.has(s.attributes["gen_ai.tool.call.id"]!)),
+      ((isRequest(s) || s.kind === "tool") && waiting.has(s.attributes["gen_ai.tool.call.id"]!)),
   );
   return new Set(held.map((s) => s.id));
 }

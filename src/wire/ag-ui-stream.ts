@@ -6,7 +6,7 @@
  * waiting for approval end the run as interrupts; a failure is RUN_ERROR with this API's code.
  */
 import type { BaseEvent, Interrupt, RunFinishedEvent, RunFinishedOutcome, TokenUsage, EventType as AgUiEventType } from "@ag-ui/core";
-import type { UserRequest } from "../runtime/wait/requests.ts";
+import { kindOf, type UserRequest } from "../runtime/wait/requests.ts";
 import type { StoredEvent } from "./sse.ts";
 import type { EventEncoder } from "./turn-encoding.ts";
 
@@ -94,7 +94,7 @@ export class AgUiEncoder implements EventEncoder {
 
   /** A request to the user: a client tool is left for the application (a frontend tool); anything else is an interrupt. */
   #wait(request: RequestShown): void {
-    if (request.kind === "client-tool") this.#clientCalls.push(request.toolCallId);
+    if (kindOf(request).answeredWith(request) === "tool-output") this.#clientCalls.push(request.toolCallId);
     else this.#interrupts.push(requestInterrupt(request));
   }
 
@@ -246,41 +246,32 @@ function toolResult(event: Extract<StoredEvent, { type: "tool-result" }>): Out {
 export type RequestShown = UserRequest;
 
 /**
- * A request as an interrupt, answered by a resume entry whose payload fits its `responseSchema`: an approval's or a URL
- * elicitation's `{ approved, reason? }`, a question's answer, an elicitation form's content. Its id is the call's.
+ * A request as an interrupt, answered by a resume entry whose payload fits its `responseSchema`: what its kind's answer
+ * fits (a question's, a choice's, an elicitation form's), or `{ approved, reason? }` for a yes or no. Its id is the call's;
+ * its words, reason and metadata (the kind's own fields: a server, a URL, options) come from its kind.
  */
 export function requestInterrupt(request: RequestShown): Interrupt {
-  const { kind, toolCallId, name, agent, args, expiresAt } = request;
-  const form = request.kind === "question" || (request.kind === "elicitation" && request.mode === "form") ? request : undefined;
-  const responseSchema = form ? form.schema : APPROVAL_RESPONSE_SCHEMA;
-  const message =
-    request.kind === "approval" || request.kind === "client-tool"
-      ? `${agent} asks to run ${name}: approve or deny.`
-      : request.kind === "elicitation" && request.mode === "url"
-        ? `${request.message} (opens ${request.host})`
-        : request.message;
-  const metadata =
-    request.kind === "elicitation"
-      ? {
-          agent,
-          tool: name,
-          kind,
-          server: request.server,
-          mode: request.mode,
-          ...(request.mode === "url" ? { url: request.url, host: request.host } : {}),
-        }
-      : { agent, tool: name, kind, ...(args === undefined ? {} : { args }) };
+  const kind = kindOf(request);
+  const { toolCallId, name, agent, args, expiresAt } = request;
+  const answer = kind.answeredWith(request) === "answer" ? kind.answerSchema(request) : undefined;
   return {
     // A delegated agent's request belongs to its subagent run.
     ...(request.delegated ? { subagentRunId: request.delegated.path.join("/") } : {}),
     id: toolCallId,
-    reason: kind === "approval" ? "tool_approval" : kind === "question" ? "input_required" : "elicitation",
-    message,
+    reason: kind.interruptReason,
+    message: kind.said(request),
     toolCallId,
-    responseSchema,
+    responseSchema: answer ?? APPROVAL_RESPONSE_SCHEMA,
     ...(expiresAt ? { expiresAt } : {}),
-    metadata,
+    metadata: { agent, tool: name, kind: request.kind, ...(args === undefined ? {} : { args }), ...ownFields(request) },
   };
+}
+
+/** What a request's kind shows beside the base fields (a server, a URL, options), less what the interrupt says itself. */
+function ownFields(request: RequestShown): Record<string, unknown> {
+  const { kind: _kind, toolCallId: _id, name: _name, args: _args, agent: _agent, expiresAt: _at, delegated: _path, ...own } = request;
+  const { earlier: _kept, recorded: _remembered, message: _said, schema: _answer, ...shown } = own as Record<string, unknown>;
+  return shown;
 }
 
 /**

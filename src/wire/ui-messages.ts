@@ -1,7 +1,7 @@
 import type { ClientHistory } from "./client-history.ts";
 import type { HandoffRecord, ReturnRecord } from "../runtime/handoff/types.ts";
 import type { FileRef, Message, ToolCall, ToolMessage } from "../runtime/messages.ts";
-import { type Decision, isAnswer, publicRequest, type UserRequest } from "../runtime/wait/requests.ts";
+import { type Decision, isAnswer, kindOf, publicRequest, type UserRequest } from "../runtime/wait/requests.ts";
 import { type Suspension } from "../runtime/wait/suspension.ts";
 
 /** A part of a UI message, in the AI SDK's `UIMessage` shape. */
@@ -132,7 +132,7 @@ function answerSuspended(
     const part = parts.get(toolCallId);
     const decision = decided.get(toolCallId);
     if (!part) continue;
-    if (request.kind !== "approval") {
+    if (kindOf(request).waits !== "approval") {
       if (decision)
         Object.assign(
           part,

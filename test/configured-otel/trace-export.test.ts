@@ -103,7 +103,7 @@ describe("OTLP export", () => {
     const first = await exportedSpans(COLLECTOR, s.conversationId, (found) => found.some((span) => span.name === "chat model call 1"));
     // The turn, the approval and the call waiting for it are held back for the leg that finishes them.
     expect(first.map((span) => span.name)).not.toContain("turn 1");
-    expect(first.filter((span) => span.attributes["handoff.span.kind"] === "approval")).toEqual([]);
+    expect(first.filter((span) => span.attributes["handoff.span.kind"] === "request")).toEqual([]);
 
     const res = await call(`/v1/conversations/${s.conversationId}/approvals`, {
       method: "POST",
@@ -114,7 +114,7 @@ describe("OTLP export", () => {
     const spans = await exportedSpans(COLLECTOR, s.conversationId, (found) => found.some((span) => span.name === "turn 1"));
     expect(new Set(spans.map((span) => span.spanId)).size).toBe(spans.length);
     expect(new Set(spans.map((span) => span.traceId)).size).toBe(1);
-    const approval = spans.filter((span) => span.attributes["handoff.span.kind"] === "approval");
+    const approval = spans.filter((span) => span.attributes["handoff.span.kind"] === "request");
     expect(approval.map((span) => span.attributes.approved)).toEqual([true]);
     const refund = operation(spans, "execute_tool").filter((span) => span.attributes["gen_ai.tool.name"] === "refund");
     expect(refund.map((span) => span.attributes.error)).toEqual([false]);

@@ -197,7 +197,7 @@ describe("the chat page", () => {
     const kinds = await page.getByTestId("span-bar").evaluateAll((rows) => rows.map((r) => (r as SVGElement).dataset.kind));
     assert.equal(kinds[0], "turn");
     assert.ok(kinds.filter((k) => k === "model").length >= 3, `model calls in ${kinds.join(", ")}`);
-    assert.ok(kinds.includes("approval") && kinds.includes("handoff") && kinds.includes("tool"), kinds.join(", "));
+    assert.ok(kinds.includes("request") && kinds.includes("handoff") && kinds.includes("tool"), kinds.join(", "));
     assert.match((await page.locator(".span.model .span-figure").first().textContent()) ?? "", /ms · \d+ in · \d+ out/);
     assert.match((await page.locator("#trace-summary").textContent()) ?? "", /^completed · triage → billing · \d+ model calls/);
     mkdirSync("test-artifacts", { recursive: true });

@@ -132,7 +132,7 @@ describe("a turn's trace", () => {
     await chat(s.conversationId, s.tag("refund it"));
     const waiting = await trace(s.conversationId, 1);
     const log = vi.spyOn(console, "log");
-    expect(waiting.spans.find((sp) => sp.kind === "approval")).toMatchObject({ end: null });
+    expect(waiting.spans.find((sp) => sp.kind === "request")).toMatchObject({ end: null, name: "approval for refund" });
     const res = await call(`/v1/conversations/${s.conversationId}/approvals`, {
       method: "POST",
       headers: json,
@@ -145,9 +145,9 @@ describe("a turn's trace", () => {
     expect(JSON.parse(lines.at(-1)!)).toMatchObject({ event: "turn", status: "completed", agents: ["triage", "billing"] });
     const { spans, traceId } = await trace(s.conversationId, 1);
     expect(traceId).toBe(waiting.traceId);
-    const approval = spans.find((sp) => sp.kind === "approval")!;
+    const approval = spans.find((sp) => sp.kind === "request")!;
     expect(approval.end).not.toBeNull();
-    expect(approval.attributes).toMatchObject({ approved: true, "gen_ai.tool.call.id": "r" });
+    expect(approval.attributes).toMatchObject({ approved: true, "gen_ai.tool.call.id": "r", "handoff.request.kind": "approval" });
     expect(spans.find((sp) => sp.kind === "tool" && sp.name === "refund")!.attributes).toMatchObject({ error: false });
     expect(spans.filter((sp) => sp.kind === "turn")).toHaveLength(1);
     expect(spans.filter((sp) => sp.kind === "model").map((sp) => sp.name)).toEqual(["model call 0", "model call 1", "model call 2"]);

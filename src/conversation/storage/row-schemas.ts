@@ -7,7 +7,7 @@
 import * as z from "zod";
 import type { CallsInFlight } from "../../runtime/calls-in-flight.ts";
 import type { Message } from "../../runtime/messages.ts";
-import { REQUEST_KINDS, type UserRequest } from "../../runtime/wait/requests.ts";
+import { REQUEST_KINDS, type UserRequest, type UserRequestKind } from "../../runtime/wait/requests.ts";
 import type { StoredEvent } from "../../wire/sse.ts";
 import type { Span, TurnTrace } from "../../traces/turn-trace.ts";
 
@@ -37,7 +37,12 @@ export const MessageSchema = z
 
 /** A request to the user, as a wait stores it: its kind and the call it waits on are checked, the rest is the request as asked. */
 export const StoredRequestSchema = z
-  .looseObject({ kind: z.enum(REQUEST_KINDS), toolCallId: z.string(), name: z.string(), agent: z.string() })
+  .looseObject({
+    kind: z.enum(REQUEST_KINDS as [UserRequestKind, ...UserRequestKind[]]),
+    toolCallId: z.string(),
+    name: z.string(),
+    agent: z.string(),
+  })
   .transform((request) => request as unknown as UserRequest);
 
 /** An events row: the events of one turn, in id order. */

@@ -7,7 +7,7 @@
  */
 import type { TurnView } from "../../conversation/conversation-view.ts";
 import type { Message } from "../../runtime/messages.ts";
-import { REQUEST_EXPIRED, type ApprovalDecision } from "../../runtime/wait/requests.ts";
+import { type ApprovalDecision, kindOf, REQUEST_EXPIRED, waitingStatus } from "../../runtime/wait/requests.ts";
 import { HANDOFF_EXTENSION, type OutMessage, type Task, type TaskState } from "../../a2a/a2a-wire.ts";
 
 /** A task's id: its conversation and turn. Conversation ids have no colon, so the last one parts them. */
@@ -115,8 +115,8 @@ function statusMessage(
   message: (role: OutMessage["role"], index: number, parts: OutMessage["parts"]) => OutMessage,
 ): { message?: OutMessage } {
   if (state === "TASK_STATE_INPUT_REQUIRED") {
-    const approvals = view.pending.every((p) => p.kind === "approval");
-    const names = view.pending.map((p) => (p.kind === "approval" ? p.name : `${p.name} (${p.kind})`)).join(", ");
+    const approvals = waitingStatus(view.pending) === "awaiting_approval";
+    const names = view.pending.map((p) => (kindOf(p).waits === "approval" ? p.name : `${p.name} (${p.kind})`)).join(", ");
     // Each request whole: its kind, and what it shows the user (a question's message and schema, an elicitation's form or URL).
     return {
       message: message("ROLE_AGENT", -1, [

@@ -4,7 +4,7 @@ import type { FileRef } from "../messages.ts";
 import type { NewFile } from "../ports/files-port.ts";
 import type { ScheduledFollowUp, StartedDelegation } from "../ports/scheduler-port.ts";
 import type { ElicitationAnswer } from "../wait/requests.ts";
-import type { CallAsks, Elicitation, Question } from "../wait/asks.ts";
+import type { AnswerTo, Ask, CallAsks, Elicitation } from "../wait/asks.ts";
 
 /** An `Agent`, as a tool sees it; declared here so that tools and agents do not import each other. */
 export interface DelegateAgent {
@@ -45,12 +45,13 @@ export interface ToolContext {
    */
   schedule(request: { note: string; at?: Date | string | number; inMinutes?: number }): Promise<ScheduledFollowUp>;
   /**
-   * Asks the user and resolves to their answer, checked against `schema`. The turn waits durably
-   * (across requests and restarts) until the user answers; then this call runs again from its
-   * start and `ask` returns the answer, so code before it runs again. Declined or expired, the call
-   * is answered so and does not run again.
+   * Asks the user and resolves to their answer: a question's (`{ message, schema }`), checked against its schema, or a
+   * choice's (`{ message, options, other? }`), the option they picked (or their own words, with `other`). The turn
+   * waits durably (across requests and restarts) until the user answers; then this call runs again from its start and
+   * `ask` returns the answer, so code before it runs again. Declined or expired, the call is answered so and does not
+   * run again.
    */
-  ask<Schema extends z.ZodType>(question: Question<Schema>): Promise<z.infer<Schema>>;
+  ask<A extends Ask>(question: A): Promise<AnswerTo<A>>;
   /** Asks the user on an MCP server's behalf (form, or an https URL): accept with the form's content, decline or cancel. */
   elicit(request: Elicitation): Promise<ElicitationAnswer>;
   /**

@@ -6,36 +6,24 @@
  * again: a tool keeps its side effects after its asks, or wraps them in `ctx.remember`, whose value
  * the call gets back when it runs again (an MCP server's call that asked is not made twice).
  */
-import * as z from "zod";
-import { type Duration, durationMs } from "../duration.ts";
-import { answerSchema } from "../json-schema.ts";
-import type { Decision, ElicitationAnswer, ElicitationRequest, JsonSchema, QuestionRequest, UserRequest } from "./requests.ts";
+import { type AnswerTo, type Ask, askedBy } from "./kinds/index.ts";
+import type { Elicitation } from "./kinds/elicitation.ts";
+import type { ApprovalRequest, ClientToolRequest, Decision, ElicitationAnswer, UserRequest } from "./requests.ts";
 
-/** What a tool asks with `ctx.ask`: the answer must fit `schema` (a choice, a date, free text…). */
-export interface Question<Schema extends z.ZodType = z.ZodType> {
-  message: string;
-  schema: Schema;
-  /** An operator at the desk may answer it too (the conversation's owner always may). */
-  operator?: boolean;
-  /** How long it waits before it expires (over the tool's, agent's and network's `approvalExpiresIn`). */
-  expiresIn?: Duration;
-}
+export type { Question } from "./kinds/question.ts";
+export type { Choice } from "./kinds/choice.ts";
+export type { Elicitation };
+export type { Ask, AnswerTo } from "./kinds/index.ts";
 
 /** A request as the tool asks it: without the call it belongs to, which the step fills in. */
 type Asked<R> = R extends unknown ? Omit<R, "toolCallId" | "name" | "args" | "agent" | "expiresAt" | "earlier" | "recorded"> : never;
-
-/** An MCP server's elicitation, as a tool passes it on with `ctx.elicit`: a form, or an https URL to open. */
-export type Elicitation =
-  | { server: string; message: string; mode: "form"; schema: JsonSchema }
-  | { server: string; message: string; mode: "url"; url: string; elicitationId?: string };
 
 /**
  * An ask the call is stopped on: it becomes the step's request of its kind. A delegated run's request is `forwarded` whole
  * (its kind, what it shows, its deadline, the path of calls), and its answer is the decision itself.
  */
 export type InputAsk =
-  | (Asked<QuestionRequest> & { expiresInMs?: number })
-  | Asked<ElicitationRequest>
+  | (Asked<Exclude<UserRequest, ApprovalRequest | ClientToolRequest>> & { expiresInMs?: number })
   | { kind: "forwarded"; request: UserRequest };
 
 /** Thrown by an ask that has no answer yet: the call stops there, and its step waits for the answer. */
@@ -54,7 +42,7 @@ export class InputNeeded extends Error {
  * call remembered before it stopped (`remember`) is given back in order from `recorded` when it runs again.
  */
 export interface CallAsks {
-  ask<Schema extends z.ZodType>(question: Question<Schema>): Promise<z.infer<Schema>>;
+  ask<A extends Ask>(question: A): Promise<AnswerTo<A>>;
   elicit(request: Elicitation): Promise<ElicitationAnswer>;
   /** A delegated run's request, asked on its behalf: resolves to the user's decision on it. */
   forward(request: UserRequest): Promise<Decision>;
@@ -94,14 +82,8 @@ export function callAsks(earlier: readonly unknown[], remembered: readonly unkno
     },
     async ask(question) {
       if (typeof question?.message !== "string" || !question.message.trim()) throw new TypeError("ctx.ask needs a message.");
-      const answer = next({
-        kind: "question",
-        message: question.message,
-        schema: answerSchema(question.schema),
-        ...(question.operator ? { operator: true } : {}),
-        ...(question.expiresIn === undefined ? {} : { expiresInMs: durationMs(question.expiresIn, "ctx.ask's expiresIn") }),
-      });
-      return question.schema.parse(answer);
+      const { ask, read } = askedBy(question);
+      return read(next(ask)) as AnswerTo<typeof question>;
     },
     async forward(request) {
       return next({ kind: "forwarded", request }) as Decision;

@@ -23,7 +23,7 @@ export function requestFor(
     const { earlier: _theirs, recorded: _theirsToo, ...forwarded } = wait.asked.request;
     return { ...forwarded, toolCallId: call.id, ...replay(wait) };
   }
-  const asked = wait.kind === "asked" && wait.asked.kind === "question" ? wait.asked.expiresInMs : undefined;
+  const asked = wait.kind === "asked" && "expiresInMs" in wait.asked ? wait.asked.expiresInMs : undefined;
   const expiresAt = asked === undefined ? approvalExpiry(tool, agent, networkExpiry) : Date.now() + asked;
   const base = {
     toolCallId: call.id,
@@ -57,12 +57,12 @@ function replay(wait: Extract<CallWait, { kind: "asked" }>): Pick<UserRequest, "
   };
 }
 
-/** A request as its event announces it: an approval as `approval-required`, any other kind as `input-required`. */
+/** A request as its event announces it, as its kind waits: an approval as `approval-required`, any other as `input-required`. */
 export function requestEvent(request: UserRequest): RunEvent {
   const shown = publicRequest(request);
   if (shown.kind === "approval") {
     const { kind: _approval, ...approval } = shown;
     return { type: "approval-required", ...approval };
   }
-  return { type: "input-required", ...shown } as RunEvent;
+  return { type: "input-required", ...shown };
 }

@@ -4,7 +4,7 @@
  * answer it. A batch that fails any check is refused whole: every request waits as it did.
  */
 import { schemaProblems } from "../json-schema.ts";
-import { type Decision, isAnswer, undecided, type UserRequest } from "./requests.ts";
+import { type Decision, isAnswer, kindOf, undecided, type UserRequest } from "./requests.ts";
 
 /** One run's wait, as the checks see it: its requests, the decisions on them so far, and the calls it has answered. */
 export interface Wait<Run = unknown> {
@@ -86,24 +86,24 @@ function notWaiting(waits: readonly Wait[], toolCallId: string): DecisionRefusal
   return { code: "request_not_found", message: `No pending request '${toolCallId}'.`, details: { toolCallId, pending } };
 }
 
-/** An operator answers approvals (as the desk always has) and the asks that say an operator may. */
+/** Who may answer a request beside its owner: an operator, where its kind lets one (approvals, asks that say so). */
 function operatorMayAnswer(request: UserRequest): boolean {
-  return request.kind === "approval" || (request.kind === "question" && request.operator === true);
+  return kindOf(request).operatorMay(request);
 }
 
 /** What is wrong with a decision for its request's kind, or undefined. A decline (`approved: false`) fits every kind. */
 export function answerProblem(request: UserRequest, decision: Decision): string | undefined {
+  const kind = kindOf(request);
+  const takes = kind.answeredWith(request);
   if (!isAnswer(decision)) {
-    if (!decision.approved || request.kind === "approval") return undefined;
-    if (request.kind === "elicitation" && request.mode === "url") return undefined;
+    if (!decision.approved || takes === "yes-no") return undefined;
     return 'takes an answer: send { "toolCallId", "answer" } (or "approved": false to decline).';
   }
-  if (request.kind === "approval") return 'is an approval: send "approved": true or false, not an answer.';
-  if (request.kind === "elicitation" && request.mode === "url")
-    return 'asks the user to open a URL: send "approved": true once they have, or false to decline.';
-  if (request.kind === "elicitation" && (typeof decision.answer !== "object" || decision.answer === null || Array.isArray(decision.answer)))
-    return "must be an object with the form's fields.";
-  const problems = request.schema && schemaProblems(request.schema, decision.answer, "answer");
+  const own = kind.answerProblem?.(request, decision.answer);
+  if (own) return own;
+  if (takes === "yes-no") return 'takes a yes or no: send "approved": true or false, not an answer.';
+  const schema = kind.answerSchema(request);
+  const problems = schema && schemaProblems(schema, decision.answer, "answer");
   return problems ? `does not fit its schema: ${problems}` : undefined;
 }
 

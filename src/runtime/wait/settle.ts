@@ -9,7 +9,7 @@ import type { RunEvent } from "../events.ts";
 import type { ToolMessage } from "../messages.ts";
 import type { TurnItem } from "../run-options.ts";
 import { answerWithoutRunning, approvalRecord, type Suspension } from "./suspension.ts";
-import { REQUEST_EXPIRED, type Decision, type ElicitationAnswer, isAnswer, REQUEST_CANCELLED, type UserRequest } from "./requests.ts";
+import { type Decision, kindOf, type UserRequest } from "./requests.ts";
 import { commit } from "../commit.ts";
 import { type StateUpdates, toolContext } from "../tools/tool-context.ts";
 import { advance, holdingChange, type RunContext, type TurnState } from "../turn-state.ts";
@@ -102,23 +102,13 @@ async function settle(
     ? (await withRemoteTools(run, owner, run.options.network.toolset(owner.name))).toolset.tools
     : new Map<string, Tool>();
   const tool = tools.get(call.name);
-  const answers = request.delegated
-    ? [...(request.earlier ?? []), decision]
-    : request.kind === "question" || request.kind === "elicitation"
-      ? [...(request.earlier ?? []), answerOf(request, decision)]
-      : [];
+  // What its ask returns when it runs again, by its kind (a question's answer, an elicitation's outcome as MCP has it).
+  const settled = kindOf(request).settle(request, decision);
+  const asked = request.delegated ? [decision] : settled.kind === "runs-again" ? [settled.asked] : [];
+  const answers = asked.length ? [...(request.earlier ?? []), ...asked] : [];
   const context = toolContext(run, state, caller, updates);
   const outcome = await executeToolCall(call, tool, context, [...tools.keys()], answers, request.recorded ?? []);
   if (!isAsked(outcome)) return { request, answered: { outcome, counts: true } };
   if (!owner) return { request, answered: { outcome: errorOutcome(`Agent '${caller}' no longer exists.`), counts: true } };
   return { request, again: requestFor(call, { kind: "asked", ...outcome }, tool, owner, run.options.network.options.approvalExpiresIn) };
-}
-
-/** What the call's ask returns: a question's answer, or an elicitation's outcome as MCP has them. */
-function answerOf(request: UserRequest, decision: Decision): unknown {
-  if (request.kind !== "elicitation") return isAnswer(decision) ? decision.answer : undefined;
-  if (isAnswer(decision)) return { action: "accept", content: decision.answer as Record<string, unknown> } satisfies ElicitationAnswer;
-  if (decision.approved) return { action: "accept" } satisfies ElicitationAnswer;
-  const cancelled = decision.reason === REQUEST_CANCELLED || decision.reason === REQUEST_EXPIRED;
-  return { action: cancelled ? "cancel" : "decline" } satisfies ElicitationAnswer;
 }

@@ -4,7 +4,7 @@
  */
 import type { AssistantMessage, Message, ToolMessage } from "../messages.ts";
 import type { TurnProgress } from "../turn-progress.ts";
-import { type Decision, denialMessage, isAnswer, type UserRequest } from "./requests.ts";
+import { type Decision, isAnswer, kindOf, type UserRequest } from "./requests.ts";
 
 /**
  * A turn suspended after a step with calls that wait for the user. The step's assistant message and
@@ -27,23 +27,17 @@ export const INTERRUPTED_CALL =
   "This call was interrupted before its result was recorded (the conversation's process restarted): it may or may not have taken effect. Check before trying it again.";
 
 /**
- * How a decision answers its request without running anything: a declined call, question or client
- * tool, and a client tool's output. Null: the call runs (an approved call; an answered question or
- * any elicitation, whose call runs again with the answer).
+ * How a decision answers its request without running anything (a decline, a client tool's output), by its kind. Null: the
+ * call runs (an approved call), or runs again with its ask's answer (a question's, a choice's, any elicitation's outcome).
  */
 export function answerWithoutRunning(
   request: UserRequest,
   decision: Decision,
 ): { content: string; result: unknown; isError: boolean } | null {
-  if (request.kind === "elicitation") return null;
-  if (isAnswer(decision)) {
-    if (request.kind !== "client-tool") return null;
-    const content = typeof decision.answer === "string" ? decision.answer : JSON.stringify(decision.answer ?? null);
-    return { content, result: decision.answer ?? null, isError: false };
-  }
-  if (decision.approved) return null;
-  const content = denialMessage(decision, request.kind);
-  return { content, result: content, isError: true };
+  const settled = kindOf(request).settle(request, decision);
+  if (settled.kind !== "answered") return null;
+  const { kind: _answered, ...answer } = settled;
+  return answer;
 }
 
 /**
