@@ -177,19 +177,17 @@ export interface InputRequiredBase extends RequestEventFields {
   type: "input-required";
 }
 
-/** A request for the user's input rather than a yes or no: every kind but an approval. */
-type InputRequest = Exclude<UserRequest, ApprovalRequest>;
-
 /**
  * A call waits for the user's input (approvals have `approval-required`), as its kind shows it (runtime/wait/kinds/): a
  * tool's question or choice (`ctx.ask`), a client tool the user's client runs, an MCP server's elicitation (a form, or an
  * https URL to open).
  */
-export type InputRequiredEvent = InputRequest extends infer R
-  ? R extends InputRequest
-    ? InputRequiredBase & Omit<R, "earlier" | "recorded" | keyof RequestEventFields>
-    : never
-  : never;
+export type InputRequiredEvent =
+  Exclude<UserRequest, ApprovalRequest> extends infer R
+    ? R extends UserRequest
+      ? InputRequiredBase & Omit<R, "earlier" | "recorded" | keyof RequestEventFields>
+      : never
+    : never;
 
 /**
  * An event of a delegated agent's run (`Agent.asTool`), nested under the calls that delegated it: `path` is their ids, outermost
