@@ -256,7 +256,10 @@ function damageClaim(
   return `I have opened damage claim ${opened.claimId} for order ${orderId}, with your photo "${photo.name}". ${form}`;
 }
 
-/** What the customer is asked: a redelivery's day and place (a question), a slot (a client tool), a parcel held (an MCP elicitation). */
+/**
+ * What the customer is asked: a redelivery's day and place (a question), where to leave a parcel (a choice), a slot (a
+ * client tool), a parcel held (an MCP elicitation).
+ */
 function userRequests(orderId: string, text: string, results: ToolMessage[], has: (name: string) => boolean): Decision | undefined {
   const redelivery = results.find((r) => r.name === "arrange_redelivery");
   if (/\bredeliver/i.test(text) && !redelivery) return [call("arrange_redelivery", { orderId })];
@@ -265,6 +268,13 @@ function userRequests(orderId: string, text: string, results: ToolMessage[], has
     const booked = JSON.parse(redelivery.content) as { redeliveryDay: string; leaveAt: string };
     return `Order ${orderId} comes again on ${booked.redeliveryDay}; it will be left at the ${booked.leaveAt}.`;
   }
+  const place = results.find((r) => r.name === "choose_safe_place");
+  if (/\b(safe place|no one is home|nobody is home|leave (it|my parcel|the parcel))\b/i.test(text) && !place && has("choose_safe_place"))
+    return [call("choose_safe_place", { orderId })];
+  if (place)
+    return place.isError
+      ? `Nothing was changed: ${place.content}`
+      : `When no one is home, order ${orderId} will be left: ${(JSON.parse(place.content) as { safePlace: string }).safePlace}.`;
   const slot = results.find((r) => r.name === "choose_delivery_slot");
   if (/\b(slot|reschedule)\b/i.test(text) && !slot)
     return [call("choose_delivery_slot", { orderId, slots: ["Mon 9:00-12:00", "Mon 14:00-17:00", "Tue 9:00-12:00"] })];

@@ -13,6 +13,7 @@ import {
   calculatorTools,
   changeAddress,
   chooseDeliverySlot,
+  chooseSafePlace,
   flagOrder,
   lookupOrder,
   openDamageClaim,
@@ -58,7 +59,8 @@ const EXAMPLES = {
 
 const SHIPPING_INSTRUCTIONS =
   "You are the shipping specialist. Look the order up, track the parcel with the tracking service, report where it is. " +
-  "Change the address, arrange a redelivery, offer delivery slots, hold a parcel at a depot or cancel a shipment when asked. " +
+  "Change the address, arrange a redelivery, ask where to leave a parcel when no one is home, offer delivery slots, " +
+  "hold a parcel at a depot or cancel a shipment when asked. " +
   "When a customer sends a photo of a damaged parcel, open a damage claim with it. " +
   "If the question is not about shipping, transfer back to triage.";
 
@@ -89,11 +91,13 @@ export function createSupportNetwork(
     description: "Handles delivery status, tracking and address changes.",
     instructions: SHIPPING_INSTRUCTIONS,
     // schedule_followup: "I'll check again in an hour", a turn of its own when it is due.
-    // arrange_redelivery asks the customer (a question); choose_delivery_slot runs in the customer's page (a client tool).
+    // arrange_redelivery asks the customer (a question), choose_safe_place has them pick (a choice); choose_delivery_slot
+    // runs in the customer's page (a client tool).
     tools: [
       lookupOrder,
       changeAddress,
       arrangeRedelivery,
+      chooseSafePlace,
       chooseDeliverySlot,
       openDamageClaim,
       followUpTool(),

@@ -107,6 +107,23 @@ export const openDamageClaim = tool({
   },
 });
 
+/** Where a parcel is left when no one is home: the customer picks a place, or says one in their own words (a choice). */
+export const chooseSafePlace = tool({
+  name: "choose_safe_place",
+  description: "Asks the customer where the courier should leave an order when no one is home, and records it.",
+  parameters: z.object({ orderId }),
+  execute: async ({ orderId }, ctx) => {
+    const order = findOrder(orderId);
+    if (!order) throw new Error(`No order '${orderId}'.`);
+    const place = await ctx.ask({
+      message: `Where should the courier leave order ${order.orderId} when no one is home?`,
+      options: ["Front door", "With a neighbour", "Parcel locker"],
+      other: "Somewhere else",
+    });
+    return { orderId: order.orderId, safePlace: place };
+  },
+});
+
 /** A client tool: no execute here, the customer's page shows the slots and sends back the one picked. */
 export const chooseDeliverySlot = tool({
   name: "choose_delivery_slot",

@@ -3,7 +3,8 @@
  * compatibility off) and the offline demo model: a question drawn as a form from its schema (the
  * place as buttons, the day as a date field) with a wrong answer refused and the card asking again;
  * the demo's client tool (delivery slots) answered by the page's own card; the tracking MCP
- * server's elicitation as a form; and a reload that draws a waiting question again. Screenshots
+ * server's elicitation as a form; a choice as a button per option (and a field for the user's own words) at 1280 and
+ * 390 px; and a reload that draws a waiting request again. Screenshots
  * (desktop and phone) are kept in test-artifacts/.
  */
 import assert from "node:assert/strict";
@@ -106,4 +107,28 @@ describe("what a turn asks, on the chat page", () => {
     await page.locator(".assistant").filter({ hasText: "No redelivery was booked" }).waitFor();
     await page.close();
   });
+  for (const width of [1280, 390])
+    it(`draws a choice as a button per option and a field for the user's own words, at ${width} px; a reload draws it again`, async () => {
+      const page = await ask("Where should the courier leave my parcel A1002 when no one is home?", width);
+      const card = page.getByTestId("request-choice");
+      await card.filter({ hasText: "Where should the courier leave order A1002 when no one is home?" }).waitFor();
+      assert.deepEqual(await card.locator(".choices button").allTextContents(), ["Front door", "With a neighbour", "Parcel locker"]);
+      await card.getByLabel("Somewhere else").waitFor();
+      const fits = await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth);
+      assert.ok(fits, "the card fits the window");
+      await page.screenshot({ path: `test-artifacts/request-choice-${width}.png`, fullPage: true });
+      // A reload while it waits: the card again, with its options.
+      await page.reload();
+      await card.filter({ hasText: "when no one is home" }).waitFor();
+      if (width === 390) {
+        // In the user's own words, from the phone.
+        await card.getByLabel("Somewhere else").fill("behind the blue gate");
+        await card.getByRole("button", { name: "Send" }).click();
+        await page.locator(".assistant").filter({ hasText: "will be left: behind the blue gate" }).waitFor();
+      } else {
+        await card.getByRole("button", { name: "Parcel locker" }).click();
+        await page.locator(".assistant").filter({ hasText: "will be left: Parcel locker" }).waitFor();
+      }
+      await page.close();
+    });
 });

@@ -143,6 +143,16 @@ describe("what each kind of request takes", () => {
   };
   const url: UserRequest = { ...form, mode: "url", url: "https://crm.example/auth", host: "crm.example" } as UserRequest;
   const client: UserRequest = { kind: "client-tool", toolCallId: "n", name: "write_note", args: {}, agent: "support" };
+  const pick: UserRequest = {
+    kind: "choice",
+    toolCallId: "p",
+    name: "safe_place",
+    args: {},
+    agent: "support",
+    message: "Where?",
+    options: ["Door", "Locker"],
+  };
+  const pickOrSay: UserRequest = { ...pick, other: "Somewhere else" } as UserRequest;
 
   it("a form takes its fields as an object, a URL a yes once opened, a client tool any output; a no fits every kind", () => {
     const cases: Array<[UserRequest, Omit<Decision, "toolCallId">, string | undefined]> = [
@@ -155,6 +165,12 @@ describe("what each kind of request takes", () => {
       [url, { approved: true }, undefined],
       [url, { answer: { done: true } }, 'asks the user to open a URL: send "approved": true once they have, or false to decline.'],
       [client, { answer: "anything" }, undefined],
+      [pick, { answer: "Locker" }, undefined],
+      [pick, { answer: "Garage" }, expect.stringMatching(/^does not fit its schema: answer: /)],
+      [pick, { approved: true }, 'takes an answer: send { "toolCallId", "answer" } (or "approved": false to decline).'],
+      [pickOrSay, { answer: "Garage" }, undefined],
+      [pickOrSay, { answer: "  " }, "is empty: pick an option or write one."],
+      [pickOrSay, { answer: 3 }, expect.stringMatching(/^does not fit its schema: answer: /)],
       [client, { approved: true }, 'takes an answer: send { "toolCallId", "answer" } (or "approved": false to decline).'],
       [approval("r"), { answer: "yes" }, 'is an approval: send "approved": true or false, not an answer.'],
       [question("q"), { answer: { day: 3 } }, expect.stringMatching(/^does not fit its schema: day: /)],
@@ -164,7 +180,7 @@ describe("what each kind of request takes", () => {
       expect(answerProblem(request, { toolCallId: request.toolCallId, ...decision } as Decision), JSON.stringify(decision)).toEqual(
         problem,
       );
-    for (const request of [form, url, client, approval("r"), question("q")])
+    for (const request of [form, url, client, pick, approval("r"), question("q")])
       expect(answerProblem(request, { toolCallId: request.toolCallId, approved: false })).toBeUndefined();
   });
 

@@ -70,7 +70,21 @@ function network(options: { approvalExpiresIn?: Duration } = {}): Network {
       return { slot, day, form: form.name };
     },
   });
-  const agent = new Agent({ name: "support", description: "d", instructions: "i", tools: [consent, callback, note, refund, book] });
+  const place = tool({
+    name: "safe_place",
+    description: "Asks where to leave a parcel.",
+    parameters: z.object({ options: z.array(z.string()).optional(), other: z.boolean().default(true) }),
+    execute: async ({ options, other }, ctx) => {
+      const picked = await ctx.ask({
+        message: "Where should it be left?",
+        options: options ?? ["Front door", "Parcel locker"],
+        ...(other ? { other: "Somewhere else" } : {}),
+        expiresIn: "2m",
+      });
+      return { picked };
+    },
+  });
+  const agent = new Agent({ name: "support", description: "d", instructions: "i", tools: [consent, callback, note, refund, book, place] });
   return new Network(agent, { defaultModel: "m", ...options });
 }
 
@@ -173,6 +187,43 @@ describe("a tool's question", () => {
       result: "The user did not answer before the deadline: the request expired.",
     });
     expect(read).toMatchObject({ role: "tool", content: "The user did not answer before the deadline: the request expired." });
+  });
+});
+
+describe("a choice", () => {
+  it("shows its options (and the offer of the user's own words); the call gets the option picked, or their words", async () => {
+    const first = await playTurn(network(), "where", [{ toolCalls: [{ id: "c", name: "safe_place", args: {} }] }]);
+    const [asked] = ofType(first.events, "input-required");
+    expect(asked).toMatchObject({
+      kind: "choice",
+      toolCallId: "c",
+      message: "Where should it be left?",
+      options: ["Front door", "Parcel locker"],
+      other: "Somewhere else",
+    });
+    expect(Date.parse(asked!.expiresAt!) - Date.now()).toBeLessThanOrEqual(2 * 60_000);
+    expect(ofType(first.events, "done")[0]).toMatchObject({ status: "awaiting_input" });
+    const call = { name: "safe_place", args: {} };
+    expect((await answered(call, { answer: "Parcel locker" })).result).toMatchObject({
+      isError: false,
+      result: { picked: "Parcel locker" },
+    });
+    expect((await answered(call, { answer: "  behind the bins " })).result).toMatchObject({ result: { picked: "behind the bins" } });
+    const declined = await answered(call, { approved: false, reason: "I will be in" });
+    expect(declined.read).toMatchObject({ role: "tool", content: "The user declined to choose: I will be in" });
+    const late = await answered(call, { approved: false, reason: "expired" });
+    expect(late.read).toMatchObject({ content: "The user did not choose before the deadline: the request expired." });
+  });
+
+  it("asked with options that are no choice is the tool's error, and asks nothing", async () => {
+    for (const options of [[], ["a", "a"], ["ok", " "], Array.from({ length: 21 }, (_, i) => `option ${i}`)]) {
+      const wrong = await playTurn(network(), "where", [
+        { toolCalls: [{ id: "c", name: "safe_place", args: { options } }] },
+        { text: "Sorry." },
+      ]);
+      expect(ofType(wrong.events, "input-required"), JSON.stringify(options)).toEqual([]);
+      expect(ofType(wrong.events, "tool-result")[0]).toMatchObject({ isError: true, result: expect.stringMatching(/ctx\.ask's options/) });
+    }
   });
 });
 
