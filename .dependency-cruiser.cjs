@@ -21,6 +21,21 @@ module.exports = {
       to: { path: ["^cloudflare:", "(^|/)node_modules/(hono|openai)/", "^src/(?!runtime/)"] },
     },
     {
+      name: "runtime-wait-below-the-step",
+      comment:
+        "src/runtime/wait (what a run waits for: the kinds of request, decisions, asks, checks) is read by tools, ports and the step; it imports none of them, so no two runtime rooms import each other.",
+      severity: "error",
+      from: { path: "^src/runtime/wait/" },
+      to: { path: "^src/runtime/(tools|step|ports|handoff)/" },
+    },
+    {
+      name: "runtime-ports-below-tools-and-step",
+      comment: "src/runtime/ports (what a host plugs in) imports no tool and no stage of a step: tools and the step read the ports.",
+      severity: "error",
+      from: { path: "^src/runtime/ports/" },
+      to: { path: "^src/runtime/(tools|step)/" },
+    },
+    {
       name: "adapters-below-objects-and-http",
       comment: "src/models and src/agents import no Durable Object's folder and not src/http.",
       severity: "error",

@@ -5,7 +5,7 @@
  * and its Server-Sent Events read as they arrive.
  */
 import { errorMessage, RuntimeError } from "../runtime/errors.ts";
-import { type McpHostEnv, mcpHeaders } from "../runtime/ports/mcp.ts";
+import { type McpHostEnv, mcpHeaders } from "../runtime/ports/mcp-port.ts";
 import {
   type RemoteAgentConfig,
   type RemoteEvent,

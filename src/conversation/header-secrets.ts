@@ -1,5 +1,5 @@
 import { secretForms } from "../config.ts";
-import { type McpHostEnv, mcpHeaders } from "../runtime/ports/mcp.ts";
+import { type McpHostEnv, mcpHeaders } from "../runtime/ports/mcp-port.ts";
 import type { Network } from "../runtime/network.ts";
 
 /**

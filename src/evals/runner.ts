@@ -4,7 +4,7 @@
  * fails (rate limits, outages, timeouts). What each turn did is measured from its events.
  */
 import { newHolding } from "../runtime/holding.ts";
-import type { McpPort } from "../runtime/ports/mcp.ts";
+import type { McpPort } from "../runtime/ports/mcp-port.ts";
 import type { Message } from "../runtime/messages.ts";
 import type { Model } from "../runtime/ports/model-port.ts";
 import type { Network } from "../runtime/network.ts";

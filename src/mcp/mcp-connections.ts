@@ -24,7 +24,7 @@ import {
   type McpServerConfig,
   type McpToolInfo,
   mcpHeaders,
-} from "../runtime/ports/mcp.ts";
+} from "../runtime/ports/mcp-port.ts";
 import { errorMessage } from "../runtime/errors.ts";
 import { schemaProblems } from "../runtime/json-schema.ts";
 import { knownToolList, MemoryToolListCache, rememberToolList, type ToolListCache } from "./tool-lists.ts";

@@ -3,7 +3,7 @@
  * isolate has seen (for `GET /v1/agents`), and the `McpClient` a Worker is given to reach servers
  * (`mcpClient()` from `handoff-runtime/mcp`). A Worker that is given none bundles no MCP SDK.
  */
-import type { McpPort, McpServerConfig, McpToolInfo } from "../runtime/ports/mcp.ts";
+import type { McpPort, McpServerConfig, McpToolInfo } from "../runtime/ports/mcp-port.ts";
 
 /** A server's listed tools, as kept between turns. */
 export interface CachedToolList {

@@ -2,7 +2,7 @@ import { type Duration, durationMs } from "./duration.ts";
 import * as z from "zod";
 import type { Guardrail } from "./tools/guardrails.ts";
 import type { HandoffOptions } from "./handoff/types.ts";
-import type { McpServerConfig } from "./ports/mcp.ts";
+import type { McpServerConfig } from "./ports/mcp-port.ts";
 import type { ModelSettings } from "./ports/model-port.ts";
 import type { RemoteAgentConfig } from "./ports/remote-port.ts";
 import type { RouterOptions } from "./ports/router-port.ts";

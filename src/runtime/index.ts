@@ -134,8 +134,8 @@ export {
   type McpPort,
   type McpServerConfig,
   type McpToolInfo,
-  mcpToolName,
-} from "./ports/mcp.ts";
+} from "./ports/mcp-port.ts";
+export { mcpToolName } from "./tools/mcp-tools.ts";
 export type { RoutedBy, RouteDecision, Router, RouteRequest, RouterOptions } from "./ports/router-port.ts";
 export type {
   RemoteAgentConfig,

@@ -1,4 +1,4 @@
-import { approvalExpiry } from "./wait/gate.ts";
+import { approvalExpiry } from "./step/gate.ts";
 import type { RouterOptions } from "./ports/router-port.ts";
 import type { AnnouncedHandoffs } from "./handoff/announced.ts";
 import type { Duration } from "./duration.ts";

@@ -20,7 +20,7 @@ import { checkStepLimits, type PreparedStep, prepareStep } from "./step/prepare-
 import { answerCalls, callsAhead, gateCalls, planCalls } from "./step/resolve-calls.ts";
 import { callPlanOf } from "./handoff/rules.ts";
 import { argsOf } from "./tools/execute-tool-call.ts";
-import { settleRequests } from "./wait/settle.ts";
+import { settleRequests } from "./step/settle-requests.ts";
 import { waitingStatus } from "./wait/requests.ts";
 import { DEFAULT_PARALLEL_DELEGATIONS, NestedItems, Slots } from "./step/nested-items.ts";
 import { NO_USAGE } from "./usage.ts";

@@ -2,7 +2,7 @@
 import type { CallsInFlight } from "./calls-in-flight.ts";
 import type { FilePort } from "./ports/files-port.ts";
 import type { FileRef } from "./messages.ts";
-import type { McpPort } from "./ports/mcp.ts";
+import type { McpPort } from "./ports/mcp-port.ts";
 import type { RunEvent } from "./events.ts";
 import type { ConversationSnapshot } from "./conversation-snapshot.ts";
 import type { Limits } from "./limits.ts";

@@ -1,6 +1,6 @@
 import { findHistoryProblem } from "../runtime/messages.ts";
 import type { Limits } from "../runtime/limits.ts";
-import type { McpPort } from "../runtime/ports/mcp.ts";
+import type { McpPort } from "../runtime/ports/mcp-port.ts";
 import type { Network } from "../runtime/network.ts";
 import type { RemotePort } from "../runtime/ports/remote-port.ts";
 import type { FilePort } from "../runtime/ports/files-port.ts";

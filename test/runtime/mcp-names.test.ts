@@ -1,6 +1,6 @@
 /** MCP tool names as the model sees them, and a result as the model reads it: pure rules, no server. */
 import { describe, expect, it } from "vitest";
-import { mcpResultValue } from "../../src/runtime/ports/mcp.ts";
+import { mcpResultValue } from "../../src/runtime/tools/mcp-tools.ts";
 import { Agent, mcpToolName, Network } from "../../src/runtime/index.ts";
 import { noMcpClient } from "../../src/mcp/tool-lists.ts";
 import { runScripted } from "../../src/testing/index.ts";

@@ -1,8 +1,14 @@
 /** The model port: what the loop asks of a model, and what a model streams back. */
 import type { Message, ToolCall } from "../messages.ts";
 import type { FilePort } from "./files-port.ts";
-import type { ToolSpec } from "../tools/tool.ts";
 import type { Usage } from "../usage.ts";
+
+/** A function tool as the model APIs describe it: JSON Schema parameters. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
 
 /** Per-agent model options; unset fields fall back to the Worker's environment. */
 export interface ModelSettings {

@@ -6,7 +6,7 @@
  * is kept as the agent's state in the holding, so the next message reaches the same context.
  */
 import type { Message } from "../messages.ts";
-import type { McpHeaders, McpHostEnv } from "./mcp.ts";
+import type { McpHeaders, McpHostEnv } from "./mcp-port.ts";
 import type { ModelEvent } from "./model-port.ts";
 
 /** A `fetch` in the shape a service binding (`Fetcher`) has. */

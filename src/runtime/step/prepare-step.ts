@@ -4,7 +4,7 @@ import { checkBudgets, spentSoFar } from "../budgets.ts";
 import { type CompactionResult, compactIfNeeded, visibleHistory } from "../context-window.ts";
 import { RuntimeError } from "../errors.ts";
 import type { RunEvent } from "../events.ts";
-import { remoteTools } from "../ports/mcp.ts";
+import { remoteTools } from "../tools/mcp-tools.ts";
 import type { Message } from "../messages.ts";
 import type { AgentToolset, Network } from "../network.ts";
 import { answerReturn, openReturn, returnToolSpec } from "../handoff/returns.ts";

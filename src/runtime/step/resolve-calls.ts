@@ -3,7 +3,7 @@
  * call. In order: handoffs are picked out before anything runs (each call's plan, announced), then
  * tool guardrails and the approval gate, then the calls that start are written ahead of them, and they run.
  */
-import { requiresApproval, runsOnClient } from "../wait/gate.ts";
+import { requiresApproval, runsOnClient } from "./gate.ts";
 import { checkBudgets, spentSoFar } from "../budgets.ts";
 import { argsOf, errorOutcome, executeToolCall, isAsked } from "../tools/execute-tool-call.ts";
 import { firstBlock } from "../tools/guardrails.ts";

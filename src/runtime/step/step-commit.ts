@@ -13,7 +13,7 @@ import type { AssistantMessage, Message, ToolMessage } from "../messages.ts";
 import type { NetworkOptions } from "../network.ts";
 import type { StepCommit } from "../ports/store-port.ts";
 import type { UserRequest } from "../wait/requests.ts";
-import { requestEvent, requestFor } from "../wait/call-request.ts";
+import { requestEvent, requestFor } from "./call-request.ts";
 import { agentState } from "../tools/tool-context.ts";
 import { advance, holdingChange, type TurnState } from "../turn-state.ts";
 import { addUsage, modelCallUsage, NO_USAGE, type UsageTotals } from "../usage.ts";

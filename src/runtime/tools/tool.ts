@@ -2,6 +2,7 @@ import * as z from "zod";
 import type { Duration } from "../duration.ts";
 import type { FileRef } from "../messages.ts";
 import type { NewFile } from "../ports/files-port.ts";
+import type { ToolSpec } from "../ports/model-port.ts";
 import type { ScheduledFollowUp, StartedDelegation } from "../ports/scheduler-port.ts";
 import type { ElicitationAnswer } from "../wait/requests.ts";
 import type { AnswerTo, Ask, CallAsks, Elicitation } from "../wait/asks.ts";
@@ -106,12 +107,7 @@ export function tool<Schema extends z.ZodType>(definition: Tool<Schema>): Tool {
   return definition as unknown as Tool;
 }
 
-/** A function tool as the model APIs describe it: JSON Schema parameters. */
-export interface ToolSpec {
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
-}
+export type { ToolSpec } from "../ports/model-port.ts";
 
 const specCache = new WeakMap<Tool, ToolSpec>();
 

@@ -6,9 +6,9 @@ import type { ToolCall } from "../messages.ts";
 import { answerSchema } from "../json-schema.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { Duration } from "../duration.ts";
-import type { CallWait } from "../step/call-record.ts";
+import type { CallWait } from "./call-record.ts";
 import { approvalExpiry } from "./gate.ts";
-import { publicRequest, type UserRequest } from "./requests.ts";
+import { publicRequest, type UserRequest } from "../wait/requests.ts";
 
 /** The request a call's wait makes: its kind, what it shows the user, its deadline (the ask's, else the tool's, agent's or network's). */
 export function requestFor(

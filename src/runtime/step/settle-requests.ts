@@ -8,14 +8,14 @@ import { errorOutcome, executeToolCall, isAsked, toolMessage } from "../tools/ex
 import type { RunEvent } from "../events.ts";
 import type { ToolMessage } from "../messages.ts";
 import type { TurnItem } from "../run-options.ts";
-import { answerWithoutRunning, approvalRecord, type Suspension } from "./suspension.ts";
-import { type Decision, kindOf, type UserRequest } from "./requests.ts";
+import { answerWithoutRunning, approvalRecord, type Suspension } from "../wait/suspension.ts";
+import { type Decision, kindOf, type UserRequest } from "../wait/requests.ts";
 import { commit } from "../commit.ts";
 import { type StateUpdates, toolContext } from "../tools/tool-context.ts";
 import { advance, holdingChange, type RunContext, type TurnState } from "../turn-state.ts";
-import { countErrorSteps, tooManyErrors } from "../step/next-step.ts";
-import { withRemoteTools } from "../step/prepare-step.ts";
-import type { Answered } from "../step/call-record.ts";
+import { countErrorSteps, tooManyErrors } from "./next-step.ts";
+import { withRemoteTools } from "./prepare-step.ts";
+import type { Answered } from "./call-record.ts";
 import type { Tool } from "../tools/tool.ts";
 import { requestEvent, requestFor } from "./call-request.ts";
 

@@ -1,134 +1,21 @@
 /**
- * Tools from remote MCP servers, as the loop sees them: an agent names its servers, a host passes
- * an `McpPort` that lists and calls their tools, and each listed tool becomes an ordinary `Tool`
- * (named `<server>_<tool>`) that takes the same path as a local one: handoff interception,
- * guardrails, the approval gate, then the call. The port owns the wire, sessions and caching.
+ * Tools from remote MCP servers, as the loop sees them: each tool an agent's servers list through the `McpPort` becomes an
+ * ordinary `Tool` (named `<server>_<tool>`) that takes the same path as a local one: handoff interception, guardrails,
+ * the approval gate, then the call.
  */
 import * as z from "zod";
-import { foldName, uniqueToolName } from "../tools/tool-names.ts";
-import { type Tool, type ToolContext, tool } from "../tools/tool.ts";
+import { foldName, uniqueToolName } from "./tool-names.ts";
+import { type Tool, type ToolContext, tool } from "./tool.ts";
 import type { Elicitation } from "../wait/asks.ts";
 import { errorMessage } from "../errors.ts";
-
-/** What a `headers` function is given: the Worker's environment, or whatever the host passes. */
-export type McpHostEnv = Readonly<Record<string, unknown>>;
-
-/** A remote MCP server an agent takes tools from. */
-export interface McpServerConfig {
-  /** Prefix of its tools' names (`<name>_<tool>`); also how logs and warnings name it. */
-  name: string;
-  /** Its Streamable HTTP endpoint; a server that only speaks the older HTTP+SSE transport is reached at the same URL. */
-  url: string;
-  /** Sent with every request; a function reads secrets from the environment. Values are redacted everywhere. */
-  headers?: Readonly<Record<string, string>> | McpHeaders;
-  /** Only these of its tools (the server's names); all when absent. */
-  allowTools?: readonly string[];
-  /** None of these (the server's names). */
-  denyTools?: readonly string[];
-  /** A person approves each call: all of them, the tools named (the server's names), or as a function decides per call. */
-  needsApproval?: boolean | readonly string[] | McpApproval;
-  /** How long a call may take before it is answered with an error (default 30 s). */
-  timeoutMs?: number;
-  /** How long a listed set of tools is used before it is listed again (default 10 minutes). */
-  cacheTtlMs?: number;
-  /** How requests reach it: a service binding's `fetch`, or an in-process handler; the global `fetch` when absent. */
-  fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
-}
-
-/** Headers from the environment; declared through a method, so a function of a Worker's own `Env` type fits. */
-export type McpHeaders = { bivarianceHack(env: McpHostEnv): Readonly<Record<string, string>> }["bivarianceHack"];
-
-/** Decides whether a call waits for a person. */
-export type McpApproval = (call: { tool: string; args: Record<string, unknown> }) => boolean | Promise<boolean>;
-
-/** A tool as its server lists it. */
-export interface McpToolInfo {
-  name: string;
-  description?: string;
-  /** JSON Schema of its arguments, sent to the model as the server gave it. */
-  inputSchema: Record<string, unknown>;
-  /** JSON Schema of its structured results, when it declares one. */
-  outputSchema?: Record<string, unknown>;
-}
-
-/** One block of a call's result, as MCP defines them (the kinds this runtime reads). */
-export type McpContent =
-  | { type: "text"; text: string }
-  | { type: "image" | "audio"; mimeType?: string; data?: string }
-  | { type: "resource"; resource: { uri: string; mimeType?: string; text?: string } }
-  | { type: "resource_link"; uri: string; name?: string; mimeType?: string }
-  | { type: string; [key: string]: unknown };
-
-/** A call's result, as the server sent it. */
-export interface McpCallResult {
-  content?: readonly McpContent[];
-  structuredContent?: unknown;
-  isError?: boolean;
-}
-
-/** An embedded request of a server's `input_required` answer (protocol revision 2026-07-28): this client fulfils elicitations. */
-export interface McpInputRequest {
-  method: string;
-  params?: {
-    mode?: "form" | "url";
-    message?: string;
-    requestedSchema?: Record<string, unknown>;
-    url?: string;
-    elicitationId?: string;
-  };
-}
-
-/** A server's answer that it needs the user's input first: the call is made again with the responses and its `requestState`. */
-export interface McpInputRequired {
-  resultType: "input_required";
-  inputRequests?: Readonly<Record<string, McpInputRequest>>;
-  requestState?: string;
-}
-
-/** What a call made again after `input_required` carries: the responses by the server's keys, and its `requestState` as it was sent. */
-export interface McpInputResponses {
-  inputResponses: Record<string, unknown>;
-  requestState?: string;
-}
-
-/** How many times a call may be answered `input_required` before it is given up. */
-export const MAX_INPUT_ROUNDS = 10;
-
-/**
- * What the loop needs from a host to use MCP servers. `listTools` and `callTool` reject with an
- * error whose message says what went wrong (down, slow, refused); the loop turns it into an error
- * result the agent can recover from.
- */
-export interface McpPort {
-  listTools(server: McpServerConfig, signal: AbortSignal): Promise<readonly McpToolInfo[]>;
-  /**
-   * `idempotencyKey`: the call's stable key (`ctx.idempotencyKey`), for the server to make a retry safe. `input`: the
-   * user's responses to what the server asked, for a call made again after it answered `input_required`.
-   */
-  callTool(
-    server: McpServerConfig,
-    tool: string,
-    args: Record<string, unknown>,
-    signal: AbortSignal,
-    idempotencyKey?: string,
-    input?: McpInputResponses,
-  ): Promise<McpCallResult | McpInputRequired>;
-  /** Checks arguments against a tool's input schema: what is wrong with them, or undefined when they fit. */
-  checkArguments(schema: Record<string, unknown>, args: unknown): string | undefined;
-}
+import type { McpApproval, McpCallResult, McpContent, McpInputRequest, McpPort, McpServerConfig, McpToolInfo } from "../ports/mcp-port.ts";
+import { MAX_INPUT_ROUNDS } from "../ports/mcp-port.ts";
 
 /**
  * `<server>_<tool>` in what providers accept (accents dropped, then `[a-zA-Z0-9_-]`, 64 characters); a name already taken gets `_2`, `_3`.
  */
 export function mcpToolName(server: string, tool: string, taken: ReadonlySet<string> = new Set()): string {
   return uniqueToolName(foldName(`${server}_${tool}`, /[^a-zA-Z0-9_-]/g), taken);
-}
-
-/** The headers a server is sent: given, or read from the environment. */
-export function mcpHeaders(server: Pick<McpServerConfig, "headers">, env: McpHostEnv): Readonly<Record<string, string>> {
-  const headers = server.headers;
-  if (headers === undefined) return {};
-  return typeof headers === "function" ? headers(env) : headers;
 }
 
 /**
