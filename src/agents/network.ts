@@ -82,11 +82,45 @@ export function createSupportNetwork(
     name: "billing",
     description: "Handles charges, invoices, double charges and refunds.",
     instructions:
-      "You are the billing specialist. Look the order up before acting, confirm the amount, and refund only what was charged in error. If the question is not about billing, transfer back to triage.",
+      "You are the billing specialist. Look the order up before acting, confirm the amount, and refund only what was " +
+      "charged in error. If the question is not about billing, transfer back to triage.",
     tools: [lookupOrder, refund, fraudCheck.asTool({ name: "ask_fraud_check" })],
     examples: EXAMPLES.billing,
   });
-  const shipping = new Agent({
+  const shipping = shippingAgent(tracking, parcelSearch);
+  const calculator = new Agent({
+    name: "calculator",
+    description: "Solves arithmetic and equations step by step with calculator tools.",
+    instructions:
+      "You are a calculator assistant. You specialize in mathematical calculations and solving equations. " +
+      "Always use your tools to compute.",
+    tools: calculatorTools,
+    examples: EXAMPLES.calculator,
+  });
+  // A person at the support desk: answers through the operator API and page, and hands back to an agent.
+  const supportDesk = humanAgent({
+    name: "support-desk",
+    description: "A person at the support desk, for customers who ask for a human.",
+    examples: EXAMPLES.supportDesk,
+    ...(supportDeskAnswerWithin === undefined ? {} : { answerWithin: supportDeskAnswerWithin }),
+  });
+  const triage = new Agent({
+    name: "triage",
+    description: "Routes the customer to the right specialist.",
+    instructions:
+      "You route customers. Ask at most one clarifying question, then transfer billing questions to billing, delivery " +
+      "questions to shipping and calculations to calculator.",
+    // The calculator gives the conversation back to whoever asked once it has answered.
+    handoffs: [billing, shipping, handoff(calculator, { returns: "on-answer" }), supportDesk],
+  });
+  for (const specialist of [billing, shipping, calculator]) specialist.addHandoff(triage);
+  for (const caller of [billing, shipping]) caller.addHandoff(handoff(calculator, { returns: "on-answer" }));
+  return new Network(triage, { ...options, defaultModel });
+}
+
+/** The shipping specialist: its tools ask the customer each way a tool can, and its parcel search runs in the background. */
+function shippingAgent(tracking: McpServerConfig, parcelSearch: Agent): Agent {
+  return new Agent({
     name: "shipping",
     description: "Handles delivery status, tracking and address changes.",
     instructions: SHIPPING_INSTRUCTIONS,
@@ -106,32 +140,6 @@ export function createSupportNetwork(
     mcpServers: [tracking],
     examples: EXAMPLES.shipping,
   });
-  const calculator = new Agent({
-    name: "calculator",
-    description: "Solves arithmetic and equations step by step with calculator tools.",
-    instructions:
-      "You are a calculator assistant. You specialize in mathematical calculations and solving equations. Always use your tools to compute.",
-    tools: calculatorTools,
-    examples: EXAMPLES.calculator,
-  });
-  // A person at the support desk: answers through the operator API and page, and hands back to an agent.
-  const supportDesk = humanAgent({
-    name: "support-desk",
-    description: "A person at the support desk, for customers who ask for a human.",
-    examples: EXAMPLES.supportDesk,
-    ...(supportDeskAnswerWithin === undefined ? {} : { answerWithin: supportDeskAnswerWithin }),
-  });
-  const triage = new Agent({
-    name: "triage",
-    description: "Routes the customer to the right specialist.",
-    instructions:
-      "You route customers. Ask at most one clarifying question, then transfer billing questions to billing, delivery questions to shipping and calculations to calculator.",
-    // The calculator gives the conversation back to whoever asked once it has answered.
-    handoffs: [billing, shipping, handoff(calculator, { returns: "on-answer" }), supportDesk],
-  });
-  for (const specialist of [billing, shipping, calculator]) specialist.addHandoff(triage);
-  for (const caller of [billing, shipping]) caller.addHandoff(handoff(calculator, { returns: "on-answer" }));
-  return new Network(triage, { ...options, defaultModel });
 }
 
 /**

@@ -393,7 +393,10 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     return ok(this.#redactor.value(this.#store.turns.list(this.#store.handoffs().map(publicRecord))));
   }
 
-  /** One turn (the latest by default) as a task: its status, the messages it added, its handoffs, what it waits on (A2A's tasks are turns). */
+  /**
+   * One turn (the latest by default) as a task: its status, the messages it added, its handoffs, what it waits on (A2A's
+   * tasks are turns).
+   */
   async turnView(requester: Requester, turn?: number): Promise<ConversationResult<TurnView>> {
     const admitted = this.#admission.access(requester);
     if (!admitted.ok) return admitted;

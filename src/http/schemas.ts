@@ -158,7 +158,8 @@ export const EventCursor = z.lazy(() =>
 export const TokenBody = z.lazy(() => z.strictObject({ rotate: z.boolean().optional() }));
 
 /**
- * GET /v1/conversations: a signed-in user's list, newest first, `before` the previous page's `next`; `q` searches titles and every user and agent message.
+ * GET /v1/conversations: a signed-in user's list, newest first, `before` the previous page's `next`; `q` searches titles
+ * and every user and agent message.
  */
 export const InboxQueryParams = z.lazy(() =>
   z.strictObject({

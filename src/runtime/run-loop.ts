@@ -8,7 +8,8 @@ import type { RunEvent, TurnOutcome, TurnStatus } from "./events.ts";
 import { firstBlock } from "./tools/guardrails.ts";
 import { runHandoffHook } from "./handoff/hook.ts";
 import { DEFAULT_LIMITS } from "./limits.ts";
-import type { Message } from "./messages.ts";
+import type { AssistantMessage, Message } from "./messages.ts";
+import type { CallRecord } from "./step/call-record.ts";
 import type { ModelRequest } from "./ports/model-port.ts";
 import type { RunItemsOptions, RunTurnOptions, TurnInput, TurnItem } from "./run-options.ts";
 import { commit, recordCalls } from "./commit.ts";
@@ -21,6 +22,8 @@ import { answerCalls, callsAhead, gateCalls, planCalls } from "./step/resolve-ca
 import { callPlanOf } from "./handoff/rules.ts";
 import { argsOf } from "./tools/execute-tool-call.ts";
 import { settleRequests } from "./step/settle-requests.ts";
+import type { CallerFrame } from "./holding.ts";
+import type { Agent } from "./agent.ts";
 import { waitingStatus } from "./wait/requests.ts";
 import { DEFAULT_PARALLEL_DELEGATIONS, NestedItems, Slots } from "./step/nested-items.ts";
 import { NO_USAGE } from "./usage.ts";
@@ -61,25 +64,58 @@ async function* runItems(options: RunItemsOptions, store: TurnStore | undefined)
 }
 
 async function* runLeg(options: RunItemsOptions, store: TurnStore | undefined): AsyncGenerator<TurnItem, TurnOutcome> {
-  const { network, model, input } = options;
-  const run: RunContext = {
-    options,
-    limits: { ...DEFAULT_LIMITS, ...options.limits },
-    signal: options.signal ?? new AbortController().signal,
-    store,
-    runItems: runTurnItems,
-    nested: new NestedItems(),
-    delegations: new Slots(network.options.maxParallelDelegations ?? DEFAULT_PARALLEL_DELEGATIONS),
-    path: options.path ?? [],
-    delegated: { usage: NO_USAGE, byCall: new Map() },
-    once: { nudged: false },
-  };
+  const { network } = options;
+  const run = runContext(options, store);
   const { activeAgent, callers: stored } = options.conversation.holding;
   const agent = network.get(activeAgent) ?? network.entry;
   const missing = network.get(activeAgent) ? undefined : activeAgent;
   // A deploy may have removed agents on the caller stack: their frames are skipped.
   const callers = stored.filter((f) => network.get(f.caller) && network.get(f.callee));
   let state = initialTurnState(options, agent, callers);
+  yield* legStart(
+    options,
+    agent,
+    missing,
+    stored.filter((f) => !callers.includes(f)),
+  );
+  try {
+    const accepted = yield* acceptInput(run, state, options.input, missing);
+    state = accepted.state;
+    if (accepted.ended) return accepted.ended;
+    for (;;) {
+      // A person holds the conversation (handed over, or holding it when the message came): no model is called.
+      if (state.agent.human) return yield* awaitHuman(state);
+      const step = yield* runStep(run, state);
+      if (step.ended) return step.ended;
+      state = step.state;
+    }
+  } catch (error) {
+    if (!run.signal.aborted) throw error;
+    // Cancelled: what was committed stays, the step in flight never happened, and the turn ends as asked.
+    yield doneEvent(state, "cancelled", "");
+    return { status: "cancelled" };
+  }
+}
+
+/** What every stage of the leg runs with: its options and limits, its signal, the store, its delegations and what they spent. */
+function runContext(options: RunItemsOptions, store: TurnStore | undefined): RunContext {
+  return {
+    options,
+    limits: { ...DEFAULT_LIMITS, ...options.limits },
+    signal: options.signal ?? new AbortController().signal,
+    store,
+    runItems: runTurnItems,
+    nested: new NestedItems(),
+    delegations: new Slots(options.network.options.maxParallelDelegations ?? DEFAULT_PARALLEL_DELEGATIONS),
+    path: options.path ?? [],
+    delegated: { usage: NO_USAGE, byCall: new Map() },
+    once: { nudged: false },
+  };
+}
+
+/** The leg's `run-start`, and a warning for each agent a deploy removed: the holder (`missing`), and callers that cannot return. */
+function* legStart(options: RunItemsOptions, agent: Agent, missing: string | undefined, gone: readonly CallerFrame[]): Generator<RunEvent> {
+  const { network, model, input } = options;
   yield {
     type: "run-start",
     conversationId: options.conversationId,
@@ -96,28 +132,10 @@ async function* runLeg(options: RunItemsOptions, store: TurnStore | undefined): 
       code: "agent_missing",
       message: `Agent '${missing}' no longer exists; '${agent.name}' took over the conversation.`,
     };
-  for (const frame of stored.filter((f) => !callers.includes(f)))
-    yield {
-      type: "warning",
-      code: "caller_missing",
-      message: `The handoff from '${frame.caller}' to '${frame.callee}' cannot return: '${network.get(frame.caller) ? frame.callee : frame.caller}' no longer exists.`,
-    };
-  try {
-    const accepted = yield* acceptInput(run, state, input, missing);
-    state = accepted.state;
-    if (accepted.ended) return accepted.ended;
-    for (;;) {
-      // A person holds the conversation (handed over, or holding it when the message came): no model is called.
-      if (state.agent.human) return yield* awaitHuman(state);
-      const step = yield* runStep(run, state);
-      if (step.ended) return step.ended;
-      state = step.state;
-    }
-  } catch (error) {
-    if (!run.signal.aborted) throw error;
-    // Cancelled: what was committed stays, the step in flight never happened, and the turn ends as asked.
-    yield doneEvent(state, "cancelled", "");
-    return { status: "cancelled" };
+  for (const frame of gone) {
+    const removed = network.get(frame.caller) ? frame.callee : frame.caller;
+    const message = `The handoff from '${frame.caller}' to '${frame.callee}' cannot return: '${removed}' no longer exists.`;
+    yield { type: "warning", code: "caller_missing", message };
   }
 }
 
@@ -174,10 +192,9 @@ async function* acceptMessage(
   return advance(state, { messages, committed: true });
 }
 
-/** One model call and its tools, as named stages. */
+/** One model call and its tools, as named stages: prepare, call, answer the calls, check the answer, commit. */
 async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnItem, { state: TurnState; ended?: TurnOutcome }> {
   run.signal.throwIfAborted();
-  const { network } = run.options;
   checkStepLimits(run, state);
   const remote = state.agent.remote ? { remote: state.agent.remote.url } : {};
   yield { type: "step-start", stepIndex: state.progress.stepIndex, agent: state.agent.name, ...remote };
@@ -188,13 +205,33 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   const called = yield* callHolder(run, state, prepared);
   if ("handedBack" in called) {
     const record = called.handedBack.lastHandoff;
-    if (record) await runHandoffHook(network, record, "remote-hand-back");
+    if (record) await runHandoffHook(run.options.network, record, "remote-hand-back");
     return { state: called.handedBack };
   }
-  const step = called.step;
+  const { step } = called;
   // A remote call's write-ahead was committed: the step commits from the state it left.
-  state = called.state;
   run.signal.throwIfAborted();
+  const answered = yield* answerStepCalls(run, called.state, prepared, called);
+  const answerBlocked = step.toolCalls.length === 0 ? await outputBlock(called.state, prepared, step) : null;
+  if (answerBlocked !== null) {
+    // A blocked answer is not stored: the history ends before this step.
+    yield { type: "guardrail", kind: "output", agent: prepared.agent.name, reason: answerBlocked };
+    throw new RuntimeError("guardrail_blocked", `The answer was blocked: ${answerBlocked}`);
+  }
+  return yield* commitStep(run, called.state, prepared, step, answered);
+}
+
+/** A step's calls once answered: their records, the agents' state they changed, and the assistant message written ahead. */
+type AnsweredCalls = { records: CallRecord[]; stateUpdates: StateUpdates; assistant: AssistantMessage | undefined };
+
+/** The step's calls: announced, gated, written ahead for a host that keeps them, then answered (a delegation's events as it runs). */
+async function* answerStepCalls(
+  run: RunContext,
+  state: TurnState,
+  prepared: PreparedStep,
+  called: { step: ModelStepResult; remote?: RemoteState },
+): AsyncGenerator<TurnItem, AnsweredCalls> {
+  const { step } = called;
   const plan = planCalls(run, state, prepared, step.toolCalls, step.routed);
   for (const p of plan) yield { type: "tool-call", toolCallId: p.call.id, name: p.call.name, args: argsOf(p.call), plan: callPlanOf(p) };
   const gates = await gateCalls(run, state, prepared, plan, stepUsage(prepared, step));
@@ -210,13 +247,19 @@ async function* runStep(run: RunContext, state: TurnState): AsyncGenerator<TurnI
   for (const r of records) {
     if (r.blocked !== null) yield { type: "guardrail", kind: "tool", agent: prepared.agent.name, reason: r.blocked, toolCallId: r.call.id };
   }
-  const answerBlocked = step.toolCalls.length === 0 ? await outputBlock(state, prepared, step) : null;
-  if (answerBlocked !== null) {
-    // A blocked answer is not stored: the history ends before this step.
-    yield { type: "guardrail", kind: "output", agent: prepared.agent.name, reason: answerBlocked };
-    throw new RuntimeError("guardrail_blocked", `The answer was blocked: ${answerBlocked}`);
-  }
-  const outcome = buildStepCommit({ state, prepared, step, records, options: network.options, stateUpdates, assistant: ahead?.assistant });
+  return { records, stateUpdates, assistant: ahead?.assistant };
+}
+
+/** The step committed with what it announces, its handoff's hook run, and what comes next: another step, or the leg's end. */
+async function* commitStep(
+  run: RunContext,
+  state: TurnState,
+  prepared: PreparedStep,
+  step: ModelStepResult,
+  answered: AnsweredCalls,
+): AsyncGenerator<TurnItem, { state: TurnState; ended?: TurnOutcome }> {
+  const { network } = run.options;
+  const outcome = buildStepCommit({ state, prepared, step, ...answered, options: network.options });
   const finish: RunEvent = {
     type: "step-finish",
     stepIndex: prepared.stepIndex,

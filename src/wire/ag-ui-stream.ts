@@ -119,19 +119,11 @@ export class AgUiEncoder implements EventEncoder {
       case "run-start":
         return [this.#holder(event.agent)];
       case "step-start":
-        this.#message = stepMessage(event.id);
-        this.#step = `${event.agent}: step ${event.stepIndex}`;
-        this.#stepAgent = event.agent;
-        return [{ type: "STEP_STARTED", stepName: this.#step }];
+        return this.#stepStart(event);
       case "text-delta":
         return this.#text(this.#message ?? stepMessage(event.id), event.delta);
       case "tool-call":
-        return [
-          ...this.#closeText(),
-          { type: "TOOL_CALL_START", toolCallId: event.toolCallId, toolCallName: event.name, parentMessageId: this.#message ?? undefined },
-          { type: "TOOL_CALL_ARGS", toolCallId: event.toolCallId, delta: JSON.stringify(event.args ?? {}) },
-          { type: "TOOL_CALL_END", toolCallId: event.toolCallId },
-        ];
+        return [...this.#closeText(), ...toolCall(event, this.#message)];
       case "tool-result":
         return [toolResult(event)];
       case "approval-required":
@@ -153,11 +145,7 @@ export class AgUiEncoder implements EventEncoder {
       case "step-finish":
         return this.#closeStep();
       case "operator-message":
-        return [
-          { type: "TEXT_MESSAGE_START", messageId: personMessage(event.id), role: "assistant", name: event.operator ?? event.agent },
-          { type: "TEXT_MESSAGE_CONTENT", messageId: personMessage(event.id), delta: event.text },
-          { type: "TEXT_MESSAGE_END", messageId: personMessage(event.id) },
-        ];
+        return operatorMessage(event);
       case "guardrail":
       case "compaction":
       case "warning": {
@@ -173,6 +161,14 @@ export class AgUiEncoder implements EventEncoder {
         throw new Error(`unknown event ${JSON.stringify(exhaustive)}`);
       }
     }
+  }
+
+  /** A step starts: its text is one message of its own, and the step is named by its agent. */
+  #stepStart(event: Extract<StoredEvent, { type: "step-start" }>): Out[] {
+    this.#message = stepMessage(event.id);
+    this.#step = `${event.agent}: step ${event.stepIndex}`;
+    this.#stepAgent = event.agent;
+    return [{ type: "STEP_STARTED", stepName: this.#step }];
   }
 
   /**
@@ -323,4 +319,22 @@ function usageOf(event: Extract<StoredEvent, { type: "done" }>): TokenUsage[] | 
   if (!event.usage || event.usage.modelCalls === 0) return undefined;
   const { inputTokens, outputTokens } = event.usage;
   return [{ inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }];
+}
+
+/** A tool call as AG-UI's start, arguments and end, under the step's message. */
+function toolCall(event: Extract<StoredEvent, { type: "tool-call" }>, message: string | null): Out[] {
+  return [
+    { type: "TOOL_CALL_START", toolCallId: event.toolCallId, toolCallName: event.name, parentMessageId: message ?? undefined },
+    { type: "TOOL_CALL_ARGS", toolCallId: event.toolCallId, delta: JSON.stringify(event.args ?? {}) },
+    { type: "TOOL_CALL_END", toolCallId: event.toolCallId },
+  ];
+}
+
+/** A person's message, whole, as an assistant message named for the person. */
+function operatorMessage(event: Extract<StoredEvent, { type: "operator-message" }>): Out[] {
+  return [
+    { type: "TEXT_MESSAGE_START", messageId: personMessage(event.id), role: "assistant", name: event.operator ?? event.agent },
+    { type: "TEXT_MESSAGE_CONTENT", messageId: personMessage(event.id), delta: event.text },
+    { type: "TEXT_MESSAGE_END", messageId: personMessage(event.id) },
+  ];
 }

@@ -71,16 +71,9 @@ export function buildStepCommit(input: {
   const spent = { ...stepUsage(prepared, step), toolCalls: records.filter((r) => r.plan.kind === "tool" && r.blocked === null).length };
   const kept = records.filter((r) => r.kept);
   const assistant = input.assistant ?? assistantMessage(agent.name, step.text, kept);
-  const taken = records.map((r) => r.plan).find((p): p is TakenHandoff => p.kind === "transfer" || p.kind === "return");
-  const accepted = taken?.kind === "transfer" ? taken : undefined;
   const results = kept.map((r) => (r.answer ? toolMessage(r.call, r.answer.outcome) : null));
   const pending = records.filter((r) => r.awaits).map((r) => userRequest(r, prepared, options));
-  // A remote agent waiting for the user's input has not given its answer yet: an on-answer frame stays open.
-  const finalAnswer = step.toolCalls.length === 0 && pending.length === 0 && step.finishReason !== "input_required";
-  const holder = nextHolder(prepared, taken, finalAnswer, step.routedBy);
-  const changed = holder.decision && holder.target ? changeHands(state.holding, holder.decision) : undefined;
-  const context = accepted?.input ? { ...state.holding.context, ...accepted.input } : undefined;
-  const appended = appendedPrompt(accepted, options, context ?? state.holding.context, state);
+  const { holder, changed, context, appended } = handsAfter(input, pending.length > 0);
   const complete = pending.length === 0 ? [assistant, ...results.filter((r): r is ToolMessage => r !== null), ...appended] : [];
   const next = advance(state, {
     messages: complete,
@@ -113,6 +106,23 @@ export function buildStepCommit(input: {
     change: changed,
     pending,
   };
+}
+
+/**
+ * Who holds the conversation after the step (`waiting`: some of its calls wait for the user): the change of hands its
+ * transfer or return made, the context a transfer's input adds, and the system message an appended prompt writes.
+ */
+function handsAfter(input: Parameters<typeof buildStepCommit>[0], waiting: boolean) {
+  const { state, prepared, step, records, options } = input;
+  const taken = records.map((r) => r.plan).find((p): p is TakenHandoff => p.kind === "transfer" || p.kind === "return");
+  const accepted = taken?.kind === "transfer" ? taken : undefined;
+  // A remote agent waiting for the user's input has not given its answer yet: an on-answer frame stays open.
+  const finalAnswer = step.toolCalls.length === 0 && !waiting && step.finishReason !== "input_required";
+  const holder = nextHolder(prepared, taken, finalAnswer, step.routedBy);
+  const changed = holder.decision && holder.target ? changeHands(state.holding, holder.decision) : undefined;
+  const context = accepted?.input ? { ...state.holding.context, ...accepted.input } : undefined;
+  const appended = appendedPrompt(accepted, options, context ?? state.holding.context, state);
+  return { holder, changed, context, appended };
 }
 
 /** The step's assistant message: its text and the calls the history keeps, each with its plan. */
