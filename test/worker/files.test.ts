@@ -7,7 +7,10 @@
  */
 import { env, exports } from "cloudflare:workers";
 import { type BaseEvent, HttpAgent } from "@ag-ui/client";
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { createExecutionContext, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { createSupportNetwork } from "../../src/agents/index.ts";
+import { a2a, agUi } from "../../src/cloudflare/index.ts";
+import { createApp } from "../../src/http/app.ts";
 import { describe, expect, it } from "vitest";
 import { TestChat } from "../support/ai-chat.ts";
 import { call, chat, scenario } from "../support/worker.ts";
@@ -249,6 +252,39 @@ describe("what a file is, by its bytes", () => {
         etag: `"${file.sha256}"`,
       });
     }
+  });
+});
+
+describe("the file routes' refusals", () => {
+  it("an upload with no type says what to send; a file whose bytes are gone, or whose Worker lost its bucket, says so", async () => {
+    const s = await scenario([]);
+    const untyped = await call(`/v1/conversations/${s.conversationId}/files`, { method: "POST", body: png() });
+    expect(await untyped.json()).toEqual({
+      error: {
+        code: "unsupported_media_type",
+        message:
+          "Send the file's bytes as the body and its type as Content-Type (image/png, image/jpeg, image/webp, image/gif, application/pdf, text/plain).",
+      },
+    });
+    expect(untyped.status).toBe(415);
+    const { file } = (await (await upload(s.conversationId, png(), "image/png", 'reçu "2".png')).json()) as { file: { id: string } };
+    const path = `/v1/conversations/${s.conversationId}/files/${file.id}`;
+    // A name beyond ASCII (its quotes dropped when it was stored): a plain fallback, and the whole name encoded.
+    expect((await call(path)).headers.get("content-disposition")).toBe(
+      `inline; filename="re_u 2.png"; filename*=UTF-8''${encodeURIComponent("reçu 2.png")}`,
+    );
+    const noBucket = await createApp(() => createSupportNetwork(), [a2a(), agUi()]).fetch(
+      new Request(`https://chat.test${path}`),
+      { ...env, FILES: undefined },
+      createExecutionContext(),
+    );
+    expect([noBucket.status, ((await noBucket.json()) as { error: { code: string } }).error.code]).toEqual([503, "files_not_configured"]);
+    await env.FILES!.delete(`files/${file.id}`);
+    const gone = await call(path);
+    expect([gone.status, await gone.json()]).toEqual([
+      404,
+      { error: { code: "file_not_found", message: `The file '${file.id}' is gone from the bucket.` } },
+    ]);
   });
 });
 
