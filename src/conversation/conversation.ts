@@ -43,8 +43,9 @@ import type { EventEffects } from "./event-effects.ts";
 import type { TurnSummary } from "./storage/turn-log.ts";
 import type { TurnTrace } from "../traces/turn-trace.ts";
 import type { PushConfig } from "./schedule/push-configs.ts";
-import type { FileRef, Message } from "../runtime/messages.ts";
+import type { FileRef } from "../runtime/messages.ts";
 import { type ConversationFiles, sentFileIds, UPLOAD_KEPT_MS } from "./files/conversation-files.ts";
+import { MessageSchema, readRow } from "./storage/row-schemas.ts";
 import type { IncomingFile } from "./files/file-checks.ts";
 
 /** What an A2A client does with a task's push notification configs. */
@@ -465,7 +466,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       return fail("run_in_progress", `${RUN_IN_PROGRESS} Or fork after an earlier turn.`);
     const snapshot = this.#store.forkSnapshot(afterTurn);
     if (!snapshot) return fail("turn_not_found", `Turn ${afterTurn} was stored before forks were possible; fork after a later turn.`);
-    const sent = sentFileIds(snapshot.messages.map((row) => JSON.parse(row.data) as Message));
+    const sent = sentFileIds(snapshot.messages.map((row) => readRow(MessageSchema, row.data, "message")));
     const files = [...sent].flatMap((id) => this.#files.get(id) ?? []);
     if (!files.length) return ok(snapshot);
     if (forkId) await this.#files.shareWith(forkId, files);

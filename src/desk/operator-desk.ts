@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import * as z from "zod";
 
 /**
  * Where a conversation on the desk stands: waiting for a person's first answer, held by one, or asking: its turn waits for
@@ -123,12 +124,22 @@ export class OperatorDesk extends DurableObject<Record<string, unknown>> {
       since: r.since,
       updatedAt: r.updated_at,
       preview: r.preview,
-      ...(r.operator ? { operator: JSON.parse(r.operator) as NonNullable<DeskEntry["operator"]> } : {}),
+      ...(r.operator ? { operator: storedIdentity(OperatorSchema, r.operator, "operator") } : {}),
       ...(r.title !== null ? { title: r.title } : {}),
-      ...(r.user ? { user: JSON.parse(r.user) as NonNullable<DeskEntry["user"]> } : {}),
+      ...(r.user ? { user: storedIdentity(UserSchema, r.user, "user") } : {}),
       ...(r.answer_by !== null ? { answerBy: r.answer_by } : {}),
     }));
   }
+}
+
+const OperatorSchema = z.strictObject({ id: z.string().optional(), name: z.string().optional() });
+const UserSchema = z.strictObject({ id: z.string(), name: z.string().optional() });
+
+/** Who a desk row names (its operator, its user), read through its schema: a row that does not fit names its column. */
+function storedIdentity<T>(schema: z.ZodType<T>, json: string, column: string): T {
+  const parsed = schema.safeParse(JSON.parse(json));
+  if (!parsed.success) throw new Error(`A stored desk row's ${column} does not fit its schema: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
 }
 
 /** The desk of an environment, or null when the Worker binds none (a network with no people). */

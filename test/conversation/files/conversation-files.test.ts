@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { ConversationFiles, UPLOAD_KEPT_MS } from "../../../src/conversation/files/conversation-files.ts";
 import { ConversationStore } from "../../../src/conversation/storage/conversation-store.ts";
 import { Redactor } from "../../../src/runtime/redact.ts";
-import type { Message } from "../../../src/runtime/messages.ts";
+import type { FileRef, Message } from "../../../src/runtime/messages.ts";
 
 const limits = { maxBytes: 64, perMessage: 2, perConversation: 70 };
 const text = (words: string) => new TextEncoder().encode(words);
@@ -32,6 +32,13 @@ function withFiles<T>(
     });
     return run(files, store, id);
   });
+}
+
+/** Files of these words, stored as one message's: their references. */
+async function stored(files: ConversationFiles, ...words: string[]): Promise<FileRef[]> {
+  const result = await files.store(words.map((w) => ({ bytes: text(w) })));
+  if (!result.ok) throw new Error(result.error.message);
+  return result.value;
 }
 
 describe("a tool's save", () => {
@@ -74,10 +81,8 @@ describe("a tool's save", () => {
 describe("a conversation's files, read and referred to", () => {
   it("reads only files it holds whose bytes are there; a message refers to at most its limit of them, each by an id it holds", () =>
     withFiles(async (files, _store, id) => {
-      const stored = await files.store([{ bytes: text("one") }, { bytes: text("two") }]);
-      if (!stored.ok) throw new Error(stored.error.message);
-      const [one, two] = stored.value;
-      const [three] = (await files.store([{ bytes: text("three") }])).value as NonNullable<typeof stored.value>;
+      const [one, two] = await stored(files, "one", "two");
+      const [three] = await stored(files, "three");
       expect(files.references([one!.id, two!.id])).toEqual({ ok: true, value: [one, two] });
       expect(files.references([one!.id, two!.id, three!.id])).toEqual({
         ok: false,
@@ -103,9 +108,7 @@ describe("a conversation's files, read and referred to", () => {
 
   it("sweeps the uploads no message sent within the hour, keeps those a message or a tool's result sent, and says when to look next", () =>
     withFiles(async (files, store) => {
-      const stored = await files.store([{ bytes: text("sent") }, { bytes: text("orphan") }]);
-      if (!stored.ok) throw new Error(stored.error.message);
-      const [sent, orphan] = stored.value;
+      const [sent, orphan] = await stored(files, "sent", "orphan");
       const toolSaved = await files.save({ bytes: text("form"), mediaType: "text/plain", name: "form.txt" });
       const history: Message[] = [
         { role: "user", content: "photo", files: [sent!] },
