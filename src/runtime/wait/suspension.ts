@@ -44,11 +44,11 @@ export function answerWithoutRunning(
  * The record a tool message keeps of an approval's decision (other kinds keep none: their result says it). A delegated
  * run's approval is its inner call's, kept in that run's history: the delegating call's message keeps none.
  */
-export function approvalRecord(request: UserRequest, decision: Decision | undefined): ToolMessage["approval"] {
-  if (request.kind !== "approval" || request.delegated) return undefined;
-  const approved = decision !== undefined && !isAnswer(decision) && decision.approved;
-  const reason = decision && !isAnswer(decision) ? decision.reason?.trim() : undefined;
-  return { approved, ...(reason ? { reason } : {}) };
+export function approvalRecord(request: UserRequest, decision: Decision): ToolMessage["approval"] {
+  // An approval takes a yes or no only (the checks refuse an answer to one).
+  if (request.kind !== "approval" || request.delegated || isAnswer(decision)) return undefined;
+  const reason = decision.reason?.trim();
+  return { approved: decision.approved, ...(reason ? { reason } : {}) };
 }
 
 /**
