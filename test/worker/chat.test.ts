@@ -290,6 +290,7 @@ describe("GET /v1/agents", () => {
           "lookup_order",
           "change_address",
           "arrange_redelivery",
+          "choose_safe_place",
           "choose_delivery_slot",
           "open_damage_claim",
           "schedule_followup",
