@@ -23,8 +23,8 @@ export { ConversationObject, type ConversationSetup };
 export { type DeskEntry, type DeskPut, type DeskStatus, OperatorDesk } from "../desk/operator-desk.ts";
 export { Inbox, type InboxEntry, type InboxPage, type InboxQuery, type InboxStatus } from "../inbox/inbox.ts";
 export { a2a } from "../http/a2a/a2a-routes.ts";
-export { agUi } from "../http/ag-ui-routes.ts";
-export type { Protocol, ProtocolName } from "../http/protocols.ts";
+export { agUi } from "../http/ag-ui/ag-ui-routes.ts";
+export type { Protocol } from "../http/protocols.ts";
 export type { CachedToolList, McpClient, McpHost, ToolListCache } from "../mcp/tool-lists.ts";
 export type { Env } from "../env.ts";
 export type { AppEnv } from "../http/app-env.ts";
@@ -87,8 +87,9 @@ export interface HandoffWorkerOptions<E extends WorkerVars = WorkerVars> {
    */
   mcp?: McpClient;
   /**
-   * The protocols served beside the chat API (SSE, the AI SDK's stream, the socket): `a2a()`,
-   * `agUi()`. Only these are bundled; the others' paths answer 404 `protocol_not_enabled`.
+   * The protocols served beside the chat API (SSE, the AI SDK's stream, the socket): `a2a()`, `agUi()`, or a `Protocol`
+   * of your own (its paths, routes and OpenAPI part). Only these are bundled; the paths of those the package offers and
+   * the Worker was not given answer 404 `protocol_not_enabled`.
    */
   protocols?: readonly Protocol[];
 }

@@ -16,7 +16,8 @@ import { errorResponse, HttpError, httpErrorResponse } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import { registerOperatorRoutes } from "./operator-routes.ts";
 import { registerConversationCreate } from "./token-routes.ts";
-import { notEnabledMessage, PROTOCOL_ROUTES, type Protocol, type ProtocolName } from "./protocols.ts";
+import { notEnabledMessage, type Protocol } from "./protocols.ts";
+import { PACKAGE_PROTOCOLS } from "./protocol-offers.ts";
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -24,18 +25,21 @@ export const MAX_BODY_BYTES = 64 * 1024;
  * The Worker's HTTP API and chat page. `networkFor` gives the network the conversations of an
  * environment run, so /v1/agents describes what they run.
  */
-/** The routes whose bodies may carry files (data URLs, or an upload's bytes): their limit is the files' own. */
-const CARRIES_FILES = /^\/v1\/(?:conversations\/[^/]+\/(?:messages|chat|files)|ag-ui|a2a)$/;
+/** The chat API's routes whose bodies may carry files (data URLs, or an upload's bytes): their limit is the files' own. */
+const CARRIES_FILES = /^\/v1\/conversations\/[^/]+\/(?:messages|chat|files)$/;
 
 /**
- * Bodies are at most MAX_BODY_BYTES, but where files may come: an upload's body is at most FILE_MAX_BYTES, and a body
- * with inline files (base64, a third larger) may carry one file of that size beside its JSON. More goes by upload.
+ * Bodies are at most MAX_BODY_BYTES, but where files may come (the chat API's routes that take them, and the paths of the
+ * protocols that carry them): an upload's body is at most FILE_MAX_BYTES, and a body with inline files (base64, a third
+ * larger) may carry one file of that size beside its JSON. More goes by upload.
  */
-function limitBodies(): MiddlewareHandler<AppEnv> {
+function limitBodies(protocols: readonly Protocol[]): MiddlewareHandler<AppEnv> {
+  const protocolFiles = new Set(protocols.filter((p) => p.carriesFiles).flatMap((p) => p.paths));
   return (c, next) => {
     const fileMax = readConfig(c.env).FILE_MAX_BYTES;
     const upload = c.req.method === "POST" && /^\/v1\/conversations\/[^/]+\/files$/.test(c.req.path);
-    const maxSize = upload ? fileMax : CARRIES_FILES.test(c.req.path) ? MAX_BODY_BYTES + Math.ceil((fileMax * 4) / 3) : MAX_BODY_BYTES;
+    const carries = CARRIES_FILES.test(c.req.path) || protocolFiles.has(c.req.path);
+    const maxSize = upload ? fileMax : carries ? MAX_BODY_BYTES + Math.ceil((fileMax * 4) / 3) : MAX_BODY_BYTES;
     const byUpload = maxSize > MAX_BODY_BYTES ? " Upload large files to POST /v1/conversations/:id/files and send their ids." : "";
     const said = upload ? `The file is over FILE_MAX_BYTES (${fileMax} bytes).` : `The body is over ${maxSize} bytes.${byUpload}`;
     return bodyLimit({ maxSize, onError: (c) => errorResponse(c, upload ? "file_too_large" : "payload_too_large", said) })(c, next);
@@ -52,17 +56,16 @@ export function createApp(networkFor: (env: Env) => Network, protocols: readonly
     corsForAllowedOrigins(() => routeMethods(app)),
   );
   app.use("/v1/*", requireAccess());
-  app.use("/v1/*", limitBodies());
+  app.use("/v1/*", limitBodies(protocols));
 
-  const served = new Set(protocols.map((p) => p.name));
-  app.get("/v1/openapi.json", (c) => c.json(openApiDocument(served)));
+  app.get("/v1/openapi.json", (c) => c.json(openApiDocument(protocols)));
   app.get("/v1/agents", (c) => c.json(describeAgents(networkFor(c.env))));
   registerSignInRoutes(app);
   registerOperatorRoutes(app);
   registerConversationCreate(app);
   app.route("/v1/conversations/:id", conversationRoutes());
   for (const protocol of protocols) protocol.register(app, networkFor);
-  answerProtocolsNotServed(app, served);
+  answerProtocolsNotServed(app, new Set(protocols.map((p) => p.name)));
 
   answerOtherMethods(app);
   app.all("/v1/*", (c) => errorResponse(c, "not_found", `No route for ${c.req.method} ${c.req.path}.`));
@@ -177,12 +180,12 @@ function answerOtherMethods(app: Hono<AppEnv>): void {
     app.all(path, (c) => errorResponse(c, "method_not_allowed", `${c.req.method} is not allowed on ${c.req.path}.`));
 }
 
-/** 404 `protocol_not_enabled` on the paths of the protocols the Worker was not given, naming the option that serves each. */
-function answerProtocolsNotServed(app: Hono<AppEnv>, served: ReadonlySet<ProtocolName>): void {
-  for (const [name, { paths }] of Object.entries(PROTOCOL_ROUTES) as Array<[ProtocolName, { paths: readonly string[] }]>) {
-    if (served.has(name)) continue;
-    for (const path of paths)
-      app.all(path, (c) => errorResponse(c, "protocol_not_enabled", notEnabledMessage(name, c.req.method, c.req.path)));
+/** 404 `protocol_not_enabled` on the paths of the protocols the package offers that the Worker was not given, naming the option. */
+function answerProtocolsNotServed(app: Hono<AppEnv>, served: ReadonlySet<string>): void {
+  for (const offer of PACKAGE_PROTOCOLS) {
+    if (served.has(offer.name)) continue;
+    for (const path of offer.paths)
+      app.all(path, (c) => errorResponse(c, "protocol_not_enabled", notEnabledMessage(offer, c.req.method, c.req.path)));
   }
 }
 

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { EVENT_SCHEMAS, FileRefSchema } from "../runtime/events.ts";
 import { FILE_TYPES } from "../conversation/files/file-checks.ts";
-import { PROTOCOL_ROUTES, type ProtocolName } from "./protocols.ts";
+import type { Protocol } from "./protocols.ts";
 import {
   DevSignInBody,
   ApprovalsBody,
@@ -27,7 +27,12 @@ import {
 
 // An answer is any JSON (`unrepresentable: "any"`): its request's own schema says what fits.
 const json = (schema: z.ZodType) => ({ "application/json": { schema: z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) } });
-const error = { description: "An error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
+/** An error answer in the API's shape (`{ error: { code, message } }`), for every operation's error statuses. */
+export const ERROR_RESPONSE = {
+  description: "An error",
+  content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+};
+const error = ERROR_RESPONSE;
 
 /** A field's JSON Schema, as a parameter carries it (its description is the parameter's). */
 function fieldSchema(schema: z.ZodType) {
@@ -86,11 +91,9 @@ const TURN_EVENTS = (Object.keys(EVENT_SCHEMAS) as (keyof typeof EVENT_SCHEMAS)[
 /** What a request that runs a turn streams: the turn's events, ending with done or error. */
 const stream = eventStream("The turn as it runs", TURN_EVENTS);
 
-/** The OpenAPI document, generated from the same zod schemas that validate the requests: the routes of the protocols `served`. */
-export function openApiDocument(served: ReadonlySet<ProtocolName> = new Set(Object.keys(PROTOCOL_ROUTES) as ProtocolName[])) {
-  const routes = paths();
-  for (const [name, { paths: theirs }] of Object.entries(PROTOCOL_ROUTES))
-    if (!served.has(name as ProtocolName)) for (const path of theirs) delete routes[path];
+/** The OpenAPI document, generated from the same zod schemas that validate the requests, with the `protocols` served's parts. */
+export function openApiDocument(protocols: ReadonlyArray<Pick<Protocol, "openApi">> = []) {
+  const routes = { ...paths(), ...Object.assign({}, ...protocols.map((protocol) => protocol.openApi?.() ?? {})) };
   return {
     openapi: "3.1.0",
     info: {
@@ -248,35 +251,6 @@ function waitingPaths(): Record<string, unknown> {
 /** Who is signed in, and the development sign-in of `npm start`. */
 function signInPaths(): Record<string, unknown> {
   return {
-    "/v1/a2a": {
-      post: {
-        summary:
-          "A2A v1.0 JSON-RPC (A2A-Version: 1.0): SendMessage, GetTask, CancelTask (docs/a2a.md; the card: /.well-known/agent-card.json)",
-        requestBody: { required: true, content: { "application/json": { schema: { type: "object" } } } },
-        responses: { "200": { description: "A JSON-RPC result or error" }, "401": error },
-      },
-    },
-    "/v1/ag-ui": {
-      post: {
-        summary:
-          "AG-UI 1.0: a RunAgentInput (threadId: the conversation, created on first use; the newest user message; resume entries answer interrupts) answered with the protocol's events over SSE (docs/chat-clients.md)",
-        requestBody: {
-          required: true,
-          content: { "application/json": { schema: { type: "object", required: ["threadId", "runId", "messages"] } } },
-        },
-        responses: {
-          "200": {
-            description: "AG-UI events: RUN_STARTED … RUN_FINISHED (outcome success, cancelled or interrupt) or RUN_ERROR",
-            content: { "text/event-stream": {} },
-          },
-          "400": error,
-          "401": error,
-          "404": error,
-          "409": error,
-          "429": error,
-        },
-      },
-    },
     "/v1/me": {
       get: {
         summary: "Who the request's credential is: { access, user (id, name, roles) or null, signIn: provider | development | null }",

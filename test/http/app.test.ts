@@ -8,10 +8,13 @@
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
 import { z } from "zod";
 import { createApp, MAX_BODY_BYTES } from "../../src/http/app.ts";
-import { a2a, agUi } from "../../src/cloudflare/index.ts";
+import { a2a, agUi, createHandoffWorker, type Protocol } from "../../src/cloudflare/index.ts";
 import { openApiDocument } from "../../src/http/openapi.ts";
 import { McpConnections } from "../../src/mcp/mcp-connections.ts";
 import { Agent, Network, tool } from "../../src/runtime/index.ts";
+
+/** The protocols the repository's Worker serves, whose parts its document has. */
+const PROTOCOLS = [a2a(), agUi()];
 
 const lookup = tool({
   name: "lookup_order",
@@ -203,8 +206,36 @@ describe("the app's routes", () => {
     expect(Object.keys(paths)).not.toContain("/v1/a2a");
   });
 
+  it("serves a protocol a Worker defines for itself: its route, its body limit, its part of the document", async () => {
+    // A descriptor written here, not in src/: what a Worker adds for a protocol of its own.
+    const echo: Protocol = {
+      name: "echo",
+      paths: ["/v1/echo"],
+      openApi: () => ({
+        "/v1/echo": { post: { summary: "Says back what it is sent", responses: { "200": { description: "The body" } } } },
+      }),
+      register: (app) => app.post("/v1/echo", async (c) => c.json({ echoed: await c.req.json() })),
+    };
+    const worker = createHandoffWorker({ network: network(), protocols: [echo] });
+    const ask = (path: string, init: RequestInit = {}) => Promise.resolve(worker.app.request(`https://chat.test${path}`, init, open));
+    const post = (body: string) => ({ method: "POST", headers: { "content-type": "application/json" }, body });
+    const echoed = await ask("/v1/echo", post(JSON.stringify({ hello: "there" })));
+    expect([echoed.status, await echoed.json()]).toEqual([200, { echoed: { hello: "there" } }]);
+    // Behind the same access as every route, and the API's body limit (it carries no files).
+    const closed = { API_KEY: "a-master-key-0123456789" };
+    expect((await Promise.resolve(worker.app.request("https://chat.test/v1/echo", post("{}"), closed))).status).toBe(401);
+    const large = await errorOf(await ask("/v1/echo", post(JSON.stringify({ text: "x".repeat(MAX_BODY_BYTES) }))));
+    expect(large).toMatchObject({ status: 413, code: "payload_too_large" });
+    const { paths } = (await (await ask("/v1/openapi.json")).json()) as { paths: Record<string, unknown> };
+    expect(paths["/v1/echo"]).toEqual({
+      post: { summary: "Says back what it is sent", responses: { "200": { description: "The body" } } },
+    });
+    // The package's protocols it was not given still say how to serve them.
+    expect(await errorOf(await ask("/v1/a2a", post("{}")))).toMatchObject({ status: 404, code: "protocol_not_enabled" });
+  });
+
   it("serves the OpenAPI document", async () => {
-    expect(await (await request("/v1/openapi.json")).json()).toEqual(openApiDocument());
+    expect(await (await request("/v1/openapi.json")).json()).toEqual(openApiDocument(PROTOCOLS));
   });
 
   it("answers 405 for another method on a path the API serves, the sub-app's root included, and 404 for a path it does not", async () => {

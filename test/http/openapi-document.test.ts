@@ -13,6 +13,9 @@ import { a2a, agUi } from "../../src/cloudflare/index.ts";
 import { eventComponent, openApiDocument } from "../../src/http/openapi.ts";
 import { EVENT_SCHEMAS } from "../../src/runtime/events.ts";
 
+/** The protocols the repository's Worker serves, whose parts its document has. */
+const PROTOCOLS = [a2a(), agUi()];
+
 interface Parameter {
   name: string;
   in: string;
@@ -53,13 +56,13 @@ function routesOfApp(): string[] {
 
 describe("the OpenAPI document", () => {
   it("is valid OpenAPI 3.1", async () => {
-    const result = await new Validator().validate(openApiDocument());
+    const result = await new Validator().validate(openApiDocument(PROTOCOLS));
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
   });
 
   it("summarises every operation and describes each of its answers", () => {
-    const operations = operationsOf(openApiDocument());
+    const operations = operationsOf(openApiDocument(PROTOCOLS));
     expect(operations.length).toBeGreaterThan(20);
     for (const { path, method, operation } of operations) {
       expect(operation.summary?.trim(), `${method} ${path}`).toBeTruthy();
@@ -70,7 +73,7 @@ describe("the OpenAPI document", () => {
   });
 
   it("declares every parameter its paths name", () => {
-    for (const { path, method, operation, shared } of operationsOf(openApiDocument())) {
+    for (const { path, method, operation, shared } of operationsOf(openApiDocument(PROTOCOLS))) {
       const declared = [...(shared ?? []), ...(operation.parameters ?? [])].filter((p) => p.in === "path").map((p) => p.name);
       const named = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
       expect(declared.sort(), `${method} ${path}`).toEqual(named.sort());
@@ -79,7 +82,7 @@ describe("the OpenAPI document", () => {
 
   it("documents every route the app serves, with the same methods, and no route it does not serve", () => {
     const served = routesOfApp();
-    const documented = operationsOf(openApiDocument())
+    const documented = operationsOf(openApiDocument(PROTOCOLS))
       .map(({ method, path }) => `${method.toUpperCase()} ${path}`)
       .sort();
     expect(served.length).toBeGreaterThan(20);
@@ -119,7 +122,7 @@ function outside(schema: NonNullable<Parameter["schema"]>): string | undefined {
 
 describe("the OpenAPI document against the routes", () => {
   it("marks a request body required exactly where its route refuses a request without one", async () => {
-    for (const { path, method, operation } of operationsOf(openApiDocument())) {
+    for (const { path, method, operation } of operationsOf(openApiDocument(PROTOCOLS))) {
       if (!operation.requestBody) continue;
       const res = await send(concrete(path), { method: method.toUpperCase() });
       const body = (await res.json()) as { error?: { code: unknown } };
@@ -130,7 +133,7 @@ describe("the OpenAPI document against the routes", () => {
   });
 
   it("documents a body wherever its route reads one: elsewhere a stray field is not refused", async () => {
-    for (const { path, method, operation } of operationsOf(openApiDocument())) {
+    for (const { path, method, operation } of operationsOf(openApiDocument(PROTOCOLS))) {
       if (operation.requestBody || method === "get" || method === "delete") continue;
       const res = await send(
         concrete(path),
@@ -148,7 +151,7 @@ describe("the OpenAPI document against the routes", () => {
       token: string;
     };
     const checked: string[] = [];
-    for (const { path, method, operation, shared } of operationsOf(openApiDocument())) {
+    for (const { path, method, operation, shared } of operationsOf(openApiDocument(PROTOCOLS))) {
       for (const parameter of [...(shared ?? []), ...(operation.parameters ?? [])]) {
         const value = parameter.in === "query" && parameter.schema ? outside(parameter.schema) : undefined;
         if (value === undefined) continue;
@@ -179,7 +182,7 @@ describe("the OpenAPI document against the routes", () => {
   });
 
   it("describes the error bodies the app sends: code and message required, details an object", async () => {
-    const document = openApiDocument() as { components: { schemas: { Error: Schema } } };
+    const document = openApiDocument(PROTOCOLS) as { components: { schemas: { Error: Schema } } };
     const validator = new JsonSchemaValidator(document.components.schemas.Error, "2020-12");
     const bodies = [
       await (await send("/v1/nope")).json(),
@@ -212,7 +215,7 @@ describe("the OpenAPI document against the routes", () => {
   });
 
   it("asks for the bearer credential a keyed Worker challenges for, on every operation", async () => {
-    const document = openApiDocument() as {
+    const document = openApiDocument(PROTOCOLS) as {
       info: Record<string, string>;
       security: unknown;
       components: { securitySchemes: Record<string, { type: string; scheme: string; description: string }> };
@@ -233,7 +236,7 @@ describe("the OpenAPI document against the routes", () => {
   });
 
   it("publishes a schema for every event type, each event valid by it, and names the ones each turn stream sends", () => {
-    const doc = openApiDocument() as { components: { schemas: Record<string, Schema> } };
+    const doc = openApiDocument(PROTOCOLS) as { components: { schemas: Record<string, Schema> } };
     for (const type of Object.keys(EVENT_SCHEMAS)) expect(doc.components.schemas, type).toHaveProperty(eventComponent(type));
     const valid = new JsonSchemaValidator(doc.components.schemas.HandoffEvent!, "2020-12");
     expect(valid.validate({ type: "handoff", kind: "hand-back", from: "desk", to: "triage" }).valid).toBe(true);
@@ -252,7 +255,7 @@ describe("the OpenAPI document against the routes", () => {
   });
 
   it("answers every route that streams with text/event-stream", () => {
-    const streaming = operationsOf(openApiDocument())
+    const streaming = operationsOf(openApiDocument(PROTOCOLS))
       .filter(({ operation }) => "text/event-stream" in ((operation.responses?.["200"] as { content?: object })?.content ?? {}))
       .map(({ method, path }) => `${method} ${path}`);
     expect(streaming.sort()).toEqual([
@@ -270,7 +273,7 @@ describe("the OpenAPI document against the routes", () => {
   });
 
   it("names, places, describes and types every parameter", () => {
-    for (const { path, method, operation, shared } of operationsOf(openApiDocument()))
+    for (const { path, method, operation, shared } of operationsOf(openApiDocument(PROTOCOLS)))
       for (const parameter of [...(shared ?? []), ...(operation.parameters ?? [])]) {
         const where = `${method} ${path} ${parameter.name}`;
         expect(parameter.name, where).toMatch(/^[A-Za-z][\w-]*$/);
@@ -282,7 +285,7 @@ describe("the OpenAPI document against the routes", () => {
 
   it("documents each JSON body with a schema that refuses what its route refuses", async () => {
     let checked = 0;
-    for (const { path, method, operation } of operationsOf(openApiDocument())) {
+    for (const { path, method, operation } of operationsOf(openApiDocument(PROTOCOLS))) {
       const schema = operation.requestBody?.content["application/json"]?.schema;
       if (!schema) continue;
       const res = await send(

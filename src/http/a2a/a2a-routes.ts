@@ -29,7 +29,9 @@ import { DecisionsData, ListTasksParams, RpcRequest, SendMessageParams, TaskIdPa
 import { HOW_TO_DECIDE, isTerminal, parseTaskId, taskOf } from "./tasks.ts";
 import { clientOf, parsed, RpcFailure } from "./rpc.ts";
 import { pushConfigAhead, pushMethods } from "./push-methods.ts";
-import { A2A_CARD_PATH, A2A_RPC_PATH, type Protocol } from "../protocols.ts";
+import type { Protocol } from "../protocols.ts";
+import { A2A_CARD_PATH, A2A_OFFER, A2A_RPC_PATH } from "./offer.ts";
+import { ERROR_RESPONSE } from "../openapi.ts";
 
 /** Methods of A2A 1.0 this Worker knows but does not serve yet. */
 const NOT_YET = ["GetExtendedAgentCard"];
@@ -52,7 +54,23 @@ const SERVED = `this agent answers ${Object.keys(METHODS).join(", ")}`;
  * `createHandoffWorker({ protocols: [a2a()] })`; A2A=off in the environment switches it off again.
  */
 export function a2a(): Protocol {
-  return { name: "a2a", register: registerA2a };
+  // A message's parts may carry files inline.
+  return { ...A2A_OFFER, carriesFiles: true, openApi: a2aOperations, register: registerA2a };
+}
+
+/** A2A's part of the OpenAPI document: its JSON-RPC endpoint (the card is a discovery document beside the API). */
+function a2aOperations(): Record<string, unknown> {
+  const error = ERROR_RESPONSE;
+  return {
+    "/v1/a2a": {
+      post: {
+        summary:
+          "A2A v1.0 JSON-RPC (A2A-Version: 1.0): SendMessage, GetTask, CancelTask (docs/a2a.md; the card: /.well-known/agent-card.json)",
+        requestBody: { required: true, content: { "application/json": { schema: { type: "object" } } } },
+        responses: { "200": { description: "A JSON-RPC result or error" }, "401": error },
+      },
+    },
+  };
 }
 
 function registerA2a(app: Hono<AppEnv>, networkFor: (env: Env) => Network): void {

@@ -10,7 +10,7 @@ import type { Network } from "../../runtime/network.ts";
 import { A2A_VERSION, HANDOFF_EXTENSION } from "../../a2a/a2a-wire.ts";
 
 /** The path of the JSON-RPC interface, under the app's own prefix. */
-import { A2A_RPC_PATH } from "../protocols.ts";
+import { A2A_RPC_PATH } from "./offer.ts";
 
 type Scheme = { httpAuthSecurityScheme: { scheme: "Bearer"; bearerFormat?: string; description: string } };
 

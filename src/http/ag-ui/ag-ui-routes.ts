@@ -8,19 +8,21 @@
  */
 import type { Hono } from "hono";
 import * as z from "zod";
-import type { Env } from "../env.ts";
-import type { Network } from "../runtime/network.ts";
-import { type Decision, kindOf, REQUEST_CANCELLED, type UserRequest } from "../runtime/wait/requests.ts";
-import { AgUiEncoder, lastSeenEvent } from "../wire/ag-ui-stream.ts";
-import { encodeTurn, SSE_HEADERS } from "../wire/index.ts";
-import type { AppEnv } from "./app-env.ts";
-import { conversationClient, originOf } from "./conversation-client.ts";
-import { HttpError } from "./errors.ts";
-import { expectOk, readJson } from "./request.ts";
-import { ConversationId } from "./schemas.ts";
+import type { Env } from "../../env.ts";
+import type { Network } from "../../runtime/network.ts";
+import { type Decision, kindOf, REQUEST_CANCELLED, type UserRequest } from "../../runtime/wait/requests.ts";
+import { AgUiEncoder, lastSeenEvent } from "../../wire/ag-ui-stream.ts";
+import { encodeTurn, SSE_HEADERS } from "../../wire/index.ts";
+import type { AppEnv } from "../app-env.ts";
+import { conversationClient, originOf } from "../conversation-client.ts";
+import { HttpError } from "../errors.ts";
+import { expectOk, readJson } from "../request.ts";
+import { ConversationId } from "../schemas.ts";
 import { agUiFiles } from "./ag-ui-files.ts";
-import { withFiles } from "./file-inputs.ts";
-import { AG_UI_PATH, type Protocol } from "./protocols.ts";
+import { withFiles } from "../file-inputs.ts";
+import type { Protocol } from "../protocols.ts";
+import { AG_UI_OFFER, AG_UI_PATH } from "./offer.ts";
+import { ERROR_RESPONSE } from "../openapi.ts";
 
 const TextPart = z.looseObject({ type: z.string(), text: z.string().optional() });
 
@@ -61,7 +63,36 @@ const ApprovalPayload = z.strictObject({ approved: z.boolean(), reason: z.string
 
 /** AG-UI for `@ag-ui/client` and CopilotKit (docs/chat-clients.md): `createHandoffWorker({ protocols: [agUi()] })`. */
 export function agUi(): Protocol {
-  return { name: "ag-ui", register: registerAgUi };
+  // A run's messages may carry files inline.
+  return { ...AG_UI_OFFER, carriesFiles: true, openApi: agUiOperations, register: registerAgUi };
+}
+
+/** AG-UI's part of the OpenAPI document: its one endpoint, answered with the protocol's events. */
+function agUiOperations(): Record<string, unknown> {
+  const error = ERROR_RESPONSE;
+  return {
+    "/v1/ag-ui": {
+      post: {
+        summary:
+          "AG-UI 1.0: a RunAgentInput (threadId: the conversation, created on first use; the newest user message; resume entries answer interrupts) answered with the protocol's events over SSE (docs/chat-clients.md)",
+        requestBody: {
+          required: true,
+          content: { "application/json": { schema: { type: "object", required: ["threadId", "runId", "messages"] } } },
+        },
+        responses: {
+          "200": {
+            description: "AG-UI events: RUN_STARTED … RUN_FINISHED (outcome success, cancelled or interrupt) or RUN_ERROR",
+            content: { "text/event-stream": {} },
+          },
+          "400": error,
+          "401": error,
+          "404": error,
+          "409": error,
+          "429": error,
+        },
+      },
+    },
+  };
 }
 
 function registerAgUi(app: Hono<AppEnv>, networkFor: (env: Env) => Network): void {

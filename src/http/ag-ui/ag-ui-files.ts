@@ -4,8 +4,8 @@
  * `binary` part (`data`, or a data URL). A URL elsewhere is refused: the Worker fetches no address
  * a client names.
  */
-import { HttpError } from "./errors.ts";
-import type { FileInput } from "./schemas.ts";
+import { HttpError } from "../errors.ts";
+import type { FileInput } from "../schemas.ts";
 
 type Part = Record<string, unknown>;
 
