@@ -9,7 +9,7 @@ import { routeDecisions, type Wait } from "../../../src/runtime/wait/checks.ts";
 import { callAsks } from "../../../src/runtime/wait/asks.ts";
 import { denialMessage, kindOf, type UserRequest } from "../../../src/runtime/wait/requests.ts";
 import { requestEvent } from "../../../src/runtime/step/call-request.ts";
-import { requestInterrupt } from "../../../src/wire/ag-ui-stream.ts";
+import { AgUiEncoder, requestInterrupt } from "../../../src/wire/ag-ui-stream.ts";
 
 const base = { toolCallId: "c", name: "tool", args: { orderId: "A1" }, agent: "shipping" };
 const KINDS: Record<string, UserRequest> = {
@@ -17,7 +17,14 @@ const KINDS: Record<string, UserRequest> = {
   question: { ...base, kind: "question", message: "Which day?", schema: { type: "string" }, operator: true },
   choice: { ...base, kind: "choice", message: "Where?", options: ["Door", "Locker"], other: "Elsewhere" },
   "client-tool": { ...base, kind: "client-tool", schema: { type: "object" } },
-  form: { ...base, kind: "elicitation", server: "crm", message: "Your email?", mode: "form", schema: { type: "object" } },
+  form: {
+    ...base,
+    kind: "elicitation",
+    server: "crm",
+    message: "Your email?",
+    mode: "form",
+    schema: { type: "object", required: ["email"] },
+  },
   url: { ...base, kind: "elicitation", server: "crm", message: "Sign in.", mode: "url", url: "https://crm.example/a", host: "crm.example" },
 };
 
@@ -108,16 +115,18 @@ describe("each kind in words", () => {
     const { other: _none, ...onlyOptions } = KINDS.choice as Extract<UserRequest, { kind: "choice" }>;
     expect(requestInterrupt(onlyOptions).responseSchema).toEqual({ type: "string", enum: ["Door", "Locker"] });
     expect(interrupts["client-tool"]).toMatchObject({ reason: "elicitation", responseSchema: yesOrNo });
-    expect(interrupts.form).toMatchObject({
-      reason: "elicitation",
-      responseSchema: { type: "object" },
-      metadata: { server: "crm", mode: "form" },
-    });
+    expect(interrupts.form).toMatchObject({ reason: "elicitation", metadata: { server: "crm", mode: "form" } });
+    expect(interrupts.form!.responseSchema).toEqual({ type: "object", required: ["email"] });
+    expect(interrupts.question!.responseSchema).toEqual({ type: "string" });
     expect(interrupts.url).toMatchObject({
       reason: "elicitation",
       responseSchema: yesOrNo,
       metadata: { mode: "url", host: "crm.example" },
     });
+    // A client tool is AG-UI's frontend tool: a run that waits on it alone ends as a success naming the call, not an interrupt.
+    const encoder = () => new AgUiEncoder({ threadId: "t", runId: "r", isPerson: () => false });
+    expect(encoder().interrupted([KINDS["client-tool"]!])).toContain('"outcome":{"type":"success","pendingToolCallIds":["c"]}');
+    expect(encoder().interrupted([KINDS["client-tool"]!, KINDS.choice!])).toContain('"outcome":{"type":"interrupt"');
     for (const interrupt of Object.values(interrupts)) {
       expect(interrupt.metadata).not.toHaveProperty("message");
       expect(interrupt.metadata).not.toHaveProperty("schema");
