@@ -60,10 +60,11 @@ export function measure(dir: string, out = join(dir, "out")): BundleFigures {
 }
 
 /** What a runtime-and-SSE Worker never calls, so must not bundle: the MCP SDK, and the A2A and AG-UI endpoints. */
+// A protocol's offer (its paths and the option that serves it, a few lines) is what a Worker not given it answers with.
 const UNCALLED: Array<[string, RegExp]> = [
   ["the MCP SDK", /node_modules\/@modelcontextprotocol\//],
-  ["the A2A endpoint", /handoff-runtime\/dist\/http\/a2a\//],
-  ["the AG-UI endpoint", /handoff-runtime\/dist\/(?:http\/ag-ui|wire\/ag-ui)/],
+  ["the A2A endpoint", /handoff-runtime\/dist\/http\/a2a\/(?!offer\.js$)/],
+  ["the AG-UI endpoint", /handoff-runtime\/dist\/(?:http\/ag-ui\/(?!offer\.js$)|wire\/ag-ui)/],
 ];
 
 /** What of `UNCALLED` a bundle holds, as "what: a module" lines (none for a Worker that pays only for what it uses). */
