@@ -278,7 +278,16 @@ describe("the file routes' refusals", () => {
       { ...env, FILES: undefined },
       createExecutionContext(),
     );
-    expect([noBucket.status, ((await noBucket.json()) as { error: { code: string } }).error.code]).toEqual([503, "files_not_configured"]);
+    expect([noBucket.status, await noBucket.json()]).toEqual([
+      503,
+      { error: { code: "files_not_configured", message: "This Worker binds no FILES (an R2 bucket): bind it in wrangler.toml." } },
+    ]);
+    // The type an upload declares is checked against its bytes.
+    const mismatch = await upload(s.conversationId, png(), "image/gif", "photo.gif");
+    expect([mismatch.status, ((await mismatch.json()) as { error: { message: string } }).error.message]).toEqual([
+      415,
+      "File 1 ('photo.gif') is declared image/gif, but its bytes are image/png: declare what it is.",
+    ]);
     await env.FILES!.delete(`files/${file.id}`);
     const gone = await call(path);
     expect([gone.status, await gone.json()]).toEqual([

@@ -34,6 +34,8 @@ describe("the type a file's bytes show", () => {
       text("<!DOCTYPE html>"),
       text("<?xml version='1.0'?>"),
       text("<SCRIPT>x</SCRIPT>"),
+      // WebP's form at its place, but not in a RIFF container.
+      bytes(0, 1, 2, 3, 4, 5, 6, 7, ..."WEBPVP8 ".split("").map((c) => c.charCodeAt(0))),
     ])
       expect(sniffMediaType(other), new TextDecoder().decode(other)).toBeUndefined();
     // Markup after the start is text as any other (the file is served as text, never sniffed, in a sandbox).
@@ -96,6 +98,8 @@ describe("the checks of a message's files", () => {
         "File 1 ('x.bin')'s bytes are none of the types a conversation takes (image/png, image/jpeg, image/webp, image/gif, application/pdf, text/plain).",
       details: { allowed: ["image/png", "image/jpeg", "image/webp", "image/gif", "application/pdf", "text/plain"] },
     });
+    // image/jpg is JPEG's other name: declared on a PNG, it is still the wrong type.
+    expect(refusal([{ bytes: png(), mediaType: "image/jpg" }])).toMatchObject({ message: expect.stringContaining("declared image/jpeg") });
     expect(refusal([{ bytes: png(), mediaType: "image/gif" }])).toEqual({
       code: "unsupported_media_type",
       message: "File 1 is declared image/gif, but its bytes are image/png: declare what it is.",

@@ -91,6 +91,9 @@ describe("a delegated step", () => {
       expect(runs.state(1, ["d", "e"])?.suspension).toEqual(waiting);
       expect(runs.state(1, ["d"])?.suspension).toBeNull();
       expect(runs.state(2, ["d"])).toBeUndefined();
+      // A run's first step that changes only its holder: its wait is none.
+      runs.step(1, ["f"], "checker", { messages: [], holding: moved }, 0);
+      expect(runs.state(1, ["f"])).toEqual({ holding: moved, suspension: null, asked: 0 });
     }));
 });
 
@@ -127,6 +130,41 @@ describe("a background run", () => {
         },
       ]);
       expect(runs.spans(1)).toEqual([span("s1")]);
+    }));
+
+  it("keeps its own deadline beside another waiting run's, and a path as its calls' ids joined by slashes", () =>
+    withStore((store, sql) => {
+      const { runs } = store;
+      const soon = Date.now() + 60_000;
+      const later = Date.now() + 90_000;
+      for (const [call, deadline] of [
+        ["bg1", soon],
+        ["bg2", later],
+      ] as const) {
+        const entry = delegation(store, call);
+        runs.begin(entry, Date.now() + BACKGROUND_LEASE_MS);
+        runs.step(1, [call], "parcel-search", { messages: [], suspension: suspension(question(`q-${call}`, deadline)) }, 0);
+        runs.wait(entry, "awaiting_input", []);
+      }
+      expect(expiries(store).map((e) => e.dueAt)).toEqual([soon, later]);
+      runs.step(1, ["d", "e"], "checker", { messages: [], suspension: null }, 0);
+      expect(sql.exec<{ path: string }>(`SELECT path FROM runs WHERE mode = 'delegation'`).toArray()).toEqual([{ path: "d/e" }]);
+      // A run that began and has not waited or ended has no spans yet.
+      expect(runs.spans(1)).toEqual([]);
+    }));
+
+  it("whose stored row does not fit says which part of it", () =>
+    withStore((store, sql) => {
+      const { runs } = store;
+      const entry = delegation(store);
+      runs.begin(entry, Date.now() + BACKGROUND_LEASE_MS);
+      sql.exec(`UPDATE runs SET spans = '[{"id": 1}]', decisions = '[{"id": 1}]', state = '{"asked": "x"}'`);
+      expect(() => runs.spans(1)).toThrow(/stored run's spans does not fit/);
+      expect(() => runs.state(1, ["bg1"])).toThrow(/stored run's state does not fit/);
+      expect(() => runs.waits()).toThrow(/stored run's state does not fit/);
+      sql.exec(`UPDATE runs SET state = NULL`);
+      expect(() => runs.waits()).toThrow(/stored background run's decisions does not fit/);
+      expect(() => runs.wait(entry, "awaiting_input", [])).toThrow(/stored run's spans does not fit/);
     }));
 
   it("is decided one request at a time: due again only once none is left, its deadline planned for what still waits", () =>
@@ -186,16 +224,19 @@ describe("a background run", () => {
     }));
 
   it("that ends before it started (cut off at once) gets its row then; one whose entry went ends without a follow-up", () =>
-    withStore((store) => {
+    withStore((store, sql) => {
       const { runs } = store;
       const cut = delegation(store, "bg1");
       runs.finish(cut, "interrupted", "It was interrupted.");
       expect(runs.get(cut.id)).toMatchObject({ status: "interrupted", toolCallId: "bg1" });
+      expect(runs.spans(1)).toEqual([]);
       const gone = delegation(store, "bg2");
       runs.begin(gone, Date.now() + BACKGROUND_LEASE_MS);
+      // Its start is when it began, not when it ended.
+      sql.exec(`UPDATE runs SET started_at = 5 WHERE entry = ?`, gone.id);
       store.schedule.remove(gone.id);
       runs.finish(gone, "completed", "too late");
-      expect(runs.get(gone.id)?.status).toBe("completed");
+      expect(runs.get(gone.id)).toMatchObject({ status: "completed", startedAt: 5 });
       expect(store.schedule.list().map((e) => e.kind)).toEqual(["follow-up"]);
       // Only background runs count here: a run in the turn counts in its turn's spending.
       runs.step(1, ["d"], "checker", { messages: [], suspension: null }, 0);
