@@ -260,7 +260,11 @@ describe("a background run", () => {
       runs.endOrphanedWaits();
       expect(runs.get(entry.id)?.status).toBe("awaiting_input");
       store.schedule.remove(entry.id);
+      // What follows a write (the owner's inbox, no longer showing the run waiting) hears that the entry changed.
+      const told: string[] = [];
+      store.onWritten((written) => told.push(...written.changed));
       runs.endOrphanedWaits();
+      expect(told).toContain("entry");
       const ended = runs.get(entry.id)!;
       expect(ended.status).toBe("interrupted");
       expect(ended.endedAt).not.toBeNull();
