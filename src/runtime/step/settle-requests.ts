@@ -1,14 +1,14 @@
 /**
- * A resumed leg's first stage: the suspended step's requests answered. What needs no run is
- * answered at once (a decline, a client tool's output); the rest run (an approved call) or run
- * again with their answers (a tool's question, an MCP server's elicitation). A call that asks again
- * keeps the step waiting; otherwise the whole step is committed.
+ * A resumed leg's first stage: the suspended step's requests answered, each as its kind settles it. What needs no run
+ * is answered at once (a decline, a client tool's output); the rest run (an approved call) or run again with their
+ * answers (a tool's question or choice, an MCP server's elicitation). A call that asks again keeps the step waiting;
+ * otherwise the whole step is committed.
  */
 import { errorOutcome, executeToolCall, isAsked, toolMessage } from "../tools/execute-tool-call.ts";
 import type { RunEvent } from "../events.ts";
 import type { ToolMessage } from "../messages.ts";
 import type { TurnItem } from "../run-options.ts";
-import { answerWithoutRunning, approvalRecord, type Suspension } from "../wait/suspension.ts";
+import { approvalRecord, type Suspension } from "../wait/suspension.ts";
 import { type Decision, kindOf, type UserRequest } from "../wait/requests.ts";
 import { commit } from "../commit.ts";
 import { type StateUpdates, toolContext } from "../tools/tool-context.ts";
@@ -90,10 +90,13 @@ async function settle(
   decision: Decision,
   updates: StateUpdates,
 ): Promise<Settled> {
+  const settled = kindOf(request).settle(request, decision);
   // A delegated run's request: its decision goes to that run (a decline too: its model reads it), which the call runs again to.
-  const without = request.delegated ? null : answerWithoutRunning(request, decision);
-  // A client tool's output is a result like any tool's; a decline is a verdict the error guard does not count.
-  if (without) return { request, answered: { outcome: without, counts: !without.isError } };
+  if (!request.delegated && settled.kind === "answered") {
+    const { kind: _answered, ...outcome } = settled;
+    // A client tool's output is a result like any tool's; a decline is a verdict the error guard does not count.
+    return { request, answered: { outcome, counts: !outcome.isError } };
+  }
   // The call runs with its own agent's tool, even after a handoff (a delegated run's request names its agent: the call is the step's).
   const caller = request.delegated ? suspension.assistant.agent : request.agent;
   const owner = run.options.network.get(caller);
@@ -103,7 +106,6 @@ async function settle(
     : new Map<string, Tool>();
   const tool = tools.get(call.name);
   // What its ask returns when it runs again, by its kind (a question's answer, an elicitation's outcome as MCP has it).
-  const settled = kindOf(request).settle(request, decision);
   const asked = request.delegated ? [decision] : settled.kind === "runs-again" ? [settled.asked] : [];
   const answers = asked.length ? [...(request.earlier ?? []), ...asked] : [];
   const context = toolContext(run, state, caller, updates);
