@@ -26,7 +26,7 @@ import {
   mcpHeaders,
 } from "../runtime/ports/mcp-port.ts";
 import { errorMessage } from "../runtime/errors.ts";
-import { schemaProblems } from "../runtime/json-schema.ts";
+import { schemaProblems } from "../runtime/schema/json-schema.ts";
 import { knownToolList, MemoryToolListCache, rememberToolList, type ToolListCache } from "./tool-lists.ts";
 
 /** What `McpConnections` is given: the environment headers are read from, and where tool lists are kept. */

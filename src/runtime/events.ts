@@ -6,6 +6,7 @@
  * its schema.
  */
 import * as z from "zod";
+import { exactly } from "./schema/exactly.ts";
 import type { HandBackRecord, HandoffRecord, OperatorIdentity, ReturnRecord, TransferRecord } from "./handoff/types.ts";
 import type { CallPlan, FileRef } from "./messages.ts";
 import type { Usage, UsageTotals } from "./usage.ts";
@@ -19,22 +20,13 @@ export type TurnStatus = z.infer<typeof TurnStatusSchema>;
 /** How a turn's leg ended: what the host records for the turn. */
 export type TurnOutcome = { status: TurnStatus } | { status: "failed"; code: string };
 
-/** Whether two types hold the same values: `exactly` asks it of a schema and its named type. */
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-
-/** A schema typed as the named type it describes; it compiles only when the two agree. */
-function exactly<T>() {
-  return <S extends z.ZodType>(schema: S & (Same<z.output<S>, T> extends true ? unknown : never)): z.ZodType<T> =>
-    schema as unknown as z.ZodType<T>;
-}
-
 /*
  * The schemas are built on first use (`z.lazy`, or a function): the runtime never parses its own
  * events, and what reads them (the OpenAPI document, clients, the test suites) is rare, so an
  * isolate's start does not pay for them (issue 67).
  */
 const usageSchema = () => exactly<Usage>()(z.strictObject({ inputTokens: z.number(), outputTokens: z.number() }));
-const usageTotalsSchema = () =>
+export const usageTotalsSchema = () =>
   exactly<UsageTotals>()(
     z.strictObject({ modelCalls: z.number(), inputTokens: z.number(), outputTokens: z.number(), toolCalls: z.number() }),
   );

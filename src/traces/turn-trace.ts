@@ -3,9 +3,9 @@ import type { RunEvent, TurnOutcome } from "../runtime/events.ts";
 /** What a span stands for: the turn, an agent's tenure in it, a model call, a tool call, and what happened between. */
 export type SpanKind = "turn" | "agent" | "model" | "tool" | "request" | "handoff" | "refused-handoff" | "compaction" | "guardrail";
 
-/** A wait for the user (of any kind: `handoff.request.kind` says which); traces stored before kinds had their own called it `approval`. */
+/** A wait for the user (of any kind: `handoff.request.kind` says which; stored traces that called it `approval` are read as it). */
 function isRequest(span: Span): boolean {
-  return span.kind === "request" || (span.kind as string) === "approval";
+  return span.kind === "request";
 }
 
 /** One span of a turn's trace. Times are milliseconds since the epoch; an instant has `end === start`. */

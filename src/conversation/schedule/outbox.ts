@@ -7,6 +7,7 @@
  */
 import type { SqlWriter } from "../storage/sql-writer.ts";
 import * as z from "zod";
+import { exactly } from "../../runtime/schema/exactly.ts";
 import { readRow } from "../storage/row-schemas.ts";
 
 export interface OutboxMessage {
@@ -28,8 +29,17 @@ export interface PushTarget {
   authentication?: { scheme: string; credentials: string } | undefined;
 }
 
-/** Where a push goes, as stored: its URL is checked, the credentials kept as written. */
-export const PushTargetSchema = z.looseObject({ url: z.string() }).transform((target) => target as unknown as PushTarget);
+const pushTargetShape = () => ({
+  url: z.string(),
+  token: z.string().optional(),
+  authentication: z.object({ scheme: z.string(), credentials: z.string() }).optional(),
+});
+
+/** Where a push goes, as stored. */
+export const PushTargetSchema = exactly<PushTarget>()(z.lazy(() => z.object(pushTargetShape())));
+
+/** A push config as stored: a target with its id. */
+export const PushConfigSchema = exactly<PushTarget & { id: string }>()(z.lazy(() => z.object({ id: z.string(), ...pushTargetShape() })));
 
 export class Outbox {
   readonly #db: SqlWriter;

@@ -3,12 +3,8 @@
  * the client gave it or one made here, kept in the conversation's own SQLite with the turn.
  */
 import type { SqlWriter } from "../storage/sql-writer.ts";
-import type { PushTarget } from "./outbox.ts";
-import * as z from "zod";
+import { PushConfigSchema, type PushTarget } from "./outbox.ts";
 import { readRow } from "../storage/row-schemas.ts";
-
-/** A push config as stored: its id and URL are checked, the credentials kept as written. */
-const PushConfigSchema = z.looseObject({ id: z.string(), url: z.string() }).transform((config) => config as unknown as PushConfig);
 
 /** One push config of a task, as A2A names its fields. */
 export interface PushConfig extends PushTarget {

@@ -17,7 +17,8 @@ import { REQUEST_EXPIRED } from "../../runtime/wait/requests.ts";
 import { nextDeadline, type WaitState } from "../../runtime/wait/deadlines.ts";
 import { fail, ok, type ConversationResult } from "../results.ts";
 import type { SqlWriter } from "../storage/sql-writer.ts";
-import { readRow } from "../storage/row-schemas.ts";
+import { exactly } from "../../runtime/schema/exactly.ts";
+import { fitted, readRow } from "../storage/row-schemas.ts";
 import * as z from "zod";
 
 /** One entry of the conversation's schedule, on its alarm: what is due, and when. */
@@ -221,22 +222,41 @@ export class Schedule implements Scheduler {
 
 type EntryRow = { id: string; kind: string; due_at: number; turn: number; data: string };
 
-/** What each kind of entry keeps beside its id, kind, time and turn: what its work reads is checked, the rest kept as written. */
-const ENTRY_DATA: Record<string, z.ZodType<Record<string, unknown>>> = {
-  "follow-up": z.looseObject({ note: z.string() }),
-  delegation: z.looseObject({ agent: z.string(), request: z.string(), askedBy: z.string(), toolCallId: z.string() }),
-  "request-expiry": z.looseObject({ run: z.string().optional() }),
-  "person-timeout": z.looseObject({ person: z.string(), handedBy: z.string() }),
-  "file-sweep": z.looseObject({}),
-};
+/** A stored entry: its columns and, beside them, what its kind keeps in `data`. */
+const ScheduleEntrySchema = exactly<ScheduleEntry>()(
+  z.lazy(() => {
+    const common = { id: z.string(), dueAt: z.number(), turn: z.number() };
+    return z.discriminatedUnion("kind", [
+      z.object({
+        ...common,
+        kind: z.literal("follow-up"),
+        note: z.string(),
+        agent: z.string(),
+        toolCallId: z.string(),
+        delegated: z.string().optional(),
+      }),
+      z.object({
+        ...common,
+        kind: z.literal("delegation"),
+        agent: z.string(),
+        request: z.string(),
+        askedBy: z.string(),
+        toolCallId: z.string(),
+      }),
+      z.object({ ...common, kind: z.literal("request-expiry"), run: z.string().optional() }),
+      z.object({ ...common, kind: z.literal("person-timeout"), person: z.string(), handedBy: z.string() }),
+      z.object({ ...common, kind: z.literal("file-sweep") }),
+    ]);
+  }),
+);
+
+const EntryDataSchema = z.lazy(() => z.record(z.string(), z.unknown()));
 
 function entryOf(row: EntryRow): ScheduleEntry {
   // Named for approvals before every kind of request had deadlines.
   const kind = row.kind === "approval-expiry" ? "request-expiry" : row.kind;
-  const schema = ENTRY_DATA[kind];
-  if (!schema) throw new Error(`A stored schedule entry has a kind this release does not know: ${JSON.stringify(row.kind)}.`);
-  const data = readRow(schema, row.data, `${row.kind} entry`);
-  return { ...data, id: row.id, kind, dueAt: row.due_at, turn: row.turn } as ScheduleEntry;
+  const data = readRow(EntryDataSchema, row.data, `${row.kind} entry`);
+  return fitted(ScheduleEntrySchema, { ...data, id: row.id, kind, dueAt: row.due_at, turn: row.turn }, `${row.kind} entry`);
 }
 
 /** An entry as GET …/schedule shows it: its time as ISO 8601. */

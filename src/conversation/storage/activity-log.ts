@@ -6,10 +6,22 @@
 import type { OperatorIdentity } from "../../runtime/handoff/types.ts";
 import type { SqlWriter } from "./sql-writer.ts";
 import * as z from "zod";
+import { exactly } from "../../runtime/schema/exactly.ts";
 import { readRow } from "./row-schemas.ts";
 
-/** An act as stored: its kind is checked, the rest kept as written. */
-const ActivityRowSchema = z.looseObject({ kind: z.string() }).transform((act) => act as unknown as Omit<Activity, "at">);
+/** An act as stored (its time is the row's own column). */
+const ActivityRowSchema = exactly<Omit<Activity, "at">>()(
+  z.lazy(() =>
+    z.object({
+      kind: z.enum(["answered", "handed-back", "approved", "denied", "expired", "timed-out"]),
+      by: z.object({ id: z.string().optional(), name: z.string().optional() }).optional(),
+      agent: z.string(),
+      toolCallId: z.string().optional(),
+      tool: z.string().optional(),
+      to: z.string().optional(),
+    }),
+  ),
+);
 
 /** `expired`: a call nobody decided before its deadline, declined by the schedule; `timed-out`: a person who did not answer in time. */
 export type ActivityKind = "answered" | "handed-back" | "approved" | "denied" | "expired" | "timed-out";

@@ -28,7 +28,7 @@ import { settleCutOff } from "./recovery.ts";
 import { migrate } from "./schema.ts";
 import { CallsInFlightSchema, EventsRowSchema, MessageSchema, readRow } from "./row-schemas.ts";
 import { SqlWriter, type Written } from "./sql-writer.ts";
-import { readHandoff, readStateRow, type StoredState, type TurnOpening, writeHandoff, writeStateRow } from "./stored-state.ts";
+import { readHandoffRow, readStateRow, type StoredState, type TurnOpening, writeHandoff, writeStateRow } from "./stored-state.ts";
 import { capHandoff, capMessage } from "./stored-size-limits.ts";
 import { DEFAULT_KEPT_TRACES, TraceRing } from "./trace-ring.ts";
 import { type StoredHandoff, TurnLog } from "./turn-log.ts";
@@ -151,7 +151,7 @@ export class ConversationStore {
   handoffs(): StoredHandoff[] {
     return this.#db
       .rows<{ turn: number; data: string }>(`SELECT turn, data FROM handoffs ORDER BY seq`)
-      .map((row) => ({ turn: row.turn, ...readHandoff(JSON.parse(row.data)) }));
+      .map((row) => ({ turn: row.turn, ...readHandoffRow(row.data) }));
   }
 
   /** What the conversation has spent, its current turn included. */
@@ -179,7 +179,7 @@ export class ConversationStore {
       `SELECT replaces, summary FROM compactions ORDER BY seq DESC LIMIT 1`,
     )[0];
     this.#latest = {
-      ...(handoff ? { lastHandoff: readHandoff(JSON.parse(handoff.data)) } : {}),
+      ...(handoff ? { lastHandoff: readHandoffRow(handoff.data) } : {}),
       ...(compaction ? { compaction: { replaces: compaction.replaces, summary: compaction.summary } } : {}),
     };
     return this.#latest;
@@ -371,7 +371,7 @@ export class ConversationStore {
     this.#latest &&= {
       ...this.#latest,
       // As a read of the stored row would give it.
-      ...(commit.handoff ? { lastHandoff: readHandoff(JSON.parse(writeHandoff(commit.handoff))) } : {}),
+      ...(commit.handoff ? { lastHandoff: readHandoffRow(writeHandoff(commit.handoff)) } : {}),
       ...(commit.compaction ? { compaction: { replaces: commit.compaction.replaces, summary: commit.compaction.summary } } : {}),
     };
   }

@@ -7,7 +7,8 @@ import type { StoredEvent } from "../../wire/sse.ts";
 import type { SqlWriter } from "./sql-writer.ts";
 import { readHandoff, ROW_VERSION } from "./stored-state.ts";
 import { capEvent } from "./stored-size-limits.ts";
-import { EventsRowSchema, readRow } from "./row-schemas.ts";
+import * as z from "zod";
+import { EventsRowSchema, fitted, readRow } from "./row-schemas.ts";
 
 /**
  * Event ids skipped after a crash. Events of the step in flight were streamed but never stored;
@@ -56,14 +57,14 @@ export class EventLog {
 
   /** The last leg's start stored, of any turn (read backwards a row at a time): undefined before any. */
   lastStart(): (RunStartEvent & { id: number }) | undefined {
-    type Row = { first_id: number; data: string };
+    type Row = { first_id: number; data: string; v: number };
     for (let before = Number.POSITIVE_INFINITY; ; ) {
       const row = this.#db.rows<Row>(
-        `SELECT first_id, data FROM events WHERE first_id < ? ORDER BY first_id DESC LIMIT 1`,
+        `SELECT first_id, data, v FROM events WHERE first_id < ? ORDER BY first_id DESC LIMIT 1`,
         before === Number.POSITIVE_INFINITY ? Number.MAX_SAFE_INTEGER : before,
       )[0];
       if (!row) return undefined;
-      const start = readRow(EventsRowSchema, row.data, "events row").findLast((e) => e.type === "run-start");
+      const start = readEvents(row).findLast((e) => e.type === "run-start");
       if (start?.type === "run-start") return start;
       before = row.first_id;
     }
@@ -90,8 +91,7 @@ export class EventLog {
           : this.#db.rows<Row>(`SELECT first_id, turn, data, v FROM events WHERE first_id > ? ORDER BY first_id LIMIT 1`, cursor)[0];
       if (!row || (turn !== "every" && row.turn !== turn) || row.first_id >= beforeId) return null;
       cursor = row.first_id;
-      const events = readRow(EventsRowSchema, row.data, "events row").filter((event) => event.id > afterId && event.id < beforeId);
-      return events.map(row.v >= ROW_VERSION ? withoutNote : (event) => withoutNote(upgraded(event)));
+      return readEvents(row).filter((event) => event.id > afterId && event.id < beforeId);
     };
   }
 }
@@ -115,14 +115,28 @@ export function recoveredLegStart(log: EventLog, turn: number, conversationId: s
   return { type: "run-start", conversationId, agent, model: start?.model ?? "unknown", ...(last ? { resumed: true } : {}) };
 }
 
-/** A hand-back stored with its note (before events left it out): replayed without it, as every reader is now sent it. */
-function withoutNote(event: StoredEvent): StoredEvent {
-  if (event.type !== "handoff" || event.kind !== "hand-back" || !("note" in event)) return event;
-  const { note: _note, ...shown } = event as typeof event & { note?: string };
+/** An event as an events row keeps it, before it is checked: its id and type. */
+const RawEventsSchema = z.lazy(() => z.array(z.looseObject({ id: z.number(), type: z.string() })));
+type RawEvent = z.infer<typeof RawEventsSchema>[number];
+
+/**
+ * An events row's events in today's form. A row of version 1 has its handoff events in their older forms; a hand-back
+ * stored with its note (before events left it out) is read without it, as every reader is now sent it.
+ */
+function readEvents(row: { data: string; v: number }): StoredEvent[] {
+  if (row.v >= ROW_VERSION && !row.data.includes('"hand-back"')) return readRow(EventsRowSchema, row.data, "events row");
+  const raw = readRow(RawEventsSchema, row.data, "events row");
+  const current = raw.map((event) => withoutNote(row.v >= ROW_VERSION ? event : upgraded(event)));
+  return fitted(EventsRowSchema, current, "events row");
+}
+
+function withoutNote(event: RawEvent): RawEvent {
+  if (event.type !== "handoff" || event.kind !== "hand-back") return event;
+  const { note: _note, ...shown } = event;
   return shown;
 }
 
-function upgraded(event: StoredEvent): StoredEvent {
+function upgraded(event: RawEvent): RawEvent {
   if (event.type !== "handoff") return event;
   const { id, type: _type, ...record } = event;
   // The record is read in its row's version, 1: events rows keep the version apart from the events.

@@ -1,11 +1,22 @@
 import type { CachedToolList, ToolListCache } from "../../mcp/tool-lists.ts";
 import * as z from "zod";
+import { exactly } from "../../runtime/schema/exactly.ts";
+import type { McpToolInfo } from "../../runtime/ports/mcp-port.ts";
 import { readRow } from "./row-schemas.ts";
 
-/** A server's tools as listed: each has a name and an input schema. */
-const ToolListSchema = z
-  .array(z.looseObject({ name: z.string(), inputSchema: z.record(z.string(), z.unknown()) }))
-  .transform((tools) => tools as unknown as CachedToolList["tools"]);
+/** A server's tools as listed. */
+const ToolListSchema = exactly<McpToolInfo[]>()(
+  z.lazy(() =>
+    z.array(
+      z.object({
+        name: z.string(),
+        description: z.string().optional(),
+        inputSchema: z.record(z.string(), z.unknown()),
+        outputSchema: z.record(z.string(), z.unknown()).optional(),
+      }),
+    ),
+  ),
+);
 
 /**
  * MCP tool lists in the conversation's SQLite (one row per server), so a Durable Object that was

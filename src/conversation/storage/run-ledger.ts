@@ -10,8 +10,8 @@ import * as z from "zod";
 import type { BackgroundOutcome, BackgroundResult } from "../../runtime/background-delegation.ts";
 import { type Holding, newHolding } from "../../runtime/holding.ts";
 import type { StepCommit } from "../../runtime/ports/store-port.ts";
-import { type Decision, DecisionSchema, forwardedRequest, undecided, type UserRequest } from "../../runtime/wait/requests.ts";
-import { readRow, SpansSchema, StoredRequestSchema } from "./row-schemas.ts";
+import { type Decision, forwardedRequest, undecided, type UserRequest } from "../../runtime/wait/requests.ts";
+import { DecisionsSchema, HoldingSchema, readRow, SpansSchema, SuspensionSchema } from "./row-schemas.ts";
 import type { Suspension } from "../../runtime/wait/suspension.ts";
 import type { UsageTotals } from "../../runtime/usage.ts";
 import type { Span } from "../../traces/turn-trace.ts";
@@ -52,32 +52,16 @@ export interface BackgroundRunRecord {
   endedAt: number | null;
 }
 
-const RunStateSchema = z.object({
-  v: z.number().optional(),
-  holding: z.looseObject({
-    activeAgent: z.string(),
-    handoffCount: z.number(),
-    callers: z.array(z.looseObject({ caller: z.string(), callee: z.string() })),
-    agentStates: z.record(z.string(), z.record(z.string(), z.unknown())),
-    context: z.record(z.string(), z.unknown()),
-  }),
-  suspension: z
-    .looseObject({
-      assistant: z.looseObject({ role: z.literal("assistant") }),
-      results: z.array(z.unknown()),
-      pending: z.array(StoredRequestSchema),
-    })
-    .nullable(),
-  asked: z.number(),
-});
-
-const DecisionsSchema = z.array(DecisionSchema);
+/** A run's state row: what resumes it. */
+const RunStateSchema = z.lazy(() =>
+  z.object({ v: z.number().optional(), holding: HoldingSchema, suspension: SuspensionSchema.nullable(), asked: z.number() }),
+);
 
 const key = (path: readonly string[]) => path.join("/");
 
 function readState(json: string): RunState {
   const { holding, suspension, asked } = readRow(RunStateSchema, json, "run's state");
-  return { holding: holding as unknown as Holding, suspension: suspension as unknown as Suspension | null, asked };
+  return { holding, suspension, asked };
 }
 
 export class RunLedger {

@@ -6,17 +6,16 @@
  * upgrades. Every default for a field an older row lacks is here, and nowhere else.
  */
 import type { FileRef } from "../../runtime/messages.ts";
-import type { Decision, UserRequest } from "../../runtime/wait/requests.ts";
+import type { Decision } from "../../runtime/wait/requests.ts";
 import type { Suspension } from "../../runtime/wait/suspension.ts";
+import { HandoffRecordSchema } from "../../runtime/events.ts";
 import type { HandoffRecord } from "../../runtime/handoff/types.ts";
 import { type Holding, newHolding } from "../../runtime/holding.ts";
-import type { AssistantMessage, Message, ToolMessage } from "../../runtime/messages.ts";
 import { NO_USAGE, type UsageTotals } from "../../runtime/usage.ts";
+import { FileRefSchema } from "../../runtime/events.ts";
 import type { SqlWriter } from "./sql-writer.ts";
+import { DecisionsSchema, fitted, HoldingSchema, readRow, SuspensionSchema } from "./row-schemas.ts";
 import * as z from "zod";
-
-/** The decisions a wait has so far, as stored: each names its call; the rest is the decision as it was made. */
-const StoredDecisionsSchema = z.array(z.looseObject({ toolCallId: z.string() })).transform((d) => d as unknown as Decision[]);
 
 /** The state row: what the conversation holds (flat, as rows have always stored it), its suspension and its token grant. */
 export type StateRow = Holding & {
@@ -67,6 +66,9 @@ export interface TurnOpening {
 
 type Json = Record<string, unknown>;
 
+/** A row's JSON before it is brought to today's form and checked: an object. */
+const RowObjectSchema = z.lazy(() => z.record(z.string(), z.unknown()));
+
 /** The form rows are written in today: 2. Version 1 is every row written before rows carried `v`. */
 export const ROW_VERSION = 2;
 
@@ -75,25 +77,38 @@ export function versionOf(row: Json): number {
   return typeof row.v === "number" ? row.v : 1;
 }
 
+/** The state row's fields beside its holding (which the holding's schema reads from the same object). */
+const StateFieldsSchema = z.lazy(() =>
+  z.object({
+    conversationId: z.string(),
+    suspension: SuspensionSchema.nullable().default(null),
+    decisions: DecisionsSchema.default([]),
+    grant: z.string().optional(),
+    owner: z.string().optional(),
+    createdAt: z.number().optional(),
+    title: z.string().optional(),
+    archived: z.boolean().optional(),
+  }),
+);
+
 /** The state row's JSON. */
 export function writeStateRow(state: StoredState): string {
   const { holding, ...rest } = state;
   return JSON.stringify({ v: ROW_VERSION, ...rest, ...holding });
 }
 
+/** The state row, in today's form: a row of an earlier version is brought to it first; one that does not fit is an error. */
 export function readStateRow(json: string): StoredState {
-  const row = JSON.parse(json) as Json;
-  const current = versionOf(row) >= ROW_VERSION;
+  const stored = readRow(RowObjectSchema, json, "state row");
+  const current = versionOf(stored) >= ROW_VERSION;
+  const row = current ? stored : { ...stored, ...readHolding(stored) };
+  const suspension = isJson(row.suspension) ? withKinds(current ? row.suspension : readSuspension(row.suspension)) : null;
+  const { conversationId, archived, ...fields } = fitted(StateFieldsSchema, { ...row, suspension }, "state row");
   return {
-    conversationId: String(row.conversationId),
-    holding: current ? holdingOf(row) : readHolding(row),
-    suspension: row.suspension ? withKinds(current ? (row.suspension as Suspension) : readSuspension(row.suspension as Json)) : null,
-    decisions: StoredDecisionsSchema.parse(row.decisions ?? []),
-    ...(typeof row.grant === "string" ? { grant: row.grant } : {}),
-    ...(typeof row.owner === "string" ? { owner: row.owner } : {}),
-    ...(typeof row.createdAt === "number" ? { createdAt: row.createdAt } : {}),
-    ...(typeof row.title === "string" ? { title: row.title } : {}),
-    ...(row.archived === true ? { archived: true } : {}),
+    conversationId,
+    holding: fitted(HoldingSchema, row, "state row's holding"),
+    ...fields,
+    ...(archived ? { archived } : {}),
   };
 }
 
@@ -104,34 +119,36 @@ export function writeOpening(opening: TurnOpening): string {
   return JSON.stringify({ v: ROW_VERSION, message: opening.message, ...note, ...files, ...opening.holding });
 }
 
+const OpeningFieldsSchema = z.lazy(() =>
+  z.object({ message: z.string(), note: z.string().optional(), files: z.array(FileRefSchema).optional() }),
+);
+
 export function readOpening(json: string): TurnOpening {
-  const row = JSON.parse(json) as Json;
-  const holding = versionOf(row) >= ROW_VERSION ? holdingOf(row) : readHolding(row);
-  const files = Array.isArray(row.files) ? { files: row.files as FileRef[] } : {};
-  return { message: String(row.message), holding, ...(typeof row.note === "string" ? { note: row.note } : {}), ...files };
+  const stored = readRow(RowObjectSchema, json, "turn's opening");
+  const row = versionOf(stored) >= ROW_VERSION ? stored : { ...stored, ...readHolding(stored) };
+  return { ...fitted(OpeningFieldsSchema, row, "turn's opening"), holding: fitted(HoldingSchema, row, "turn's opening's holding") };
 }
 
-/** The holding fields of a row of today's version, which has them all. */
-function holdingOf(row: Json): Holding {
-  const { activeAgent, handoffCount, callers, agentStates, context } = row as unknown as Holding;
-  return { activeAgent, handoffCount, callers, agentStates, context };
-}
-
-/** The holding fields of a stored row; rows stored before returning handoffs and agents' states lack the last ones. */
-function readHolding(row: Json): Holding {
+/** The holding fields of a version 1 row; rows stored before returning handoffs and agents' states lack the last ones. */
+function readHolding(row: Json): Json {
   const start = newHolding(String(row.activeAgent));
   return {
     activeAgent: start.activeAgent,
-    handoffCount: typeof row.handoffCount === "number" ? row.handoffCount : start.handoffCount,
-    callers: (row.callers as Holding["callers"] | undefined) ?? start.callers,
-    agentStates: (row.agentStates as Holding["agentStates"] | undefined) ?? start.agentStates,
-    context: (row.context as Holding["context"] | undefined) ?? start.context,
+    handoffCount: row.handoffCount ?? start.handoffCount,
+    callers: row.callers ?? start.callers,
+    agentStates: row.agentStates ?? start.agentStates,
+    context: row.context ?? start.context,
   };
 }
 
 /** A handoff record as the handoffs table keeps it, with the version it is written in. */
 export function writeHandoff(record: HandoffRecord): string {
   return JSON.stringify({ v: ROW_VERSION, ...record });
+}
+
+/** A handoffs row's record. */
+export function readHandoffRow(json: string): HandoffRecord {
+  return readHandoff(readRow(RowObjectSchema, json, "handoff record"));
 }
 
 /**
@@ -142,53 +159,51 @@ export function writeHandoff(record: HandoffRecord): string {
  */
 export function readHandoff(stored: Json, version = versionOf(stored)): HandoffRecord {
   const { v: _v, ...raw } = stored;
-  if (version >= ROW_VERSION) return raw as unknown as HandoffRecord;
-  if (raw.kind === "transfer" || raw.kind === "hand-back" || (raw.kind === "return" && "mode" in raw))
-    return raw as unknown as HandoffRecord;
-  const { toolCallId, reason, kind: _kind, ...rest } = raw as { toolCallId: string; reason?: string; kind?: string } & Json;
+  const current = version >= ROW_VERSION || raw.kind === "transfer" || raw.kind === "hand-back" || (raw.kind === "return" && "mode" in raw);
+  return fitted(HandoffRecordSchema, current ? raw : upgradedHandoff(raw), "handoff record");
+}
+
+function upgradedHandoff(raw: Json): Json {
+  const { toolCallId, reason, kind: _kind, ...rest } = raw;
+  const id = String(toolCallId);
   const from = String(rest.from);
   const to = String(rest.to);
   const stepIndex = Number(rest.stepIndex ?? 0);
+  const why = typeof reason === "string" && reason ? reason : undefined;
   if (raw.kind === "return") {
     const suffix = ":returned";
-    return toolCallId.endsWith(suffix)
-      ? { kind: "return", mode: "on-answer", from, to, openedBy: toolCallId.slice(0, -suffix.length), stepIndex }
-      : { kind: "return", mode: "on-call", from, to, toolCallId, reason: reason ?? "", stepIndex };
+    return id.endsWith(suffix)
+      ? { kind: "return", mode: "on-answer", from, to, openedBy: id.slice(0, -suffix.length), stepIndex }
+      : { kind: "return", mode: "on-call", from, to, toolCallId: id, reason: why ?? "", stepIndex };
   }
-  if (toolCallId.startsWith("operator-")) return { kind: "hand-back", from, to, ...(reason ? { note: reason } : {}) };
-  return { kind: "transfer", ...(rest as object), from, to, toolCallId, ...(reason ? { reason } : {}), stepIndex };
+  if (id.startsWith("operator-")) return { kind: "hand-back", from, to, ...(why ? { note: why } : {}) };
+  return { kind: "transfer", ...rest, from, to, toolCallId: id, ...(why ? { reason: why } : {}), stepIndex };
+}
+
+function isJson(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Requests stored before they had kinds were all approvals. */
-function withKinds(suspension: Suspension): Suspension {
-  if (suspension.pending.every((p) => p.kind !== undefined)) return suspension;
-  return {
-    ...suspension,
-    pending: suspension.pending.map((p) => (p.kind === undefined ? { ...(p as object), kind: "approval" } : p) as UserRequest),
-  };
+function withKinds(suspension: Json): Json {
+  const pending = Array.isArray(suspension.pending) ? suspension.pending : [];
+  return { ...suspension, pending: pending.map((p) => (isJson(p) && p.kind === undefined ? { ...p, kind: "approval" } : p)) };
 }
 
-/** A stored suspension; those stored before turns kept their progress as one value had its fields loose. */
-function readSuspension(raw: Json): Suspension {
-  const base = {
-    assistant: raw.assistant as AssistantMessage,
-    results: raw.results as Array<ToolMessage | null>,
-    pending: raw.pending as UserRequest[],
-    trailing: (raw.trailing as Message[] | undefined) ?? [],
-  };
-  if (raw.progress) {
-    const progress = raw.progress as Suspension["progress"];
-    return { ...base, progress: { ...progress, handoffs: progress.handoffs.map((h) => readHandoff(h as unknown as Json)) } };
-  }
+/** A version 1 suspension; those stored before turns kept their progress as one value had its fields loose. */
+function readSuspension(raw: Json): Json {
+  const base = { assistant: raw.assistant, results: raw.results, pending: raw.pending, trailing: raw.trailing ?? [] };
+  const handoffs = (list: unknown) => (Array.isArray(list) ? list : []).map((h) => (isJson(h) ? readHandoff(h, 1) : h));
+  if (isJson(raw.progress)) return { ...base, progress: { ...raw.progress, handoffs: handoffs(raw.progress.handoffs) } };
   return {
     ...base,
     progress: {
-      handoffs: ((raw.turnHandoffs as Json[] | undefined) ?? []).map(readHandoff),
+      handoffs: handoffs(raw.turnHandoffs),
       agentSteps: Number(raw.agentSteps ?? 0),
       errorSteps: Number(raw.errorSteps ?? 0),
       // The suspended step's index then; the next step's now.
       stepIndex: Number(raw.stepIndex ?? 0) + 1,
-      usage: (raw.turnUsage as Suspension["progress"]["usage"] | undefined) ?? NO_USAGE,
+      usage: raw.turnUsage ?? NO_USAGE,
     },
   };
 }

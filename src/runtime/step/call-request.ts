@@ -3,7 +3,7 @@ import { argsOf } from "../tools/execute-tool-call.ts";
 import type { Agent } from "../agent.ts";
 import type { RunEvent } from "../events.ts";
 import type { ToolCall } from "../messages.ts";
-import { answerSchema } from "../json-schema.ts";
+import { answerSchema } from "../schema/json-schema.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { Duration } from "../duration.ts";
 import type { CallWait } from "./call-record.ts";

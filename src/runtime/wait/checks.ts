@@ -3,7 +3,7 @@
  * that waits), whether it answers a request that still waits, in the kind of answer the request takes, from someone who may
  * answer it. A batch that fails any check is refused whole: every request waits as it did.
  */
-import { schemaProblems } from "../json-schema.ts";
+import { schemaProblems } from "../schema/json-schema.ts";
 import { type Decision, isAnswer, kindOf, undecided, type UserRequest } from "./requests.ts";
 
 /** One run's wait, as the checks see it: its requests, the decisions on them so far, and the calls it has answered. */

@@ -1,7 +1,8 @@
 /** An approval: a call that waits for a yes or no before it runs. */
 import * as z from "zod";
 import { isAnswer } from "../decisions.ts";
-import { declinedWithout, type RequestBase, type RequestKind } from "./request-kind.ts";
+import { exactly } from "../../schema/exactly.ts";
+import { declinedWithout, type RequestBase, type RequestKind, requestBaseShape } from "./request-kind.ts";
 
 /** A tool call waiting for a yes or no before it runs. */
 export interface ApprovalRequest extends RequestBase {
@@ -9,6 +10,8 @@ export interface ApprovalRequest extends RequestBase {
   /** What the call asks, in words for the user: the tool's `approvalMessage` for these arguments. */
   message?: string;
 }
+
+const shown = () => ({ message: z.string().optional() });
 
 export const approval: RequestKind<ApprovalRequest> = {
   kind: "approval",
@@ -26,5 +29,6 @@ export const approval: RequestKind<ApprovalRequest> = {
   },
   said: (request) => `${request.agent} asks to run ${request.name}: approve or deny.`,
   interruptReason: "tool_approval",
-  shownSchemas: () => [{ message: z.string().optional() }],
+  shownSchemas: () => [shown()],
+  requestSchema: () => exactly<ApprovalRequest>()(z.object({ ...requestBaseShape(), kind: z.literal("approval"), ...shown() })),
 };

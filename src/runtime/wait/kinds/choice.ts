@@ -5,7 +5,8 @@
 import * as z from "zod";
 import { durationMs, type Duration } from "../../duration.ts";
 import { isAnswer } from "../decisions.ts";
-import { declinedWithout, type RequestBase, type RequestKind } from "./request-kind.ts";
+import { exactly } from "../../schema/exactly.ts";
+import { declinedWithout, type RequestBase, type RequestKind, requestBaseShape } from "./request-kind.ts";
 
 /** A tool asked the user to pick one of `options`; with `other`, an answer in their own words is taken too. */
 export interface ChoiceRequest extends RequestBase {
@@ -54,6 +55,13 @@ export function askedChoice(choice: Choice) {
   };
 }
 
+const shown = () => ({
+  message: z.string(),
+  options: z.array(z.string()),
+  other: z.string().optional(),
+  operator: z.boolean().optional(),
+});
+
 export const choice: RequestKind<ChoiceRequest> = {
   kind: "choice",
   waits: "input",
@@ -70,7 +78,6 @@ export const choice: RequestKind<ChoiceRequest> = {
   declined: { byUser: "The user declined to choose", expired: "The user did not choose before the deadline: the request expired." },
   said: (request) => `${request.message} (${request.options.join(" / ")}${request.other === undefined ? "" : ` / ${request.other}`})`,
   interruptReason: "input_required",
-  shownSchemas: () => [
-    { message: z.string(), options: z.array(z.string()), other: z.string().optional(), operator: z.boolean().optional() },
-  ],
+  shownSchemas: () => [shown()],
+  requestSchema: () => exactly<ChoiceRequest>()(z.object({ ...requestBaseShape(), kind: z.literal("choice"), ...shown() })),
 };

@@ -1,13 +1,17 @@
 /** A client tool: a tool with no `execute`, which the user's client runs; its output is the call's result. */
-import type { JsonSchema } from "../../json-schema.ts";
+import * as z from "zod";
+import type { JsonSchema } from "../../schema/json-schema.ts";
 import { isAnswer } from "../decisions.ts";
-import { declinedWithout, type RequestBase, type RequestKind, schemaField } from "./request-kind.ts";
+import { exactly } from "../../schema/exactly.ts";
+import { declinedWithout, type RequestBase, type RequestKind, requestBaseShape, schemaField } from "./request-kind.ts";
 
 /** A tool with no `execute`: the user's client runs it, and its output (fitting `schema`, when the tool declares one) is the result. */
 export interface ClientToolRequest extends RequestBase {
   kind: "client-tool";
   schema?: JsonSchema;
 }
+
+const shown = () => ({ schema: schemaField().optional() });
 
 export const clientTool: RequestKind<ClientToolRequest> = {
   kind: "client-tool",
@@ -26,5 +30,6 @@ export const clientTool: RequestKind<ClientToolRequest> = {
   },
   said: (request) => `${request.agent} asks to run ${request.name}: approve or deny.`,
   interruptReason: "elicitation",
-  shownSchemas: () => [{ schema: schemaField().optional() }],
+  shownSchemas: () => [shown()],
+  requestSchema: () => exactly<ClientToolRequest>()(z.object({ ...requestBaseShape(), kind: z.literal("client-tool"), ...shown() })),
 };

@@ -3,10 +3,10 @@
  * user opens. The call runs again whatever the user does: the server is told they accepted, declined or cancelled.
  */
 import * as z from "zod";
-import type { JsonSchema } from "../../json-schema.ts";
+import type { JsonSchema } from "../../schema/json-schema.ts";
 import { type ElicitationAnswer, isAnswer, REQUEST_CANCELLED, REQUEST_EXPIRED } from "../decisions.ts";
-import type { RequestBase, RequestKind } from "./request-kind.ts";
-import { schemaField } from "./request-kind.ts";
+import { exactly } from "../../schema/exactly.ts";
+import { type RequestBase, type RequestKind, requestBaseShape, schemaField } from "./request-kind.ts";
 
 /** An MCP server's elicitation: a form whose content fits `schema`, or a URL (https only) the user opens. */
 export type ElicitationRequest = RequestBase & {
@@ -29,6 +29,15 @@ function outcome(decision: Parameters<RequestKind["settle"]>[1]): ElicitationAns
   return { action: cancelled ? "cancel" : "decline" };
 }
 
+/** Its two shapes: a form, or a URL to open. */
+function shown() {
+  const base = { server: z.string(), message: z.string() };
+  return {
+    form: { ...base, mode: z.literal("form"), schema: schemaField() },
+    url: { ...base, mode: z.literal("url"), url: z.string(), host: z.string(), elicitationId: z.string().optional() },
+  };
+}
+
 export const elicitation: RequestKind<ElicitationRequest> = {
   kind: "elicitation",
   waits: "input",
@@ -43,11 +52,10 @@ export const elicitation: RequestKind<ElicitationRequest> = {
   declined: { byUser: "The user declined", expired: "The user did not answer before the deadline: the request expired." },
   said: (request) => (request.mode === "url" ? `${request.message} (opens ${request.host})` : request.message),
   interruptReason: "elicitation",
-  shownSchemas: () => {
-    const base = { server: z.string(), message: z.string() };
-    return [
-      { ...base, mode: z.literal("form"), schema: schemaField() },
-      { ...base, mode: z.literal("url"), url: z.string(), host: z.string(), elicitationId: z.string().optional() },
-    ];
+  shownSchemas: () => Object.values(shown()),
+  requestSchema: () => {
+    const { form, url } = shown();
+    const kind = { ...requestBaseShape(), kind: z.literal("elicitation") };
+    return exactly<ElicitationRequest>()(z.union([z.object({ ...kind, ...form }), z.object({ ...kind, ...url })]));
   },
 };

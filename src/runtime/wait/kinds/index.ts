@@ -2,7 +2,8 @@
  * Every kind of request to the user, and the one lookup the machinery reads them through (`kindOf`). A new kind is a file
  * beside these (its request, its ask, its descriptor), a line in each list below, and its card on the page.
  */
-import type * as z from "zod";
+import * as z from "zod";
+import { exactly } from "../../schema/exactly.ts";
 import { type ApprovalRequest, approval } from "./approval.ts";
 import { type Choice, type ChoiceRequest, askedChoice, choice } from "./choice.ts";
 import { type ClientToolRequest, clientTool } from "./client-tool.ts";
@@ -25,6 +26,14 @@ const KINDS: { [K in UserRequestKind]: RequestKind<Extract<UserRequest, { kind: 
 
 /** Every kind's name, for readers that check one (a stored request's schema). */
 export const REQUEST_KINDS = Object.keys(KINDS) as UserRequestKind[];
+
+let builtRequestSchema: z.ZodType<UserRequest> | undefined;
+
+/** A request of any kind as a wait stores it: each kind's own schema, built on first use. */
+export function userRequestSchema(): z.ZodType<UserRequest> {
+  builtRequestSchema ??= exactly<UserRequest>()(z.union(Object.values(KINDS).map((kind) => kind.requestSchema())));
+  return builtRequestSchema;
+}
 
 /** The descriptor of a request's kind. */
 export function kindOf<R extends UserRequest>(request: R): RequestKind<R> {

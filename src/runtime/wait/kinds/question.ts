@@ -1,9 +1,10 @@
 /** A tool's question (`ctx.ask`): the call stops, and runs again from its start with the answer, which fits its schema. */
 import * as z from "zod";
-import { answerSchema, type JsonSchema } from "../../json-schema.ts";
+import { answerSchema, type JsonSchema } from "../../schema/json-schema.ts";
 import { durationMs, type Duration } from "../../duration.ts";
 import { isAnswer } from "../decisions.ts";
-import { declinedWithout, type RequestBase, type RequestKind, schemaField } from "./request-kind.ts";
+import { exactly } from "../../schema/exactly.ts";
+import { declinedWithout, type RequestBase, type RequestKind, requestBaseShape, schemaField } from "./request-kind.ts";
 
 /** A tool asked the user (`ctx.ask`): the answer must fit `schema`, and is what `ctx.ask` returns when the call runs again. */
 export interface QuestionRequest extends RequestBase {
@@ -38,6 +39,8 @@ export function askedQuestion(question: Question) {
   };
 }
 
+const shown = () => ({ message: z.string(), schema: schemaField(), operator: z.boolean().optional() });
+
 export const question: RequestKind<QuestionRequest> = {
   kind: "question",
   waits: "input",
@@ -49,5 +52,6 @@ export const question: RequestKind<QuestionRequest> = {
   declined: { byUser: "The user declined to answer", expired: "The user did not answer before the deadline: the request expired." },
   said: (request) => request.message,
   interruptReason: "input_required",
-  shownSchemas: () => [{ message: z.string(), schema: schemaField(), operator: z.boolean().optional() }],
+  shownSchemas: () => [shown()],
+  requestSchema: () => exactly<QuestionRequest>()(z.object({ ...requestBaseShape(), kind: z.literal("question"), ...shown() })),
 };

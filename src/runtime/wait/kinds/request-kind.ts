@@ -3,10 +3,10 @@
  * the events, the statuses, each wire and the page), so a new kind is its own file and its card, not a case in many.
  */
 import * as z from "zod";
-import type { JsonSchema } from "../../json-schema.ts";
+import type { JsonSchema } from "../../schema/json-schema.ts";
 import { type Decision, isAnswer, REQUEST_EXPIRED } from "../decisions.ts";
 
-export type { JsonSchema } from "../../json-schema.ts";
+export type { JsonSchema } from "../../schema/json-schema.ts";
 
 /** What every request to the user names: the call that waits, whose it is, and until when. */
 export interface RequestBase {
@@ -72,8 +72,10 @@ export interface RequestKind<R extends RequestBase & { kind: string } = RequestB
   said(request: R): string;
   /** AG-UI's interrupt `reason` for it. */
   readonly interruptReason: string;
-  /** Its fields as its event shows them and as stored rows are checked (one or more shapes, each beside the base fields). */
+  /** Its fields as its event shows them (one or more shapes, each beside the base fields). */
   shownSchemas(): z.ZodRawShape[];
+  /** The whole request as a wait stores it: what a stored row is read through. */
+  requestSchema(): z.ZodType<R>;
 }
 
 /** The model's words for a decline of a request of `words`' kind: the user's reason, or its deadline's. */
@@ -87,6 +89,20 @@ export function declineMessage(words: DeclineWords, decision: { reason?: string 
 export function declinedWithout(words: DeclineWords, decision: Decision): Settlement {
   const content = declineMessage(words, isAnswer(decision) ? {} : decision);
   return { kind: "answered", content, result: content, isError: true };
+}
+
+/** The fields every request has, as a stored wait keeps them (its event shows all but `earlier` and `recorded`). */
+export function requestBaseShape() {
+  return {
+    toolCallId: z.string(),
+    name: z.string(),
+    args: z.unknown(),
+    agent: z.string(),
+    expiresAt: z.string().optional(),
+    delegated: z.object({ path: z.array(z.string()), toolCallId: z.string() }).optional(),
+    earlier: z.array(z.unknown()).optional(),
+    recorded: z.array(z.unknown()).optional(),
+  };
 }
 
 /** A JSON Schema in stored requests and events: an object, checked no further. */
