@@ -21,7 +21,7 @@ export function conversationView(
   const { activeAgent, handoffCount, callers } = state.holding;
   const turn = store.turns.record(state.turn);
   const { messages, page } = pageOfHistory(store.messages(), query.limit, query.before);
-  const pending = waiting(store, state);
+  const pending = waiting(store);
   return {
     id: state.conversationId,
     activeAgent,
@@ -99,9 +99,9 @@ function backgroundOf(store: ConversationStore): BackgroundView[] {
 /** Started background delegations the view lists at most. */
 const SHOWN_BACKGROUND = 20;
 
-/** The requests still undecided, as clients see them: the turn's, then those of background runs that wait for the user. */
-function waiting(store: ConversationStore, state: ConversationState): UserRequest[] {
-  return [...turnWaiting(state), ...store.runs.waits().flatMap(undecidedIn)];
+/** The requests still undecided, as clients see them: those of every run that waits (the ledger's), the turn's first. */
+function waiting(store: ConversationStore): UserRequest[] {
+  return store.runs.waits().flatMap(undecidedIn).map(publicRequest);
 }
 
 /** The turn's requests still undecided, as clients see them. */

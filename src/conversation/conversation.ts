@@ -9,7 +9,7 @@ import type { TurnStream } from "../wire/sse.ts";
 import type { ClientHistory } from "../wire/client-history.ts";
 import type { TurnInput } from "../runtime/run-options.ts";
 import { routeDecisions, withoutRepeats } from "../runtime/wait/checks.ts";
-import { shares, type Decided, waitsOf } from "./waits.ts";
+import { type Decided, sharesOf, waitsOf } from "./waits.ts";
 import type {
   ConversationSetup,
   ConversationView,
@@ -21,7 +21,7 @@ import type {
   Requester,
 } from "./conversation-api.ts";
 import type { ConversationStore, DelegatedRun } from "./storage/conversation-store.ts";
-import { undecidedIn } from "./storage/run-ledger.ts";
+import { isBackground, undecidedIn } from "./storage/run-ledger.ts";
 import { publicRecord } from "../runtime/handoff/change-hands.ts";
 import { conversationView, customerView, historyPageOf, type TurnView, turnView, type ViewAudience } from "./conversation-view.ts";
 import type { ForkSnapshot } from "./storage/forks.ts";
@@ -293,7 +293,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   #onlyBackground(decisions: readonly Decision[]): boolean {
     const state = this.#store.state();
     const routed = state && routeDecisions(waitsOf(this.#store, state), decisions);
-    return !!routed?.ok && routed.value.every((share) => share.wait.run.kind === "background");
+    return !!routed?.ok && routed.value.every((share) => isBackground(share.wait.run));
   }
 
   /**
@@ -318,17 +318,17 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       const idle = this.#admission.access(requester, { idle: true });
       return idle.ok ? { ok: false, error: routed.error } : idle;
     }
-    const { turn, background } = shares(routed.value);
+    const turn = routed.value.find((share) => share.wait.run.id === undefined);
     if (!turn) {
-      const decided = this.#store.decideBackground(background, requester.identity);
+      const decided = this.#store.decide(sharesOf(routed.value), requester.identity).filter(isBackground);
       return ok({ kind: "background", id: decided[0]!.id, pending: decided.flatMap((w) => undecidedIn(w).map((r) => r.toolCallId)) });
     }
     // The turn's share is taken while no turn runs; once it completes the step, that is a turn starting, admitted as one.
     const idle = this.#admission.access(requester, { idle: true });
     if (!idle.ok) return idle;
     if (!turn.complete) {
-      const state = this.#store.recordDecisions(turn.decisions, false, requester.identity, background);
-      return ok({ kind: "awaiting", pending: undecided(state).map((p) => p.toolCallId) });
+      this.#store.decide(sharesOf(routed.value), requester.identity);
+      return ok({ kind: "awaiting", pending: undecided(this.#store.state()!).map((p) => p.toolCallId) });
     }
     return this.#admission.turn(
       requester,
@@ -336,7 +336,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       (current) => {
         const still = routeDecisions(current ? waitsOf(this.#store, current) : [], asked, requester);
         if (!still.ok) return { ok: false, error: still.error };
-        const state = this.#store.recordDecisions(turn.decisions, true, requester.identity, background);
+        this.#store.decide(sharesOf(still.value), requester.identity, true);
+        const state = this.#store.state()!;
         return ok({
           kind: "started" as const,
           started: start({ kind: "resume", suspension: state.suspension!, decisions: state.decisions }),

@@ -54,7 +54,7 @@ export class InboxLink {
       createdAt: state.createdAt ?? 0,
       updatedAt: Date.now(),
       holder: state.holding.activeAgent,
-      status: turn.startsWith("awaiting_") ? turn : (waitingInBackground(this.#store) ?? turn),
+      status: turn.startsWith("awaiting_") ? turn : (waitingOnRuns(this.#store) ?? turn),
       snippet: cut(last, SNIPPET_CHARS),
       archived: state.archived ?? false,
     });
@@ -128,8 +128,8 @@ export function searchWords(messages: readonly Message[], redactor: Redactor): s
 /** A word as search finds it: letters and digits (what FTS5's tokenizer keeps). */
 const WORD = /[\p{L}\p{N}]+/gu;
 
-/** What the owner's list says while a background run waits for them: an approval, or another answer. */
-function waitingInBackground(store: ConversationStore): InboxStatus | undefined {
+/** What the owner's list says while a run waits for them (a background run, when the turn's status does not say it). */
+function waitingOnRuns(store: ConversationStore): InboxStatus | undefined {
   const requests = store.runs.waits().flatMap(undecidedIn);
   if (!requests.length) return undefined;
   return waitingStatus(requests);

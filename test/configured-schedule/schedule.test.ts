@@ -56,7 +56,10 @@ async function resumedByTheAlarm(id: string) {
 async function storeDeadline(id: string, deadlines: Record<number, string>): Promise<void> {
   await runInDurableObject(stub(id), (_o, state) => {
     for (const [index, at] of Object.entries(deadlines))
-      state.storage.sql.exec(`UPDATE state SET data = json_set(data, '$.suspension.pending[${index}].expiresAt', ?)`, at);
+      state.storage.sql.exec(
+        `UPDATE runs SET state = json_set(state, '$.suspension.pending[${index}].expiresAt', ?) WHERE path = '' AND decisions IS NOT NULL`,
+        at,
+      );
   });
   await evictDurableObject(stub(id));
 }

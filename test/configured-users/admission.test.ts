@@ -467,10 +467,11 @@ describe("the alarm's turns, past what holds a client back", () => {
     // This Worker sets no deadline on approvals: the call's is written as passed, with its entry, as time would.
     await runInDurableObject(stub, async (_instance, state) => {
       const past = Date.now() - 1;
-      const row = state.storage.sql.exec<{ data: string }>(`SELECT data FROM state WHERE id = 1`).one();
-      const data = JSON.parse(row.data) as { suspension: { pending: Array<{ expiresAt?: string }> } };
+      // The turn's wait is its own run's (the ledger's root, path '').
+      const row = state.storage.sql.exec<{ state: string }>(`SELECT state FROM runs WHERE path = '' AND decisions IS NOT NULL`).one();
+      const data = JSON.parse(row.state) as { suspension: { pending: Array<{ expiresAt?: string }> } };
       for (const pending of data.suspension.pending) pending.expiresAt = new Date(past).toISOString();
-      state.storage.sql.exec(`UPDATE state SET data = ? WHERE id = 1`, JSON.stringify(data));
+      state.storage.sql.exec(`UPDATE runs SET state = ? WHERE path = '' AND decisions IS NOT NULL`, JSON.stringify(data));
       new ConversationStore(state.storage).schedule.add({ kind: "request-expiry", dueAt: past });
       // Set an hour on, the alarm never fires by itself while the test prepares: runDurableObjectAlarm runs it.
       await state.storage.setAlarm(Date.now() + 3_600_000);

@@ -213,10 +213,12 @@ async function fireAlarm(id: string, entry: Entry): Promise<void> {
   await runInDurableObject(stub, (_instance, state) => {
     state.storage.sql.exec(`UPDATE schedule SET due_at = ? WHERE id = ?`, past, entry.id);
     if (entry.kind !== "request-expiry") return;
-    const row = state.storage.sql.exec<{ data: string }>(`SELECT data FROM state WHERE id = 1`).one();
-    const data = JSON.parse(row.data) as { suspension: { pending: Array<{ expiresAt?: string }> } };
+    // The turn's wait is its own run's (the ledger's root, path ''), while it waits.
+    const waiting = `path = '' AND decisions IS NOT NULL`;
+    const row = state.storage.sql.exec<{ state: string }>(`SELECT state FROM runs WHERE ${waiting}`).one();
+    const data = JSON.parse(row.state) as { suspension: { pending: Array<{ expiresAt?: string }> } };
     for (const call of data.suspension.pending) call.expiresAt = new Date(past).toISOString();
-    state.storage.sql.exec(`UPDATE state SET data = ? WHERE id = 1`, JSON.stringify(data));
+    state.storage.sql.exec(`UPDATE runs SET state = ? WHERE ${waiting}`, JSON.stringify(data));
   });
   if (entry.kind === "request-expiry") await evictDurableObject(stub).catch(() => {});
   await runDurableObjectAlarm(stub);

@@ -11,6 +11,7 @@ import { assembleConversation } from "../../src/conversation/conversation-parts.
 import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
 import { supportLike } from "../support/networks.ts";
 import { chat, scenario } from "../support/worker.ts";
+import { decideTurn, waitingOn } from "../support/waits.ts";
 
 describe("the alarm follows the schedule", () => {
   it("is set to the earliest entry by any write that changes the schedule, and cleared when nothing waits", async () => {
@@ -64,13 +65,14 @@ describe("the inbox is told", () => {
       store.beginTurn("hi");
       store.commitStep({ messages: [{ role: "user", content: "hi" }] }, []);
       store.commitStep({ messages: [{ role: "assistant", agent: "triage", content: "Hello." }] }, []);
+      store.commitStep({ messages: [], suspension: waitingOn("a", "b") }, []);
       expect((await told()) - created, "while the leg runs").toBe(0);
       store.endTurn({ status: "awaiting_approval" }, []);
       expect((await told()) - created, "at the leg's end").toBe(1);
       // A decision that does not resume the turn is a change outside a leg; one that resumes opens a leg.
-      store.recordDecisions([{ toolCallId: "a", approved: true }], false);
+      decideTurn(store, [{ toolCallId: "a", approved: true }], false);
       expect((await told()) - created, "a decision outside a leg").toBe(2);
-      store.recordDecisions([{ toolCallId: "b", approved: true }], true);
+      decideTurn(store, [{ toolCallId: "b", approved: true }], true);
       store.commitStep({ messages: [{ role: "assistant", agent: "triage", content: "Done." }] }, []);
       expect((await told()) - created, "while the resumed leg runs").toBe(2);
       store.endTurn({ status: "completed" }, []);

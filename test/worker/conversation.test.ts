@@ -1,4 +1,5 @@
 import { env } from "cloudflare:workers";
+import { ROW_VERSION } from "../../src/conversation/storage/stored-state.ts";
 import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createSupportNetwork } from "../../src/agents/network.ts";
@@ -101,10 +102,17 @@ describe("approvals across requests", () => {
     expect(requests[2]!.messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id)).toEqual(["t", "look", "ref"]);
     const after = await stored(s.conversationId);
     expect(after).toMatchObject({ status: "completed", pendingApprovals: [] });
-    // The decisions belonged to the suspension they decided: the stored state keeps neither once the turn resumed.
+    // The decisions belonged to the suspension they decided: the turn's own run (the ledger's root) keeps neither once the
+    // turn resumed, and the state row never held them.
     await runInDurableObject(env.CONVERSATIONS.getByName(s.conversationId), async (_instance, state) => {
-      const row = JSON.parse(state.storage.sql.exec<{ data: string }>(`SELECT data FROM state`).one().data) as object;
-      expect(row).toMatchObject({ suspension: null, decisions: [] });
+      const sql = state.storage.sql;
+      const root = sql.exec<{ mode: string; state: string; decisions: string | null }>(
+        `SELECT mode, state, decisions FROM runs WHERE path = ''`,
+      );
+      expect(root.toArray().map((row) => ({ ...row, state: JSON.parse(row.state) }))).toEqual([
+        { mode: "turn", state: { v: ROW_VERSION, suspension: null, asked: 0 }, decisions: null },
+      ]);
+      expect(JSON.parse(sql.exec<{ data: string }>(`SELECT data FROM state`).one().data)).not.toHaveProperty("suspension");
     });
   });
 

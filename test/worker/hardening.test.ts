@@ -1,4 +1,5 @@
 import { env } from "cloudflare:workers";
+import { decideTurn } from "../support/waits.ts";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index.ts";
@@ -251,7 +252,7 @@ describe("a crash while an approved tool runs", () => {
     await chat(s.conversationId, s.tag("charged twice for A1001"));
     // What the resumed leg has stored when the process dies inside the approved refund.
     await runInDurableObject(env.CONVERSATIONS.getByName(s.conversationId), (_instance, state) => {
-      new ConversationStore(state.storage).recordDecisions([{ toolCallId: "ref", approved: true }], true);
+      decideTurn(new ConversationStore(state.storage), [{ toolCallId: "ref", approved: true }], true);
     });
     await evictDurableObject(env.CONVERSATIONS.getByName(s.conversationId));
 
@@ -289,7 +290,7 @@ describe("a crash while an approved tool runs", () => {
     ]);
     await chat(s.conversationId, s.tag("charged twice for A1001"));
     await runInDurableObject(env.CONVERSATIONS.getByName(s.conversationId), (_instance, state) => {
-      new ConversationStore(state.storage).recordDecisions([{ toolCallId: "ref", approved: false, reason: "refunded by phone" }], true);
+      decideTurn(new ConversationStore(state.storage), [{ toolCallId: "ref", approved: false, reason: "refunded by phone" }], true);
     });
     await evictDurableObject(env.CONVERSATIONS.getByName(s.conversationId));
 

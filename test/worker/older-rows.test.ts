@@ -8,7 +8,7 @@
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ConversationStore } from "../../src/conversation/storage/conversation-store.ts";
+import { migrate } from "../../src/conversation/storage/schema.ts";
 import { ROW_VERSION } from "../../src/conversation/storage/stored-state.ts";
 import { NO_USAGE } from "../../src/runtime/usage.ts";
 import { parseSse } from "../support/sse.ts";
@@ -16,6 +16,12 @@ import { scenario } from "../support/scenario.ts";
 import { call, chat, stored } from "../support/worker.ts";
 
 const args = (value: unknown) => JSON.stringify(value);
+
+/** The object's storage as a release before schema 18 left it (the turn's wait in the state row): its next start migrates it. */
+async function storedBeforeSchema18(state: DurableObjectState): Promise<void> {
+  await state.storage.deleteAll();
+  migrate(state.storage.sql, 17);
+}
 
 describe("rows stored by earlier releases", () => {
   // A suspension's progress was loose fields, then one value (still in rows without a version).
@@ -34,8 +40,8 @@ describe("rows stored by earlier releases", () => {
       const question = s.tag("refund my order");
       const refund = { id: "r", name: "refund", arguments: args({ orderId: "A1001", amountUsd: 10 }) };
       const transfer = { from: "triage", to: "billing", toolCallId: "t", reason: "money", stepIndex: 0 };
-      await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
-        new ConversationStore(state.storage);
+      await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+        await storedBeforeSchema18(state);
         const sql = state.storage.sql;
         const messages = [
           { role: "user", content: "add 2 and 2" },
@@ -77,6 +83,8 @@ describe("rows stored by earlier releases", () => {
         ];
         sql.exec(`INSERT INTO events (first_id, last_id, turn, data) VALUES (1, 2, 2, ?)`, JSON.stringify(streamed));
       });
+      // The next start migrates what that release stored: the turn's wait moves to its row in the ledger.
+      await evictDurableObject(env.CONVERSATIONS.getByName(id));
 
       const view = await stored(id);
       expect(view).toMatchObject({ activeAgent: "billing", handoffCount: 4, callers: [], pendingApprovals: [{ toolCallId: "r" }] });
@@ -118,10 +126,17 @@ describe("rows stored by earlier releases", () => {
       const after = await stored(id);
       expect(after.pendingApprovals).toEqual([]);
       expect(after.messages.at(-1)).toMatchObject({ role: "assistant", agent: "billing", content: "Refunded, and that is all." });
-      // What this release wrote says its version: read as it is from now on, never through the upgrades of version 1.
+      // What this release wrote says its version: read as it is from now on, never through the upgrades of version 1. The
+      // state row, which nothing changed, stays as it was, less the wait that moved to the turn's own run.
       await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
         const sql = state.storage.sql;
-        expect(JSON.parse(sql.exec<{ data: string }>(`SELECT data FROM state`).one().data)).toMatchObject({ v: ROW_VERSION });
+        const stateRow = JSON.parse(sql.exec<{ data: string }>(`SELECT data FROM state`).one().data);
+        expect(stateRow).toEqual({ conversationId: id, activeAgent: "billing", handoffCount: 4, context: {} });
+        const root = sql.exec<{ state: string; decisions: string | null }>(`SELECT state, decisions FROM runs WHERE path = ''`).one();
+        expect({ ...root, state: JSON.parse(root.state) }).toEqual({
+          state: { v: ROW_VERSION, suspension: null, asked: 0 },
+          decisions: null,
+        });
         expect(sql.exec<{ v: number }>(`SELECT v FROM events ORDER BY first_id DESC LIMIT 1`).one().v).toBe(ROW_VERSION);
       });
     },
@@ -197,8 +212,8 @@ describe("a suspension stored with its progress as loose fields", () => {
   /** Billing waits for a refund's approval in turn 1, the turn's counts kept as loose fields. */
   async function storeSuspension(id: string, question: string, amountUsd: number, counts: object) {
     const refund = { id: "r", name: "refund", arguments: args({ orderId: "A1001", amountUsd }) };
-    await runInDurableObject(env.CONVERSATIONS.getByName(id), (_instance, state) => {
-      new ConversationStore(state.storage);
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+      await storedBeforeSchema18(state);
       const sql = state.storage.sql;
       sql.exec(`INSERT INTO messages (turn, data) VALUES (1, ?)`, JSON.stringify({ role: "user", content: question }));
       const opening = { message: question, activeAgent: "billing", handoffCount: 0, context: {} };
@@ -217,6 +232,7 @@ describe("a suspension stored with its progress as loose fields", () => {
       const row = { conversationId: id, activeAgent: "billing", handoffCount: 0, suspension, decisions: [], context: {} };
       sql.exec(`INSERT INTO state (id, data) VALUES (1, ?)`, JSON.stringify(row));
     });
+    await evictDurableObject(env.CONVERSATIONS.getByName(id));
   }
 
   // Each count stored at its limit's edge: the approved refund (more than the order's 129 USD fails) is the last step.

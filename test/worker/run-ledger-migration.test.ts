@@ -1,7 +1,8 @@
 /**
  * Schema 16 moves a conversation's delegated runs into one ledger (`runs`): what schema 15 kept in `delegation_runs` (a
  * run's holder, wait and asks taken) and `background_runs` (a background run's status, spending, spans and wait) is read
- * back as it was, a background run's requests from its stored wait (kept once), and the old tables are gone.
+ * back as it was, a background run's requests from its stored wait (kept once), and the old tables are gone. Schema 18
+ * makes the turn the ledger's root run: its wait moves out of the state row into its own row.
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
@@ -75,7 +76,7 @@ describe("schema 16: one ledger of runs", () => {
       });
       expect(store.runs.get("entry-1")).toMatchObject({ turn: 1, toolCallId: "bg1", agent: "parcel-search", status: "awaiting_input" });
       // Its requests are its stored wait's, under the call that asked it: as schema 15 kept them a second time.
-      expect(store.runs.waits()).toEqual([wait]);
+      expect(store.runs.waits()).toEqual([{ ...wait, turn: 1 }]);
       expect(store.runs.spent()).toEqual({ modelCalls: 2, inputTokens: 30, outputTokens: 4, toolCalls: 1 });
       expect(store.runs.latest(10)).toEqual([
         { id: "entry-1", turn: 1, toolCallId: "bg1", agent: "parcel-search", status: "awaiting_input", startedAt: 5, endedAt: null },
@@ -132,6 +133,64 @@ describe("schema 16: one ledger of runs", () => {
         { path: "bg1", mode: "background" },
         { path: "bg2", mode: "background" },
       ]);
+    });
+  });
+});
+
+describe("schema 18: the turn is the ledger's root run", () => {
+  const refund = { kind: "approval", toolCallId: "r1", name: "refund", args: { orderId: "A1001" }, agent: "billing" };
+  const ask = { ...question, toolCallId: "q1", agent: "billing" };
+
+  it("moves the turn's wait (its suspended step and the decisions so far) out of the state row into its run, losing nothing", async () => {
+    const id = `root-${crypto.randomUUID()}`;
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+      await state.storage.deleteAll();
+      const sql = state.storage.sql;
+      migrate(sql, 17);
+      const waiting = { ...suspension("billing", refund), pending: [refund, ask] };
+      waiting.assistant.toolCalls.push({ id: "q1", name: ask.name, arguments: "{}" });
+      waiting.results.push(null);
+      const decided = [{ toolCallId: "r1", approved: true }];
+      sql.exec(
+        `INSERT INTO state (id, data) VALUES (1, ?)`,
+        JSON.stringify({
+          v: 2,
+          conversationId: id,
+          ...holding("billing"),
+          suspension: waiting,
+          decisions: decided,
+          grant: "g",
+          owner: "u1",
+        }),
+      );
+      sql.exec(`INSERT INTO turns (turn, status, started_at, ended_at) VALUES (1, 'completed', 1, 2)`);
+      sql.exec(`INSERT INTO turns (turn, status, started_at, ended_at) VALUES (2, 'awaiting_input', 3, 4)`);
+
+      const store = new ConversationStore(state.storage);
+      expect(store.state()).toMatchObject({ turn: 2, holding: holding("billing"), suspension: waiting, decisions: decided, owner: "u1" });
+      expect(store.runs.waits()).toEqual([{ id: undefined, turn: 2, requests: [refund, ask], decisions: decided }]);
+      const root = sql.exec<{ turn: number; mode: string; agent: string }>(`SELECT turn, mode, agent FROM runs WHERE path = ''`).one();
+      expect(root).toEqual({ turn: 2, mode: "turn", agent: "billing" });
+      const stateRow = JSON.parse(sql.exec<{ data: string }>(`SELECT data FROM state`).one().data);
+      expect(stateRow).not.toHaveProperty("suspension");
+      expect(stateRow).not.toHaveProperty("decisions");
+      expect(stateRow).toMatchObject({ v: 2, conversationId: id, grant: "g", owner: "u1", activeAgent: "billing" });
+    });
+  });
+
+  it("moves nothing for a conversation that did not wait, and its state reads as before", async () => {
+    const id = `root-${crypto.randomUUID()}`;
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+      await state.storage.deleteAll();
+      const sql = state.storage.sql;
+      migrate(sql, 17);
+      sql.exec(
+        `INSERT INTO state (id, data) VALUES (1, ?)`,
+        JSON.stringify({ v: 2, conversationId: id, ...holding("triage"), suspension: null, decisions: [], grant: "g" }),
+      );
+      const store = new ConversationStore(state.storage);
+      expect(store.state()).toMatchObject({ turn: 0, suspension: null, decisions: [], grant: "g" });
+      expect(sql.exec(`SELECT * FROM runs`).toArray()).toEqual([]);
     });
   });
 });

@@ -79,21 +79,10 @@ export class BackgroundWork {
     this.#start(entry, state.conversationId);
   }
 
-  /**
-   * A background run's deadline rang (`id`: its expiry entry): its requests past theirs are declined as expired, which
-   * plans its next deadline, or makes its entry due once none is left.
-   */
-  expire(id: string, run: string): void {
-    const { store } = this.#setup;
-    const wait = store.runs.waits().find((w) => w.id === run);
-    if (!wait) return store.schedule.remove(id);
-    store.decideBackground([{ wait, decisions: expiryDecisions(expiredRequests(wait)) }]);
-  }
-
   /** A wait's entry rang: its requests past their deadline are declined; once none is left, the run carries on. */
   #waited(entry: DelegationEntry, wait: BackgroundWait, conversationId: string, leaseUntil: number): void {
     const { store } = this.#setup;
-    const [decided] = store.decideBackground([{ wait, decisions: expiryDecisions(expiredRequests(wait)) }]);
+    const [decided] = store.decide([{ wait, decisions: expiryDecisions(expiredRequests(wait)) }]);
     if (!decided || undecidedIn(decided).length > 0) return;
     const stored = store.readDelegation([entry.toolCallId], entry.turn);
     if (!stored?.suspension) return this.#finish(entry, { status: "interrupted" });

@@ -10,14 +10,13 @@ import type { Network } from "../../runtime/network.ts";
 import type { ConversationStore } from "../storage/conversation-store.ts";
 import type { Notifier } from "./notifier.ts";
 import type { PersonHold } from "../person-hold.ts";
-import { undecided } from "../../runtime/wait/requests.ts";
 import { type ConversationResult, ok } from "../results.ts";
 import { BUSY_RETRY_MS, type ScheduleEntry } from "./schedule.ts";
 import { expiredRequests, expiryDecisions } from "../../runtime/wait/deadlines.ts";
 import type { TurnAdmission } from "../turn-admission.ts";
 import type { TurnDriver } from "../turns/turn-driver.ts";
 import type { BackgroundWork } from "./background-work.ts";
-import { undecidedIn } from "../storage/run-ledger.ts";
+import { isBackground, undecidedIn } from "../storage/run-ledger.ts";
 import type { ConversationFiles } from "../files/conversation-files.ts";
 
 /** A follow-up due while a step waits for approvals waits this much longer (a new turn cannot start then). */
@@ -52,7 +51,7 @@ export class ScheduledWork {
     for (const entry of store.schedule.due()) {
       // A background run's work, and its wait's deadline, go on beside a running turn.
       if (entry.kind === "delegation") await this.#background(entry);
-      else if (entry.kind === "request-expiry" && entry.run !== undefined) this.#setup.background.expire(entry.id, entry.run);
+      else if (entry.kind === "request-expiry" && entry.run !== undefined) await this.#expire(entry);
       else if (!driver.running) await this.#runEntry(entry);
     }
     if (driver.running) store.schedule.waitUntil(Date.now() + BUSY_RETRY_MS);
@@ -109,29 +108,41 @@ export class ScheduledWork {
     const starts = state !== null && !background.running(entry.id) && !store.runs.get(entry.id);
     // The alarm rings again shortly while a turn runs (see run).
     if (starts && driver.running && state.turn === entry.turn) return;
-    const wait = store.runs.waits().find((w) => w.id === entry.id);
+    const wait = store.runs
+      .waits()
+      .filter(isBackground)
+      .find((w) => w.id === entry.id);
     const resumes = wait !== undefined && undecidedIn(wait).length === 0;
     const refused = state !== null && (starts || resumes) ? await admission.ownerBudget(state) : null;
     if (refused && !refused.ok) return this.#postponeRefused(entry, refused);
     background.due(entry, wait);
   }
 
-  async #expire(entry: ScheduleEntry): Promise<void> {
+  /**
+   * A run's deadline rang: its requests past theirs are declined `expired`, by the one path every decision takes, which
+   * plans its next deadline. Once none is left the run carries on, where its result goes: a background run's entry is due
+   * (it goes on beside a running turn); the turn's leg resumes as its agent, admitted as a turn.
+   */
+  async #expire(entry: Extract<ScheduleEntry, { kind: "request-expiry" }>): Promise<void> {
     const { store, driver } = this.#setup;
     const state = store.state();
-    const suspension = state?.suspension;
-    if (!state || !suspension) return this.#drop(entry);
-    const waiting = undecided(state);
-    const expired = expiredRequests({ requests: suspension.pending, decisions: state.decisions });
-    if (!expired.length) return this.#drop(entry);
+    const wait = store.runs.waits().find((w) => w.id === entry.run);
+    const expired = wait ? expiredRequests(wait) : [];
+    if (!state || !wait || !expired.length) return this.#drop(entry);
+    const decisions = expiryDecisions(expired);
+    if (isBackground(wait)) {
+      store.decide([{ wait, decisions }]);
+      return;
+    }
     return this.#admitted(state.conversationId, entry, "expiry", async () => {
       store.schedule.removeWithNextWrite(entry.id);
-      const complete = expired.length === waiting.length;
-      const next = store.recordDecisions(expiryDecisions(expired), complete);
-      if (!complete) store.schedule.planExpiry({ requests: suspension.pending, decisions: next.decisions });
-      const resumed = complete
-        ? driver.runUnread({ conversationId: state.conversationId }, { kind: "resume", suspension, decisions: next.decisions })
-        : null;
+      const complete = expired.length === undecidedIn(wait).length;
+      store.decide([{ wait, decisions }], undefined, complete);
+      const { suspension, decisions: decided } = store.state()!;
+      const resumed =
+        complete && suspension
+          ? driver.runUnread({ conversationId: state.conversationId }, { kind: "resume", suspension, decisions: decided })
+          : null;
       await this.#setup.notifier.notify("request_expired", { toolCallIds: expired.map((p) => p.toolCallId) });
       await resumed;
     });

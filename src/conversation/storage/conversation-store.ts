@@ -8,7 +8,7 @@
 import type { OperatorIdentity } from "../../runtime/handoff/types.ts";
 import { ActivityLog } from "./activity-log.ts";
 import { FileLedger } from "./file-ledger.ts";
-import { type BackgroundWait, RunLedger } from "./run-ledger.ts";
+import { RunLedger, type RunWait } from "./run-ledger.ts";
 import { Outbox } from "../schedule/outbox.ts";
 import { PushConfigs } from "../schedule/push-configs.ts";
 import { EXPIRED, Schedule } from "../schedule/schedule.ts";
@@ -119,7 +119,10 @@ export class ConversationStore {
   state(): ConversationState | null {
     if (this.#state === null) {
       const row = this.#db.rows<{ data: string }>(`SELECT data FROM state WHERE id = 1`)[0];
-      if (row) this.#state = { ...readStateRow(row.data), turn: this.turns.latest(), lastEventId: this.events.lastId() };
+      if (row) {
+        const turn = this.turns.latest();
+        this.#state = { ...readStateRow(row.data), ...this.runs.turnWait(), turn, lastEventId: this.events.lastId() };
+      }
     }
     return this.#state;
   }
@@ -259,42 +262,31 @@ export class ConversationStore {
   }
 
   /**
-   * Decisions on the requests the turn waits for, and who made them (one activity row each), in one transaction with the
-   * shares of the same batch that background runs wait for (`background`).
+   * Decisions on the runs' waits (a share per run: the turn's, background runs'), and who made them (one activity row
+   * each), in one transaction; what each wait is now, in order. `resume`: the turn's wait is complete and its leg starts.
+   * Without the turn's share the batch is written on its own: a turn may be running, and its deferred writes are not these.
    */
-  recordDecisions(
-    decisions: readonly Decision[],
-    resume: boolean,
-    by?: OperatorIdentity,
-    background: readonly BackgroundShare[] = [],
-  ): ConversationState {
+  decide(shares: readonly WaitShare[], by?: OperatorIdentity, resume = false): RunWait[] {
     const state = this.#requireState();
-    return this.#write({ ...state, decisions: [...state.decisions, ...decisions] }, () => {
-      this.#recordDecided(decisions, state.suspension?.pending ?? [], state.holding.activeAgent, by);
-      for (const share of background) this.#decideBackground(share, by);
-      if (resume) {
-        this.turns.resume(state.turn);
-        this.schedule.removeExpiry();
-      }
-      this.#legOpen ||= resume;
-    });
-  }
-
-  /**
-   * Decisions on background runs' waits, in the activity log as a turn's are; a run none of whose requests is left
-   * undecided is due. One transaction for the batch; what each wait is now, in order.
-   */
-  decideBackground(shares: readonly BackgroundShare[], by?: OperatorIdentity): BackgroundWait[] {
-    let decided: BackgroundWait[] = [];
-    this.#db.transactionAlone(() => {
-      decided = shares.map((share) => this.#decideBackground(share, by));
-    });
-    return decided;
-  }
-
-  #decideBackground({ wait, decisions }: BackgroundShare, by?: OperatorIdentity): BackgroundWait {
-    const decided = this.runs.decide(wait, decisions);
-    this.#recordDecided(decisions, wait.requests, this.#requireState().holding.activeAgent, by);
+    const ofTurn = shares.some((share) => share.wait.id === undefined);
+    let decided: RunWait[] = [];
+    const writes = () => {
+      decided = shares.map(({ wait, decisions }) => {
+        this.#recordDecided(decisions, wait.requests, state.holding.activeAgent, by);
+        return this.runs.decide(wait, decisions);
+      });
+      if (!resume) return;
+      this.turns.resume(state.turn);
+      this.schedule.removeExpiry();
+      this.#legOpen = true;
+    };
+    if (!ofTurn) {
+      this.#db.transactionAlone(writes);
+      return decided;
+    }
+    this.#transaction(writes);
+    const turnWait = decided.find((wait) => wait.id === undefined);
+    if (turnWait) this.#state = { ...state, decisions: turnWait.decisions };
     return decided;
   }
 
@@ -564,11 +556,20 @@ export class ConversationStore {
     }
   }
 
-  /** The state row: what the inbox entry shows (title, holder, archived) may have changed. */
-  #writeState(state: ConversationState): void {
-    const { lastEventId: _derived, turn: _derivedTurn, ...stored } = state;
-    this.#db.exec(`INSERT OR REPLACE INTO state (id, data) VALUES (1, ?)`, writeStateRow(stored));
-    this.#db.changed("entry");
+  /**
+   * Writes what changed since `before`: the state row (what the inbox entry shows, the holder, the title, may have changed),
+   * and the latest turn's wait, in its own row of the ledger.
+   */
+  #writeState(state: ConversationState, before = this.#state): void {
+    const { lastEventId: _derived, turn, suspension, decisions, ...row } = state;
+    if (!before || stateRowChanged(before, state)) {
+      this.#db.exec(`INSERT OR REPLACE INTO state (id, data) VALUES (1, ?)`, writeStateRow(row));
+      this.#db.changed("entry");
+    }
+    if (before?.suspension !== suspension || before.decisions !== decisions) {
+      this.runs.storeTurnWait(turn, state.holding.activeAgent, { suspension, decisions });
+      this.#db.changed("entry");
+    }
   }
 
   #requireState(): ConversationState {
@@ -578,10 +579,23 @@ export class ConversationStore {
   }
 }
 
-/** A batch's decisions on one background run's wait. */
-export interface BackgroundShare {
-  wait: BackgroundWait;
+/** A batch's decisions on one run's wait. */
+export interface WaitShare {
+  wait: RunWait;
   decisions: readonly Decision[];
+}
+
+/** Whether the state row's own fields differ (the turn's wait is in the ledger). */
+function stateRowChanged(before: ConversationState, after: ConversationState): boolean {
+  return (
+    before.holding !== after.holding ||
+    before.conversationId !== after.conversationId ||
+    before.grant !== after.grant ||
+    before.owner !== after.owner ||
+    before.createdAt !== after.createdAt ||
+    before.title !== after.title ||
+    before.archived !== after.archived
+  );
 }
 
 /** A conversation no turn has touched yet: new, or a fork about to take its snapshot's rows. */

@@ -1,23 +1,25 @@
 /**
- * The ledger of a conversation's delegated runs (`runs`): one row per run of a turn, keyed by the turn and the path of the
- * calls that delegated it, whether it runs in the turn (`delegation`) or in the background (`background`). The one reader
- * and writer of the table. A row holds what resumes the run (its holder, the wait it ended in, the asks its decisions took);
- * a background run's also holds its schedule entry's id, its status and times, what it spent, its spans, and the decisions
- * on its wait. A run's requests are its stored wait's, shown under the path of calls that asked it: stored once. Its history
- * is the `delegations` table's, by the same key.
+ * The ledger of a conversation's runs (`runs`): one row per run of a turn, keyed by the turn and the path of the calls that
+ * delegated it: the turn itself (the root run, path [], `turn`), a run delegated in the turn (`delegation`) or in the
+ * background (`background`). The one reader and writer of the table. Every run waits the same way: its row holds the step
+ * it suspended on and the decisions so far, and a decision is stored, expires and completes the wait by one path; the
+ * turn and a background run differ only in where the result goes (the turn's leg resumes; a background run's entry is
+ * due). A row holds what resumes the run (its holder, the wait it ended in, the asks its decisions took); a background
+ * run's also holds its schedule entry's id, its status and times, what it spent and its spans. A run's requests are its
+ * stored wait's, shown under the path of calls that asked it: stored once. Its history is the `delegations` table's (the
+ * turn's: the conversation's messages), by the same key.
  */
-import * as z from "zod";
 import type { BackgroundOutcome, BackgroundResult } from "../../runtime/background-delegation.ts";
 import { type Holding, newHolding } from "../../runtime/holding.ts";
 import type { StepCommit } from "../../runtime/ports/store-port.ts";
 import { type Decision, forwardedRequest, undecided, type UserRequest } from "../../runtime/wait/requests.ts";
-import { DecisionsSchema, HoldingSchema, readRow, SpansSchema, SuspensionSchema } from "./row-schemas.ts";
+import { DecisionsSchema, readRow, SpansSchema } from "./row-schemas.ts";
 import type { Suspension } from "../../runtime/wait/suspension.ts";
 import type { UsageTotals } from "../../runtime/usage.ts";
 import type { Span } from "../../traces/turn-trace.ts";
 import type { Schedule, ScheduleEntry } from "../schedule/schedule.ts";
 import type { SqlWriter } from "./sql-writer.ts";
-import { ROW_VERSION, spentIn } from "./stored-state.ts";
+import { readRunState, spentIn, type TurnWait, writeRunState } from "./stored-state.ts";
 
 /** A background delegation's entry in the schedule. */
 export type DelegationEntry = Extract<ScheduleEntry, { kind: "delegation" }>;
@@ -25,11 +27,22 @@ export type DelegationEntry = Extract<ScheduleEntry, { kind: "delegation" }>;
 /** How a background run stands: running, waiting for the user, or how it ended. */
 export type BackgroundStatus = "running" | BackgroundResult["status"];
 
-/** A background run's wait for the user: its requests (under the call that asked the run), and the decisions so far. */
-export interface BackgroundWait {
-  id: string;
+/**
+ * A run's wait for the user: its requests (a background run's under the call that asked the run), and the decisions so
+ * far. `id`: a background run's schedule entry; undefined for the turn's own wait.
+ */
+export interface RunWait {
+  id: string | undefined;
+  turn: number;
   requests: UserRequest[];
   decisions: Decision[];
+}
+
+/** A background run's wait: by its schedule entry. */
+export type BackgroundWait = RunWait & { id: string };
+
+export function isBackground(wait: RunWait): wait is BackgroundWait {
+  return wait.id !== undefined;
 }
 
 /** What resumes a delegated run: its holder and the wait its last step left, and how many of its delegating call's asks it took. */
@@ -53,16 +66,12 @@ export interface BackgroundRunRecord {
 }
 
 /** A run's state row: what resumes it. */
-const RunStateSchema = z.lazy(() =>
-  z.object({ v: z.number().optional(), holding: HoldingSchema, suspension: SuspensionSchema.nullable(), asked: z.number() }),
-);
-
 const key = (path: readonly string[]) => path.join("/");
 
-function readState(json: string): RunState {
-  const { holding, suspension, asked } = readRow(RunStateSchema, json, "run's state");
-  return { holding, suspension, asked };
-}
+/** The turn's own row: the root run. */
+const ROOT = key([]);
+/** The turn's own row while it waits (bound to ROOT): one at most. */
+const TURN_WAITS = "path = ? AND decisions IS NOT NULL";
 
 export class RunLedger {
   readonly #db: SqlWriter;
@@ -75,8 +84,41 @@ export class RunLedger {
 
   /** What resumes the run at `path` of turn `turn`, as its steps left it; undefined before a step stored one. */
   state(turn: number, path: readonly string[]): RunState | undefined {
-    const row = this.#db.rows<{ state: string | null }>(`SELECT state FROM runs WHERE turn = ? AND path = ?`, turn, key(path))[0];
-    return row?.state ? readState(row.state) : undefined;
+    type Row = { state: string | null; agent: string };
+    const row = this.#db.rows<Row>(`SELECT state, agent FROM runs WHERE turn = ? AND path = ?`, turn, key(path))[0];
+    if (!row?.state) return undefined;
+    const { holding, suspension, asked } = readRunState(row.state);
+    return { holding: holding ?? newHolding(row.agent), suspension, asked };
+  }
+
+  /** The turn's own wait: its suspended step and the decisions so far (none while it does not wait). */
+  turnWait(): TurnWait {
+    type Row = { state: string; decisions: string };
+    const row = this.#db.rows<Row>(`SELECT state, decisions FROM runs WHERE ${TURN_WAITS} AND state IS NOT NULL`, ROOT)[0];
+    const suspension = row ? readRunState(row.state).suspension : null;
+    if (!row || !suspension) return { suspension: null, decisions: [] };
+    return { suspension, decisions: readRow(DecisionsSchema, row.decisions, "run's decisions") };
+  }
+
+  /**
+   * The turn's step suspended (or its wait is over, `suspension` null): stored in its own row, the root run's, with the
+   * decisions so far. One turn waits at a time: a wait a turn carried on from the turn before is that turn's now. Call
+   * inside a transaction.
+   */
+  storeTurnWait(turn: number, agent: string, { suspension, decisions }: TurnWait): void {
+    const state = writeRunState({ suspension, asked: 0 });
+    const other = suspension === null ? -1 : turn;
+    this.#db.exec(`UPDATE runs SET state = ?, decisions = NULL WHERE ${TURN_WAITS} AND turn != ?`, state, ROOT, other);
+    if (suspension === null) return;
+    this.#db.exec(
+      `INSERT INTO runs (turn, path, mode, agent, state, decisions) VALUES (?, ?, 'turn', ?, ?, ?)
+         ON CONFLICT (turn, path) DO UPDATE SET agent = excluded.agent, state = excluded.state, decisions = excluded.decisions`,
+      turn,
+      ROOT,
+      agent,
+      state,
+      JSON.stringify(decisions),
+    );
   }
 
   /**
@@ -88,7 +130,7 @@ export class RunLedger {
     const before = this.state(turn, path);
     const holding = commit.holding ?? before?.holding ?? newHolding(agent);
     const suspension = commit.suspension === undefined ? (before?.suspension ?? null) : commit.suspension;
-    const state = JSON.stringify({ v: ROW_VERSION, holding, suspension, asked });
+    const state = writeRunState({ holding, suspension, asked });
     this.#db.exec(
       `INSERT INTO runs (turn, path, mode, agent, state) VALUES (?, ?, 'delegation', ?, ?)
          ON CONFLICT (turn, path) DO UPDATE SET state = excluded.state`,
@@ -149,34 +191,40 @@ export class RunLedger {
   }
 
   /**
-   * Decisions on a waiting run's requests; once none is left undecided its entry is due now, and the alarm carries the run
-   * on. Call inside a transaction.
+   * Decisions on a waiting run's requests, with its next deadline planned; once none is left undecided, a background run's
+   * entry is due now (the alarm carries the run on), and the turn's wait is over (its leg resumes: see the store's
+   * `decide`). Call inside a transaction.
    */
-  decide(wait: BackgroundWait, decisions: readonly Decision[]): BackgroundWait {
+  decide<W extends RunWait>(wait: W, decisions: readonly Decision[]): W {
     const decided = { ...wait, decisions: [...wait.decisions, ...decisions] };
-    this.#db.exec(`UPDATE runs SET decisions = ? WHERE entry = ?`, JSON.stringify(decided.decisions), wait.id);
+    const json = JSON.stringify(decided.decisions);
+    if (wait.id === undefined) this.#db.exec(`UPDATE runs SET decisions = ? WHERE ${TURN_WAITS}`, json, ROOT);
+    else this.#db.exec(`UPDATE runs SET decisions = ? WHERE entry = ?`, json, wait.id);
     this.#schedule.planExpiry(decided, wait.id);
-    if (undecidedIn(decided).length === 0) this.#schedule.postpone(wait.id, Date.now());
+    if (wait.id !== undefined && undecidedIn(decided).length === 0) this.#schedule.postpone(wait.id, Date.now());
     this.#db.changed("entry");
     return decided;
   }
 
-  /** The background runs that wait for the user (while their entry is there), in the order they started. */
-  waits(): BackgroundWait[] {
-    type Row = { entry: string; path: string; state: string | null; decisions: string };
+  /**
+   * The runs that wait for the user: the latest turn's own, then each background run's (while its entry is there), in the
+   * order they started.
+   */
+  waits(): RunWait[] {
+    type Row = { entry: string | null; turn: number; path: string; state: string | null; decisions: string };
     return this.#db
       .rows<Row>(
-        `SELECT entry, path, state, decisions FROM runs
-           WHERE decisions IS NOT NULL AND entry IN (SELECT id FROM schedule) ORDER BY started_at`,
+        `SELECT entry, turn, path, state, decisions FROM runs WHERE decisions IS NOT NULL
+           AND (path = ? OR entry IN (SELECT id FROM schedule)) ORDER BY path != ?, started_at`,
+        ROOT,
+        ROOT,
       )
-      .map((row) => {
+      .flatMap((row): RunWait[] => {
+        const pending = (row.state ? readRunState(row.state).suspension?.pending : undefined) ?? [];
         const path = row.path.split("/");
-        const pending = (row.state ? readState(row.state).suspension?.pending : undefined) ?? [];
-        return {
-          id: row.entry,
-          requests: pending.map((request) => forwardedRequest(request, path)),
-          decisions: readRow(DecisionsSchema, row.decisions, "background run's decisions"),
-        };
+        const requests = row.entry === null ? pending : pending.map((request) => forwardedRequest(request, path));
+        const decisions = readRow(DecisionsSchema, row.decisions, "run's decisions");
+        return requests.length || row.entry !== null ? [{ id: row.entry ?? undefined, turn: row.turn, requests, decisions }] : [];
       });
   }
 
@@ -257,7 +305,7 @@ export class RunLedger {
 }
 
 /** A wait's requests still undecided. */
-export function undecidedIn(wait: BackgroundWait): UserRequest[] {
+export function undecidedIn(wait: RunWait): UserRequest[] {
   return undecided({ suspension: { pending: wait.requests }, decisions: wait.decisions });
 }
 

@@ -14,45 +14,41 @@ import { type Holding, newHolding } from "../../runtime/holding.ts";
 import { NO_USAGE, type UsageTotals } from "../../runtime/usage.ts";
 import { FileRefSchema } from "../../runtime/events.ts";
 import type { SqlWriter } from "./sql-writer.ts";
-import { DecisionsSchema, fitted, HoldingSchema, readRow, SuspensionSchema } from "./row-schemas.ts";
+import { fitted, HoldingSchema, readRow, SuspensionSchema } from "./row-schemas.ts";
 import * as z from "zod";
 
-/** The state row: what the conversation holds (flat, as rows have always stored it), its suspension and its token grant. */
-export type StateRow = Holding & {
+/**
+ * The state row: what the conversation holds (flat beside the rest, as rows have always stored it), its token grant, its
+ * owner and what its owner's list shows. The turn's wait is not here: the turn is the ledger's root run (run-ledger.ts).
+ */
+export interface StateRow {
   conversationId: string;
-  /** The suspended step of the latest turn, while it waits for approvals. */
-  suspension: Suspension | null;
-  /** Decisions taken so far on the suspension's pending calls. */
-  decisions: Decision[];
+  holding: Holding;
   /**
    * Bound into every conversation token's signature: a token passes only while it matches, so
    * deleting the conversation (or rotating it) revokes every token issued before. Absent on
    * conversations stored before tokens carried it, until the master key issues one.
    */
-  grant?: string;
+  grant?: string | undefined;
   /** The signed-in user who created (or forked) the conversation; absent for those a backend or anonymous use made. */
-  owner?: string;
+  owner?: string | undefined;
   /**
    * When it was created (absent on conversations stored before it was kept), its own title and whether it is archived: what its owner's
    * inbox shows.
    */
-  createdAt?: number;
-  title?: string;
-  archived?: boolean;
-};
-
-/** The state as the store works with it: the holding as one value. */
-export interface StoredState {
-  conversationId: string;
-  holding: Holding;
-  suspension: Suspension | null;
-  decisions: Decision[];
-  grant?: string | undefined;
-  owner?: string | undefined;
   createdAt?: number | undefined;
   title?: string | undefined;
   archived?: boolean | undefined;
 }
+
+/** The latest turn's wait as the state carries it: its suspended step (null while it does not wait) and the decisions so far. */
+export interface TurnWait {
+  suspension: Suspension | null;
+  decisions: Decision[];
+}
+
+/** The state as the store works with it: the state row and the wait of the latest turn. */
+export type StoredState = StateRow & TurnWait;
 
 /** What a turn started from: the user's message and what the conversation held, which a rewind returns to. */
 export interface TurnOpening {
@@ -81,8 +77,6 @@ export function versionOf(row: Json): number {
 const StateFieldsSchema = z.lazy(() =>
   z.object({
     conversationId: z.string(),
-    suspension: SuspensionSchema.nullable().default(null),
-    decisions: DecisionsSchema.default([]),
     grant: z.string().optional(),
     owner: z.string().optional(),
     createdAt: z.number().optional(),
@@ -92,24 +86,40 @@ const StateFieldsSchema = z.lazy(() =>
 );
 
 /** The state row's JSON. */
-export function writeStateRow(state: StoredState): string {
+export function writeStateRow(state: StateRow): string {
   const { holding, ...rest } = state;
   return JSON.stringify({ v: ROW_VERSION, ...rest, ...holding });
 }
 
 /** The state row, in today's form: a row of an earlier version is brought to it first; one that does not fit is an error. */
-export function readStateRow(json: string): StoredState {
+export function readStateRow(json: string): StateRow {
   const stored = readRow(RowObjectSchema, json, "state row");
+  const row = versionOf(stored) >= ROW_VERSION ? stored : { ...stored, ...readHolding(stored) };
+  const { archived, ...fields } = fitted(StateFieldsSchema, row, "state row");
+  return { ...fields, holding: fitted(HoldingSchema, row, "state row's holding"), ...(archived ? { archived } : {}) };
+}
+
+/** A run's state row (what resumes it): its holder (none for the turn, whose holder is the conversation's), its wait, its asks taken. */
+export interface RunStateRow {
+  holding?: Holding | undefined;
+  suspension: Suspension | null;
+  asked: number;
+}
+
+const RunStateSchema = z.lazy(() =>
+  z.object({ holding: HoldingSchema.optional(), suspension: SuspensionSchema.nullable(), asked: z.number() }),
+);
+
+export function writeRunState(state: RunStateRow): string {
+  return JSON.stringify({ v: ROW_VERSION, ...state });
+}
+
+/** A run's state row, in today's form: the turn's wait moved from a state row of version 1 is upgraded as it was there. */
+export function readRunState(json: string): RunStateRow {
+  const stored = readRow(RowObjectSchema, json, "run's state");
   const current = versionOf(stored) >= ROW_VERSION;
-  const row = current ? stored : { ...stored, ...readHolding(stored) };
-  const suspension = isJson(row.suspension) ? withKinds(current ? row.suspension : readSuspension(row.suspension)) : null;
-  const { conversationId, archived, ...fields } = fitted(StateFieldsSchema, { ...row, suspension }, "state row");
-  return {
-    conversationId,
-    holding: fitted(HoldingSchema, row, "state row's holding"),
-    ...fields,
-    ...(archived ? { archived } : {}),
-  };
+  const suspension = isJson(stored.suspension) ? withKinds(current ? stored.suspension : readSuspension(stored.suspension)) : null;
+  return fitted(RunStateSchema, { ...stored, suspension }, "run's state");
 }
 
 /** A turn's opening as the turns table keeps it (flat, like the state row). */

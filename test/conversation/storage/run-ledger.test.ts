@@ -122,6 +122,7 @@ describe("a background run", () => {
       expect(runs.waits()).toEqual([
         {
           id: entry.id,
+          turn: 1,
           requests: [question("q1", deadline), question("q2")].map((r) => ({
             ...r,
             delegated: { path: ["bg1"], toolCallId: r.toolCallId },
@@ -163,7 +164,7 @@ describe("a background run", () => {
       expect(() => runs.state(1, ["bg1"])).toThrow(/stored run's state does not fit/);
       expect(() => runs.waits()).toThrow(/stored run's state does not fit/);
       sql.exec(`UPDATE runs SET state = NULL`);
-      expect(() => runs.waits()).toThrow(/stored background run's decisions does not fit/);
+      expect(() => runs.waits()).toThrow(/stored run's decisions does not fit/);
       expect(() => runs.wait(entry, "awaiting_input", [])).toThrow(/stored run's spans does not fit/);
     }));
 

@@ -5,13 +5,27 @@
  */
 import { describe, expect, it } from "vitest";
 import { MessageSchema, readRow, StoredEventSchema, TraceSchema } from "../../../src/conversation/storage/row-schemas.ts";
-import { readHandoffRow, readStateRow, type StoredState, writeStateRow } from "../../../src/conversation/storage/stored-state.ts";
+import {
+  readHandoffRow,
+  readRunState,
+  readStateRow,
+  type RunStateRow,
+  type StateRow,
+  writeRunState,
+  writeStateRow,
+} from "../../../src/conversation/storage/stored-state.ts";
 import { newHolding } from "../../../src/runtime/holding.ts";
 import { TURN_START } from "../../../src/runtime/turn-progress.ts";
 
-const waiting: StoredState = {
+const row: StateRow = {
   conversationId: "c1",
   holding: { ...newHolding("billing"), handoffCount: 1, context: { orderId: "A1001" } },
+  owner: "user-1",
+  createdAt: 1,
+  title: "Refund",
+};
+
+const wait: RunStateRow = {
   suspension: {
     assistant: { role: "assistant", agent: "billing", content: null, toolCalls: [{ id: "t1", name: "refund", arguments: "{}" }] },
     results: [null],
@@ -19,30 +33,39 @@ const waiting: StoredState = {
     progress: { ...TURN_START, stepIndex: 1 },
     trailing: [],
   },
-  decisions: [{ toolCallId: "t1", approved: false, reason: "no" }],
-  owner: "user-1",
-  createdAt: 1,
-  title: "Refund",
+  asked: 0,
 };
 
 describe("the state row", () => {
+  it("reads back what was written", () => {
+    expect(readStateRow(writeStateRow(row))).toEqual(row);
+  });
+
+  it("that lacks a field its reader relies on is an error naming the row and the key", () => {
+    const noAgent = JSON.parse(writeStateRow(row));
+    noAgent.activeAgent = 7;
+    expect(() => readStateRow(JSON.stringify(noAgent))).toThrow(/stored state row's holding does not fit[\s\S]*activeAgent/);
+  });
+});
+
+describe("a run's state (the turn's own wait among them)", () => {
   it("reads back what was written, its wait whole", () => {
-    expect(readStateRow(writeStateRow(waiting))).toEqual(waiting);
+    expect(readRunState(writeRunState(wait))).toEqual(wait);
   });
 
   it("that does not fit is an error naming the row and the key: a request of no kind this release knows", () => {
-    const row = JSON.parse(writeStateRow(waiting));
-    row.suspension.pending[0].kind = "pick-a-date";
-    expect(() => readStateRow(JSON.stringify(row))).toThrow(/stored state row does not fit[\s\S]*suspension\.pending\[0\]/);
+    const stored = JSON.parse(writeRunState(wait));
+    stored.suspension.pending[0].kind = "pick-a-date";
+    expect(() => readRunState(JSON.stringify(stored))).toThrow(/stored run's state does not fit[\s\S]*suspension\.pending\[0\]/);
+    const noUsage = JSON.parse(writeRunState(wait));
+    delete noUsage.suspension.progress.usage;
+    expect(() => readRunState(JSON.stringify(noUsage))).toThrow(/suspension\.progress\.usage/);
   });
 
-  it("that lacks a field its reader relies on is an error, not a value passed on", () => {
-    const row = JSON.parse(writeStateRow(waiting));
-    delete row.suspension.progress.usage;
-    expect(() => readStateRow(JSON.stringify(row))).toThrow(/suspension\.progress\.usage/);
-    const noAgent = JSON.parse(writeStateRow(waiting));
-    noAgent.activeAgent = 7;
-    expect(() => readStateRow(JSON.stringify(noAgent))).toThrow(/state row's holding[\s\S]*activeAgent/);
+  it("moved from a state row of version 1 is upgraded as it was there: a request without a kind was an approval", () => {
+    const { kind: _kind, ...untyped } = wait.suspension!.pending[0]!;
+    const stored = { v: 1, suspension: { ...wait.suspension, pending: [untyped] }, asked: 0 };
+    expect(readRunState(JSON.stringify(stored)).suspension?.pending[0]?.kind).toBe("approval");
   });
 });
 
