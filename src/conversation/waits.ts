@@ -11,7 +11,7 @@ import type { RunWait } from "./storage/run-ledger.ts";
 export function waitsOf(store: ConversationStore, state: ConversationState): Wait<RunWait>[] {
   const waits = store.runs.waits();
   // The turn is asked even while it does not wait: a decision on a call it answered already is told so.
-  const idle: RunWait = { id: undefined, turn: state.turn, requests: [], decisions: [] };
+  const idle: RunWait = { id: undefined, requests: [], decisions: [] };
   return [...(waits.some((wait) => wait.id === undefined) ? [] : [idle]), ...waits].map((wait) => ({
     run: wait,
     requests: wait.requests,

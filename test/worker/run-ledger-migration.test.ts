@@ -76,7 +76,7 @@ describe("schema 16: one ledger of runs", () => {
       });
       expect(store.runs.get("entry-1")).toMatchObject({ turn: 1, toolCallId: "bg1", agent: "parcel-search", status: "awaiting_input" });
       // Its requests are its stored wait's, under the call that asked it: as schema 15 kept them a second time.
-      expect(store.runs.waits()).toEqual([{ ...wait, turn: 1 }]);
+      expect(store.runs.waits()).toEqual([wait]);
       expect(store.runs.spent()).toEqual({ modelCalls: 2, inputTokens: 30, outputTokens: 4, toolCalls: 1 });
       expect(store.runs.latest(10)).toEqual([
         { id: "entry-1", turn: 1, toolCallId: "bg1", agent: "parcel-search", status: "awaiting_input", startedAt: 5, endedAt: null },
@@ -168,9 +168,10 @@ describe("schema 18: the turn is the ledger's root run", () => {
 
       const store = new ConversationStore(state.storage);
       expect(store.state()).toMatchObject({ turn: 2, holding: holding("billing"), suspension: waiting, decisions: decided, owner: "u1" });
-      expect(store.runs.waits()).toEqual([{ id: undefined, turn: 2, requests: [refund, ask], decisions: decided }]);
+      expect(store.runs.waits()).toEqual([{ id: undefined, requests: [refund, ask], decisions: decided }]);
+      // One row for the turn's own run, whichever turn is the latest (turn 0 names it).
       const root = sql.exec<{ turn: number; mode: string; agent: string }>(`SELECT turn, mode, agent FROM runs WHERE path = ''`).one();
-      expect(root).toEqual({ turn: 2, mode: "turn", agent: "billing" });
+      expect(root).toEqual({ turn: 0, mode: "turn", agent: "billing" });
       const stateRow = JSON.parse(sql.exec<{ data: string }>(`SELECT data FROM state`).one().data);
       expect(stateRow).not.toHaveProperty("suspension");
       expect(stateRow).not.toHaveProperty("decisions");

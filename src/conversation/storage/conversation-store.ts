@@ -561,13 +561,13 @@ export class ConversationStore {
    * and the latest turn's wait, in its own row of the ledger.
    */
   #writeState(state: ConversationState, before = this.#state): void {
-    const { lastEventId: _derived, turn, suspension, decisions, ...row } = state;
+    const { lastEventId: _derived, turn: _turn, suspension, decisions, ...row } = state;
     if (!before || stateRowChanged(before, state)) {
       this.#db.exec(`INSERT OR REPLACE INTO state (id, data) VALUES (1, ?)`, writeStateRow(row));
       this.#db.changed("entry");
     }
     if (before?.suspension !== suspension || before.decisions !== decisions) {
-      this.runs.storeTurnWait(turn, state.holding.activeAgent, { suspension, decisions });
+      this.runs.storeTurnWait(state.holding.activeAgent, { suspension, decisions });
       this.#db.changed("entry");
     }
   }

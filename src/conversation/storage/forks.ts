@@ -79,9 +79,9 @@ export function takeSnapshot(db: SqlWriter, turns: TurnLog, afterTurn: number, c
     compactions: rows(`SELECT turn, replaces, summary, agent FROM compactions WHERE turn <= ? ORDER BY seq`),
     delegations: rows(`SELECT turn, path, agent, data FROM delegations WHERE turn <= ? ORDER BY seq`),
     // A background run still going (or waiting for the user) belongs to the conversation it runs in: in the fork it is over,
-    // cut off where it stood, its wait gone with it.
-    runs: rows<Record<string, string | number | null>>(`SELECT ${RUN_COLUMNS.join(", ")} FROM runs WHERE turn <= ?`).map((run) =>
-      run.mode === "background" && run.ended_at === null ? { ...run, status: "interrupted" } : run,
+    // cut off where it stood, its wait gone with it. The turn's own run is the conversation's: a fork begins with none.
+    runs: rows<Record<string, string | number | null>>(`SELECT ${RUN_COLUMNS.join(", ")} FROM runs WHERE turn <= ? AND mode != 'turn'`).map(
+      (run) => (run.mode === "background" && run.ended_at === null ? { ...run, status: "interrupted" } : run),
     ),
     turns: rows(`SELECT ${TURN_COLUMNS.join(", ")} FROM turns WHERE turn <= ? ORDER BY turn`),
   };

@@ -33,7 +33,6 @@ export type BackgroundStatus = "running" | BackgroundResult["status"];
  */
 export interface RunWait {
   id: string | undefined;
-  turn: number;
   requests: UserRequest[];
   decisions: Decision[];
 }
@@ -68,9 +67,14 @@ export interface BackgroundRunRecord {
 /** A run's state row: what resumes it. */
 const key = (path: readonly string[]) => path.join("/");
 
-/** The turn's own row: the root run. */
+/**
+ * The turn's own row, the root run's: one per conversation, the latest turn's (turn 0 names it whichever turn that is),
+ * rewritten in place as a turn waits and its wait ends. A row per turn would write the table's two indexes at each turn
+ * that waits; this writes one row, as the state row did when it held the wait.
+ */
 const ROOT = key([]);
-/** The turn's own row while it waits (bound to ROOT): one at most. */
+const TURN_ROW = 0;
+/** The turn's own row while it waits (bound to ROOT). */
 const TURN_WAITS = "path = ? AND decisions IS NOT NULL";
 
 export class RunLedger {
@@ -102,22 +106,20 @@ export class RunLedger {
 
   /**
    * The turn's step suspended (or its wait is over, `suspension` null): stored in its own row, the root run's, with the
-   * decisions so far. One turn waits at a time: a wait a turn carried on from the turn before is that turn's now. Call
-   * inside a transaction.
+   * decisions so far. Call inside a transaction.
    */
-  storeTurnWait(turn: number, agent: string, { suspension, decisions }: TurnWait): void {
+  storeTurnWait(agent: string, { suspension, decisions }: TurnWait): void {
     const state = writeRunState({ suspension, asked: 0 });
-    const other = suspension === null ? -1 : turn;
-    this.#db.exec(`UPDATE runs SET state = ?, decisions = NULL WHERE ${TURN_WAITS} AND turn != ?`, state, ROOT, other);
-    if (suspension === null) return;
+    const waiting = suspension === null ? null : JSON.stringify(decisions);
+    const query = `UPDATE runs SET agent = ?, state = ?, decisions = ? WHERE turn = ? AND path = ?`;
+    if (this.#db.exec(query, agent, state, waiting, TURN_ROW, ROOT) > 0 || waiting === null) return;
     this.#db.exec(
-      `INSERT INTO runs (turn, path, mode, agent, state, decisions) VALUES (?, ?, 'turn', ?, ?, ?)
-         ON CONFLICT (turn, path) DO UPDATE SET agent = excluded.agent, state = excluded.state, decisions = excluded.decisions`,
-      turn,
+      `INSERT INTO runs (turn, path, mode, agent, state, decisions) VALUES (?, ?, 'turn', ?, ?, ?)`,
+      TURN_ROW,
       ROOT,
       agent,
       state,
-      JSON.stringify(decisions),
+      waiting,
     );
   }
 
@@ -211,10 +213,10 @@ export class RunLedger {
    * order they started.
    */
   waits(): RunWait[] {
-    type Row = { entry: string | null; turn: number; path: string; state: string | null; decisions: string };
+    type Row = { entry: string | null; path: string; state: string | null; decisions: string };
     return this.#db
       .rows<Row>(
-        `SELECT entry, turn, path, state, decisions FROM runs WHERE decisions IS NOT NULL
+        `SELECT entry, path, state, decisions FROM runs WHERE decisions IS NOT NULL
            AND (path = ? OR entry IN (SELECT id FROM schedule)) ORDER BY path != ?, started_at`,
         ROOT,
         ROOT,
@@ -224,7 +226,7 @@ export class RunLedger {
         const path = row.path.split("/");
         const requests = row.entry === null ? pending : pending.map((request) => forwardedRequest(request, path));
         const decisions = readRow(DecisionsSchema, row.decisions, "run's decisions");
-        return requests.length || row.entry !== null ? [{ id: row.entry ?? undefined, turn: row.turn, requests, decisions }] : [];
+        return requests.length || row.entry !== null ? [{ id: row.entry ?? undefined, requests, decisions }] : [];
       });
   }
 

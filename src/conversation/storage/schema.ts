@@ -90,11 +90,12 @@ export const MIGRATIONS: readonly string[][] = [
     `CREATE TABLE files (id TEXT PRIMARY KEY, name TEXT NOT NULL, media_type TEXT NOT NULL, size INTEGER NOT NULL, sha256 TEXT NOT NULL,
        created_at INTEGER NOT NULL)`,
   ],
-  // 18: the turn is the ledger's root run (path ''): its wait (the suspended step and the decisions so far) moves out of
-  // the state row into its row of `runs`, kept in the form it was written in (`v`), which the runs' one reader upgrades.
+  // 18: the turn is the ledger's root run (path '', one row, turn 0: the latest turn's): its wait (the suspended step and
+  // the decisions so far) moves out of the state row into that row, kept in the form it was written in (`v`), which the
+  // runs' one reader upgrades.
   [
     `INSERT INTO runs (turn, path, mode, agent, state, decisions)
-       SELECT coalesce((SELECT max(turn) FROM turns), 0), '', 'turn', coalesce(json_extract(data, '$.activeAgent'), ''),
+       SELECT 0, '', 'turn', coalesce(json_extract(data, '$.activeAgent'), ''),
          json_object('v', coalesce(json_extract(data, '$.v'), 1), 'suspension', json_extract(data, '$.suspension'), 'asked', 0),
          coalesce(json_extract(data, '$.decisions'), '[]')
        FROM state WHERE json_type(data, '$.suspension') = 'object'

@@ -40,12 +40,13 @@ export class SqlWriter {
     return this.sql.exec<T>(query, ...bindings).toArray();
   }
 
-  /** A write, counted. */
-  exec(query: string, ...bindings: Array<string | number | null>): void {
+  /** A write, counted: the rows it wrote. */
+  exec(query: string, ...bindings: Array<string | number | null>): number {
     const cursor = this.sql.exec(query, ...bindings);
     this.#written.rows += cursor.rowsWritten;
     // A statement that matched nothing (a delete of entries that are not there) wrote nothing.
     if (cursor.rowsWritten > 0) for (const value of bindings) this.#written.bytes += typeof value === "string" ? value.length : 8;
+    return cursor.rowsWritten;
   }
 
   /**

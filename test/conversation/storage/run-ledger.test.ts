@@ -122,7 +122,6 @@ describe("a background run", () => {
       expect(runs.waits()).toEqual([
         {
           id: entry.id,
-          turn: 1,
           requests: [question("q1", deadline), question("q2")].map((r) => ({
             ...r,
             delegated: { path: ["bg1"], toolCallId: r.toolCallId },
