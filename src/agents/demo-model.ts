@@ -13,7 +13,10 @@ type Intent = "billing" | "shipping" | "calculator" | "support_desk";
 
 const INTENTS: ReadonlyArray<[Intent, RegExp]> = [
   ["support_desk", /\b(a (real )?(person|human)|someone real|talk to (a|an) (agent|human|operator))\b/i],
-  ["calculator", /\b(solve|calculate|compute|sqrt|square root)\b|\d\s*[-+*/^x]\s*\d|x\^2/i],
+  [
+    "calculator",
+    /\b(solve|calculate|compute|sqrt|square root)\b|\d\s*[-+*/^x×÷%]\s*\d|\d\s*(times|plus|minus|divided by|multiplied by|to the power of)\s*\d|x\^2/i,
+  ],
   ["billing", /\b(refund|charge[sd]?|invoice|bill(ing|ed)?|payment|paid|money back)\b/i],
   ["shipping", /\b(ship(ping|ped|ment)?|(re)?deliver(y|ed)?|track(ing)?|address|package|parcel|slot|where is|damaged|crushed|broken)\b/i],
 ];
@@ -308,34 +311,78 @@ function calculator(text: string, results: ToolMessage[]): Decision {
     const [x1, x2] = [values[6]!, values[7]!].sort((p, q) => p - q);
     return `The solutions are x = ${x1} and x = ${x2}.`;
   }
-  const binary = /(-?\d+(?:\.\d+)?)\s*([-+*/^x])\s*(-?\d+(?:\.\d+)?)/.exec(text);
   const root = /(?:sqrt|square root of)\s*\(?\s*(-?\d+(?:\.\d+)?)/i.exec(text);
-  const last = results.at(-1);
-  if (last && !last.name.startsWith("transfer_to_"))
-    return last.isError ? `I could not compute that: ${last.content}` : `The answer is ${last.content}.`;
-  if (root) return [call("square_root", { a: Number(root[1]) })];
-  if (binary) {
-    const tools: Record<string, string> = {
-      "+": "sum_numbers",
-      "-": "subtract_numbers",
-      "*": "multiply_numbers",
-      x: "multiply_numbers",
-      "/": "divide_numbers",
-      "^": "power",
-    };
-    return [call(tools[binary[2]!]!, { a: Number(binary[1]), b: Number(binary[3]) })];
-  }
-  return 'Give me numbers to work with, for example "12 * 7", "sqrt 81" or "Solve x^2 - 5x + 6 = 0".';
+  const failed = results.find((r) => r.isError && !r.name.startsWith("transfer_to_"));
+  if (failed) return `I could not compute that: ${failed.content}`;
+  if (root) return values.length ? `The answer is ${values[0]}.` : [call("square_root", { a: Number(root[1]) })];
+  const terms = expression(text);
+  if (!terms) return 'Give me numbers to work with, for example "12 * 7", "sqrt 81" or "Solve x^2 - 5x + 6 = 0".';
+  // Each result so far stands for the operation that made it: the next one is planned from what is left.
+  for (const value of values) terms.splice(nextOperation(terms) - 1, 3, value);
+  if (terms.length === 1) return `The answer is ${terms[0]}.`;
+  const at = nextOperation(terms);
+  return [call(OPERATION_TOOLS[terms[at] as string]!, { a: terms[at - 1], b: terms[at + 1] })];
 }
 
+/** The calculator's tool for each operation. */
+const OPERATION_TOOLS: Record<string, string> = {
+  "+": "sum_numbers",
+  "-": "subtract_numbers",
+  "*": "multiply_numbers",
+  "/": "divide_numbers",
+  "^": "power",
+};
+
+/** The words people write for operations, as the calculator's symbols ("12 times 7" is "12 * 7"). */
+const OPERATION_WORDS: Array<[RegExp, string]> = [
+  [/\b(?:multiplied by|times)\b|(?<=\d\s*)[x×](?=\s*\d)/gi, "*"],
+  [/\b(?:divided by|over)\b|÷/gi, "/"],
+  [/\bplus\b/gi, "+"],
+  [/\bminus\b/gi, "-"],
+  [/\bto the power of\b/gi, "^"],
+];
+
+/**
+ * The arithmetic in a message, as alternating numbers and operators ("15% of 200" is "15 * 200 / 100"); null when there
+ * is none (a number alone is no sum to do).
+ */
+function expression(text: string): Array<number | string> | null {
+  let written = text.replace(/(\d+(?:\.\d+)?)\s*%\s*of\s*(-?\d+(?:\.\d+)?)/gi, "$1 * $2 / 100");
+  for (const [words, symbol] of OPERATION_WORDS) written = written.replace(words, ` ${symbol} `);
+  const found = /-?\d+(?:\.\d+)?(?:\s*[-+*/^]\s*-?\d+(?:\.\d+)?)+/.exec(written)?.[0];
+  if (!found) return null;
+  const terms: Array<number | string> = [];
+  for (const [, number, operator] of found.matchAll(/(-?\d+(?:\.\d+)?)|([-+*/^])/g)) {
+    // "3 -2": a minus where an operator goes is the operator, and what follows it the number.
+    if (number !== undefined && terms.length % 2 === 1) terms.push("-", Number(number.slice(1)));
+    else terms.push(number !== undefined ? Number(number) : operator!);
+  }
+  return terms;
+}
+
+/** Where the next operation is: powers first, then products and quotients, then sums, each from the left. */
+function nextOperation(terms: ReadonlyArray<number | string>): number {
+  for (const level of [["^"], ["*", "/"], ["+", "-"]]) {
+    const at = terms.findIndex((term, i) => i % 2 === 1 && level.includes(term as string));
+    if (at > 0) return at;
+  }
+  return -1;
+}
+
+/** `ax^2 + bx + c = d`, its `bx` and `c` optional ("x^2 = 9"), as `ax^2 + bx + (c - d) = 0`. */
 function parseQuadratic(text: string): { a: number; b: number; c: number } | null {
-  const match = /(-?\d*)\s*x\^2\s*([+-]\s*\d*)\s*x\s*([+-]\s*\d+)\s*=\s*0/i.exec(text);
+  const match = /(-?\d*)\s*x\^2\s*(?:([+-]\s*\d*)\s*x(?!\^))?\s*(?:([+-]\s*\d+(?:\.\d+)?))?\s*=\s*(-?\d+(?:\.\d+)?)/i.exec(text);
   if (!match) return null;
   const coefficient = (raw: string) => {
     const compact = raw.replace(/\s+/g, "");
     return compact === "" || compact === "+" ? 1 : compact === "-" ? -1 : Number(compact);
   };
-  return { a: coefficient(match[1]!), b: coefficient(match[2]!), c: Number(match[3]!.replace(/\s+/g, "")) };
+  const constant = (raw: string | undefined) => (raw === undefined ? 0 : Number(raw.replace(/\s+/g, "")));
+  return {
+    a: coefficient(match[1]!),
+    b: match[2] === undefined ? 0 : coefficient(match[2]),
+    c: constant(match[3]) - Number(match[4]),
+  };
 }
 
 function resultsSinceLastUser(messages: readonly Message[]): ToolMessage[] {

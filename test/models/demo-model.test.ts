@@ -70,3 +70,44 @@ describe("the demo's damaged parcel journey", () => {
     );
   });
 });
+
+describe("the examples an empty chat offers", () => {
+  /** The turn's answer in words, and the agent triage handed it to (none: triage answered), on a new conversation. */
+  async function answer(example: string): Promise<{ text: string; agent: string; asked: boolean }> {
+    const events = await turn(new MemoryStore("triage"), example);
+    const handedTo = events.find((e) => e.type === "handoff" && e.kind === "transfer");
+    // A request to the user, or a person who holds the conversation now, is an answer too.
+    const asked = events.some(
+      (e) => e.type === "approval-required" || e.type === "input-required" || (e.type === "done" && e.status === "awaiting_human"),
+    );
+    return { text: texts(events), agent: handedTo?.type === "handoff" ? handedTo.to : "triage", asked };
+  }
+
+  it("each agent's first (what the page offers) is answered by that agent on the offline model, not by a fallback", async () => {
+    const offered = [...createSupportNetwork().agents.values()].flatMap((agent) =>
+      agent.examples.slice(0, 1).map((example) => ({ agent: agent.name, example })),
+    );
+    expect(offered.length).toBeGreaterThanOrEqual(3);
+    for (const { agent, example } of offered) {
+      const { text, agent: answeredBy, asked } = await answer(example);
+      expect(answeredBy, example).toBe(agent);
+      expect(text.length > 0 || asked, `${example}: an answer or a request`).toBe(true);
+      expect(text, example).not.toMatch(/Give me numbers|I do not understand|not sure what you mean/i);
+    }
+  });
+
+  it.each([
+    ["what is 12 times 7", "The answer is 84."],
+    ["solve x^2 = 9", "The solutions are x = -3 and x = 3."],
+    ["calculate the square root of 81", "The answer is 9."],
+    ["compute 15% of 200", "The answer is 30."],
+    ["what is 3 + 4 * 2", "The answer is 11."],
+    ["What is 12 * 7?", "The answer is 84."],
+    ["Solve x^2 - 5x + 6 = 0", "The solutions are x = 2 and x = 3."],
+    ["what is 2 to the power of 10 minus 24 divided by 4", "The answer is 1018."],
+  ])("the calculator's %j: %s", async (example, expected) => {
+    const { text, agent } = await answer(example);
+    expect(agent).toBe("calculator");
+    expect(text).toContain(expected);
+  });
+});
