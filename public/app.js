@@ -99,7 +99,12 @@ function reveal(node) {
 function setAgent(name) {
   agentBadge.textContent = name;
   // A person holding the conversation is no model.
-  modelBadge.hidden = people.has(name);
+  modelBadge.hidden = people.has(name) || !modelBadge.textContent;
+}
+
+/** The model badge: what the latest leg ran on (a run-start's, or the view's after a reload). */
+function setModel(model, demo) {
+  modelBadge.textContent = demo ? "(offline demo model)" : `(${model})`;
 }
 
 /** Send waits while anything holds it, and while a decision the agent asked for is open: the composer says which. */
@@ -224,6 +229,17 @@ function approvalCard(call) {
   updateSend();
 }
 
+/** An approval decided before the page loaded: its card as it was left, closed, saying what was decided. */
+function decidedCard(call, { approved, reason, message }) {
+  const card = el("div", "approval decided");
+  card.dataset.testid = "approval";
+  const text = document.createElement("p");
+  text.textContent = message ?? `${agentName(call.agent)} asked for your approval to use ${call.name}.`;
+  text.textContent += approved ? " Approved." : ` Denied${reason ? `: ${reason}` : ""}.`;
+  card.append(text);
+  reveal(card);
+}
+
 /** A question, a client tool or an elicitation: its card sends the decision to the one route every request is answered by. */
 function waitingCard(request) {
   const send = (decision) =>
@@ -269,9 +285,8 @@ function grow(delta) {
 function draw(event) {
   switch (event.type) {
     case "run-start":
+      setModel(event.model, event.demo);
       setAgent(event.agent);
-      modelBadge.textContent = event.demo ? "(offline demo model)" : `(${event.model})`;
-      modelBadge.hidden = people.has(event.agent);
       return false;
     case "step-start":
       bubble = null;
@@ -492,6 +507,7 @@ function drawHistory(view) {
     if (asking.has(request.delegated?.path[0])) background.draw(request);
     else if (request.kind === "approval") approvalCard(request);
     else waitingCard(request);
+  if (view.model) setModel(view.model.name, view.model.demo);
   setAgent(view.activeAgent);
   lastEventId = view.lastEventId;
   setPrevious(view.page?.previous ?? null);
@@ -509,6 +525,8 @@ function drawMessages(view) {
     if (returned) divider(returned.from, returned.to);
     returned = null;
   };
+  // The calls of the history, by id: a decided approval is drawn as its card, closed, with the decision.
+  const calls = new Map();
   for (const message of view.messages) {
     if (message.role === "user") {
       closeTurn();
@@ -522,6 +540,7 @@ function drawMessages(view) {
         } catch {
           args = call.arguments;
         }
+        calls.set(call.id, { toolCallId: call.id, name: call.name, args, agent: message.agent });
         toolCall(call.id, call.name, args);
       }
     } else if (message.role === "system") {
@@ -536,6 +555,7 @@ function drawMessages(view) {
       } catch {
         // Plain text result.
       }
+      if (message.approval && calls.has(message.toolCallId)) decidedCard(calls.get(message.toolCallId), message.approval);
       toolResult(message.toolCallId, message.name, result, message.isError, message.approval?.approved === false, message.files);
       const handoff = byCall.get(message.toolCallId);
       if (handoff) divider(handoff.from, handoff.to);

@@ -45,6 +45,8 @@ export interface ConversationView extends Pick<Holding, "activeAgent" | "handoff
   background: BackgroundView[];
   /** The files the conversation holds (sent in its messages, or uploaded for the next), by reference: read each at …/files/:id. */
   files: FileRef[];
+  /** The model the latest leg ran on (`demo`: the offline demo model), as its `run-start` said; null before any leg. */
+  model: { name: string; demo: boolean } | null;
 }
 
 /** A background delegation as the view shows it: its entry's id, the call that started it, how it stands, its times (ISO 8601). */

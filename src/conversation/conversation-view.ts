@@ -44,7 +44,14 @@ export function conversationView(
     activity: store.activity.latest(),
     background: backgroundOf(store),
     files: store.files.all(),
+    model: modelOf(store),
   };
+}
+
+/** The model the latest leg ran on, as its start said: what a page that reloads shows beside the agent's name. */
+function modelOf(store: ConversationStore): ConversationView["model"] {
+  const start = store.events.lastStart();
+  return start ? { name: start.model, demo: start.demo === true } : null;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { Message } from "../runtime/messages.ts";
 import { DurableObject } from "cloudflare:workers";
 import { type Config, readConfig } from "../config.ts";
 import type { WorkerVars } from "../worker-vars.ts";
@@ -537,7 +538,11 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     });
   }
 
-  /** The person gives the conversation back to an agent, with a note the agent reads; the user's next message goes to it. */
+  /**
+   * The person gives the conversation back to an agent, with a note the agent reads. A message the customer wrote after
+   * the person's last answer is answered now, by the agent it came back to (a turn of the hand-back's own, as a person's
+   * deadline runs one); otherwise the customer's next message goes to it.
+   */
   async operatorHandBack(
     requester: Requester,
     to: string,
@@ -550,10 +555,22 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
         const agents = [...this.#network.agents.values()].filter((a) => !a.human).map((a) => a.name);
         return fail("unknown_agent", `'${to}' is not an agent of this network to hand back to: one of ${agents.join(", ")}.`);
       }
-      await this.#hold.handBack(state!, state!.holding.activeAgent, to, note, by);
+      const person = state!.holding.activeAgent;
+      // The hand back's commit is made as it is called, and the leg claimed right after: nothing starts between them.
+      const handedBack = this.#hold.handBack(state!, person, to, note, by);
+      const answering = leftOpen(this.#store.messages()) ? this.#answerLeftOpen(state!.conversationId, person) : null;
+      await handedBack;
+      await answering;
       await this.#settled();
       return ok({ activeAgent: to });
     });
+  }
+
+  /** The holder answers the customer's last message, which came while `person` held the conversation. */
+  #answerLeftOpen(conversationId: string, person: string): Promise<unknown> {
+    const note = `The customer's last message came while '${person}' held the conversation, and no one has answered it yet: answer it now.`;
+    this.#store.beginTurn({ note });
+    return this.#driver.runUnread({ conversationId }, { kind: "scheduled", note });
   }
 
   /** Renames or archives the conversation; its owner's inbox shows it at once. */
@@ -567,4 +584,9 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     await this.#settled();
     return ok(this.#inbox.lastTold ?? this.#inbox.entry(state));
   }
+}
+
+/** Whether the customer's last message has no answer after it (by an agent or a person). */
+function leftOpen(history: readonly Message[]): boolean {
+  return history.findLastIndex((m) => m.role === "user") > history.findLastIndex((m) => m.role === "assistant");
 }

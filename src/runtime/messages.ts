@@ -50,8 +50,11 @@ export interface ToolMessage {
   name: string;
   content: string;
   isError: boolean;
-  /** A person's decision, when the call waited for one (an approved call ran; a declined one did not). */
-  approval?: { approved: boolean; reason?: string };
+  /**
+   * A person's decision, when the call waited for one (an approved call ran; a declined one did not), and what they were
+   * asked (the tool's `approvalMessage`), so a page that loads the history later shows the card as it was decided.
+   */
+  approval?: { approved: boolean; reason?: string; message?: string };
   /** Files the call saved (`ctx.files.save`): a label, a chart; shown to the user, by reference. */
   files?: FileRef[];
 }

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
+import { openPage, sendButton, turn } from "./chat-page-driver.ts";
 import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -35,24 +36,7 @@ after(async () => {
   rmSync(persistTo, { recursive: true, force: true });
 });
 
-async function open(size: (typeof WIDTHS)[number], path = "/"): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: size.width, height: size.height } });
-  const page = await context.newPage();
-  await page.goto(`${dev.url}${path}`);
-  return page;
-}
-
-const sendButton = (page: Page) => page.getByRole("button", { name: "Send" }).and(page.locator(":enabled"));
-
-/** Sends a message and waits for its turn's end (Send free again, or a request card holding it). */
-async function turn(page: Page, text: string): Promise<void> {
-  await sendButton(page).waitFor();
-  const before = await page.locator("#log > *").count();
-  await page.getByLabel("Message").fill(text);
-  await page.getByRole("button", { name: "Send" }).click();
-  await page.waitForFunction((count) => document.querySelectorAll("#log > *").length > count + 1, before);
-  await page.getByRole("button", { name: "Stop" }).waitFor({ state: "hidden" });
-}
+const open = (size: (typeof WIDTHS)[number], path = "/") => openPage(browser, dev.url, size, path);
 
 /**
  * Records every moment the log's last item is not wholly above the dock (the status line and the composer), or the page

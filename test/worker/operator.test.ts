@@ -68,6 +68,7 @@ describe("a conversation handed to a person", () => {
   it("waits for the person, stores the user's messages without a model call, streams the person's answers, and goes back to triage", async () => {
     const s = await scenario([
       { toolCalls: [{ id: "p", name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "asked for a person" }) }] },
+      { text: "Order A1001: the refund is on its way." },
       { text: "Triage here: glad it is sorted." },
     ]);
     const first = await chat(s.conversationId, s.tag("I want to talk to a person"));
@@ -119,6 +120,14 @@ describe("a conversation handed to a person", () => {
       body: JSON.stringify({ to: "triage", note: "refund promised for A1001" }),
     });
     expect(await back.json()).toEqual({ activeAgent: "triage" });
+    // The customer's last message came after the person's answer: triage answers it at the hand-back, not at their next.
+    const answeredAtHandBack = await stored(s.conversationId);
+    expect(answeredAtHandBack.messages.at(-1)).toMatchObject({
+      role: "assistant",
+      agent: "triage",
+      content: "Order A1001: the refund is on its way.",
+    });
+    expect(answeredAtHandBack.status).toBe("completed");
     const followed = parseSse(await reading);
     expect(followed.map((e) => e.type)).toEqual(["operator-message", "handoff"]);
     expect(followed[0]!.id).toBe(said.eventId);
@@ -147,7 +156,15 @@ describe("a conversation handed to a person", () => {
     expect(third.at(-1)).toMatchObject({ type: "done", status: "completed", agent: "triage", text: "Triage here: glad it is sorted." });
     const { requests } = await s.sent();
     expect(requests[1]!.messages[0]!.content).toMatch(/^You route customers/);
+    // The hand-back's turn: the customer's message, the person's note and what the turn is for.
     expect(requests[1]!.messages.map((m) => m.content)).toEqual(
+      expect.arrayContaining([
+        "one more thing: it is order A1001",
+        "The person at 'support-desk' handed the conversation back to 'triage': refund promised for A1001",
+        expect.stringMatching(/^The customer's last message came while 'support-desk' held the conversation/),
+      ]),
+    );
+    expect(requests[2]!.messages.map((m) => m.content)).toEqual(
       expect.arrayContaining([
         "Hi, this is Sam from support. I can see your order.",
         "The person at 'support-desk' handed the conversation back to 'triage': refund promised for A1001",

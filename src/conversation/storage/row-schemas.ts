@@ -65,7 +65,7 @@ const toolShape = () =>
     name: z.string(),
     content: z.string(),
     isError: z.boolean(),
-    approval: z.object({ approved: z.boolean(), reason: z.string().optional() }).optional(),
+    approval: z.object({ approved: z.boolean(), reason: z.string().optional(), message: z.string().optional() }).optional(),
     files: z.array(FileRefSchema).optional(),
   });
 

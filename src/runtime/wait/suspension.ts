@@ -48,7 +48,7 @@ export function approvalRecord(request: UserRequest, decision: Decision): ToolMe
   // An approval takes a yes or no only (the checks refuse an answer to one).
   if (request.kind !== "approval" || request.delegated || isAnswer(decision)) return undefined;
   const reason = decision.reason?.trim();
-  return { approved: decision.approved, ...(reason ? { reason } : {}) };
+  return { approved: decision.approved, ...(reason ? { reason } : {}), ...(request.message ? { message: request.message } : {}) };
 }
 
 /**

@@ -1,0 +1,60 @@
+/**
+ * What a first user met on the pages, round four (issue 76), in Debian's Chromium against the real `wrangler dev` on the
+ * offline demo model: every example the empty chat offers is answered (the calculator's "what is 12 times 7" was not),
+ * and a reload keeps what the conversation showed: a decided approval's card with its decision, and the model's badge.
+ */
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { type Browser, chromium } from "playwright-core";
+import { openPage, turn } from "./chat-page-driver.ts";
+import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const persistTo = mkdtempSync(join(tmpdir(), "handoff-round-four-"));
+const DESKTOP = { width: 1280, height: 800 };
+let dev: WranglerDev;
+let browser: Browser;
+
+before(async () => {
+  dev = await startWranglerDev({ persistTo });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"] });
+  mkdirSync("test-artifacts", { recursive: true });
+});
+
+after(async () => {
+  await browser?.close();
+  await dev?.stop();
+  rmSync(persistTo, { recursive: true, force: true });
+});
+
+describe("the chat page, round four", () => {
+  it("answers each example an empty chat offers, the calculator's in words among them", async () => {
+    const page = await openPage(browser, dev.url, DESKTOP);
+    const offered = await page.locator("#welcome button").allTextContents();
+    assert.ok(offered.includes("what is 12 times 7"), `the calculator's example is offered: ${offered.join(" | ")}`);
+    await page.getByRole("button", { name: "what is 12 times 7" }).click();
+    await page.getByText("The answer is 84.").waitFor();
+    await page.context().close();
+  });
+
+  it("keeps a decided approval's card, with its decision, and the model's badge after a reload", async () => {
+    const page = await openPage(browser, dev.url, DESKTOP);
+    await turn(page, "I was charged twice for order A1001, please refund it.");
+    const card = page.getByTestId("approval");
+    await card.getByRole("button", { name: "Approve" }).click();
+    await page.getByRole("button", { name: "Stop" }).waitFor({ state: "hidden" });
+    await page.locator(".assistant").last().waitFor();
+    await page.reload();
+    const decided = page.getByTestId("approval");
+    await decided.waitFor();
+    assert.match((await decided.textContent()) ?? "", /Refund 129 USD for order A1001\? Approved\./);
+    assert.equal(await decided.getByRole("button").count(), 0, "a decided card offers no buttons");
+    assert.equal(await page.locator("#model").textContent(), "(offline demo model)");
+    assert.ok(await page.locator("#model").isVisible(), "the model's badge shows after the reload");
+    await page.screenshot({ path: "test-artifacts/round-four-reload-desktop.png", fullPage: true });
+    await page.context().close();
+  });
+});
