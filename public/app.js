@@ -379,6 +379,14 @@ function statusText(status, agent) {
   return "";
 }
 
+/** What the conversation streamed since the page's last event, and the rest of a turn still running: read once. */
+async function catchUp(id) {
+  const response = await fetch(`/v1/conversations/${id}/events`, { headers: headers({ "last-event-id": String(lastEventId) }) }).catch(
+    () => null,
+  );
+  if (response?.ok && response.status !== 204) await consume(response.body).catch(() => false);
+}
+
 /** While a person holds the conversation: their messages as they are sent (the stream reopens now and then). */
 async function follow() {
   if (following) return;
@@ -391,7 +399,8 @@ async function follow() {
       }).catch(() => null);
       if (response?.status === 204) return;
       if (response?.ok && (await consume(response.body).catch(() => false))) return;
-      if (!people.has(agentBadge.textContent)) return;
+      // Handed back to an agent: it may be answering what the customer asked meanwhile; its turn is read as it runs.
+      if (!people.has(agentBadge.textContent)) return await catchUp(followed);
       await new Promise((resolve) => setTimeout(resolve, response?.ok ? 0 : 1000));
     }
   } finally {

@@ -101,7 +101,8 @@ async function refreshList() {
     return true;
   } catch (error) {
     statusLine.textContent = error.status === 403 && account.user ? noRole() : error.message;
-    return error.status !== 403;
+    // Refused (not signed in as an operator, or without the role): asking again every 2 s changes nothing.
+    return error.status !== 403 && error.status !== 401;
   }
 }
 

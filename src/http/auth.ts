@@ -5,7 +5,7 @@ import type { Env } from "../env.ts";
 import { bearerChallenge, errorResponse } from "./errors.ts";
 import { conversationIdOf } from "./schemas.ts";
 import { safeEqual, verifyToken } from "./tokens.ts";
-import { looksLikeJwt, type SignedInUser, signInAccepted, usersConfigured, verifyUserToken } from "./user-tokens.ts";
+import { devSignInEnabled, looksLikeJwt, type SignedInUser, signInAccepted, usersConfigured, verifyUserToken } from "./user-tokens.ts";
 
 /**
  * Who a request is, once its credential is checked: the master key, an operator, a conversation token, a signed-in user, or anonymous use.
@@ -109,13 +109,17 @@ async function userAccess(c: AuthContext, token: string, operatorPath: boolean, 
 
 /**
  * The operator API takes OPERATOR_KEY or the master key, never a conversation token. With neither
- * key configured it is open only where the whole API is (ALLOW_ANONYMOUS, for local use).
+ * key configured it is open only where the whole API is (ALLOW_ANONYMOUS, for local use), and where
+ * the development sign-in is offered (`npm start`) only to an operator signed in with it: a guest's
+ * messages are not for whoever opens the desk.
  */
 async function operatorAccess(c: AuthContext, bearer: string | undefined, next: () => Promise<void>) {
   const config = readConfig(c.env);
   if (!config.OPERATOR_KEY && !config.API_KEY) {
     if (!config.ALLOW_ANONYMOUS || usersConfigured(config))
       return errorResponse(c, "auth_not_configured", "This Worker has no OPERATOR_KEY or API_KEY: set one to use the operator API.");
+    if (devSignInEnabled(config))
+      return challenge(c, "Sign in as an operator to use the desk: the development sign-in, with “operator” ticked.");
     c.set("access", { kind: "anonymous" });
     return next();
   }

@@ -149,7 +149,9 @@ function answerSuspended(
 
 /** A call's final state; a person's decision stays on the part, as useChat keeps the response it sent. */
 function resultState(result: ToolMessage): Partial<ToolPart> {
-  const approval = result.approval && { approval: { id: result.toolCallId, ...result.approval } };
+  // The AI SDK's approval has its id, the decision and its reason (what was asked stays in the stored record).
+  const { message: _asked, ...decided } = result.approval ?? {};
+  const approval = result.approval && { approval: { id: result.toolCallId, ...decided } };
   if (result.approval?.approved === false) return { state: "output-denied", ...approval };
   if (result.isError) return { state: "output-error", errorText: result.content, ...approval };
   return { state: "output-available", output: parsed(result.content), ...approval };

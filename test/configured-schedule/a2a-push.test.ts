@@ -163,7 +163,7 @@ describe("A2A push notifications", () => {
     const answered = await call(`/v1/conversations/${held.contextId}/operator/messages`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ message: "Sam here.", operator: "Sam" }),
+      body: JSON.stringify({ message: "Sam here." }),
     });
     expect(answered.status).toBe(200);
     await until(
@@ -186,7 +186,7 @@ describe("A2A push notifications", () => {
     const answered = await call(`/v1/conversations/${held.contextId}/operator/messages`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ message: "Sam here.", operator: "Sam" }),
+      body: JSON.stringify({ message: "Sam here." }),
     });
     expect(answered.status).toBe(200);
     const [push] = await until(

@@ -318,7 +318,7 @@ describe("a person's deadline", () => {
     const answered = await call(`/v1/conversations/${s.conversationId}/operator/messages`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ message: "Sam here.", operator: "Sam" }),
+      body: JSON.stringify({ message: "Sam here." }),
     });
     expect(answered.status).toBe(200);
     expect(await scheduled(s.conversationId)).toEqual([]);

@@ -20,3 +20,27 @@ export async function turn(page: Page, text: string): Promise<void> {
   await page.waitForFunction((count) => document.querySelectorAll("#log > *").length > count + 1, before);
   await page.getByRole("button", { name: "Stop" }).waitFor({ state: "hidden" });
 }
+
+/** A development sign-in token for an operator named `name` (the Worker must offer that sign-in, as `npm start` does). */
+export async function operatorToken(url: string, name = "Sam"): Promise<string> {
+  const response = await fetch(`${url}/v1/dev/sign-in`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ name, operator: true }),
+  });
+  if (!response.ok) throw new Error(`The development sign-in answered ${response.status}.`);
+  return ((await response.json()) as { token: string }).token;
+}
+
+/** The operator desk in a window of its own, its operator signed in as the desk's sign-in keeps them (a browser of their own). */
+export async function openDesk(browser: Browser, url: string, size: { width: number; height: number }): Promise<Page> {
+  const token = await operatorToken(url);
+  const context = await browser.newContext({ viewport: { width: size.width, height: size.height } });
+  await context.addInitScript(
+    (account) => localStorage.setItem("handoff-account", account),
+    JSON.stringify({ token, name: "Sam", operator: true }),
+  );
+  const page = await context.newPage();
+  await page.goto(`${url}/operator.html`);
+  return page;
+}

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { crc32, deflateSync } from "node:zlib";
 import { type Browser, chromium, type Page } from "playwright-core";
+import { openDesk } from "./chat-page-driver.ts";
 import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -171,11 +172,12 @@ describe("the operator desk", () => {
     await send(page, "I want to talk to a person");
     await page.locator("#status").filter({ hasText: "A person at support-desk will answer here." }).waitFor();
     const id = await page.evaluate(() => (JSON.parse(localStorage.getItem("handoff-chat") ?? "{}") as { id: string }).id);
-    const desk = await page.context().newPage();
-    await desk.goto(`${dev.url}/operator.html`);
+    // The desk is for a signed-in operator: in a browser of their own.
+    const desk = await openDesk(browser, dev.url, WIDTHS[0]);
     await desk.getByTestId("waiting").locator(`button[data-conversation="${id}"]`).click();
     await shown(desk, "#desk-log");
     await desk.screenshot({ path: "test-artifacts/files-desk-desktop.png" });
+    await desk.context().close();
     await page.context().close();
   });
 });

@@ -33,6 +33,7 @@ after(async () => {
 describe("the chat page, round four", () => {
   it("answers each example an empty chat offers, the calculator's in words among them", async () => {
     const page = await openPage(browser, dev.url, DESKTOP);
+    await page.locator("#welcome button").first().waitFor();
     const offered = await page.locator("#welcome button").allTextContents();
     assert.ok(offered.includes("what is 12 times 7"), `the calculator's example is offered: ${offered.join(" | ")}`);
     await page.getByRole("button", { name: "what is 12 times 7" }).click();

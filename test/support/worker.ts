@@ -13,10 +13,32 @@ export { scenario, type SentRequest } from "./scenario.ts";
  * A request to the Worker, from an address of its own unless the test names one (`cf-connecting-ip`): the per-client
  * limiter counts only the turns a test means it to, even where one workerd serves many files (mutation runs).
  */
-export function call(path: string, init?: RequestInit): Promise<Response> {
+export async function call(path: string, init?: RequestInit): Promise<Response> {
   const request = new Request(`https://chat.test${path}`, init);
   if (!request.headers.has("cf-connecting-ip")) request.headers.set("cf-connecting-ip", `2001:db8::${crypto.randomUUID().slice(0, 4)}`);
+  // The operator API is for a signed-in operator where the development sign-in is offered: the tests' operator signs in.
+  if (OPERATOR_PATH.test(path) && !request.headers.has("authorization")) {
+    const token = await operatorToken();
+    if (token) request.headers.set("authorization", `Bearer ${token}`);
+  }
   return exports.default.fetch(request);
+}
+
+const OPERATOR_PATH = /^\/v1\/(operator\/|conversations\/[^/]+\/operator\/)/;
+let signedIn: Promise<string | undefined> | undefined;
+
+/** A development sign-in token with the operator role, where the Worker offers that sign-in (else none). */
+function operatorToken(): Promise<string | undefined> {
+  signedIn ??= exports.default
+    .fetch(
+      new Request("https://chat.test/v1/dev/sign-in", {
+        method: "POST",
+        headers: { "content-type": "application/json", "cf-connecting-ip": "2001:db8::5e" },
+        body: JSON.stringify({ name: "Sam", operator: true }),
+      }),
+    )
+    .then(async (response) => (response.ok ? ((await response.json()) as { token: string }).token : undefined));
+  return signedIn;
 }
 
 export function postMessage(conversationId: string, message: unknown): Promise<Response> {

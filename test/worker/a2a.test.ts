@@ -911,7 +911,7 @@ describe("JSON-RPC", () => {
     const answered = await call(`/v1/conversations/${handed.contextId}/operator/messages`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ message: "Hello, Sam from the desk here.", operator: "Sam" }),
+      body: JSON.stringify({ message: "Hello, Sam from the desk here." }),
     });
     expect(answered.status).toBe(200);
     let rest = "";

@@ -33,7 +33,7 @@ describe("access", () => {
     ]);
   });
 
-  it("opens the operator API with neither key only where the whole API is open: ALLOW_ANONYMOUS and no sign-in", async () => {
+  it("opens the operator API with neither key only where the whole API is open (ALLOW_ANONYMOUS and no sign-in), and where the development sign-in is offered only to an operator signed in with it", async () => {
     const NO_KEYS = [
       503,
       { error: { code: "auth_not_configured", message: "This Worker has no OPERATOR_KEY or API_KEY: set one to use the operator API." } },
@@ -46,10 +46,25 @@ describe("access", () => {
     expect(await answer({ ...closed, OPERATOR_KEY: undefined })).toEqual(NO_KEYS);
     const signIn = { AUTH_JWT_SECRET: "a-shared-secret-of-the-identity-provider-0123" };
     expect(await answer({ ...closed, OPERATOR_KEY: undefined, ALLOW_ANONYMOUS: "true", ...signIn })).toEqual(NO_KEYS);
-    expect(await answer({ ...closed, OPERATOR_KEY: undefined, ALLOW_ANONYMOUS: "true" })).toEqual([
+    expect(await answer({ ...closed, OPERATOR_KEY: undefined, ALLOW_ANONYMOUS: "true", DEV_SIGN_IN: "false" })).toEqual([
       200,
       { conversations: expect.any(Array) },
     ]);
+    // `npm start`: anyone may open the desk's page, but the desk's API answers a signed-in operator only.
+    const devStart = { ...closed, OPERATOR_KEY: undefined, ALLOW_ANONYMOUS: "true", DEV_SIGN_IN: "true" };
+    const refused = await request(desk, {}, devStart);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("www-authenticate")).toMatch(/^Bearer/);
+    expect(await refused.json()).toEqual({
+      error: { code: "unauthorized", message: "Sign in as an operator to use the desk: the development sign-in, with “operator” ticked." },
+    });
+    const signInAs = async (operator: boolean) => {
+      const body = JSON.stringify({ name: "Robin", operator });
+      const res = await request("/v1/dev/sign-in", { method: "POST", headers: { "content-type": "application/json" }, body }, devStart);
+      return ((await res.json()) as { token: string }).token;
+    };
+    expect((await request(desk, { headers: bearer(await signInAs(false)) }, devStart)).status).toBe(403);
+    expect((await request(desk, { headers: bearer(await signInAs(true)) }, devStart)).status).toBe(200);
   });
 
   it("needs the bearer key when API_KEY is set, compared exactly", async () => {

@@ -102,7 +102,7 @@ describe("a conversation handed to a person", () => {
     const answered = await call(`/v1/conversations/${s.conversationId}/operator/messages`, {
       method: "POST",
       headers: json,
-      body: JSON.stringify({ text: "Hi, this is Sam from support. I can see your order.", operator: "Sam" }),
+      body: JSON.stringify({ text: "Hi, this is Sam from support. I can see your order." }),
     });
     expect(answered.status).toBe(200);
     // The answer names the event the followers get (its id) and the person who said it.
@@ -172,11 +172,11 @@ describe("a conversation handed to a person", () => {
     );
     const view = await stored(s.conversationId);
     expect(view).toMatchObject({ activeAgent: "triage", handoffs: [{ to: "support-desk" }, { from: "support-desk", to: "triage" }] });
-    // The activity names the person by what they typed: no one signed in (the master key), so no identity.
+    // The activity names the person as their sign-in does (the development sign-in's operator, here).
     const activity = view.activity.map(({ at: _at, ...act }) => act);
     expect(activity).toEqual([
-      { kind: "answered", by: { name: "Sam" }, agent: "support-desk" },
-      { kind: "handed-back", agent: "support-desk", to: "triage" },
+      { kind: "answered", by: { id: "dev:sam", name: "Sam" }, agent: "support-desk" },
+      { kind: "handed-back", by: { id: "dev:sam", name: "Sam" }, agent: "support-desk", to: "triage" },
     ]);
     // The AI SDK's view has the person's message as theirs.
     const ui = (await (await call(`/v1/conversations/${s.conversationId}/ui-messages`)).json()) as Array<{
@@ -247,7 +247,7 @@ describe("a conversation handed to a person", () => {
     const answered = await call(`/v1/conversations/${s.conversationId}/operator/messages`, {
       method: "POST",
       headers: json,
-      body: JSON.stringify({ text: said, operator: "Sam" }),
+      body: JSON.stringify({ text: said }),
     });
     expect(answered.status).toBe(200);
     await evictDurableObject(stub);

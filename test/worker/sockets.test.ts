@@ -83,7 +83,7 @@ describe("the conversation's WebSocket", () => {
     const sent = await call(`/v1/conversations/${s.conversationId}/operator/messages`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ message: "Sam here.", operator: "Sam" }),
+      body: JSON.stringify({ message: "Sam here." }),
     });
     expect(sent.status).toBe(200);
     const frame = await socket.until((f) => f.type === "operator-message", "the person's message");
