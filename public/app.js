@@ -668,6 +668,8 @@ async function createConversation() {
       return false;
     }
     conversation = { id: body.id, token: body.token };
+    // What the page said before there was a conversation (a lost link, a guest's) is not part of this one.
+    for (const notice of log.querySelectorAll(":scope > .notice")) notice.remove();
     localStorage.setItem(storageKey(), JSON.stringify(conversation));
     linkTo(conversation.id);
     setAgent(body.activeAgent);
@@ -808,8 +810,13 @@ async function start() {
   if (saved && saved.id !== linked && (await openConversation(saved))) return;
   if (linked) {
     startFresh();
-    el("p", "notice", "The conversation in that link is not yours, or it no longer exists. Here is a new one.").dataset.testid =
-      "lost-link";
+    // Signed in just now, the address still names the guest's conversation: say what became of it, where the user looks.
+    const guest = account.user && JSON.parse(localStorage.getItem("handoff-chat") ?? "null")?.id === linked;
+    el(
+      "p",
+      "notice",
+      guest ? GUEST_KEPT : "The conversation in that link is not yours, or it no longer exists. Here is a new one.",
+    ).dataset.testid = guest ? "guest-kept" : "lost-link";
     return;
   }
   // A signed-in user comes back to their newest conversation; anyone else starts afresh.
@@ -873,6 +880,9 @@ stopButton.addEventListener("click", async () => {
 });
 
 document.querySelector("#new-conversation").addEventListener("click", () => startFresh());
+
+const GUEST_KEPT =
+  "You are signed in. The conversation you had as a guest is kept on this browser (sign out to see it again); here is a new one.";
 
 /** Signed in, the list shows the user's own conversations: the one they had before signing in stays on this browser. */
 function keptWhileSignedIn() {

@@ -41,6 +41,28 @@ describe("the chat page, round four", () => {
     await page.context().close();
   });
 
+  it("says, where a phone's user looks, what became of the guest's conversation when they sign in, and drops it at the next", async () => {
+    const page = await openPage(browser, dev.url, { width: 390, height: 800 });
+    await turn(page, "hello");
+    await page.getByRole("button", { name: /conversations/i }).click();
+    await page.getByLabel("Sign-in name").fill("Ada");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const kept = page.getByTestId("guest-kept");
+    await kept.waitFor();
+    assert.ok(await kept.isVisible(), "the note is in the chat, not in the closed drawer");
+    assert.equal(await page.getByTestId("lost-link").count(), 0, "no word of a lost link");
+    // Who answers is never cut for the header's buttons on a phone.
+    const who = await page.locator("header p").evaluate((p) => ({ shown: p.clientWidth, needed: p.scrollWidth }));
+    assert.ok(who.needed <= who.shown, `"Talking to …" fits: ${who.needed} px in ${who.shown}`);
+    assert.equal(new URL(page.url()).search, "", "the address no longer names the guest's conversation");
+    await page.screenshot({ path: "test-artifacts/round-four-guest-signs-in-phone.png" });
+    await page.getByLabel("Message").fill("hello again");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.locator(".user").filter({ hasText: "hello again" }).waitFor();
+    assert.equal(await page.getByTestId("guest-kept").count(), 0, "the note goes once the new conversation begins");
+    await page.context().close();
+  });
+
   it("keeps a decided approval's card, with its decision, and the model's badge after a reload", async () => {
     const page = await openPage(browser, dev.url, DESKTOP);
     await turn(page, "I was charged twice for order A1001, please refund it.");
