@@ -3,6 +3,8 @@
 // turn numbers) and, for a chosen turn, its spans on a time axis. Plain SVG built in the browser:
 // a handful of agents on an ellipse needs no layout library, and the page stays one offline file set.
 
+import { statusWords } from "/user-words.js";
+
 const SVG = "http://www.w3.org/2000/svg";
 const GRAPH = { width: 680, height: 250, rx: 52, ry: 17 };
 const FALL = { label: 190, bars: 360, row: 22, top: 26, right: 170 };
@@ -228,14 +230,16 @@ export function tracePanel(section, request) {
 
   async function showTurn(n) {
     const turn = turns.find((t) => t.turn === n);
+    // The page's words; the figures are for whoever hovers (or reads the bars below).
     summary.textContent = turn
       ? [
-          turn.status,
+          statusWords(turn.status).replace(/^\w/, (first) => first.toUpperCase()),
           turn.agents.join(" → "),
-          `${turn.usage.modelCalls} model calls`,
-          `${turn.usage.inputTokens} in / ${turn.usage.outputTokens} out tokens`,
-          ...(turn.durationMs === null ? [] : [`${turn.durationMs} ms`]),
+          ...(turn.durationMs === null ? [] : [seconds(turn.durationMs)]),
         ].join(" · ")
+      : "";
+    summary.title = turn
+      ? `${turn.usage.modelCalls} model calls, ${turn.usage.inputTokens} tokens in and ${turn.usage.outputTokens} out (${turn.status})`
       : "";
     const response = await request(`/v1/conversations/${conversation}/turns/${n}/trace`);
     if (response.ok) drawWaterfall(fall, await response.json());
@@ -276,4 +280,9 @@ export function tracePanel(section, request) {
       await showTurn(n);
     },
   };
+}
+
+/** A turn's length as people say it: "0.8 s", "12 s". */
+function seconds(ms) {
+  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
 }

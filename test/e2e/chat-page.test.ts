@@ -199,7 +199,12 @@ describe("the chat page", () => {
     assert.ok(kinds.filter((k) => k === "model").length >= 3, `model calls in ${kinds.join(", ")}`);
     assert.ok(kinds.includes("request") && kinds.includes("handoff") && kinds.includes("tool"), kinds.join(", "));
     assert.match((await page.locator(".span.model .span-figure").first().textContent()) ?? "", /ms · \d+ in · \d+ out/);
-    assert.match((await page.locator("#trace-summary").textContent()) ?? "", /^completed · triage → billing · \d+ model calls/);
+    // The summary in the page's words; its figures on hover.
+    assert.match((await page.locator("#trace-summary").textContent()) ?? "", /^Answered · triage → billing · \d+\.\d s$/);
+    assert.match(
+      (await page.locator("#trace-summary").getAttribute("title")) ?? "",
+      /^\d+ model calls, \d+ tokens in and \d+ out \(completed\)$/,
+    );
     mkdirSync("test-artifacts", { recursive: true });
     await page.getByTestId("trace-panel").screenshot({ path: "test-artifacts/trace-panel.png" });
     await page.screenshot({ path: "test-artifacts/chat-page-trace.png", fullPage: true });
