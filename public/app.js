@@ -152,15 +152,36 @@ function divider(from, to) {
   el("div", "divider", `${from} → ${to}`).dataset.testid = "handoff";
 }
 
-function toolCall(id, name, args) {
+/** A tool call as a quiet line: in its tool's words where it has them (`said`), its name and arguments in the details. */
+function toolCall(id, name, args, said) {
   if (name.startsWith("transfer_to_")) return;
   const details = el("details", "tool");
+  details.dataset.said = said ?? name;
   const summary = document.createElement("summary");
-  summary.textContent = name;
+  summary.textContent = said ?? name;
   const pre = document.createElement("pre");
-  pre.textContent = `args: ${JSON.stringify(args, null, 2)}`;
+  pre.textContent = `${name}\nargs: ${JSON.stringify(args, null, 2)}`;
   details.append(summary, pre);
   toolNodes.set(id, details);
+  fold(details);
+}
+
+/** Tool lines in a row fold into one ("Looked up order A1001 · Refund of 129 USD…", or "8 steps"), opened to see each. */
+function fold(details) {
+  const previous = details.previousElementSibling;
+  let group = previous?.classList.contains("tools") ? previous : null;
+  if (!group && previous?.classList.contains("tool")) {
+    group = document.createElement("details");
+    group.className = "tools";
+    group.append(document.createElement("summary"));
+    previous.before(group);
+    group.append(previous);
+  }
+  if (!group) return;
+  group.append(details);
+  const lines = [...group.querySelectorAll(":scope > details.tool")];
+  const words = lines.map((line) => line.dataset.said).join(" · ");
+  group.querySelector(":scope > summary").textContent = words.length <= 90 ? words : `${lines.length} steps`;
 }
 
 /** `denied`: a person declined the call, which did not run: said as such, not as a failure. */
@@ -172,8 +193,9 @@ function toolResult(id, name, result, isError, denied = false, files = []) {
   const details = toolNodes.get(id);
   if (!details) return;
   const summary = details.querySelector("summary");
+  const said = details.dataset.said;
   if (denied) {
-    summary.textContent = `${name}: not done, declined`;
+    summary.textContent = `${said}: not done, declined`;
     details.classList.add("declined");
     return;
   }
@@ -182,7 +204,8 @@ function toolResult(id, name, result, isError, denied = false, files = []) {
   details.append(pre);
   // What the call made for the user (a claim form, a label) shows outside the folded details.
   if (files.length) details.after(shownFiles(files));
-  summary.textContent = `${name}: ${isError ? "failed" : "done"}`;
+  // A tool's own words say what it did; a bare name says how it went.
+  summary.textContent = isError ? `${said}: failed` : said === name ? `${name}: done` : said;
   if (isError) details.classList.add("error");
 }
 
@@ -295,7 +318,7 @@ function draw(event) {
       grow(event.delta);
       return false;
     case "tool-call":
-      toolCall(event.toolCallId, event.name, event.args);
+      toolCall(event.toolCallId, event.name, event.args, event.said);
       return false;
     case "tool-result":
       toolResult(event.toolCallId, event.name, event.result, event.isError, event.denied === true, event.files);
@@ -550,7 +573,7 @@ function drawMessages(view) {
           args = call.arguments;
         }
         calls.set(call.id, { toolCallId: call.id, name: call.name, args, agent: message.agent });
-        toolCall(call.id, call.name, args);
+        toolCall(call.id, call.name, args, call.said);
       }
     } else if (message.role === "system") {
       if (handBacks[0]?.to === message.agent) {

@@ -8,6 +8,7 @@ export const lookupOrder = tool({
   name: "lookup_order",
   description: "Fetch an order by id: item, amount, status, charges and shipping address.",
   parameters: z.object({ orderId }),
+  describe: ({ orderId }) => `Looked up order ${orderId}`,
   execute: ({ orderId }) => {
     const order = findOrder(orderId);
     if (!order) throw new Error(`No order '${orderId}'.`);
@@ -21,6 +22,7 @@ export const refund = tool({
   parameters: z.object({ orderId, amountUsd: z.number().positive().describe("Amount to refund in US dollars.") }),
   needsApproval: true,
   approvalMessage: ({ orderId, amountUsd }) => `Refund ${amountUsd} USD for order ${orderId}?`,
+  describe: ({ orderId, amountUsd }) => `Refund of ${amountUsd} USD for order ${orderId}`,
   execute: ({ orderId, amountUsd }) => {
     const order = findOrder(orderId);
     if (!order) throw new Error(`No order '${orderId}'.`);
@@ -33,6 +35,7 @@ export const changeAddress = tool({
   name: "change_address",
   description: "Change the shipping address of an order that has not been delivered yet.",
   parameters: z.object({ orderId, address: z.string().min(5).describe("The new full address.") }),
+  describe: ({ orderId }) => `Changed the address of order ${orderId}`,
   execute: ({ orderId, address }) => {
     const order = findOrder(orderId);
     if (!order) throw new Error(`No order '${orderId}'.`);
@@ -48,6 +51,7 @@ export const flagOrder = tool({
   parameters: z.object({ orderId }),
   needsApproval: true,
   approvalMessage: ({ orderId }) => `Report order ${orderId} to the fraud team?`,
+  describe: ({ orderId }) => `Reported order ${orderId} to the fraud team`,
   execute: ({ orderId }) => {
     const order = findOrder(orderId);
     if (!order) throw new Error(`No order '${orderId}'.`);
@@ -65,6 +69,7 @@ export const arrangeRedelivery = tool({
   name: "arrange_redelivery",
   description: "Books a redelivery of a missed parcel. Asks the customer for the day and where to leave it.",
   parameters: z.object({ orderId }),
+  describe: ({ orderId }) => `Booked a redelivery of order ${orderId}`,
   execute: async ({ orderId }, ctx) => {
     const order = findOrder(orderId);
     if (!order) throw new Error(`No order '${orderId}'.`);
@@ -85,6 +90,7 @@ export const openDamageClaim = tool({
   description:
     "Opens a damage claim for an order with the customer's photo of the damage (the photo's file id), and gives them the claim form.",
   parameters: z.object({ orderId, photoId: z.string().min(1).describe("The id of the customer's photo, as their message carries it.") }),
+  describe: ({ orderId }) => `Opened a damage claim for order ${orderId}`,
   execute: async ({ orderId, photoId }, ctx) => {
     const order = findOrder(orderId);
     if (!order) throw new Error(`No order '${orderId}'.`);
@@ -112,6 +118,7 @@ export const chooseSafePlace = tool({
   name: "choose_safe_place",
   description: "Asks the customer where the courier should leave an order when no one is home, and records it.",
   parameters: z.object({ orderId }),
+  describe: ({ orderId }) => `Recorded where to leave order ${orderId}`,
   execute: async ({ orderId }, ctx) => {
     const order = findOrder(orderId);
     if (!order) throw new Error(`No order '${orderId}'.`);
@@ -134,25 +141,26 @@ export const chooseDeliverySlot = tool({
 
 const pair = z.object({ a: z.number(), b: z.number() });
 
+/** A calculator tool: `a <symbol> b`, said as such ("12 × 7"); its description is the model's, as it always was. */
+function operation(name: string, description: string, symbol: string, run: (a: number, b: number) => number) {
+  return tool({ name, description, parameters: pair, describe: ({ a, b }) => `${a} ${symbol} ${b}`, execute: ({ a, b }) => run(a, b) });
+}
+
 /** Calculator tools, for the demo's maths agent. */
 export const calculatorTools = [
-  tool({ name: "sum_numbers", description: "Return a + b.", parameters: pair, execute: ({ a, b }) => a + b }),
-  tool({ name: "multiply_numbers", description: "Return a * b.", parameters: pair, execute: ({ a, b }) => a * b }),
-  tool({ name: "subtract_numbers", description: "Return a - b.", parameters: pair, execute: ({ a, b }) => a - b }),
-  tool({
-    name: "divide_numbers",
-    description: "Return a / b.",
-    parameters: pair,
-    execute: ({ a, b }) => {
-      if (b === 0) throw new Error("Division by zero.");
-      return a / b;
-    },
+  operation("sum_numbers", "Return a + b.", "+", (a, b) => a + b),
+  operation("multiply_numbers", "Return a * b.", "×", (a, b) => a * b),
+  operation("subtract_numbers", "Return a - b.", "−", (a, b) => a - b),
+  operation("divide_numbers", "Return a / b.", "÷", (a, b) => {
+    if (b === 0) throw new Error("Division by zero.");
+    return a / b;
   }),
-  tool({ name: "power", description: "Return a raised to the power b.", parameters: pair, execute: ({ a, b }) => a ** b }),
+  operation("power", "Return a raised to the power b.", "^", (a, b) => a ** b),
   tool({
     name: "square_root",
     description: "Return the square root of a.",
     parameters: z.object({ a: z.number() }),
+    describe: ({ a }) => `√${a}`,
     execute: ({ a }) => {
       if (a < 0) throw new Error(`The square root of a negative number (${a}) is not real.`);
       return Math.sqrt(a);

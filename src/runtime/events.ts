@@ -120,6 +120,8 @@ export interface ToolCallEvent {
   name: string;
   args: unknown;
   plan: CallPlan;
+  /** What the call does, in words for the user (its tool's `describe`): shown in place of `name`, which stays for the details. */
+  said?: string;
 }
 
 /** A call's answer. `denied`: a person declined the call, which never ran (its result says why). */
@@ -353,6 +355,7 @@ export const EVENT_SCHEMAS: { readonly [T in RunEvent["type"]]: z.ZodType<Extrac
         name: z.string(),
         args: z.unknown(),
         plan: exactly<CallPlan>()(z.enum(["tool", "transfer", "person", "return", "refused-handoff"])),
+        said: z.string().optional(),
       }),
     ),
   ),

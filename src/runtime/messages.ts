@@ -7,6 +7,8 @@ export interface ToolCall {
   arguments: string;
   /** What the loop made of the call (stored calls carry it; absent on calls stored before it did, and on the model's own). */
   plan?: CallPlan;
+  /** What the call does, in words for the user (its tool's `describe`), where its tool says. */
+  said?: string;
 }
 
 /**

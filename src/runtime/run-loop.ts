@@ -20,6 +20,7 @@ import { decideNextStep, tooManyErrors } from "./step/next-step.ts";
 import { checkStepLimits, type PreparedStep, prepareStep } from "./step/prepare-step.ts";
 import { answerCalls, callsAhead, gateCalls, planCalls } from "./step/resolve-calls.ts";
 import { callPlanOf } from "./handoff/rules.ts";
+import { saidOf } from "./step/call-request.ts";
 import { argsOf } from "./tools/execute-tool-call.ts";
 import { settleRequests } from "./step/settle-requests.ts";
 import type { CallerFrame } from "./holding.ts";
@@ -233,7 +234,8 @@ async function* answerStepCalls(
 ): AsyncGenerator<TurnItem, AnsweredCalls> {
   const { step } = called;
   const plan = planCalls(run, state, prepared, step.toolCalls, step.routed);
-  for (const p of plan) yield { type: "tool-call", toolCallId: p.call.id, name: p.call.name, args: argsOf(p.call), plan: callPlanOf(p) };
+  for (const p of plan)
+    yield { type: "tool-call", toolCallId: p.call.id, name: p.call.name, args: argsOf(p.call), plan: callPlanOf(p), ...saidOf(p) };
   const gates = await gateCalls(run, state, prepared, plan, stepUsage(prepared, step));
   // The calls that start are recorded before the first of them does, for a host that keeps them.
   const ahead = !run.store || run.store.recordCalls ? callsAhead(prepared, step, plan, gates) : undefined;

@@ -72,7 +72,9 @@ describe("the chat page", () => {
     await answer.waitFor();
     assert.equal(await page.locator(".user").count(), 1);
     assert.equal(await page.getByTestId("active-agent").textContent(), "billing");
-    assert.match((await page.locator("details.tool summary").allTextContents()).join(" "), /lookup_order.*refund/);
+    // The tools in their own words, folded into one line; their names in the details.
+    assert.match((await page.locator("details.tool summary").allTextContents()).join(" "), /Looked up order A1001.*Refund of 129 USD/);
+    assert.match((await page.locator("details.tool pre").allTextContents()).join(" "), /lookup_order[\s\S]*refund/);
     await page.close();
   });
 

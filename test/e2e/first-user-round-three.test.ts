@@ -125,13 +125,19 @@ for (const size of WIDTHS) {
       });
       if (size.name === "desktop") assert.equal(clipped, false, "the name is not clipped");
       const declined = page.locator("details.tool").filter({ hasText: "refund" });
-      await declined.locator("summary").filter({ hasText: "refund: not done, declined" }).waitFor();
+      await declined
+        .locator("summary")
+        .filter({ hasText: /^Refund of .*: not done, declined$/ })
+        .waitFor();
       assert.equal(await declined.evaluate((node) => node.classList.contains("error")), false, "not shown as a failure");
       const text = (await page.locator("#log").textContent()) ?? "";
       assert.doesNotMatch(text, /A person declined this call|Declined in the chat page|tool refund/);
       // After a reload, the stored call reads the same.
       await page.reload();
-      await page.locator("details.tool summary").filter({ hasText: "refund: not done, declined" }).waitFor();
+      await page
+        .locator("details.tool summary")
+        .filter({ hasText: /^Refund of .*: not done, declined$/ })
+        .waitFor();
       await page.screenshot({ path: `test-artifacts/round-three-declined-${size.name}.png`, fullPage: true });
       await page.context().close();
     });

@@ -106,9 +106,27 @@ const UNKNOWN_EVENT = { code: "event_id_unknown", message: "No event 9.", detail
 /** A documented path with a value in each of its parameters. */
 const concrete = (path: string) => path.replace("{id}", "c1").replace("{turn}", "1").replace("{entry}", "e1");
 
-function send(path: string, init: RequestInit = {}, headers: Record<string, string> = {}): Promise<Response> {
+async function send(path: string, init: RequestInit = {}, headers: Record<string, string> = {}): Promise<Response> {
   const app = createApp(() => createSupportNetwork(), [a2a(), agUi()]);
-  return Promise.resolve(app.request(`https://chat.test${path}`, { ...init, headers: { ...headers, ...init.headers } }, env));
+  // Where the development sign-in is offered, the operator API is a signed-in operator's: this one signs in.
+  const operator = /^\/v1\/(operator\/|conversations\/[^/]+\/operator\/)/.test(path)
+    ? { authorization: `Bearer ${await operatorToken()}` }
+    : {};
+  return app.request(`https://chat.test${path}`, { ...init, headers: { ...operator, ...headers, ...init.headers } }, env);
+}
+
+let token: Promise<string> | undefined;
+function operatorToken(): Promise<string> {
+  token ??= (async () => {
+    const body = JSON.stringify({ name: "Sam", operator: true });
+    const res = await createApp(() => createSupportNetwork()).request(
+      "https://chat.test/v1/dev/sign-in",
+      { method: "POST", headers: { "content-type": "application/json" }, body },
+      env,
+    );
+    return ((await res.json()) as { token: string }).token;
+  })();
+  return token;
 }
 
 /** A value the parameter's schema does not take, where its schema says enough to make one. */

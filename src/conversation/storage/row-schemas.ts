@@ -46,6 +46,7 @@ const ToolCallSchema = exactly<ToolCall>()(
       name: z.string(),
       arguments: z.string(),
       plan: z.enum(["tool", "transfer", "person", "return", "refused-handoff"]).optional(),
+      said: z.string().optional(),
     }),
   ),
 );

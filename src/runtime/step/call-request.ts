@@ -6,6 +6,7 @@ import type { ToolCall } from "../messages.ts";
 import { answerSchema } from "../schema/json-schema.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { Duration } from "../duration.ts";
+import type { PlannedCall } from "../handoff/rules.ts";
 import type { CallWait } from "./call-record.ts";
 import { approvalExpiry } from "./gate.ts";
 import { publicRequest, type UserRequest } from "../wait/requests.ts";
@@ -65,4 +66,16 @@ export function requestEvent(request: UserRequest): RunEvent {
     return { type: "approval-required", ...approval };
   }
   return { type: "input-required", ...shown };
+}
+
+/** A tool's words for a call (`Tool.describe`), for arguments that fit it; none when it has none, or they fail. */
+export function saidOf(planned: PlannedCall): { said?: string } {
+  if (planned.kind !== "tool" || !planned.tool?.describe) return {};
+  try {
+    const args = planned.tool.parameters.safeParse(argsOf(planned.call));
+    const said = args.success ? planned.tool.describe(args.data) : undefined;
+    return typeof said === "string" && said.trim() ? { said: said.trim() } : {};
+  } catch {
+    return {};
+  }
 }

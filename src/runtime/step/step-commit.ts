@@ -13,7 +13,7 @@ import type { AssistantMessage, Message, ToolMessage } from "../messages.ts";
 import type { NetworkOptions } from "../network.ts";
 import type { StepCommit } from "../ports/store-port.ts";
 import type { UserRequest } from "../wait/requests.ts";
-import { requestEvent, requestFor } from "./call-request.ts";
+import { requestEvent, requestFor, saidOf } from "./call-request.ts";
 import { agentState } from "../tools/tool-context.ts";
 import { advance, holdingChange, type TurnState } from "../turn-state.ts";
 import { addUsage, modelCallUsage, NO_USAGE, type UsageTotals } from "../usage.ts";
@@ -127,7 +127,7 @@ function handsAfter(input: Parameters<typeof buildStepCommit>[0], waiting: boole
 
 /** The step's assistant message: its text and the calls the history keeps, each with its plan. */
 export function assistantMessage(agent: string, text: string, kept: ReadonlyArray<Pick<CallRecord, "call" | "plan">>): AssistantMessage {
-  const toolCalls = kept.map((r) => ({ ...r.call, plan: callPlanOf(r.plan) }));
+  const toolCalls = kept.map((r) => ({ ...r.call, plan: callPlanOf(r.plan), ...saidOf(r.plan) }));
   return { role: "assistant", agent, content: text || null, ...(toolCalls.length ? { toolCalls } : {}) };
 }
 

@@ -89,6 +89,11 @@ export interface Tool<Schema extends z.ZodType = z.ZodType> {
    */
   approvalMessage?: (args: z.infer<Schema>) => string;
   /**
+   * What a call does, in words for the user ("Looked up order A1001"): the `tool-call` event's and the stored call's
+   * `said`, which pages show in place of the tool's name (kept in the details and the trace).
+   */
+  describe?: (args: z.infer<Schema>) => string;
+  /**
    * How long a call waits for approval before it is declined with reason `expired` (over the agent's and network's `approvalExpiresIn`).
    */
   approvalExpiresIn?: Duration;
