@@ -179,9 +179,14 @@ function fold(details) {
   }
   if (!group) return;
   group.append(details);
-  const lines = [...group.querySelectorAll(":scope > details.tool")];
-  const words = lines.map((line) => line.dataset.said).join(" · ");
-  group.querySelector(":scope > summary").textContent = words.length <= 90 ? words : `${lines.length} steps`;
+  sayFolded(group);
+}
+
+/** A fold's line: its calls as each says how it went, or (too long for a line) how many, and how the last went. */
+function sayFolded(group) {
+  const lines = [...group.querySelectorAll(":scope > details.tool > summary")].map((summary) => summary.textContent);
+  const words = lines.join(" · ");
+  group.querySelector(":scope > summary").textContent = words.length <= 90 ? words : `${lines.length} steps, the last: ${lines.at(-1)}`;
 }
 
 /** `denied`: a person declined the call, which did not run: said as such, not as a failure. */
@@ -197,6 +202,7 @@ function toolResult(id, name, result, isError, denied = false, files = []) {
   if (denied) {
     summary.textContent = `${said}: not done, declined`;
     details.classList.add("declined");
+    if (details.parentElement.classList.contains("tools")) sayFolded(details.parentElement);
     return;
   }
   const pre = document.createElement("pre");
@@ -206,6 +212,7 @@ function toolResult(id, name, result, isError, denied = false, files = []) {
   if (files.length) details.after(shownFiles(files));
   // A tool's own words say what it did; a bare name says how it went.
   summary.textContent = isError ? `${said}: failed` : said === name ? `${name}: done` : said;
+  if (details.parentElement.classList.contains("tools")) sayFolded(details.parentElement);
   if (isError) details.classList.add("error");
 }
 

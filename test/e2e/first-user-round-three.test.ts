@@ -125,9 +125,11 @@ for (const size of WIDTHS) {
       });
       if (size.name === "desktop") assert.equal(clipped, false, "the name is not clipped");
       const declined = page.locator("details.tool").filter({ hasText: "refund" });
-      await declined
+      // In the tool's words, on the line its run of tool calls folds into.
+      await page
         .locator("summary")
-        .filter({ hasText: /^Refund of .*: not done, declined$/ })
+        .filter({ hasText: /Refund of .*: not done, declined$/ })
+        .first()
         .waitFor();
       assert.equal(await declined.evaluate((node) => node.classList.contains("error")), false, "not shown as a failure");
       const text = (await page.locator("#log").textContent()) ?? "";
@@ -135,8 +137,9 @@ for (const size of WIDTHS) {
       // After a reload, the stored call reads the same.
       await page.reload();
       await page
-        .locator("details.tool summary")
-        .filter({ hasText: /^Refund of .*: not done, declined$/ })
+        .locator("summary")
+        .filter({ hasText: /Refund of .*: not done, declined$/ })
+        .first()
         .waitFor();
       await page.screenshot({ path: `test-artifacts/round-three-declined-${size.name}.png`, fullPage: true });
       await page.context().close();
