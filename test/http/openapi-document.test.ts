@@ -109,10 +109,12 @@ const concrete = (path: string) => path.replace("{id}", "c1").replace("{turn}", 
 async function send(path: string, init: RequestInit = {}, headers: Record<string, string> = {}): Promise<Response> {
   const app = createApp(() => createSupportNetwork(), [a2a(), agUi()]);
   // Where the development sign-in is offered, the operator API is a signed-in operator's: this one signs in.
-  const operator = /^\/v1\/(operator\/|conversations\/[^/]+\/operator\/)/.test(path)
+  const operator: Record<string, string> = /^\/v1\/(operator\/|conversations\/[^/]+\/operator\/)/.test(path)
     ? { authorization: `Bearer ${await operatorToken()}` }
     : {};
-  return app.request(`https://chat.test${path}`, { ...init, headers: { ...operator, ...headers, ...init.headers } }, env);
+  const merged = new Headers({ ...operator, ...headers });
+  new Headers(init.headers).forEach((value, name) => merged.set(name, value));
+  return app.request(`https://chat.test${path}`, { ...init, headers: merged }, env);
 }
 
 let token: Promise<string> | undefined;
