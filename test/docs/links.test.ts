@@ -19,3 +19,8 @@ it.each(pages)("%s links only to files that exist", (page) => {
   const missing = targets.filter((target) => !existsSync(join(root, dirname(page), decodeURIComponent(target))));
   expect(missing).toEqual([]);
 });
+
+// A first reader's page: the two commands and a Worker of their own, the rest one link away (issue 76).
+it("keeps the README under 20 KB", () => {
+  expect(readFileSync(join(root, "README.md")).byteLength).toBeLessThan(20 * 1024);
+});
