@@ -63,6 +63,40 @@ describe("the chat page, round four", () => {
     await page.context().close();
   });
 
+  for (const colorScheme of ["light", "dark"] as const) {
+    it(`follows the system's ${colorScheme} theme, its words readable on their backgrounds (4.5:1 at least)`, async () => {
+      const context = await browser.newContext({ viewport: DESKTOP, colorScheme });
+      const page = await context.newPage();
+      await page.goto(dev.url);
+      await turn(page, "Where is order A1002?");
+      // Each element's text colour and what it is read on (its own background, or the page's where it has none).
+      const colours = await page.evaluate(() => {
+        const page = getComputedStyle(document.documentElement).backgroundColor;
+        const on = (selector: string, own: boolean) => {
+          const style = getComputedStyle(document.querySelector(selector)!);
+          return { text: style.color, background: own ? style.backgroundColor : page };
+        };
+        return {
+          page,
+          shown: {
+            "the user's message": on(".user", true),
+            "the agent's answer": on(".assistant", false),
+            "a tool line": on("details.tool summary, details.tools > summary", false),
+            "the Send button": on("#send", true),
+          },
+        };
+      });
+      assert.equal(luminance(colours.page) < 0.2, colorScheme === "dark", `the page's background is ${colours.page}`);
+      for (const [what, { text, background }] of Object.entries(colours.shown)) {
+        const [light, dark] = [luminance(text), luminance(background)].sort((a, b) => b - a);
+        const ratio = (light! + 0.05) / (dark! + 0.05);
+        assert.ok(ratio >= 4.5, `${what}: ${ratio.toFixed(1)}:1 (${text} on ${background})`);
+      }
+      await page.screenshot({ path: `test-artifacts/round-four-${colorScheme}-desktop.png` });
+      await context.close();
+    });
+  }
+
   it("keeps a decided approval's card, with its decision, and the model's badge after a reload", async () => {
     const page = await openPage(browser, dev.url, DESKTOP);
     await turn(page, "I was charged twice for order A1001, please refund it.");
@@ -81,3 +115,12 @@ describe("the chat page, round four", () => {
     await page.context().close();
   });
 });
+
+/** A CSS colour's relative luminance (WCAG 2). */
+function luminance(color: string): number {
+  const [r, g, b] = (color.match(/[\d.]+/g) ?? []).slice(0, 3).map((c) => {
+    const v = Number(c) / 255;
+    return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+}
