@@ -138,6 +138,9 @@ function shownFiles(files) {
 /** `who`: how the bubble is signed (a person's message names them too). */
 function assistantBubble(agent, who = agent) {
   const node = el("div", `bubble assistant${people.has(agent) ? " person" : ""}`);
+  // A mark of the agent's own (a hue from its name): who speaks shows at a glance, the same in every conversation.
+  node.style.setProperty("--hue", String(hueOf(agent)));
+  node.dataset.agent = agent;
   const label = document.createElement("span");
   label.className = "who";
   label.textContent = who;
@@ -145,6 +148,11 @@ function assistantBubble(agent, who = agent) {
   text.className = "text";
   node.append(label, text);
   return text;
+}
+
+/** A hue (0–359) of a name's own. */
+function hueOf(name) {
+  return [...name].reduce((hash, char) => (hash * 31 + char.charCodeAt(0)) % 360, 7);
 }
 
 /** Who took over. Why (a transfer's reason, a router's score) is the trace's to show, not the chat's. */

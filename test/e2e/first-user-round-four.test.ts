@@ -87,6 +87,11 @@ describe("the chat page, round four", () => {
         };
       });
       assert.equal(luminance(colours.page) < 0.2, colorScheme === "dark", `the page's background is ${colours.page}`);
+      // Who speaks has a mark of their own: each agent's bubble a colour from its name.
+      const marks = await page
+        .locator(".assistant")
+        .evaluateAll((bubbles) => bubbles.map((b) => [(b as HTMLElement).dataset.agent, getComputedStyle(b).borderLeftWidth]));
+      assert.ok(marks.length > 0 && marks.every(([, width]) => width !== "0px"), JSON.stringify(marks));
       for (const [what, { text, background }] of Object.entries(colours.shown)) {
         const [light, dark] = [luminance(text), luminance(background)].sort((a, b) => b - a);
         const ratio = (light! + 0.05) / (dark! + 0.05);
