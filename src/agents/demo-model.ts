@@ -11,12 +11,13 @@ import {
 
 type Intent = "billing" | "shipping" | "calculator" | "support_desk";
 
+/** A sum in words or symbols: "solve", "12 times 7", "3 + 4", "x^2 = 9". */
+const SUM_WORDS = /\b(solve|calculate|compute|sqrt|square root)\b|\d\s*(times|plus|minus|divided by|multiplied by|to the power of)\s*\d/;
+const SUM_SYMBOLS = /\d\s*[-+*/^x×÷%]\s*\d|x\^2/;
+
 const INTENTS: ReadonlyArray<[Intent, RegExp]> = [
   ["support_desk", /\b(a (real )?(person|human)|someone real|talk to (a|an) (agent|human|operator))\b/i],
-  [
-    "calculator",
-    /\b(solve|calculate|compute|sqrt|square root)\b|\d\s*[-+*/^x×÷%]\s*\d|\d\s*(times|plus|minus|divided by|multiplied by|to the power of)\s*\d|x\^2/i,
-  ],
+  ["calculator", new RegExp(`${SUM_WORDS.source}|${SUM_SYMBOLS.source}`, "i")],
   ["billing", /\b(refund|charge[sd]?|invoice|bill(ing|ed)?|payment|paid|money back)\b/i],
   ["shipping", /\b(ship(ping|ped|ment)?|(re)?deliver(y|ed)?|track(ing)?|address|package|parcel|slot|where is|damaged|crushed|broken)\b/i],
 ];

@@ -11,6 +11,7 @@ import type { HandBackRecord, HandoffRecord, OperatorIdentity, ReturnRecord, Tra
 import type { CallPlan, FileRef } from "./messages.ts";
 import type { Usage, UsageTotals } from "./usage.ts";
 import { type ApprovalRequest, requestKinds, type UserRequest } from "./wait/kinds/index.ts";
+import { requestShownShape } from "./wait/kinds/request-kind.ts";
 
 /** How a turn's leg ended without failing, as its `done` event says; `cancelled` when its signal was aborted. */
 export const TurnStatusSchema = z.enum(["completed", "awaiting_approval", "awaiting_input", "awaiting_human", "cancelled"]);
@@ -277,23 +278,9 @@ export type RunEvent =
   | DoneEvent
   | ErrorEvent;
 
-const delegatedCallSchema = () => exactly<DelegatedCall>()(z.strictObject({ path: z.array(z.string()), toolCallId: z.string() }));
-
-/** The fields of `RequestEventFields`, for both request events' schemas. */
-function requestEventFields() {
-  return {
-    toolCallId: z.string(),
-    name: z.string(),
-    args: z.unknown(),
-    agent: z.string(),
-    expiresAt: z.string().optional(),
-    delegated: delegatedCallSchema().optional(),
-  };
-}
-
 /** Every kind that waits for input, each shape it shows beside the base fields (built from the kinds, so a new one is in it). */
 function inputRequiredSchema(): z.ZodType<InputRequiredEvent> {
-  const base = { type: z.literal("input-required"), ...requestEventFields() };
+  const base = { type: z.literal("input-required"), ...requestShownShape() };
   const shapes = requestKinds()
     .filter((kind) => kind.waits === "input")
     .flatMap((kind) => kind.shownSchemas().map((shown) => z.strictObject({ ...base, kind: z.literal(kind.kind), ...shown })));
@@ -375,7 +362,7 @@ export const EVENT_SCHEMAS: { readonly [T in RunEvent["type"]]: z.ZodType<Extrac
   handoff: z.lazy(handoffEventSchema),
   "approval-required": z.lazy(() =>
     exactly<ApprovalRequiredEvent>()(
-      z.strictObject({ type: z.literal("approval-required"), ...requestEventFields(), message: z.string().optional() }),
+      z.strictObject({ type: z.literal("approval-required"), ...requestShownShape(), message: z.string().optional() }),
     ),
   ),
   "input-required": z.lazy(inputRequiredSchema),

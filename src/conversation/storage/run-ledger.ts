@@ -1,13 +1,13 @@
 /**
  * The ledger of a conversation's runs (`runs`): one row per run, keyed by its turn and the path of the calls that
  * delegated it: the turn itself (the root run, path [], mode `turn`: one row, the latest turn's, under turn 0), a run
- * delegated in the turn (`delegation`) or in the background (`background`). The one reader and writer of the table. Every run waits the same way: its row holds the step
- * it suspended on and the decisions so far, and a decision is stored, expires and completes the wait by one path; the
- * turn and a background run differ only in where the result goes (the turn's leg resumes; a background run's entry is
- * due). A row holds what resumes the run (its holder, the wait it ended in, the asks its decisions took); a background
- * run's also holds its schedule entry's id, its status and times, what it spent and its spans. A run's requests are its
- * stored wait's, shown under the path of calls that asked it: stored once. Its history is the `delegations` table's (the
- * turn's: the conversation's messages), by the same key.
+ * delegated in the turn (`delegation`) or in the background (`background`). The one reader and writer of the table.
+ * Every run waits the same way: its row holds the step it suspended on and the decisions so far, and a decision is
+ * stored, expires and completes the wait by one path; the turn and a background run differ only in where the result
+ * goes (the turn's leg resumes; a background run's entry is due). A row holds what resumes the run (its holder, the wait
+ * it ended in, the asks its decisions took); a background run's also holds its schedule entry's id, its status and
+ * times, what it spent and its spans. A run's requests are its stored wait's, shown under the path of calls that asked
+ * it: stored once. Its history is the `delegations` table's (the turn's: the conversation's messages), by the same key.
  */
 import type { BackgroundOutcome, BackgroundResult } from "../../runtime/background-delegation.ts";
 import { type Holding, newHolding } from "../../runtime/holding.ts";

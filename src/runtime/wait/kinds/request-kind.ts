@@ -91,18 +91,21 @@ export function declinedWithout(words: DeclineWords, decision: Decision): Settle
   return { kind: "answered", content, result: content, isError: true };
 }
 
-/** The fields every request has, as a stored wait keeps them (its event shows all but `earlier` and `recorded`). */
-export function requestBaseShape() {
+/** The fields every request has that its event shows (both request events' schemas read them). */
+export function requestShownShape() {
   return {
     toolCallId: z.string(),
     name: z.string(),
     args: z.unknown(),
     agent: z.string(),
     expiresAt: z.string().optional(),
-    delegated: z.object({ path: z.array(z.string()), toolCallId: z.string() }).optional(),
-    earlier: z.array(z.unknown()).optional(),
-    recorded: z.array(z.unknown()).optional(),
+    delegated: z.strictObject({ path: z.array(z.string()), toolCallId: z.string() }).optional(),
   };
+}
+
+/** The fields every request has, as a stored wait keeps them: those its event shows, and the answers its call ran with. */
+export function requestBaseShape() {
+  return { ...requestShownShape(), earlier: z.array(z.unknown()).optional(), recorded: z.array(z.unknown()).optional() };
 }
 
 /** A JSON Schema in stored requests and events: an object, checked no further. */
