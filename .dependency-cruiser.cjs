@@ -37,9 +37,9 @@ module.exports = {
     },
     {
       name: "adapters-below-objects-and-http",
-      comment: "src/models and src/agents import no Durable Object's folder and not src/http.",
+      comment: "src/models, src/agents and the A2A client import no Durable Object's folder and not src/http.",
       severity: "error",
-      from: { path: "^src/(models|agents|a2a)/" },
+      from: { path: "^src/(models|agents|a2a/(?!server/))" },
       to: { path: "^src/(conversation|inbox|desk|http)/" },
     },
     {

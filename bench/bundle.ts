@@ -19,8 +19,8 @@ const FEATURES: Array<[string, RegExp]> = [
     /^src\/(router\/|runtime\/step\/route-first|runtime\/ports\/router-port|models\/embedding-router)/,
   ],
   [
-    "A2A, both ways (src/a2a/, src/http/a2a/, the remote port and call, push configs)",
-    /^src\/(a2a\/|http\/a2a\/|runtime\/ports\/remote-port|runtime\/step\/remote-call|conversation\/schedule\/push-configs)/,
+    "A2A, both ways (src/a2a/: client, server and wire; the remote port and call, push configs)",
+    /^src\/(a2a\/|runtime\/ports\/remote-port|runtime\/step\/remote-call|conversation\/schedule\/push-configs)/,
   ],
 ];
 

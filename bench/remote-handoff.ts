@@ -5,7 +5,7 @@
  * Interleaved, side by side in one run; prints the median and p95 of whole-turn time and of the
  * time to billing's first text, and the ratio. `npm run bench:remote-handoff [-- turns]`
  */
-import { A2ARemotes } from "../src/a2a/a2a-remote.ts";
+import { A2ARemotes } from "../src/a2a/client/a2a-remote.ts";
 import { Agent, handoff, Network, newConversation, remoteAgent, runTurn } from "../src/runtime/index.ts";
 import { MemoryStore, ScriptedModel } from "../src/testing/index.ts";
 import { startA2ARemote } from "../test/node/a2a-remote-server.ts";

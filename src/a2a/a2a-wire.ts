@@ -2,7 +2,7 @@
  * A2A v1.0 on the wire, as its JSON-RPC binding carries it (the proto's JSON form: enums as their
  * names, a part one of `text`, `data`, `url`, `raw`): the version, the error codes, and the tasks
  * and messages this Worker answers. Only the fields this Worker reads or sets are named. The
- * requests it reads are checked in http/a2a/a2a-requests.ts, which only a Worker serving A2A bundles.
+ * requests it reads are checked in a2a/server/a2a-requests.ts, which only a Worker serving A2A bundles.
  */
 
 /** The protocol version served; a request whose `A2A-Version` is empty is 0.3, which is not. */

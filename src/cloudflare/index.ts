@@ -22,7 +22,7 @@ import type { Protocol } from "../http/protocols.ts";
 export { ConversationObject, type ConversationSetup };
 export { type DeskEntry, type DeskPut, type DeskStatus, OperatorDesk } from "../desk/operator-desk.ts";
 export { Inbox, type InboxEntry, type InboxPage, type InboxQuery, type InboxStatus } from "../inbox/inbox.ts";
-export { a2a } from "../http/a2a/a2a-routes.ts";
+export { a2a } from "../a2a/server/a2a-routes.ts";
 export { agUi } from "../http/ag-ui/ag-ui-routes.ts";
 export type { Protocol } from "../http/protocols.ts";
 export type { CachedToolList, McpClient, McpHost, ToolListCache } from "../mcp/tool-lists.ts";

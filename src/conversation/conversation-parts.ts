@@ -10,7 +10,7 @@ import { ConversationStore } from "./storage/conversation-store.ts";
 import { titleMaker } from "./conversation-titles.ts";
 import { InboxLink } from "./inbox-link.ts";
 import { headerValues } from "./header-secrets.ts";
-import { A2ARemotes } from "../a2a/a2a-remote.ts";
+import { A2ARemotes } from "../a2a/client/a2a-remote.ts";
 import type { McpHostEnv } from "../runtime/ports/mcp-port.ts";
 import { SqlToolListCache } from "./storage/mcp-tool-cache.ts";
 import { exporterFor } from "../traces/otlp-export.ts";

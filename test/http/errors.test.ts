@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { RPC_ERROR } from "../../src/a2a/a2a-wire.ts";
 import { ConfigError, readConfig } from "../../src/config.ts";
-import { RpcFailure } from "../../src/http/a2a/rpc.ts";
+import { RpcFailure } from "../../src/a2a/server/rpc.ts";
 import { A2A_RPC_ERROR, HTTP_ERROR_STATUS, HttpError } from "../../src/http/errors.ts";
 import { HandoffError, RuntimeError } from "../../src/runtime/errors.ts";
 

@@ -8,7 +8,7 @@
  * it over, which answers in the same turn.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { A2ARemotes } from "../../src/a2a/a2a-remote.ts";
+import { A2ARemotes } from "../../src/a2a/client/a2a-remote.ts";
 import { Agent, handoff, Network, type RemoteAgentConfig, type RunEvent, remoteAgent, runTurn } from "../../src/runtime/index.ts";
 import { MemoryStore, runScripted, ScriptedModel } from "../../src/testing/index.ts";
 import { startA2ARemote } from "../node/a2a-remote-server.ts";

@@ -8,7 +8,7 @@
 import type { TurnView } from "../../conversation/conversation-view.ts";
 import type { Message } from "../../runtime/messages.ts";
 import { type ApprovalDecision, kindOf, REQUEST_EXPIRED, waitingStatus } from "../../runtime/wait/requests.ts";
-import { HANDOFF_EXTENSION, type OutMessage, type Task, type TaskState } from "../../a2a/a2a-wire.ts";
+import { HANDOFF_EXTENSION, type OutMessage, type Task, type TaskState } from "../a2a-wire.ts";
 
 /** A task's id: its conversation and turn. Conversation ids have no colon, so the last one parts them. */
 export function taskIdOf(conversationId: string, turn: number): string {

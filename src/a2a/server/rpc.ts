@@ -1,10 +1,10 @@
 /** What every A2A method shares: its JSON-RPC failure, its params read with zod, the conversation's client. */
 import type { Context } from "hono";
 import type * as z from "zod";
-import type { AppEnv } from "../app-env.ts";
-import { describeProblems } from "../request.ts";
-import { originOf, type ConversationClient, conversationClient } from "../conversation-client.ts";
-import { RPC_ERROR } from "../../a2a/a2a-wire.ts";
+import type { AppEnv } from "../../http/app-env.ts";
+import { describeProblems } from "../../http/request.ts";
+import { originOf, type ConversationClient, conversationClient } from "../../http/conversation-client.ts";
+import { RPC_ERROR } from "../a2a-wire.ts";
 import { HandoffError } from "../../runtime/errors.ts";
 
 /** A JSON-RPC error a method answers with: one of the error family, its code one of `RPC_ERROR`'s names. */

@@ -9,8 +9,8 @@ import type { Context } from "hono";
 import * as z from "zod";
 import { readConfig } from "../../config.ts";
 import type { PushConfig } from "../../conversation/schedule/push-configs.ts";
-import type { AppEnv } from "../app-env.ts";
-import { expectOk } from "../request.ts";
+import type { AppEnv } from "../../http/app-env.ts";
+import { expectOk } from "../../http/request.ts";
 import { clientOf, parsed, RpcFailure } from "./rpc.ts";
 import { parseTaskId } from "./tasks.ts";
 

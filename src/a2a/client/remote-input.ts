@@ -6,8 +6,8 @@
  * since its last reply), but also what other agents said while it did not hold the conversation;
  * never a message a crash cut its call off on, which it was given already.
  */
-import type { Message } from "../runtime/messages.ts";
-import type { RemoteInput, RemoteState } from "../runtime/ports/remote-port.ts";
+import type { Message } from "../../runtime/messages.ts";
+import type { RemoteInput, RemoteState } from "../../runtime/ports/remote-port.ts";
 
 /** The text of the message a remote agent is sent for this call, from the whole history. */
 export function remoteInput(agent: string, messages: readonly Message[], input: RemoteInput | undefined, state: RemoteState): string {

@@ -4,17 +4,17 @@
  * agent card, kept once read), through a service binding or `fetch`, with its configured headers,
  * and its Server-Sent Events read as they arrive.
  */
-import { errorMessage, RuntimeError } from "../runtime/errors.ts";
-import { type McpHostEnv, mcpHeaders } from "../runtime/ports/mcp-port.ts";
+import { errorMessage, RuntimeError } from "../../runtime/errors.ts";
+import { type McpHostEnv, mcpHeaders } from "../../runtime/ports/mcp-port.ts";
 import {
   type RemoteAgentConfig,
   type RemoteEvent,
   type RemoteFetcher,
   type RemotePort,
   type RemoteRequest,
-} from "../runtime/ports/remote-port.ts";
-import { sseData } from "../wire/sse.ts";
-import { A2A_VERSION } from "./a2a-wire.ts";
+} from "../../runtime/ports/remote-port.ts";
+import { sseData } from "../../wire/sse.ts";
+import { A2A_VERSION } from "../a2a-wire.ts";
 import { remoteInput } from "./remote-input.ts";
 import { invalid, readResponse, startReading } from "./task-reader.ts";
 

@@ -6,9 +6,9 @@
  * not say is `remote_invalid`, a failed or rejected task `remote_failed`.
  */
 import * as z from "zod";
-import { RuntimeError } from "../runtime/errors.ts";
-import type { RemoteEvent, RemoteState } from "../runtime/ports/remote-port.ts";
-import { HANDOFF_EXTENSION } from "./a2a-wire.ts";
+import { RuntimeError } from "../../runtime/errors.ts";
+import type { RemoteEvent, RemoteState } from "../../runtime/ports/remote-port.ts";
+import { HANDOFF_EXTENSION } from "../a2a-wire.ts";
 
 /** The answer's schemas, built on a Worker's first call to a remote agent (most never make one), not at an isolate's start. */
 let built: ReturnType<typeof buildWire> | undefined;

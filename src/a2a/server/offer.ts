@@ -1,5 +1,5 @@
 /** A2A as the package offers it: its paths, named even where a Worker does not serve it (they answer how to). */
-import type { ProtocolOffer } from "../protocols.ts";
+import type { ProtocolOffer } from "../../http/protocols.ts";
 
 export const A2A_CARD_PATH = "/.well-known/agent-card.json";
 export const A2A_RPC_PATH = "/v1/a2a";

@@ -7,7 +7,7 @@
  * the new holder; a person's answer is an agent message too; the last is the task's status, read
  * from what the conversation stored.
  */
-import { HANDOFF_EXTENSION, type OutMessage, type Task } from "../../a2a/a2a-wire.ts";
+import { HANDOFF_EXTENSION, type OutMessage, type Task } from "../a2a-wire.ts";
 import type { StoredEvent } from "../../wire/index.ts";
 
 /** What the stream needs of the conversation: the task of the turn now running or just ended. */

@@ -7,7 +7,7 @@
 import { FILE_TYPES } from "../../conversation/files/file-checks.ts";
 import type { Config } from "../../config.ts";
 import type { Network } from "../../runtime/network.ts";
-import { A2A_VERSION, HANDOFF_EXTENSION } from "../../a2a/a2a-wire.ts";
+import { A2A_VERSION, HANDOFF_EXTENSION } from "../a2a-wire.ts";
 
 /** The path of the JSON-RPC interface, under the app's own prefix. */
 import { A2A_RPC_PATH } from "./offer.ts";
