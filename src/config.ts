@@ -165,6 +165,19 @@ export const ConfigSchema = z.object({
     .enum(["true", "false"])
     .default("false")
     .transform((value) => value === "true"),
+  /** Characters one memory may hold; a longer one is refused (`memory_limit`). */
+  MEMORY_MAX_CHARS: z.coerce.number().int().min(20).max(4_000).default(500),
+  /** Memories one signed-in user may keep (those superseded not counted); past it, new ones are refused (`memory_limit`). */
+  MEMORY_MAX_PER_USER: z.coerce.number().int().min(1).max(100_000).default(500),
+  /** How long a conversation is quiet before what it said is read for memories (`off`: never by idleness). */
+  MEMORY_IDLE_AFTER: z
+    .string()
+    .regex(/^(off|\d+(\.\d+)?[smhd])$/, "MEMORY_IDLE_AFTER is a duration such as 90s, 10m or 1h, or off.")
+    .default("10m"),
+  /** The model that reads conversations for memories (the agents' model by default); `off` for no extraction. */
+  MEMORY_MODEL: z.string().min(1).optional(),
+  /** Tokens of memories given to an agent at a turn's start (about four characters each). */
+  MEMORY_RECALL_TOKENS: z.coerce.number().int().min(0).max(8_000).default(300),
   /** New turns per conversation per minute. */
   TURNS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
 });

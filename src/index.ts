@@ -61,4 +61,5 @@ worker.app.all("/mcp/tracking", (c) => serveTrackingMcp(c.req.raw));
 export const Conversation = worker.Conversation;
 export const OperatorDesk = worker.OperatorDesk;
 export const Inbox = worker.Inbox;
+export const UserMemory = worker.UserMemory;
 export default worker.app;

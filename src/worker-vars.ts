@@ -18,6 +18,11 @@ export interface WorkerVars {
   CONTEXT_BUDGET?: string;
   COMPACTION_KEEP_TURNS?: string;
   TURNS_PER_MINUTE?: string;
+  MEMORY_MAX_CHARS?: string;
+  MEMORY_MAX_PER_USER?: string;
+  MEMORY_IDLE_AFTER?: string;
+  MEMORY_MODEL?: string;
+  MEMORY_RECALL_TOKENS?: string;
   /** `off`: no A2A interface (no public agent card, no /v1/a2a). */
   A2A?: string;
   /** `true`: A2A push URLs may be http and private or loopback addresses (development only). */

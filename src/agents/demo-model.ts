@@ -3,11 +3,14 @@ import {
   type Model,
   type ModelEvent,
   type ModelRequest,
+  MEMORY_AGENT,
   REQUEST_EXPIRED,
   TITLE_AGENT,
   type ToolCall,
   type ToolMessage,
 } from "../runtime/index.ts";
+
+import { demoExtraction, recalledOf, rememberAsked, withRecalledOrder, type Recalled } from "./demo-memory.ts";
 
 type Intent = "billing" | "shipping" | "calculator" | "support_desk";
 
@@ -103,16 +106,26 @@ function askedText(messages: ModelRequest["messages"]): string {
 function decide(request: ModelRequest): Decision {
   const text = askedText(request.messages);
   if (request.agent === TITLE_AGENT) return demoTitle(/^User: (.*)$/m.exec(text)?.[1] ?? text);
+  if (request.agent === MEMORY_AGENT) return demoExtraction(text);
   // A turn the schedule started: its note is the last message.
   const last = request.messages.at(-1);
   if (last?.role === "system" && SCHEDULED_NOTE.test(last.content)) return scheduledAnswer(last.content);
   const results = resultsSinceLastUser(request.messages);
   const has = (name: string) => request.tools.some((t) => t.name === name);
+  const remember = rememberAsked(text, results, has);
+  if (remember) return remember;
   const intent = INTENTS.find(([, pattern]) => pattern.test(text))?.[0];
 
   if (intent && intent !== request.agent && has(`transfer_to_${intent}`) && !results.some((r) => r.name === `transfer_to_${intent}`)) {
     return [call(`transfer_to_${intent}`, { reason: reasonFor(intent, text) })];
   }
+  const recalled = recalledOf(request.instructions);
+  const asked = withRecalledOrder(text, recalled, request.messages);
+  return withRecalled(specialist(request, asked.text, results, has), recalled, asked.recalled, request.messages);
+}
+
+/** What the agent holding the conversation answers. */
+function specialist(request: ModelRequest, text: string, results: ToolMessage[], has: (name: string) => boolean): Decision {
   switch (request.agent) {
     case "billing":
       return billing(text, results);
@@ -127,6 +140,27 @@ function decide(request: ModelRequest): Decision {
     default:
       return 'This is the offline demo model. Ask about a charge ("I was charged twice for order A1001"), a delivery ("Where is order A1002?") or a sum ("Solve x^2 - 5x + 6 = 0") and I will hand you to the right specialist, or ask to talk to a person.';
   }
+}
+
+const GREETINGS: Record<string, string> = {
+  French: "Bonjour !",
+  German: "Hallo!",
+  Spanish: "¡Hola!",
+  Italian: "Ciao!",
+  Dutch: "Hallo!",
+  Portuguese: "Olá!",
+};
+
+/**
+ * An answer that uses what was recalled of the customer: the order they named in an earlier conversation, said so, and
+ * (in the conversation's first answer) a greeting in the language they asked for, which a real model would answer in.
+ */
+function withRecalled(decision: Decision, recalled: Recalled, usedOrder: boolean, messages: readonly Message[]): Decision {
+  if (typeof decision !== "string") return decision;
+  const order = usedOrder ? `You told me before that your order is ${recalled.order}, so I looked at that one. ` : "";
+  const first = !messages.some((m) => m.role === "assistant" && m.content);
+  const greeting = first && recalled.language ? GREETINGS[recalled.language] : undefined;
+  return `${greeting ? `${greeting} ` : ""}${order}${decision}`;
 }
 
 function billing(text: string, results: ToolMessage[]): Decision {

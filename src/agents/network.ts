@@ -2,6 +2,7 @@ import {
   Agent,
   type Duration,
   followUpTool,
+  rememberTool,
   handoff,
   humanAgent,
   type McpServerConfig,
@@ -84,7 +85,7 @@ export function createSupportNetwork(
     instructions:
       "You are the billing specialist. Look the order up before acting, confirm the amount, and refund only what was " +
       "charged in error. If the question is not about billing, transfer back to triage.",
-    tools: [lookupOrder, refund, fraudCheck.asTool({ name: "ask_fraud_check" })],
+    tools: [lookupOrder, refund, fraudCheck.asTool({ name: "ask_fraud_check" }), rememberTool()],
     examples: EXAMPLES.billing,
   });
   const shipping = shippingAgent(tracking, parcelSearch);
@@ -110,6 +111,8 @@ export function createSupportNetwork(
     instructions:
       "You route customers. Ask at most one clarifying question, then transfer billing questions to billing, delivery " +
       "questions to shipping and calculations to calculator.",
+    // What a customer asks to be remembered is kept for their later conversations (signed in).
+    tools: [rememberTool()],
     // The calculator gives the conversation back to whoever asked once it has answered.
     handoffs: [billing, shipping, handoff(calculator, { returns: "on-answer" }), supportDesk],
   });
@@ -135,6 +138,7 @@ function shippingAgent(tracking: McpServerConfig, parcelSearch: Agent): Agent {
       chooseDeliverySlot,
       openDamageClaim,
       followUpTool(),
+      rememberTool(),
       parcelSearch.asTool({ name: "search_for_parcel", background: true }),
     ],
     mcpServers: [tracking],

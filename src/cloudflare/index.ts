@@ -15,12 +15,16 @@ import { Network, type NetworkOptions } from "../runtime/network.ts";
 import { Conversation as ConversationObject, type ConversationSetup } from "../conversation/index.ts";
 import { OperatorDesk } from "../desk/operator-desk.ts";
 import { Inbox } from "../inbox/inbox.ts";
+import { UserMemory } from "../memory/user-memory.ts";
 import type { WorkerVars } from "../worker-vars.ts";
 import type { McpClient } from "../mcp/tool-lists.ts";
 import type { Protocol } from "../http/protocols.ts";
 
 export { ConversationObject, type ConversationSetup };
 export { type DeskEntry, type DeskPut, type DeskStatus, OperatorDesk } from "../desk/operator-desk.ts";
+export { UserMemory } from "../memory/user-memory.ts";
+export { AgentMemoryStore, type AgentMemoryNamespace, type AgentMemoryProfile, type AgentMemoryMemory } from "../memory/agent-memory.ts";
+export type { MemoryLimits, UserMemoryStore } from "../memory/memory-store.ts";
 export { Inbox, type InboxEntry, type InboxPage, type InboxQuery, type InboxStatus } from "../inbox/inbox.ts";
 export { a2a } from "../a2a/server/a2a-routes.ts";
 export { agUi } from "../http/ag-ui/ag-ui-routes.ts";
@@ -109,6 +113,8 @@ export interface HandoffWorker {
   OperatorDesk: typeof OperatorDesk;
   /** Signed-in users' inboxes (one Durable Object per user): bind it as `INBOXES`. */
   Inbox: typeof Inbox;
+  /** Signed-in users' memories (one Durable Object per user, SQLite with full-text search): bind it as `MEMORIES`. */
+  UserMemory: typeof UserMemory;
 }
 
 /**
@@ -133,7 +139,7 @@ export function createHandoffWorker<E extends WorkerVars = WorkerVars>(options: 
     }
   }
   const app = createApp((env: Env) => networkFor(env as unknown as E), options.protocols);
-  return { fetch: app.fetch, app, Conversation, OperatorDesk, Inbox };
+  return { fetch: app.fetch, app, Conversation, OperatorDesk, Inbox, UserMemory };
 }
 
 /**

@@ -2,12 +2,15 @@
 import { type Config, redactorFor, runSettings } from "../config.ts";
 import { noMcpClient } from "../mcp/tool-lists.ts";
 import type { Redactor } from "../runtime/redact.ts";
+import type { Model } from "../runtime/ports/model-port.ts";
+import type { Network } from "../runtime/network.ts";
 import type { WorkerVars } from "../worker-vars.ts";
 import { createModel, unconfiguredModel } from "./configured-model.ts";
 import { OfflineModel } from "../models/offline-model.ts";
 import type { ConversationSetup } from "./conversation-api.ts";
 import { ConversationStore } from "./storage/conversation-store.ts";
-import { titleMaker } from "./conversation-titles.ts";
+import { agentsModel, titleMaker } from "./conversation-titles.ts";
+import { ConversationMemory } from "./conversation-memory.ts";
 import { InboxLink } from "./inbox-link.ts";
 import { headerValues } from "./header-secrets.ts";
 import { A2ARemotes } from "../a2a/client/a2a-remote.ts";
@@ -69,7 +72,8 @@ export function assembleConversation(
   const titles = titleMaker(config, network, store, model, redactor);
   const inbox = new InboxLink(store, redactor, env, titles && { maker: titles, waitUntil: ctx.waitUntil.bind(ctx) });
   const waitUntil = (promise: Promise<unknown>) => ctx.waitUntil(promise);
-  const events = new EventEffects({ store, network, inbox, notifier, hold, log, waitUntil });
+  const memory = memoryOf(env, config, store, redactor, model, network);
+  const events = new EventEffects({ store, network, inbox, notifier, hold, log, waitUntil, memory });
   const files = filesOf(store, env, config, redactor);
   const ports = {
     model,
@@ -96,6 +100,7 @@ export function assembleConversation(
       // A delegated run that waited for the user resumes from its stored wait.
       delegations: { readDelegation: (path) => store.readDelegation(path) },
     },
+    memory: () => memory.port(),
     traces: { keep: config.TRACE_TURNS, captureContent: config.OTEL_CAPTURE_CONTENT },
     providerRequests: () => providerRequests.sent,
     waitUntil,
@@ -103,9 +108,24 @@ export function assembleConversation(
   });
   const admission = new TurnAdmission({ store, driver, network, config, env });
   const background = new BackgroundWork({ store, network, redactor, run: ports, tell: sockets.tell, exporter, notifier, waitUntil, log });
-  const work = new ScheduledWork({ store, driver, hold, network, notifier, admission, background, files });
+  const work = new ScheduledWork({ store, driver, hold, network, notifier, admission, background, files, memory });
   const effects = new CommitEffects({ store, storage: ctx.storage, inbox, waitUntil, log });
   return { redactor, store, hold, inbox, driver, work, background, sockets, admission, effects, events, files };
+}
+
+/** Its owner's memory: MEMORY_MODEL reads the conversation for it (the agents' model by default; `off`: no reads). */
+function memoryOf(env: WorkerVars, config: Config, store: ConversationStore, redactor: Redactor, model: Model, network: Network) {
+  const modelName = config.MEMORY_MODEL ?? agentsModel(network);
+  return new ConversationMemory({
+    env,
+    config,
+    store,
+    redactor,
+    model,
+    modelName: modelName === "off" ? null : modelName,
+    keepTraces: config.TRACE_TURNS,
+    log: (message) => console.warn(message),
+  });
 }
 
 /** The conversation's files: references in its storage, bytes in the FILES bucket, held to the configured limits. */

@@ -78,7 +78,7 @@ export function titleMaker(
  * The agents' model: the entry agent's, unless it is served elsewhere (a remote agent has no model
  * here): then the network's default, or its first agent's.
  */
-function agentsModel(network: Network): string {
+export function agentsModel(network: Network): string {
   if (!network.entry.remote) return network.modelFor(network.entry);
   const local = [...network.agents.values()].find((agent) => !agent.remote && !agent.human);
   return network.defaultModel ?? (local ? network.modelFor(local) : "off");

@@ -3,13 +3,15 @@
  * person at the desk or their deadline): a leg's end titles a new conversation, tells A2A clients
  * that asked the task's state, sets the deadline of calls left waiting and tells the app, and puts
  * a conversation a person now holds on the desk (with their deadline); a person's answer and a
- * person's hand back tell A2A clients, the desk and the app. Like the alarm and the inbox
+ * person's hand back tell A2A clients, the desk and the app. A leg's end plans the read of a quiet conversation for its
+ * owner's memory; compaction and a hand-back read it at once. Like the alarm and the inbox
  * (CommitEffects), nothing calls these by hand: they follow from the storage's writes.
  */
 import type { DoneEvent, OperatorMessageEvent, TurnStatus } from "../runtime/events.ts";
 import type { Network } from "../runtime/network.ts";
 import { errorMessage } from "../runtime/errors.ts";
 import type { InboxLink } from "./inbox-link.ts";
+import type { ConversationMemory } from "./conversation-memory.ts";
 import type { PersonHold } from "./person-hold.ts";
 import { type Notifier, notifiedRequest, type PushedState } from "./schedule/notifier.ts";
 import { actor } from "./storage/activity-log.ts";
@@ -25,6 +27,8 @@ export interface EventEffectsSetup {
   hold: PersonHold;
   log: (message: string) => void;
   waitUntil: (promise: Promise<unknown>) => void;
+  /** Its owner's memory: read at the conversation's checkpoints (compaction, a hand-back), planned for when it goes quiet. */
+  memory: ConversationMemory;
 }
 
 /** The A2A task state a leg's end is pushed as; a leg that ends with a person holding the conversation pushes nothing yet. */
@@ -70,12 +74,14 @@ export class EventEffects {
     else if (event.type === "error") this.#setup.notifier.push("TASK_STATE_FAILED");
     else if (event.type === "operator-message") this.#personAnswered(event);
     else if (event.type === "handoff" && event.kind === "hand-back" && this.#setup.network.get(event.from)?.human) this.#personHandedBack();
+    else if (event.type === "compaction") this.#setup.waitUntil(this.#setup.memory.read("compaction"));
   }
 
   /** A leg ended: the title, A2A clients told, calls left waiting given their deadline (and the app told), a person's desk. */
   #legEnded(done: DoneEvent): void {
-    const { store, inbox, notifier } = this.#setup;
+    const { store, inbox, notifier, memory } = this.#setup;
     inbox.titleAfterLeg();
+    memory.legEnded();
     const pushed = PUSHED_STATE[done.status];
     if (pushed) notifier.push(pushed);
     if (done.status === "awaiting_approval" || done.status === "awaiting_input") {
@@ -134,6 +140,7 @@ export class EventEffects {
   /** A person gave the conversation back: the task is done for A2A clients, and it leaves the desk. */
   #personHandedBack(): void {
     this.#setup.notifier.push("TASK_STATE_COMPLETED");
+    this.#setup.waitUntil(this.#setup.memory.read("hand-back"));
     this.#later("the desk could not be told", this.#setup.hold.leaveDesk(this.#setup.store.state()!.conversationId));
   }
 

@@ -16,6 +16,7 @@ import { errorResponse, HttpError, httpErrorResponse } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import { registerOperatorRoutes } from "./operator-routes.ts";
 import { registerConversationCreate } from "./token-routes.ts";
+import { registerMemoryRoutes } from "./memory-routes.ts";
 import { notEnabledMessage, type Protocol } from "./protocols.ts";
 import { PACKAGE_PROTOCOLS } from "./protocol-offers.ts";
 
@@ -63,6 +64,7 @@ export function createApp(networkFor: (env: Env) => Network, protocols: readonly
   registerSignInRoutes(app);
   registerOperatorRoutes(app);
   registerConversationCreate(app);
+  registerMemoryRoutes(app);
   app.route("/v1/conversations/:id", conversationRoutes());
   for (const protocol of protocols) protocol.register(app, networkFor);
   answerProtocolsNotServed(app, new Set(protocols.map((p) => p.name)));

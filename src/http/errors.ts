@@ -48,6 +48,9 @@ export const HTTP_ERROR_STATUS = {
   auth_unavailable: 503,
   operator_desk_not_configured: 503,
   inbox_not_configured: 503,
+  memory_not_found: 404,
+  memory_limit: 413,
+  memory_not_configured: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 /** Every error code the HTTP API answers with; each has one status. */
@@ -139,6 +142,9 @@ export const A2A_RPC_ERROR = {
   auth_unavailable: "invalidRequest",
   operator_desk_not_configured: "invalidRequest",
   inbox_not_configured: "invalidRequest",
+  memory_not_found: "invalidRequest",
+  memory_limit: "invalidParams",
+  memory_not_configured: "invalidRequest",
 } as const satisfies Record<HttpErrorCode, keyof typeof RPC_ERROR>;
 
 /** The response for an HttpError: a revoked token also says so in WWW-Authenticate. */

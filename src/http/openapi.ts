@@ -2,6 +2,7 @@ import * as z from "zod";
 import { EVENT_SCHEMAS, FileRefSchema } from "../runtime/events.ts";
 import { FILE_TYPES } from "../conversation/files/file-checks.ts";
 import type { Protocol } from "./protocols.ts";
+import { MemoryChangeBody, MemoryQueryParams } from "./memory-routes.ts";
 import {
   DevSignInBody,
   ApprovalsBody,
@@ -248,13 +249,47 @@ function waitingPaths(): Record<string, unknown> {
   };
 }
 
-/** Who is signed in, and the development sign-in of `npm start`. */
+/** Who is signed in, their memory, and the development sign-in of `npm start`. */
 function signInPaths(): Record<string, unknown> {
   return {
     "/v1/me": {
       get: {
         summary: "Who the request's credential is: { access, user (id, name, roles) or null, signIn: provider | development | null }",
         responses: { "200": { description: "Who is asking" }, "401": error },
+      },
+    },
+    "/v1/me/memory": {
+      get: {
+        summary:
+          "What the signed-in user's agents remember of them across conversations, newest first (q searches the words); " +
+          "superseded memories are not listed",
+        parameters: queryParams(MemoryQueryParams),
+        responses: {
+          "200": {
+            description: "{ memories: [{ id, text, type, key?, source: { conversation, agent?, message? }, createdAt, replaced? }] }",
+          },
+          "400": error,
+          "403": error,
+          "503": error,
+        },
+      },
+      delete: {
+        summary: "Forget everything: the next turn recalls nothing",
+        responses: { "200": { description: "{ forgotten }" }, "403": error, "503": error },
+      },
+    },
+    "/v1/me/memory/{memoryId}": {
+      parameters: [
+        { name: "memoryId", in: "path", required: true, description: "A memory's id, as the list gives it.", schema: { type: "string" } },
+      ],
+      patch: {
+        summary: "Correct a memory: its words, its type or both",
+        requestBody: { required: true, content: json(MemoryChangeBody) },
+        responses: { "200": { description: "{ memory }" }, "400": error, "403": error, "404": error, "413": error },
+      },
+      delete: {
+        summary: "Forget one memory (and the older ones it superseded)",
+        responses: { "200": { description: "{ forgotten }" }, "403": error, "404": error },
       },
     },
     "/v1/dev/sign-in": {

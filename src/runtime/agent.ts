@@ -5,6 +5,7 @@ import type { HandoffOptions } from "./handoff/types.ts";
 import type { McpServerConfig } from "./ports/mcp-port.ts";
 import type { ModelSettings } from "./ports/model-port.ts";
 import type { RemoteAgentConfig } from "./ports/remote-port.ts";
+import type { MemoryAccess } from "./ports/memory-port.ts";
 import type { RouterOptions } from "./ports/router-port.ts";
 import type { ReturnMode } from "./holding.ts";
 import type { Tool } from "./tools/tool.ts";
@@ -72,6 +73,11 @@ export interface AgentConfig {
   router?: RouterOptions;
   /** Messages this agent is for, to train a router on (`routerFromExamples` of `handoff-runtime/router`). */
   examples?: readonly string[];
+  /**
+   * Whether it reads the signed-in user's memory (recalled into its instructions), writes it (`ctx.memory.remember`), both
+   * or neither. Unset: `read-write` while it holds a conversation, `none` delegated (`asTool`) or remote.
+   */
+  memory?: MemoryAccess;
 }
 
 /**
@@ -163,6 +169,8 @@ export class Agent {
   readonly returns: ReturnMode | undefined;
   readonly router: RouterOptions | undefined;
   readonly examples: readonly string[];
+  /** What it declared of the user's memory (unset: see `memoryAccess`). */
+  readonly memory: MemoryAccess | undefined;
   readonly #handoffs: Handoff[];
 
   constructor(config: AgentConfig) {
@@ -193,6 +201,7 @@ export class Agent {
     this.returns = config.returns;
     this.router = config.router;
     this.examples = [...(config.examples ?? [])];
+    this.memory = config.memory;
     this.#handoffs = (config.handoffs ?? []).map((h) => (h instanceof Agent ? { agent: h } : h));
   }
 
@@ -240,4 +249,13 @@ function startedAnswer(started: StartedDelegation): Record<string, unknown> {
   const note =
     `'${started.agent}' is working on it in the background. ` + "Its answer comes to you as a follow-up when it is done: tell the user so.";
   return { started: true, id: started.id, agent: started.agent, note };
+}
+
+/**
+ * What an agent may do with the signed-in user's memory: what it declared, else read and write while it holds the
+ * conversation, nothing when it runs delegated (`asTool`) or elsewhere (a remote agent).
+ */
+export function memoryAccess(agent: Agent, delegated: boolean): { read: boolean; write: boolean } {
+  const declared = agent.memory ?? (delegated || agent.remote || agent.human ? "none" : "read-write");
+  return { read: declared === "read" || declared === "read-write", write: declared === "write" || declared === "read-write" };
 }

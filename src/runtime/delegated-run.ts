@@ -30,7 +30,7 @@ export interface DelegatedEnd {
 
 /** The run: who it is, where it starts from, under which calls; the ports and limits are the delegating run's or host's. */
 export interface DelegatedRunOptions
-  extends Pick<RunItemsOptions, "model" | "mcp" | "remote" | "limits" | "signal" | "delegations" | "spentOutside"> {
+  extends Pick<RunItemsOptions, "model" | "mcp" | "remote" | "memory" | "limits" | "signal" | "delegations" | "spentOutside"> {
   conversationId: string;
   /** The conversation's network: the run gets one of its own, entered at `delegate`. */
   network: Network;
@@ -57,6 +57,8 @@ export async function* delegatedRun(options: DelegatedRunOptions): AsyncGenerato
     ...(options.mcp ? { mcp: options.mcp } : {}),
     // A remote A2A agent asked as a tool is reached as a holder is: its task's text is the answer.
     ...(options.remote ? { remote: options.remote } : {}),
+    // Recalled and written only by a delegated agent that declares it (`memory` on the agent).
+    ...(options.memory ? { memory: options.memory } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.delegations ? { delegations: options.delegations } : {}),

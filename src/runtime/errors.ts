@@ -25,6 +25,12 @@ export type RuntimeErrorCode =
   | "remote_invalid"
   /** A file the history refers to is not in the host's file store (or the host stores no files). */
   | "file_not_found"
+  /**
+   * The user's memory cannot be used here: the conversation has no signed-in user, the agent did not declare it, or a
+   * memory is past the configured limits (`memory_limit`).
+   */
+  | "memory_unavailable"
+  | "memory_limit"
   | "internal_error";
 
 /** An error as a plain value, the shape it has on every wire: a stable code, words that say what to fix, details where they help. */

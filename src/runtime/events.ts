@@ -10,6 +10,7 @@ import { exactly } from "./schema/exactly.ts";
 import type { HandBackRecord, HandoffRecord, OperatorIdentity, ReturnRecord, TransferRecord } from "./handoff/types.ts";
 import type { CallPlan, FileRef } from "./messages.ts";
 import type { Usage, UsageTotals } from "./usage.ts";
+import { type Memory, MemorySchema } from "./ports/memory-port.ts";
 import { type ApprovalRequest, requestKinds, type UserRequest } from "./wait/kinds/index.ts";
 import { requestShownShape } from "./wait/kinds/request-kind.ts";
 
@@ -221,6 +222,17 @@ export interface CompactionEvent {
   summaryChars: number;
 }
 
+/**
+ * The signed-in user's memory in the turn: `recalled` into what `agent` was given before it answered (outside the stored
+ * history), or `written` by it (a tool's `ctx.memory.remember`).
+ */
+export interface MemoryEvent {
+  type: "memory";
+  action: "recalled" | "written";
+  agent: string;
+  memories: Array<Pick<Memory, "id" | "text" | "type" | "key">>;
+}
+
 /** Something went wrong that the turn survived (a remote agent failed, a hook threw after its commit). */
 export interface WarningEvent {
   type: "warning";
@@ -273,6 +285,7 @@ export type RunEvent =
   | StepFinishEvent
   | GuardrailEvent
   | CompactionEvent
+  | MemoryEvent
   | WarningEvent
   | OperatorMessageEvent
   | DoneEvent
@@ -405,6 +418,16 @@ export const EVENT_SCHEMAS: { readonly [T in RunEvent["type"]]: z.ZodType<Extrac
         replaced: z.number(),
         kept: z.number(),
         summaryChars: z.number(),
+      }),
+    ),
+  ),
+  memory: z.lazy(() =>
+    exactly<MemoryEvent>()(
+      z.strictObject({
+        type: z.literal("memory"),
+        action: z.enum(["recalled", "written"]),
+        agent: z.string(),
+        memories: z.array(MemorySchema.pick({ id: true, text: true, type: true, key: true })),
       }),
     ),
   ),

@@ -7,10 +7,20 @@
  */
 
 // Agents and the network they form.
-export { Agent, type AgentConfig, type AgentContext, type Handoff, humanAgent, type PersonTimeout, remoteAgent } from "./agent.ts";
+export {
+  Agent,
+  type AgentConfig,
+  type AgentContext,
+  type Handoff,
+  humanAgent,
+  memoryAccess,
+  type PersonTimeout,
+  remoteAgent,
+} from "./agent.ts";
 export { type AgentToolset, Network, type NetworkOptions } from "./network.ts";
 export { type AnnouncedHandoffs, announcedHandoff, NUDGE_NOTE } from "./handoff/announced.ts";
 export { TITLE_AGENT } from "./titles.ts";
+export { type ExtractedMemory, type Extraction, extractMemories, MEMORY_AGENT, transcriptOf } from "./memory/extraction.ts";
 
 // Handoffs: declared, offered to the model, recorded.
 export { handoff, type HandoffEdge, type HandoffScope } from "./handoff/handoff.ts";
@@ -32,8 +42,21 @@ export type {
 } from "./handoff/types.ts";
 
 // Tools, their approvals and guardrails.
-export { type DelegateAgent, tool, type Tool, type ToolContext, type ToolFiles, type ToolSpec } from "./tools/tool.ts";
+export { type DelegateAgent, tool, type Tool, type ToolContext, type ToolFiles, type ToolMemory, type ToolSpec } from "./tools/tool.ts";
 export { followUpTool } from "./tools/follow-up-tool.ts";
+export { recallTool, rememberTool } from "./tools/memory-tools.ts";
+export {
+  type Memory,
+  type MemoryAccess,
+  type MemoryPort,
+  MemorySchema,
+  type MemorySource,
+  MEMORY_TYPES,
+  type MemoryType,
+  type NewMemory,
+  RECALL_DEFAULTS,
+  type RecallOptions,
+} from "./ports/memory-port.ts";
 export type { Guardrail, GuardrailInput, GuardrailVerdict, ToolCallInput, ToolGuardrail } from "./tools/guardrails.ts";
 export type {
   AnswerDecision,
@@ -77,6 +100,7 @@ export {
   EVENT_SCHEMAS,
   type ErrorEvent,
   type GuardrailEvent,
+  type MemoryEvent,
   HandBackRecordSchema,
   type HandoffEvent,
   type PublicHandoffRecord,

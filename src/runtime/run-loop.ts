@@ -23,6 +23,7 @@ import { callPlanOf } from "./handoff/rules.ts";
 import { saidOf } from "./step/call-request.ts";
 import { argsOf } from "./tools/execute-tool-call.ts";
 import { settleRequests } from "./step/settle-requests.ts";
+import { recallMemories } from "./memory/recall.ts";
 import type { CallerFrame } from "./holding.ts";
 import type { Agent } from "./agent.ts";
 import { waitingStatus } from "./wait/requests.ts";
@@ -83,6 +84,7 @@ async function* runLeg(options: RunItemsOptions, store: TurnStore | undefined): 
     const accepted = yield* acceptInput(run, state, options.input, missing);
     state = accepted.state;
     if (accepted.ended) return accepted.ended;
+    yield* recallMemories(run, state);
     for (;;) {
       // A person holds the conversation (handed over, or holding it when the message came): no model is called.
       if (state.agent.human) return yield* awaitHuman(state);
@@ -111,6 +113,7 @@ function runContext(options: RunItemsOptions, store: TurnStore | undefined): Run
     path: options.path ?? [],
     delegated: { usage: NO_USAGE, byCall: new Map() },
     once: { nudged: false },
+    memory: { recalled: [] },
   };
 }
 

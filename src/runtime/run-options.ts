@@ -3,6 +3,7 @@ import type { CallsInFlight } from "./calls-in-flight.ts";
 import type { FilePort } from "./ports/files-port.ts";
 import type { FileRef } from "./messages.ts";
 import type { McpPort } from "./ports/mcp-port.ts";
+import type { MemoryPort } from "./ports/memory-port.ts";
 import type { RunEvent } from "./events.ts";
 import type { ConversationSnapshot } from "./conversation-snapshot.ts";
 import type { Limits } from "./limits.ts";
@@ -37,6 +38,11 @@ export interface RunTurnOptions {
   remote?: RemotePort;
   /** Where the conversation's files are read (by model adapters and tools); without it, a message with files fails `file_not_found`. */
   files?: FilePort;
+  /**
+   * The signed-in user's memory: recalled into the instructions of the agents that read it, written by their tools
+   * (`ctx.memory`). Without it (an anonymous conversation) nothing is remembered beyond the conversation.
+   */
+  memory?: MemoryPort;
   /** Where tools schedule follow-ups (`ctx.schedule`, `scheduleFollowUp()`); without it, scheduling is refused. */
   scheduler?: Scheduler;
   /** The conversation as stored before this leg (`newConversation(agent)` for a new one). */

@@ -1,5 +1,6 @@
 /** The turn's state, carried from step to step, and the one function that advances it. */
 import type { Agent } from "./agent.ts";
+import type { Memory } from "./ports/memory-port.ts";
 import type { Compaction } from "./compaction.ts";
 import { type ChangeOfHands, repairedHolding } from "./handoff/change-hands.ts";
 import type { ReturnFrame, HandoffRecord } from "./handoff/types.ts";
@@ -53,6 +54,8 @@ export interface RunContext {
   readonly delegated: { usage: UsageTotals; byCall: Map<string, UsageTotals> };
   /** What a leg does at most once: the nudge after an announced-but-unmade handoff. */
   readonly once: { nudged: boolean };
+  /** The user's memories recalled at the leg's start: given to each agent that reads memory, never stored in the history. */
+  readonly memory: { recalled: readonly Memory[] };
 }
 
 /** What one step, a settled approval or the user's message changes; what is absent stays as it was. */

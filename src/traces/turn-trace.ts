@@ -1,11 +1,55 @@
 import type { RunEvent, TurnOutcome } from "../runtime/events.ts";
 
 /** What a span stands for: the turn, an agent's tenure in it, a model call, a tool call, and what happened between. */
-export type SpanKind = "turn" | "agent" | "model" | "tool" | "request" | "handoff" | "refused-handoff" | "compaction" | "guardrail";
+export type SpanKind =
+  | "turn"
+  | "agent"
+  | "model"
+  | "tool"
+  | "request"
+  | "handoff"
+  | "refused-handoff"
+  | "compaction"
+  | "guardrail"
+  | "memory";
 
 /** A wait for the user (of any kind: `handoff.request.kind` says which; stored traces that called it `approval` are read as it). */
 function isRequest(span: Span): boolean {
   return span.kind === "request";
+}
+
+/** A memory span's name: what was done with how many (the memories' words stay out of the trace, as all content). */
+export function memorySpanName(action: "recalled" | "written", count: number): string {
+  return `${action === "recalled" ? "recalled" : "remembered"} ${count} ${count === 1 ? "memory" : "memories"}`;
+}
+
+/** Which memories, by id, type and key: enough to find them in the user's memory, none of their words. */
+export function memoryAttributes(event: {
+  action: string;
+  agent: string;
+  memories: ReadonlyArray<{ id: string; type: string; key?: string | undefined }>;
+}) {
+  return {
+    "memory.action": event.action,
+    "gen_ai.agent.name": event.agent,
+    "memory.ids": event.memories.map((m) => m.id).join(","),
+    "memory.types": event.memories.map((m) => (m.key ? `${m.type}:${m.key}` : m.type)).join(","),
+  };
+}
+
+/** A finished turn's trace with what was remembered after it (a read of the conversation for memories): one instant more. */
+export function withMemoriesWritten(trace: TurnTrace, event: Parameters<typeof memoryAttributes>[0], now: number): TurnTrace {
+  const turn = trace.spans.find((span) => span.kind === "turn");
+  const span: Span = {
+    id: randomHex(8),
+    parentId: turn?.id ?? null,
+    kind: "memory",
+    name: memorySpanName("written", event.memories.length),
+    start: now,
+    end: now,
+    attributes: memoryAttributes(event),
+  };
+  return { ...trace, spans: [...trace.spans, span] };
 }
 
 /** One span of a turn's trace. Times are milliseconds since the epoch; an instant has `end === start`. */
@@ -124,6 +168,9 @@ export class TraceBuilder {
         break;
       case "guardrail":
         this.#instant("guardrail", `${event.kind} guardrail`, now, { reason: event.reason, kind: event.kind });
+        break;
+      case "memory":
+        this.#instant("memory", memorySpanName(event.action, event.memories.length), now, memoryAttributes(event));
         break;
       case "error":
         if (this.#model) {

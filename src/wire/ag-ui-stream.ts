@@ -148,6 +148,7 @@ export class AgUiEncoder implements EventEncoder {
         return operatorMessage(event);
       case "guardrail":
       case "compaction":
+      case "memory":
       case "warning": {
         const { id: _id, type, ...value } = event;
         return [{ type: "CUSTOM", name: `handoff.${type}`, value }];

@@ -114,10 +114,13 @@ export class UIMessageEncoder implements EventEncoder {
         break;
       case "guardrail":
       case "compaction":
+      case "memory":
       case "operator-message":
       case "warning": {
         const { type, id: _id, ...data } = event;
-        out.push({ type: `data-${type}`, data, transient: type !== "guardrail" && type !== "operator-message" });
+        // What the user sees in the message stays with it; figures and warnings are passing.
+        const shown = type === "guardrail" || type === "operator-message" || type === "memory";
+        out.push({ type: `data-${type}`, data, transient: !shown });
         break;
       }
       case "done":

@@ -80,10 +80,25 @@ const anyone: RouteCase["cells"] = {
   "its token": THROUGH,
 };
 
+/** A signed-in user's own memory: every signed-in user (an operator too) reaches their own; no key or token reads one. */
+const MEMORY_NOT_YOURS: Cell = [403, "forbidden", "A memory is its user's alone"];
+const ownMemory: RouteCase["cells"] = {
+  owner: THROUGH,
+  "another user": THROUGH,
+  "an operator": THROUGH,
+  "the master key": MEMORY_NOT_YOURS,
+  "its token": TOKEN_ELSEWHERE,
+};
+const aMemory = { path: () => "/v1/me/memory/no-such-memory", cells: ownMemory };
+
 const ROUTES: Record<string, RouteCase> = {
   "GET /v1/openapi.json": { cells: anyone },
   "GET /v1/agents": { cells: anyone },
   "GET /v1/me": { cells: { ...anyone, "its token": TOKEN_ELSEWHERE } },
+  "GET /v1/me/memory": { cells: ownMemory },
+  "DELETE /v1/me/memory": { init: () => ({ method: "DELETE" }), cells: ownMemory },
+  "PATCH /v1/me/memory/:memoryId": { ...aMemory, init: () => json({ text: "Corrected." }, "PATCH") },
+  "DELETE /v1/me/memory/:memoryId": { ...aMemory, init: () => ({ method: "DELETE" }) },
   // The development sign-in is off where an identity provider is configured: no one gets a token from it.
   "POST /v1/dev/sign-in": {
     init: () => json({ name: "Eve" }),

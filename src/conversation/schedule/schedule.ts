@@ -41,7 +41,9 @@ export type ScheduleEntry =
   /** A person handed the conversation has not answered: it goes back to an agent, which answers the user. */
   | { id: string; kind: "person-timeout"; dueAt: number; turn: number; person: string; handedBy: string }
   /** Uploads no message sent are let go of (ConversationFiles.sweep); of no turn (turn 0), so no rewind takes it away. */
-  | { id: string; kind: "file-sweep"; dueAt: number; turn: number };
+  | { id: string; kind: "file-sweep"; dueAt: number; turn: number }
+  /** The conversation has gone quiet: what it said since its last read is read for its owner's memory (ConversationMemory). */
+  | { id: string; kind: "memory-read"; dueAt: number; turn: number };
 
 type NewEntry = ScheduleEntry extends infer E ? (E extends ScheduleEntry ? Omit<E, "id" | "turn"> : never) : never;
 
@@ -152,10 +154,10 @@ export class Schedule implements Scheduler {
     return this.#db.rows<EntryRow>(`SELECT * FROM schedule ORDER BY due_at, id`).map(entryOf);
   }
 
-  /** What GET …/schedule shows: what the conversation waits for (not the files' housekeeping). */
+  /** What GET …/schedule shows: what the conversation waits for (not the files' housekeeping, nor the memory's). */
   shown(): ScheduledView[] {
     return this.list()
-      .filter((e) => e.kind !== "file-sweep")
+      .filter((e) => e.kind !== "file-sweep" && e.kind !== "memory-read")
       .map(scheduledView);
   }
 
@@ -246,6 +248,7 @@ const ScheduleEntrySchema = exactly<ScheduleEntry>()(
       z.object({ ...common, kind: z.literal("request-expiry"), run: z.string().optional() }),
       z.object({ ...common, kind: z.literal("person-timeout"), person: z.string(), handedBy: z.string() }),
       z.object({ ...common, kind: z.literal("file-sweep") }),
+      z.object({ ...common, kind: z.literal("memory-read") }),
     ]);
   }),
 );

@@ -2,7 +2,8 @@
  * What the conversation's alarm does: each due entry of its schedule, the earliest first. A
  * follow-up runs a turn by whoever holds the conversation then; an approval deadline declines the
  * undecided calls past it (`expired`) and resumes the turn as its agent; a person's deadline hands
- * the conversation back to an agent, which answers the user; a background delegation starts beside
+ * the conversation back to an agent, which answers the user; a quiet conversation is read for its
+ * owner's memory; a background delegation starts beside
  * whatever turn runs (BackgroundWork). Each turn is stored and streamed to
  * whoever follows, as any other. A turn already running puts the alarm off a little.
  */
@@ -18,6 +19,7 @@ import type { TurnDriver } from "../turns/turn-driver.ts";
 import type { BackgroundWork } from "./background-work.ts";
 import { isBackground, undecidedIn } from "../storage/run-ledger.ts";
 import type { ConversationFiles } from "../files/conversation-files.ts";
+import type { ConversationMemory } from "../conversation-memory.ts";
 
 /** A follow-up due while a step waits for approvals waits this much longer (a new turn cannot start then). */
 const SUSPENDED_RETRY_MS = 5 * 60_000;
@@ -34,6 +36,8 @@ export interface ScheduledWorkSetup {
   background: BackgroundWork;
   /** The conversation's files: uploads no message sent are swept. */
   files: ConversationFiles;
+  /** Its owner's memory: read for once the conversation goes quiet. */
+  memory: ConversationMemory;
 }
 
 export class ScheduledWork {
@@ -68,6 +72,8 @@ export class ScheduledWork {
         return this.#personTimeout(entry);
       case "file-sweep":
         return this.#sweepFiles(entry);
+      case "memory-read":
+        return this.#setup.memory.due(entry);
     }
   }
 

@@ -205,6 +205,20 @@ export class ConversationStore {
     });
   }
 
+  /**
+   * What reading the conversation for memories spent, counted with its latest turn, and that turn's trace with what the
+   * read kept (when its trace is kept).
+   */
+  recordMemoryRead(spent: { inputTokens: number; outputTokens: number }, trace: TurnTrace | undefined, keep: number): void {
+    const state = this.#requireState();
+    this.#conversationUsage = null;
+    this.#write(state, () => {
+      if (state.turn > 0)
+        this.turns.addSpent(state.turn, { modelCalls: 1, inputTokens: spent.inputTokens, outputTokens: spent.outputTokens, toolCalls: 0 });
+      if (trace) this.traces.keep(trace.turn, trace, keep);
+    });
+  }
+
   /** The title a model made after the first turn, and what the call spent, counted with that turn. */
   titleFirstTurn(title: string, spent: { inputTokens: number; outputTokens: number }): ConversationState {
     const state = this.#requireState();

@@ -133,7 +133,18 @@ export const CallsInFlightSchema = exactly<CallsInFlight>()(
   z.lazy(() => z.object({ assistant: AssistantMessageSchema, started: z.array(z.string()) })),
 );
 
-const SPAN_KINDS = ["turn", "agent", "model", "tool", "request", "handoff", "refused-handoff", "compaction", "guardrail"] as const;
+const SPAN_KINDS = [
+  "turn",
+  "agent",
+  "model",
+  "tool",
+  "request",
+  "handoff",
+  "refused-handoff",
+  "compaction",
+  "guardrail",
+  "memory",
+] as const;
 
 const SpanSchema = exactly<Span>()(
   z.lazy(() =>

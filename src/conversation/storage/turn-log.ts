@@ -46,6 +46,11 @@ export class TurnLog {
     this.#db = db;
   }
 
+  /** When the conversation last did anything: its latest turn's end, or start while it runs; null before its first. */
+  lastActivity(): number | null {
+    return this.#db.sql.exec<{ at: number | null }>(`SELECT max(coalesce(ended_at, started_at)) AS at FROM turns`).one().at;
+  }
+
   /** The number of the latest turn; 0 before the first. */
   latest(): number {
     return this.#db.sql.exec<{ turn: number | null }>(`SELECT max(turn) AS turn FROM turns`).one().turn ?? 0;

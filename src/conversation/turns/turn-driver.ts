@@ -8,6 +8,7 @@ import { runTurnItems } from "../../runtime/run-loop.ts";
 import type { Redactor } from "../../runtime/redact.ts";
 import type { OperatorIdentity } from "../../runtime/handoff/types.ts";
 import type { RunItemsOptions, TurnInput } from "../../runtime/run-options.ts";
+import type { MemoryPort } from "../../runtime/ports/memory-port.ts";
 import type { StoredEvent, TurnStream } from "../../wire/sse.ts";
 import type { ConversationState, ConversationStore } from "../storage/conversation-store.ts";
 import { type EventBatches, eventStream } from "./event-stream.ts";
@@ -38,7 +39,9 @@ export interface DriverSetup {
   settled: () => Promise<void>;
   exporter: OtlpExporter | null;
   /** The run's options that do not change from leg to leg. */
-  options: Omit<RunItemsOptions, "conversationId" | "conversation" | "input" | "signal">;
+  options: Omit<RunItemsOptions, "conversationId" | "conversation" | "input" | "signal" | "memory">;
+  /** The owner's memory a leg runs with (none for an anonymous conversation). */
+  memory: () => MemoryPort | undefined;
   /** Turns whose trace is kept, and whether content goes to exported spans. */
   traces: { keep: number; captureContent: boolean };
   /** Requests the provider's client has sent: the trace counts a model call's retries by it. */
@@ -232,7 +235,9 @@ export class TurnDriver {
       keep: traces.keep,
     });
     try {
-      const items = runTurnItems({ ...this.#setup.options, conversationId, conversation: store.snapshot(), input, signal });
+      const memory = this.#setup.memory();
+      const options = { ...this.#setup.options, ...(memory ? { memory } : {}) };
+      const items = runTurnItems({ ...options, conversationId, conversation: store.snapshot(), input, signal });
       let next = await items.next();
       while (!next.done) {
         let stored = true;

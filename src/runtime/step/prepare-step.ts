@@ -11,6 +11,7 @@ import { answerReturn, openReturn, returnToolSpec } from "../handoff/returns.ts"
 import { agentState } from "../tools/tool-context.ts";
 import type { ReturnFrame } from "../handoff/types.ts";
 import { toolSpec } from "../tools/tool.ts";
+import { withRecalled } from "../memory/recall.ts";
 import type { RunContext, TurnState } from "../turn-state.ts";
 
 export interface PreparedStep {
@@ -54,7 +55,8 @@ export async function prepareStep(run: RunContext, state: TurnState): Promise<Pr
   );
   // In the append mode the system prompt stays the entry agent's; targets' instructions are in the history.
   const speaker = network.options.systemPrompt === "append" ? network.entry : agent;
-  const instructions = speaker.instructionsFor({ context: holding.context, state: agentState(state, speaker) });
+  const own = speaker.instructionsFor({ context: holding.context, state: agentState(state, speaker) });
+  const instructions = withRecalled(run, agent, own);
   const returnTo = withTarget(network, openReturn(holding.callers, agent.name));
   const answerTo = withTarget(network, answerReturn(holding.callers, agent.name));
   const offered = returnTo ? { ...toolset, specs: [...toolset.specs, returnToolSpec(returnTo.frame)] } : toolset;

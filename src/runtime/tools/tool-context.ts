@@ -1,10 +1,10 @@
 /** What a tool sees of the run, and delegation: another agent run on a fresh context. */
-import type { Agent } from "../agent.ts";
+import { type Agent, memoryAccess } from "../agent.ts";
 import { spentSoFar } from "../budgets.ts";
 import { RuntimeError } from "../errors.ts";
 import type { ScheduledFollowUp, StartedDelegation } from "../ports/scheduler-port.ts";
 import { delegateTo } from "./delegation.ts";
-import type { CallContext, ToolContext, ToolFiles } from "./tool.ts";
+import type { CallContext, ToolContext, ToolFiles, ToolMemory } from "./tool.ts";
 import { filesOfHistory } from "../messages.ts";
 import type { RunContext, TurnState } from "../turn-state.ts";
 
@@ -30,6 +30,34 @@ export function toolContext(run: RunContext, state: TurnState, agent: string, up
     schedule: (request, toolCallId) => scheduleFollowUp(run, agent, request, toolCallId),
     delegateInBackground: (delegate, request, toolCallId) => startInBackground(run, agent, delegate.name, request, toolCallId),
     files: toolFiles(run, state),
+    memory: toolMemory(run, owner),
+  };
+}
+
+/** The user's memory as a tool reaches it: through the host's port, as far as the calling agent's declaration allows. */
+function toolMemory(run: RunContext, agent: Agent | undefined): ToolMemory {
+  const access = agent ? memoryAccess(agent, run.path.length > 0) : { read: false, write: false };
+  const port = (need: "read" | "write") => {
+    if (!run.options.memory)
+      throw new RuntimeError("memory_unavailable", "This conversation has no signed-in user: nothing is remembered beyond it.");
+    if (!access[need])
+      throw new RuntimeError("memory_unavailable", `Agent '${agent?.name}' does not ${need} the user's memory: declare \`memory\` on it.`);
+    return run.options.memory;
+  };
+  return {
+    remember: async (text, options = {}) => {
+      const source = { conversation: run.options.conversationId, ...(agent ? { agent: agent.name } : {}) };
+      const memory = await port("write").remember({ text, type: options.type ?? "fact", key: options.key, source });
+      const { id, type, key } = memory;
+      run.nested.push({
+        type: "memory",
+        action: "written",
+        agent: agent?.name ?? "",
+        memories: [{ id, text: memory.text, type, ...(key ? { key } : {}) }],
+      });
+      return memory;
+    },
+    recall: async (query, options) => port("read").recall(query, options),
   };
 }
 

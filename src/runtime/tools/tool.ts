@@ -1,5 +1,6 @@
 import * as z from "zod";
 import type { Duration } from "../duration.ts";
+import type { Memory, MemoryType, RecallOptions } from "../ports/memory-port.ts";
 import type { FileRef } from "../messages.ts";
 import type { NewFile } from "../ports/files-port.ts";
 import type { ToolSpec } from "../ports/model-port.ts";
@@ -66,6 +67,19 @@ export interface ToolContext {
    * makes (a label, a chart), which the call's result shows the user. Refused (code `file_not_found`) where the host keeps no files.
    */
   files: ToolFiles;
+  /**
+   * The signed-in user's memory, across conversations: `remember` what they asked to be remembered (a preference, an
+   * address), `recall` what fits a query. Refused (code `memory_unavailable`) in an anonymous conversation, and for an
+   * agent whose `memory` declaration does not allow it.
+   */
+  memory: ToolMemory;
+}
+
+/** What a tool does with the user's memory. */
+export interface ToolMemory {
+  /** Keeps `text` (a `fact` unless `type` says otherwise); a newer memory of the same `key` supersedes the older one. */
+  remember(text: string, options?: { type?: MemoryType; key?: string }): Promise<Memory>;
+  recall(query: string, options?: RecallOptions): Promise<Memory[]>;
 }
 
 /** What a tool does with the conversation's files. */
