@@ -69,6 +69,8 @@ export function workerdSuite(forMutation = false) {
               "test/http/**",
               // The docs' links are checked against the files, which workerd cannot read.
               "test/docs/**",
+              // The Agent Memory adapter against a stand-in of its API: plain TypeScript, under Node.
+              "test/memory/**",
               "node_modules/**",
               ...CONFIGURED,
               ...TRACE_EXPORT,
@@ -124,6 +126,8 @@ export function workerdSuite(forMutation = false) {
               API_KEY: "master-key-for-the-users-tests",
               ALLOW_ANONYMOUS: "false",
               TITLE_MODEL: "off",
+              // Nor does reading a conversation for memories (its model reads them in test/worker/memory-reads.test.ts).
+              MEMORY_MODEL: "off",
               // A day's tokens per user: far above what the tests spend, but for the one that spends it on purpose.
               USER_DAILY_TOKENS: "1000000",
             }),

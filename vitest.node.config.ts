@@ -17,6 +17,7 @@ export default defineConfig({
       "test/router/**/*.test.ts",
       "test/http/**/*.test.ts",
       "test/docs/**/*.test.ts",
+      "test/memory/**/*.test.ts",
     ],
     globalSetup: ["test/node/global-setup.ts"],
     setupFiles: ["test/node/workerd-globals.ts"],

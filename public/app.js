@@ -11,6 +11,7 @@ import { drawDelegated, forgetDelegations } from "/delegation-block.js";
 import { liveSocket } from "/live-socket.js";
 import { requestCard } from "/request-cards.js";
 import { tracePanel } from "/trace-panel.js";
+import { memoryPanel } from "/memory-panel.js";
 import { agentName, cannotStart, forUsers, statusWords } from "/user-words.js";
 import { attachmentTray, fileList, uploadAll } from "/attachments.js";
 
@@ -44,6 +45,9 @@ const traceSection = document.querySelector("#trace");
 const traceButton = document.querySelector("#show-trace");
 const trace = tracePanel(traceSection, (path) => fetch(path, { headers: headers() }));
 const refreshTrace = () => trace.refresh(conversation?.id, agentBadge.textContent).catch(() => {});
+const memorySection = document.querySelector("#memory");
+const memoryButton = document.querySelector("#show-memory");
+const memory = memoryPanel(memorySection, (path, init = {}) => fetch(path, { ...init, headers: headers(init.headers ?? {}) }));
 let lastEventId = 0;
 let bubble = null; // the assistant bubble text deltas go into
 const toolNodes = new Map(); // toolCallId → <details>
@@ -356,6 +360,10 @@ function draw(event) {
       drawDelegated(event, el);
       return false;
     case "step-finish":
+      return false;
+    case "memory":
+      // What the agent was told it remembers of the user: said, so it is never a secret of the page.
+      if (event.action === "recalled") el("div", "recalled", `Remembered from before: ${event.memories.map((m) => m.text).join("; ")}`);
       return false;
     case "operator-message":
       assistantBubble(event.agent, event.operator ? `${event.agent} (${event.operator})` : event.agent).textContent = event.text;
@@ -839,6 +847,8 @@ async function start() {
   entryAgent = network.entry;
   offerExamples(network.agents);
   if (account.user) showInbox();
+  // Only a signed-in user has a memory beyond the conversation.
+  memoryButton.hidden = !account.user;
   if (account.user && localStorage.getItem("handoff-chat")) keptWhileSignedIn();
   // Nothing in the drawer (no sign-in on this Worker, no list): no button for it.
   document.body.classList.toggle("no-sidebar", !account.user && !account.signIn);
@@ -943,6 +953,12 @@ drawerButton.addEventListener("click", (event) => {
   drawerButton.setAttribute("aria-expanded", String(open));
 });
 document.querySelector("#chat-column").addEventListener("click", () => closeDrawer());
+
+memoryButton.addEventListener("click", () => {
+  memorySection.hidden = !memorySection.hidden;
+  memoryButton.setAttribute("aria-expanded", String(!memorySection.hidden));
+  if (!memorySection.hidden) memory.refresh();
+});
 
 traceButton.addEventListener("click", () => {
   traceSection.hidden = !traceSection.hidden;

@@ -150,6 +150,26 @@ async function refreshConversation() {
   }
   log.scrollTop = log.scrollHeight;
   drawRequests(view);
+  await drawMemory(view);
+}
+
+/**
+ * What the customer's agents remember of them, read-only, while a person holds the conversation: the person answers
+ * knowing what the agents know. Hidden for a guest's conversation, which has none.
+ */
+async function drawMemory(view) {
+  const box = document.querySelector("#customer-memory");
+  const held = people.has(view.activeAgent);
+  const memories = held
+    ? await api(`/v1/operator/conversations/${selected}/memory`).then(
+        (b) => b.memories,
+        () => [],
+      )
+    : [];
+  box.hidden = memories.length === 0;
+  box
+    .querySelector("ul")
+    .replaceChildren(...memories.map((m) => Object.assign(document.createElement("li"), { textContent: `${m.text} (${m.type})` })));
 }
 
 /**

@@ -18,7 +18,9 @@ export function memoriesIn(text: string): ExtractedMemory[] {
     const name = language[0]!.toUpperCase() + language.slice(1).toLowerCase();
     found.set("language", { text: `Prefers to be written to in ${name}`, type: "preference", key: "language" });
   }
-  const address = /\b(?:my (?:new )?address is|I(?: have)? moved to|I live (?:in|at))\s+([^.!?]+)/i.exec(text)?.[1]?.trim();
+  // The last one said wins: "my address is …; oh, and I moved to …".
+  const addresses = [...text.matchAll(/\b(?:my (?:new )?address is|I(?: have)? moved to|I live (?:in|at))\s+([^.!?]+)/gi)];
+  const address = addresses.at(-1)?.[1]?.trim();
   if (address) found.set("home address", { text: `Lives at ${address}`, type: "fact", key: "home address" });
   return [...found.values()];
 }
@@ -47,8 +49,16 @@ export function rememberAsked(
   }
   const refused = done.find((r) => r.isError);
   if (refused) return `I could not remember that: ${refused.content}`;
-  const kept = done.map((r) => (JSON.parse(r.content) as { remembered: string }).remembered.replace(/^Their /, "your "));
+  const kept = done.map((r) => spokenTo((JSON.parse(r.content) as { remembered: string }).remembered));
   return `I will remember that for next time: ${kept.join("; ")}.`;
+}
+
+/** A memory about the customer, said to them: "Their order is A1001" is "your order is A1001". */
+function spokenTo(memory: string): string {
+  return memory
+    .replace(/^Their /, "your ")
+    .replace(/^Prefers /, "you prefer ")
+    .replace(/^Lives /, "you live ");
 }
 
 /** What a turn recalled of the customer (the recalled memories in the agent's instructions), as the demo uses it. */

@@ -63,6 +63,13 @@ export class ConversationMemory {
     };
   }
 
+  /** What the owner's agents remember of them now (none for a guest's conversation, or where no memory is bound). */
+  async owners(): Promise<Memory[]> {
+    const owner = this.#setup.store.state()?.owner;
+    if (!owner || !this.#bound()) return [];
+    return (await this.#backend(owner)).list();
+  }
+
   /** A leg ended: the read after the conversation goes quiet is planned, unless one is planned already. */
   legEnded(): void {
     const { store } = this.#setup;

@@ -51,6 +51,8 @@ export interface ConversationParts {
   events: EventEffects;
   /** Its files: checked, stored in the FILES bucket by reference, read for the model and tools. */
   files: ConversationFiles;
+  /** Its owner's memory: the port each leg runs with, and the reads at its checkpoints. */
+  memory: ConversationMemory;
 }
 
 export function assembleConversation(
@@ -110,7 +112,7 @@ export function assembleConversation(
   const background = new BackgroundWork({ store, network, redactor, run: ports, tell: sockets.tell, exporter, notifier, waitUntil, log });
   const work = new ScheduledWork({ store, driver, hold, network, notifier, admission, background, files, memory });
   const effects = new CommitEffects({ store, storage: ctx.storage, inbox, waitUntil, log });
-  return { redactor, store, hold, inbox, driver, work, background, sockets, admission, effects, events, files };
+  return { redactor, store, hold, inbox, driver, work, background, sockets, admission, effects, events, files, memory };
 }
 
 /** Its owner's memory: MEMORY_MODEL reads the conversation for it (the agents' model by default; `off`: no reads). */

@@ -45,6 +45,8 @@ import type { TurnSummary } from "./storage/turn-log.ts";
 import type { TurnTrace } from "../traces/turn-trace.ts";
 import type { PushConfig } from "./schedule/push-configs.ts";
 import type { FileRef } from "../runtime/messages.ts";
+import type { Memory } from "../runtime/ports/memory-port.ts";
+import type { ConversationMemory } from "./conversation-memory.ts";
 import { type ConversationFiles, sentFileIds, UPLOAD_KEPT_MS } from "./files/conversation-files.ts";
 import { MessageSchema, readRow } from "./storage/row-schemas.ts";
 import type { IncomingFile } from "./files/file-checks.ts";
@@ -87,6 +89,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   readonly #events: EventEffects;
   /** Its files: bytes in the FILES bucket, references here. */
   readonly #files: ConversationFiles;
+  /** Its owner's memory, across their conversations. */
+  readonly #memory: ConversationMemory;
 
   constructor(ctx: DurableObjectState, env: WorkerVars) {
     super(ctx, env);
@@ -106,6 +110,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     this.#effects = parts.effects;
     this.#events = parts.events;
     this.#files = parts.files;
+    this.#memory = parts.memory;
   }
 
   /** Resolves once what the writes so far call for is done (the desk, the inbox told): for answers that show it. */
@@ -252,6 +257,19 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     const deskMayRead = !requester.operator || this.#network.get(admitted.value.holding.activeAgent)?.human === true;
     if (!ref || !deskMayRead) return fail("file_not_found", `No file '${fileId}' in this conversation.`);
     return ok(ref);
+  }
+
+  /**
+   * What its owner's agents remember of them, read-only, for the operator desk while a person holds the conversation: the
+   * person answers as the agents would, knowing what they know. A guest's conversation has none.
+   */
+  async ownerMemories(requester: Requester): Promise<ConversationResult<Memory[]>> {
+    const admitted = this.#admission.access(requester);
+    if (!admitted.ok) return admitted;
+    const holder = admitted.value.holding.activeAgent;
+    if (!this.#network.get(holder)?.human)
+      return fail("not_held_by_person", `The customer's memory shows while a person holds the conversation: '${holder}' does.`);
+    return ok(await this.#memory.owners());
   }
 
   /**

@@ -324,6 +324,13 @@ function operatorPaths(): Record<string, unknown> {
         responses: { "200": { description: "The conversation" }, "404": error },
       },
     },
+    "/v1/operator/conversations/{id}/memory": {
+      parameters: [idParam()],
+      get: {
+        summary: "What the customer's agents remember of them (read-only), while a person holds the conversation; none for a guest's",
+        responses: { "200": { description: "{ memories: [{ id, text, type, key?, source, createdAt }] }" }, "404": error, "409": error },
+      },
+    },
     "/v1/conversations/{id}/operator/messages": {
       parameters: [idParam()],
       post: {

@@ -29,6 +29,12 @@ export function registerOperatorRoutes(app: Hono<AppEnv>): void {
     return c.json(await expectOk(client.getView(readQuery(c, PageParams), "desk")));
   });
 
+  // What the customer's agents remember of them, read-only, while a person holds the conversation.
+  app.get("/v1/operator/conversations/:id/memory", async (c) => {
+    const client = conversationClient(c.env, conversationIdOf(c.req.param("id")), c.get("access"));
+    return c.json({ memories: await expectOk(client.ownerMemories()) });
+  });
+
   // The customer's files, for the desk while a person holds the conversation (or it waits for one).
   app.get("/v1/operator/conversations/:id/files/:fileId", (c) =>
     fileResponse(c.env, conversationClient(c.env, conversationIdOf(c.req.param("id")), c.get("access")), c.req.param("fileId")),

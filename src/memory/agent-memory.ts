@@ -20,6 +20,7 @@ export interface AgentMemoryMemory {
   updatedAt: Date;
 }
 
+/** A profile of the service: one user's memory there (the methods this adapter calls). */
 export interface AgentMemoryProfile {
   ingest(
     messages: Iterable<{ role: "system" | "user" | "assistant"; content: string }>,
@@ -49,6 +50,7 @@ export interface AgentMemoryNamespace {
 const SESSION_CHARS = 64;
 const QUERY_BYTES = 1024;
 
+/** A user's memory kept in their Agent Memory profile, as the routes, tools and recalls reach it. */
 export class AgentMemoryStore implements UserMemoryStore {
   readonly #namespace: AgentMemoryNamespace;
   readonly #profile: string;

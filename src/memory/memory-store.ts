@@ -32,6 +32,7 @@ export interface IngestMessage {
   content: string;
 }
 
+/** One user's memory, whichever backend keeps it (`UserMemory`, or Agent Memory through `AgentMemoryStore`). */
 export interface UserMemoryStore {
   recall(query: string, options?: RecallOptions): Promise<Memory[]>;
   remember(memory: NewMemory, limits: MemoryLimits): Promise<MemoryResult<Memory>>;

@@ -8,6 +8,7 @@ import type { Memory, NewMemory, RecallOptions } from "../runtime/ports/memory-p
 import type { MemoryChange, MemoryLimits, MemoryResult, UserMemoryStore } from "./memory-store.ts";
 import { MemoryTable } from "./memory-table.ts";
 
+/** A signed-in user's memory, one object per user (bind it as `MEMORIES`). */
 export class UserMemory extends DurableObject<Record<string, unknown>> implements UserMemoryStore {
   readonly #table: MemoryTable;
 

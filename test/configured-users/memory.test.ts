@@ -2,10 +2,9 @@
  * A signed-in user's memory through the Worker, in workerd with the real objects: what a tool remembers in one
  * conversation is recalled into the next one's instructions (the agent that answers and a handoff's target), never into
  * the stored history; a newer memory of a key supersedes the older; the user lists, corrects and forgets it, and no one
- * else reaches it; a quiet conversation is read for memories by one model call, which a failure or a retry cannot store twice.
+ * else reaches it; the desk sees it while a person holds the conversation. (Reading a conversation for memories, by a
+ * model: test/worker/memory-reads.test.ts; this project turns it off, as it does titles.)
  */
-import { env } from "cloudflare:workers";
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MASTER, mint } from "../support/sign-in.ts";
 import { type SentRequest, scenario } from "../support/scenario.ts";
@@ -190,74 +189,21 @@ describe("the user's memory is theirs alone", () => {
   });
 });
 
-describe("reading a quiet conversation for memories", () => {
-  it("is one model call after MEMORY_IDLE_AFTER, planned at the leg's end; a failed read stores nothing and the next reads it again", async () => {
+describe("the operator desk", () => {
+  it("shows the customer's memory, read-only, while a person holds their conversation, and not before", async () => {
     const s = await scenario([
-      { text: "Let me look at A1002." },
-      { status: 500, error: { message: "the provider is down" } },
-      { text: "Anything else?" },
-      { text: JSON.stringify({ memories: [{ text: "Their order is A1002", type: "fact", key: "order", message: 0 }] }) },
+      remember("Prefers to be written to in French", { type: "preference", key: "language" }),
+      { toolCalls: [{ name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "wants a person" }) }] },
     ]);
     const ada = await user();
     const c = await conversation(ada.token);
-    await say(ada.token, c.id, s.tag("My order is A1002."));
-    const stub = env.CONVERSATIONS.getByName(c.id);
-    expect(await plannedReads(stub)).toHaveLength(1);
-    await quiet(stub);
-    expect(await runDurableObjectAlarm(stub)).toBe(true);
-    expect(await memories(ada.token)).toEqual([]);
-    expect((await s.sent()).requests).toHaveLength(2);
-
-    // The next leg plans the read again, and it reads from the start: nothing was lost.
-    await say(ada.token, c.id, s.tag("Thanks."));
-    await quiet(stub);
-    await runDurableObjectAlarm(stub);
-    const sent = (await s.sent()).requests;
-    expect(sent).toHaveLength(4);
-    const read = sent[3]!.messages.map((m) => m.content).join("\n");
-    expect(read).toContain("[0] User: My order is A1002.");
-    expect(await memories(ada.token)).toMatchObject([
-      { text: "Their order is A1002", source: { conversation: c.id, agent: "memory-extraction", message: 0 } },
-    ]);
-    // The latest turn's trace shows what the read kept; a read with nothing new calls no model.
-    const trace = (await (await call(`/v1/conversations/${c.id}/turns/2/trace`, as(ada.token))).json()) as {
-      spans: Array<{ name: string }>;
-    };
-    expect(trace.spans.map((sp) => sp.name)).toContain("remembered 1 memory");
-    await runInDurableObject(stub, (_instance, state) => {
-      state.storage.sql.exec(`INSERT INTO schedule (id, kind, due_at, turn, data) VALUES ('again', 'memory-read', 0, 0, '{}')`);
-    });
-    await quiet(stub);
-    await runDurableObjectAlarm(stub);
-    expect((await s.sent()).requests).toHaveLength(4);
-    expect(await memories(ada.token)).toHaveLength(1);
-  });
-
-  it("keeps what one read found once, however often the read is stored again", async () => {
-    const ada = await user();
-    const stub = env.MEMORIES!.getByName(`retry-${ada.id}`);
-    const found = [{ text: "Their order is A1003", type: "fact" as const, key: "order", source: { conversation: "c1" } }];
-    const limits = { maxChars: 500, maxPerUser: 10 };
-    await stub.keepRead("c1", 4, found, limits);
-    await stub.keepRead("c1", 4, found, limits);
-    expect(await stub.list()).toHaveLength(1);
-    expect(await stub.readFrom("c1")).toBe(4);
+    const operator = await mint(`olga-${crypto.randomUUID()}`, { roles: ["operator"] });
+    const before = await call(`/v1/operator/conversations/${c.id}/memory`, as(operator));
+    expect([before.status, ((await before.json()) as { error: { code: string } }).error.code]).toEqual([409, "not_held_by_person"]);
+    await say(ada.token, c.id, s.tag("Write to me in French, and let me talk to a person."));
+    const held = await call(`/v1/operator/conversations/${c.id}/memory`, as(operator));
+    expect(await held.json()).toMatchObject({ memories: [{ text: "Prefers to be written to in French", type: "preference" }] });
+    // The operator API only: the customer's own sign-in has no operator role.
+    expect((await call(`/v1/operator/conversations/${c.id}/memory`, as(ada.token))).status).toBe(403);
   });
 });
-
-/** The conversation's planned memory reads. */
-async function plannedReads(stub: DurableObjectStub): Promise<unknown[]> {
-  return runInDurableObject(stub, (_instance, state) =>
-    state.storage.sql.exec(`SELECT id FROM schedule WHERE kind = 'memory-read'`).toArray(),
-  );
-}
-
-/** The conversation as if quiet for an hour: its turns ended then, and its planned read due now. */
-async function quiet(stub: DurableObjectStub): Promise<void> {
-  await runInDurableObject(stub, async (_instance, state) => {
-    const hourAgo = Date.now() - 3_600_000;
-    state.storage.sql.exec(`UPDATE turns SET started_at = ?, ended_at = ?`, hourAgo, hourAgo);
-    state.storage.sql.exec(`UPDATE schedule SET due_at = ? WHERE kind = 'memory-read'`, Date.now() - 1);
-    await state.storage.setAlarm(Date.now() + 3_600_000);
-  });
-}

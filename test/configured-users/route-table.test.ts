@@ -112,6 +112,8 @@ const ROUTES: Record<string, RouteCase> = {
   },
   "GET /v1/operator/conversations": { cells: operatorOnly },
   "GET /v1/operator/conversations/:id": { cells: operatorOnly },
+  // While no person holds the conversation, an operator is told so (409), not shown the customer's memory.
+  "GET /v1/operator/conversations/:id/memory": { cells: operatorOnly },
   // While no person holds the conversation, even an operator finds no file (files-access.test.ts reads one a person holds).
   "GET /v1/operator/conversations/:id/files/:fileId": {
     path: (id) => `/v1/operator/conversations/${id}/files/no-such-file`,

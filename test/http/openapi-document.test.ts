@@ -195,6 +195,8 @@ describe("the OpenAPI document against the routes", () => {
       "/v1/conversations/{id}/socket after",
       "/v1/conversations/{id}/ui-messages before",
       "/v1/conversations/{id}/ui-messages limit",
+      "/v1/me/memory limit",
+      "/v1/me/memory q",
       "/v1/operator/conversations status",
       "/v1/operator/conversations/{id} before",
       "/v1/operator/conversations/{id} limit",

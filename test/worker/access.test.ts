@@ -303,14 +303,14 @@ describe("GET /v1/agents", () => {
     const byName = Object.fromEntries(agents.map((a) => [a.name, a]));
     expect(entry).toBe("triage");
     expect(byName.triage).toMatchObject({
-      tools: [],
+      tools: ["remember"],
       handoffs: ["billing", "shipping", "calculator", "support-desk"],
       transferTools: ["transfer_to_billing", "transfer_to_shipping", "transfer_to_calculator", "transfer_to_support_desk"],
       human: false,
       mcpServers: [],
     });
     expect(byName.billing).toMatchObject({
-      tools: ["lookup_order", "refund", "ask_fraud_check"],
+      tools: ["lookup_order", "refund", "ask_fraud_check", "remember"],
       handoffs: ["triage", "calculator", "shipping", "support-desk"],
       transferTools: ["transfer_to_triage", "transfer_to_calculator", "transfer_to_shipping", "transfer_to_support_desk"],
     });

@@ -59,6 +59,7 @@ describe("POST /v1/conversations/:id/messages through the Worker, the real opena
     expect(requests[0]!.stream).toBe(true);
     expect(requests[0]!.messages[0]).toMatchObject({ role: "system", content: expect.stringMatching(/^You route customers/) });
     expect(requests[0]!.tools!.map((t) => t.function.name)).toEqual([
+      "remember",
       "transfer_to_billing",
       "transfer_to_shipping",
       "transfer_to_calculator",
@@ -72,6 +73,7 @@ describe("POST /v1/conversations/:id/messages through the Worker, the real opena
       "lookup_order",
       "refund",
       "ask_fraud_check",
+      "remember",
       "transfer_to_triage",
       "transfer_to_calculator",
       "transfer_to_shipping",
@@ -282,8 +284,8 @@ describe("GET /v1/agents", () => {
     };
     expect(body.entry).toBe("triage");
     expect(body.agents.map((a) => [a.name, a.tools, a.handoffs])).toEqual([
-      ["triage", [], ["billing", "shipping", "calculator", "support-desk"]],
-      ["billing", ["lookup_order", "refund", "ask_fraud_check"], ["triage", "calculator", "shipping", "support-desk"]],
+      ["triage", ["remember"], ["billing", "shipping", "calculator", "support-desk"]],
+      ["billing", ["lookup_order", "refund", "ask_fraud_check", "remember"], ["triage", "calculator", "shipping", "support-desk"]],
       [
         "shipping",
         [
@@ -294,6 +296,7 @@ describe("GET /v1/agents", () => {
           "choose_delivery_slot",
           "open_damage_claim",
           "schedule_followup",
+          "remember",
           "search_for_parcel",
         ],
         ["triage", "calculator", "billing", "support-desk"],

@@ -45,6 +45,7 @@ const ExtractedSchema = z.object({
   ),
 });
 
+/** What one read of a conversation found, and what its model call spent. */
 export interface Extraction {
   memories: ExtractedMemory[];
   inputTokens: number;

@@ -7,6 +7,7 @@ import * as z from "zod";
 
 /** What a memory is about: a fact, a preference, an event, an instruction to agents, or a task still to do. */
 export const MEMORY_TYPES = ["fact", "preference", "event", "instruction", "task"] as const;
+/** A memory's kind (`MEMORY_TYPES`). */
 export type MemoryType = (typeof MEMORY_TYPES)[number];
 
 /** Where a memory came from: the conversation, the agent that wrote it, and the message it was read from. */

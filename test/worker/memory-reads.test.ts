@@ -1,0 +1,120 @@
+/**
+ * Reading a signed-in user's conversation for memories (MEMORY_MODEL: the agents' model here), in workerd against the fake
+ * provider: one model call once the conversation has been quiet for MEMORY_IDLE_AFTER, planned at a leg's end; a read
+ * that fails stores nothing and the next reads the same messages; one with nothing new calls no model; what one read
+ * found is kept once however often it is stored. The users come from the development sign-in.
+ */
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { parseSse } from "../support/sse.ts";
+import { until } from "../support/until.ts";
+import { call, scenario } from "../support/worker.ts";
+
+type Memory = { id: string; text: string; type: string; source: { conversation: string; agent?: string; message?: number } };
+
+const as = (credential: string, init: RequestInit = {}): RequestInit => ({
+  ...init,
+  headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${credential}` },
+});
+const json = (body: unknown) => ({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+/** A user of their own, signed in with the development sign-in. */
+async function user(): Promise<{ id: string; token: string }> {
+  const res = await call("/v1/dev/sign-in", json({ name: `Reader ${crypto.randomUUID().slice(0, 8)}` }));
+  expect(res.status).toBe(201);
+  const body = (await res.json()) as { token: string; user: { id: string } };
+  return { id: body.user.id, token: body.token };
+}
+
+async function conversation(token: string): Promise<{ id: string }> {
+  const res = await call("/v1/conversations", as(token, { method: "POST" }));
+  expect(res.status).toBe(201);
+  return (await res.json()) as { id: string };
+}
+
+async function say(token: string, id: string, message: string): Promise<void> {
+  const res = await call(`/v1/conversations/${id}/messages`, as(token, json({ message })));
+  expect(res.status).toBe(200);
+  expect(parseSse(await res.text()).at(-1)).toMatchObject({ type: "done" });
+}
+
+async function memories(token: string): Promise<Memory[]> {
+  return ((await (await call("/v1/me/memory", as(token))).json()) as { memories: Memory[] }).memories;
+}
+
+describe("reading a quiet conversation for memories", () => {
+  it("is one model call after MEMORY_IDLE_AFTER, planned at the leg's end; a failed read stores nothing and the next reads it again", async () => {
+    const s = await scenario([
+      { text: "Let me look at A1002." },
+      // The conversation's title, made after its first leg (the user is signed in).
+      { text: "Order A1002" },
+      { status: 500, error: { message: "the provider is down" } },
+      { text: "Anything else?" },
+      { text: JSON.stringify({ memories: [{ text: "Their order is A1002", type: "fact", key: "order", message: 0 }] }) },
+    ]);
+    const sent = async () => (await s.sent()).requests;
+    const ada = await user();
+    const c = await conversation(ada.token);
+    await say(ada.token, c.id, s.tag("My order is A1002."));
+    await until(sent, (requests) => requests.length === 2, "the title is made");
+    const stub = env.CONVERSATIONS.getByName(c.id);
+    expect(await plannedReads(stub)).toHaveLength(1);
+    await quiet(stub);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await memories(ada.token)).toEqual([]);
+    expect(await sent()).toHaveLength(3);
+
+    // The next leg plans the read again, and it reads from the start: nothing was lost.
+    await say(ada.token, c.id, s.tag("Thanks."));
+    await quiet(stub);
+    await runDurableObjectAlarm(stub);
+    const requests = await sent();
+    expect(requests).toHaveLength(5);
+    const read = requests[4]!.messages.map((m) => m.content).join("\n");
+    expect(read).toContain("[0] User: My order is A1002.");
+    expect(await memories(ada.token)).toMatchObject([
+      { text: "Their order is A1002", source: { conversation: c.id, agent: "memory-extraction", message: 0 } },
+    ]);
+    // The latest turn's trace shows what the read kept; a read with nothing new calls no model.
+    const trace = (await (await call(`/v1/conversations/${c.id}/turns/2/trace`, as(ada.token))).json()) as {
+      spans: Array<{ name: string }>;
+    };
+    expect(trace.spans.map((sp) => sp.name)).toContain("remembered 1 memory");
+    await runInDurableObject(stub, (_instance, state) => {
+      state.storage.sql.exec(`INSERT INTO schedule (id, kind, due_at, turn, data) VALUES ('again', 'memory-read', 0, 0, '{}')`);
+    });
+    await quiet(stub);
+    await runDurableObjectAlarm(stub);
+    expect(await sent()).toHaveLength(5);
+    expect(await memories(ada.token)).toHaveLength(1);
+  });
+
+  it("keeps what one read found once, however often the read is stored again", async () => {
+    const ada = await user();
+    const stub = env.MEMORIES!.getByName(`retry-${ada.id}`);
+    const found = [{ text: "Their order is A1003", type: "fact" as const, key: "order", source: { conversation: "c1" } }];
+    const limits = { maxChars: 500, maxPerUser: 10 };
+    await stub.keepRead("c1", 4, found, limits);
+    await stub.keepRead("c1", 4, found, limits);
+    expect(await stub.list()).toHaveLength(1);
+    expect(await stub.readFrom("c1")).toBe(4);
+  });
+});
+
+/** The conversation's planned memory reads. */
+async function plannedReads(stub: DurableObjectStub): Promise<unknown[]> {
+  return runInDurableObject(stub, (_instance, state) =>
+    state.storage.sql.exec(`SELECT id FROM schedule WHERE kind = 'memory-read'`).toArray(),
+  );
+}
+
+/** The conversation as if quiet for an hour: its turns ended then, and its planned read due now. */
+async function quiet(stub: DurableObjectStub): Promise<void> {
+  await runInDurableObject(stub, async (_instance, state) => {
+    const hourAgo = Date.now() - 3_600_000;
+    state.storage.sql.exec(`UPDATE turns SET started_at = ?, ended_at = ?`, hourAgo, hourAgo);
+    state.storage.sql.exec(`UPDATE schedule SET due_at = ? WHERE kind = 'memory-read'`, Date.now() - 1);
+    await state.storage.setAlarm(Date.now() + 3_600_000);
+  });
+}
