@@ -57,6 +57,14 @@ async function openMemory(page: Page): Promise<void> {
   await panel.locator("[data-memory-status]").filter({ hasNotText: "Loading" }).waitFor();
 }
 
+/** The panel's row whose words are `text`. */
+async function rowOf(page: Page, text: string) {
+  const rows = page.getByTestId("memory-panel").locator("li");
+  const words = await rows.locator("input").evaluateAll((inputs) => inputs.map((i) => (i as HTMLInputElement).value));
+  assert.ok(words.includes(text), `"${text}" is listed: ${words.join(" | ")}`);
+  return rows.nth(words.indexOf(text));
+}
+
 /** axe-core's serious and critical findings on the page as it is. */
 async function axeFindings(page: Page): Promise<string[]> {
   await page.addScriptTag({ path: AXE });
@@ -90,18 +98,20 @@ describe("what the agents remember, on the chat page", () => {
     await page.getByText(/^Remembered from before: /).waitFor();
     const answer = await page.locator(".assistant").last().textContent();
     assert.match(answer ?? "", /Bonjour ! You told me before that your order is A1001, so I looked at that one\. Order A1001 is /);
+    // Who answers stays readable beside the header's buttons (they wrap first).
+    const who = await page.locator("header p").evaluate((p) => ({ shown: p.clientWidth, needed: p.scrollWidth }));
+    assert.ok(who.needed <= who.shown, `"Talking to …" fits: ${who.needed} px in ${who.shown}`);
     await page.screenshot({ path: "test-artifacts/memory-recalled-desktop.png" });
 
     // Corrected in place, then forgotten one by one, then all at once.
     await openMemory(page);
-    const order = rows.filter({ has: page.locator('input[value="Their order is A1001"]') });
+    const order = await rowOf(page, "Their order is A1001");
     await order.locator("input").fill("Their order is A1002");
     await order.getByRole("button", { name: "Save" }).click();
-    await page.getByTestId("memory-panel").locator('input[value="Their order is A1002"]').waitFor();
-    await rows
-      .filter({ has: page.locator('input[value="Their order is A1002"]') })
-      .getByRole("button", { name: "Forget" })
-      .click();
+    await page.waitForFunction(() =>
+      Array.from(document.querySelectorAll<HTMLInputElement>("#memory li input")).some((i) => i.value === "Their order is A1002"),
+    );
+    await (await rowOf(page, "Their order is A1002")).getByRole("button", { name: "Forget" }).click();
     await page.getByText("1 thing the agents remember of you").waitFor();
     page.once("dialog", (dialog) => dialog.accept());
     await page.getByRole("button", { name: "Forget everything" }).click();
