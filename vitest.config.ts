@@ -135,7 +135,8 @@ export function workerdSuite(forMutation = false) {
           test: { isolate, name: "users", include: USERS },
         },
         {
-          // Deadlines short enough to pass within a test: approvals expire after 2 s, the support desk has 2 s to answer.
+          // Deadlines short enough to pass within a test: approvals expire after 2 s, the support desk has 2 s to answer,
+          // an orphaned upload goes after 10 s.
           // The app's webhook is the fake server's hook sink, its deliveries signed with a secret.
           plugins: [
             worker({
@@ -147,6 +148,8 @@ export function workerdSuite(forMutation = false) {
               A2A_PUSH_ALLOW_PRIVATE: "true",
               // A conversation's tokens, far above what a test spends but for the one that reports a step's tokens to reach it.
               CONVERSATION_BUDGET: JSON.stringify({ inputTokens: 1_000_000 }),
+              // Uploads no message sends go after 10 s, the least there is, so a test watches one go.
+              FILE_ORPHAN_AFTER: "10s",
             }),
           ],
           test: { isolate, name: "schedule", include: SCHEDULE },

@@ -1,4 +1,4 @@
-import type { Duration } from "./runtime/duration.ts";
+import { type Duration, durationMs } from "./runtime/duration.ts";
 import { HandoffError } from "./runtime/errors.ts";
 import * as z from "zod";
 import type { Limits } from "./runtime/limits.ts";
@@ -132,6 +132,16 @@ export const ConfigSchema = z.object({
   MAX_MESSAGE_CHARS: z.coerce.number().int().min(1).max(60_000).default(8_000),
   /** The largest file a message may carry, in bytes (10 MB). */
   FILE_MAX_BYTES: z.coerce.number().int().min(1).max(100_000_000).default(10_485_760),
+  /**
+   * How long an upload no message has sent is kept before the sweep lets it go (`90s`, `30m`, `1h`): at least 10 seconds, the
+   * time a client takes from its upload to its message.
+   */
+  FILE_ORPHAN_AFTER: z
+    .string()
+    .regex(/^\d+(\.\d+)?[smhd]$/, "FILE_ORPHAN_AFTER is a duration such as 90s, 30m or 1h.")
+    .default("1h")
+    .transform((value) => durationMs(value as Duration, "FILE_ORPHAN_AFTER"))
+    .refine((ms) => ms >= 10_000, "FILE_ORPHAN_AFTER is at least 10s: a client needs that long from its upload to its message."),
   /** Files one message may carry. */
   FILES_PER_MESSAGE: z.coerce.number().int().min(1).max(100).default(10),
   /** Bytes of files one conversation may hold, all together (100 MB). */

@@ -12,6 +12,7 @@ export interface WorkerVars {
   MAX_MESSAGE_CHARS?: string;
   FILE_MAX_BYTES?: string;
   FILES_PER_MESSAGE?: string;
+  FILE_ORPHAN_AFTER?: string;
   CONVERSATION_FILES_MAX_BYTES?: string;
   TURN_BUDGET?: string;
   CONVERSATION_BUDGET?: string;

@@ -138,6 +138,7 @@ function filesOf(store: ConversationStore, env: WorkerVars, config: Config, reda
     limits: { maxBytes: config.FILE_MAX_BYTES, perMessage: config.FILES_PER_MESSAGE, perConversation: config.CONVERSATION_FILES_MAX_BYTES },
     redactor,
     conversationId: () => store.state()!.conversationId,
+    keptMs: config.FILE_ORPHAN_AFTER,
   });
 }
 

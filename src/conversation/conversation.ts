@@ -47,7 +47,7 @@ import type { PushConfig } from "./schedule/push-configs.ts";
 import type { FileRef } from "../runtime/messages.ts";
 import type { Memory } from "../runtime/ports/memory-port.ts";
 import type { ConversationMemory } from "./conversation-memory.ts";
-import { type ConversationFiles, sentFileIds, UPLOAD_KEPT_MS } from "./files/conversation-files.ts";
+import { type ConversationFiles, sentFileIds } from "./files/conversation-files.ts";
 import { MessageSchema, readRow } from "./storage/row-schemas.ts";
 import type { IncomingFile } from "./files/file-checks.ts";
 
@@ -234,7 +234,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     if (unavailable) return unavailable;
     if (!admitted.value) this.#store.create(requester.conversationId, this.#network.entry.name, newGrant(), requester.user);
     const stored = await this.#files.store(files);
-    if (stored.ok) this.#store.schedule.planSweep(Date.now() + UPLOAD_KEPT_MS);
+    if (stored.ok) this.#store.schedule.planSweep(Date.now() + this.#files.keptMs);
     await this.#settled();
     return stored;
   }
@@ -484,8 +484,9 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
       return fail("turn_not_found", `This conversation has ${state.turn} turns; fork after one of them (1 to ${state.turn}).`);
     if (this.#driver.running && afterTurn === state.turn)
       return fail("run_in_progress", `${RUN_IN_PROGRESS} Or fork after an earlier turn.`);
-    const snapshot = this.#store.forkSnapshot(afterTurn);
-    if (!snapshot) return fail("turn_not_found", `Turn ${afterTurn} was stored before forks were possible; fork after a later turn.`);
+    const taken = this.#store.forkSnapshot(afterTurn);
+    if (!taken) return fail("turn_not_found", `Turn ${afterTurn} was stored before forks were possible; fork after a later turn.`);
+    const snapshot = state.owner ? { ...taken, owner: state.owner } : taken;
     const sent = sentFileIds(snapshot.messages.map((row) => readRow(MessageSchema, row.data, "message")));
     const files = [...sent].flatMap((id) => this.#files.get(id) ?? []);
     if (!files.length) return ok(snapshot);
@@ -497,7 +498,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   async importFork(requester: Requester, snapshot: ForkSnapshot): Promise<ConversationResult<{ activeAgent: string; grant: string }>> {
     // A fork's id is freshly made by the Worker: it cannot be taken.
     if (this.#store.state()) throw new Error(`conversation ${requester.conversationId} already exists`);
-    const state = this.#store.importFork(requester.conversationId, newGrant(), snapshot, requester.user);
+    // A fork keeps its owner, whichever credential made it (the owner's sign-in, the conversation's token, the master key).
+    const state = this.#store.importFork(requester.conversationId, newGrant(), snapshot, requester.user ?? snapshot.owner);
     this.#files.adopt(snapshot.files ?? []);
     await this.#settled();
     return ok({ activeAgent: state.holding.activeAgent, grant: state.grant! });

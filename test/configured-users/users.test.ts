@@ -142,6 +142,15 @@ describe("conversations each signed-in user owns", () => {
     const forked = ((await fork.json()) as { id: string }).id;
     expect((await call(`/v1/conversations/${forked}`, as(ada))).status).toBe(200);
     expect((await call(`/v1/conversations/${forked}`, as(await mint("bob")))).status).toBe(404);
+    // A fork keeps its owner whichever credential made it: the conversation's token, the master key.
+    const { token } = (await (await call(`/v1/conversations/${id}/tokens`, as(ada, json({})))).json()) as { token: string };
+    for (const credential of [token, MASTER]) {
+      const other = await call(`/v1/conversations/${id}/fork`, as(credential, json({ afterTurn: 1 })));
+      expect(other.status).toBe(201);
+      const made = ((await other.json()) as { id: string }).id;
+      expect((await call(`/v1/conversations/${made}`, as(ada))).status).toBe(200);
+      expect((await call(`/v1/conversations/${made}`, as(await mint("bob")))).status).toBe(404);
+    }
     // A user cannot squat an id by messaging it first; the master key still can.
     expect((await call("/v1/conversations/picked-by-ada/messages", as(ada, json({ message: "hi" })))).status).toBe(404);
   });

@@ -17,6 +17,7 @@ import {
   Network,
   type NewMemory,
   rememberTool,
+  recallTool,
   type RunEvent,
   runTurn,
   tool,
@@ -195,6 +196,30 @@ describe("what a tool writes", () => {
       expect(JSON.stringify(result)).toContain(words);
       expect(memoryOf?.kept ?? []).toEqual([]);
     }
+  });
+});
+
+describe("the built-in tools", () => {
+  it("recall searches the user's memory further, with the agent's query; remember keeps what the model gives", async () => {
+    const triage = new Agent({ name: "triage", instructions: "You route.", tools: [recallTool(), rememberTool()] });
+    const memory = new ListMemory([FRENCH]);
+    const model = new AgentModel({
+      triage: (r) => {
+        const results = r.messages.filter((m) => m.role === "tool").length;
+        if (results === 0) return call("recall", { query: "language" });
+        if (results === 1) return call("remember", { text: "Moved to Lyon", key: "home address" });
+        return say("Done.");
+      },
+    });
+    const { events } = await run(new Network(triage, { defaultModel: "m" }), model, memory);
+    const [recalled, remembered] = events.filter((e) => e.type === "tool-result");
+    expect(memory.queries).toEqual(["My parcel never came", "language"]);
+    expect((recalled as { result: unknown }).result).toEqual({
+      memories: [{ text: FRENCH.text, type: "preference", since: FRENCH.createdAt }],
+    });
+    expect(memory.kept.at(-1)).toMatchObject({ text: "Moved to Lyon", type: "fact", key: "home address" });
+    expect((remembered as { result: unknown }).result).toEqual({ remembered: "Moved to Lyon", id: "m1" });
+    expect(events.find((e) => e.type === "tool-call" && e.name === "remember")).toMatchObject({ said: "Remembered: Moved to Lyon" });
   });
 });
 

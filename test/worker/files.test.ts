@@ -226,6 +226,13 @@ describe("what a file is, by its bytes", () => {
     ];
     for (const [bytes, type] of refused)
       expect(await errorCode(await upload(s.conversationId, bytes, type)), type).toEqual([415, "unsupported_media_type"]);
+    // Text with markup a browser would run, in its middle as at its start, is refused as docs/files.md says.
+    for (const markup of ["Hello <script>alert(document.cookie)</script>", "Hi <img src=x onerror=alert(1)> there"]) {
+      const res = await upload(s.conversationId, new TextEncoder().encode(markup), "text/plain", "note.txt");
+      const { error } = (await res.json()) as { error: { code: string; message: string } };
+      expect([res.status, error.code], markup).toEqual([415, "unsupported_media_type"]);
+      expect(error.message).toContain("markup a browser would run");
+    }
     // Each kind it takes is told by its signature, declared or not (a type that says nothing).
     for (const { type, bytes } of EACH_TYPE)
       for (const declared of [type, "application/octet-stream"]) {

@@ -90,6 +90,31 @@ describe("reading a quiet conversation for memories", () => {
     expect(await memories(ada.token)).toHaveLength(1);
   });
 
+  it("reads the conversation at once when a person hands it back", async () => {
+    const s = await scenario([
+      { toolCalls: [{ name: "transfer_to_support_desk", arguments: JSON.stringify({ reason: "wants a person" }) }] },
+      { text: "A person, please" },
+      { text: JSON.stringify({ memories: [{ text: "Prefers phone calls", type: "preference", key: "contact", message: 0 }] }) },
+    ]);
+    const sent = async () => (await s.sent()).requests;
+    const ada = await user();
+    const c = await conversation(ada.token);
+    await say(ada.token, c.id, s.tag("Call me rather than write, and let me talk to a person."));
+    await until(sent, (requests) => requests.length === 2, "the title is made");
+    const answered = await call(`/v1/conversations/${c.id}/operator/messages`, json({ message: "Noted, I will call you." }));
+    expect(answered.status).toBe(200);
+    const back = await call(`/v1/conversations/${c.id}/operator/handoff`, json({ to: "triage" }));
+    expect(back.status).toBe(200);
+    const kept = await until(
+      () => memories(ada.token),
+      (list) => list.length === 1,
+      "the hand-back's read is kept",
+    );
+    expect(kept).toMatchObject([{ text: "Prefers phone calls", type: "preference", source: { conversation: c.id } }]);
+    // The person's answer is in what the read was sent, as an agent's.
+    expect((await sent())[2]!.messages.map((m) => m.content).join("\n")).toContain("Agent (support-desk): Noted, I will call you.");
+  });
+
   it("keeps what one read found once, however often the read is stored again", async () => {
     const ada = await user();
     const stub = env.MEMORIES!.getByName(`retry-${ada.id}`);

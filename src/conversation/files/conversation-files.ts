@@ -13,9 +13,6 @@ import { type ConversationResult, fail, ok } from "../results.ts";
 import { FileBytes } from "./file-bytes.ts";
 import { checkFiles, type FileLimits, type IncomingFile, sha256 } from "./file-checks.ts";
 
-/** How long an upload may wait for the message that sends it before it is swept (an hour). */
-export const UPLOAD_KEPT_MS = 60 * 60_000;
-
 export interface FilesSetup {
   ledger: FileLedger;
   bucket: R2Bucket | undefined;
@@ -24,6 +21,8 @@ export interface FilesSetup {
   redactor: Redactor;
   /** The conversation that holds the files it stores. */
   conversationId: () => string;
+  /** How long an upload may wait for the message that sends it before it is swept (FILE_ORPHAN_AFTER, an hour by default). */
+  keptMs: number;
 }
 
 export class ConversationFiles implements FilePort {
@@ -32,6 +31,8 @@ export class ConversationFiles implements FilePort {
   readonly #limits: FileLimits;
   readonly #redactor: Redactor;
   readonly #conversationId: () => string;
+  /** How long an upload may wait for the message that sends it before it is swept. */
+  readonly keptMs: number;
 
   constructor(setup: FilesSetup) {
     this.#ledger = setup.ledger;
@@ -39,6 +40,7 @@ export class ConversationFiles implements FilePort {
     this.#limits = setup.limits;
     this.#redactor = setup.redactor;
     this.#conversationId = setup.conversationId;
+    this.keptMs = setup.keptMs;
   }
 
   /** Why files cannot be taken at all here (no FILES binding), or null. */
@@ -123,14 +125,14 @@ export class ConversationFiles implements FilePort {
   }
 
   /**
-   * Uploads no message came to send within UPLOAD_KEPT_MS are let go of (their bytes too); answers when the next such
+   * Uploads no message came to send within `keptMs` are let go of (their bytes too); answers when the next such
    * sweep is due, or null when nothing waits for one.
    */
   async sweep(history: readonly Message[], now = Date.now()): Promise<number | null> {
     const sent = sentFileIds(history);
-    await this.release(this.#ledger.orphans(sent, now - UPLOAD_KEPT_MS));
+    await this.release(this.#ledger.orphans(sent, now - this.keptMs));
     const oldest = this.#ledger.oldestUnkept(sent);
-    return oldest === null ? null : oldest + UPLOAD_KEPT_MS;
+    return oldest === null ? null : oldest + this.keptMs;
   }
 }
 

@@ -36,16 +36,33 @@ export function sniffMediaType(bytes: Uint8Array): FileMediaType | undefined {
   return isPlainText(bytes) ? "text/plain" : undefined;
 }
 
+/**
+ * Markup a browser would run, anywhere in a text: a document's start (HTML, SVG, XML), an element that runs or loads
+ * something (script, frame, object, embed, svg, style, link, meta, base, form), an event handler or `srcdoc` attribute,
+ * a `javascript:` URL in an attribute. Markup that runs nothing (`<b>`, "a < b") is text as any other.
+ */
+const ACTIVE_MARKUP =
+  /<\s*(?:!doctype|\?xml|\/?\s*(?:html|svg|math|script|iframe|frame|object|embed|style|link|meta|base|form)\b)|<[a-z][^>]*?\s(?:on[a-z]+|srcdoc|formaction)\s*=|<[a-z][^>]*?=\s*["']?\s*javascript\s*:/i;
+
+/** The first markup a browser would run in `text`, cut short; undefined when there is none. */
+export function activeMarkup(text: string): string | undefined {
+  const found = ACTIVE_MARKUP.exec(text);
+  return found ? text.slice(found.index, found.index + 24) : undefined;
+}
+
 /** UTF-8 with no control characters but tab, newline and carriage return, and nothing a browser would run as markup. */
 function isPlainText(bytes: Uint8Array): boolean {
-  let text: string;
+  const text = utf8(bytes);
+  if (text === undefined || /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text)) return false;
+  return activeMarkup(text) === undefined;
+}
+
+function utf8(bytes: Uint8Array): string | undefined {
   try {
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
-    return false;
+    return undefined;
   }
-  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text)) return false;
-  return !/^\s*<(?:!doctype|html|svg|script|\?xml)/i.test(text);
 }
 
 /** A file that passed the checks: what it is, ready to be stored. */
@@ -75,6 +92,11 @@ export function checkFiles(files: readonly IncomingFile[], limits: FileLimits, s
       });
     const sniffed = sniffMediaType(file.bytes);
     const declared = normalType(file.mediaType);
+    const markup = sniffed ? undefined : activeMarkup(utf8(file.bytes) ?? "");
+    if (markup)
+      return fail("unsupported_media_type", `${what} is text with markup a browser would run ("${markup}"): send it without that markup.`, {
+        allowed: [...FILE_TYPES],
+      });
     if (!sniffed)
       return fail("unsupported_media_type", `${what}'s bytes are none of the types a conversation takes (${FILE_TYPES.join(", ")}).`, {
         allowed: [...FILE_TYPES],

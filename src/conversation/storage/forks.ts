@@ -19,6 +19,8 @@ export interface ForkSnapshot {
   runs?: Array<Record<string, string | number | null>>;
   /** The files those turns' messages carry, by reference: the fork holds them too (absent when there are none). */
   files?: FileRef[];
+  /** The signed-in user who owns the original: the fork is theirs too, whichever credential made it. */
+  owner?: string;
   turns: Array<{
     turn: number;
     status: string;

@@ -6,7 +6,10 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ConversationFiles, UPLOAD_KEPT_MS } from "../../../src/conversation/files/conversation-files.ts";
+import { ConversationFiles } from "../../../src/conversation/files/conversation-files.ts";
+
+/** How long an upload waits for its message here (FILE_ORPHAN_AFTER's default: an hour). */
+const UPLOAD_KEPT_MS = 60 * 60_000;
 import { ConversationStore } from "../../../src/conversation/storage/conversation-store.ts";
 import { Redactor } from "../../../src/runtime/redact.ts";
 import type { FileRef, Message } from "../../../src/runtime/messages.ts";
@@ -29,6 +32,7 @@ function withFiles<T>(
       limits,
       redactor: new Redactor(["s3cret-token"]),
       conversationId: () => id,
+      keptMs: UPLOAD_KEPT_MS,
     });
     return run(files, store, id);
   });

@@ -13,7 +13,7 @@ const bytes = (...values: number[]) => new Uint8Array(values);
 const png = () => bytes(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3);
 
 describe("the type a file's bytes show", () => {
-  it("knows each type by its signature, and text by being UTF-8 with no control characters and no markup at its start", () => {
+  it("knows each type by its signature, and text by being UTF-8 with no control characters and no markup a browser would run", () => {
     expect(sniffMediaType(png())).toBe("image/png");
     expect(sniffMediaType(bytes(0xff, 0xd8, 0xff, 0xe0))).toBe("image/jpeg");
     expect(sniffMediaType(text("RIFF\u0001\u0000\u0000\u0000WEBPVP8 "))).toBe("image/webp");
@@ -38,9 +38,19 @@ describe("the type a file's bytes show", () => {
       bytes(0, 1, 2, 3, 4, 5, 6, 7, ..."WEBPVP8 ".split("").map((c) => c.charCodeAt(0))),
     ])
       expect(sniffMediaType(other), new TextDecoder().decode(other)).toBeUndefined();
-    // Markup after the start is text as any other (the file is served as text, never sniffed, in a sandbox).
-    expect(sniffMediaType(text("see <b>this</b>"))).toBe("text/plain");
-    expect(sniffMediaType(text("x <script>"))).toBe("text/plain");
+    // Markup a browser would run is refused anywhere in a text, not only at its start.
+    for (const markup of [
+      "Hello <script>alert(document.cookie)</script>",
+      "a photo: <img src=x onerror=alert(1)>",
+      'click <a href="javascript:alert(1)">here</a>',
+      "framed <iframe srcdoc='<p>'></iframe>",
+      "x </script >",
+      "inline <svg><circle/></svg>",
+    ])
+      expect(sniffMediaType(text(markup)), markup).toBeUndefined();
+    // Markup that runs nothing, and words that only look like it, are text as any other.
+    for (const plain of ["see <b>this</b>", "if a < b and c > d", "I use javascript: it is fine", "<3 thanks", "the onion = 2 kg"])
+      expect(sniffMediaType(text(plain)), plain).toBe("text/plain");
   });
 });
 
@@ -96,6 +106,12 @@ describe("the checks of a message's files", () => {
       code: "unsupported_media_type",
       message:
         "File 1 ('x.bin')'s bytes are none of the types a conversation takes (image/png, image/jpeg, image/webp, image/gif, application/pdf, text/plain).",
+      details: { allowed: ["image/png", "image/jpeg", "image/webp", "image/gif", "application/pdf", "text/plain"] },
+    });
+    // Markup in the middle of a text says what it found.
+    expect(refusal([{ bytes: text("Hello <img src=x onerror=alert(1)> there"), name: "note.txt" }])).toEqual({
+      code: "unsupported_media_type",
+      message: `File 1 ('note.txt') is text with markup a browser would run ("<img src=x onerror=alert"): send it without that markup.`,
       details: { allowed: ["image/png", "image/jpeg", "image/webp", "image/gif", "application/pdf", "text/plain"] },
     });
     // image/jpg is JPEG's other name: declared on a PNG, it is still the wrong type.
