@@ -76,6 +76,7 @@ export async function expectOk<T>(result: Promise<ConversationResult<T>>): Promi
   throw new HttpError(code, next ? `${message} ${next}` : message, details);
 }
 
-export function streamResponse(turn: TurnStream, format: StreamFormat = "sse"): Response {
-  return new Response(turnBody(turn, format), { headers: headersFor(format) });
+/** A turn's stream in `format`; the AI SDK's names the files a tool saves by their URLs on `conversationId`'s file route. */
+export function streamResponse(turn: TurnStream, format: StreamFormat = "sse", conversationId?: string): Response {
+  return new Response(turnBody(turn, format, conversationId), { headers: headersFor(format) });
 }

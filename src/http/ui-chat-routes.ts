@@ -6,7 +6,7 @@ import { expectOk, readJson, readQuery, streamResponse } from "./request.ts";
 import { type FileInput, PageParams, UIChatBody } from "./schemas.ts";
 import { withFiles } from "./file-inputs.ts";
 import { decisionReply } from "./turn-replies.ts";
-import { toUIMessages } from "../wire/index.ts";
+import { conversationFileUrl, toUIMessages } from "../wire/index.ts";
 
 /** The AI SDK's chat protocol over a conversation: what `useChat` with `DefaultChatTransport` speaks. */
 export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
@@ -34,14 +34,14 @@ export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
     const started = rerun
       ? await expectOk(c.var.client.retry(text))
       : await withFiles(c.var.client, files, (ids) => c.var.client.sendMessage(text, ids ? { files: ids } : {}));
-    return streamResponse(started, "ui");
+    return streamResponse(started, "ui", c.var.conversationId);
   });
 
   // The stored conversation as UIMessage[], to seed useChat({ messages }) after a reload; paged like
   // the history, with the page in headers so the body stays what useChat takes.
   app.get("/ui-messages", async (c) => {
     const { history, page } = await expectOk(c.var.client.historyPage(readQuery(c, PageParams)));
-    const messages = toUIMessages(history, page.start, (file) => `/v1/conversations/${c.var.conversationId}/files/${file.id}`);
+    const messages = toUIMessages(history, page.start, conversationFileUrl(c.var.conversationId));
     c.header("x-page-start", String(page.start));
     c.header("x-page-total", String(page.total));
     if (page.previous !== null) c.header("x-page-previous", String(page.previous));
@@ -55,11 +55,11 @@ export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
     if (!view.ok && view.error.code === "token_revoked") throw new HttpError(view.error.code, view.error.message);
     if (view.ok && view.value.status === "awaiting_human") {
       const held = await expectOk(c.var.client.events(view.value.lastEventId, true));
-      return held.kind === "stream" ? streamResponse(held, "ui") : c.body(null, 204);
+      return held.kind === "stream" ? streamResponse(held, "ui", c.var.conversationId) : c.body(null, 204);
     }
     if (!view.ok || view.value.status !== "running") return c.body(null, 204);
     const events = await expectOk(c.var.client.events(0));
-    return events.kind === "stream" ? streamResponse(events, "ui") : c.body(null, 204);
+    return events.kind === "stream" ? streamResponse(events, "ui", c.var.conversationId) : c.body(null, 204);
   });
 }
 

@@ -1,3 +1,4 @@
+import type { FileRef } from "../runtime/messages.ts";
 import type { StoredEvent } from "./sse.ts";
 import type { EventEncoder } from "./turn-encoding.ts";
 import { handoffPartId, requestPartId } from "./ui-messages.ts";
@@ -14,18 +15,22 @@ type Chunk = Record<string, unknown> & { type: string };
 
 /**
  * Encodes a turn's events as the AI SDK UI message stream, so `useChat` talks to a conversation
- * directly. Only the base fields of each chunk are sent. The `tool-approval-request` chunk exists
+ * directly. Only the base fields of each chunk are sent. A file a tool saved is a `file` chunk after its result, with its
+ * URL on the conversation's file route. The `tool-approval-request` chunk exists
  * from AI SDK 6 on: a client on AI SDK 5 reads every other chunk but rejects that one.
  */
 export class UIMessageEncoder implements EventEncoder {
   #openText: string | null = null;
   readonly #messageId: string | undefined;
+  /** Where the client reads a file a tool saved (its `file` chunk's URL); without it, no file chunks. */
+  readonly #fileUrl: ((file: FileRef) => string) | undefined;
   /** Each delegation's progress so far, by its path: one `data-delegation` part the page redraws as it grows. */
   readonly #delegations = new Map<string, DelegationProgress>();
 
   /** `messageId` goes on `start`, so a resumed leg continues the same message, and a reload finds it under that id. */
-  constructor(messageId?: string) {
+  constructor(messageId?: string, fileUrl?: (file: FileRef) => string) {
     this.#messageId = messageId;
+    this.#fileUrl = fileUrl;
   }
 
   encode(event: StoredEvent): string {
@@ -97,6 +102,9 @@ export class UIMessageEncoder implements EventEncoder {
         break;
       case "tool-result":
         out.push(toolResultChunk(event));
+        // A file the call saved shows as it happens, as the stored history shows it after.
+        for (const file of (this.#fileUrl && event.files) || [])
+          out.push({ type: "file", url: this.#fileUrl!(file), mediaType: file.mediaType });
         break;
       case "approval-required":
         out.push({ type: "tool-approval-request", approvalId: event.toolCallId, toolCallId: event.toolCallId });

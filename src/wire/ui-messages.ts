@@ -37,6 +37,11 @@ type ToolPart = Extract<UIPart, { toolCallId: string }>;
  * `data-handoff` part. Ids are stable: `msg-<index of the message in the history>`; `offset` is the
  * index of the first of `messages` when they are a page. A user's files are file parts whose `url` is `fileUrl`'s.
  */
+/** Where a client reads a conversation's file: its file route (`GET /v1/conversations/:id/files/:fileId`). */
+export function conversationFileUrl(conversationId: string): (file: FileRef) => string {
+  return (file) => `/v1/conversations/${conversationId}/files/${file.id}`;
+}
+
 export function toUIMessages(history: ClientHistory, offset = 0, fileUrl: (file: FileRef) => string = (file) => file.id): UIMessageOut[] {
   const out: UIMessageOut[] = [];
   // Transfers and on-call returns are drawn after their call's result; an on-answer return closes
@@ -60,9 +65,7 @@ export function toUIMessages(history: ClientHistory, offset = 0, fileUrl: (file:
   for (const { message, index } of steps) {
     if (message.role === "user") {
       closeTurn();
-      const files = (message.files ?? []).map(
-        (file): UIPart => ({ type: "file", mediaType: file.mediaType, filename: file.name, url: fileUrl(file) }),
-      );
+      const files = (message.files ?? []).map((file) => filePart(file, fileUrl));
       const text: UIPart[] = message.content ? [{ type: "text", text: message.content, state: "done" }] : [];
       out.push({ id: `msg-${index}`, role: "user", parts: [...text, ...files] });
       assistant = null;
@@ -79,6 +82,8 @@ export function toUIMessages(history: ClientHistory, offset = 0, fileUrl: (file:
     }
     const part = parts.get(message.toolCallId);
     if (part) Object.assign(part, resultState(message));
+    // What the call saved (a label, a chart) follows its result, as the live stream sends it.
+    for (const file of message.files ?? []) assistant.parts.push(filePart(file, fileUrl));
     const handoff = byCall.get(message.toolCallId);
     if (handoff) assistant.parts.push({ type: "data-handoff", id: handoffPartId(handoff), data: handoff });
     returned = onAnswer.get(message.toolCallId) ?? returned;
@@ -95,6 +100,10 @@ export function toUIMessages(history: ClientHistory, offset = 0, fileUrl: (file:
 export function handoffPartId(record: HandoffRecord, eventId?: number): string {
   if (record.kind === "hand-back") return `hand-back-${eventId ?? 0}`;
   return record.kind === "return" && record.mode === "on-answer" ? `return-${record.openedBy}` : record.toolCallId;
+}
+
+function filePart(file: FileRef, fileUrl: (file: FileRef) => string): UIPart {
+  return { type: "file", mediaType: file.mediaType, filename: file.name, url: fileUrl(file) };
 }
 
 function stepParts(text: string | null, calls: readonly ToolCall[], parts: Map<string, ToolPart>): UIPart[] {

@@ -462,6 +462,37 @@ describe("a crash around a file", () => {
 });
 
 describe("files over the AI SDK's chat protocol", () => {
+  it("shows useChat a file a tool saved as it happens, a file part with its URL, as the stored history shows it after", async () => {
+    const s = await scenario([]);
+    const photo = await upload(s.conversationId, png(200), "image/png", "dent.png");
+    const { file } = (await photo.json()) as { file: { id: string } };
+    await s.rescript([
+      { toolCalls: [{ id: "t", name: "transfer_to_shipping", arguments: JSON.stringify({ reason: "a damaged parcel" }) }] },
+      { toolCalls: [{ id: "dc1", name: "open_damage_claim", arguments: JSON.stringify({ orderId: "A1001", photoId: file.id }) }] },
+      { text: "I have opened your claim." },
+    ]);
+    const chatClient = new TestChat(s.conversationId);
+    await chatClient.sendMessage({
+      text: s.tag("my parcel arrived damaged"),
+      files: [
+        { type: "file", mediaType: "image/png", filename: "dent.png", url: `/v1/conversations/${s.conversationId}/files/${file.id}` },
+      ],
+    });
+    expect(chatClient.status).toBe("ready");
+    const live = chatClient.last.parts.filter((part) => part.type === "file");
+    expect(live).toEqual([
+      { type: "file", mediaType: "text/plain", url: expect.stringMatching(`^/v1/conversations/${s.conversationId}/files/`) },
+    ]);
+    const claim = await call((live[0] as { url: string }).url);
+    expect((await claim.text()).split("\n")[0]).toMatch(/^Damage claim DC-A1001-/);
+    const ui = (await (await call(`/v1/conversations/${s.conversationId}/ui-messages`)).json()) as Array<{
+      role: string;
+      parts: Array<{ type: string; url?: string }>;
+    }>;
+    const stored = ui.at(-1)!.parts.filter((part) => part.type === "file");
+    expect(stored.map((part) => part.url)).toEqual([(live[0] as { url: string }).url]);
+  });
+
   it("useChat's file parts (data URLs) reach the provider as image parts, and come back as file parts of the history", async () => {
     const s = await scenario([{ text: "A crushed box, I see." }]);
     const chatClient = new TestChat(s.conversationId);
