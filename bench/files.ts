@@ -5,13 +5,18 @@
  * be a reference row there, its bytes in R2), the workerd CPU of the request, and the time to the
  * first text delta (the image is read from R2 and sent to the provider as a data URL first).
  *
- *   npm run bench:files [-- --turns 20]
+ * Side by side in one run: the baseline tree (`--baseline`, the commit before this one by default) and this tree; each
+ * conversation's later text turn shows what the image in its history costs every later request.
+ *
+ *   npm run bench:files [-- --turns 20] [-- --baseline <git ref>]
  */
 import { readdirSync, statSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeOpenAI } from "../test/node/fake-openai-server.ts";
-import { parseSse, startWranglerDev } from "../test/e2e/wrangler-dev.ts";
+import { parseArgs } from "node:util";
+import { parseSse, startWranglerDev, type WranglerDev } from "../test/e2e/wrangler-dev.ts";
+import { worktree } from "./worktree.ts";
 import { turnCpuMs } from "./workerd-processes.ts";
 
 const IMAGE_BYTES = 1024 * 1024;
@@ -37,81 +42,127 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-export async function fileRows(turns = 20): Promise<string[]> {
-  const persistTo = mkdtempSync(join(tmpdir(), "handoff-bench-files-"));
+interface Turn {
+  ttftMs: number;
+  cpuMs: number;
+  turnBytes: number;
+  fileBytes: number;
+}
+
+/** One Worker measured: where it runs from, its variables, and its turns by kind. */
+interface Side {
+  label: string;
+  dev: WranglerDev;
+  persistTo: string;
+  turns: Map<string, Turn[]>;
+}
+
+/** What each conversation does: a first message with or without the image, then a later text message. */
+const KINDS = ["text, first turn", "image, first turn", "text, later turn", "image, later turn"] as const;
+
+/**
+ * The baseline tree and this one, side by side, sides alternating: each conversation's first message with or without a
+ * 1 MB image, then a later text-only message whose requests carry the image from the history.
+ */
+export async function fileRows(turns = 20, baseline = "HEAD~1"): Promise<string[]> {
   const fake = await startFakeOpenAI();
-  const dev = await startWranglerDev({
-    persistTo,
-    vars: { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "100000", TITLE_MODEL: "off" },
-  });
-  const dataUrl = image();
-  const sides = { plain: [] as Turn[], image: [] as Turn[] };
-  interface Turn {
-    ttftMs: number;
-    cpuMs: number;
-    turnBytes: number;
-    fileBytes: number;
-  }
+  const tree = worktree(baseline);
+  const vars = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "100000", TITLE_MODEL: "off" };
+  const sides: Side[] = [];
+  const scenario = `bench${Date.now()}`;
   try {
-    const scenario = `bench${Date.now()}`;
-    await fetch(`${fake.url}/__scenarios`, {
-      method: "POST",
-      body: JSON.stringify({ id: scenario, answers: Array.from({ length: turns * 2 + 4 }, () => ({ text: "Thanks, I see it." })) }),
-    });
-    const turn = async (side: keyof typeof sides, n: number): Promise<Turn> => {
-      const id = `bench-files-${side}-${n}`;
-      const body = { message: `a photo [${scenario}]`, ...(side === "image" ? { files: [{ url: dataUrl, name: "box.png" }] } : {}) };
-      const before = objectBytes(persistTo);
-      let ttftMs = 0;
-      const cpuMs = await turnCpuMs(dev, async () => {
-        const start = performance.now();
-        const res = await fetch(`${dev.url}/v1/conversations/${id}/messages`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify(body),
-        });
-        const reader = res.body!.getReader();
-        const decoder = new TextDecoder();
-        let text = "";
-        for (let read = await reader.read(); !read.done; read = await reader.read()) {
-          text += decoder.decode(read.value, { stream: true });
-          if (!ttftMs && text.includes("event: text-delta")) ttftMs = performance.now() - start;
-        }
-        if (parseSse(text).at(-1)?.type !== "done") throw new Error(`a ${side} turn ended with ${text.slice(-300)}`);
-      });
-      const view = (await (await fetch(`${dev.url}/v1/conversations/${id}`)).json()) as {
-        lastTurnStorage: { bytesWritten: number };
-      };
-      return { ttftMs, cpuMs, turnBytes: view.lastTurnStorage.bytesWritten, fileBytes: objectBytes(persistTo) - before };
-    };
-    // One of each first, unmeasured: the first request of each kind loads what it needs.
-    await turn("plain", -1);
-    await turn("image", -1);
+    const answers = Array.from({ length: turns * 12 + 24 }, () => ({ text: "Thanks, I see it." }));
+    await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id: scenario, answers }) });
+    for (const [label, cwd] of [
+      [`at ${baseline}`, tree.dir],
+      ["this tree", process.cwd()],
+    ] as const) {
+      const persistTo = mkdtempSync(join(tmpdir(), "handoff-bench-files-"));
+      const dev = await startWranglerDev({ persistTo, vars, cwd });
+      sides.push({ label, dev, persistTo, turns: new Map(KINDS.map((k) => [k, []])) });
+    }
+    const dataUrl = image();
+    for (const side of sides) await conversation(side, scenario, dataUrl, "warm", false);
     for (let n = 0; n < turns; n++) {
-      const order: Array<keyof typeof sides> = n % 2 === 0 ? ["plain", "image"] : ["image", "plain"];
-      for (const side of order) sides[side].push(await turn(side, n));
+      const order = n % 2 === 0 ? sides : [...sides].reverse();
+      for (const side of order)
+        for (const withImage of n % 2 === 0 ? [false, true] : [true, false])
+          await conversation(side, scenario, dataUrl, String(n), withImage);
     }
   } finally {
-    await dev.stop();
+    for (const side of sides) {
+      await side.dev.stop();
+      rmSync(side.persistTo, { recursive: true, force: true });
+    }
+    tree.remove();
     await fake.close();
-    rmSync(persistTo, { recursive: true, force: true });
   }
-  const row = (name: string, measured: Turn[]) =>
-    `| ${name} | ${median(measured.map((t) => t.turnBytes))} | ${median(measured.map((t) => t.fileBytes))} | ${median(measured.map((t) => t.cpuMs)).toFixed(1)} | ${median(measured.map((t) => t.ttftMs)).toFixed(1)} |`;
-  const ratio = (key: keyof Turn) => median(sides.image.map((t) => t[key])) / median(sides.plain.map((t) => t[key]));
+  return report(sides, turns);
+}
+
+/** A conversation of two turns: its first message (with the image or not), then a later text message; both measured. */
+async function conversation(side: Side, scenario: string, dataUrl: string, n: string, withImage: boolean): Promise<void> {
+  const id = `bench-files-${withImage ? "image" : "text"}-${n}`;
+  const first = await turn(side, id, {
+    message: `a photo [${scenario}]`,
+    ...(withImage ? { files: [{ url: dataUrl, name: "box.png" }] } : {}),
+  });
+  const later = await turn(side, id, { message: `and now? [${scenario}]` });
+  if (n === "warm") return;
+  side.turns.get(withImage ? "image, first turn" : "text, first turn")!.push(first);
+  side.turns.get(withImage ? "image, later turn" : "text, later turn")!.push(later);
+}
+
+async function turn(side: Side, id: string, body: unknown): Promise<Turn> {
+  const before = objectBytes(side.persistTo);
+  let ttftMs = 0;
+  const cpuMs = await turnCpuMs(side.dev, async () => {
+    const start = performance.now();
+    const res = await fetch(`${side.dev.url}/v1/conversations/${id}/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      text += decoder.decode(read.value, { stream: true });
+      if (!ttftMs && text.includes("event: text-delta")) ttftMs = performance.now() - start;
+    }
+    if (parseSse(text).at(-1)?.type !== "done") throw new Error(`a turn of ${id} ended with ${text.slice(-300)}`);
+  });
+  const view = (await (await fetch(`${side.dev.url}/v1/conversations/${id}`)).json()) as { lastTurnStorage: { bytesWritten: number } };
+  return { ttftMs, cpuMs, turnBytes: view.lastTurnStorage.bytesWritten, fileBytes: objectBytes(side.persistTo) - before };
+}
+
+function report(sides: Side[], turns: number): string[] {
+  const of = (side: Side, kind: (typeof KINDS)[number], key: keyof Turn) => median(side.turns.get(kind)!.map((t) => t[key]));
+  const ratio = (side: Side, kind: "first" | "later", key: keyof Turn) =>
+    (of(side, `image, ${kind} turn`, key) / of(side, `text, ${kind} turn`, key)).toFixed(2);
   return [
-    `A turn's first message, with and without a 1 MB PNG (a data URL in the JSON body), ${turns} of each, sides alternating; medians.`,
+    `Each conversation: a first message with or without a 1 MB PNG (a data URL in the JSON body), then a later text message`,
+    `whose requests carry the image from the history; ${turns} conversations of each kind per side, sides and kinds alternating; medians.`,
     "",
-    "| turn | bytes the turn writes (DO) | SQLite files' growth, bytes | workerd CPU, ms | first text delta, ms |",
-    "|---|---|---|---|---|",
-    row("text only", sides.plain),
-    row("with a 1 MB image", sides.image),
+    "| side | turn | workerd CPU, ms | first text delta, ms | bytes the turn writes (DO) |",
+    "|---|---|---:|---:|---:|",
+    ...sides.flatMap((side) =>
+      KINDS.map(
+        (kind) =>
+          `| ${side.label} | ${kind} | ${of(side, kind, "cpuMs").toFixed(1)} | ${of(side, kind, "ttftMs").toFixed(1)} | ${of(side, kind, "turnBytes")} |`,
+      ),
+    ),
     "",
-    `With the image: ${ratio("turnBytes").toFixed(2)}× the bytes the turn writes, ${ratio("cpuMs").toFixed(2)}× the CPU, ${ratio("ttftMs").toFixed(2)}× the time to the first text delta.`,
+    "| side | first turn, image ÷ text: CPU | first text delta | later turn, image ÷ text: CPU | first text delta |",
+    "|---|---:|---:|---:|---:|",
+    ...sides.map(
+      (side) =>
+        `| ${side.label} | ${ratio(side, "first", "cpuMs")}× | ${ratio(side, "first", "ttftMs")}× | ${ratio(side, "later", "cpuMs")}× | ${ratio(side, "later", "ttftMs")}× |`,
+    ),
   ];
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const at = process.argv.indexOf("--turns");
-  console.log((await fileRows(at > 0 ? Number(process.argv[at + 1]) : 20)).join("\n"));
+  const { values } = parseArgs({ options: { turns: { type: "string" }, baseline: { type: "string" } } });
+  console.log((await fileRows(Number(values.turns) || 20, values.baseline ?? "HEAD~1")).join("\n"));
 }

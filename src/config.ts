@@ -152,6 +152,8 @@ export const ConfigSchema = z.object({
   /** Token budget of a model request; over it, older turns are summarized. */
   CONTEXT_BUDGET: z.coerce.number().int().min(500).optional(),
   COMPACTION_KEEP_TURNS: z.coerce.number().int().min(1).max(100).default(4),
+  /** The latest images of the history sent in full with each model request (older ones named in words); unset: all of them. */
+  IMAGES_SENT: z.coerce.number().int().min(0).max(1000).optional(),
   /** An OTLP/HTTP collector: each turn's trace is sent to <endpoint>/v1/traces as JSON. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   /** Headers for the collector (`name=value,name=value`): a secret. */
@@ -196,7 +198,7 @@ export type Config = z.infer<typeof ConfigSchema>;
 
 /** What the configuration sets for runs, in one place: the network's budgets, compaction and model, the loop's limits. */
 export interface RunSettings {
-  network: Pick<NetworkOptions, "defaultModel" | "budgets" | "compaction" | "approvalExpiresIn">;
+  network: Pick<NetworkOptions, "defaultModel" | "budgets" | "compaction" | "approvalExpiresIn" | "imagesSent">;
   limits: Partial<Limits>;
 }
 
@@ -211,6 +213,7 @@ export function runSettings(config: Config): RunSettings {
       ...(Object.keys(budgets).length ? { budgets } : {}),
       compaction: { keepTurns: config.COMPACTION_KEEP_TURNS, ...(config.CONTEXT_BUDGET ? { contextBudget: config.CONTEXT_BUDGET } : {}) },
       ...(config.APPROVAL_EXPIRES_IN ? { approvalExpiresIn: config.APPROVAL_EXPIRES_IN as Duration } : {}),
+      ...(config.IMAGES_SENT !== undefined ? { imagesSent: config.IMAGES_SENT } : {}),
     },
     limits: {
       ...(config.MAX_STEPS ? { maxSteps: config.MAX_STEPS } : {}),

@@ -18,6 +18,7 @@ export interface WorkerVars {
   CONVERSATION_BUDGET?: string;
   CONTEXT_BUDGET?: string;
   COMPACTION_KEEP_TURNS?: string;
+  IMAGES_SENT?: string;
   TURNS_PER_MINUTE?: string;
   MEMORY_MAX_CHARS?: string;
   MEMORY_MAX_PER_USER?: string;

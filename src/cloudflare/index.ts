@@ -145,8 +145,8 @@ export function createHandoffWorker<E extends WorkerVars = WorkerVars>(options: 
 /**
  * The network with what the environment sets (`networkOptionsFromEnv`) beneath its own options:
  * an option the network sets wins, each budget and compaction field on its own; the rest comes
- * from OPENAI_MODEL, TURN_BUDGET, CONVERSATION_BUDGET, CONTEXT_BUDGET, COMPACTION_KEEP_TURNS and
- * APPROVAL_EXPIRES_IN. `createHandoffWorker` applies it to every network, whether or not the
+ * from OPENAI_MODEL, TURN_BUDGET, CONVERSATION_BUDGET, CONTEXT_BUDGET, COMPACTION_KEEP_TURNS,
+ * APPROVAL_EXPIRES_IN and IMAGES_SENT. `createHandoffWorker` applies it to every network, whether or not the
  * network reads the environment itself; the same network comes back when the environment adds nothing.
  */
 export function networkWithEnvironment(network: Network, env: WorkerVars): Network {
@@ -165,8 +165,9 @@ export function networkWithEnvironment(network: Network, env: WorkerVars): Netwo
     ...((own.approvalExpiresIn ?? fromEnv.approvalExpiresIn)
       ? { approvalExpiresIn: own.approvalExpiresIn ?? fromEnv.approvalExpiresIn }
       : {}),
+    ...((own.imagesSent ?? fromEnv.imagesSent) !== undefined ? { imagesSent: own.imagesSent ?? fromEnv.imagesSent } : {}),
   };
-  const same = (["defaultModel", "budgets", "compaction", "approvalExpiresIn"] as const).every(
+  const same = (["defaultModel", "budgets", "compaction", "approvalExpiresIn", "imagesSent"] as const).every(
     (key) => JSON.stringify(merged[key] ?? {}) === JSON.stringify(own[key] ?? {}),
   );
   // Agents linked after the network was built come along.
@@ -175,10 +176,10 @@ export function networkWithEnvironment(network: Network, env: WorkerVars): Netwo
 
 /**
  * What the environment sets for a network: the default model (OPENAI_MODEL), budgets (TURN_BUDGET,
- * CONVERSATION_BUDGET), compaction (CONTEXT_BUDGET, COMPACTION_KEEP_TURNS) and the approvals' deadline (APPROVAL_EXPIRES_IN).
+ * CONVERSATION_BUDGET), compaction (CONTEXT_BUDGET, COMPACTION_KEEP_TURNS), the approvals' deadline (APPROVAL_EXPIRES_IN) and the images sent (IMAGES_SENT).
  */
 export function networkOptionsFromEnv(
   env: WorkerVars,
-): Pick<NetworkOptions, "defaultModel" | "budgets" | "compaction" | "approvalExpiresIn"> {
+): Pick<NetworkOptions, "defaultModel" | "budgets" | "compaction" | "approvalExpiresIn" | "imagesSent"> {
   return runSettings(readConfig(env)).network;
 }

@@ -26,7 +26,12 @@ export function filesOf(message: Message): readonly FileRef[] {
   return message.role === "user" ? (message.files ?? []) : [];
 }
 
-async function contentOf(file: FileRef, store: ModelRequest["files"]): Promise<FileContent> {
+/** A file's content for a provider, made once per leg where the request's port keeps what is made of its files. */
+function contentOf(file: FileRef, store: ModelRequest["files"]): Promise<FileContent> {
+  return store?.kept ? store.kept(file, "content", () => encode(file, store)) : encode(file, store);
+}
+
+async function encode(file: FileRef, store: ModelRequest["files"]): Promise<FileContent> {
   const bytes = await store?.read(file).catch(() => undefined);
   if (!bytes) return { kind: "text", file, text: `${describe(file)}: it could not be read.` };
   if (file.mediaType.startsWith("image/")) return { kind: "image", file, dataUrl: dataUrl(file.mediaType, bytes) };

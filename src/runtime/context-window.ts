@@ -1,7 +1,7 @@
 /** What the active agent's model is sent: the compacted history, through the filter of the handoff that brought it. */
 import { chooseCut, type Compaction, compactedView, estimateTokens, summarize } from "./compaction.ts";
 import type { RunEvent } from "./events.ts";
-import { arrivalFilter } from "./handoff/history-filter.ts";
+import { arrivalFilter, keepLatestImages } from "./handoff/history-filter.ts";
 import type { Message } from "./messages.ts";
 import type { Network } from "./network.ts";
 import type { ToolSpec } from "./tools/tool.ts";
@@ -14,7 +14,9 @@ export function visibleHistory(
 ): readonly Message[] {
   const view = compactedView(state.history, state.compaction);
   const filter = arrivalFilter(network, state.agent, state.lastHandoff);
-  return filter ? filter(view) : view;
+  const filtered = filter ? filter(view) : view;
+  const { imagesSent } = network.options;
+  return imagesSent === undefined ? filtered : keepLatestImages(imagesSent)(filtered);
 }
 
 /** A new compaction, what its summary calls spent, and its event. */

@@ -25,7 +25,7 @@ export { type ExtractedMemory, type Extraction, extractMemories, MEMORY_AGENT, t
 // Handoffs: declared, offered to the model, recorded.
 export { handoff, type HandoffEdge, type HandoffScope } from "./handoff/handoff.ts";
 export type { TransferStyle } from "./handoff/transfer-tools.ts";
-export { withoutFiles } from "./handoff/history-filter.ts";
+export { keepLatestImages, withoutFiles } from "./handoff/history-filter.ts";
 export type {
   HandBackRecord,
   HandoffBase,

@@ -57,6 +57,12 @@ export interface NetworkOptions {
   /** Context compaction: the default token budget, turns kept verbatim, the summarizing model. */
   compaction?: CompactionOptions;
   /**
+   * The images sent in full with each model request: the latest this many of the history's; older ones are named in words
+   * (`[File "box.png", image/png, 1048576 bytes, sent earlier]`), so a conversation's old photos stop costing every step.
+   * Unset: every image, every step. The stored history keeps them all.
+   */
+  imagesSent?: number;
+  /**
    * An agent's final answer says it will hand over but no transfer was called: `warn` (default)
    * emits a `warning` event (code `handoff_announced_not_made`) and a trace attribute; `nudge` also
    * runs one more step with a short note (call the transfer tool now, or answer yourself), at most

@@ -29,6 +29,7 @@ import type { Agent } from "./agent.ts";
 import { waitingStatus } from "./wait/requests.ts";
 import { DEFAULT_PARALLEL_DELEGATIONS, NestedItems, Slots } from "./step/nested-items.ts";
 import { NO_USAGE } from "./usage.ts";
+import { readOnceALeg } from "./ports/files-port.ts";
 import { delegates, whileNested } from "./step/nested-run.ts";
 import { handBackFromRemote, remoteCall, remoteState, writeAhead } from "./step/remote-call.ts";
 import { routedStep, routerOf } from "./step/route-first.ts";
@@ -114,6 +115,7 @@ function runContext(options: RunItemsOptions, store: TurnStore | undefined): Run
     delegated: { usage: NO_USAGE, byCall: new Map() },
     once: { nudged: false },
     memory: { recalled: [] },
+    files: options.files && readOnceALeg(options.files),
   };
 }
 
@@ -402,7 +404,7 @@ function modelRequest(run: RunContext, prepared: PreparedStep): ModelRequest {
     tools: prepared.toolset.specs,
     settings: agent.modelSettings,
     signal: run.signal,
-    ...(run.options.files ? { files: run.options.files } : {}),
+    ...(run.files ? { files: run.files } : {}),
   };
 }
 

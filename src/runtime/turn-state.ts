@@ -1,6 +1,7 @@
 /** The turn's state, carried from step to step, and the one function that advances it. */
 import type { Agent } from "./agent.ts";
 import type { Memory } from "./ports/memory-port.ts";
+import type { FilePort } from "./ports/files-port.ts";
 import type { Compaction } from "./compaction.ts";
 import { type ChangeOfHands, repairedHolding } from "./handoff/change-hands.ts";
 import type { ReturnFrame, HandoffRecord } from "./handoff/types.ts";
@@ -54,6 +55,8 @@ export interface RunContext {
   readonly delegated: { usage: UsageTotals; byCall: Map<string, UsageTotals> };
   /** What a leg does at most once: the nudge after an announced-but-unmade handoff. */
   readonly once: { nudged: boolean };
+  /** The conversation's files as this leg reads them: each read and encoded once for all its steps (`readOnceALeg`). */
+  readonly files: FilePort | undefined;
   /** The user's memories recalled at the leg's start: given to each agent that reads memory, never stored in the history. */
   readonly memory: { recalled: readonly Memory[] };
 }

@@ -1,6 +1,6 @@
 /** What the agent a handoff brought sees: the history through that handoff's filter. */
 import type { Agent } from "../agent.ts";
-import type { Message } from "../messages.ts";
+import type { FileRef, Message } from "../messages.ts";
 import type { Network } from "../network.ts";
 import type { HandoffRecord } from "./types.ts";
 
@@ -16,6 +16,39 @@ export function arrivalFilter(
   // A return is no transfer edge: the caller sees its history whole again.
   if (!arrival || arrival.kind === "return" || arrival.to !== holder.name || !network.get(arrival.from)) return undefined;
   return network.edges(arrival.from).find((e) => e.agent.name === arrival.to)?.historyFilter;
+}
+
+/**
+ * The latest `keep` images of the history sent in full, older ones named in words where they were (`[File "box.png",
+ * image/png, 1048576 bytes, sent earlier]`); other files are left as they are. As a handoff's `historyFilter`
+ * (`keepLatestImages(1)`), or for every request with the network's `imagesSent`.
+ */
+export function keepLatestImages(keep: number): (messages: readonly Message[]) => Message[] {
+  return (messages) => {
+    let left = keep;
+    const out: Message[] = [];
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const message = messages[i]!;
+      if (message.role !== "user" || !message.files?.some(isImage)) {
+        out.push(message);
+        continue;
+      }
+      const sent: FileRef[] = [];
+      const named: string[] = [];
+      for (const file of [...message.files].reverse()) {
+        if (!isImage(file) || left-- > 0) sent.unshift(file);
+        else named.unshift(`[File "${file.name}", ${file.mediaType}, ${file.size} bytes, sent earlier]`);
+      }
+      const { files: _all, ...rest } = message;
+      const content = named.length ? [rest.content, ...named].filter(Boolean).join("\n") : rest.content;
+      out.push({ ...rest, content, ...(sent.length ? { files: sent } : {}) });
+    }
+    return out.reverse();
+  };
+}
+
+function isImage(file: FileRef): boolean {
+  return file.mediaType.startsWith("image/");
 }
 
 /**

@@ -63,7 +63,7 @@ function toolMemory(run: RunContext, agent: Agent | undefined): ToolMemory {
 
 /** The conversation's files as a tool reaches them: read by reference or by the id of one the history carries; saved through the host. */
 function toolFiles(run: RunContext, state: TurnState): ToolFiles {
-  const port = run.options.files;
+  const port = run.files;
   const none = () => new RuntimeError("file_not_found", "This conversation keeps no files: its host has no file store.");
   return {
     read: async (file) => {
