@@ -57,7 +57,10 @@ interface Side {
   turns: Map<string, Turn[]>;
 }
 
-/** What each conversation does: a first message with or without the image, then a later text message. */
+/**
+ * What each conversation does: a first message with or without the image (one model call), then a later text message
+ * of two steps (a tool call, then the answer), each of whose requests carries the image from the history.
+ */
 const KINDS = ["text, first turn", "image, first turn", "text, later turn", "image, later turn"] as const;
 
 /**
@@ -71,7 +74,9 @@ export async function fileRows(turns = 20, baseline = "HEAD~1"): Promise<string[
   const sides: Side[] = [];
   const scenario = `bench${Date.now()}`;
   try {
-    const answers = Array.from({ length: turns * 12 + 24 }, () => ({ text: "Thanks, I see it." }));
+    // Each conversation: its first turn one step (an answer), its later turn two (a tool call, then an answer).
+    const call = { toolCalls: [{ name: "remember", arguments: JSON.stringify({ text: "Likes photos" }) }] };
+    const answers = Array.from({ length: turns * 4 + 4 }, () => [{ text: "Thanks, I see it." }, call, { text: "Noted." }]).flat();
     await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id: scenario, answers }) });
     for (const [label, cwd] of [
       [`at ${baseline}`, tree.dir],
@@ -141,8 +146,9 @@ function report(sides: Side[], turns: number): string[] {
   const ratio = (side: Side, kind: "first" | "later", key: keyof Turn) =>
     (of(side, `image, ${kind} turn`, key) / of(side, `text, ${kind} turn`, key)).toFixed(2);
   return [
-    `Each conversation: a first message with or without a 1 MB PNG (a data URL in the JSON body), then a later text message`,
-    `whose requests carry the image from the history; ${turns} conversations of each kind per side, sides and kinds alternating; medians.`,
+    `Each conversation: a first message with or without a 1 MB PNG (a data URL in the JSON body; one model call), then a later`,
+    `text message of two steps (a tool call, then the answer), each of whose requests carries the image from the history;`,
+    `${turns} conversations of each kind per side, sides and kinds alternating; medians.`,
     "",
     "| side | turn | workerd CPU, ms | first text delta, ms | bytes the turn writes (DO) |",
     "|---|---|---:|---:|---:|",

@@ -176,7 +176,8 @@ export function networkWithEnvironment(network: Network, env: WorkerVars): Netwo
 
 /**
  * What the environment sets for a network: the default model (OPENAI_MODEL), budgets (TURN_BUDGET,
- * CONVERSATION_BUDGET), compaction (CONTEXT_BUDGET, COMPACTION_KEEP_TURNS), the approvals' deadline (APPROVAL_EXPIRES_IN) and the images sent (IMAGES_SENT).
+ * CONVERSATION_BUDGET), compaction (CONTEXT_BUDGET, COMPACTION_KEEP_TURNS), the approvals' deadline
+ * (APPROVAL_EXPIRES_IN) and the images sent (IMAGES_SENT).
  */
 export function networkOptionsFromEnv(
   env: WorkerVars,

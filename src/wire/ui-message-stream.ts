@@ -76,6 +76,12 @@ export class UIMessageEncoder implements EventEncoder {
     return { type: "data-delegation", id: `delegation-${id}`, data: progress };
   }
 
+  /** A file the call saved shows as it happens, as the stored history shows it after: a `file` chunk each. */
+  #savedFiles(event: Extract<StoredEvent, { type: "tool-result" }>): Chunk[] {
+    const url = this.#fileUrl;
+    return url ? (event.files ?? []).map((file) => ({ type: "file", url: url(file), mediaType: file.mediaType })) : [];
+  }
+
   #text(out: Chunk[], eventId: number, delta: string): void {
     if (!this.#openText) {
       this.#openText = `text-${eventId}`;
@@ -101,10 +107,7 @@ export class UIMessageEncoder implements EventEncoder {
         out.push({ type: "tool-input-available", toolCallId: event.toolCallId, toolName: event.name, input: event.args });
         break;
       case "tool-result":
-        out.push(toolResultChunk(event));
-        // A file the call saved shows as it happens, as the stored history shows it after.
-        for (const file of (this.#fileUrl && event.files) || [])
-          out.push({ type: "file", url: this.#fileUrl!(file), mediaType: file.mediaType });
+        out.push(toolResultChunk(event), ...this.#savedFiles(event));
         break;
       case "approval-required":
         out.push({ type: "tool-approval-request", approvalId: event.toolCallId, toolCallId: event.toolCallId });

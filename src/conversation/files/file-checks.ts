@@ -41,8 +41,14 @@ export function sniffMediaType(bytes: Uint8Array): FileMediaType | undefined {
  * something (script, frame, object, embed, svg, style, link, meta, base, form), an event handler or `srcdoc` attribute,
  * a `javascript:` URL in an attribute. Markup that runs nothing (`<b>`, "a < b") is text as any other.
  */
-const ACTIVE_MARKUP =
-  /<\s*(?:!doctype|\?xml|\/?\s*(?:html|svg|math|script|iframe|frame|object|embed|style|link|meta|base|form)\b)|<[a-z][^>]*?\s(?:on[a-z]+|srcdoc|formaction)\s*=|<[a-z][^>]*?=\s*["']?\s*javascript\s*:/i;
+const ACTIVE_MARKUP = new RegExp(
+  [
+    /<\s*(?:!doctype|\?xml|\/?\s*(?:html|svg|math|script|iframe|frame|object|embed|style|link|meta|base|form)\b)/.source,
+    /<[a-z][^>]*?\s(?:on[a-z]+|srcdoc|formaction)\s*=/.source,
+    /<[a-z][^>]*?=\s*["']?\s*javascript\s*:/.source,
+  ].join("|"),
+  "i",
+);
 
 /** The first markup a browser would run in `text`, cut short; undefined when there is none. */
 export function activeMarkup(text: string): string | undefined {

@@ -22,7 +22,8 @@ export function rememberTool(options: { name?: string; description?: string } = 
     name: options.name ?? "remember",
     description:
       options.description ??
-      "Remember something about the user for later conversations, when they ask you to or tell you a lasting preference, address or instruction.",
+      "Remember something about the user for later conversations, when they ask you to or tell you a lasting " +
+        "preference, address or instruction.",
     parameters: RememberArgs,
     describe: ({ text }) => `Remembered: ${text}`,
     execute: async ({ text, type, key }, ctx) => {
