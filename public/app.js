@@ -242,6 +242,7 @@ function approvalCard(call) {
   args.append(argsLabel, argsText);
   const approve = document.createElement("button");
   approve.textContent = "Approve";
+  approve.className = "primary";
   const deny = document.createElement("button");
   deny.textContent = "Deny";
   const decide = (approved) => {
@@ -258,7 +259,10 @@ function approvalCard(call) {
   };
   approve.addEventListener("click", () => decide(true));
   deny.addEventListener("click", () => decide(false));
-  card.append(text, args, approve, deny);
+  const actions = document.createElement("div");
+  actions.className = "actions";
+  actions.append(approve, deny);
+  card.append(text, args, actions);
   reveal(card);
   approvalCards.set(call.toolCallId, {
     open: () => !approve.disabled,
@@ -687,12 +691,14 @@ const suggestions = document.querySelector("#suggestions");
 
 /** An empty chat offers what the network's agents are for: the first example each one gives, sent on a click. */
 function offerExamples(agents) {
-  const examples = agents.flatMap((agent) => agent.examples?.slice(0, 1) ?? []).slice(0, 5);
+  const examples = agents.flatMap((agent) => (agent.examples?.slice(0, 1) ?? []).map((text) => ({ text, agent }))).slice(0, 5);
   suggestions.replaceChildren(
-    ...examples.map((example) => {
+    ...examples.map(({ text: example, agent }) => {
       const button = document.createElement("button");
       button.type = "button";
       button.textContent = example;
+      // Who answers it, under its words (drawn by the stylesheet, so the button's text stays the example's).
+      button.dataset.agent = agent.human ? "a person" : agentName(agent.name);
       button.addEventListener("click", () => {
         input.value = example;
         form.requestSubmit();
@@ -953,6 +959,29 @@ drawerButton.addEventListener("click", (event) => {
   drawerButton.setAttribute("aria-expanded", String(open));
 });
 document.querySelector("#chat-column").addEventListener("click", () => closeDrawer());
+
+// On a narrow screen the header's actions are a menu: opened by its button, closed by a choice, Escape or a tap beside it.
+const actionsButton = document.querySelector("#show-actions");
+function closeActions() {
+  document.body.classList.remove("actions-open");
+  actionsButton.setAttribute("aria-expanded", "false");
+}
+actionsButton.addEventListener("click", (event) => {
+  event.stopPropagation();
+  const open = document.body.classList.toggle("actions-open");
+  actionsButton.setAttribute("aria-expanded", String(open));
+  if (open) document.querySelector("#actions button:not([hidden]), #actions a")?.focus();
+});
+document.querySelector("#actions").addEventListener("click", () => closeActions());
+document.addEventListener("click", (event) => {
+  if (!event.target.closest?.("#actions")) closeActions();
+});
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && document.body.classList.contains("actions-open")) {
+    closeActions();
+    actionsButton.focus();
+  }
+});
 
 memoryButton.addEventListener("click", () => {
   memorySection.hidden = !memorySection.hidden;

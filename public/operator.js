@@ -122,6 +122,9 @@ function bubble(className, who, text) {
 async function select(id) {
   selected = id;
   section.hidden = false;
+  document.querySelector("#no-selection").hidden = true;
+  // A phone shows the conversation in place of the queue, a button away from it.
+  document.body.classList.add("reading");
   await refreshConversation();
   await refreshList();
 }
@@ -238,8 +241,12 @@ document.querySelector("#hand-back").addEventListener("submit", async (event) =>
   await refreshConversation();
   selected = null;
   section.hidden = true;
+  document.querySelector("#no-selection").hidden = false;
+  document.body.classList.remove("reading");
   await refreshList();
 });
+
+document.querySelector("#back-to-queue").addEventListener("click", () => document.body.classList.remove("reading"));
 
 async function start() {
   account = await loadAccount();

@@ -28,8 +28,9 @@ function paragraph(text) {
   return node("p", "", text);
 }
 
+/** A button; what sends the answer (a form's submit, Approve) is the card's primary action. */
 function button(text, onClick, kind = "button") {
-  const made = node("button", "", text);
+  const made = node("button", kind === "submit" || text === "Approve" ? "primary" : "", text);
   made.type = kind;
   if (onClick) made.addEventListener("click", onClick);
   return made;

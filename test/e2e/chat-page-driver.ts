@@ -44,3 +44,10 @@ export async function openDesk(browser: Browser, url: string, size: { width: num
   await page.goto(`${url}/operator.html`);
   return page;
 }
+
+/** Clicks the header action `name` (Trace, What I remember, New conversation), opening the menu a narrow screen keeps them in. */
+export async function headerAction(page: Page, name: string): Promise<void> {
+  const action = page.locator("#actions").getByRole("button", { name });
+  if (!(await action.isVisible())) await page.getByRole("button", { name: "Menu" }).click();
+  await action.click();
+}

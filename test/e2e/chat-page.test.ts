@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium } from "playwright-core";
 import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
+import { headerAction } from "./chat-page-driver.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const persistTo = mkdtempSync(join(tmpdir(), "handoff-page-"));
@@ -98,7 +99,7 @@ describe("the chat page", () => {
     mkdirSync("test-artifacts", { recursive: true });
     await page.screenshot({ path: "test-artifacts/chat-page-delegation.png", fullPage: true });
     // The trace panel draws the fraud checker's run as a span of its own look, under the call that asked it.
-    await page.getByRole("button", { name: "Trace" }).click();
+    await headerAction(page, "Trace");
     const delegated = page.locator(".span.agent.delegation");
     await delegated.waitFor();
     assert.equal(await delegated.locator(".span-name").textContent(), "delegated fraud-check");
@@ -169,7 +170,7 @@ describe("the chat page", () => {
     });
     await page.goto(dev.url);
     await page.getByTestId("active-agent").filter({ hasText: "triage" }).waitFor();
-    await page.getByRole("button", { name: "Trace" }).click();
+    await headerAction(page, "Trace");
     await page.getByTestId("trace-panel").getByText("No turns yet.").waitFor();
     assert.deepEqual(await page.getByTestId("graph-node").evaluateAll((nodes) => nodes.map((n) => (n as HTMLElement).dataset.agent)), [
       "triage",

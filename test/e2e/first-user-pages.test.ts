@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { operatorToken } from "./chat-page-driver.ts";
+import { operatorToken, headerAction } from "./chat-page-driver.ts";
 import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -209,7 +209,7 @@ for (const size of WIDTHS) {
       await send(page, "Solve x^2 - 5x + 6 = 0");
       await page.getByTestId("handoff").first().waitFor();
       await page.getByRole("button", { name: "Send" }).and(page.locator(":enabled")).waitFor();
-      await page.getByRole("button", { name: "Trace" }).click();
+      await headerAction(page, "Trace");
       await page.getByTestId("span-bar").first().waitFor();
       const labels = await page.locator(".tick-label").evaluateAll((nodes) =>
         nodes.map((node) => {
@@ -278,7 +278,7 @@ it("a signed-in user's sidebar lists no empty conversation for having opened the
   await page.getByTestId("inbox").filter({ hasText: "No conversations yet." }).waitFor();
   await page.reload();
   await page.getByTestId("inbox").filter({ hasText: "No conversations yet." }).waitFor();
-  await page.getByRole("button", { name: "New conversation" }).click();
+  await headerAction(page, "New conversation");
   await page.getByTestId("inbox").filter({ hasText: "No conversations yet." }).waitFor();
   await send(page, "Where is order A1002?");
   await page.getByTestId("inbox").locator("[data-conversation]").waitFor();

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { openPage, sendButton, turn } from "./chat-page-driver.ts";
+import { openPage, sendButton, turn, headerAction } from "./chat-page-driver.ts";
 import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -178,7 +178,7 @@ for (const size of WIDTHS) {
       assert.match(link, /\?c=[\w-]+$/);
       await page.getByRole("button", { name: "Stop" }).waitFor({ state: "hidden" });
       // The link, opened in another tab of the same browser after a new conversation was started, reopens this one.
-      await page.getByRole("button", { name: "New conversation" }).click();
+      await headerAction(page, "New conversation");
       assert.doesNotMatch(page.url(), /\?c=/);
       const again = await page.context().newPage();
       await again.goto(link);

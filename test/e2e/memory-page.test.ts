@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { turn } from "./chat-page-driver.ts";
+import { turn, headerAction } from "./chat-page-driver.ts";
 import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -53,7 +53,7 @@ async function signedIn(name: string, options: { width: number; height: number; 
 
 async function openMemory(page: Page): Promise<void> {
   const panel = page.getByTestId("memory-panel");
-  if (await panel.isHidden()) await page.getByRole("button", { name: "What I remember" }).click();
+  if (await panel.isHidden()) await headerAction(page, "What I remember");
   await panel.locator("[data-memory-status]").filter({ hasNotText: "Loading" }).waitFor();
 }
 
@@ -93,7 +93,7 @@ describe("what the agents remember, on the chat page", () => {
     assert.deepEqual(await axeFindings(page), []);
     await page.screenshot({ path: "test-artifacts/memory-panel-light-desktop.png" });
 
-    await page.getByRole("button", { name: "New conversation" }).click();
+    await headerAction(page, "New conversation");
     await turn(page, "My parcel never came.");
     await page.getByText(/^Remembered from before: /).waitFor();
     const answer = await page.locator(".assistant").last().textContent();
@@ -116,7 +116,7 @@ describe("what the agents remember, on the chat page", () => {
     page.once("dialog", (dialog) => dialog.accept());
     await page.getByRole("button", { name: "Forget everything" }).click();
     await page.getByText(/^Nothing yet\./).waitFor();
-    await page.getByRole("button", { name: "New conversation" }).click();
+    await headerAction(page, "New conversation");
     await turn(page, "My parcel never came.");
     assert.equal(await page.getByText(/^Remembered from before: /).count(), 0, "nothing is recalled once all is forgotten");
     await page.context().close();

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
+import { headerAction } from "./chat-page-driver.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const persistTo = mkdtempSync(join(tmpdir(), "handoff-sign-in-"));
@@ -73,7 +74,7 @@ describe("signed-in users in the chat page", () => {
       if (route.request().method() === "POST") await new Promise((resolve) => setTimeout(resolve, 1_000));
       await route.continue();
     });
-    await ada.getByRole("button", { name: "New conversation" }).click();
+    await headerAction(ada, "New conversation");
     await send(ada, "Where is order A1002?");
     assert.equal(await ada.getByRole("button", { name: "Send" }).isDisabled(), true);
     await ada.locator(".assistant").filter({ hasText: "Order A1002 is" }).waitFor();
