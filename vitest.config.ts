@@ -83,11 +83,14 @@ export function workerdSuite(forMutation = false) {
           },
         },
         {
-          // A budget, a small total of files, and a collector with content not asked for (the trace-export project asks for it).
+          // A budget, a small total of files sent as links, and a collector with content not asked for (the trace-export project asks for it).
           plugins: [
             worker({
               CONVERSATION_BUDGET: JSON.stringify({ modelCalls: 3 }),
               CONVERSATION_FILES_MAX_BYTES: "1000",
+              // Images reach the provider as signed links to the file route (test/configured/files-by-link.test.ts).
+              FILES_SENT_AS: "url",
+              PUBLIC_URL: "https://chat.test",
               OTEL_EXPORTER_OTLP_ENDPOINT: "{{fake}}/otlp/plain-collector",
             }),
           ],

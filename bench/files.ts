@@ -5,8 +5,9 @@
  * be a reference row there, its bytes in R2), the workerd CPU of the request, and the time to the
  * first text delta (the image is read from R2 and sent to the provider as a data URL first).
  *
- * Side by side in one run: the baseline tree (`--baseline`, the commit before this one by default) and this tree; each
- * conversation's later text turn shows what the image in its history costs every later request.
+ * Side by side in one run: the baseline tree (`--baseline`, the commit before this one by default), this tree, and this
+ * tree sending images as links (FILES_SENT_AS=url); each conversation's later text turn shows what the image in its
+ * history costs every later request.
  *
  *   npm run bench:files [-- --turns 20] [-- --baseline <git ref>]
  */
@@ -64,8 +65,9 @@ interface Side {
 const KINDS = ["text, first turn", "image, first turn", "text, later turn", "image, later turn"] as const;
 
 /**
- * The baseline tree and this one, side by side, sides alternating: each conversation's first message with or without a
- * 1 MB image, then a later text-only message whose requests carry the image from the history.
+ * The baseline tree, this one, and this one sending images as links, side by side, sides alternating: each
+ * conversation's first message with or without a 1 MB image, then a later text-only message whose requests carry the
+ * image from the history.
  */
 export async function fileRows(turns = 20, baseline = "HEAD~1"): Promise<string[]> {
   const fake = await startFakeOpenAI();
@@ -78,12 +80,15 @@ export async function fileRows(turns = 20, baseline = "HEAD~1"): Promise<string[
     const call = { toolCalls: [{ name: "remember", arguments: JSON.stringify({ text: "Likes photos" }) }] };
     const answers = Array.from({ length: turns * 4 + 4 }, () => [{ text: "Thanks, I see it." }, call, { text: "Noted." }]).flat();
     await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id: scenario, answers }) });
-    for (const [label, cwd] of [
-      [`at ${baseline}`, tree.dir],
-      ["this tree", process.cwd()],
+    // Images as links: the fake provider does not fetch them (a real one does, from the file route: an R2 read, no base64).
+    const links = { FILES_SENT_AS: "url", PUBLIC_URL: "https://chat.example", SESSION_SECRET: "bench-session-secret-0123456789" };
+    for (const [label, cwd, more] of [
+      [`at ${baseline}`, tree.dir, {}],
+      ["this tree", process.cwd(), {}],
+      ["this tree, FILES_SENT_AS=url", process.cwd(), links],
     ] as const) {
       const persistTo = mkdtempSync(join(tmpdir(), "handoff-bench-files-"));
-      const dev = await startWranglerDev({ persistTo, vars, cwd });
+      const dev = await startWranglerDev({ persistTo, vars: { ...vars, ...more }, cwd });
       sides.push({ label, dev, persistTo, turns: new Map(KINDS.map((k) => [k, []])) });
     }
     const dataUrl = image();

@@ -142,6 +142,14 @@ export const ConfigSchema = z.object({
     .default("1h")
     .transform((value) => durationMs(value as Duration, "FILE_ORPHAN_AFTER"))
     .refine((ms) => ms >= 10_000, "FILE_ORPHAN_AFTER is at least 10s: a client needs that long from its upload to its message."),
+  /**
+   * How images reach the model: `inline` (their bytes in every request, as data URLs) or `url` (a link to the file route,
+   * signed and open 15 minutes, which the provider fetches: PUBLIC_URL must say where the Worker is, and the provider must
+   * reach it). PDFs and text are sent inline either way.
+   */
+  FILES_SENT_AS: z.enum(["inline", "url"]).default("inline"),
+  /** The Worker's public origin (https://chat.example.com): where a provider fetches images sent as links. */
+  PUBLIC_URL: z.url().optional(),
   /** Files one message may carry. */
   FILES_PER_MESSAGE: z.coerce.number().int().min(1).max(100).default(10),
   /** Bytes of files one conversation may hold, all together (100 MB). */
@@ -242,6 +250,11 @@ export function readConfig(env: object): Config {
   );
   const parsed = ConfigSchema.safeParse(strings);
   if (!parsed.success) throw new ConfigError(`Invalid Worker configuration: ${z.prettifyError(parsed.error)}`);
+  const links = parsed.data.FILES_SENT_AS === "url";
+  if (links && !parsed.data.PUBLIC_URL)
+    throw new ConfigError("Invalid Worker configuration: FILES_SENT_AS=url needs PUBLIC_URL, the Worker's public origin, for the links.");
+  if (links && !parsed.data.SESSION_SECRET && !parsed.data.API_KEY)
+    throw new ConfigError("Invalid Worker configuration: FILES_SENT_AS=url signs its links with SESSION_SECRET (or API_KEY): set one.");
   cache.set(env, parsed.data);
   return parsed.data;
 }

@@ -13,6 +13,8 @@ export interface WorkerVars {
   FILE_MAX_BYTES?: string;
   FILES_PER_MESSAGE?: string;
   FILE_ORPHAN_AFTER?: string;
+  FILES_SENT_AS?: string;
+  PUBLIC_URL?: string;
   CONVERSATION_FILES_MAX_BYTES?: string;
   TURN_BUDGET?: string;
   CONVERSATION_BUDGET?: string;

@@ -139,7 +139,14 @@ function filesOf(store: ConversationStore, env: WorkerVars, config: Config, reda
     redactor,
     conversationId: () => store.state()!.conversationId,
     keptMs: config.FILE_ORPHAN_AFTER,
+    links: linksOf(config),
   });
+}
+
+/** Where images are sent as signed links (FILES_SENT_AS=url; readConfig has checked what it needs). */
+function linksOf(config: Config): { secret: string; origin: string } | undefined {
+  const secret = config.SESSION_SECRET ?? config.API_KEY;
+  return config.FILES_SENT_AS === "url" && config.PUBLIC_URL && secret ? { secret, origin: config.PUBLIC_URL } : undefined;
 }
 
 /** The model turns call: the configured provider's, else the setup's offline model, else the demo's; redacted on the way in and out. */

@@ -5,6 +5,7 @@ import type { Env } from "../env.ts";
 import { bearerChallenge, errorResponse } from "./errors.ts";
 import { conversationIdOf } from "./schemas.ts";
 import { safeEqual, verifyToken } from "./tokens.ts";
+import { fileLinkOpens } from "../conversation/files/file-links.ts";
 import { devSignInEnabled, looksLikeJwt, type SignedInUser, signInAccepted, usersConfigured, verifyUserToken } from "./user-tokens.ts";
 
 /**
@@ -26,6 +27,8 @@ type AuthEnv = { Bindings: Env; Variables: { access: Access } };
 type AuthContext = Parameters<MiddlewareHandler<AuthEnv>>[0];
 
 const CONVERSATION_PATH = /^\/v1\/conversations\/([^/]+)/;
+/** A conversation's file: what a signed link opens. */
+const FILE_PATH = /^\/v1\/conversations\/([^/]+)\/files\/([^/]+)$/;
 
 /**
  * Guards /v1/*. Fails closed: with no API_KEY and no identity provider the API answers 503 unless
@@ -45,6 +48,7 @@ export function requireAccess(): MiddlewareHandler<AuthEnv> {
     const signIns = signInAccepted(config);
     // The path within this app: a team may mount it under a prefix of its own Worker.
     const path = c.req.path.slice(basePath(c).replace(/\/$/, "").length);
+    if (c.req.query("signature") !== undefined) return linkAccess(c, config, path, next);
     const operator = OPERATOR_PATH.test(path);
     if (credential && signIns && looksLikeJwt(credential) && !(config.API_KEY && (await safeEqual(credential, config.API_KEY))))
       return userAccess(c, credential, operator, next);
@@ -67,6 +71,24 @@ export function requireAccess(): MiddlewareHandler<AuthEnv> {
     }
     return conversationAccess(c, config, credential, path, next);
   };
+}
+
+/**
+ * A signed link (FILES_SENT_AS=url): it opens the one file it names, for a GET, until it expires, with no other
+ * credential; anything else with a `signature` is refused.
+ */
+async function linkAccess(c: AuthContext, config: Config, path: string, next: () => Promise<void>) {
+  const [, conversationId, fileId] = FILE_PATH.exec(path) ?? [];
+  const secret = config.SESSION_SECRET ?? config.API_KEY;
+  const opens =
+    c.req.method === "GET" &&
+    conversationId !== undefined &&
+    fileId !== undefined &&
+    secret !== undefined &&
+    (await fileLinkOpens(secret, conversationId, decodeURIComponent(fileId), c.req.query("expires"), c.req.query("signature")));
+  if (!opens) return errorResponse(c, "forbidden", "This file link is not valid here, or it has expired: ask for the file again.");
+  c.set("access", { kind: "master" });
+  return next();
 }
 
 /** A conversation token opens its own conversation, and the agents and API description, only. */

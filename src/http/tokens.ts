@@ -3,15 +3,10 @@
  * grants one conversation, so a browser never holds the master key; the grant is the
  * conversation's own (kept in its Durable Object), so deleting the conversation revokes it.
  */
-const encoder = new TextEncoder();
+import { safeEqual, signature } from "../conversation/files/file-links.ts";
 
-async function mac(secret: string, conversationId: string, grant: string): Promise<string> {
-  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  const signature = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(`conversation:${conversationId}:${grant}`)));
-  return btoa(String.fromCharCode(...signature))
-    .replaceAll("+", "-")
-    .replaceAll("/", "_")
-    .replace(/=+$/, "");
+function mac(secret: string, conversationId: string, grant: string): Promise<string> {
+  return signature(secret, `conversation:${conversationId}:${grant}`);
 }
 
 export async function mintToken(secret: string, conversationId: string, grant: string): Promise<string> {
@@ -28,8 +23,4 @@ export async function verifyToken(secret: string, token: string): Promise<{ conv
   return (await safeEqual(signature, await mac(secret, conversationId, grant))) ? { conversationId, grant } : null;
 }
 
-/** Compares in constant time: both sides are hashed to equal lengths first. */
-export async function safeEqual(a: string, b: string): Promise<boolean> {
-  const [x, y] = await Promise.all([a, b].map((s) => crypto.subtle.digest("SHA-256", encoder.encode(s))));
-  return crypto.subtle.timingSafeEqual(x!, y!);
-}
+export { safeEqual };

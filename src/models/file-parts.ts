@@ -1,7 +1,7 @@
 /**
  * A request's files in a provider's wire format: images as image parts, PDFs as file parts, plain
  * text as text, each from the bytes the request's file port reads (sent as data URLs: no provider
- * needs to reach the store). A file that cannot be read is described in words, so a conversation
+ * needs to reach the store), or an image by the short-lived link the port gives, where it gives one. A file that cannot be read is described in words, so a conversation
  * whose file is gone still goes on.
  */
 import type { FileRef, Message } from "../runtime/messages.ts";
@@ -9,7 +9,7 @@ import type { ModelRequest } from "../runtime/ports/model-port.ts";
 
 /** What an adapter sends for one file: its bytes as a data URL (or its text), or words that say it could not be read. */
 export type FileContent =
-  | { kind: "image"; file: FileRef; dataUrl: string }
+  | { kind: "image"; file: FileRef; url: string }
   | { kind: "pdf"; file: FileRef; dataUrl: string }
   | { kind: "text"; file: FileRef; text: string };
 
@@ -32,9 +32,12 @@ function contentOf(file: FileRef, store: ModelRequest["files"]): Promise<FileCon
 }
 
 async function encode(file: FileRef, store: ModelRequest["files"]): Promise<FileContent> {
+  // An image the provider fetches by a link is never read here.
+  const link = file.mediaType.startsWith("image/") ? await store?.linkTo?.(file).catch(() => undefined) : undefined;
+  if (link) return { kind: "image", file, url: link };
   const bytes = await store?.read(file).catch(() => undefined);
   if (!bytes) return { kind: "text", file, text: `${describe(file)}: it could not be read.` };
-  if (file.mediaType.startsWith("image/")) return { kind: "image", file, dataUrl: dataUrl(file.mediaType, bytes) };
+  if (file.mediaType.startsWith("image/")) return { kind: "image", file, url: dataUrl(file.mediaType, bytes) };
   if (file.mediaType === "application/pdf") return { kind: "pdf", file, dataUrl: dataUrl(file.mediaType, bytes) };
   return { kind: "text", file, text: `${describe(file)}:\n${new TextDecoder().decode(bytes)}` };
 }

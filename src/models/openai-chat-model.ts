@@ -113,7 +113,7 @@ function userParts(text: string, refs: readonly FileRef[], files: ReadonlyMap<st
   const parts: ChatCompletionContentPart[] = text ? [{ type: "text", text }] : [];
   for (const ref of refs) {
     const file = files.get(ref.id) ?? { kind: "text", file: ref, text: describe(ref) };
-    if (file.kind === "image") parts.push({ type: "image_url", image_url: { url: file.dataUrl } });
+    if (file.kind === "image") parts.push({ type: "image_url", image_url: { url: file.url } });
     else if (file.kind === "pdf") parts.push({ type: "file", file: { filename: ref.name, file_data: file.dataUrl } });
     else parts.push({ type: "text", text: file.text });
   }

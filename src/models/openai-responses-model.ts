@@ -80,7 +80,7 @@ function userParts(text: string, refs: readonly FileRef[], files: ReadonlyMap<st
   const parts: ResponseInputContent[] = text ? [{ type: "input_text", text }] : [];
   for (const ref of refs) {
     const file = files.get(ref.id) ?? { kind: "text", file: ref, text: describe(ref) };
-    if (file.kind === "image") parts.push({ type: "input_image", image_url: file.dataUrl, detail: "auto" });
+    if (file.kind === "image") parts.push({ type: "input_image", image_url: file.url, detail: "auto" });
     else if (file.kind === "pdf") parts.push({ type: "input_file", filename: ref.name, file_data: file.dataUrl });
     else parts.push({ type: "input_text", text: file.text });
   }

@@ -74,7 +74,7 @@ describe("a leg's files", () => {
     expect(model.contents).toHaveLength(3);
     expect(files.reads).toBe(1);
     expect(new Set(model.contents).size).toBe(1);
-    expect(model.contents[0]).toMatchObject({ kind: "image", dataUrl: expect.stringMatching(/^data:image\/png;base64,/) });
+    expect(model.contents[0]).toMatchObject({ kind: "image", url: expect.stringMatching(/^data:image\/png;base64,/) });
     await leg(files, model, store);
     expect(files.reads).toBe(2);
     expect(new Set(model.contents).size).toBe(2);

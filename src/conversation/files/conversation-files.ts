@@ -12,6 +12,7 @@ import type { FileLedger } from "../storage/file-ledger.ts";
 import { type ConversationResult, fail, ok } from "../results.ts";
 import { FileBytes } from "./file-bytes.ts";
 import { checkFiles, type FileLimits, type IncomingFile, sha256 } from "./file-checks.ts";
+import { fileLink } from "./file-links.ts";
 
 export interface FilesSetup {
   ledger: FileLedger;
@@ -23,6 +24,8 @@ export interface FilesSetup {
   conversationId: () => string;
   /** How long an upload may wait for the message that sends it before it is swept (FILE_ORPHAN_AFTER, an hour by default). */
   keptMs: number;
+  /** Where images are sent as links (FILES_SENT_AS=url): the secret that signs them and the Worker's public origin. */
+  links?: { secret: string; origin: string } | undefined;
 }
 
 export class ConversationFiles implements FilePort {
@@ -33,6 +36,7 @@ export class ConversationFiles implements FilePort {
   readonly #conversationId: () => string;
   /** How long an upload may wait for the message that sends it before it is swept. */
   readonly keptMs: number;
+  readonly #links: { secret: string; origin: string } | undefined;
 
   constructor(setup: FilesSetup) {
     this.#ledger = setup.ledger;
@@ -41,6 +45,13 @@ export class ConversationFiles implements FilePort {
     this.#redactor = setup.redactor;
     this.#conversationId = setup.conversationId;
     this.keptMs = setup.keptMs;
+    this.#links = setup.links;
+  }
+
+  /** A signed link to an image, open FILE_LINK_MS, where images are sent as links; undefined where they are sent inline. */
+  async linkTo(file: FileRef): Promise<string | undefined> {
+    if (!this.#links || !file.mediaType.startsWith("image/")) return undefined;
+    return fileLink(this.#links.secret, this.#links.origin, this.#conversationId(), file.id);
   }
 
   /** Why files cannot be taken at all here (no FILES binding), or null. */

@@ -22,6 +22,11 @@ export interface FilePort {
    * leg's port (`readOnceALeg`) keeps it for the leg's steps, which send the same history again. Absent: made each time.
    */
   kept?<T>(file: FileRef, form: string, make: () => Promise<T>): Promise<T>;
+  /**
+   * A short-lived link the provider fetches the file from, where the host sends files so (images only); undefined: send
+   * the bytes.
+   */
+  linkTo?(file: FileRef): Promise<string | undefined>;
 }
 
 /** What one leg keeps of its files at most, bytes and their encodings together; past it, a file is read again when asked. */
@@ -53,5 +58,6 @@ export function readOnceALeg(port: FilePort, maxBytes = LEG_FILE_BYTES): FilePor
     // An encoding is about a third larger than its bytes (base64).
     kept: (file, form, make) => keep(`${form}:${file.id}`, Math.ceil(file.size * 1.34), make),
     ...(port.save ? { save: (file: NewFile) => port.save!(file) } : {}),
+    ...(port.linkTo ? { linkTo: (file: FileRef) => port.linkTo!(file) } : {}),
   };
 }
