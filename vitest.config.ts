@@ -69,8 +69,6 @@ export function workerdSuite(forMutation = false) {
               "test/http/**",
               // The docs' links are checked against the files, which workerd cannot read.
               "test/docs/**",
-              // The Agent Memory adapter against a stand-in of its API: plain TypeScript, under Node.
-              "test/memory/**",
               "node_modules/**",
               ...CONFIGURED,
               ...TRACE_EXPORT,

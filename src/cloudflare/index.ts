@@ -24,7 +24,7 @@ export { ConversationObject, type ConversationSetup };
 export { type DeskEntry, type DeskPut, type DeskStatus, OperatorDesk } from "../desk/operator-desk.ts";
 export { UserMemory } from "../memory/user-memory.ts";
 export { AgentMemoryStore, type AgentMemoryNamespace, type AgentMemoryProfile, type AgentMemoryMemory } from "../memory/agent-memory.ts";
-export type { MemoryLimits, UserMemoryStore } from "../memory/memory-store.ts";
+export type { IngestMessage, MemoryChange, MemoryLimits, MemoryProblem, MemoryResult, UserMemoryStore } from "../memory/memory-store.ts";
 export { Inbox, type InboxEntry, type InboxPage, type InboxQuery, type InboxStatus } from "../inbox/inbox.ts";
 export { a2a } from "../a2a/server/a2a-routes.ts";
 export { agUi } from "../http/ag-ui/ag-ui-routes.ts";

@@ -18,6 +18,7 @@ export interface MemoryProblem {
   message: string;
 }
 
+/** A memory store's answer: the value, or the refusal (an RPC carries it as a value). */
 export type MemoryResult<T> = { ok: true; value: T } | { ok: false; error: MemoryProblem };
 
 /** A user's correction of a memory. */
