@@ -76,9 +76,9 @@ export async function fileRows(turns = 20, baseline = "HEAD~1"): Promise<string[
   const sides: Side[] = [];
   const scenario = `bench${Date.now()}`;
   try {
-    // Each conversation: its first turn one step (an answer), its later turn two (a tool call, then an answer).
+    // Each conversation (two a round on each of the three sides): its first turn one step, its later turn two.
     const call = { toolCalls: [{ name: "remember", arguments: JSON.stringify({ text: "Likes photos" }) }] };
-    const answers = Array.from({ length: turns * 4 + 4 }, () => [{ text: "Thanks, I see it." }, call, { text: "Noted." }]).flat();
+    const answers = Array.from({ length: turns * 8 + 8 }, () => [{ text: "Thanks, I see it." }, call, { text: "Noted." }]).flat();
     await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id: scenario, answers }) });
     // Images as links: the fake provider does not fetch them (a real one does, from the file route: an R2 read, no base64).
     const links = { FILES_SENT_AS: "url", PUBLIC_URL: "https://chat.example", SESSION_SECRET: "bench-session-secret-0123456789" };

@@ -7,6 +7,7 @@
 import type { Config } from "../config.ts";
 import { type Duration, durationMs } from "../runtime/duration.ts";
 import { errorMessage, RuntimeError } from "../runtime/errors.ts";
+import type { Message } from "../runtime/messages.ts";
 import type { Model } from "../runtime/ports/model-port.ts";
 import type { Memory, MemoryPort, NewMemory } from "../runtime/ports/memory-port.ts";
 import { extractMemories, MEMORY_AGENT } from "../runtime/memory/extraction.ts";
@@ -116,7 +117,7 @@ export class ConversationMemory {
     const found: NewMemory[] = extraction.memories.map((m) => ({
       text: redactor.text(m.text),
       type: m.type,
-      ...(m.key ? { key: m.key } : {}),
+      ...(m.key ? { key: redactor.text(m.key) } : {}),
       source: { conversation: state.conversationId, agent: MEMORY_AGENT, ...(m.message === undefined ? {} : { message: m.message }) },
     }));
     const kept = await backend.keepRead(state.conversationId, history.length, found, this.#limits);
@@ -124,7 +125,7 @@ export class ConversationMemory {
   }
 
   /** A backend that reads conversations itself is handed the user's and the agents' words. */
-  async #ingest(backend: UserMemoryStore, conversationId: string, history: ReturnType<ConversationStore["messages"]>): Promise<void> {
+  async #ingest(backend: UserMemoryStore, conversationId: string, history: readonly Message[]): Promise<void> {
     const messages = history
       .flatMap((m) => ((m.role === "user" || m.role === "assistant") && m.content ? [{ role: m.role, content: m.content }] : []))
       .slice(-INGEST_MESSAGES)

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { userObjectName } from "../user-object-name.ts";
 
 /** Where a conversation stands, as a user's list shows it. */
 export type InboxStatus =
@@ -263,6 +264,5 @@ function ftsQuery(q: string): string {
 export async function inboxOf(env: unknown, userId: string): Promise<DurableObjectStub<Inbox> | undefined> {
   const namespace = (env as InboxBindings).INBOXES;
   if (!namespace) return undefined;
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`user:${userId}`)));
-  return namespace.getByName([...digest].map((b) => b.toString(16).padStart(2, "0")).join(""));
+  return namespace.getByName(await userObjectName(userId));
 }

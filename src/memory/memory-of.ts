@@ -1,12 +1,14 @@
 /** Which store keeps a user's memory: Cloudflare's Agent Memory when AGENT_MEMORY is bound, else the MEMORIES object. */
 import { AgentMemoryStore, type AgentMemoryNamespace } from "./agent-memory.ts";
 import type { UserMemoryStore } from "./memory-store.ts";
-import { type UserMemory, userHash, userMemoryObject } from "./user-memory.ts";
+import { type UserMemory, userMemoryObject } from "./user-memory.ts";
+import { userObjectName } from "../user-object-name.ts";
 
 /** The user's memory; undefined where neither is bound (then nothing is remembered beyond a conversation). */
 export async function memoryOf(env: unknown, userId: string): Promise<UserMemoryStore | undefined> {
   const agentMemory = (env as { AGENT_MEMORY?: AgentMemoryNamespace }).AGENT_MEMORY;
-  if (agentMemory) return new AgentMemoryStore(agentMemory, await userHash(userId));
+  // A profile is named as the user's objects are (64 hex digits: within the service's 100 characters).
+  if (agentMemory) return new AgentMemoryStore(agentMemory, await userObjectName(userId));
   const stub = await userMemoryObject(env, userId);
   return stub && objectStore(stub);
 }

@@ -4,6 +4,7 @@
  * /v1/me/memory. No one but the user and their own conversations reaches it.
  */
 import { DurableObject } from "cloudflare:workers";
+import { userObjectName } from "../user-object-name.ts";
 import type { Memory, NewMemory, RecallOptions } from "../runtime/ports/memory-port.ts";
 import type { MemoryChange, MemoryLimits, MemoryResult, UserMemoryStore } from "./memory-store.ts";
 import { MemoryTable } from "./memory-table.ts";
@@ -63,11 +64,5 @@ export interface MemoryBindings {
 export async function userMemoryObject(env: unknown, userId: string): Promise<DurableObjectStub<UserMemory> | undefined> {
   const namespace = (env as MemoryBindings).MEMORIES;
   if (!namespace) return undefined;
-  return namespace.getByName(await userHash(userId));
-}
-
-/** A user's id as a name an object or a profile may have (64 hex digits, whatever characters the id has). */
-export async function userHash(userId: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`user:${userId}`)));
-  return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return namespace.getByName(await userObjectName(userId));
 }
