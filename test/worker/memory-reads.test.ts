@@ -2,12 +2,18 @@
  * Reading a signed-in user's conversation for memories (MEMORY_MODEL: the agents' model here), in workerd against the fake
  * provider: one model call once the conversation has been quiet for MEMORY_IDLE_AFTER, planned at a leg's end; a read
  * that fails stores nothing and the next reads the same messages; one with nothing new calls no model; what one read
- * found is kept once however often it is stored. The users come from the development sign-in.
+ * found is kept once however often it is stored; a compaction and a person's hand-back read it at once. The users come
+ * from the development sign-in.
  */
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { parseSse } from "../support/sse.ts";
+import { readConfig } from "../../src/config.ts";
+import { assembleConversation } from "../../src/conversation/conversation-parts.ts";
+import { createSupportNetwork } from "../../src/agents/network.ts";
+import { memoryOf } from "../../src/memory/memory-of.ts";
+import type { WorkerVars } from "../../src/worker-vars.ts";
 import { until } from "../support/until.ts";
 import { call, scenario } from "../support/worker.ts";
 
@@ -113,6 +119,31 @@ describe("reading a quiet conversation for memories", () => {
     expect(kept).toMatchObject([{ text: "Prefers phone calls", type: "preference", source: { conversation: c.id } }]);
     // The person's answer is in what the read was sent, as an agent's.
     expect((await sent())[2]!.messages.map((m) => m.content).join("\n")).toContain("Agent (support-desk): Noted, I will call you.");
+  });
+
+  it("reads the conversation when it is compacted, whoever wrote the compaction", async () => {
+    const s = await scenario([
+      { text: JSON.stringify({ memories: [{ text: "Their order is A1005", type: "fact", key: "order", message: 0 }] }) },
+    ]);
+    const owner = `compacted-${crypto.randomUUID()}`;
+    const id = `memory-compaction-${crypto.randomUUID()}`;
+    await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
+      const vars = env as unknown as WorkerVars;
+      const { store } = assembleConversation(state, vars, readConfig(vars), { network: createSupportNetwork() });
+      store.create(id, "triage", "grant", owner);
+      store.beginTurn(s.tag("My order is A1005"));
+      // The storage's own commit, by hand: a compaction event, as the loop stores one.
+      store.commitStep({ messages: [{ role: "user", content: s.tag("My order is A1005") }] }, [
+        { id: 1, type: "compaction", agent: "triage", replaced: 4, kept: 2, summaryChars: 120 },
+      ]);
+    });
+    const memory = (await memoryOf(env, owner))!;
+    const kept = await until(
+      () => memory.list(),
+      (list) => list.length === 1,
+      "the compaction's read is kept",
+    );
+    expect(kept).toMatchObject([{ text: "Their order is A1005", source: { conversation: id, agent: "memory-extraction", message: 0 } }]);
   });
 
   it("keeps what one read found once, however often the read is stored again", async () => {
