@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { turn, headerAction } from "./chat-page-driver.ts";
+import { headerAction, openDesk, turn } from "./chat-page-driver.ts";
 import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -83,7 +83,7 @@ describe("what the agents remember, on the chat page", () => {
   it("keeps what the customer asks, shows it, and uses it in their next conversation; corrected, forgotten, forgotten all", async () => {
     const page = await signedIn("Mia", { width: 1280, height: 800, colorScheme: "light" });
     await turn(page, "Please remember my order is A1001 and write to me in French.");
-    await page.getByText("I will remember that for next time").waitFor();
+    await page.getByTestId("log").getByText("I will remember that for next time").waitFor();
     await openMemory(page);
     const rows = page.getByTestId("memory-panel").locator("li");
     assert.deepEqual(await rows.locator("input").evaluateAll((inputs) => inputs.map((i) => (i as HTMLInputElement).value).sort()), [
@@ -135,12 +135,28 @@ describe("what the agents remember, on the chat page", () => {
     await page.context().close();
   });
 
+  it("shows the operator desk the customer's memory, read-only, while a person holds their conversation", async () => {
+    const page = await signedIn("Ola", { width: 1280, height: 800, colorScheme: "light" });
+    await turn(page, "Please remember my order is A1003.");
+    await turn(page, "I want to talk to a person");
+    const desk = await openDesk(browser, dev.url, { width: 1280, height: 800 });
+    await desk.getByTestId("waiting").locator("button").filter({ hasText: "talk to a person" }).first().click();
+    const box = desk.getByTestId("customer-memory");
+    await box.waitFor();
+    await box.locator("summary").click();
+    assert.deepEqual(await box.locator("li").allTextContents(), ["Their order is A1003 (fact)"]);
+    assert.equal(await box.locator("input, button").count(), 0, "read-only");
+    await desk.screenshot({ path: "test-artifacts/memory-desk.png" });
+    await desk.context().close();
+    await page.context().close();
+  });
+
   it("is not offered to a guest, who has no memory beyond the conversation", async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();
     await page.goto(dev.url);
     await turn(page, "Please remember my order is A1001.");
-    await page.getByText(/I could not remember that: .*no signed-in user/).waitFor();
+    await page.getByTestId("log").getByText(/I could not remember that: .*no signed-in user/).waitFor();
     assert.equal(await page.getByRole("button", { name: "What I remember" }).count(), 0);
     await context.close();
   });
