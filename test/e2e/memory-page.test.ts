@@ -156,7 +156,10 @@ describe("what the agents remember, on the chat page", () => {
     const page = await context.newPage();
     await page.goto(dev.url);
     await turn(page, "Please remember my order is A1001.");
-    await page.getByTestId("log").getByText(/I could not remember that: .*no signed-in user/).waitFor();
+    await page
+      .getByTestId("log")
+      .getByText(/I could not remember that: .*no signed-in user/)
+      .waitFor();
     assert.equal(await page.getByRole("button", { name: "What I remember" }).count(), 0);
     await context.close();
   });

@@ -117,6 +117,43 @@ for (const colorScheme of ["light", "dark"] as const) {
   }
 }
 
+describe("the keyboard", () => {
+  for (const path of ["/", "/operator.html"]) {
+    it(`reaches every control of ${path} with Tab, each with a visible focus ring`, async () => {
+      const token = await operatorToken(dev.url);
+      const page = await open("desktop", "light", path, JSON.stringify({ token, name: "Sam", operator: true }));
+      await page
+        .locator(path === "/" ? "#welcome button" : "#waiting")
+        .first()
+        .waitFor();
+      const controls = await page.evaluate(() =>
+        Array.from(document.querySelectorAll<HTMLElement>("button, a[href], input, select, textarea, summary"))
+          .filter((el) => el.offsetParent !== null && !(el as HTMLButtonElement).disabled)
+          .map((el) => el.id || el.textContent?.trim() || el.getAttribute("aria-label") || el.tagName),
+      );
+      const reached = new Map<string, boolean>();
+      for (let i = 0; i < controls.length + 5; i++) {
+        await page.keyboard.press("Tab");
+        const focused = await page.evaluate(() => {
+          const el = document.activeElement as HTMLElement | null;
+          if (!el || el === document.body) return null;
+          const style = getComputedStyle(el);
+          return {
+            name: el.id || el.textContent?.trim() || el.getAttribute("aria-label") || el.tagName,
+            ring: style.outlineStyle !== "none" && style.outlineWidth !== "0px",
+          };
+        });
+        if (focused) reached.set(focused.name, focused.ring);
+      }
+      for (const control of controls) {
+        assert.ok(reached.has(control), `Tab reaches ${control}`);
+        assert.ok(reached.get(control), `${control} shows a focus ring`);
+      }
+      await page.context().close();
+    });
+  }
+});
+
 describe("the phone's header", () => {
   it("keeps who answers in view, the rest in a menu a keyboard opens, moves into and closes with Escape", async () => {
     const page = await open("phone", "light");
