@@ -20,7 +20,7 @@ const FEATURES: Array<[string, RegExp]> = [
   ],
   [
     "A2A, both ways (src/a2a/: client, server and wire; the remote port and call, push configs)",
-    /^src\/(a2a\/|runtime\/ports\/remote-port|runtime\/step\/remote-call|conversation\/schedule\/push-configs)/,
+    /^src\/(a2a\/|runtime\/ports\/remote-port|runtime\/step\/remote-call|conversation\/storage\/push-configs)/,
   ],
 ];
 

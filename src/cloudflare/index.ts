@@ -52,13 +52,13 @@ export type { TurnView, ViewAudience } from "../conversation/conversation-view.t
 export type { BackgroundStatus } from "../conversation/storage/run-ledger.ts";
 export type { DelegatedRun } from "../conversation/storage/conversation-store.ts";
 export type { PushConfigOp } from "../conversation/conversation.ts";
-export type { PushConfig } from "../conversation/schedule/push-configs.ts";
-export type { PushTarget } from "../conversation/schedule/outbox.ts";
+export type { PushConfig } from "../conversation/storage/push-configs.ts";
+export type { PushTarget } from "../conversation/storage/outbox.ts";
 export type { Activity, ActivityKind } from "../conversation/storage/activity-log.ts";
 export type { ForkSnapshot } from "../conversation/storage/forks.ts";
 export type { IncomingFile } from "../conversation/files/file-checks.ts";
 export type { HistoryPage } from "../conversation/storage/history-page.ts";
-export type { ScheduledView, ScheduleEntry } from "../conversation/schedule/schedule.ts";
+export type { ScheduledView, ScheduleEntry } from "../conversation/storage/schedule.ts";
 export type {
   ConversationError,
   ConversationErrorCode,

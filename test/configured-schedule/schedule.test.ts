@@ -12,7 +12,7 @@ import { ConversationStore } from "../../src/conversation/storage/conversation-s
 import { openSocket } from "../support/socket.ts";
 import { parseSse } from "../support/sse.ts";
 import { until } from "../support/until.ts";
-import { BUSY_RETRY_MS } from "../../src/conversation/schedule/schedule.ts";
+import { BUSY_RETRY_MS } from "../../src/conversation/storage/schedule.ts";
 import { call, chat, type ConversationJson, dueFollowUp, postMessage, scenario } from "../support/worker.ts";
 
 const stub = (id: string) => env.CONVERSATIONS.getByName(id);

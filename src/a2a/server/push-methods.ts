@@ -8,7 +8,7 @@
 import type { Context } from "hono";
 import * as z from "zod";
 import { readConfig } from "../../config.ts";
-import type { PushConfig } from "../../conversation/schedule/push-configs.ts";
+import type { PushConfig } from "../../conversation/storage/push-configs.ts";
 import type { AppEnv } from "../../http/app-env.ts";
 import { expectOk } from "../../http/request.ts";
 import { clientOf, parsed, RpcFailure } from "./rpc.ts";

@@ -11,7 +11,7 @@ import type { Config } from "../../config.ts";
 import type { Redactor } from "../../runtime/redact.ts";
 import type { UserRequest } from "../../runtime/wait/requests.ts";
 import type { ConversationStore } from "../storage/conversation-store.ts";
-import type { PushTarget } from "./outbox.ts";
+import type { PushTarget } from "../storage/outbox.ts";
 import { errorMessage } from "../../runtime/errors.ts";
 
 /** An A2A task state a push notification says a task reached. */

@@ -12,7 +12,7 @@ import type { ConversationStore } from "../storage/conversation-store.ts";
 import type { Notifier } from "./notifier.ts";
 import type { PersonHold } from "../person-hold.ts";
 import { type ConversationResult, ok } from "../results.ts";
-import { BUSY_RETRY_MS, type ScheduleEntry } from "./schedule.ts";
+import { BUSY_RETRY_MS, type ScheduleEntry } from "../storage/schedule.ts";
 import { expiredRequests, expiryDecisions } from "../../runtime/wait/deadlines.ts";
 import type { TurnAdmission } from "../turn-admission.ts";
 import type { TurnDriver } from "../turns/turn-driver.ts";

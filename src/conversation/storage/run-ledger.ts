@@ -17,7 +17,7 @@ import { DecisionsSchema, readRow, SpansSchema } from "./row-schemas.ts";
 import type { Suspension } from "../../runtime/wait/suspension.ts";
 import type { UsageTotals } from "../../runtime/usage.ts";
 import type { Span } from "../../traces/turn-trace.ts";
-import type { Schedule, ScheduleEntry } from "../schedule/schedule.ts";
+import type { Schedule, ScheduleEntry } from "./schedule.ts";
 import type { SqlWriter } from "./sql-writer.ts";
 import { readRunState, spentIn, type TurnWait, writeRunState } from "./stored-state.ts";
 
