@@ -54,7 +54,11 @@ export class ConversationMemory {
     const { redactor, config } = this.#setup;
     const backend = () => this.#backend(owner);
     return {
-      recall: async (query, options) => (await backend()).recall(query, { maxTokens: config.MEMORY_RECALL_TOKENS, ...options }),
+      // A leg's own recall (no options) is off with MEMORY_RECALL_TOKENS=0: no call to the user's object then.
+      recall: async (query, options) =>
+        options === undefined && config.MEMORY_RECALL_TOKENS === 0
+          ? []
+          : (await backend()).recall(query, { maxTokens: config.MEMORY_RECALL_TOKENS, ...options }),
       remember: async (memory) => {
         const kept = await (await backend()).remember(redactedMemory(memory, redactor), this.#limits);
         if (!kept.ok)

@@ -19,6 +19,8 @@ type Row = Record<string, SqlStorageValue> & {
 };
 
 const COLUMNS = ["rowid", "id", "text", "type", "key", "source", "created_at", "replaced"].map((c) => `memories.${c} AS ${c}`).join(", ");
+/** The words of a query matched at most. */
+const MATCHED_WORDS = 32;
 /** Standing wishes are given every turn, whatever it is about. */
 const STANDING = ["preference", "instruction"];
 
@@ -158,7 +160,8 @@ export class MemoryTable {
 
   /** Current memories matching the words of `query`, best first (an empty query matches none). */
   #matching(query: string, limit: number): Row[] {
-    const words = query.match(/[\p{L}\p{N}]+/gu) ?? [];
+    // A long message is a long query: its first distinct words are what it is about.
+    const words = [...new Set(query.match(/[\p{L}\p{N}]+/gu) ?? [])].slice(0, MATCHED_WORDS);
     if (words.length === 0) return [];
     const match = words.map((w) => `"${w}"*`).join(" OR ");
     return this.#sql
