@@ -19,6 +19,10 @@ const FEATURES: Array<[string, RegExp]> = [
     /^src\/(router\/|runtime\/step\/route-first|runtime\/ports\/router-port|models\/embedding-router)/,
   ],
   [
+    "a user's memory (src/memory/, conversation-memory, runtime/memory, its port, tools and routes)",
+    /^src\/(memory\/|conversation\/conversation-memory|runtime\/memory\/|runtime\/ports\/memory-port|runtime\/tools\/memory-tools|http\/memory-routes)/,
+  ],
+  [
     "A2A, both ways (src/a2a/: client, server and wire; the remote port and call, push configs)",
     /^src\/(a2a\/|runtime\/ports\/remote-port|runtime\/step\/remote-call|conversation\/storage\/push-configs)/,
   ],
@@ -58,7 +62,7 @@ export function bundleRows(): string[] {
         .sort((a, b) => b[1] - a[1])
         .map(([name, bytes]) => `| ${name} | ${kib(bytes)} | ${((bytes / total) * 100).toFixed(1)}% | ${kib((bytes / total) * gzip)} |`),
       "",
-      "Of src/, what two features add (their own modules; A2A uses no package of its own):",
+      "Of src/, what some features add (their own modules; A2A uses no package of its own):",
       "",
       "| feature | raw in bundle | share | ≈ gzip |",
       "|---|---:|---:|---:|",

@@ -247,6 +247,7 @@ function approvalCard(call) {
   deny.textContent = "Deny";
   const decide = (approved) => {
     approve.disabled = deny.disabled = true;
+    card.classList.add("decided");
     text.textContent += approved ? " Approved." : " Denied.";
     updateSend();
     runStream(`/v1/conversations/${conversation.id}/approvals`, {
@@ -269,6 +270,7 @@ function approvalCard(call) {
     close: (note) => {
       if (approve.disabled) return;
       approve.disabled = deny.disabled = true;
+      card.classList.add("decided");
       text.textContent += note;
     },
   });

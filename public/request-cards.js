@@ -54,10 +54,12 @@ export function requestCard(request, place, send) {
     if (!open) return;
     open = false;
     for (const control of controls()) control.disabled = true;
+    card.classList.add("decided");
     status.textContent = "approved" in decision ? "Declined." : "Sent.";
     if (await send(decision)) return;
     // Refused (an answer that does not fit, say): the card asks again.
     open = true;
+    card.classList.remove("decided");
     status.textContent = "Not taken: see the error below, and try again.";
     for (const control of controls()) control.disabled = false;
   };
@@ -72,6 +74,7 @@ export function requestCard(request, place, send) {
       if (!open) return;
       open = false;
       for (const control of controls()) control.disabled = true;
+      card.classList.add("decided");
       status.textContent = note.trim() || "Answered.";
     },
   };
