@@ -35,7 +35,7 @@ export function withRecalled(run: RunContext, agent: Agent, instructions: string
   return `${instructions}\n\n${memoryNote(recalled)}`;
 }
 
-/** What an agent is told it remembers: the memories in words, each with its kind, newest first as recalled. */
+/** What an agent is told it remembers: the memories in words, each with its kind, in the order recalled (best match first). */
 export function memoryNote(memories: readonly Memory[]): string {
   const lines = memories.map((m) => `- (${m.type}) ${m.text}`);
   return [
