@@ -37,6 +37,13 @@ export async function makeTitle(
     messages: [{ role: "user", content: transcript }],
     tools: [],
   };
+  const { text, inputTokens, outputTokens } = await answerOf(model, request);
+  const title = cleanTitle(text);
+  return title ? { title, inputTokens, outputTokens } : null;
+}
+
+/** A call's whole answer as text, with what it spent: for the small calls beside a turn (a title, a memory read). */
+export async function answerOf(model: Model, request: ModelRequest): Promise<{ text: string; inputTokens: number; outputTokens: number }> {
   let text = "";
   let inputTokens = 0;
   let outputTokens = 0;
@@ -47,8 +54,7 @@ export async function makeTitle(
       outputTokens += event.usage?.outputTokens ?? 0;
     }
   }
-  const title = cleanTitle(text);
-  return title ? { title, inputTokens, outputTokens } : null;
+  return { text, inputTokens, outputTokens };
 }
 
 /** The first line, without quotes or a full stop, cut short. */

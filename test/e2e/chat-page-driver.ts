@@ -1,5 +1,8 @@
 /** Driving the chat page in Chromium as a user does: a window of a size, a message sent and its turn waited for. */
+import { createRequire } from "node:module";
 import type { Browser, Page } from "playwright-core";
+
+const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
 
 /** A new window of `size` on `path` of the Worker at `url`. */
 export async function openPage(browser: Browser, url: string, size: { width: number; height: number }, path = "/"): Promise<Page> {
@@ -50,4 +53,15 @@ export async function headerAction(page: Page, name: string): Promise<void> {
   const action = page.locator("#actions").getByRole("button", { name });
   if (!(await action.isVisible())) await page.getByRole("button", { name: "Menu" }).click();
   await action.click();
+}
+
+/** axe-core's serious and critical findings on the page as it is (its context must bypass the page's CSP to add it). */
+export async function axeFindings(page: Page): Promise<string[]> {
+  await page.addScriptTag({ path: AXE });
+  const violations = await page.evaluate(async () => {
+    type Result = { violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> };
+    const result = await (window as unknown as { axe: { run: () => Promise<Result> } }).axe.run();
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(" ")) }));
+  });
+  return violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.targets.join(", ")}`);
 }

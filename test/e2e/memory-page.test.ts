@@ -7,16 +7,14 @@
  */
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { headerAction, openDesk, turn } from "./chat-page-driver.ts";
+import { headerAction, openDesk, turn, axeFindings } from "./chat-page-driver.ts";
 import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
-const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
 const persistTo = mkdtempSync(join(tmpdir(), "handoff-memory-page-"));
 let dev: WranglerDev;
 let browser: Browser;
@@ -63,20 +61,6 @@ async function rowOf(page: Page, text: string) {
   const words = await rows.locator("input").evaluateAll((inputs) => inputs.map((i) => (i as HTMLInputElement).value));
   assert.ok(words.includes(text), `"${text}" is listed: ${words.join(" | ")}`);
   return rows.nth(words.indexOf(text));
-}
-
-/** axe-core's serious and critical findings on the page as it is. */
-async function axeFindings(page: Page): Promise<string[]> {
-  await page.addScriptTag({ path: AXE });
-  const violations = await page.evaluate(async () => {
-    const result = await (
-      window as unknown as {
-        axe: { run: () => Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> }> };
-      }
-    ).axe.run();
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(" ")) }));
-  });
-  return violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.targets.join(", ")}`);
 }
 
 describe("what the agents remember, on the chat page", () => {

@@ -7,16 +7,14 @@
  */
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { operatorToken, turn } from "./chat-page-driver.ts";
+import { operatorToken, turn, axeFindings } from "./chat-page-driver.ts";
 import { startWranglerDev, type WranglerDev } from "./wrangler-dev.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
-const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
 const persistTo = mkdtempSync(join(tmpdir(), "handoff-pages-finished-"));
 const SIZES = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 800 } } as const;
 let dev: WranglerDev;
@@ -41,17 +39,6 @@ async function open(size: keyof typeof SIZES, colorScheme: "light" | "dark", pat
   const page = await context.newPage();
   await page.goto(`${dev.url}${path}`);
   return page;
-}
-
-/** axe-core's serious and critical findings on the page as it is. */
-async function axeFindings(page: Page): Promise<string[]> {
-  await page.addScriptTag({ path: AXE });
-  const violations = await page.evaluate(async () => {
-    type Result = { violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> };
-    const result = await (window as unknown as { axe: { run: () => Promise<Result> } }).axe.run();
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(" ")) }));
-  });
-  return violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.targets.join(", ")}`);
 }
 
 for (const colorScheme of ["light", "dark"] as const) {

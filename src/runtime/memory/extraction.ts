@@ -7,6 +7,7 @@ import { RuntimeError } from "../errors.ts";
 import type { Message } from "../messages.ts";
 import { type Memory, MEMORY_TYPES, type MemoryType } from "../ports/memory-port.ts";
 import type { Model, ModelRequest } from "../ports/model-port.ts";
+import { answerOf } from "../titles.ts";
 
 /** The agent name an extraction call carries (logs, traces, and models that route by agent, as the demo does). */
 export const MEMORY_AGENT = "memory-extraction";
@@ -74,16 +75,7 @@ export async function extractMemories(
     messages: [{ role: "user", content }],
     tools: [],
   };
-  let text = "";
-  let inputTokens = 0;
-  let outputTokens = 0;
-  for await (const event of model.stream(request)) {
-    if (event.type === "text-delta") text += event.delta;
-    if (event.type === "finish") {
-      inputTokens += event.usage?.inputTokens ?? 0;
-      outputTokens += event.usage?.outputTokens ?? 0;
-    }
-  }
+  const { text, inputTokens, outputTokens } = await answerOf(model, request);
   const memories = parseExtraction(text).filter((m) => m.message === undefined || m.message >= from);
   return { memories, inputTokens, outputTokens };
 }
