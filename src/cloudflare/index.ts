@@ -51,9 +51,10 @@ export type {
 export type { TurnView, ViewAudience } from "../conversation/conversation-view.ts";
 export type { BackgroundStatus } from "../conversation/storage/run-ledger.ts";
 export type { DelegatedRun } from "../conversation/storage/conversation-store.ts";
-export type { PushConfigOp } from "../conversation/conversation.ts";
-export type { PushConfig } from "../conversation/storage/push-configs.ts";
-export type { PushTarget } from "../conversation/storage/outbox.ts";
+export type { PushConfig, PushConfigOp } from "../a2a/server/push-configs.ts";
+export type { Destination } from "../conversation/storage/outbox.ts";
+export type { ConversationPart, Outgoing, PartContext, TurnMove, TurnEnding } from "../conversation/protocol-parts.ts";
+export type { PartRows } from "../conversation/storage/protocol-rows.ts";
 export type { Activity, ActivityKind } from "../conversation/storage/activity-log.ts";
 export type { ForkSnapshot } from "../conversation/storage/forks.ts";
 export type { IncomingFile } from "../conversation/files/file-checks.ts";
@@ -92,7 +93,7 @@ export interface HandoffWorkerOptions<E extends WorkerVars = WorkerVars> {
   mcp?: McpClient;
   /**
    * The protocols served beside the chat API (SSE, the AI SDK's stream, the socket): `a2a()`, `agUi()`, or a `Protocol`
-   * of your own (its paths, routes and OpenAPI part). Only these are bundled; the paths of those the package offers and
+   * of your own (its paths, routes and OpenAPI part, and what it keeps in each conversation). Only these are bundled; the paths of those the package offers and
    * the Worker was not given answer 404 `protocol_not_enabled`.
    */
   protocols?: readonly Protocol[];
@@ -135,7 +136,13 @@ export function createHandoffWorker<E extends WorkerVars = WorkerVars>(options: 
   };
   class Conversation extends ConversationObject {
     protected override setup(env: WorkerVars): ConversationSetup {
-      return { network: networkFor(env as E), offlineModel: options.offlineModel?.(env as E), limits: options.limits, mcp: options.mcp };
+      return {
+        network: networkFor(env as E),
+        offlineModel: options.offlineModel?.(env as E),
+        limits: options.limits,
+        mcp: options.mcp,
+        parts: options.protocols?.flatMap((protocol) => (protocol.conversation ? [protocol.conversation] : [])),
+      };
     }
   }
   const app = createApp((env: Env) => networkFor(env as unknown as E), options.protocols);

@@ -18,6 +18,7 @@ import type { McpHostEnv } from "../runtime/ports/mcp-port.ts";
 import { SqlToolListCache } from "./storage/mcp-tool-cache.ts";
 import { exporterFor } from "../traces/otlp-export.ts";
 import { Notifier } from "./schedule/notifier.ts";
+import { ProtocolParts } from "./protocol-parts.ts";
 import { PersonHold } from "./person-hold.ts";
 import { redactingModel } from "./redacting-model.ts";
 import { ScheduledWork } from "./schedule/scheduled-work.ts";
@@ -53,6 +54,8 @@ export interface ConversationParts {
   files: ConversationFiles;
   /** Its owner's memory: the port each leg runs with, and the reads at its checkpoints. */
   memory: ConversationMemory;
+  /** What the Worker's protocols keep in it and send from it (A2A's push configs and pushes). */
+  protocols: ProtocolParts;
 }
 
 export function assembleConversation(
@@ -75,7 +78,8 @@ export function assembleConversation(
   const inbox = new InboxLink(store, redactor, env, titles && { maker: titles, waitUntil: ctx.waitUntil.bind(ctx) });
   const waitUntil = (promise: Promise<unknown>) => ctx.waitUntil(promise);
   const memory = memoryOf(env, config, store, redactor, model, network);
-  const events = new EventEffects({ store, network, inbox, notifier, hold, log, waitUntil, memory });
+  const protocols = new ProtocolParts(setup.parts ?? [], store, redactor);
+  const events = new EventEffects({ store, network, inbox, notifier, protocols, hold, log, waitUntil, memory });
   const files = filesOf(store, env, config, redactor);
   const ports = {
     model,
@@ -112,7 +116,7 @@ export function assembleConversation(
   const background = new BackgroundWork({ store, network, redactor, run: ports, tell: sockets.tell, exporter, notifier, waitUntil, log });
   const work = new ScheduledWork({ store, driver, hold, network, notifier, admission, background, files, memory });
   const effects = new CommitEffects({ store, storage: ctx.storage, inbox, waitUntil, log });
-  return { redactor, store, hold, inbox, driver, work, background, sockets, admission, effects, events, files, memory };
+  return { redactor, store, hold, inbox, driver, work, background, sockets, admission, effects, events, files, memory, protocols };
 }
 
 /** Its owner's memory: MEMORY_MODEL reads the conversation for it (the agents' model by default; `off`: no reads). */

@@ -43,20 +43,13 @@ import type { CommitEffects } from "./commit-effects.ts";
 import type { EventEffects } from "./event-effects.ts";
 import type { TurnSummary } from "./storage/turn-log.ts";
 import type { TurnTrace } from "../traces/turn-trace.ts";
-import type { PushConfig } from "./storage/push-configs.ts";
+import type { ProtocolParts } from "./protocol-parts.ts";
 import type { FileRef } from "../runtime/messages.ts";
 import type { Memory } from "../runtime/ports/memory-port.ts";
 import type { ConversationMemory } from "./conversation-memory.ts";
 import { type ConversationFiles, sentFileIds } from "./files/conversation-files.ts";
 import { MessageSchema, readRow } from "./storage/row-schemas.ts";
 import type { IncomingFile } from "./files/file-checks.ts";
-
-/** What an A2A client does with a task's push notification configs. */
-export type PushConfigOp =
-  | { kind: "set"; turn: number; config: PushConfig; upcoming?: boolean }
-  | { kind: "delete"; turn: number; id: string; upcoming?: boolean }
-  | { kind: "get"; turn: number; id: string }
-  | { kind: "list"; turn: number };
 
 export type { Requester, ConversationSetup, ConversationView, DecisionOutcome, EventsOutcome, PageQuery } from "./conversation-api.ts";
 
@@ -91,6 +84,8 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   readonly #files: ConversationFiles;
   /** Its owner's memory, across their conversations. */
   readonly #memory: ConversationMemory;
+  /** What the Worker's protocols keep here and send from here. */
+  readonly #protocols: ProtocolParts;
 
   constructor(ctx: DurableObjectState, env: WorkerVars) {
     super(ctx, env);
@@ -111,6 +106,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     this.#events = parts.events;
     this.#files = parts.files;
     this.#memory = parts.memory;
+    this.#protocols = parts.protocols;
   }
 
   /** Resolves once what the writes so far call for is done (the desk, the inbox told): for answers that show it. */
@@ -427,27 +423,13 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   }
 
   /**
-   * A task's (a turn's) A2A push notification configs: kept, read, listed or deleted by whoever may
-   * read the conversation; a config or turn that does not exist answers null.
+   * An operation of a protocol's own on what it keeps in this conversation (A2A's push configs), for whoever may read the
+   * conversation: the protocol's part (`Protocol.conversation`) reads `op` and answers.
    */
-  async pushConfigs(requester: Requester, op: PushConfigOp): Promise<ConversationResult<PushConfig | PushConfig[] | null>> {
+  async protocolCall(requester: Requester, protocol: string, op: unknown): Promise<ConversationResult<unknown>> {
     const admitted = this.#admission.access(requester);
     if (!admitted.ok) return admitted;
-    // A config may be set ahead for the turn a message is about to start (SendMessage's own config), and removed if it does not start.
-    const last = admitted.value.turn + ((op.kind === "set" || op.kind === "delete") && op.upcoming ? 1 : 0);
-    if (op.turn < 1 || op.turn > last) return fail("turn_not_found", `This conversation has no turn ${op.turn}.`);
-    const configs = this.#store.pushConfigs;
-    switch (op.kind) {
-      case "set":
-        configs.set(op.turn, op.config);
-        return ok(op.config);
-      case "get":
-        return ok(configs.get(op.turn, op.id) ?? null);
-      case "list":
-        return ok(configs.list(op.turn));
-      case "delete":
-        return ok(configs.remove(op.turn, op.id) ? [] : null);
-    }
+    return this.#protocols.call(protocol, op);
   }
 
   /** A turn's trace: its spans, from the turn down to each model call, tool call and handoff. */

@@ -1,9 +1,9 @@
 /**
  * What follows from the events a write stored, whoever wrote them (a request's leg, the alarm's, a
- * person at the desk or their deadline): a leg's end titles a new conversation, tells A2A clients
- * that asked the task's state, sets the deadline of calls left waiting and tells the app, and puts
+ * person at the desk or their deadline): a leg's end titles a new conversation, tells the protocols
+ * where its turn stands (A2A pushes it to the clients that asked), sets the deadline of calls left waiting and tells the app, and puts
  * a conversation a person now holds on the desk (with their deadline); a person's answer and a
- * person's hand back tell A2A clients, the desk and the app. A leg's end plans the read of a quiet conversation for its
+ * person's hand back tell the protocols, the desk and the app. A leg's end plans the read of a quiet conversation for its
  * owner's memory; compaction and a hand-back read it at once. Like the alarm and the inbox
  * (CommitEffects), nothing calls these by hand: they follow from the storage's writes.
  */
@@ -13,7 +13,8 @@ import { errorMessage } from "../runtime/errors.ts";
 import type { InboxLink } from "./inbox-link.ts";
 import type { ConversationMemory } from "./conversation-memory.ts";
 import type { PersonHold } from "./person-hold.ts";
-import { type Notifier, notifiedRequest, type PushedState } from "./schedule/notifier.ts";
+import { type Notifier, notifiedRequest } from "./schedule/notifier.ts";
+import type { ProtocolParts, TurnEnding } from "./protocol-parts.ts";
 import { actor } from "./storage/activity-log.ts";
 import type { ConversationStore } from "./storage/conversation-store.ts";
 import type { Written } from "./storage/sql-writer.ts";
@@ -24,6 +25,8 @@ export interface EventEffectsSetup {
   network: Network;
   inbox: InboxLink;
   notifier: Notifier;
+  /** The protocols' parts, told where a turn stands. */
+  protocols: ProtocolParts;
   hold: PersonHold;
   log: (message: string) => void;
   waitUntil: (promise: Promise<unknown>) => void;
@@ -31,12 +34,12 @@ export interface EventEffectsSetup {
   memory: ConversationMemory;
 }
 
-/** The A2A task state a leg's end is pushed as; a leg that ends with a person holding the conversation pushes nothing yet. */
-const PUSHED_STATE: Partial<Record<TurnStatus, PushedState>> = {
-  completed: "TASK_STATE_COMPLETED",
-  awaiting_approval: "TASK_STATE_INPUT_REQUIRED",
-  awaiting_input: "TASK_STATE_INPUT_REQUIRED",
-  cancelled: "TASK_STATE_CANCELED",
+/** Where a leg's end leaves its turn for the protocols; a leg that ends with a person holding the conversation, nowhere yet. */
+const OUTCOME: Partial<Record<TurnStatus, TurnEnding>> = {
+  completed: "completed",
+  awaiting_approval: "waiting",
+  awaiting_input: "waiting",
+  cancelled: "cancelled",
 };
 
 export class EventEffects {
@@ -71,19 +74,19 @@ export class EventEffects {
     if (event.type === "run-start") this.#resumed = event.resumed === true;
     else if (event.type === "done") this.#legEnded(event);
     // A failed leg ends with its error event, not `done`.
-    else if (event.type === "error") this.#setup.notifier.push("TASK_STATE_FAILED");
+    else if (event.type === "error") this.#setup.protocols.turnMoved("failed");
     else if (event.type === "operator-message") this.#personAnswered(event);
     else if (event.type === "handoff" && event.kind === "hand-back" && this.#setup.network.get(event.from)?.human) this.#personHandedBack();
     else if (event.type === "compaction") this.#setup.waitUntil(this.#setup.memory.read("compaction"));
   }
 
-  /** A leg ended: the title, A2A clients told, calls left waiting given their deadline (and the app told), a person's desk. */
+  /** A leg ended: the title, the protocols told, calls left waiting given their deadline (and the app told), a person's desk. */
   #legEnded(done: DoneEvent): void {
-    const { store, inbox, notifier, memory } = this.#setup;
+    const { store, inbox, notifier, memory, protocols } = this.#setup;
     inbox.titleAfterLeg();
     memory.legEnded();
-    const pushed = PUSHED_STATE[done.status];
-    if (pushed) notifier.push(pushed);
+    const outcome = OUTCOME[done.status];
+    if (outcome) protocols.turnMoved(outcome);
     if (done.status === "awaiting_approval" || done.status === "awaiting_input") {
       const state = store.state()!;
       store.schedule.planExpiry({ requests: state.suspension?.pending ?? [], decisions: state.decisions });
@@ -124,12 +127,12 @@ export class EventEffects {
     );
   }
 
-  /** A person answered the user: the task is done for A2A clients, the desk says held, the app is told. */
+  /** A person answered the user: the turn is done for the protocols, the desk says held, the app is told. */
   #personAnswered(event: OperatorMessageEvent): void {
-    const { store, notifier, hold } = this.#setup;
+    const { store, notifier, hold, protocols } = this.#setup;
     const who = actor(event.by, event.operator);
     const person = event.agent;
-    notifier.push("TASK_STATE_COMPLETED");
+    protocols.turnMoved("completed");
     const told = async () => {
       await hold.toDesk({ conversationId: store.state()!.conversationId, person, status: "held", ...(who ? { operator: who } : {}) });
       await notifier.notify("person_answered", { person, ...(who ? { operator: who } : {}) });
@@ -137,9 +140,9 @@ export class EventEffects {
     this.#later("the desk could not be told", told());
   }
 
-  /** A person gave the conversation back: the task is done for A2A clients, and it leaves the desk. */
+  /** A person gave the conversation back: the turn is done for the protocols, and it leaves the desk. */
   #personHandedBack(): void {
-    this.#setup.notifier.push("TASK_STATE_COMPLETED");
+    this.#setup.protocols.turnMoved("completed");
     this.#setup.waitUntil(this.#setup.memory.read("hand-back"));
     this.#later("the desk could not be told", this.#setup.hold.leaveDesk(this.#setup.store.state()!.conversationId));
   }

@@ -1,10 +1,12 @@
 /**
  * A protocol a Worker serves beside its chat API (SSE, the AI SDK's stream, the socket): one descriptor, made by the
  * protocol's own folder (`a2a()`, `agUi()`) or by a Worker for a protocol of its own. The app reads it: its routes, its
- * paths' body limit (files or not), its part of the OpenAPI document. What the package offers and a Worker was not given
+ * paths' body limit (files or not), its part of the OpenAPI document; each conversation object reads its `conversation`
+ * part (what it keeps there and sends from there). What the package offers and a Worker was not given
  * (protocol-offers.ts) answers 404 `protocol_not_enabled` on its paths, saying which option serves it.
  */
 import type { Hono } from "hono";
+import type { ConversationPart } from "../conversation/protocol-parts.ts";
 import type { Env } from "../env.ts";
 import type { Network } from "../runtime/network.ts";
 import type { AppEnv } from "./app-env.ts";
@@ -26,6 +28,8 @@ export interface Protocol {
   readonly carriesFiles?: boolean;
   /** Its paths' operations, for the OpenAPI document (`/v1/openapi.json`). */
   openApi?(): Record<string, unknown>;
+  /** What it keeps in each conversation and sends from it as turns move (A2A: its tasks' push configs, and the pushes). */
+  conversation?: ConversationPart;
   /** Adds its routes; `networkFor` gives the network an environment's conversations run. */
   register(app: Hono<AppEnv>, networkFor: (env: Env) => Network): void;
 }

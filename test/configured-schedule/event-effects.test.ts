@@ -18,14 +18,20 @@ import { type Suspension } from "../../src/runtime/wait/suspension.ts";
 import { TURN_START } from "../../src/runtime/turn-progress.ts";
 import type { WorkerVars } from "../../src/worker-vars.ts";
 import { createSupportNetwork } from "../../src/agents/network.ts";
+import { pushConfigsPart } from "../../src/a2a/server/push-configs.ts";
+import type { ConversationPart } from "../../src/conversation/protocol-parts.ts";
 
 /** A conversation's parts as the object puts them together, on a fresh object's storage; `work` is what the test writes with them. */
-async function withParts(work: (parts: ReturnType<typeof assembleConversation>) => Promise<void>): Promise<string> {
+async function withParts(
+  work: (parts: ReturnType<typeof assembleConversation>) => Promise<void>,
+  protocols: ConversationPart[] = [pushConfigsPart],
+): Promise<string> {
   const id = `effects-${crypto.randomUUID()}`;
   await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
     const vars = env as unknown as WorkerVars;
     const parts = assembleConversation(state, vars, readConfig(vars), {
       network: createSupportNetwork(undefined, { supportDeskAnswerWithin: "1h" }),
+      parts: protocols,
     });
     parts.store.create(id, "triage", "grant");
     await work(parts);
@@ -37,9 +43,13 @@ async function withParts(work: (parts: ReturnType<typeof assembleConversation>) 
 const outboxOf = (id: string) =>
   runInDurableObject(env.CONVERSATIONS.getByName(id), (_o, state) =>
     state.storage.sql
-      .exec<{ body: string; target: string | null }>(`SELECT body, target FROM outbox`)
+      .exec<{ body: string; target: string | null }>(`SELECT body, target FROM outbox ORDER BY rowid`)
       .toArray()
-      .map((row) => ({ body: JSON.parse(row.body) as Record<string, unknown>, pushed: row.target !== null })),
+      .map((row) => ({
+        body: JSON.parse(row.body) as Record<string, unknown>,
+        pushed: row.target !== null,
+        to: row.target && (JSON.parse(row.target) as { url: string; headers: Record<string, string> }),
+      })),
   );
 
 const scheduleOf = (id: string) =>
@@ -65,7 +75,7 @@ describe("effects that follow from writes", () => {
     const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
     const id = await withParts(async ({ store }) => {
       const state = store.beginTurn("refund A1001");
-      store.pushConfigs.set(state.turn, { id: "p1", url: "https://client.example/push" });
+      store.protocolRows.of("a2a").set(state.turn, "p1", { id: "p1", url: "https://client.example/push", token: "t" });
       const pending = [
         { kind: "approval" as const, toolCallId: "rf", name: "refund", args: { orderId: "A1001" }, agent: "billing", expiresAt },
       ];
@@ -85,6 +95,7 @@ describe("effects that follow from writes", () => {
     expect(outbox.filter((m) => m.pushed).map((m) => (m.body.statusUpdate as { status: { state: string } }).status.state)).toEqual([
       "TASK_STATE_INPUT_REQUIRED",
     ]);
+    expect(outbox.find((m) => m.pushed)?.to).toEqual({ url: "https://client.example/push", headers: { "x-a2a-notification-token": "t" } });
     expect(outbox.find((m) => !m.pushed)?.body).toMatchObject({ reason: "request_waiting", pending: [{ toolCallId: "rf", expiresAt }] });
     expect(await scheduleOf(id)).toEqual(["request-expiry"]);
   });
@@ -93,7 +104,7 @@ describe("effects that follow from writes", () => {
     const desk = deskOf(env)!;
     const id = await withParts(async ({ store }) => {
       const state = store.beginTurn("a person please");
-      store.pushConfigs.set(state.turn, { id: "p1", url: "https://client.example/push" });
+      store.protocolRows.of("a2a").set(state.turn, "p1", { id: "p1", url: "https://client.example/push", token: "t" });
       const transfer: TransferRecord = { kind: "transfer", from: "triage", to: "support-desk", toolCallId: "p", stepIndex: 0 };
       const holding = { ...state.holding, activeAgent: "support-desk", handoffCount: 1 };
       store.commitStep({ messages: [], holding, handoff: transfer }, [{ id: 1, type: "handoff", ...transfer }]);
@@ -104,7 +115,10 @@ describe("effects that follow from writes", () => {
 
     await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
       const vars = env as unknown as WorkerVars;
-      const { store, events } = assembleConversation(state, vars, readConfig(vars), { network: createSupportNetwork() });
+      const { store, events } = assembleConversation(state, vars, readConfig(vars), {
+        network: createSupportNetwork(),
+        parts: [pushConfigsPart],
+      });
       const answer: StoredEvent = { id: 3, type: "operator-message", agent: "support-desk", text: "Sam here.", operator: "Sam" };
       store.commitStep({ messages: [{ role: "assistant", agent: "support-desk", content: "Sam here." }] }, [answer]);
       await events.settled();
@@ -114,7 +128,10 @@ describe("effects that follow from writes", () => {
 
     await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
       const vars = env as unknown as WorkerVars;
-      const { store, events } = assembleConversation(state, vars, readConfig(vars), { network: createSupportNetwork() });
+      const { store, events } = assembleConversation(state, vars, readConfig(vars), {
+        network: createSupportNetwork(),
+        parts: [pushConfigsPart],
+      });
       const back: HandBackRecord = { kind: "hand-back", from: "support-desk", to: "triage", note: "sorted" };
       const holding = { ...store.state()!.holding, activeAgent: "triage" };
       store.commitStep({ messages: [], holding, handoff: back }, [{ id: 4, type: "handoff", ...back }]);
@@ -125,5 +142,56 @@ describe("effects that follow from writes", () => {
       .filter((m) => m.pushed)
       .map((m) => (m.body.statusUpdate as { status: { state: string } }).status.state);
     expect(pushed).toEqual(["TASK_STATE_COMPLETED", "TASK_STATE_COMPLETED"]);
+  });
+});
+
+describe("a protocol's part in a conversation", () => {
+  /** A protocol of this test's own, named nowhere in src/: it keeps where to send, and sends each turn's outcome there. */
+  const watcher: ConversationPart = {
+    name: "watcher",
+    call: (op, { rows, turn }) => {
+      const url = (op as { watch?: unknown }).watch;
+      if (typeof url !== "string") return { ok: false, error: { code: "invalid_request", message: "Say what to watch: `watch`." } };
+      rows.set(turn, "hook", url);
+      return { ok: true, value: { watching: url, turn } };
+    },
+    turnMoved: ({ turn, outcome, holder }, { rows, conversationId }) => {
+      const url = rows.get(turn, "hook");
+      const said = `${conversationId} ${outcome} by ${holder} (key ${env.OPENAI_API_KEY})`;
+      return typeof url === "string" ? [{ body: { turn, outcome, said }, to: { url, headers: { "x-watcher": "1" } } }] : [];
+    },
+  };
+
+  it("keeps its rows, answers its operations, and sends what it says of each turn's move through the outbox, redacted", async () => {
+    let answers: unknown[] = [];
+    const id = await withParts(
+      async ({ store, protocols }) => {
+        const state = store.beginTurn("hello");
+        answers = [
+          protocols.call("watcher", { watch: "https://watcher.example/hook" }),
+          protocols.call("watcher", { nothing: true }),
+          protocols.call("a2a", { kind: "list", turn: 1 }),
+        ];
+        store.commitStep({ messages: [{ role: "user", content: "hello" }] }, [
+          { id: 1, type: "run-start", conversationId: state.conversationId, agent: "triage", model: "m" },
+        ]);
+        store.endTurn({ status: "completed" }, [
+          { id: 2, type: "done", status: "completed", text: "", agent: "triage", handoffs: [], handoffCount: 0 },
+        ]);
+      },
+      [watcher],
+    );
+    expect(answers[0]).toEqual({ ok: true, value: { watching: "https://watcher.example/hook", turn: 1 } });
+    expect(answers[1]).toMatchObject({ ok: false, error: { code: "invalid_request" } });
+    // A protocol the Worker was not given keeps nothing here.
+    expect(answers[2]).toMatchObject({ ok: false, error: { code: "invalid_configuration" } });
+    const sent = (await outboxOf(id)).filter((m) => m.pushed);
+    expect(sent).toEqual([
+      {
+        body: { turn: 1, outcome: "completed", said: `${id} completed by triage (key [redacted])` },
+        pushed: true,
+        to: { url: "https://watcher.example/hook", headers: { "x-watcher": "1" } },
+      },
+    ]);
   });
 });

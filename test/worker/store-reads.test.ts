@@ -67,28 +67,6 @@ describe("the store's kept reads", () => {
       expect(store.snapshot()).toEqual(fresh());
     });
   });
-
-  it("list a task's push configs as storage holds them, through a set, a removal and an erase", async () => {
-    const id = `reads-${crypto.randomUUID()}`;
-    await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
-      const store = new ConversationStore(state.storage);
-      const fresh = (turn: number) => new ConversationStore(state.storage).pushConfigs.list(turn);
-      const config = { id: "p1", url: "https://hooks.example.com/a2a", token: "t" };
-      expect(store.pushConfigs.list(3)).toEqual([]);
-      store.pushConfigs.set(3, config);
-      expect(store.pushConfigs.list(3)).toEqual([config]);
-      expect(store.pushConfigs.get(3, "p1")).toEqual(config);
-      expect(store.pushConfigs.list(4)).toEqual([]);
-      expect(fresh(3)).toEqual([config]);
-      expect(store.pushConfigs.remove(3, "p1")).toBe(true);
-      expect(store.pushConfigs.list(3)).toEqual([]);
-      expect(fresh(3)).toEqual([]);
-      store.pushConfigs.set(4, config);
-      await store.erase();
-      expect(store.pushConfigs.list(4)).toEqual([]);
-      expect(store.pushConfigs.get(4, "p1")).toBeUndefined();
-    });
-  });
 });
 
 describe("the history an object at rest keeps", () => {

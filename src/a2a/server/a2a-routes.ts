@@ -28,7 +28,8 @@ import { A2A_VERSION, type Task } from "../a2a-wire.ts";
 import { DecisionsData, ListTasksParams, RpcRequest, SendMessageParams, TaskIdParams, type WireMessage } from "./a2a-requests.ts";
 import { HOW_TO_DECIDE, isTerminal, parseTaskId, taskOf } from "./tasks.ts";
 import { clientOf, parsed, RpcFailure } from "./rpc.ts";
-import { pushConfigAhead, pushMethods } from "./push-methods.ts";
+import { configsCall, pushConfigAhead, pushMethods } from "./push-methods.ts";
+import { pushConfigsPart } from "./push-configs.ts";
 import type { Protocol } from "../../http/protocols.ts";
 import { A2A_CARD_PATH, A2A_OFFER, A2A_RPC_PATH } from "./offer.ts";
 import { ERROR_RESPONSE } from "../../http/openapi.ts";
@@ -54,8 +55,8 @@ const SERVED = `this agent answers ${Object.keys(METHODS).join(", ")}`;
  * `createHandoffWorker({ protocols: [a2a()] })`; A2A=off in the environment switches it off again.
  */
 export function a2a(): Protocol {
-  // A message's parts may carry files inline.
-  return { ...A2A_OFFER, carriesFiles: true, openApi: a2aOperations, register: registerA2a };
+  // A message's parts may carry files inline; each conversation keeps its tasks' push configs.
+  return { ...A2A_OFFER, carriesFiles: true, openApi: a2aOperations, register: registerA2a, conversation: pushConfigsPart };
 }
 
 /** A2A's part of the OpenAPI document: its JSON-RPC endpoint (the card is a discovery document beside the API). */
@@ -291,7 +292,7 @@ async function startTurn(c: Context<AppEnv>, params: Record<string, unknown>): P
   const turn = await withFiles(client, files, (ids) => client.sendMessage(text, ids ? { files: ids } : {})).catch(
     async (error: unknown) => {
       // Refused: the config set ahead for the turn that did not start goes.
-      if (ahead) await client.pushConfigs({ kind: "delete", turn: ahead.turn, id: ahead.id, upcoming: true });
+      if (ahead) await configsCall(c, conversationId, { kind: "delete", turn: ahead.turn, id: ahead.id, upcoming: true });
       throw error;
     },
   );

@@ -1,18 +1,19 @@
 /**
  * A2A push notifications: a client names where a task's updates go (CreateTaskPushNotificationConfig)
- * and reads, lists and deletes what it named. The task's conversation keeps the configs and pushes
- * each update through its outbox (the app's webhook's signed, retried delivery). The URL is checked
+ * and reads, lists and deletes what it named. The task's conversation keeps the configs, and A2A's
+ * part of it pushes each update through its outbox (push-configs.ts). The URL is checked
  * against SSRF: https, and no loopback, private or link-local address, unless
  * `A2A_PUSH_ALLOW_PRIVATE=true` says a development setup pushes to one.
  */
 import type { Context } from "hono";
 import * as z from "zod";
 import { readConfig } from "../../config.ts";
-import type { PushConfig } from "../../conversation/storage/push-configs.ts";
 import type { AppEnv } from "../../http/app-env.ts";
 import { expectOk } from "../../http/request.ts";
 import { clientOf, parsed, RpcFailure } from "./rpc.ts";
 import { parseTaskId } from "./tasks.ts";
+import { type PushConfig, type PushConfigOp, PushConfigSchema } from "./push-configs.ts";
+import { A2A_OFFER } from "./offer.ts";
 
 /** A field the method needs: absent, not a string or empty, the client is told the same thing. */
 const named = (message: string) => z.string({ error: message }).min(1, message);
@@ -34,26 +35,26 @@ export const pushMethods: Record<string, Method> = {
     const { taskId, ...rest } = parsed(CreateParams, params);
     const config = configOf(c, rest);
     const task = taskOf(taskId);
-    await expectOk(clientOf(c, task.conversationId).pushConfigs({ kind: "set", turn: task.turn, config }));
+    await configsCall(c, task.conversationId, { kind: "set", turn: task.turn, config });
     return shown(taskId, config);
   },
   GetTaskPushNotificationConfig: async (c, params) => {
     const { taskId, id } = parsed(ConfigRef, params);
     const task = taskOf(taskId);
-    const config = await expectOk(clientOf(c, task.conversationId).pushConfigs({ kind: "get", turn: task.turn, id }));
-    if (!config || Array.isArray(config)) throw noConfig(taskId, id);
+    const config = PushConfigSchema.nullable().parse(await configsCall(c, task.conversationId, { kind: "get", turn: task.turn, id }));
+    if (!config) throw noConfig(taskId, id);
     return shown(taskId, config);
   },
   ListTaskPushNotificationConfigs: async (c, params) => {
     const { taskId } = parsed(TaskRef.loose(), params);
     const task = taskOf(taskId);
-    const configs = await expectOk(clientOf(c, task.conversationId).pushConfigs({ kind: "list", turn: task.turn }));
-    return { configs: (Array.isArray(configs) ? configs : []).map((config) => shown(taskId, config)), nextPageToken: "" };
+    const configs = z.array(PushConfigSchema).parse(await configsCall(c, task.conversationId, { kind: "list", turn: task.turn }));
+    return { configs: configs.map((config) => shown(taskId, config)), nextPageToken: "" };
   },
   DeleteTaskPushNotificationConfig: async (c, params) => {
     const { taskId, id } = parsed(ConfigRef, params);
     const task = taskOf(taskId);
-    const deleted = await expectOk(clientOf(c, task.conversationId).pushConfigs({ kind: "delete", turn: task.turn, id }));
+    const deleted = await configsCall(c, task.conversationId, { kind: "delete", turn: task.turn, id });
     if (deleted === null) throw noConfig(taskId, id);
     return {};
   },
@@ -65,11 +66,15 @@ export const pushMethods: Record<string, Method> = {
  */
 export async function pushConfigAhead(c: Context<AppEnv>, conversationId: string, raw: unknown): Promise<{ turn: number; id: string }> {
   const config = configOf(c, parsed(CreateParams.omit({ taskId: true }), raw));
-  const client = clientOf(c, conversationId);
-  const latest = await client.turnView();
+  const latest = await clientOf(c, conversationId).turnView();
   const turn = (latest.ok ? latest.value.turn : 0) + 1;
-  await expectOk(client.pushConfigs({ kind: "set", turn, config, upcoming: true }));
+  await configsCall(c, conversationId, { kind: "set", turn, config, upcoming: true });
   return { turn, id: config.id };
+}
+
+/** An operation on the conversation's push configs, which A2A's part of the conversation answers (push-configs.ts). */
+export function configsCall(c: Context<AppEnv>, conversationId: string, op: PushConfigOp): Promise<unknown> {
+  return expectOk(clientOf(c, conversationId).protocolCall(A2A_OFFER.name, op));
 }
 
 function configOf(c: Context<AppEnv>, params: Omit<z.infer<typeof CreateParams>, "taskId">): PushConfig {

@@ -4,18 +4,15 @@
  * `x-handoff-signature: t=<unix seconds>,v1=<hex of HMAC(secret, "<t>.<body>")>`. Never on a
  * turn's path: each notification is a message of the conversation's outbox, delivered by the
  * alarm and retried with backoff (30 s, doubling, six attempts), the same body and id each time;
- * a receiver dedupes by `id`. A2A push notifications take the same outbox to each push config of
- * a task: the task's status update, with the client's token and authentication, signed likewise.
+ * a receiver dedupes by `id`. What a protocol's part sends (A2A's push notifications) takes the
+ * same outbox to its own destination, with the headers it named, signed likewise.
  */
 import type { Config } from "../../config.ts";
 import type { Redactor } from "../../runtime/redact.ts";
 import type { UserRequest } from "../../runtime/wait/requests.ts";
 import type { ConversationStore } from "../storage/conversation-store.ts";
-import type { PushTarget } from "../storage/outbox.ts";
+import type { Destination } from "../storage/outbox.ts";
 import { errorMessage } from "../../runtime/errors.ts";
-
-/** An A2A task state a push notification says a task reached. */
-export type PushedState = "TASK_STATE_COMPLETED" | "TASK_STATE_INPUT_REQUIRED" | "TASK_STATE_FAILED" | "TASK_STATE_CANCELED";
 
 export type NotifyReason = "request_waiting" | "request_expired" | "person_answered" | "person_timed_out" | "follow_up_answered";
 
@@ -66,24 +63,6 @@ export class Notifier {
     this.#store.outbox.add(body.id, JSON.stringify(body));
   }
 
-  /**
-   * Queues, for each push config of the conversation's latest task (its turn), the task's status
-   * update: the A2A StreamResponse `{ statusUpdate }`, naming who holds the conversation.
-   */
-  push(state: PushedState): void {
-    const conversation = this.#store.state();
-    if (!conversation) return;
-    const configs = this.#store.pushConfigs.list(conversation.turn);
-    if (configs.length === 0) return;
-    const { conversationId, turn, holding } = conversation;
-    const status = { state, timestamp: new Date().toISOString() };
-    const metadata = { "urn:handoff-runtime:a2a:handoffs:v1": { holder: holding.activeAgent } };
-    const body = JSON.stringify(
-      this.#redactor.value({ statusUpdate: { taskId: `${conversationId}:${turn}`, contextId: conversationId, status, metadata } }),
-    );
-    for (const { id: _, ...target } of configs) this.#store.outbox.add(crypto.randomUUID(), body, Date.now(), target);
-  }
-
   /** One delivery attempt of each message due: done on a 2xx, else tried again later, until the attempts are spent. */
   async deliverDue(): Promise<void> {
     const { outbox } = this.#store;
@@ -98,15 +77,15 @@ export class Notifier {
       const failure = await this.#post(url, message.body, message.target);
       if (failure === null) outbox.remove(message.id);
       else if (message.attempt + 1 >= ATTEMPTS) {
-        const where = message.target ? "an A2A push URL" : "NOTIFY_URL";
+        const where = message.target ? "a protocol's destination" : "NOTIFY_URL";
         this.#log(this.#redactor.text(`notification ${message.id} to ${where} given up after ${ATTEMPTS} attempts: ${failure}`));
         outbox.remove(message.id);
       }
     }
   }
 
-  /** Null when delivered; else what went wrong. A push carries the client's token and credentials as A2A has them. */
-  async #post(url: string, body: string, target?: PushTarget): Promise<string | null> {
+  /** Null when delivered; else what went wrong. A protocol's message carries the headers its destination names. */
+  async #post(url: string, body: string, target?: Destination): Promise<string | null> {
     const timestamp = Math.floor(Date.now() / 1000);
     const signature = this.#config.NOTIFY_SECRET ? await sign(this.#config.NOTIFY_SECRET, `${timestamp}.${body}`) : null;
     try {
@@ -116,8 +95,7 @@ export class Notifier {
           "content-type": "application/json",
           "user-agent": "handoff-runtime",
           ...(signature ? { "x-handoff-signature": `t=${timestamp},v1=${signature}` } : {}),
-          ...(target?.token ? { "x-a2a-notification-token": target.token } : {}),
-          ...(target?.authentication ? { authorization: `${target.authentication.scheme} ${target.authentication.credentials}` } : {}),
+          ...target?.headers,
         },
         body,
         signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),

@@ -10,7 +10,7 @@ import { ActivityLog } from "./activity-log.ts";
 import { FileLedger } from "./file-ledger.ts";
 import { RunLedger, type RunWait } from "./run-ledger.ts";
 import { Outbox } from "./outbox.ts";
-import { PushConfigs } from "./push-configs.ts";
+import { ProtocolRows } from "./protocol-rows.ts";
 import { EXPIRED, Schedule } from "./schedule.ts";
 import type { CallsInFlight } from "../../runtime/calls-in-flight.ts";
 import type { Compaction } from "../../runtime/compaction.ts";
@@ -69,9 +69,8 @@ export class ConversationStore {
   readonly schedule: Schedule;
   /** Messages to send out (the app's webhook), apart from the schedule's timers. */
   readonly outbox: Outbox;
-  /** Where A2A clients want each task's updates pushed. */
-  readonly pushConfigs: PushConfigs;
-  /** Background delegations' runs: started, ended, what they spent. */
+  /** What protocols keep here (A2A's push configs), each read by its own protocol's part. */
+  readonly protocolRows: ProtocolRows;
   /** The turns' delegated runs, in the turn or in the background: one ledger. */
   readonly runs: RunLedger;
   #state: ConversationState | null = null;
@@ -100,7 +99,7 @@ export class ConversationStore {
     this.files = new FileLedger(this.#db);
     this.schedule = new Schedule(this.#db, () => this.state()?.turn ?? 0);
     this.outbox = new Outbox(this.#db);
-    this.pushConfigs = new PushConfigs(this.#db);
+    this.protocolRows = new ProtocolRows(this.#db);
     this.runs = new RunLedger(this.#db, this.schedule);
     migrate(this.#db.sql);
     this.#recoverInterruptedTurn();
@@ -481,7 +480,7 @@ export class ConversationStore {
 
   async erase(): Promise<void> {
     await this.#db.deleteAll();
-    this.pushConfigs.forget();
+    this.protocolRows.forget();
     this.#state = null;
     this.#forgetHistory();
     this.#conversationUsage = null;

@@ -1,5 +1,5 @@
 /**
- * Messages the conversation sends out of itself (the app's webhook, A2A push notifications), in
+ * Messages the conversation sends out of itself (the app's webhook, what a protocol's part sends), in
  * a table of their own, apart from the schedule's timers: one row per message, kept until it is
  * delivered or its attempts are spent, with the same id on every attempt. An attempt moves the
  * row's next try forward before it starts, so a process that dies mid-delivery tries again later
@@ -18,28 +18,20 @@ export interface OutboxMessage {
   attempt: number;
   /** The body, exactly as it is sent on every attempt. */
   body: string;
-  /** Where it goes when not to the app's webhook: an A2A client's push notification config. */
-  target?: PushTarget;
+  /** Where it goes when not to the app's webhook: what a protocol's part sends (an A2A client's push config). */
+  target?: Destination;
 }
 
-/** An A2A client's push destination: its URL, the token it set, and how it asked to be authenticated to. */
-export interface PushTarget {
+/** Where a message a protocol sends goes: its URL, and the headers its receiver asked for (a token, credentials). */
+export interface Destination {
   url: string;
-  token?: string | undefined;
-  authentication?: { scheme: string; credentials: string } | undefined;
+  headers?: Record<string, string> | undefined;
 }
 
-const pushTargetShape = () => ({
-  url: z.string(),
-  token: z.string().optional(),
-  authentication: z.object({ scheme: z.string(), credentials: z.string() }).optional(),
-});
-
-/** Where a push goes, as stored. */
-export const PushTargetSchema = exactly<PushTarget>()(z.lazy(() => z.object(pushTargetShape())));
-
-/** A push config as stored: a target with its id. */
-export const PushConfigSchema = exactly<PushTarget & { id: string }>()(z.lazy(() => z.object({ id: z.string(), ...pushTargetShape() })));
+/** A destination as stored. */
+const DestinationSchema = exactly<Destination>()(
+  z.lazy(() => z.object({ url: z.string(), headers: z.record(z.string(), z.string()).optional() })),
+);
 
 export class Outbox {
   readonly #db: SqlWriter;
@@ -49,7 +41,7 @@ export class Outbox {
   }
 
   /** A message to send as soon as the alarm rings: to the app's webhook, or to `target`. */
-  add(id: string, body: string, dueAt = Date.now(), target?: PushTarget): void {
+  add(id: string, body: string, dueAt = Date.now(), target?: Destination): void {
     const to = target ? JSON.stringify(target) : null;
     this.#db.exec(`INSERT INTO outbox (id, due_at, attempt, body, target) VALUES (?, ?, 0, ?, ?)`, id, dueAt, body, to);
     this.#db.changed("schedule");
@@ -67,7 +59,7 @@ export class Outbox {
         dueAt: row.due_at,
         attempt: row.attempt,
         body: row.body,
-        ...(row.target ? { target: readRow(PushTargetSchema, row.target, "outbox message's destination") } : {}),
+        ...(row.target ? { target: readRow(DestinationSchema, row.target, "outbox message's destination") } : {}),
       }));
   }
 

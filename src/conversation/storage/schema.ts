@@ -102,6 +102,22 @@ export const MIGRATIONS: readonly string[][] = [
        ON CONFLICT (turn, path) DO NOTHING`,
     `UPDATE state SET data = json_remove(data, '$.suspension', '$.decisions')`,
   ],
+  // 19: what protocols keep in a conversation, by protocol, turn and key (protocol-rows.ts): A2A's push configs move there,
+  // and an outbox message's destination is a URL and headers.
+  [
+    `CREATE TABLE protocol_rows (protocol TEXT NOT NULL, turn INTEGER NOT NULL, key TEXT NOT NULL, data TEXT NOT NULL,
+       PRIMARY KEY (protocol, turn, key))`,
+    `INSERT INTO protocol_rows (protocol, turn, key, data) SELECT 'a2a', turn, id, data FROM push_configs`,
+    `DROP TABLE push_configs`,
+    // An outbox message's destination names the headers it is sent with, not A2A's fields.
+    `UPDATE outbox SET target = json_object('url', json_extract(target, '$.url'), 'headers', json_patch(
+       CASE WHEN json_type(target, '$.token') = 'text'
+         THEN json_object('x-a2a-notification-token', json_extract(target, '$.token')) ELSE '{}' END,
+       CASE WHEN json_type(target, '$.authentication') = 'object'
+         THEN json_object('authorization', json_extract(target, '$.authentication.scheme') || ' ' ||
+           json_extract(target, '$.authentication.credentials')) ELSE '{}' END))
+     WHERE target IS NOT NULL`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
