@@ -1,6 +1,5 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { RPC_ERROR } from "../a2a/a2a-wire.ts";
 import { redactorFor } from "../config.ts";
 import { HandoffError } from "../runtime/errors.ts";
 
@@ -94,58 +93,6 @@ export class HttpError extends HandoffError<HttpErrorCode> {
     super(code, message, { details });
   }
 }
-
-/**
- * Every error code the HTTP API answers with, as A2A's JSON-RPC says it: the one place codes meet
- * JSON-RPC error codes (`RPC_ERROR` names them). A conversation someone else owns, or none, is a task not found.
- */
-export const A2A_RPC_ERROR = {
-  bad_json: "invalidRequest",
-  invalid_request: "invalidRequest",
-  invalid_conversation_id: "invalidRequest",
-  unauthorized: "invalidRequest",
-  token_revoked: "invalidRequest",
-  forbidden: "invalidRequest",
-  not_found: "invalidRequest",
-  protocol_not_enabled: "invalidRequest",
-  conversation_not_found: "taskNotFound",
-  method_not_allowed: "invalidRequest",
-  run_in_progress: "invalidRequest",
-  request_pending: "invalidRequest",
-  no_pending_request: "invalidRequest",
-  request_already_decided: "invalidRequest",
-  invalid_answer: "invalidParams",
-  answer_not_allowed: "invalidRequest",
-  event_id_unknown: "invalidRequest",
-  nothing_to_retry: "invalidRequest",
-  request_not_found: "invalidRequest",
-  turn_not_found: "taskNotFound",
-  schedule_entry_not_found: "invalidRequest",
-  not_held_by_person: "invalidRequest",
-  unknown_agent: "invalidRequest",
-  payload_too_large: "invalidRequest",
-  message_too_long: "invalidRequest",
-  unsupported_media_type: "invalidRequest",
-  file_too_large: "invalidParams",
-  conversation_files_full: "invalidParams",
-  too_many_files: "invalidParams",
-  invalid_file: "invalidParams",
-  file_not_found: "invalidParams",
-  files_not_configured: "invalidRequest",
-  upgrade_required: "invalidRequest",
-  rate_limited: "invalidRequest",
-  user_budget_exhausted: "invalidRequest",
-  too_many_streams: "invalidRequest",
-  internal_error: "internalError",
-  invalid_configuration: "internalError",
-  auth_not_configured: "invalidRequest",
-  auth_unavailable: "invalidRequest",
-  operator_desk_not_configured: "invalidRequest",
-  inbox_not_configured: "invalidRequest",
-  memory_not_found: "invalidRequest",
-  memory_limit: "invalidParams",
-  memory_not_configured: "invalidRequest",
-} as const satisfies Record<HttpErrorCode, keyof typeof RPC_ERROR>;
 
 /** The response for an HttpError: a revoked token also says so in WWW-Authenticate. */
 export function httpErrorResponse(c: Context, error: HttpError): Response {

@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import { RPC_ERROR } from "../../src/a2a/a2a-wire.ts";
 import { ConfigError, readConfig } from "../../src/config.ts";
 import { RpcFailure } from "../../src/a2a/server/rpc.ts";
-import { A2A_RPC_ERROR, HTTP_ERROR_STATUS, HttpError } from "../../src/http/errors.ts";
+import { HTTP_ERROR_STATUS, HttpError } from "../../src/http/errors.ts";
+import { A2A_RPC_ERROR } from "../../src/a2a/server/rpc-errors.ts";
 import { HandoffError, RuntimeError } from "../../src/runtime/errors.ts";
 
 describe("one error family", () => {
