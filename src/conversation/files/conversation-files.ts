@@ -14,6 +14,9 @@ import { FileBytes } from "./file-bytes.ts";
 import { checkFiles, type FileLimits, type IncomingFile, sha256 } from "./file-checks.ts";
 import { fileLink } from "./file-links.ts";
 
+/** What an instance keeps of the bytes it just stored, for the leg that reads them next. */
+const JUST_STORED_BYTES = 16 * 1024 * 1024;
+
 export interface FilesSetup {
   ledger: FileLedger;
   bucket: R2Bucket | undefined;
@@ -37,6 +40,12 @@ export class ConversationFiles implements FilePort {
   /** How long an upload may wait for the message that sends it before it is swept. */
   readonly keptMs: number;
   readonly #links: { secret: string; origin: string } | undefined;
+  /**
+   * Bytes stored by this instance and not read since, at most JUST_STORED_BYTES: the leg that sends an upload reads it
+   * next, and takes it from here rather than from the bucket it was just written to.
+   */
+  readonly #justStored = new Map<string, Uint8Array>();
+  #justStoredBytes = 0;
 
   constructor(setup: FilesSetup) {
     this.#ledger = setup.ledger;
@@ -79,7 +88,25 @@ export class ConversationFiles implements FilePort {
     // The rows first: bytes stored before their row would be an object nothing here knows of, should the object die between.
     this.#ledger.add(refs);
     await Promise.all(refs.map((ref, i) => this.#bytes!.put(ref, checked.value[i]!.bytes, this.#conversationId())));
+    refs.forEach((ref, i) => this.#keepJustStored(ref.id, checked.value[i]!.bytes));
     return ok(refs);
+  }
+
+  #keepJustStored(id: string, bytes: Uint8Array): void {
+    if (bytes.byteLength > JUST_STORED_BYTES) return;
+    // The oldest go first: an upload no message sent is read from the bucket, should it ever be sent.
+    for (const [old, kept] of this.#justStored) {
+      if (this.#justStoredBytes + bytes.byteLength <= JUST_STORED_BYTES) break;
+      this.#forgetJustStored(old, kept);
+    }
+    this.#justStored.set(id, bytes);
+    this.#justStoredBytes += bytes.byteLength;
+  }
+
+  #forgetJustStored(id: string, bytes = this.#justStored.get(id)): void {
+    if (!bytes) return;
+    this.#justStored.delete(id);
+    this.#justStoredBytes -= bytes.byteLength;
   }
 
   /** A file a tool made, checked and stored as a user's; a refusal is the tool's error. */
@@ -108,8 +135,11 @@ export class ConversationFiles implements FilePort {
     return this.#ledger.get(id);
   }
 
+  /** A file's bytes: those this instance just stored once, else the bucket's (a leg's port keeps them for its steps). */
   async read(file: FileRef): Promise<Uint8Array> {
-    const bytes = this.#ledger.get(file.id) && (await this.#bytes?.read(file.id));
+    const fresh = this.#justStored.get(file.id);
+    this.#forgetJustStored(file.id, fresh);
+    const bytes = this.#ledger.get(file.id) && (fresh ?? (await this.#bytes?.read(file.id)));
     if (!bytes) throw new RuntimeError("file_not_found", `The file '${file.name}' (${file.id}) is not stored.`);
     return bytes;
   }
@@ -117,6 +147,7 @@ export class ConversationFiles implements FilePort {
   /** Lets go of files (an upload refused with its message, an orphan, the erased conversation's). */
   async release(refs: readonly FileRef[]): Promise<void> {
     this.#ledger.remove(refs.map((ref) => ref.id));
+    for (const ref of refs) this.#forgetJustStored(ref.id);
     await Promise.all(refs.map((ref) => this.#bytes?.release(ref.id, this.#conversationId())));
   }
 

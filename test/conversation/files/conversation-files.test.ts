@@ -96,7 +96,9 @@ describe("a conversation's files, read and referred to", () => {
         ok: false,
         error: { code: "file_not_found", message: "No file 'nope' was uploaded to this conversation: upload it first, then send its id." },
       });
-      // Gone from the bucket, or never this conversation's: the tool reads an error naming the file.
+      // Gone from the bucket (after the read that followed its upload), or never this conversation's: the tool reads an
+      // error naming the file.
+      expect(new TextDecoder().decode(await files.read(one!))).toBe("one");
       await env.FILES!.delete(`files/${one!.id}`);
       await expect(files.read(one!)).rejects.toMatchObject({
         code: "file_not_found",
@@ -109,6 +111,32 @@ describe("a conversation's files, read and referred to", () => {
       expect(await env.FILES!.head(`files/${two!.id}`)).toBeNull();
       expect(await env.FILES!.head(`holders/${three!.id}/${id}`)).not.toBeNull();
     }));
+
+  it("reads what this instance just stored from memory once, then from the bucket; a file let go of is not read from memory", () => {
+    const gets: string[] = [];
+    const counted = new Proxy(env.FILES!, {
+      get: (bucket, key) =>
+        key === "get"
+          ? (name: string) => {
+              gets.push(name);
+              return bucket.get(name);
+            }
+          : Reflect.get(bucket, key).bind(bucket),
+    });
+    return withFiles(
+      async (files) => {
+        const [photo, note] = await stored(files, "photo bytes", "a note");
+        expect(new TextDecoder().decode(await files.read(photo!))).toBe("photo bytes");
+        expect(gets).toEqual([]);
+        expect(new TextDecoder().decode(await files.read(photo!))).toBe("photo bytes");
+        expect(gets).toEqual([`files/${photo!.id}`]);
+        await files.release([note!]);
+        await expect(files.read(note!)).rejects.toMatchObject({ code: "file_not_found" });
+        expect(gets).toEqual([`files/${photo!.id}`]);
+      },
+      { bucket: counted },
+    );
+  });
 
   it("sweeps the uploads no message sent within the hour, keeps those a message or a tool's result sent, and says when to look next", () =>
     withFiles(async (files, store) => {
