@@ -9,7 +9,7 @@
  * times, what it spent and its spans. A run's requests are its stored wait's, shown under the path of calls that asked
  * it: stored once. Its history is the `delegations` table's (the turn's: the conversation's messages), by the same key.
  */
-import type { BackgroundOutcome, BackgroundResult } from "../../runtime/background-delegation.ts";
+import type { BackgroundOutcome } from "../../runtime/background-delegation.ts";
 import { type Holding, newHolding } from "../../runtime/holding.ts";
 import type { StepCommit } from "../../runtime/ports/store-port.ts";
 import { type Decision, forwardedRequest, undecided, type UserRequest } from "../../runtime/wait/requests.ts";
@@ -19,13 +19,13 @@ import type { UsageTotals } from "../../runtime/usage.ts";
 import type { Span } from "../../traces/turn-trace.ts";
 import type { Schedule, ScheduleEntry } from "./schedule.ts";
 import type { SqlWriter } from "./sql-writer.ts";
-import { readRunState, spentIn, type TurnWait, writeRunState } from "./stored-state.ts";
+import { readRunState, type TurnWait, writeRunState } from "./stored-state.ts";
+import { ADD_SPENT, type BackgroundStatus, backgroundStatus, spentIn, spentValues } from "./run-accounts.ts";
 
 /** A background delegation's entry in the schedule. */
 export type DelegationEntry = Extract<ScheduleEntry, { kind: "delegation" }>;
 
-/** How a background run stands: running, waiting for the user, or how it ended. */
-export type BackgroundStatus = "running" | BackgroundResult["status"];
+export type { BackgroundStatus } from "./run-accounts.ts";
 
 /**
  * A run's wait for the user: its requests (a background run's under the call that asked the run), and the decisions so
@@ -275,15 +275,7 @@ export class RunLedger {
 
   /** What a step of a background run spent. Call inside a transaction. */
   spend(id: string, usage: Partial<UsageTotals>): void {
-    this.#db.exec(
-      `UPDATE runs SET model_calls = model_calls + ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-         tool_calls = tool_calls + ? WHERE entry = ?`,
-      usage.modelCalls ?? 0,
-      usage.inputTokens ?? 0,
-      usage.outputTokens ?? 0,
-      usage.toolCalls ?? 0,
-      id,
-    );
+    this.#db.exec(`UPDATE runs SET ${ADD_SPENT} WHERE entry = ?`, ...spentValues(usage), id);
   }
 
   /** The latest background runs, newest first. */
@@ -329,7 +321,7 @@ function runRecord(row: RunRow): BackgroundRunRecord {
     turn: row.turn,
     toolCallId: row.path,
     agent: row.agent,
-    status: row.status as BackgroundStatus,
+    status: backgroundStatus(row.status),
     startedAt: row.started_at,
     endedAt: row.ended_at,
   };

@@ -11,9 +11,8 @@ import type { Suspension } from "../../runtime/wait/suspension.ts";
 import { HandoffRecordSchema } from "../../runtime/events.ts";
 import type { HandoffRecord } from "../../runtime/handoff/types.ts";
 import { type Holding, newHolding } from "../../runtime/holding.ts";
-import { NO_USAGE, type UsageTotals } from "../../runtime/usage.ts";
+import { NO_USAGE } from "../../runtime/usage.ts";
 import { FileRefSchema } from "../../runtime/events.ts";
-import type { SqlWriter } from "./sql-writer.ts";
 import { fitted, HoldingSchema, readRow, SuspensionSchema } from "./row-schemas.ts";
 import * as z from "zod";
 
@@ -216,15 +215,4 @@ function readSuspension(raw: Json): Json {
       usage: raw.turnUsage ?? NO_USAGE,
     },
   };
-}
-
-/** What the rows that count spending (turns, background runs) have spent, summed. */
-export function spentIn(db: SqlWriter, table: "turns" | "runs WHERE mode = 'background'"): UsageTotals {
-  type Row = { m: number | null; i: number | null; o: number | null; t: number | null };
-  const row = db.rows<Row>(
-    `SELECT sum(model_calls) AS m, sum(input_tokens) AS i, sum(output_tokens) AS o, sum(tool_calls) AS t FROM ${table}`,
-  )[0];
-  return !row || row.m === null
-    ? NO_USAGE
-    : { modelCalls: row.m, inputTokens: row.i ?? 0, outputTokens: row.o ?? 0, toolCalls: row.t ?? 0 };
 }

@@ -6,10 +6,10 @@ import type { HandoffRecord } from "../../runtime/handoff/types.ts";
 import type { TurnOutcome } from "../../runtime/events.ts";
 import type { UsageTotals } from "../../runtime/usage.ts";
 import type { SqlWriter } from "./sql-writer.ts";
-import { readOpening, spentIn, type TurnOpening, writeOpening } from "./stored-state.ts";
+import { readOpening, type TurnOpening, writeOpening } from "./stored-state.ts";
+import { ADD_SPENT, SPENT_COLUMNS, spentIn, spentOf, spentValues, type StoredTurnStatus, turnStatus } from "./run-accounts.ts";
 
-/** A stored turn: running, ended with its outcome's status, or rewound to run again. */
-export type StoredTurnStatus = "running" | TurnOutcome["status"] | "rewound";
+export type { StoredTurnStatus } from "./run-accounts.ts";
 
 /** A handoff record with the turn that made it. */
 export type StoredHandoff = HandoffRecord & { turn: number };
@@ -74,32 +74,20 @@ export class TurnLog {
     const written = this.#db.takeWritten();
     this.#db.exec(
       `UPDATE turns SET status = ?, ended_at = ?, error = ?, rows_written = rows_written + ?, bytes_written = bytes_written + ?,
-         model_calls = model_calls + ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, tool_calls = tool_calls + ?
-       WHERE turn = ?`,
+         ${ADD_SPENT} WHERE turn = ?`,
       outcome.status,
       Date.now(),
       outcome.status === "failed" ? outcome.code : null,
       written.rows + 1,
       written.bytes,
-      spent.modelCalls,
-      spent.inputTokens,
-      spent.outputTokens,
-      spent.toolCalls,
+      ...spentValues(spent),
       turn,
     );
   }
 
   /** Spending after a turn's end (its title call), added to the turn's. Call inside a transaction. */
   addSpent(turn: number, spent: UsageTotals): void {
-    this.#db.exec(
-      `UPDATE turns SET model_calls = model_calls + ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-         tool_calls = tool_calls + ? WHERE turn = ?`,
-      spent.modelCalls,
-      spent.inputTokens,
-      spent.outputTokens,
-      spent.toolCalls,
-      turn,
-    );
+    this.#db.exec(`UPDATE turns SET ${ADD_SPENT} WHERE turn = ?`, ...spentValues(spent), turn);
   }
 
   /** The turn runs again (its suspension was decided). Call inside a transaction. */
@@ -148,7 +136,7 @@ export class TurnLog {
     return (
       row && {
         turn: row.turn,
-        status: row.status as StoredTurnStatus,
+        status: turnStatus(row.status),
         error: row.error,
         rowsWritten: row.rows_written,
         bytesWritten: row.bytes_written,
@@ -178,10 +166,7 @@ export class TurnLog {
     const byTurn = new Map<number, HandoffRecord[]>();
     for (const { turn, ...record } of handoffs) byTurn.set(turn, [...(byTurn.get(turn) ?? []), record as HandoffRecord]);
     let holder: string | undefined;
-    const rows = this.#db.rows<Row>(
-      `SELECT turn, status, started_at, ended_at, error, opening, model_calls AS m, input_tokens AS i, output_tokens AS o, tool_calls AS t
-       FROM turns ORDER BY turn`,
-    );
+    const rows = this.#db.rows<Row>(`SELECT turn, status, started_at, ended_at, error, opening, ${SPENT_COLUMNS} FROM turns ORDER BY turn`);
     return rows.map((row) => {
       const made = byTurn.get(row.turn) ?? [];
       // Who held the conversation when the turn began (turns stored before openings were: who held it after the last one).
@@ -190,13 +175,13 @@ export class TurnLog {
       holder = agents.at(-1);
       return {
         turn: row.turn,
-        status: row.status as StoredTurnStatus,
+        status: turnStatus(row.status),
         startedAt: row.started_at,
         endedAt: row.ended_at,
         durationMs: row.ended_at === null ? null : row.ended_at - row.started_at,
         error: row.error,
         agents,
-        usage: { modelCalls: row.m, inputTokens: row.i, outputTokens: row.o, toolCalls: row.t },
+        usage: spentOf(row),
         handoffs: made,
       };
     });

@@ -14,6 +14,7 @@ import {
   writeRunState,
   writeStateRow,
 } from "../../../src/conversation/storage/stored-state.ts";
+import { backgroundStatus, turnStatus } from "../../../src/conversation/storage/run-accounts.ts";
 import { newHolding } from "../../../src/runtime/holding.ts";
 import { TURN_START } from "../../../src/runtime/turn-progress.ts";
 
@@ -99,5 +100,16 @@ describe("other rows", () => {
       stepIndex: 0,
     });
     expect(() => readHandoffRow(JSON.stringify({ v: 2, kind: "transfer", from: "triage" }))).toThrow(/handoff record[\s\S]*to/);
+  });
+});
+
+describe("a run's stored status", () => {
+  it("reads each status the turns and background runs are written with; any other is an error naming the row", () => {
+    for (const status of ["running", "completed", "awaiting_approval", "awaiting_human", "failed", "cancelled", "rewound"] as const)
+      expect(turnStatus(status)).toBe(status);
+    for (const status of ["running", "completed", "awaiting_input", "failed", "interrupted"] as const)
+      expect(backgroundStatus(status)).toBe(status);
+    expect(() => turnStatus("interrupted")).toThrow(/A stored turn's status does not fit its schema/);
+    expect(() => backgroundStatus("rewound")).toThrow(/A stored background run's status does not fit its schema/);
   });
 });
