@@ -4,6 +4,7 @@ import { noMcpClient } from "../mcp/tool-lists.ts";
 import type { Redactor } from "../runtime/redact.ts";
 import type { Model } from "../runtime/ports/model-port.ts";
 import type { Network } from "../runtime/network.ts";
+import type { RunTurnOptions } from "../runtime/run-options.ts";
 import type { WorkerVars } from "../worker-vars.ts";
 import { createModel, unconfiguredModel } from "./configured-model.ts";
 import { OfflineModel } from "../models/offline-model.ts";
@@ -95,17 +96,7 @@ export function assembleConversation(
     inbox,
     settled: () => events.settled(),
     exporter,
-    options: {
-      network,
-      ...ports,
-      // What tools schedule is stored redacted, as everything else.
-      scheduler: {
-        schedule: (request) => store.schedule.schedule(redactor.value(request)),
-        delegate: (request) => store.schedule.delegate(redactor.value(request)),
-      },
-      // A delegated run that waited for the user resumes from its stored wait.
-      delegations: { readDelegation: (path) => store.readDelegation(path) },
-    },
+    options: { network, ...ports, ...storedRuns(store, redactor) },
     memory: () => memory.port(),
     traces: { keep: config.TRACE_TURNS, captureContent: config.OTEL_CAPTURE_CONTENT },
     providerRequests: () => providerRequests.sent,
@@ -117,6 +108,19 @@ export function assembleConversation(
   const work = new ScheduledWork({ store, driver, hold, network, notifier, admission, background, files, memory });
   const effects = new CommitEffects({ store, storage: ctx.storage, inbox, waitUntil, log });
   return { redactor, store, hold, inbox, driver, work, background, sockets, admission, effects, events, files, memory, protocols };
+}
+
+/** How a leg's tools schedule work and its delegated runs resume: through the conversation's storage. */
+function storedRuns(store: ConversationStore, redactor: Redactor): Pick<RunTurnOptions, "scheduler" | "delegations"> {
+  return {
+    // What tools schedule is stored redacted, as everything else.
+    scheduler: {
+      schedule: (request) => store.schedule.schedule(redactor.value(request)),
+      delegate: (request) => store.schedule.delegate(redactor.value(request)),
+    },
+    // A delegated run that waited for the user resumes from its stored wait.
+    delegations: { readDelegation: (path) => store.readDelegation(path) },
+  };
 }
 
 /** Its owner's memory: MEMORY_MODEL reads the conversation for it (the agents' model by default; `off`: no reads). */

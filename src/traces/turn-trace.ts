@@ -95,6 +95,19 @@ export interface TraceOptions {
  * events carry no times, the recorder sees them happen. The trace holds no content (names, ids,
  * counts); content, when asked for, is kept beside it for the export.
  */
+/** The events that open or end a span (the rest mark one, or are instants of their own). */
+type SpanEvent =
+  | "run-start"
+  | "step-start"
+  | "text-delta"
+  | "tool-call"
+  | "tool-result"
+  | "approval-required"
+  | "input-required"
+  | "delegated"
+  | "handoff"
+  | "step-finish";
+
 export class TraceBuilder {
   readonly #spans: Span[];
   readonly #open = new Map<string, Span>();
@@ -161,6 +174,14 @@ export class TraceBuilder {
       case "step-finish":
         this.#finishModel(event, now);
         break;
+      default:
+        this.#mark(event, now);
+    }
+  }
+
+  /** An event that opens or ends no span: an instant of its own, or a note on the model call it concerns. */
+  #mark(event: Exclude<RunEvent, { type: SpanEvent }>, now: number): void {
+    switch (event.type) {
       case "compaction":
         this.#instant("compaction", "compaction", now, { replaced: event.replaced, kept: event.kept });
         // Its summary calls went to the provider too: they are not the model call's retries.

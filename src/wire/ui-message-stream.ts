@@ -127,13 +127,9 @@ export class UIMessageEncoder implements EventEncoder {
       case "compaction":
       case "memory":
       case "operator-message":
-      case "warning": {
-        const { type, id: _id, ...data } = event;
-        // What the user sees in the message stays with it; figures and warnings are passing.
-        const shown = type === "guardrail" || type === "operator-message" || type === "memory";
-        out.push({ type: `data-${type}`, data, transient: !shown });
+      case "warning":
+        out.push(noteOf(event));
         break;
-      }
       case "done":
         this.#closeText(out);
         // A cancelled turn closes the message the way the AI SDK closes one its client aborted.
@@ -150,6 +146,14 @@ export class UIMessageEncoder implements EventEncoder {
     }
     return out;
   }
+}
+
+/** An event that is a note beside the message's text, as a data part. */
+function noteOf(event: Extract<StoredEvent, { type: "guardrail" | "compaction" | "memory" | "operator-message" | "warning" }>): Chunk {
+  const { type, id: _id, ...data } = event;
+  // What the user sees in the message stays with it; figures and warnings are passing.
+  const shown = type === "guardrail" || type === "operator-message" || type === "memory";
+  return { type: `data-${type}`, data, transient: !shown };
 }
 
 /** What the page is shown of a delegation as it runs. */

@@ -28,62 +28,64 @@ interface StyleOptions {
 export function transferSpecs(options: StyleOptions, edges: readonly HandoffEdge[]): ToolSpec[] {
   if (edges.length === 0) return [];
   const about = (edge: HandoffEdge) => (options.describe ? options.describe(edge.agent.name) : edge.agent.description);
-  switch (options.toolStyle) {
-    case "per-target":
-      return edges.map((edge) => {
-        const input = inputJsonSchema(edge);
-        const sentence = `Transfer the conversation to '${edge.agent.name}'.`;
-        const detail = about(edge);
-        return {
-          name: edge.toolName,
-          description: detail ? `${sentence} ${detail}` : sentence,
-          parameters: {
-            type: "object",
-            properties: { reason: REASON, ...(input?.properties ?? {}) },
-            ...(input?.required?.length ? { required: input.required } : {}),
-            additionalProperties: false,
-          },
-        };
-      });
-    case "single":
-      return [
-        {
-          name: SINGLE_TRANSFER_TOOL,
-          description: `Transfer the conversation to a better-suited agent, who takes over from here. Agents:\n${edges.map((e) => describeTarget(e, about(e))).join("\n")}`,
-          parameters: {
-            type: "object",
-            properties: { agent_name: { type: "string", enum: edges.map((e) => e.agent.name) }, reason: REASON, ...inputProperty(edges) },
-            required: ["agent_name"],
-            additionalProperties: false,
-          },
-        },
-      ];
-    case "named":
-      return [
-        {
-          name: NAMED_TRANSFER_TOOL,
-          description: `Transfer control to another specialized agent. Use this when the user's request is better handled by a different agent. Agents:\n${edges.map((e) => describeTarget(e, about(e))).join("\n")}`,
-          parameters: {
-            type: "object",
-            properties: {
-              name: {
-                type: "string",
-                description: `Name of the agent to hand off to. Available agents: ${edges.map((e) => e.agent.name).join(", ")}`,
-              },
-              reason: { type: "string", description: "Brief explanation of why this handoff is needed" },
-              ...inputProperty(edges),
-            },
-            required: ["name", "reason"],
-            additionalProperties: false,
-          },
-        },
-      ];
-    default: {
-      const exhaustive: never = options.toolStyle;
-      throw new TypeError(`Unknown transfer tool style '${String(exhaustive)}'.`);
-    }
-  }
+  const style = TRANSFER_STYLES[options.toolStyle] as StyleSpecs | undefined;
+  if (!style) throw new TypeError(`Unknown transfer tool style '${String(options.toolStyle)}'.`);
+  return style(edges, about);
 }
+
+/** A style's tools for the edges; `about` says what each target does. */
+type StyleSpecs = (edges: readonly HandoffEdge[], about: (edge: HandoffEdge) => string) => ToolSpec[];
+
+/** Each style of transfer tool: one per target, one `transfer_to_agent` naming the target, or the named-agent form. */
+const TRANSFER_STYLES: Record<TransferStyle, StyleSpecs> = {
+  "per-target": (edges, about) =>
+    edges.map((edge) => {
+      const input = inputJsonSchema(edge);
+      const sentence = `Transfer the conversation to '${edge.agent.name}'.`;
+      const detail = about(edge);
+      return {
+        name: edge.toolName,
+        description: detail ? `${sentence} ${detail}` : sentence,
+        parameters: {
+          type: "object",
+          properties: { reason: REASON, ...(input?.properties ?? {}) },
+          ...(input?.required?.length ? { required: input.required } : {}),
+          additionalProperties: false,
+        },
+      };
+    }),
+  single: (edges, about) => [
+    {
+      name: SINGLE_TRANSFER_TOOL,
+      description: `Transfer the conversation to a better-suited agent, who takes over from here. Agents:\n${edges.map((e) => describeTarget(e, about(e))).join("\n")}`,
+      parameters: {
+        type: "object",
+        properties: { agent_name: { type: "string", enum: edges.map((e) => e.agent.name) }, reason: REASON, ...inputProperty(edges) },
+        required: ["agent_name"],
+        additionalProperties: false,
+      },
+    },
+  ],
+  named: (edges, about) => [
+    {
+      name: NAMED_TRANSFER_TOOL,
+      description: `Transfer control to another specialized agent. Use this when the user's request is better handled by a different agent. Agents:\n${edges.map((e) => describeTarget(e, about(e))).join("\n")}`,
+      parameters: {
+        type: "object",
+        properties: {
+          name: {
+            type: "string",
+            description: `Name of the agent to hand off to. Available agents: ${edges.map((e) => e.agent.name).join(", ")}`,
+          },
+          reason: { type: "string", description: "Brief explanation of why this handoff is needed" },
+          ...inputProperty(edges),
+        },
+        required: ["name", "reason"],
+        additionalProperties: false,
+      },
+    },
+  ],
+};
 
 /** A call read as a transfer request, before the loop's rules decide whether it is taken. */
 export interface TransferRequest {
