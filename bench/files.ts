@@ -3,7 +3,8 @@
  * side by side with the same turn without it, sides alternating (ABBA): bytes the conversation's
  * Durable Object writes (its turn's count, and its SQLite file's growth: the image is expected to
  * be a reference row there, its bytes in R2), the workerd CPU of the request, and the time to the
- * first text delta (the image is read from R2 and sent to the provider as a data URL first).
+ * first text delta (the image is read from R2 and sent to the provider as a data URL first). A first message may also
+ * name an image uploaded just before it by `POST …/files` (its raw bytes, no base64): both requests are counted.
  *
  * Side by side in one run: the baseline tree (`--baseline`, the commit before this one by default), this tree, and this
  * tree sending images as links (FILES_SENT_AS=url); each conversation's later text turn shows what the image in its
@@ -62,7 +63,10 @@ interface Side {
  * What each conversation does: a first message with or without the image (one model call), then a later text message
  * of two steps (a tool call, then the answer), each of whose requests carries the image from the history.
  */
-const KINDS = ["text, first turn", "image, first turn", "text, later turn", "image, later turn"] as const;
+const KINDS = ["text, first turn", "image, first turn", "image uploaded, first turn", "text, later turn", "image, later turn"] as const;
+
+/** How a conversation's first message comes: text alone, with the image inline (a data URL), or naming an upload. */
+type FirstMessage = "text" | "inline" | "uploaded";
 
 /**
  * The baseline tree, this one, and this one sending images as links, side by side, sides alternating: each
@@ -76,9 +80,9 @@ export async function fileRows(turns = 20, baseline = "HEAD~1"): Promise<string[
   const sides: Side[] = [];
   const scenario = `bench${Date.now()}`;
   try {
-    // Each conversation (two a round on each of the three sides): its first turn one step, its later turn two.
+    // Each conversation (three a round on each of the three sides): its first turn one step, its later turn two.
     const call = { toolCalls: [{ name: "remember", arguments: JSON.stringify({ text: "Likes photos" }) }] };
-    const answers = Array.from({ length: turns * 8 + 8 }, () => [{ text: "Thanks, I see it." }, call, { text: "Noted." }]).flat();
+    const answers = Array.from({ length: turns * 12 + 12 }, () => [{ text: "Thanks, I see it." }, call, { text: "Noted." }]).flat();
     await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id: scenario, answers }) });
     // Images as links: the fake provider does not fetch them (a real one does, from the file route: an R2 read, no base64).
     const links = { FILES_SENT_AS: "url", PUBLIC_URL: "https://chat.example", SESSION_SECRET: "bench-session-secret-0123456789" };
@@ -92,12 +96,12 @@ export async function fileRows(turns = 20, baseline = "HEAD~1"): Promise<string[
       sides.push({ label, dev, persistTo, turns: new Map(KINDS.map((k) => [k, []])) });
     }
     const dataUrl = image();
-    for (const side of sides) await conversation(side, scenario, dataUrl, "warm", false);
+    const firsts: FirstMessage[] = ["text", "inline", "uploaded"];
+    for (const side of sides) for (const first of firsts) await conversation(side, scenario, dataUrl, "warm", first);
     for (let n = 0; n < turns; n++) {
       const order = n % 2 === 0 ? sides : [...sides].reverse();
       for (const side of order)
-        for (const withImage of n % 2 === 0 ? [false, true] : [true, false])
-          await conversation(side, scenario, dataUrl, String(n), withImage);
+        for (const first of n % 2 === 0 ? firsts : [...firsts].reverse()) await conversation(side, scenario, dataUrl, String(n), first);
     }
   } finally {
     for (const side of sides) {
@@ -110,28 +114,48 @@ export async function fileRows(turns = 20, baseline = "HEAD~1"): Promise<string[
   return report(sides, turns);
 }
 
-/** A conversation of two turns: its first message (with the image or not), then a later text message; both measured. */
-async function conversation(side: Side, scenario: string, dataUrl: string, n: string, withImage: boolean): Promise<void> {
-  const id = `bench-files-${withImage ? "image" : "text"}-${n}`;
-  const first = await turn(side, id, {
-    message: `a photo [${scenario}]`,
-    ...(withImage ? { files: [{ url: dataUrl, name: "box.png" }] } : {}),
-  });
-  const later = await turn(side, id, { message: `and now? [${scenario}]` });
+/**
+ * A conversation of two turns: its first message (text alone, the image inline, or the image uploaded by `POST …/files`
+ * with its raw bytes and then named by id: both requests counted), then a later text message; both measured.
+ */
+async function conversation(side: Side, scenario: string, dataUrl: string, n: string, first: FirstMessage): Promise<void> {
+  const id = `bench-files-${first}-${n}`;
+  const message = `a photo [${scenario}]`;
+  const opening =
+    first === "uploaded"
+      ? await turn(side, id, async () => ({ message, files: [{ fileId: await upload(side, id, dataUrl) }] }))
+      : await turn(side, id, async () => ({ message, ...(first === "inline" ? { files: [{ url: dataUrl, name: "box.png" }] } : {}) }));
+  const later = await turn(side, id, async () => ({ message: `and now? [${scenario}]` }));
   if (n === "warm") return;
-  side.turns.get(withImage ? "image, first turn" : "text, first turn")!.push(first);
-  side.turns.get(withImage ? "image, later turn" : "text, later turn")!.push(later);
+  side.turns
+    .get(first === "text" ? "text, first turn" : first === "inline" ? "image, first turn" : "image uploaded, first turn")!
+    .push(opening);
+  if (first !== "uploaded") side.turns.get(first === "inline" ? "image, later turn" : "text, later turn")!.push(later);
 }
 
-async function turn(side: Side, id: string, body: unknown): Promise<Turn> {
+/** The image's raw bytes uploaded to the conversation (its first request makes it): the file's id. */
+async function upload(side: Side, id: string, dataUrl: string): Promise<string> {
+  const bytes = Buffer.from(dataUrl.slice(dataUrl.indexOf(",") + 1), "base64");
+  const res = await fetch(`${side.dev.url}/v1/conversations/${id}/files?name=box.png`, {
+    method: "POST",
+    headers: { "content-type": "image/png" },
+    body: bytes,
+  });
+  if (res.status !== 201) throw new Error(`the upload to ${id} answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { file: { id: string } }).file.id;
+}
+
+/** A turn, from `body`'s first request (an upload, when it makes one) to the turn's end. */
+async function turn(side: Side, id: string, body: () => Promise<unknown>): Promise<Turn> {
   const before = objectBytes(side.persistTo);
   let ttftMs = 0;
   const cpuMs = await turnCpuMs(side.dev, async () => {
     const start = performance.now();
+    const sent = await body();
     const res = await fetch(`${side.dev.url}/v1/conversations/${id}/messages`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
+      body: JSON.stringify(sent),
     });
     const reader = res.body!.getReader();
     const decoder = new TextDecoder();
@@ -148,11 +172,14 @@ async function turn(side: Side, id: string, body: unknown): Promise<Turn> {
 
 function report(sides: Side[], turns: number): string[] {
   const of = (side: Side, kind: (typeof KINDS)[number], key: keyof Turn) => median(side.turns.get(kind)!.map((t) => t[key]));
-  const ratio = (side: Side, kind: "first" | "later", key: keyof Turn) =>
-    (of(side, `image, ${kind} turn`, key) / of(side, `text, ${kind} turn`, key)).toFixed(2);
+  const ratio = (side: Side, kind: "first" | "later" | "uploaded", key: keyof Turn) =>
+    kind === "uploaded"
+      ? (of(side, "image uploaded, first turn", key) / of(side, "text, first turn", key)).toFixed(2)
+      : (of(side, `image, ${kind} turn`, key) / of(side, `text, ${kind} turn`, key)).toFixed(2);
   return [
-    `Each conversation: a first message with or without a 1 MB PNG (a data URL in the JSON body; one model call), then a later`,
-    `text message of two steps (a tool call, then the answer), each of whose requests carries the image from the history;`,
+    `Each conversation: a first message with or without a 1 MB PNG (a data URL in the JSON body, or an upload of its raw bytes`,
+    `just before, named by id; one model call), then a later text message of two steps (a tool call, then the answer),`,
+    `each of whose requests carries the image from the history;`,
     `${turns} conversations of each kind per side, sides and kinds alternating; medians.`,
     "",
     "| side | turn | workerd CPU, ms | first text delta, ms | bytes the turn writes (DO) |",
@@ -164,12 +191,12 @@ function report(sides: Side[], turns: number): string[] {
       ),
     ),
     "",
-    "| side | first turn, image ÷ text: CPU | first text delta | later turn, image ÷ text: CPU | first text delta |",
-    "|---|---:|---:|---:|---:|",
-    ...sides.map(
-      (side) =>
-        `| ${side.label} | ${ratio(side, "first", "cpuMs")}× | ${ratio(side, "first", "ttftMs")}× | ${ratio(side, "later", "cpuMs")}× | ${ratio(side, "later", "ttftMs")}× |`,
-    ),
+    "| side | first turn, image ÷ text: CPU | first text delta | uploaded first: CPU | first text delta | later turn: CPU | first text delta |",
+    "|---|---:|---:|---:|---:|---:|---:|",
+    ...sides.map((side) => {
+      const cells = (["first", "uploaded", "later"] as const).flatMap((k) => [ratio(side, k, "cpuMs"), ratio(side, k, "ttftMs")]);
+      return `| ${side.label} | ${cells.map((cell) => `${cell}×`).join(" | ")} |`;
+    }),
   ];
 }
 
