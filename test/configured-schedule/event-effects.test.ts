@@ -19,19 +19,15 @@ import { TURN_START } from "../../src/runtime/turn-progress.ts";
 import type { WorkerVars } from "../../src/worker-vars.ts";
 import { createSupportNetwork } from "../../src/agents/network.ts";
 import { pushConfigsPart } from "../../src/a2a/server/push-configs.ts";
-import type { ConversationPart } from "../../src/conversation/protocol-parts.ts";
 
 /** A conversation's parts as the object puts them together, on a fresh object's storage; `work` is what the test writes with them. */
-async function withParts(
-  work: (parts: ReturnType<typeof assembleConversation>) => Promise<void>,
-  protocols: ConversationPart[] = [pushConfigsPart],
-): Promise<string> {
+async function withParts(work: (parts: ReturnType<typeof assembleConversation>) => Promise<void>): Promise<string> {
   const id = `effects-${crypto.randomUUID()}`;
   await runInDurableObject(env.CONVERSATIONS.getByName(id), async (_instance, state) => {
     const vars = env as unknown as WorkerVars;
     const parts = assembleConversation(state, vars, readConfig(vars), {
       network: createSupportNetwork(undefined, { supportDeskAnswerWithin: "1h" }),
-      parts: protocols,
+      parts: [pushConfigsPart],
     });
     parts.store.create(id, "triage", "grant");
     await work(parts);
@@ -142,56 +138,5 @@ describe("effects that follow from writes", () => {
       .filter((m) => m.pushed)
       .map((m) => (m.body.statusUpdate as { status: { state: string } }).status.state);
     expect(pushed).toEqual(["TASK_STATE_COMPLETED", "TASK_STATE_COMPLETED"]);
-  });
-});
-
-describe("a protocol's part in a conversation", () => {
-  /** A protocol of this test's own, named nowhere in src/: it keeps where to send, and sends each turn's outcome there. */
-  const watcher: ConversationPart = {
-    name: "watcher",
-    call: (op, { rows, turn }) => {
-      const url = (op as { watch?: unknown }).watch;
-      if (typeof url !== "string") return { ok: false, error: { code: "invalid_request", message: "Say what to watch: `watch`." } };
-      rows.set(turn, "hook", url);
-      return { ok: true, value: { watching: url, turn } };
-    },
-    turnMoved: ({ turn, outcome, holder }, { rows, conversationId }) => {
-      const url = rows.get(turn, "hook");
-      const said = `${conversationId} ${outcome} by ${holder} (key ${env.OPENAI_API_KEY})`;
-      return typeof url === "string" ? [{ body: { turn, outcome, said }, to: { url, headers: { "x-watcher": "1" } } }] : [];
-    },
-  };
-
-  it("keeps its rows, answers its operations, and sends what it says of each turn's move through the outbox, redacted", async () => {
-    let answers: unknown[] = [];
-    const id = await withParts(
-      async ({ store, protocols }) => {
-        const state = store.beginTurn("hello");
-        answers = [
-          protocols.call("watcher", { watch: "https://watcher.example/hook" }),
-          protocols.call("watcher", { nothing: true }),
-          protocols.call("a2a", { kind: "list", turn: 1 }),
-        ];
-        store.commitStep({ messages: [{ role: "user", content: "hello" }] }, [
-          { id: 1, type: "run-start", conversationId: state.conversationId, agent: "triage", model: "m" },
-        ]);
-        store.endTurn({ status: "completed" }, [
-          { id: 2, type: "done", status: "completed", text: "", agent: "triage", handoffs: [], handoffCount: 0 },
-        ]);
-      },
-      [watcher],
-    );
-    expect(answers[0]).toEqual({ ok: true, value: { watching: "https://watcher.example/hook", turn: 1 } });
-    expect(answers[1]).toMatchObject({ ok: false, error: { code: "invalid_request" } });
-    // A protocol the Worker was not given keeps nothing here.
-    expect(answers[2]).toMatchObject({ ok: false, error: { code: "invalid_configuration" } });
-    const sent = (await outboxOf(id)).filter((m) => m.pushed);
-    expect(sent).toEqual([
-      {
-        body: { turn: 1, outcome: "completed", said: `${id} completed by triage (key [redacted])` },
-        pushed: true,
-        to: { url: "https://watcher.example/hook", headers: { "x-watcher": "1" } },
-      },
-    ]);
   });
 });
