@@ -59,6 +59,8 @@ describe("a protocol's part in a conversation", () => {
           to: { url: "https://watcher.example/hook", headers: { "x-watcher": "1" } },
         },
       ]);
+      // Not delivered: watcher.example is nowhere.
+      state.storage.sql.exec(`DELETE FROM outbox`);
     });
   });
 });
