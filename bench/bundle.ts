@@ -23,8 +23,8 @@ const FEATURES: Array<[string, RegExp]> = [
     /^src\/(memory\/|conversation\/conversation-memory|runtime\/memory\/|runtime\/ports\/memory-port|runtime\/tools\/memory-tools|http\/memory-routes)/,
   ],
   [
-    "A2A, both ways (src/a2a/: client, server and wire; the remote port and call, push configs)",
-    /^src\/(a2a\/|runtime\/ports\/remote-port|runtime\/step\/remote-call|conversation\/storage\/push-configs)/,
+    "A2A, both ways (src/a2a/: client, server and wire, its push configs; the remote port and call)",
+    /^src\/(a2a\/|runtime\/ports\/remote-port|runtime\/step\/remote-call)/,
   ],
 ];
 
