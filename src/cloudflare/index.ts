@@ -35,7 +35,7 @@ export type { AppEnv } from "../http/app-env.ts";
 export type { Access } from "../http/auth.ts";
 export type { SignedInUser } from "../http/user-tokens.ts";
 export type { WorkerVars } from "../worker-vars.ts";
-export { errorResponse, type ErrorBody, HTTP_ERROR_STATUS, HttpError, type HttpErrorCode } from "../http/errors.ts";
+export { errorResponse, type ErrorBody, type ErrorShape, HTTP_ERROR_STATUS, HttpError, type HttpErrorCode } from "../http/errors.ts";
 export { A2A_RPC_ERROR } from "../a2a/server/rpc-errors.ts";
 // What the Conversation object answers over RPC: the types of its methods.
 export type {

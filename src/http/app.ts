@@ -12,7 +12,7 @@ import type { AppEnv } from "./app-env.ts";
 import { requireAccess } from "./auth.ts";
 import { conversationRoutes } from "./conversation-routes.ts";
 import { registerSignInRoutes } from "./dev-sign-in.ts";
-import { errorResponse, HttpError, httpErrorResponse } from "./errors.ts";
+import { errorResponse, HttpError, httpErrorResponse, shapeErrors } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import { registerOperatorRoutes } from "./operator-routes.ts";
 import { registerConversationCreate } from "./token-routes.ts";
@@ -47,10 +47,22 @@ function limitBodies(protocols: readonly Protocol[]): MiddlewareHandler<AppEnv> 
   };
 }
 
+/** A request on a protocol's paths has its errors said in the protocol's shape, from its first middleware on. */
+function protocolErrors(protocols: readonly Protocol[]): MiddlewareHandler<AppEnv> {
+  const shaped = protocols.flatMap((protocol) => (protocol.errorBody ? protocol.paths.map((path) => ({ path, protocol })) : []));
+  return async (c, next) => {
+    // A Worker may mount the app under a prefix of its own.
+    const on = shaped.find(({ path }) => c.req.path.endsWith(path));
+    if (on) shapeErrors(c.req.raw, (error) => on.protocol.errorBody?.(error, on.path));
+    await next();
+  };
+}
+
 /** `protocols`: what the Worker serves beside its chat API (A2A, AG-UI); the others' paths say which option serves them. */
 export function createApp(networkFor: (env: Env) => Network, protocols: readonly Protocol[] = []): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use(securityHeaders());
+  app.use("*", protocolErrors(protocols));
   // The methods a preflight may ask for are the ones the routes answer, read once they are all registered.
   app.use(
     "/v1/*",

@@ -72,12 +72,30 @@ export interface ErrorBody {
   error: { code: string; alias?: string; message: string; details?: Record<string, unknown> };
 }
 
-/** An error body; its message and details are redacted of the configured secrets, like everything sent. */
+/** How a protocol's paths say the API's errors (A2A: a JSON-RPC error); undefined: as the API says them. */
+export type ErrorShape = (error: ErrorBody["error"] & { code: HttpErrorCode }) => Record<string, unknown> | undefined;
+
+/**
+ * The shape of the error bodies of a request on a protocol's paths, set by the app as the request comes in: every way an
+ * error is answered (the body limit, access, a route, `onError`) reads it from the request it answers.
+ */
+const errorShapes = new WeakMap<Request, ErrorShape>();
+
+/** Errors answered to `request` are shaped by `shape`. */
+export function shapeErrors(request: Request, shape: ErrorShape): void {
+  errorShapes.set(request, shape);
+}
+
+/**
+ * An error body; its message and details are redacted of the configured secrets, like everything sent. On a protocol's
+ * paths it is in the protocol's shape (`Protocol.errorBody`).
+ */
 export function errorResponse(c: Context, code: HttpErrorCode, message: string, details?: Record<string, unknown>): Response {
   const redactor = redactorFor((c.env as object | undefined) ?? {});
   const alias = ERROR_CODE_ALIASES[code];
-  const body: ErrorBody = redactor.value({ error: { code, ...(alias ? { alias } : {}), message, ...(details ? { details } : {}) } });
-  const res = c.json(body, HTTP_ERROR_STATUS[code]);
+  const error = { code, ...(alias ? { alias } : {}), message, ...(details ? { details } : {}) };
+  const shape = errorShapes.get(c.req.raw);
+  const res = c.json(redactor.value(shape?.(error) ?? { error }), HTTP_ERROR_STATUS[code]);
   if (typeof details?.retryAfter === "number") res.headers.set("retry-after", String(details.retryAfter));
   return res;
 }

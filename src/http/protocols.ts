@@ -1,7 +1,7 @@
 /**
  * A protocol a Worker serves beside its chat API (SSE, the AI SDK's stream, the socket): one descriptor, made by the
  * protocol's own folder (`a2a()`, `agUi()`) or by a Worker for a protocol of its own. The app reads it: its routes, its
- * paths' body limit (files or not), its part of the OpenAPI document; each conversation object reads its `conversation`
+ * paths' body limit (files or not), its part of the OpenAPI document, its errors' shape; each conversation object reads its `conversation`
  * part (what it keeps there and sends from there). What the package offers and a Worker was not given
  * (protocol-offers.ts) answers 404 `protocol_not_enabled` on its paths, saying which option serves it.
  */
@@ -10,6 +10,7 @@ import type { ConversationPart } from "../conversation/protocol-parts.ts";
 import type { Env } from "../env.ts";
 import type { Network } from "../runtime/network.ts";
 import type { AppEnv } from "./app-env.ts";
+import type { ErrorShape } from "./errors.ts";
 
 /** A protocol the package offers: its name and paths, its name in words, and the option of `createHandoffWorker` that serves it. */
 export interface ProtocolOffer {
@@ -28,6 +29,12 @@ export interface Protocol {
   readonly carriesFiles?: boolean;
   /** Its paths' operations, for the OpenAPI document (`/v1/openapi.json`). */
   openApi?(): Record<string, unknown>;
+  /**
+   * How the API's errors are said on its paths (a refused credential, a body over the limit, a failure inside the
+   * Worker): its body for the error on that path, whose HTTP status stays the API's; undefined, or no `errorBody`: the
+   * API's `{ error: { code, message } }`.
+   */
+  errorBody?(error: Parameters<ErrorShape>[0], path: string): Record<string, unknown> | undefined;
   /** What it keeps in each conversation and sends from it as turns move (A2A: its tasks' push configs, and the pushes). */
   conversation?: ConversationPart;
   /** Adds its routes; `networkFor` gives the network an environment's conversations run. */

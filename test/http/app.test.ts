@@ -234,6 +234,40 @@ describe("the app's routes", () => {
     expect(await errorOf(await ask("/v1/a2a", post("{}")))).toMatchObject({ status: 404, code: "protocol_not_enabled" });
   });
 
+  it("says the API's errors on a protocol's paths in the protocol's shape, with the API's status and challenge", async () => {
+    // A protocol of this test's own, whose errors are `{ failed: <code> }`, and A2A's, whose errors are JSON-RPC's.
+    const echo: Protocol = {
+      name: "echo",
+      paths: ["/v1/echo"],
+      errorBody: ({ code, message }) => ({ failed: code, why: message }),
+      register: (app) => app.post("/v1/echo", async (c) => c.json({ echoed: await c.req.json() })),
+    };
+    const worker = createHandoffWorker({ network: network(), protocols: [echo, a2a()] });
+    const closed = { API_KEY: "a-master-key-0123456789" };
+    const ask = (path: string, init: RequestInit, env: object = closed) =>
+      Promise.resolve(worker.app.request(`https://chat.test${path}`, init, env));
+    const post = (body: string) => ({ method: "POST", headers: { "content-type": "application/json" }, body });
+
+    const refused = await ask("/v1/echo", post("{}"));
+    expect([refused.status, await refused.json()]).toEqual([401, { failed: "unauthorized", why: expect.any(String) }]);
+    expect(refused.headers.get("www-authenticate")).toBe('Bearer realm="handoff-runtime"');
+    const rpc = await ask("/v1/a2a", post("{}"));
+    expect([rpc.status, await rpc.json()]).toEqual([
+      401,
+      { jsonrpc: "2.0", id: null, error: { code: -32600, message: expect.any(String), data: { code: "unauthorized" } } },
+    ]);
+    // A2A's bodies carry files: over the API's limit by more than a file's worth (base64).
+    const overFiles = JSON.stringify({ text: "x".repeat(MAX_BODY_BYTES + 2000) });
+    const large = await ask("/v1/a2a", post(overFiles), { ...open, FILE_MAX_BYTES: "1000" });
+    expect([large.status, await large.json()]).toMatchObject([413, { jsonrpc: "2.0", error: { data: { code: "payload_too_large" } } }]);
+    // The card is a discovery document, not JSON-RPC: its errors are the API's; so are the chat API's beside them.
+    expect(await errorOf(await ask("/.well-known/agent-card.json", {}, { ...open, A2A: "off" }))).toMatchObject({
+      status: 404,
+      code: "not_found",
+    });
+    expect(await errorOf(await ask("/v1/conversations", { method: "POST" }))).toMatchObject({ status: 401, code: "unauthorized" });
+  });
+
   it("serves the OpenAPI document", async () => {
     expect(await (await request("/v1/openapi.json")).json()).toEqual(openApiDocument(PROTOCOLS));
   });

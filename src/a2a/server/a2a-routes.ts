@@ -57,7 +57,17 @@ const SERVED = `this agent answers ${Object.keys(METHODS).join(", ")}`;
  */
 export function a2a(): Protocol {
   // A message's parts may carry files inline; each conversation keeps its tasks' push configs.
-  return { ...A2A_OFFER, carriesFiles: true, openApi: a2aOperations, register: registerA2a, conversation: pushConfigsPart };
+  return {
+    ...A2A_OFFER,
+    carriesFiles: true,
+    openApi: a2aOperations,
+    register: registerA2a,
+    // The API's errors on its JSON-RPC path (a refused credential, a body over the limit) are JSON-RPC errors too; the
+    // card's are the API's.
+    errorBody: ({ code, message, details }, path) =>
+      path === A2A_RPC_PATH ? rpcError(null, fromHttpError(new HttpError(code, message, details))) : undefined,
+    conversation: pushConfigsPart,
+  };
 }
 
 /** A2A's part of the OpenAPI document: its JSON-RPC endpoint (the card is a discovery document beside the API). */
