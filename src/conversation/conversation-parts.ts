@@ -15,7 +15,7 @@ import { ConversationMemory } from "./conversation-memory.ts";
 import { InboxLink } from "./inbox-link.ts";
 import { headerValues } from "./header-secrets.ts";
 import { A2ARemotes } from "../a2a/client/a2a-remote.ts";
-import type { McpHostEnv } from "../runtime/ports/mcp-port.ts";
+import type { HostEnv } from "../runtime/ports/host-env.ts";
 import { SqlToolListCache } from "./storage/mcp-tool-cache.ts";
 import { exporterFor } from "../traces/otlp-export.ts";
 import { Notifier } from "./schedule/notifier.ts";
@@ -86,7 +86,7 @@ export function assembleConversation(
     model,
     files,
     mcp: setup.mcp?.({ env, cache: new SqlToolListCache(ctx.storage.sql), log }) ?? noMcpClient,
-    remote: new A2ARemotes(env as McpHostEnv),
+    remote: new A2ARemotes(env as HostEnv),
     limits: { ...runSettings(config).limits, ...setup.limits },
   };
   const exporter = exporterFor(config, log);

@@ -1,5 +1,5 @@
 import { secretForms } from "../config.ts";
-import { type McpHostEnv, mcpHeaders } from "../runtime/ports/mcp-port.ts";
+import { headersFor, type HostEnv } from "../runtime/ports/host-env.ts";
 import type { Network } from "../runtime/network.ts";
 
 /**
@@ -10,8 +10,8 @@ import type { Network } from "../runtime/network.ts";
 export function headerValues(network: Network, env: object): string[] {
   const values: string[] = [];
   for (const agent of network.agents.values()) {
-    const sets = agent.mcpServers.map((server) => mcpHeaders(server, env as McpHostEnv));
-    if (agent.remote) sets.push(mcpHeaders(agent.remote, env as McpHostEnv));
+    const sets = agent.mcpServers.map((server) => headersFor(server, env as HostEnv));
+    if (agent.remote) sets.push(headersFor(agent.remote, env as HostEnv));
     for (const value of sets.flatMap((headers) => Object.values(headers))) values.push(...secretForms(value));
   }
   return values;

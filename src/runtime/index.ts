@@ -160,6 +160,7 @@ export {
   type McpToolInfo,
 } from "./ports/mcp-port.ts";
 export { mcpToolName } from "./tools/mcp-tools.ts";
+export type { HeadersFromEnv, HostEnv } from "./ports/host-env.ts";
 export type { RoutedBy, RouteDecision, Router, RouteRequest, RouterOptions } from "./ports/router-port.ts";
 export type {
   RemoteAgentConfig,

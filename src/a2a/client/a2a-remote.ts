@@ -5,7 +5,7 @@
  * and its Server-Sent Events read as they arrive.
  */
 import { errorMessage, RuntimeError } from "../../runtime/errors.ts";
-import { type McpHostEnv, mcpHeaders } from "../../runtime/ports/mcp-port.ts";
+import { headersFor, type HostEnv } from "../../runtime/ports/host-env.ts";
 import {
   type RemoteAgentConfig,
   type RemoteEvent,
@@ -23,11 +23,11 @@ const CARD_PATH = "/.well-known/agent-card.json";
 
 /** Reaches the network's remote agents for one host: its environment gives bindings and header secrets. */
 export class A2ARemotes implements RemotePort {
-  readonly #env: McpHostEnv;
+  readonly #env: HostEnv;
   /** Each card's JSON-RPC endpoint, once read. */
   readonly #endpoints = new Map<string, Promise<string>>();
 
-  constructor(env: McpHostEnv) {
+  constructor(env: HostEnv) {
     this.#env = env;
   }
 
@@ -59,7 +59,7 @@ export class A2ARemotes implements RemotePort {
     const response = await this.#fetch(remote)(endpoint, {
       method: "POST",
       headers: {
-        ...mcpHeaders(remote, this.#env),
+        ...headersFor(remote, this.#env),
         "content-type": "application/json",
         accept: "text/event-stream",
         "A2A-Version": A2A_VERSION,
@@ -89,7 +89,7 @@ export class A2ARemotes implements RemotePort {
   }
 
   async #readCard(agent: string, remote: RemoteAgentConfig, signal: AbortSignal): Promise<string> {
-    const response = await this.#fetch(remote)(remote.url, { headers: { ...mcpHeaders(remote, this.#env) }, signal });
+    const response = await this.#fetch(remote)(remote.url, { headers: { ...headersFor(remote, this.#env) }, signal });
     if (!response.ok) throw new RuntimeError("remote_failed", `Remote agent '${agent}': its agent card answered HTTP ${response.status}.`);
     const card: unknown = await response.json().catch(() => null);
     const interfaces = card && typeof card === "object" && "supportedInterfaces" in card ? card.supportedInterfaces : undefined;

@@ -2,8 +2,10 @@
  * The MCP port: what an agent names of its remote MCP servers, and what a host plugs in (`McpPort`) that lists and calls
  * their tools. The port owns the wire, sessions and caching; tools/mcp-tools.ts makes each listed tool an ordinary `Tool`.
  */
-/** What a `headers` function is given: the Worker's environment, or whatever the host passes. */
-export type McpHostEnv = Readonly<Record<string, unknown>>;
+import { type HeadersFromEnv, headersFor, type HostEnv } from "./host-env.ts";
+
+/** What a `headers` function is given (host-env.ts's `HostEnv`, by its name for MCP servers). */
+export type McpHostEnv = HostEnv;
 
 /** A remote MCP server an agent takes tools from. */
 export interface McpServerConfig {
@@ -27,8 +29,8 @@ export interface McpServerConfig {
   fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 }
 
-/** Headers from the environment; declared through a method, so a function of a Worker's own `Env` type fits. */
-export type McpHeaders = { bivarianceHack(env: McpHostEnv): Readonly<Record<string, string>> }["bivarianceHack"];
+/** Headers from the environment (host-env.ts's `HeadersFromEnv`, by its name for MCP servers). */
+export type McpHeaders = HeadersFromEnv;
 
 /** Decides whether a call waits for a person. */
 export type McpApproval = (call: { tool: string; args: Record<string, unknown> }) => boolean | Promise<boolean>;
@@ -111,7 +113,5 @@ export interface McpPort {
 
 /** The headers a server is sent: given, or read from the environment. */
 export function mcpHeaders(server: Pick<McpServerConfig, "headers">, env: McpHostEnv): Readonly<Record<string, string>> {
-  const headers = server.headers;
-  if (headers === undefined) return {};
-  return typeof headers === "function" ? headers(env) : headers;
+  return headersFor(server, env);
 }

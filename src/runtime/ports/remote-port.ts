@@ -6,7 +6,7 @@
  * is kept as the agent's state in the holding, so the next message reaches the same context.
  */
 import type { Message } from "../messages.ts";
-import type { McpHeaders, McpHostEnv } from "./mcp-port.ts";
+import type { HeadersFromEnv, HostEnv } from "./host-env.ts";
 import type { ModelEvent } from "./model-port.ts";
 
 /** A `fetch` in the shape a service binding (`Fetcher`) has. */
@@ -14,8 +14,8 @@ export interface RemoteFetcher {
   fetch(input: string | URL | Request, init?: RequestInit): Promise<Response>;
 }
 
-/** Headers from the environment, as MCP servers take them (`mcpHeaders` reads either). */
-export type RemoteHeaders = McpHeaders;
+/** Headers from the environment, as MCP servers take them. */
+export type RemoteHeaders = HeadersFromEnv;
 
 /** What a remote agent is sent when handed the conversation: all of it so far (default), the last user message, or a function's text. */
 export type RemoteInput = "conversation" | "last-message" | ((messages: readonly Message[]) => string);
@@ -28,7 +28,7 @@ export interface RemoteAgentConfig {
    * A service binding to reach it by (another Worker with no public URL): the name of the binding in
    * the environment, or a function that returns it. `url`'s path and query are used on it.
    */
-  binding?: string | ((env: McpHostEnv) => RemoteFetcher);
+  binding?: string | ((env: HostEnv) => RemoteFetcher);
   /** Sent with every request; a function reads secrets from the environment. Values are redacted everywhere. */
   headers?: Readonly<Record<string, string>> | RemoteHeaders;
   /** What it is sent when it is handed the conversation (later messages go as they are). */
