@@ -1,11 +1,11 @@
 /**
- * What follows from the events a write stored, whoever wrote them (a request's leg, the alarm's, a
- * person at the desk or their deadline): a leg's end titles a new conversation, tells the protocols
- * where its turn stands (A2A pushes it to the clients that asked), sets the deadline of calls left waiting and tells the app, and puts
- * a conversation a person now holds on the desk (with their deadline); a person's answer and a
- * person's hand back tell the protocols, the desk and the app. A leg's end plans the read of a quiet conversation for its
- * owner's memory; compaction and a hand-back read it at once. Like the alarm and the inbox
- * (CommitEffects), nothing calls these by hand: they follow from the storage's writes.
+ * What follows from the events a write stored, whoever wrote them (a request's leg, the alarm's, a person at the desk or
+ * their deadline): a leg's end titles a new conversation, tells the protocols where its turn stands (A2A pushes it to the
+ * clients that asked), sets the deadline of calls left waiting and tells the app, and puts a conversation a person now
+ * holds on the desk (with their deadline); a person's answer and a person's hand back tell the protocols, the desk and
+ * the app. A leg's end plans the read of a quiet conversation for its owner's memory; compaction and a hand-back read it
+ * at once. Like the alarm and the inbox (CommitEffects), nothing calls these by hand: they follow from the storage's
+ * writes.
  */
 import type { DoneEvent, OperatorMessageEvent, TurnStatus } from "../runtime/events.ts";
 import type { Network } from "../runtime/network.ts";
