@@ -19,6 +19,7 @@ import { UserMemory } from "../memory/user-memory.ts";
 import type { WorkerVars } from "../worker-vars.ts";
 import type { McpClient } from "../mcp/tool-lists.ts";
 import type { Protocol } from "../http/protocols.ts";
+import { A2ARemotes } from "../a2a/client/a2a-remote.ts";
 
 export { ConversationObject, type ConversationSetup };
 export { type DeskEntry, type DeskPut, type DeskStatus, OperatorDesk } from "../desk/operator-desk.ts";
@@ -142,6 +143,8 @@ export function createHandoffWorker<E extends WorkerVars = WorkerVars>(options: 
         offlineModel: options.offlineModel?.(env as E),
         limits: options.limits,
         mcp: options.mcp,
+        // Remote agents speak A2A.
+        remote: (vars) => new A2ARemotes(vars),
         parts: options.protocols?.flatMap((protocol) => (protocol.conversation ? [protocol.conversation] : [])),
       };
     }

@@ -1,5 +1,7 @@
 /** What the conversation's Durable Object answers over RPC, and what a Worker gives it: the types of its surface. */
 import type { ConversationPart } from "./protocol-parts.ts";
+import type { HostEnv } from "../runtime/ports/host-env.ts";
+import type { RemotePort } from "../runtime/ports/remote-port.ts";
 import type { TurnStream } from "../wire/sse.ts";
 import type { OperatorIdentity } from "../runtime/handoff/types.ts";
 import type { Activity } from "./storage/activity-log.ts";
@@ -127,6 +129,11 @@ export interface ConversationSetup {
   limits?: Partial<Limits> | undefined;
   /** How agents reach their MCP servers (`mcpClient()` from `handoff-runtime/mcp`); without it, a server an agent names is a warning. */
   mcp?: McpClient | undefined;
+  /**
+   * How remote agents (`remoteAgent`) are reached, given the environment (`createHandoffWorker` reaches them over A2A);
+   * without it, handing to one gives the conversation straight back.
+   */
+  remote?: ((env: HostEnv) => RemotePort) | undefined;
   /** What the Worker's protocols keep in each conversation and send from it (`Protocol.conversation`: A2A's push configs). */
   parts?: readonly ConversationPart[] | undefined;
 }

@@ -14,7 +14,6 @@ import { agentsModel, titleMaker } from "./conversation-titles.ts";
 import { ConversationMemory } from "./conversation-memory.ts";
 import { InboxLink } from "./inbox-link.ts";
 import { headerValues } from "./header-secrets.ts";
-import { A2ARemotes } from "../a2a/client/a2a-remote.ts";
 import type { HostEnv } from "../runtime/ports/host-env.ts";
 import { SqlToolListCache } from "./storage/mcp-tool-cache.ts";
 import { exporterFor } from "../traces/otlp-export.ts";
@@ -86,7 +85,7 @@ export function assembleConversation(
     model,
     files,
     mcp: setup.mcp?.({ env, cache: new SqlToolListCache(ctx.storage.sql), log }) ?? noMcpClient,
-    remote: new A2ARemotes(env as HostEnv),
+    ...(setup.remote ? { remote: setup.remote(env as HostEnv) } : {}),
     limits: { ...runSettings(config).limits, ...setup.limits },
   };
   const exporter = exporterFor(config, log);
