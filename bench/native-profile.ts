@@ -7,60 +7,15 @@
  *
  *   npm run bench:native -- [--turns 40]      (needs perf: Debian's linux-perf)
  */
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { OursSocket, oursTurn } from "./peer-clients.ts";
 import { startToolTurnDev } from "./tool-turn-dev.ts";
 import { workerdRoles } from "./workerd-processes.ts";
+import { partOf, stacks } from "./perf-parts.ts";
 
 const at = process.argv.indexOf("--turns");
 const TURNS = at < 0 ? 40 : Number(process.argv[at + 1]);
-
-/** The parts, by a pattern of the frame that names them; the first that matches from the leaf up wins. */
-const PARTS: Array<[string, RegExp]> = [
-  [
-    "SQLite (the statements, their commits and fsync)",
-    /^sqlite3|SqliteDatabase|ActorSqlite|SqlStorage|^fsync|^__libc_pwrite|pager|^walWrite/,
-  ],
-  ["V8 compiling (JIT)", /maglev|Maglev|turbofan|Turbofan|compiler::|Sparkplug|baseline::Baseline|Compiler::/],
-  ["V8 garbage collection", /GarbageCollect|Scavenge|Heap::|MarkCompact|cppgc::internal::(Marker|Sweeper)|ConcurrentMarking|MinorMark/],
-  ["WebSocket frames", /WebSocket/],
-  ["fetch to the provider", /fetchImpl|handleHttpFetchResponse|Request::constructor|HttpClientImpl|NetworkHttpClient|HttpClientAdapter/],
-  ["HTTP in", /hyper|HttpServer|WorkerEntrypoint::request|HttpService/],
-  ["RPC", /JsRpc|capnp::|Rpc/],
-  ["streams", /ReadableStream|WritableStream|pumpTo|Pump|TransformStream|ReaderImpl|ValueQueue|ByteQueue/],
-  ["JSON", /Json|JSON/],
-  [
-    "JavaScript (builtins and the runtime)",
-    /^Builtins_|^v8::internal::Runtime|^v8::internal::(Factory|String|Object|JSObject|LookupIterator)|Interpreter/,
-  ],
-  ["the kernel's network", /tcp_|sock_|ip_|inet_|__sys_send|__sys_recv|__send|recv/],
-];
-const COLLECTOR = "wrangler dev's trace collector (a tail Worker)";
-
-/** Each sample's stack, leaf first, from `perf script`. */
-function stacks(data: string): string[][] {
-  const text = execFileSync("perf", ["script", "-i", data, "-F", "ip,sym"], {
-    encoding: "utf8",
-    maxBuffer: 1 << 30,
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  return text
-    .split("\n\n")
-    .map((block) =>
-      block
-        .split("\n")
-        .map((line) => line.trim().split(" ").slice(1).join(" "))
-        .filter(Boolean),
-    )
-    .filter((stack) => stack.length > 0);
-}
-
-function partOf(stack: string[]): string {
-  if (stack.some((frame) => frame.includes("TailStreamTarget"))) return COLLECTOR;
-  for (const frame of stack) for (const [name, pattern] of PARTS) if (pattern.test(frame)) return name;
-  return "other (workerd's event loop, allocation, the kernel)";
-}
 
 const { dev, scratch, stop } = await startToolTurnDev({ name: "native", scenario: "scnnat", answers: TURNS + 12 });
 const data = join(scratch, "perf.data");
