@@ -251,15 +251,21 @@ describe("the app's routes", () => {
     const refused = await ask("/v1/echo", post("{}"));
     expect([refused.status, await refused.json()]).toEqual([401, { failed: "unauthorized", why: expect.any(String) }]);
     expect(refused.headers.get("www-authenticate")).toBe('Bearer realm="handoff-runtime"');
+    // A2A's refused credential stays HTTP's (its clients report an authentication failure); its other errors are JSON-RPC's.
     const rpc = await ask("/v1/a2a", post("{}"));
-    expect([rpc.status, await rpc.json()]).toEqual([
-      401,
-      { jsonrpc: "2.0", id: null, error: { code: -32600, message: expect.any(String), data: { code: "unauthorized" } } },
-    ]);
+    expect(await errorOf(rpc)).toMatchObject({ status: 401, code: "unauthorized" });
+    expect(rpc.headers.get("www-authenticate")).toBe('Bearer realm="handoff-runtime"');
     // A2A's bodies carry files: over the API's limit by more than a file's worth (base64).
     const overFiles = JSON.stringify({ text: "x".repeat(MAX_BODY_BYTES + 2000) });
     const large = await ask("/v1/a2a", post(overFiles), { ...open, FILE_MAX_BYTES: "1000" });
-    expect([large.status, await large.json()]).toMatchObject([413, { jsonrpc: "2.0", error: { data: { code: "payload_too_large" } } }]);
+    expect([large.status, await large.json()]).toEqual([
+      413,
+      {
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32600, message: expect.stringContaining("The body is over"), data: { code: "payload_too_large" } },
+      },
+    ]);
     // The card is a discovery document, not JSON-RPC: its errors are the API's; so are the chat API's beside them.
     expect(await errorOf(await ask("/.well-known/agent-card.json", {}, { ...open, A2A: "off" }))).toMatchObject({
       status: 404,

@@ -16,7 +16,7 @@ import type { Network } from "../../runtime/network.ts";
 import type { Decision } from "../../runtime/wait/requests.ts";
 import type { AppEnv } from "../../http/app-env.ts";
 import { inboxOf } from "../../inbox/inbox.ts";
-import { errorResponse, HttpError } from "../../http/errors.ts";
+import { errorResponse, HTTP_ERROR_STATUS, HttpError } from "../../http/errors.ts";
 import { A2A_RPC_ERROR } from "./rpc-errors.ts";
 import { describeProblems, expectOk } from "../../http/request.ts";
 import type { ConversationClient } from "../../http/conversation-client.ts";
@@ -34,6 +34,9 @@ import { pushConfigsPart } from "./push-configs.ts";
 import type { Protocol } from "../../http/protocols.ts";
 import { A2A_CARD_PATH, A2A_OFFER, A2A_RPC_PATH } from "./offer.ts";
 import { ERROR_RESPONSE } from "../../http/openapi.ts";
+
+/** The statuses of a refused credential: HTTP's, on every path. */
+const ACCESS_STATUSES = new Set([401, 403]);
 
 /** Methods of A2A 1.0 this Worker knows but does not serve yet. */
 const NOT_YET = ["GetExtendedAgentCard"];
@@ -62,10 +65,13 @@ export function a2a(): Protocol {
     carriesFiles: true,
     openApi: a2aOperations,
     register: registerA2a,
-    // The API's errors on its JSON-RPC path (a refused credential, a body over the limit) are JSON-RPC errors too; the
-    // card's are the API's.
+    // The API's errors on its JSON-RPC path (a body over the limit, a failure inside the Worker) are JSON-RPC errors too.
+    // A refused credential stays the HTTP API's 401 or 403, as A2A has authentication fail: a client then reports an
+    // authentication failure, not a malformed request. The card's errors are the API's.
     errorBody: ({ code, message, details }, path) =>
-      path === A2A_RPC_PATH ? rpcError(null, fromHttpError(new HttpError(code, message, details))) : undefined,
+      path === A2A_RPC_PATH && !ACCESS_STATUSES.has(HTTP_ERROR_STATUS[code])
+        ? rpcError(null, fromHttpError(new HttpError(code, message, details)))
+        : undefined,
     conversation: pushConfigsPart,
   };
 }
