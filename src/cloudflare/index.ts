@@ -95,8 +95,8 @@ export interface HandoffWorkerOptions<E extends WorkerVars = WorkerVars> {
   mcp?: McpClient;
   /**
    * The protocols served beside the chat API (SSE, the AI SDK's stream, the socket): `a2a()`, `agUi()`, or a `Protocol`
-   * of your own (its paths, routes and OpenAPI part, and what it keeps in each conversation). Only these are bundled; the paths of those the package offers and
-   * the Worker was not given answer 404 `protocol_not_enabled`.
+   * of your own (its paths, routes, OpenAPI part, errors' shape, and what it keeps in each conversation). Only these are
+   * bundled; the paths of those the package offers and the Worker was not given answer 404 `protocol_not_enabled`.
    */
   protocols?: readonly Protocol[];
 }
