@@ -67,6 +67,14 @@ const KINDS = ["text, first turn", "image, first turn", "image uploaded, first t
 
 /** How a conversation's first message comes: text alone, with the image inline (a data URL), or naming an upload. */
 type FirstMessage = "text" | "inline" | "uploaded";
+type Kind = (typeof KINDS)[number];
+/** The kind each first message is counted as, and its later turn (an uploaded image's later turn is the inline one's). */
+const OPENING: Record<FirstMessage, Kind> = {
+  text: "text, first turn",
+  inline: "image, first turn",
+  uploaded: "image uploaded, first turn",
+};
+const LATER: Record<FirstMessage, Kind | undefined> = { text: "text, later turn", inline: "image, later turn", uploaded: undefined };
 
 /**
  * The baseline tree, this one, and this one sending images as links, side by side, sides alternating: each
@@ -127,10 +135,9 @@ async function conversation(side: Side, scenario: string, dataUrl: string, n: st
       : await turn(side, id, async () => ({ message, ...(first === "inline" ? { files: [{ url: dataUrl, name: "box.png" }] } : {}) }));
   const later = await turn(side, id, async () => ({ message: `and now? [${scenario}]` }));
   if (n === "warm") return;
-  side.turns
-    .get(first === "text" ? "text, first turn" : first === "inline" ? "image, first turn" : "image uploaded, first turn")!
-    .push(opening);
-  if (first !== "uploaded") side.turns.get(first === "inline" ? "image, later turn" : "text, later turn")!.push(later);
+  side.turns.get(OPENING[first])!.push(opening);
+  const after = LATER[first];
+  if (after) side.turns.get(after)!.push(later);
 }
 
 /** The image's raw bytes uploaded to the conversation (its first request makes it): the file's id. */

@@ -59,13 +59,13 @@ export class ProtocolParts {
   /** A protocol's operation, for a requester the object admitted already. */
   call(protocol: string, op: unknown): ConversationResult<unknown> {
     const part = this.#parts.get(protocol);
-    const at = this.#context(protocol);
-    if (!part?.call || !at)
+    const state = this.#store.state();
+    if (!part?.call || !state)
       return fail(
         "invalid_configuration",
         `This conversation object keeps nothing for the protocol '${protocol}': createHandoffWorker gives it the parts of its protocols.`,
       );
-    return part.call(op, at);
+    return part.call(op, this.#context(protocol, state));
   }
 
   /** Each part's messages for a turn that moved, into the outbox (redacted). */
@@ -74,13 +74,12 @@ export class ProtocolParts {
     if (!state) return;
     const move: TurnMove = { turn: state.turn, outcome, holder: state.holding.activeAgent };
     for (const part of this.#parts.values()) {
-      for (const { body, to } of part.turnMoved?.(move, this.#context(part.name)!) ?? [])
+      for (const { body, to } of part.turnMoved?.(move, this.#context(part.name, state)) ?? [])
         this.#store.outbox.add(crypto.randomUUID(), JSON.stringify(this.#redactor.value(body)), Date.now(), to);
     }
   }
 
-  #context(protocol: string): PartContext | null {
-    const state = this.#store.state();
-    return state && { rows: this.#store.protocolRows.of(protocol), conversationId: state.conversationId, turn: state.turn };
+  #context(protocol: string, { conversationId, turn }: { conversationId: string; turn: number }): PartContext {
+    return { rows: this.#store.protocolRows.of(protocol), conversationId, turn };
   }
 }

@@ -5,10 +5,10 @@
  * row's next try forward before it starts, so a process that dies mid-delivery tries again later
  * (at least once: a receiver dedupes by id). The alarm rings for the earliest row too.
  */
-import type { SqlWriter } from "../storage/sql-writer.ts";
+import type { SqlWriter } from "./sql-writer.ts";
 import * as z from "zod";
 import { exactly } from "../../runtime/schema/exactly.ts";
-import { readRow } from "../storage/row-schemas.ts";
+import { readRow } from "./row-schemas.ts";
 
 export interface OutboxMessage {
   id: string;
