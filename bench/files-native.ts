@@ -5,7 +5,10 @@
  * in milliseconds, with the difference. Under `wrangler dev` local R2 runs in that same process: its DigestStreams (the
  * MD5 and SHA-256 of what it stores) and its pipes are counted here; on Cloudflare that work is R2's.
  *
- *   npm run bench:files-native [-- --turns 8] [-- --url]      (needs perf: Debian's linux-perf; --url: FILES_SENT_AS=url)
+ * With `--later`, the turns recorded are each conversation's second, a text message whose request carries the image from
+ * the history (the first turns are made before perf starts): what a later step costs.
+ *
+ *   npm run bench:files-native [-- --turns 8] [-- --url] [-- --later]   (needs perf: Debian's linux-perf; --url: FILES_SENT_AS=url)
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -25,7 +28,9 @@ const FILE_PARTS: Array<[string, RegExp]> = [
   ["memcpy", /memmove|memcpy/],
 ];
 
-const { values } = parseArgs({ options: { turns: { type: "string" }, url: { type: "boolean" } } });
+const { values } = parseArgs({
+  options: { turns: { type: "string" }, url: { type: "boolean" }, later: { type: "boolean" } },
+});
 const TURNS = Number(values.turns) || 8;
 
 function image(): string {
@@ -36,12 +41,23 @@ function image(): string {
 
 /** A first turn of a new conversation, with the image or not, read to its end. */
 async function firstTurn(dev: WranglerDev, scenario: string, n: string, dataUrl: string | null): Promise<void> {
+  const files = dataUrl ? { files: [{ url: dataUrl, name: "box.png" }] } : {};
+  await message(dev, n, { message: `a photo [${scenario}]`, ...files });
+}
+
+async function message(dev: WranglerDev, n: string, body: object): Promise<void> {
   const res = await fetch(`${dev.url}/v1/conversations/native-files-${n}/messages`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ message: `a photo [${scenario}]`, ...(dataUrl ? { files: [{ url: dataUrl, name: "box.png" }] } : {}) }),
+    body: JSON.stringify(body),
   });
   await res.text();
+}
+
+/** The turn recorded: a first turn, or (`--later`) a text message in a conversation whose first turn was made before. */
+async function measuredTurn(dev: WranglerDev, scenario: string, n: string, dataUrl: string | null): Promise<void> {
+  if (values.later) await message(dev, n, { message: `and now? [${scenario}]` });
+  else await firstTurn(dev, scenario, n, dataUrl);
 }
 
 /** Milliseconds per turn in each part, over `TURNS` first turns recorded by perf. */
@@ -73,15 +89,21 @@ try {
     await firstTurn(dev, scenario, `${n}-image`, dataUrl);
     await firstTurn(dev, scenario, `${n}-text`, null);
   }
-  const withImage = await recorded(dev, join(persistTo, "image.data"), (n) => firstTurn(dev, scenario, `image-${n}`, dataUrl));
-  const without = await recorded(dev, join(persistTo, "text.data"), (n) => firstTurn(dev, scenario, `text-${n}`, null));
+  if (values.later) {
+    for (let n = 0; n < TURNS; n++) {
+      await firstTurn(dev, scenario, `image-${n}`, dataUrl);
+      await firstTurn(dev, scenario, `text-${n}`, null);
+    }
+  }
+  const withImage = await recorded(dev, join(persistTo, "image.data"), (n) => measuredTurn(dev, scenario, `image-${n}`, dataUrl));
+  const without = await recorded(dev, join(persistTo, "text.data"), (n) => measuredTurn(dev, scenario, `text-${n}`, null));
   const total = (parts: Map<string, number>) => [...parts.values()].reduce((sum, ms) => sum + ms, 0);
   const names = [...new Set([...withImage.keys(), ...without.keys()])].sort(
     (a, b) => (withImage.get(b) ?? 0) - (without.get(b) ?? 0) - ((withImage.get(a) ?? 0) - (without.get(a) ?? 0)),
   );
   const ms = (value: number | undefined) => (value ?? 0).toFixed(1);
   console.log(
-    `The Worker's workerd over ${TURNS} first turns with a 1 MB image (${values.url ? "FILES_SENT_AS=url" : "inline"}) and ${TURNS}` +
+    `The Worker's workerd over ${TURNS} ${values.later ? "later" : "first"} turns with a 1 MB image (${values.url ? "FILES_SENT_AS=url" : "inline"}) and ${TURNS}` +
       ` without, perf at ${HZ} Hz; milliseconds per turn:\n\n| part | with the image | without | difference |\n|---|---:|---:|---:|`,
   );
   for (const name of names) {

@@ -1,17 +1,39 @@
 /**
  * A request's files in a provider's wire format: images as image parts, PDFs as file parts, plain
  * text as text, each from the bytes the request's file port reads (sent as data URLs: no provider
- * needs to reach the store), or an image by the short-lived link the port gives, where it gives one. A file that cannot be read is described in words, so a conversation
- * whose file is gone still goes on.
+ * needs to reach the store), or an image by the short-lived link the port gives, where it gives one. A file that cannot
+ * be read is described in words, so a conversation whose file is gone still goes on.
  */
 import type { FileRef, Message } from "../runtime/messages.ts";
 import type { ModelRequest } from "../runtime/ports/model-port.ts";
 
-/** What an adapter sends for one file: its bytes as a data URL (or its text), or words that say it could not be read. */
+/**
+ * A file's bytes for a data URL: its base64 as that text's ASCII bytes, made once a leg and joined into each request
+ * body as they are (spliced-json.ts).
+ */
+export interface InlineData {
+  /** The file's media type, the data URL's. */
+  mediaType: string;
+  /** The base64 of the file's bytes, as that text's ASCII bytes. */
+  base64: Uint8Array;
+}
+
+/** What an adapter sends for one file: its bytes (or an image's link, or its text), or words that say it could not be read. */
 export type FileContent =
-  | { kind: "image"; file: FileRef; url: string }
-  | { kind: "pdf"; file: FileRef; dataUrl: string }
+  | { kind: "image"; file: FileRef; url: string | InlineData }
+  | { kind: "pdf"; file: FileRef; data: InlineData }
   | { kind: "text"; file: FileRef; text: string };
+
+/** How an adapter writes a file's data URL into its request: as a string, or as a stand-in a spliced body replaces. */
+export type DataUrlOf = (data: InlineData) => string;
+
+/** A data URL as a string, whole. */
+export const dataUrlText: DataUrlOf = (data) => `data:${data.mediaType};base64,${new TextDecoder().decode(data.base64)}`;
+
+/** An image's URL in a request: its link, or its data URL as `dataUrl` writes it. */
+export function imageUrl(url: string | InlineData, dataUrl: DataUrlOf): string {
+  return typeof url === "string" ? url : dataUrl(url);
+}
 
 /** Each file the request's messages carry, read once, by its id. */
 export async function readRequestFiles(request: Pick<ModelRequest, "messages" | "files">): Promise<Map<string, FileContent>> {
@@ -37,8 +59,8 @@ async function encode(file: FileRef, store: ModelRequest["files"]): Promise<File
   if (link) return { kind: "image", file, url: link };
   const bytes = await store?.read(file).catch(() => undefined);
   if (!bytes) return { kind: "text", file, text: `${describe(file)}: it could not be read.` };
-  if (file.mediaType.startsWith("image/")) return { kind: "image", file, url: dataUrl(file.mediaType, bytes) };
-  if (file.mediaType === "application/pdf") return { kind: "pdf", file, dataUrl: dataUrl(file.mediaType, bytes) };
+  if (file.mediaType.startsWith("image/")) return { kind: "image", file, url: inline(file.mediaType, bytes) };
+  if (file.mediaType === "application/pdf") return { kind: "pdf", file, data: inline(file.mediaType, bytes) };
   return { kind: "text", file, text: `${describe(file)}:\n${new TextDecoder().decode(bytes)}` };
 }
 
@@ -47,8 +69,8 @@ export function describe(file: FileRef): string {
   return `[File "${file.name}", ${file.mediaType}, ${file.size} bytes]`;
 }
 
-function dataUrl(mediaType: string, bytes: Uint8Array): string {
-  return `data:${mediaType};base64,${base64(bytes)}`;
+function inline(mediaType: string, bytes: Uint8Array): InlineData {
+  return { mediaType, base64: new TextEncoder().encode(base64(bytes)) };
 }
 
 /** `Uint8Array.prototype.toBase64` where the runtime has it (workerd does), several times faster than `btoa` on a binary string. */

@@ -7,7 +7,7 @@
 
 export { ChatStreamAssembler, type ChatChunk } from "./chat-stream-assembler.ts";
 export { toChatMessages } from "./openai-chat-model.ts";
-export type { FileContent } from "./file-parts.ts";
+export type { DataUrlOf, FileContent, InlineData } from "./file-parts.ts";
 export { OpenAIModel } from "./openai-model.ts";
 export { type Embed, embeddingRouter, openAIEmbeddings, type WorkersAiBinding, workersAiEmbeddings } from "./embedding-router.ts";
 export type { ProviderDefaults } from "./provider-defaults.ts";

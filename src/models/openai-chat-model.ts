@@ -7,7 +7,8 @@ import type {
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
 import type { FileRef, Message } from "../runtime/messages.ts";
-import { describe, type FileContent, readRequestFiles } from "./file-parts.ts";
+import { type DataUrlOf, dataUrlText, describe, type FileContent, imageUrl, readRequestFiles } from "./file-parts.ts";
+import { postStreaming } from "./spliced-json.ts";
 import type { ModelEvent, ModelRequest, ModelSettings } from "../runtime/ports/model-port.ts";
 import type { ToolSpec } from "../runtime/tools/tool.ts";
 import { ChatStreamAssembler } from "./chat-stream-assembler.ts";
@@ -21,12 +22,12 @@ export function streamChatCompletion(client: OpenAI, defaults: ProviderDefaults,
   const assembler = new ChatStreamAssembler();
   return streamProviderStep(
     async (signal) => {
-      const body = chatBody(request, settings, await readRequestFiles(request));
-      return chunksUntilDone(
-        await client.chat.completions.create(body, { signal, fetchOptions: defaults.fetchOptions }).asResponse(),
+      const files = await readRequestFiles(request);
+      const post = postStreaming(client, "/chat/completions", (dataUrl) => chatBody(request, settings, files, dataUrl), {
         signal,
-        assembler,
-      );
+        fetchOptions: defaults.fetchOptions,
+      });
+      return chunksUntilDone(await post.asResponse(), signal, assembler);
     },
     // Neither a finish reason nor `[DONE]` means the stream was cut: its half-assembled tool calls must not run.
     assembler,
@@ -34,10 +35,15 @@ export function streamChatCompletion(client: OpenAI, defaults: ProviderDefaults,
   );
 }
 
-function chatBody(request: ModelRequest, settings: ModelSettings, files: Map<string, FileContent>): ChatCompletionCreateParamsStreaming {
+function chatBody(
+  request: ModelRequest,
+  settings: ModelSettings,
+  files: Map<string, FileContent>,
+  dataUrl: DataUrlOf,
+): ChatCompletionCreateParamsStreaming {
   return {
     model: request.model,
-    messages: toChatMessages(request.instructions, request.messages, files),
+    messages: toChatMessages(request.instructions, request.messages, files, dataUrl),
     ...(request.tools.length
       ? {
           tools: request.tools.map(toChatTool),
@@ -65,18 +71,22 @@ async function* chunksUntilDone(response: Response, signal: AbortSignal, assembl
 
 /**
  * The history as Chat Completions messages, the instructions first as the system message; a user's files as content
- * parts after their text (`files`: what `readRequestFiles` read).
+ * parts after their text (`files`: what `readRequestFiles` read; `dataUrl`: how their bytes are written, whole by default).
  */
 export function toChatMessages(
   instructions: string,
   messages: readonly Message[],
   files: ReadonlyMap<string, FileContent> = new Map(),
+  dataUrl: DataUrlOf = dataUrlText,
 ): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = instructions ? [{ role: "system", content: instructions }] : [];
   for (const message of messages) {
     switch (message.role) {
       case "user":
-        out.push({ role: "user", content: message.files?.length ? userParts(message.content, message.files, files) : message.content });
+        out.push({
+          role: "user",
+          content: message.files?.length ? userParts(message.content, message.files, files, dataUrl) : message.content,
+        });
         break;
       case "system":
         out.push({ role: message.role, content: message.content });
@@ -109,12 +119,17 @@ export function toChatMessages(
 }
 
 /** A user's text and files as Chat Completions parts: `image_url` for images, `file` for PDFs, text for the rest. */
-function userParts(text: string, refs: readonly FileRef[], files: ReadonlyMap<string, FileContent>): ChatCompletionContentPart[] {
+function userParts(
+  text: string,
+  refs: readonly FileRef[],
+  files: ReadonlyMap<string, FileContent>,
+  dataUrl: DataUrlOf,
+): ChatCompletionContentPart[] {
   const parts: ChatCompletionContentPart[] = text ? [{ type: "text", text }] : [];
   for (const ref of refs) {
     const file = files.get(ref.id) ?? { kind: "text", file: ref, text: describe(ref) };
-    if (file.kind === "image") parts.push({ type: "image_url", image_url: { url: file.url } });
-    else if (file.kind === "pdf") parts.push({ type: "file", file: { filename: ref.name, file_data: file.dataUrl } });
+    if (file.kind === "image") parts.push({ type: "image_url", image_url: { url: imageUrl(file.url, dataUrl) } });
+    else if (file.kind === "pdf") parts.push({ type: "file", file: { filename: ref.name, file_data: dataUrl(file.data) } });
     else parts.push({ type: "text", text: file.text });
   }
   return parts;
