@@ -8,10 +8,12 @@
  *
  * Side by side in one run: the baseline tree (`--baseline`, the commit before this one by default), this tree, and this
  * tree sending images as links (FILES_SENT_AS=url); each conversation's later text turn shows what the image in its
- * history costs every later request.
+ * history costs every later request. Beside them, local R2 alone (bench/peers/r2-put): the writes that store the
+ * megabyte, against a request that drops it, so what the simulator costs workerd is told apart from the Worker's work.
  *
  *   npm run bench:files [-- --turns 20] [-- --baseline <git ref>]
  */
+import { createHash } from "node:crypto";
 import { readdirSync, statSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -87,6 +89,8 @@ export async function fileRows(turns = 20, baseline = "HEAD~1"): Promise<string[
   const vars = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "100000", TITLE_MODEL: "off" };
   const sides: Side[] = [];
   const scenario = `bench${Date.now()}`;
+  const r2 = { persistTo: mkdtempSync(join(tmpdir(), "handoff-bench-r2-")), put: [] as number[], drop: [] as number[] };
+  let r2Dev: WranglerDev | undefined;
   try {
     // Each conversation (three a round on each of the three sides): its first turn one step, its later turn two.
     const call = { toolCalls: [{ name: "remember", arguments: JSON.stringify({ text: "Likes photos" }) }] };
@@ -103,15 +107,22 @@ export async function fileRows(turns = 20, baseline = "HEAD~1"): Promise<string[
       const dev = await startWranglerDev({ persistTo, vars: { ...vars, ...more }, cwd });
       sides.push({ label, dev, persistTo, turns: new Map(KINDS.map((k) => [k, []])) });
     }
+    r2Dev = await startWranglerDev({ persistTo: r2.persistTo, config: "bench/peers/r2-put/wrangler.toml" });
     const dataUrl = image();
     const firsts: FirstMessage[] = ["text", "inline", "uploaded"];
     for (const side of sides) for (const first of firsts) await conversation(side, scenario, dataUrl, "warm", first);
+    await r2Writes(r2Dev, dataUrl);
     for (let n = 0; n < turns; n++) {
       const order = n % 2 === 0 ? sides : [...sides].reverse();
       for (const side of order)
         for (const first of n % 2 === 0 ? firsts : [...firsts].reverse()) await conversation(side, scenario, dataUrl, String(n), first);
+      const { put, drop } = await r2Writes(r2Dev, dataUrl);
+      r2.put.push(put);
+      r2.drop.push(drop);
     }
   } finally {
+    await r2Dev?.stop();
+    rmSync(r2.persistTo, { recursive: true, force: true });
     for (const side of sides) {
       await side.dev.stop();
       rmSync(side.persistTo, { recursive: true, force: true });
@@ -119,7 +130,19 @@ export async function fileRows(turns = 20, baseline = "HEAD~1"): Promise<string[
     tree.remove();
     await fake.close();
   }
-  return report(sides, turns);
+  return report(sides, turns, median(r2.put) - median(r2.drop));
+}
+
+/** Local R2 alone: workerd's CPU for a request that stores the image's bytes as a conversation does, and one that drops them. */
+async function r2Writes(dev: WranglerDev, dataUrl: string): Promise<{ put: number; drop: number }> {
+  const bytes = Buffer.from(dataUrl.slice(dataUrl.indexOf(",") + 1), "base64");
+  const headers = { "x-sha256": createHash("sha256").update(bytes).digest("hex") };
+  const send = (path: string) =>
+    turnCpuMs(dev, async () => {
+      const res = await fetch(`${dev.url}${path}`, { method: "POST", headers, body: bytes });
+      if (Number(await res.text()) !== bytes.length) throw new Error(`local R2's ${path} answered ${res.status}`);
+    });
+  return { put: await send("/put"), drop: await send("/drop") };
 }
 
 /**
@@ -177,7 +200,7 @@ async function turn(side: Side, id: string, body: () => Promise<unknown>): Promi
   return { ttftMs, cpuMs, turnBytes: view.lastTurnStorage.bytesWritten, fileBytes: objectBytes(side.persistTo) - before };
 }
 
-function report(sides: Side[], turns: number): string[] {
+function report(sides: Side[], turns: number, r2Ms: number): string[] {
   const of = (side: Side, kind: (typeof KINDS)[number], key: keyof Turn) => median(side.turns.get(kind)!.map((t) => t[key]));
   const ratio = (side: Side, kind: "first" | "later" | "uploaded", key: keyof Turn) =>
     kind === "uploaded"
@@ -203,6 +226,18 @@ function report(sides: Side[], turns: number): string[] {
     ...sides.map((side) => {
       const cells = (["first", "uploaded", "later"] as const).flatMap((k) => [ratio(side, k, "cpuMs"), ratio(side, k, "ttftMs")]);
       return `| ${side.label} | ${cells.map((cell) => `${cell}×`).join(" | ")} |`;
+    }),
+    "",
+    `Local R2 alone, storing the megabyte as a conversation does (a holder's marker, then the bytes with the SHA-256 R2`,
+    `checks) against a request that drops it: ${r2Ms.toFixed(1)} ms of workerd CPU (medians). Under wrangler dev this is in`,
+    `the Worker's workerd; on Cloudflare it is R2's. The first turn with it taken out, image ÷ text CPU:`,
+    "",
+    "| side | first turn, image ÷ text, local R2's writes taken out | uploaded first |",
+    "|---|---:|---:|",
+    ...sides.map((side) => {
+      const text = of(side, "text, first turn", "cpuMs");
+      const without = (kind: Kind) => ((of(side, kind, "cpuMs") - r2Ms) / text).toFixed(2);
+      return `| ${side.label} | ${without("image, first turn")}× | ${without("image uploaded, first turn")}× |`;
     }),
   ];
 }
