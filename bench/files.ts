@@ -89,7 +89,7 @@ export async function fileRows(turns = 20, baseline = "HEAD~1"): Promise<string[
   const vars = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "100000", TITLE_MODEL: "off" };
   const sides: Side[] = [];
   const scenario = `bench${Date.now()}`;
-  const r2 = { persistTo: mkdtempSync(join(tmpdir(), "handoff-bench-r2-")), put: [] as number[], drop: [] as number[] };
+  const r2 = { persistTo: mkdtempSync(join(tmpdir(), "handoff-bench-r2-")), writes: [] as number[], read: [] as number[] };
   let r2Dev: WranglerDev | undefined;
   try {
     // Each conversation (three a round on each of the three sides): its first turn one step, its later turn two.
@@ -111,14 +111,14 @@ export async function fileRows(turns = 20, baseline = "HEAD~1"): Promise<string[
     const dataUrl = image();
     const firsts: FirstMessage[] = ["text", "inline", "uploaded"];
     for (const side of sides) for (const first of firsts) await conversation(side, scenario, dataUrl, "warm", first);
-    await r2Writes(r2Dev, dataUrl);
+    await localR2(r2Dev, dataUrl);
     for (let n = 0; n < turns; n++) {
       const order = n % 2 === 0 ? sides : [...sides].reverse();
       for (const side of order)
         for (const first of n % 2 === 0 ? firsts : [...firsts].reverse()) await conversation(side, scenario, dataUrl, String(n), first);
-      const { put, drop } = await r2Writes(r2Dev, dataUrl);
-      r2.put.push(put);
-      r2.drop.push(drop);
+      const { writes, read } = await localR2(r2Dev, dataUrl);
+      r2.writes.push(writes);
+      r2.read.push(read);
     }
   } finally {
     await r2Dev?.stop();
@@ -130,19 +130,31 @@ export async function fileRows(turns = 20, baseline = "HEAD~1"): Promise<string[
     tree.remove();
     await fake.close();
   }
-  return report(sides, turns, median(r2.put) - median(r2.drop));
+  return report(sides, turns, { writes: median(r2.writes), read: median(r2.read) });
 }
 
-/** Local R2 alone: workerd's CPU for a request that stores the image's bytes as a conversation does, and one that drops them. */
-async function r2Writes(dev: WranglerDev, dataUrl: string): Promise<{ put: number; drop: number }> {
+/**
+ * Local R2 alone: workerd's CPU for a request that stores the image's bytes as a conversation does, less one that drops
+ * them; and for a request that reads them back as a leg does, less one that reads nothing.
+ */
+async function localR2(dev: WranglerDev, dataUrl: string): Promise<{ writes: number; read: number }> {
   const bytes = Buffer.from(dataUrl.slice(dataUrl.indexOf(",") + 1), "base64");
   const headers = { "x-sha256": createHash("sha256").update(bytes).digest("hex") };
-  const send = (path: string) =>
-    turnCpuMs(dev, async () => {
-      const res = await fetch(`${dev.url}${path}`, { method: "POST", headers, body: bytes });
-      if (Number(await res.text()) !== bytes.length) throw new Error(`local R2's ${path} answered ${res.status}`);
+  const send = async (path: string, body?: Buffer) => {
+    let answer = "";
+    const cpuMs = await turnCpuMs(dev, async () => {
+      const res = await fetch(`${dev.url}${path}`, body ? { method: "POST", headers, body: new Uint8Array(body) } : undefined);
+      answer = await res.text();
+      if (!res.ok) throw new Error(`local R2's ${path} answered ${res.status}: ${answer.slice(0, 200)}`);
     });
-  return { put: await send("/put"), drop: await send("/drop") };
+    return { cpuMs, answer };
+  };
+  const put = await send("/put", bytes);
+  const drop = await send("/drop", bytes);
+  const read = await send(`/get/${put.answer}`);
+  if (Number(read.answer) !== bytes.length) throw new Error(`local R2 read ${read.answer} bytes of ${bytes.length}`);
+  const none = await send("/none");
+  return { writes: put.cpuMs - drop.cpuMs, read: read.cpuMs - none.cpuMs };
 }
 
 /**
@@ -200,7 +212,7 @@ async function turn(side: Side, id: string, body: () => Promise<unknown>): Promi
   return { ttftMs, cpuMs, turnBytes: view.lastTurnStorage.bytesWritten, fileBytes: objectBytes(side.persistTo) - before };
 }
 
-function report(sides: Side[], turns: number, r2Ms: number): string[] {
+function report(sides: Side[], turns: number, r2: { writes: number; read: number }): string[] {
   const of = (side: Side, kind: (typeof KINDS)[number], key: keyof Turn) => median(side.turns.get(kind)!.map((t) => t[key]));
   const ratio = (side: Side, kind: "first" | "later" | "uploaded", key: keyof Turn) =>
     kind === "uploaded"
@@ -228,16 +240,20 @@ function report(sides: Side[], turns: number, r2Ms: number): string[] {
       return `| ${side.label} | ${cells.map((cell) => `${cell}×`).join(" | ")} |`;
     }),
     "",
-    `Local R2 alone, storing the megabyte as a conversation does (a holder's marker, then the bytes with the SHA-256 R2`,
-    `checks) against a request that drops it: ${r2Ms.toFixed(1)} ms of workerd CPU (medians). Under wrangler dev this is in`,
-    `the Worker's workerd; on Cloudflare it is R2's. The first turn with it taken out, image ÷ text CPU:`,
+    `Local R2 alone (medians of the differences): storing the megabyte as a conversation does (a holder's marker, then`,
+    `the bytes with the SHA-256 R2 checks) costs workerd ${r2.writes.toFixed(1)} ms of CPU more than a request that drops it;`,
+    `reading it back as a leg does, ${r2.read.toFixed(1)} ms more than a request that reads nothing. Under wrangler dev this`,
+    `is in the Worker's workerd; on Cloudflare it is R2's. Image ÷ text CPU with it taken out (the writes from a first`,
+    `turn, the read from an inline later turn):`,
     "",
-    "| side | first turn, image ÷ text, local R2's writes taken out | uploaded first |",
-    "|---|---:|---:|",
+    "| side | first turn | uploaded first | later turn |",
+    "|---|---:|---:|---:|",
     ...sides.map((side) => {
-      const text = of(side, "text, first turn", "cpuMs");
-      const without = (kind: Kind) => ((of(side, kind, "cpuMs") - r2Ms) / text).toFixed(2);
-      return `| ${side.label} | ${without("image, first turn")}× | ${without("image uploaded, first turn")}× |`;
+      const without = (kind: Kind, base: Kind, ms: number) => ((of(side, kind, "cpuMs") - ms) / of(side, base, "cpuMs")).toFixed(2);
+      const first = (kind: Kind) => without(kind, "text, first turn", r2.writes);
+      // With links nothing is read from R2 for a later turn.
+      const read = side.label.endsWith("=url") ? 0 : r2.read;
+      return `| ${side.label} | ${first("image, first turn")}× | ${first("image uploaded, first turn")}× | ${without("image, later turn", "text, later turn", read)}× |`;
     }),
   ];
 }
