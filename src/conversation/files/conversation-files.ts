@@ -146,9 +146,11 @@ export class ConversationFiles implements FilePort {
 
   /** Lets go of files (an upload refused with its message, an orphan, the erased conversation's). */
   async release(refs: readonly FileRef[]): Promise<void> {
-    this.#ledger.remove(refs.map((ref) => ref.id));
     for (const ref of refs) this.#forgetJustStored(ref.id);
+    // The bytes before the rows: should this stop between (R2 failing, the object evicted), the rows are still there for
+    // the next sweep to let go of, never bytes that no row names.
     await Promise.all(refs.map((ref) => this.#bytes?.release(ref.id, this.#conversationId())));
+    this.#ledger.remove(refs.map((ref) => ref.id));
   }
 
   /** Every file of the conversation let go of: it is being erased. */

@@ -162,4 +162,28 @@ describe("a conversation's files, read and referred to", () => {
       ).toEqual([sent!.id, toolSaved.id].sort());
       expect(await env.FILES!.head(`files/${orphan!.id}`)).toBeNull();
     }));
+
+  it("keeps an orphan's row while its bytes could not be deleted, so the next sweep lets go of them: no bytes left unnamed", async () => {
+    let failing = true;
+    const flaky = new Proxy(env.FILES!, {
+      get: (bucket, key) =>
+        key === "delete"
+          ? (keys: string | string[]) => (failing ? Promise.reject(new Error("R2 is unavailable")) : bucket.delete(keys))
+          : Reflect.get(bucket, key).bind(bucket),
+    });
+    await withFiles(
+      async (files, store) => {
+        const [orphan] = await stored(files, "orphan");
+        const later = Date.now() + UPLOAD_KEPT_MS + 1;
+        await expect(files.sweep([], later)).rejects.toThrow(/R2 is unavailable/);
+        expect(store.files.get(orphan!.id)).toEqual(orphan);
+        expect(await env.FILES!.head(`files/${orphan!.id}`)).not.toBeNull();
+        failing = false;
+        expect(await files.sweep([], later)).toBeNull();
+        expect(store.files.get(orphan!.id)).toBeUndefined();
+        expect(await env.FILES!.head(`files/${orphan!.id}`)).toBeNull();
+      },
+      { bucket: flaky },
+    );
+  });
 });
