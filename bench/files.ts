@@ -9,7 +9,8 @@
  * Side by side in one run: the baseline tree (`--baseline`, the commit before this one by default), this tree, and this
  * tree sending images as links (FILES_SENT_AS=url); each conversation's later text turn shows what the image in its
  * history costs every later request. Beside them, local R2 alone (bench/peers/r2-put): the writes that store the
- * megabyte, against a request that drops it, so what the simulator costs workerd is told apart from the Worker's work.
+ * megabyte against a request that drops it, and a read of it against none, so what the simulator costs workerd is told
+ * apart from the Worker's work.
  *
  *   npm run bench:files [-- --turns 20] [-- --baseline <git ref>]
  */
@@ -57,6 +58,8 @@ interface Turn {
 interface Side {
   label: string;
   dev: WranglerDev;
+  /** Whether it sends images as links (FILES_SENT_AS=url). */
+  links: boolean;
   persistTo: string;
   turns: Map<string, Turn[]>;
 }
@@ -105,7 +108,7 @@ export async function fileRows(turns = 20, baseline = "HEAD~1"): Promise<string[
     ] as const) {
       const persistTo = mkdtempSync(join(tmpdir(), "handoff-bench-files-"));
       const dev = await startWranglerDev({ persistTo, vars: { ...vars, ...more }, cwd });
-      sides.push({ label, dev, persistTo, turns: new Map(KINDS.map((k) => [k, []])) });
+      sides.push({ label, dev, persistTo, links: more === links, turns: new Map(KINDS.map((k) => [k, []])) });
     }
     r2Dev = await startWranglerDev({ persistTo: r2.persistTo, config: "bench/peers/r2-put/wrangler.toml" });
     const dataUrl = image();
@@ -252,7 +255,7 @@ function report(sides: Side[], turns: number, r2: { writes: number; read: number
       const without = (kind: Kind, base: Kind, ms: number) => ((of(side, kind, "cpuMs") - ms) / of(side, base, "cpuMs")).toFixed(2);
       const first = (kind: Kind) => without(kind, "text, first turn", r2.writes);
       // With links nothing is read from R2 for a later turn.
-      const read = side.label.endsWith("=url") ? 0 : r2.read;
+      const read = side.links ? 0 : r2.read;
       return `| ${side.label} | ${first("image, first turn")}× | ${first("image uploaded, first turn")}× | ${without("image, later turn", "text, later turn", read)}× |`;
     }),
   ];
