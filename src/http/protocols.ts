@@ -1,9 +1,9 @@
 /**
  * A protocol a Worker serves beside its chat API (SSE, the AI SDK's stream, the socket): one descriptor, made by the
  * protocol's own folder (`a2a()`, `agUi()`) or by a Worker for a protocol of its own. The app reads it: its routes, its
- * paths' body limit (files or not), its part of the OpenAPI document, its errors' shape; each conversation object reads its `conversation`
- * part (what it keeps there and sends from there). What the package offers and a Worker was not given
- * (protocol-offers.ts) answers 404 `protocol_not_enabled` on its paths, saying which option serves it.
+ * paths' body limit (files or not), its part of the OpenAPI document, its errors' shape; each conversation object
+ * reads its `conversation` part (what it keeps there and sends from there). What the package offers and a Worker was
+ * not given (protocol-offers.ts) answers 404 `protocol_not_enabled` on its paths, saying which option serves it.
  */
 import type { Hono } from "hono";
 import type { ConversationPart } from "../conversation/protocol-parts.ts";

@@ -22,9 +22,11 @@ export class SplicedJson {
   }
 
   /** `value` as JSON's UTF-8 bytes, each stand-in replaced by its bytes. */
-  encode(value: unknown): Uint8Array<ArrayBuffer> {
+  encode(value: unknown): Uint8Array {
     const text = JSON.stringify(value);
     const encoder = new TextEncoder();
+    // A body without files is its JSON's bytes, not searched or copied once more.
+    if (!this.#pieces.length) return encoder.encode(text);
     const parts: Uint8Array[] = [];
     let from = 0;
     for (let at = text.indexOf(this.#tag); at !== -1; at = text.indexOf(this.#tag, from)) {
