@@ -6,9 +6,10 @@
  * MD5 and SHA-256 of what it stores) and its pipes are counted here; on Cloudflare that work is R2's.
  *
  * With `--later`, the turns recorded are each conversation's second, a text message whose request carries the image from
- * the history (the first turns are made before perf starts): what a later step costs.
+ * the history (the first turns are made before perf starts): what a later step costs. With `--leaves N`, the N leaf frames
+ * (the functions the samples were in) whose time the image grows most, instead of the parts.
  *
- *   npm run bench:files-native [-- --turns 8] [-- --url] [-- --later]   (needs perf: Debian's linux-perf; --url: FILES_SENT_AS=url)
+ *   npm run bench:files-native [-- --turns 8] [-- --url] [-- --later] [-- --leaves 30]   (needs perf: Debian's linux-perf; --url: FILES_SENT_AS=url)
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -29,7 +30,7 @@ const FILE_PARTS: Array<[string, RegExp]> = [
 ];
 
 const { values } = parseArgs({
-  options: { turns: { type: "string" }, url: { type: "boolean" }, later: { type: "boolean" } },
+  options: { turns: { type: "string" }, url: { type: "boolean" }, later: { type: "boolean" }, leaves: { type: "string" } },
 });
 const TURNS = Number(values.turns) || 8;
 
@@ -60,7 +61,7 @@ async function measuredTurn(dev: WranglerDev, scenario: string, n: string, dataU
   else await firstTurn(dev, scenario, n, dataUrl);
 }
 
-/** Milliseconds per turn in each part, over `TURNS` first turns recorded by perf. */
+/** Milliseconds per turn in each part (and, with `--leaves`, per leaf frame), over `TURNS` turns recorded by perf. */
 async function recorded(dev: WranglerDev, data: string, turn: (n: number) => Promise<void>): Promise<Map<string, number>> {
   const perf = spawn("perf", ["record", "-F", String(HZ), "-g", "-o", data, "-p", workerdRoles(dev).worker], { stdio: "ignore" });
   await new Promise((resolve) => setTimeout(resolve, 500));
@@ -69,7 +70,7 @@ async function recorded(dev: WranglerDev, data: string, turn: (n: number) => Pro
   await new Promise((resolve) => perf.on("exit", resolve));
   const parts = new Map<string, number>();
   for (const stack of stacks(data)) {
-    const part = partOf(stack, FILE_PARTS);
+    const part = values.leaves ? `\`${stack[0]!.slice(0, 100)}\`` : partOf(stack, FILE_PARTS);
     parts.set(part, (parts.get(part) ?? 0) + 1000 / HZ / TURNS);
   }
   return parts;
@@ -106,7 +107,7 @@ try {
     `The Worker's workerd over ${TURNS} ${values.later ? "later" : "first"} turns with a 1 MB image (${values.url ? "FILES_SENT_AS=url" : "inline"}) and ${TURNS}` +
       ` without, perf at ${HZ} Hz; milliseconds per turn:\n\n| part | with the image | without | difference |\n|---|---:|---:|---:|`,
   );
-  for (const name of names) {
+  for (const name of names.slice(0, values.leaves ? Number(values.leaves) : names.length)) {
     const [a, b] = [withImage.get(name), without.get(name)];
     console.log(`| ${name} | ${ms(a)} | ${ms(b)} | ${ms((a ?? 0) - (b ?? 0))} |`);
   }

@@ -66,9 +66,18 @@ interface Side {
 
 /**
  * What each conversation does: a first message with or without the image (one model call), then a later text message
- * of two steps (a tool call, then the answer), each of whose requests carries the image from the history.
+ * of two steps (a tool call, then the answer), then one of four (three tool calls, then the answer), each of whose
+ * requests carries the image from the history. The two later turns differ by two steps, each after its turn's first.
  */
-const KINDS = ["text, first turn", "image, first turn", "image uploaded, first turn", "text, later turn", "image, later turn"] as const;
+const KINDS = [
+  "text, first turn",
+  "image, first turn",
+  "image uploaded, first turn",
+  "text, later turn",
+  "image, later turn",
+  "text, later turn of 4 steps",
+  "image, later turn of 4 steps",
+] as const;
 
 /** How a conversation's first message comes: text alone, with the image inline (a data URL), or naming an upload. */
 type FirstMessage = "text" | "inline" | "uploaded";
@@ -79,7 +88,11 @@ const OPENING: Record<FirstMessage, Kind> = {
   inline: "image, first turn",
   uploaded: "image uploaded, first turn",
 };
-const LATER: Record<FirstMessage, Kind | undefined> = { text: "text, later turn", inline: "image, later turn", uploaded: undefined };
+const LATER: Record<FirstMessage, [Kind, Kind] | undefined> = {
+  text: ["text, later turn", "text, later turn of 4 steps"],
+  inline: ["image, later turn", "image, later turn of 4 steps"],
+  uploaded: undefined,
+};
 
 /**
  * The baseline tree, this one, and this one sending images as links, side by side, sides alternating: each
@@ -95,9 +108,10 @@ export async function fileRows(turns = 20, baseline = "HEAD~1"): Promise<string[
   const r2 = { persistTo: mkdtempSync(join(tmpdir(), "handoff-bench-r2-")), writes: [] as number[], read: [] as number[] };
   let r2Dev: WranglerDev | undefined;
   try {
-    // Each conversation (three a round on each of the three sides): its first turn one step, its later turn two.
+    // Each conversation (three a round on each of the three sides): its first turn one step, its later turns two and four.
     const call = { toolCalls: [{ name: "remember", arguments: JSON.stringify({ text: "Likes photos" }) }] };
-    const answers = Array.from({ length: turns * 12 + 12 }, () => [{ text: "Thanks, I see it." }, call, { text: "Noted." }]).flat();
+    const script = [{ text: "Thanks, I see it." }, call, { text: "Noted." }, call, call, call, { text: "Noted again." }];
+    const answers = Array.from({ length: turns * 9 + 9 }, () => script).flat();
     await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id: scenario, answers }) });
     // Images as links: the fake provider does not fetch them (a real one does, from the file route: an R2 read, no base64).
     const links = { FILES_SENT_AS: "url", PUBLIC_URL: "https://chat.example", SESSION_SECRET: "bench-session-secret-0123456789" };
@@ -161,8 +175,8 @@ async function localR2(dev: WranglerDev, dataUrl: string): Promise<{ writes: num
 }
 
 /**
- * A conversation of two turns: its first message (text alone, the image inline, or the image uploaded by `POST …/files`
- * with its raw bytes and then named by id: both requests counted), then a later text message; both measured.
+ * A conversation of three turns: its first message (text alone, the image inline, or the image uploaded by `POST …/files`
+ * with its raw bytes and then named by id: both requests counted), then two later text messages; each measured.
  */
 async function conversation(side: Side, scenario: string, dataUrl: string, n: string, first: FirstMessage): Promise<void> {
   const id = `bench-files-${first}-${n}`;
@@ -172,10 +186,11 @@ async function conversation(side: Side, scenario: string, dataUrl: string, n: st
       ? await turn(side, id, async () => ({ message, files: [{ fileId: await upload(side, id, dataUrl) }] }))
       : await turn(side, id, async () => ({ message, ...(first === "inline" ? { files: [{ url: dataUrl, name: "box.png" }] } : {}) }));
   const later = await turn(side, id, async () => ({ message: `and now? [${scenario}]` }));
+  const longer = await turn(side, id, async () => ({ message: `and again? [${scenario}]` }));
   if (n === "warm") return;
   side.turns.get(OPENING[first])!.push(opening);
   const after = LATER[first];
-  if (after) side.turns.get(after)!.push(later);
+  if (after) [later, longer].forEach((measured, i) => side.turns.get(after[i]!)!.push(measured));
 }
 
 /** The image's raw bytes uploaded to the conversation (its first request makes it): the file's id. */
@@ -221,11 +236,16 @@ function report(sides: Side[], turns: number, r2: { writes: number; read: number
     kind === "uploaded"
       ? (of(side, "image uploaded, first turn", key) / of(side, "text, first turn", key)).toFixed(2)
       : (of(side, `image, ${kind} turn`, key) / of(side, `text, ${kind} turn`, key)).toFixed(2);
+  // A step after its turn's first: half what a later turn of four steps costs over one of two.
+  const step = (side: Side, what: "text" | "image") =>
+    (of(side, `${what}, later turn of 4 steps`, "cpuMs") - of(side, `${what}, later turn`, "cpuMs")) / 2;
+  const stepRatio = (side: Side) => `${(step(side, "image") / step(side, "text")).toFixed(2)}×`;
   return [
     `Each conversation: a first message with or without a 1 MB PNG (a data URL in the JSON body, or an upload of its raw bytes`,
     `just before, named by id; one model call), then a later text message of two steps (a tool call, then the answer),`,
-    `each of whose requests carries the image from the history;`,
-    `${turns} conversations of each kind per side, sides and kinds alternating; medians.`,
+    `then one of four (three tool calls, then the answer), each of whose requests carries the image from the history;`,
+    `${turns} conversations of each kind per side, sides and kinds alternating; medians. A later step (one after its`,
+    `turn's first) is half what the turn of four steps costs over the turn of two.`,
     "",
     "| side | turn | workerd CPU, ms | first text delta, ms | bytes the turn writes (DO) |",
     "|---|---|---:|---:|---:|",
@@ -236,11 +256,12 @@ function report(sides: Side[], turns: number, r2: { writes: number; read: number
       ),
     ),
     "",
-    "| side | first turn, image ÷ text: CPU | first text delta | uploaded first: CPU | first text delta | later turn: CPU | first text delta |",
-    "|---|---:|---:|---:|---:|---:|---:|",
+    "| side | first turn, image ÷ text: CPU | first text delta | uploaded first: CPU | first text delta | later turn: CPU | first text delta | a later step: CPU (ms, text and image) |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|",
     ...sides.map((side) => {
       const cells = (["first", "uploaded", "later"] as const).flatMap((k) => [ratio(side, k, "cpuMs"), ratio(side, k, "ttftMs")]);
-      return `| ${side.label} | ${cells.map((cell) => `${cell}×`).join(" | ")} |`;
+      const steps = `${stepRatio(side)} (${step(side, "text").toFixed(1)}, ${step(side, "image").toFixed(1)})`;
+      return `| ${side.label} | ${cells.map((cell) => `${cell}×`).join(" | ")} | ${steps} |`;
     }),
     "",
     `Local R2 alone (medians of the differences): storing the megabyte as a conversation does (a holder's marker, then`,
@@ -249,14 +270,15 @@ function report(sides: Side[], turns: number, r2: { writes: number; read: number
     `is in the Worker's workerd; on Cloudflare it is R2's. Image ÷ text CPU with it taken out (the writes from a first`,
     `turn, the read from an inline later turn):`,
     "",
-    "| side | first turn | uploaded first | later turn |",
-    "|---|---:|---:|---:|",
+    "| side | first turn | uploaded first | later turn | a later step (reads nothing) |",
+    "|---|---:|---:|---:|---:|",
     ...sides.map((side) => {
       const without = (kind: Kind, base: Kind, ms: number) => ((of(side, kind, "cpuMs") - ms) / of(side, base, "cpuMs")).toFixed(2);
       const first = (kind: Kind) => without(kind, "text, first turn", r2.writes);
       // With links nothing is read from R2 for a later turn.
       const read = side.links ? 0 : r2.read;
-      return `| ${side.label} | ${first("image, first turn")}× | ${first("image uploaded, first turn")}× | ${without("image, later turn", "text, later turn", read)}× |`;
+      const later = without("image, later turn", "text, later turn", read);
+      return `| ${side.label} | ${first("image, first turn")}× | ${first("image uploaded, first turn")}× | ${later}× | ${stepRatio(side)} |`;
     }),
   ];
 }

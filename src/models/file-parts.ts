@@ -15,7 +15,7 @@ export interface InlineData {
   /** The file's media type, the data URL's. */
   mediaType: string;
   /** The base64 of the file's bytes, as that text's ASCII bytes. */
-  base64: Uint8Array;
+  base64: Uint8Array<ArrayBuffer>;
 }
 
 /** What an adapter sends for one file: its bytes (or an image's link, or its text), or words that say it could not be read. */
@@ -70,14 +70,28 @@ export function describe(file: FileRef): string {
 }
 
 function inline(mediaType: string, bytes: Uint8Array): InlineData {
-  return { mediaType, base64: new TextEncoder().encode(base64(bytes)) };
+  return { mediaType, base64: base64Bytes(bytes) };
 }
 
 /** `Uint8Array.prototype.toBase64` where the runtime has it (workerd does), several times faster than `btoa` on a binary string. */
 const toBase64 = (Uint8Array.prototype as { toBase64?: (this: Uint8Array) => string }).toBase64;
+/** Bytes encoded a piece at a time: a multiple of 3, so each piece's base64 has no padding and they join as one. */
+const PIECE = 3 * 0x2000;
+
+/**
+ * The base64 of bytes as that text's ASCII bytes, written a piece at a time into one buffer: the whole text of a
+ * megabyte as one string would be 1.4 MB in V8's large-object space each leg, which its collector then marks and
+ * sweeps (a later turn's largest cost in `bench:files-native -- --later` before this); a piece's string dies young.
+ */
+export function base64Bytes(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(4 * Math.ceil(bytes.length / 3));
+  const encoder = new TextEncoder();
+  for (let i = 0; i < bytes.length; i += PIECE) encoder.encodeInto(base64(bytes.subarray(i, i + PIECE)), out.subarray((i / 3) * 4));
+  return out;
+}
 
 /** Base64 of bytes with web standards only (else `btoa` of a binary string, built in chunks to bound its arguments). */
-export function base64(bytes: Uint8Array): string {
+function base64(bytes: Uint8Array): string {
   if (toBase64) return toBase64.call(bytes);
   let binary = "";
   for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));

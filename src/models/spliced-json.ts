@@ -10,44 +10,36 @@ import type { DataUrlOf, InlineData } from "./file-parts.ts";
 export class SplicedJson {
   // Random per body, so no text the model is sent (a user's message) can pass for a stand-in.
   readonly #tag = `spliced-${crypto.randomUUID()}-`;
-  readonly #pieces: Uint8Array[] = [];
+  readonly #pieces: Array<Uint8Array<ArrayBuffer>> = [];
 
   /** A data URL whose base64 is a stand-in, replaced by the bytes in `encode`. */
   readonly dataUrl: DataUrlOf = (data: InlineData) => `data:${data.mediaType};base64,${this.#stand(data.base64)}`;
 
   // Base64's characters need no escaping in a JSON string, nor do the stand-in's: both appear in the JSON as they are.
-  #stand(bytes: Uint8Array): string {
+  #stand(bytes: Uint8Array<ArrayBuffer>): string {
     this.#pieces.push(bytes);
     return `${this.#tag}${this.#pieces.length - 1}.`;
   }
 
-  /** `value` as JSON's UTF-8 bytes, each stand-in replaced by its bytes. */
-  encode(value: unknown): Uint8Array {
+  /**
+   * `value` as JSON's UTF-8 bytes, each stand-in replaced by its bytes: a Blob, which the runtime joins once and fetch
+   * sends as it is (a Uint8Array body would be zeroed, filled, then copied again by fetch, each step).
+   */
+  encode(value: unknown): Blob {
     const text = JSON.stringify(value);
-    const encoder = new TextEncoder();
-    // A body without files is its JSON's bytes, not searched or copied once more.
-    if (!this.#pieces.length) return encoder.encode(text);
-    const parts: Uint8Array[] = [];
+    // A body without files is its JSON, not searched once more.
+    if (!this.#pieces.length) return new Blob([text]);
+    const parts: Array<string | Uint8Array<ArrayBuffer>> = [];
     let from = 0;
     for (let at = text.indexOf(this.#tag); at !== -1; at = text.indexOf(this.#tag, from)) {
-      parts.push(encoder.encode(text.slice(from, at)));
+      parts.push(text.slice(from, at));
       const end = text.indexOf(".", at + this.#tag.length);
       parts.push(this.#pieces[Number(text.slice(at + this.#tag.length, end))]!);
       from = end + 1;
     }
-    parts.push(encoder.encode(text.slice(from)));
-    return joined(parts);
+    parts.push(text.slice(from));
+    return new Blob(parts);
   }
-}
-
-function joined(parts: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
-  const out = new Uint8Array(parts.reduce((size, part) => size + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
 }
 
 /**

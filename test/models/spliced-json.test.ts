@@ -3,15 +3,17 @@
  * the data URLs written whole, whatever text surrounds them.
  */
 import { describe, expect, it } from "vitest";
-import { base64, dataUrlText, type InlineData } from "../../src/models/file-parts.ts";
+import { base64Bytes, dataUrlText, type InlineData } from "../../src/models/file-parts.ts";
 import { SplicedJson } from "../../src/models/spliced-json.ts";
 
 function inline(bytes: number[], mediaType = "image/png"): InlineData {
-  return { mediaType, base64: new TextEncoder().encode(base64(new Uint8Array(bytes))) };
+  return { mediaType, base64: base64Bytes(new Uint8Array(bytes)) };
 }
 
+const text = (body: Blob) => body.text();
+
 describe("a spliced JSON body", () => {
-  it("is byte for byte the JSON of the body with its data URLs whole", () => {
+  it("is byte for byte the JSON of the body with its data URLs whole", async () => {
     const [a, b] = [inline([1, 2, 3, 250]), inline([9, 8, 7], "application/pdf")];
     const body = (dataUrl: (data: InlineData) => string) => ({
       messages: [
@@ -20,21 +22,30 @@ describe("a spliced JSON body", () => {
       ],
     });
     const spliced = new SplicedJson();
-    const bytes = spliced.encode(body(spliced.dataUrl));
-    expect(new TextDecoder().decode(bytes)).toBe(JSON.stringify(body(dataUrlText)));
-    expect(JSON.parse(new TextDecoder().decode(bytes)).messages[1].content[0].file_data).toBe("data:application/pdf;base64,CQgH");
+    const sent = await text(spliced.encode(body(spliced.dataUrl)));
+    expect(sent).toBe(JSON.stringify(body(dataUrlText)));
+    expect(JSON.parse(sent).messages[1].content[0].file_data).toBe("data:application/pdf;base64,CQgH");
   });
 
-  it("replaces only its own stand-ins: a message that looks like one is sent as written", () => {
+  it("replaces only its own stand-ins: a message that looks like one is sent as written", async () => {
     const spliced = new SplicedJson();
     const own = spliced.dataUrl(inline([1]));
     const lookalike = own.replace(/spliced-[0-9a-f-]+-/, "spliced-00000000-0000-0000-0000-000000000000-");
-    const sent = JSON.parse(new TextDecoder().decode(spliced.encode({ text: lookalike, url: own })));
+    const sent = JSON.parse(await text(spliced.encode({ text: lookalike, url: own })));
     expect(sent).toEqual({ text: lookalike, url: "data:image/png;base64,AQ==" });
   });
 
-  it("is the plain JSON of a body without files", () => {
-    const body = { model: "m", messages: [{ role: "user", content: "hello" }], stream: true };
-    expect(new TextDecoder().decode(new SplicedJson().encode(body))).toBe(JSON.stringify(body));
+  it("is the plain JSON of a body without files", async () => {
+    const body = { model: "m", messages: [{ role: "user", content: "✓ hello" }], stream: true };
+    expect(await text(new SplicedJson().encode(body))).toBe(JSON.stringify(body));
+  });
+});
+
+describe("a file's base64 as bytes", () => {
+  // Around the size of a piece encoded at a time (24 KiB): the pieces join as one base64 text, padded only at its end.
+  it.each([0, 1, 2, 3, 4, 24_575, 24_576, 24_577, 24_578, 3 * 24_576 + 2])("is the base64 of %i bytes", (size) => {
+    const bytes = Uint8Array.from({ length: size }, (_, i) => (i * 131 + (i >> 8)) & 0xff);
+    const expected = btoa(Array.from(bytes, (byte) => String.fromCharCode(byte)).join(""));
+    expect(new TextDecoder().decode(base64Bytes(bytes))).toBe(expected);
   });
 });
