@@ -6,10 +6,11 @@
  * MD5 and SHA-256 of what it stores) and its pipes are counted here; on Cloudflare that work is R2's.
  *
  * With `--later`, the turns recorded are each conversation's second, a text message whose request carries the image from
- * the history (the first turns are made before perf starts): what a later step costs. With `--leaves N`, the N leaf frames
+ * the history (the first turns are made before perf starts): what a later step costs; `--steps N`, a later turn of N
+ * steps (tool calls the demo's triage agent fails or refuses, then the answer). With `--leaves N`, the N leaf frames
  * (the functions the samples were in) whose time the image grows most, instead of the parts.
  *
- *   npm run bench:files-native [-- --turns 8] [-- --url] [-- --later] [-- --leaves 30]   (needs perf: Debian's linux-perf; --url: FILES_SENT_AS=url)
+ *   npm run bench:files-native [-- --turns 8] [-- --url] [-- --later [-- --steps 5]] [-- --leaves 30]   (needs perf: Debian's linux-perf; --url: FILES_SENT_AS=url)
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -30,9 +31,22 @@ const FILE_PARTS: Array<[string, RegExp]> = [
 ];
 
 const { values } = parseArgs({
-  options: { turns: { type: "string" }, url: { type: "boolean" }, later: { type: "boolean" }, leaves: { type: "string" } },
+  options: {
+    turns: { type: "string" },
+    url: { type: "boolean" },
+    later: { type: "boolean" },
+    leaves: { type: "string" },
+    steps: { type: "string" },
+  },
 });
 const TURNS = Number(values.turns) || 8;
+/** Steps of a later turn: tool calls the demo's triage agent fails or refuses (never three failed steps in a row), then the answer. */
+const STEPS = Number(values.steps) || 1;
+const call = (name: string) => ({ toolCalls: [{ name, arguments: JSON.stringify({ text: "Likes photos" }) }] });
+const laterAnswers = () => [
+  ...Array.from({ length: STEPS - 1 }, (_, i) => call(i % 2 === 0 ? "remember" : "transfer_to_nowhere")),
+  { text: "And still." },
+];
 
 function image(): string {
   const bytes = Buffer.alloc(1024 * 1024, 7);
@@ -83,7 +97,11 @@ const links = { FILES_SENT_AS: "url", PUBLIC_URL: "https://chat.example", SESSIO
 const vars = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "100000", TITLE_MODEL: "off" };
 const dev = await startWranglerDev({ persistTo, vars: { ...vars, ...(values.url ? links : {}) } });
 try {
-  const answers = Array.from({ length: 4 * TURNS + 8 }, () => ({ text: "Thanks, I see it." }));
+  // Warm-ups and first turns answer in one step; with --later, the turns recorded answer in STEPS.
+  const first = (count: number) => Array.from({ length: count }, () => ({ text: "Thanks, I see it." }));
+  const answers = values.later
+    ? [...first(4 + 2 * TURNS), ...Array.from({ length: 2 * TURNS }, laterAnswers).flat()]
+    : first(4 + 2 * TURNS);
   await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id: scenario, answers }) });
   const dataUrl = image();
   for (const n of ["warm-a", "warm-b"]) {

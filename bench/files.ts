@@ -66,8 +66,9 @@ interface Side {
 
 /**
  * What each conversation does: a first message with or without the image (one model call), then a later text message
- * of two steps (a tool call, then the answer), then one of four (three tool calls, then the answer), each of whose
- * requests carries the image from the history. The two later turns differ by two steps, each after its turn's first.
+ * of two steps (a tool call, then the answer), then one of five (four tool calls, then the answer), each of whose
+ * requests carries the image from the history; the two later turns come in either order, conversations alternating, so
+ * neither is always the one after the upload. They differ by three steps, each after its turn's first.
  */
 const KINDS = [
   "text, first turn",
@@ -75,8 +76,8 @@ const KINDS = [
   "image uploaded, first turn",
   "text, later turn",
   "image, later turn",
-  "text, later turn of 4 steps",
-  "image, later turn of 4 steps",
+  "text, later turn of 5 steps",
+  "image, later turn of 5 steps",
 ] as const;
 
 /** How a conversation's first message comes: text alone, with the image inline (a data URL), or naming an upload. */
@@ -89,8 +90,8 @@ const OPENING: Record<FirstMessage, Kind> = {
   uploaded: "image uploaded, first turn",
 };
 const LATER: Record<FirstMessage, [Kind, Kind] | undefined> = {
-  text: ["text, later turn", "text, later turn of 4 steps"],
-  inline: ["image, later turn", "image, later turn of 4 steps"],
+  text: ["text, later turn", "text, later turn of 5 steps"],
+  inline: ["image, later turn", "image, later turn of 5 steps"],
   uploaded: undefined,
 };
 
@@ -108,10 +109,9 @@ export async function fileRows(turns = 20, baseline = "HEAD~1"): Promise<string[
   const r2 = { persistTo: mkdtempSync(join(tmpdir(), "handoff-bench-r2-")), writes: [] as number[], read: [] as number[] };
   let r2Dev: WranglerDev | undefined;
   try {
-    // Each conversation (three a round on each of the three sides): its first turn one step, its later turns two and four.
-    const call = { toolCalls: [{ name: "remember", arguments: JSON.stringify({ text: "Likes photos" }) }] };
-    const script = [{ text: "Thanks, I see it." }, call, { text: "Noted." }, call, call, call, { text: "Noted again." }];
-    const answers = Array.from({ length: turns * 9 + 9 }, () => script).flat();
+    const answers = [...Array(9).fill(script(false)), ...Array.from({ length: turns }, (_, n) => Array(9).fill(script(n % 2 === 1)))].flat(
+      2,
+    );
     await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id: scenario, answers }) });
     // Images as links: the fake provider does not fetch them (a real one does, from the file route: an R2 read, no base64).
     const links = { FILES_SENT_AS: "url", PUBLIC_URL: "https://chat.example", SESSION_SECRET: "bench-session-secret-0123456789" };
@@ -185,12 +185,32 @@ async function conversation(side: Side, scenario: string, dataUrl: string, n: st
     first === "uploaded"
       ? await turn(side, id, async () => ({ message, files: [{ fileId: await upload(side, id, dataUrl) }] }))
       : await turn(side, id, async () => ({ message, ...(first === "inline" ? { files: [{ url: dataUrl, name: "box.png" }] } : {}) }));
-  const later = await turn(side, id, async () => ({ message: `and now? [${scenario}]` }));
-  const longer = await turn(side, id, async () => ({ message: `and again? [${scenario}]` }));
+  const [later, longer] = await laterTurns(side, id, scenario, Number(n) % 2 === 1);
   if (n === "warm") return;
   side.turns.get(OPENING[first])!.push(opening);
   const after = LATER[first];
   if (after) [later, longer].forEach((measured, i) => side.turns.get(after[i]!)!.push(measured));
+}
+
+const call = (name: string) => ({ toolCalls: [{ name, arguments: JSON.stringify({ text: "Likes photos" }) }] });
+
+/**
+ * What the provider answers a conversation: its first turn one step; its later turns two steps and five, the longer
+ * first or not. The demo's triage agent fails `remember` (no one is signed in) and refuses a handoff to no agent, which
+ * the runaway-error guard does not count: four tool calls in a turn, never three failed steps in a row.
+ */
+function script(longerFirst: boolean): object[] {
+  const later = [call("remember"), { text: "Noted." }];
+  const longer = [call("remember"), call("transfer_to_nowhere"), call("remember"), call("transfer_to_nowhere"), { text: "Noted again." }];
+  return [{ text: "Thanks, I see it." }, ...(longerFirst ? [...longer, ...later] : [...later, ...longer])];
+}
+
+/** A conversation's later turns of two steps and of five, in the order `longerFirst` says: the two measured. */
+async function laterTurns(side: Side, id: string, scenario: string, longerFirst: boolean): Promise<[Turn, Turn]> {
+  const next = () => turn(side, id, async () => ({ message: `and now? [${scenario}]` }));
+  if (!longerFirst) return [await next(), await next()];
+  const longer = await next();
+  return [await next(), longer];
 }
 
 /** The image's raw bytes uploaded to the conversation (its first request makes it): the file's id. */
@@ -236,16 +256,16 @@ function report(sides: Side[], turns: number, r2: { writes: number; read: number
     kind === "uploaded"
       ? (of(side, "image uploaded, first turn", key) / of(side, "text, first turn", key)).toFixed(2)
       : (of(side, `image, ${kind} turn`, key) / of(side, `text, ${kind} turn`, key)).toFixed(2);
-  // A step after its turn's first: half what a later turn of four steps costs over one of two.
+  // A step after its turn's first: a third of what a later turn of five steps costs over one of two.
   const step = (side: Side, what: "text" | "image") =>
-    (of(side, `${what}, later turn of 4 steps`, "cpuMs") - of(side, `${what}, later turn`, "cpuMs")) / 2;
+    (of(side, `${what}, later turn of 5 steps`, "cpuMs") - of(side, `${what}, later turn`, "cpuMs")) / 3;
   const stepRatio = (side: Side) => `${(step(side, "image") / step(side, "text")).toFixed(2)}×`;
   return [
     `Each conversation: a first message with or without a 1 MB PNG (a data URL in the JSON body, or an upload of its raw bytes`,
     `just before, named by id; one model call), then a later text message of two steps (a tool call, then the answer),`,
-    `then one of four (three tool calls, then the answer), each of whose requests carries the image from the history;`,
+    `then one of five (four tool calls, then the answer), in either order, each of whose requests carries the image;`,
     `${turns} conversations of each kind per side, sides and kinds alternating; medians. A later step (one after its`,
-    `turn's first) is half what the turn of four steps costs over the turn of two.`,
+    `turn's first) is a third of what the turn of five steps costs over the turn of two.`,
     "",
     "| side | turn | workerd CPU, ms | first text delta, ms | bytes the turn writes (DO) |",
     "|---|---|---:|---:|---:|",
