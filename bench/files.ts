@@ -256,16 +256,19 @@ function report(sides: Side[], turns: number, r2: { writes: number; read: number
     kind === "uploaded"
       ? (of(side, "image uploaded, first turn", key) / of(side, "text, first turn", key)).toFixed(2)
       : (of(side, `image, ${kind} turn`, key) / of(side, `text, ${kind} turn`, key)).toFixed(2);
-  // A step after its turn's first: a third of what a later turn of five steps costs over one of two.
-  const step = (side: Side, what: "text" | "image") =>
-    (of(side, `${what}, later turn of 5 steps`, "cpuMs") - of(side, `${what}, later turn`, "cpuMs")) / 3;
+  // A step after its turn's first: a third of what a conversation's later turn of five steps costs over its turn of two
+  // (the two kinds' lists are in the same order, a conversation's two turns at the same place), the median of those.
+  const step = (side: Side, what: "text" | "image") => {
+    const [two, five] = [side.turns.get(`${what}, later turn`)!, side.turns.get(`${what}, later turn of 5 steps`)!];
+    return median(five.map((turn, i) => (turn.cpuMs - two[i]!.cpuMs) / 3));
+  };
   const stepRatio = (side: Side) => `${(step(side, "image") / step(side, "text")).toFixed(2)}×`;
   return [
     `Each conversation: a first message with or without a 1 MB PNG (a data URL in the JSON body, or an upload of its raw bytes`,
     `just before, named by id; one model call), then a later text message of two steps (a tool call, then the answer),`,
     `then one of five (four tool calls, then the answer), in either order, each of whose requests carries the image;`,
     `${turns} conversations of each kind per side, sides and kinds alternating; medians. A later step (one after its`,
-    `turn's first) is a third of what the turn of five steps costs over the turn of two.`,
+    `turn's first) is the median over conversations of a third of what the turn of five steps costs over the turn of two.`,
     "",
     "| side | turn | workerd CPU, ms | first text delta, ms | bytes the turn writes (DO) |",
     "|---|---|---:|---:|---:|",
