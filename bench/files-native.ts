@@ -102,7 +102,7 @@ try {
   const answers = values.later
     ? [...first(4 + 2 * TURNS), ...Array.from({ length: 2 * TURNS }, laterAnswers).flat()]
     : first(4 + 2 * TURNS);
-  await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id: scenario, answers }) });
+  await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id: scenario, answers, keepRequests: false }) });
   const dataUrl = image();
   for (const n of ["warm-a", "warm-b"]) {
     await firstTurn(dev, scenario, `${n}-image`, dataUrl);

@@ -112,7 +112,7 @@ export async function fileRows(turns = 20, baseline = "HEAD~1"): Promise<string[
     const answers = [...Array(9).fill(script(false)), ...Array.from({ length: turns }, (_, n) => Array(9).fill(script(n % 2 === 1)))].flat(
       2,
     );
-    await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id: scenario, answers }) });
+    await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id: scenario, answers, keepRequests: false }) });
     // Images as links: the fake provider does not fetch them (a real one does, from the file route: an R2 read, no base64).
     const links = { FILES_SENT_AS: "url", PUBLIC_URL: "https://chat.example", SESSION_SECRET: "bench-session-secret-0123456789" };
     for (const [label, cwd, more] of [

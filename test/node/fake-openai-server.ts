@@ -45,6 +45,8 @@ export type ScriptedAnswer =
 interface Scenario {
   answers: ScriptedAnswer[];
   requests: unknown[];
+  /** False: requests are answered and not kept (a bench sending megabytes keeps the fake server's memory flat). */
+  keepRequests: boolean;
   /** Requests whose client went away before the answer was complete. */
   aborted: number;
   release: () => void;
@@ -160,10 +162,10 @@ async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, re
   if (url.pathname.startsWith("/otlp/")) return handleOtlp(url, req, res, body);
   if (url.pathname.startsWith("/hooks/")) return handleHook(url, req, res, body);
   if (req.method === "POST" && url.pathname === "/__scenarios") {
-    const { id, answers } = JSON.parse(body) as { id: string; answers: ScriptedAnswer[] };
+    const { id, answers, keepRequests = true } = JSON.parse(body) as { id: string; answers: ScriptedAnswer[]; keepRequests?: boolean };
     let release = () => {};
     const released = new Promise<void>((resolve) => (release = resolve));
-    scenarios.set(id, { answers, requests: [], aborted: 0, release, released });
+    scenarios.set(id, { answers, requests: [], keepRequests, aborted: 0, release, released });
     return json(res, 200, { ok: true });
   }
   if (req.method === "POST" && url.pathname.startsWith("/__scenarios/") && url.pathname.endsWith("/release")) {
@@ -186,7 +188,7 @@ async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, re
   const request = JSON.parse(body) as { model: string };
   // When each piece of text left (epoch ms, and the text's length so far): a client's arrival times set against it give delivery delay.
   const textSent: Array<[chars: number, at: number]> = [];
-  scenario.requests.push({ api, ...request, authorization: req.headers.authorization ?? null, textSent });
+  if (scenario.keepRequests) scenario.requests.push({ api, ...request, authorization: req.headers.authorization ?? null, textSent });
   const answer = scenario.answers.shift();
   if (!answer) return json(res, 500, { error: { message: "fake server: the scenario has no answer left for this request" } });
   const key = (req.headers.authorization ?? "").replace(/^Bearer /, "");
