@@ -109,9 +109,9 @@ export async function fileRows(turns = 20, baseline = "HEAD~1"): Promise<string[
   const r2 = { persistTo: mkdtempSync(join(tmpdir(), "handoff-bench-r2-")), writes: [] as number[], read: [] as number[] };
   let r2Dev: WranglerDev | undefined;
   try {
-    const answers = [...Array(9).fill(script(false)), ...Array.from({ length: turns }, (_, n) => Array(9).fill(script(n % 2 === 1)))].flat(
-      2,
-    );
+    // The warm-up round, then each round's nine conversations (three first messages on three sides), in their order.
+    const rounds = [false, ...Array.from({ length: turns }, (_, n) => n % 2 === 1)];
+    const answers = rounds.flatMap((longerFirst) => Array.from({ length: 9 }, () => script(longerFirst)).flat());
     await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id: scenario, answers, keepRequests: false }) });
     // Images as links: the fake provider does not fetch them (a real one does, from the file route: an R2 read, no base64).
     const links = { FILES_SENT_AS: "url", PUBLIC_URL: "https://chat.example", SESSION_SECRET: "bench-session-secret-0123456789" };
@@ -185,7 +185,7 @@ async function conversation(side: Side, scenario: string, dataUrl: string, n: st
     first === "uploaded"
       ? await turn(side, id, async () => ({ message, files: [{ fileId: await upload(side, id, dataUrl) }] }))
       : await turn(side, id, async () => ({ message, ...(first === "inline" ? { files: [{ url: dataUrl, name: "box.png" }] } : {}) }));
-  const [later, longer] = await laterTurns(side, id, scenario, Number(n) % 2 === 1);
+  const [later, longer] = await laterTurns(side, id, scenario, n !== "warm" && Number(n) % 2 === 1);
   if (n === "warm") return;
   side.turns.get(OPENING[first])!.push(opening);
   const after = LATER[first];
