@@ -8,9 +8,11 @@
  * With `--later`, the turns recorded are each conversation's second, a text message whose request carries the image from
  * the history (the first turns are made before perf starts): what a later step costs; `--steps N`, a later turn of N
  * steps (tool calls the demo's triage agent fails or refuses, then the answer). With `--leaves N`, the N leaf frames
- * (the functions the samples were in) whose time the image grows most, instead of the parts.
+ * (the functions the samples were in) whose time the image grows most, instead of the parts. With `--isolate`, not perf
+ * but workerd's inspector: the isolate's own time (JavaScript, the built-ins it calls, V8's collector), what Cloudflare
+ * counts as a Worker's CPU, by part of the bundle.
  *
- *   npm run bench:files-native [-- --turns 8] [-- --url] [-- --later [-- --steps 5]] [-- --leaves 30]   (needs perf: Debian's linux-perf; --url: FILES_SENT_AS=url)
+ *   npm run bench:files-native [-- --turns 8] [-- --url] [-- --later [-- --steps 5]] [-- --leaves 30] [-- --isolate]   (needs perf: Debian's linux-perf; --url: FILES_SENT_AS=url)
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -20,6 +22,7 @@ import { parseArgs } from "node:util";
 import { startFakeOpenAI } from "../test/node/fake-openai-server.ts";
 import { startWranglerDev, type WranglerDev } from "../test/e2e/wrangler-dev.ts";
 import { partOf, stacks } from "./perf-parts.ts";
+import { profile } from "./profile.ts";
 import { workerdRoles } from "./workerd-processes.ts";
 
 const HZ = 2000;
@@ -37,6 +40,7 @@ const { values } = parseArgs({
     later: { type: "boolean" },
     leaves: { type: "string" },
     steps: { type: "string" },
+    isolate: { type: "boolean" },
   },
 });
 const TURNS = Number(values.turns) || 8;
@@ -77,6 +81,7 @@ async function measuredTurn(dev: WranglerDev, scenario: string, n: string, dataU
 
 /** Milliseconds per turn in each part (and, with `--leaves`, per leaf frame), over `TURNS` turns recorded by perf. */
 async function recorded(dev: WranglerDev, data: string, turn: (n: number) => Promise<void>): Promise<Map<string, number>> {
+  if (values.isolate) return isolateTime(dev, turn);
   const perf = spawn("perf", ["record", "-F", String(HZ), "-g", "-o", data, "-p", workerdRoles(dev).worker], { stdio: "ignore" });
   await new Promise((resolve) => setTimeout(resolve, 500));
   for (let n = 0; n < TURNS; n++) await turn(n);
@@ -88,6 +93,18 @@ async function recorded(dev: WranglerDev, data: string, turn: (n: number) => Pro
     parts.set(part, (parts.get(part) ?? 0) + 1000 / HZ / TURNS);
   }
   return parts;
+}
+
+/**
+ * The isolate's own time per turn in each part of the bundle (and V8's: its collector, `(program)`), from workerd's
+ * inspector: what runs with the isolate, the time Cloudflare counts as a Worker's CPU; workerd's I/O (its HTTP client,
+ * the sockets) is not in it.
+ */
+async function isolateTime(dev: WranglerDev, turn: (n: number) => Promise<void>): Promise<Map<string, number>> {
+  const cpu = await profile(dev, async () => {
+    for (let n = 0; n < TURNS; n++) await turn(n);
+  });
+  return new Map(cpu.groups.map(({ name, ms }) => [name, ms / TURNS]));
 }
 
 const fake = await startFakeOpenAI();
@@ -122,8 +139,8 @@ try {
   );
   const ms = (value: number | undefined) => (value ?? 0).toFixed(1);
   console.log(
-    `The Worker's workerd over ${TURNS} ${values.later ? "later" : "first"} turns with a 1 MB image (${values.url ? "FILES_SENT_AS=url" : "inline"}) and ${TURNS}` +
-      ` without, perf at ${HZ} Hz; milliseconds per turn:\n\n| part | with the image | without | difference |\n|---|---:|---:|---:|`,
+    `The Worker's workerd over ${TURNS} ${values.later ? `later turns of ${STEPS} steps` : "first turns"} with a 1 MB image (${values.url ? "FILES_SENT_AS=url" : "inline"}) and ${TURNS}` +
+      ` without, ${values.isolate ? "the isolate's time (workerd's inspector)" : `perf at ${HZ} Hz`}; milliseconds per turn:\n\n| part | with the image | without | difference |\n|---|---:|---:|---:|`,
   );
   for (const name of names.slice(0, values.leaves ? Number(values.leaves) : names.length)) {
     const [a, b] = [withImage.get(name), without.get(name)];

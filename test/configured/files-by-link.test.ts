@@ -54,7 +54,11 @@ describe("images sent as links", () => {
       const res = await call(at, init);
       expect([what, res.status, ((await res.json()) as { error: { code: string } }).error.code]).toEqual([what, 403, "forbidden"]);
     };
-    await refused("a changed signature", path.replace(/signature=./, "signature=x"));
+    // Its first character changed, whatever it was (a signature that began with "x" once went through unchanged).
+    await refused(
+      "a changed signature",
+      path.replace(/signature=(.)/, (_, first) => `signature=${first === "x" ? "y" : "x"}`),
+    );
     await refused("another file", path.replace(photo, form));
     await refused("a POST", path, { method: "POST" });
     const expired = await fileLink(secret, "https://chat.test", s.conversationId, photo, Date.now() - 16 * 60_000);
