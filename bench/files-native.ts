@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startFakeOpenAI } from "../test/node/fake-openai-server.ts";
 import { startWranglerDev, type WranglerDev } from "../test/e2e/wrangler-dev.ts";
+import { laterTurnAnswers } from "./files.ts";
 import { partOf, stacks } from "./perf-parts.ts";
 import { profile } from "./profile.ts";
 import { workerdRoles } from "./workerd-processes.ts";
@@ -44,13 +45,8 @@ const { values } = parseArgs({
   },
 });
 const TURNS = Number(values.turns) || 8;
-/** Steps of a later turn: tool calls the demo's triage agent fails or refuses (never three failed steps in a row), then the answer. */
+/** Steps of a later turn (`laterTurnAnswers`: tool calls the demo's triage agent fails or refuses, then the answer). */
 const STEPS = Number(values.steps) || 1;
-const call = (name: string) => ({ toolCalls: [{ name, arguments: JSON.stringify({ text: "Likes photos" }) }] });
-const laterAnswers = () => [
-  ...Array.from({ length: STEPS - 1 }, (_, i) => call(i % 2 === 0 ? "remember" : "transfer_to_nowhere")),
-  { text: "And still." },
-];
 
 function image(): string {
   const bytes = Buffer.alloc(1024 * 1024, 7);
@@ -117,7 +113,7 @@ try {
   // Warm-ups and first turns answer in one step; with --later, the turns recorded answer in STEPS.
   const first = (count: number) => Array.from({ length: count }, () => ({ text: "Thanks, I see it." }));
   const answers = values.later
-    ? [...first(4 + 2 * TURNS), ...Array.from({ length: 2 * TURNS }, laterAnswers).flat()]
+    ? [...first(4 + 2 * TURNS), ...Array.from({ length: 2 * TURNS }, () => laterTurnAnswers(STEPS)).flat()]
     : first(4 + 2 * TURNS);
   await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id: scenario, answers, keepRequests: false }) });
   const dataUrl = image();

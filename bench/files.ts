@@ -192,16 +192,19 @@ async function conversation(side: Side, scenario: string, dataUrl: string, n: st
   if (after) [later, longer].forEach((measured, i) => side.turns.get(after[i]!)!.push(measured));
 }
 
-const call = (name: string) => ({ toolCalls: [{ name, arguments: JSON.stringify({ text: "Likes photos" }) }] });
-
 /**
- * What the provider answers a conversation: its first turn one step; its later turns two steps and five, the longer
- * first or not. The demo's triage agent fails `remember` (no one is signed in) and refuses a handoff to no agent, which
- * the runaway-error guard does not count: four tool calls in a turn, never three failed steps in a row.
+ * A later turn of `steps` steps as the provider answers it: tool calls the demo's triage agent fails (`remember`: no one
+ * is signed in) or refuses (a handoff to no agent, which the runaway-error guard does not count), alternating, so never
+ * three failed steps in a row; then the answer.
  */
+export function laterTurnAnswers(steps: number, answer = "Noted."): object[] {
+  const call = (name: string) => ({ toolCalls: [{ name, arguments: JSON.stringify({ text: "Likes photos" }) }] });
+  return [...Array.from({ length: steps - 1 }, (_, i) => call(i % 2 === 0 ? "remember" : "transfer_to_nowhere")), { text: answer }];
+}
+
+/** What the provider answers a conversation: its first turn one step; its later turns two steps and five, the longer first or not. */
 function script(longerFirst: boolean): object[] {
-  const later = [call("remember"), { text: "Noted." }];
-  const longer = [call("remember"), call("transfer_to_nowhere"), call("remember"), call("transfer_to_nowhere"), { text: "Noted again." }];
+  const [later, longer] = [laterTurnAnswers(2), laterTurnAnswers(5, "Noted again.")];
   return [{ text: "Thanks, I see it." }, ...(longerFirst ? [...longer, ...later] : [...later, ...longer])];
 }
 

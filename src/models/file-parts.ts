@@ -90,10 +90,7 @@ export function base64Bytes(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
   return out;
 }
 
-/** Base64 of bytes with web standards only (else `btoa` of a binary string, built in chunks to bound its arguments). */
-function base64(bytes: Uint8Array): string {
-  if (toBase64) return toBase64.call(bytes);
-  let binary = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary);
+/** A piece's base64 with web standards only (else `btoa`: a piece is few enough bytes for one `fromCharCode`). */
+function base64(piece: Uint8Array): string {
+  return toBase64 ? toBase64.call(piece) : btoa(String.fromCharCode(...piece));
 }

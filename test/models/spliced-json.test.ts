@@ -10,8 +10,6 @@ function inline(bytes: number[], mediaType = "image/png"): InlineData {
   return { mediaType, base64: base64Bytes(new Uint8Array(bytes)) };
 }
 
-const text = (body: Blob) => body.text();
-
 describe("a spliced JSON body", () => {
   it("is byte for byte the JSON of the body with its data URLs whole", async () => {
     const [a, b] = [inline([1, 2, 3, 250]), inline([9, 8, 7], "application/pdf")];
@@ -22,7 +20,7 @@ describe("a spliced JSON body", () => {
       ],
     });
     const spliced = new SplicedJson();
-    const sent = await text(spliced.encode(body(spliced.dataUrl)));
+    const sent = await spliced.encode(body(spliced.dataUrl)).text();
     expect(sent).toBe(JSON.stringify(body(dataUrlText)));
     expect(JSON.parse(sent).messages[1].content[0].file_data).toBe("data:application/pdf;base64,CQgH");
   });
@@ -31,13 +29,13 @@ describe("a spliced JSON body", () => {
     const spliced = new SplicedJson();
     const own = spliced.dataUrl(inline([1]));
     const lookalike = own.replace(/spliced-[0-9a-f-]+-/, "spliced-00000000-0000-0000-0000-000000000000-");
-    const sent = JSON.parse(await text(spliced.encode({ text: lookalike, url: own })));
+    const sent = JSON.parse(await spliced.encode({ text: lookalike, url: own }).text());
     expect(sent).toEqual({ text: lookalike, url: "data:image/png;base64,AQ==" });
   });
 
   it("is the plain JSON of a body without files", async () => {
     const body = { model: "m", messages: [{ role: "user", content: "✓ hello" }], stream: true };
-    expect(await text(new SplicedJson().encode(body))).toBe(JSON.stringify(body));
+    expect(await new SplicedJson().encode(body).text()).toBe(JSON.stringify(body));
   });
 });
 
