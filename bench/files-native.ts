@@ -10,9 +10,12 @@
  * steps (tool calls the demo's triage agent fails or refuses, then the answer). With `--leaves N`, the N leaf frames
  * (the functions the samples were in) whose time the image grows most, instead of the parts. With `--isolate`, not perf
  * but workerd's inspector: the isolate's own time (JavaScript, the built-ins it calls, V8's collector), what Cloudflare
- * counts as a Worker's CPU, by part of the bundle.
+ * counts as a Worker's CPU, by part of the bundle (with `--leaves`, by function). With `--step`, a later step's own
+ * isolate time, image against text, in `--rounds` rounds (see `laterStep`).
  *
- *   npm run bench:files-native [-- --turns 8] [-- --url] [-- --later [-- --steps 5]] [-- --leaves 30] [-- --isolate]   (needs perf: Debian's linux-perf; --url: FILES_SENT_AS=url)
+ *   npm run bench:files-native [-- --turns 8] [-- --url] [-- --later [-- --steps 5]] [-- --leaves 30] [-- --isolate]
+ *   npm run bench:files-native -- --step [-- --turns 24] [-- --rounds 8] [-- --url]
+ * (perf needs Debian's linux-perf; --url: FILES_SENT_AS=url)
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -42,11 +45,15 @@ const { values } = parseArgs({
     leaves: { type: "string" },
     steps: { type: "string" },
     isolate: { type: "boolean" },
+    step: { type: "boolean" },
+    rounds: { type: "string" },
   },
 });
 const TURNS = Number(values.turns) || 8;
 /** Steps of a later turn (`laterTurnAnswers`: tool calls the demo's triage agent fails or refuses, then the answer). */
 const STEPS = Number(values.steps) || 1;
+/** `--step`'s rounds. */
+const ROUNDS = Number(values.rounds) || 6;
 
 function image(): string {
   const bytes = Buffer.alloc(1024 * 1024, 7);
@@ -66,7 +73,15 @@ async function message(dev: WranglerDev, n: string, body: object): Promise<void>
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
   });
-  await res.text();
+  const text = await res.text();
+  // The client limiter (600 new turns a minute, wrangler.toml) stops a long run: wait, idle, and send it again.
+  if (res.status === 429) {
+    await new Promise((resolve) => setTimeout(resolve, 1000 * Number(res.headers.get("retry-after") ?? 60)));
+    return message(dev, n, body);
+  }
+  // A turn that failed would be measured as a cheap one.
+  if (!res.ok || !text.includes("event: done") || text.includes("event: error"))
+    throw new Error(`the turn in ${n} did not finish: ${res.status} ${text.slice(-300)}`);
 }
 
 /** The turn recorded: a first turn, or (`--later`) a text message in a conversation whose first turn was made before. */
@@ -97,19 +112,19 @@ async function recorded(dev: WranglerDev, data: string, turn: (n: number) => Pro
  * the sockets) is not in it.
  */
 async function isolateTime(dev: WranglerDev, turn: (n: number) => Promise<void>): Promise<Map<string, number>> {
+  process.env.PROFILE_TOP ??= "400";
   const cpu = await profile(dev, async () => {
     for (let n = 0; n < TURNS; n++) await turn(n);
   });
-  return new Map(cpu.groups.map(({ name, ms }) => [name, ms / TURNS]));
+  // With --leaves, the functions by their own time, a built-in named with the module that called it.
+  const rows = values.leaves
+    ? [...cpu.functions.filter(({ name }) => !cpu.builtins.some((b) => b.name.startsWith(`${name} ←`))), ...cpu.builtins]
+    : cpu.groups;
+  return new Map(rows.map(({ name, ms }) => [values.leaves ? `\`${name}\`` : name, ms / TURNS]));
 }
 
-const fake = await startFakeOpenAI();
-const scenario = `nativefiles${Date.now()}`;
-const persistTo = mkdtempSync(join(tmpdir(), "handoff-bench-files-native-"));
-const links = { FILES_SENT_AS: "url", PUBLIC_URL: "https://chat.example", SESSION_SECRET: "bench-session-secret-0123456789" };
-const vars = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "100000", TITLE_MODEL: "off" };
-const dev = await startWranglerDev({ persistTo, vars: { ...vars, ...(values.url ? links : {}) } });
-try {
+/** Each part's time per turn, image against text: perf's, or the isolate's (`--isolate`). */
+async function parts(): Promise<void> {
   // Warm-ups and first turns answer in one step; with --later, the turns recorded answer in STEPS.
   const first = (count: number) => Array.from({ length: count }, () => ({ text: "Thanks, I see it." }));
   const answers = values.later
@@ -143,6 +158,90 @@ try {
     console.log(`| ${name} | ${ms(a)} | ${ms(b)} | ${ms((a ?? 0) - (b ?? 0))} |`);
   }
   console.log(`| every part | ${ms(total(withImage))} | ${ms(total(without))} | ${ms(total(withImage) - total(without))} |`);
+}
+
+/** A round's four batches, in the order they run (turned round every other round). */
+const BATCHES = [
+  { image: true, steps: 2 },
+  { image: false, steps: 2 },
+  { image: false, steps: 5 },
+  { image: true, steps: 5 },
+];
+
+/**
+ * `--step`: what a later step costs the isolate, image against text. Each of `ROUNDS` rounds profiles four batches of
+ * `TURNS` later turns (image and text, of two steps and of five); a later step is a third of what a turn of five costs
+ * over a turn of two (the first step, which reads the file, taken out), and the figures are the rounds' medians: one
+ * batch's time moves between runs by more than a step costs, so a single pair of runs cannot tell them.
+ */
+async function laterStep(): Promise<void> {
+  const dataUrl = image();
+  const first = Array.from({ length: 4 + ROUNDS * BATCHES.length * TURNS }, () => ({ text: "Thanks, I see it." }));
+  const later = (steps: number) => Array.from({ length: ROUNDS * 2 * TURNS }, () => laterTurnAnswers(steps)).flat();
+  const scripts = [
+    [scenario, first],
+    [`${scenario}-s2`, later(2)],
+    [`${scenario}-s5`, later(5)],
+  ] as const;
+  for (const [id, answers] of scripts)
+    await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id, answers, keepRequests: false }) });
+  for (const n of ["warm-a", "warm-b"]) for (const url of [dataUrl, null]) await firstTurn(dev, scenario, `${n}-${!!url}`, url);
+  for (let round = 0; round < ROUNDS; round++)
+    for (const batch of BATCHES)
+      for (let n = 0; n < TURNS; n++) await firstTurn(dev, scenario, batchId(round, batch, n), batch.image ? dataUrl : null);
+  console.log(
+    `A later step in the isolate's time (workerd's inspector), ${values.url ? "FILES_SENT_AS=url" : "inline"}: ${ROUNDS} rounds` +
+      ` of ${TURNS} later turns a batch; ms per turn of 2 and of 5 steps, a step a third of the difference\n\n` +
+      "| round | image, 2 / 5 | text, 2 / 5 | a step, image | a step, text | image − text | image ÷ text |\n" +
+      "|---|---:|---:|---:|---:|---:|---:|",
+  );
+  const [ratios, differences]: number[][] = [[], []];
+  for (let round = 0; round < ROUNDS; round++) {
+    const [i2, i5, t2, t5] = await stepRound(round);
+    const [image, text] = [(i5 - i2) / 3, (t5 - t2) / 3];
+    ratios.push(image / text);
+    differences.push(image - text);
+    const f = (value: number) => value.toFixed(1);
+    const row = [`${f(i2)} / ${f(i5)}`, `${f(t2)} / ${f(t5)}`, f(image), f(text), f(image - text), `${(image / text).toFixed(2)}×`];
+    console.log(`| ${round + 1} | ${row.join(" | ")} |`);
+  }
+  const range = (values: number[], unit: string, digits: number) =>
+    `${median(values).toFixed(digits)}${unit} (rounds from ${Math.min(...values).toFixed(digits)}${unit}` +
+    ` to ${Math.max(...values).toFixed(digits)}${unit})`;
+  console.log(`\nA later step, the rounds' medians: image − text ${range(differences!, " ms", 1)}; image ÷ text ${range(ratios!, "×", 2)}`);
+}
+
+const batchId = (round: number, batch: (typeof BATCHES)[number], n: number) =>
+  `step-${round}-${batch.image ? "image" : "text"}-${batch.steps}-${n}`;
+
+/** A round's isolate time per turn, ms: image of 2 steps and of 5, then text of 2 and of 5. */
+async function stepRound(round: number): Promise<[number, number, number, number]> {
+  const ms = new Map<string, number>();
+  for (const batch of round % 2 ? [...BATCHES].reverse() : BATCHES) {
+    const tag = `${scenario}-s${batch.steps}`;
+    const cpu = await profile(dev, async () => {
+      for (let n = 0; n < TURNS; n++) await message(dev, batchId(round, batch, n), { message: `and now? [${tag}]` });
+    });
+    ms.set(`${batch.image}-${batch.steps}`, cpu.groups.reduce((sum, part) => sum + part.ms, 0) / TURNS);
+  }
+  return [ms.get("true-2")!, ms.get("true-5")!, ms.get("false-2")!, ms.get("false-5")!];
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length / 2;
+  return sorted.length % 2 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+const fake = await startFakeOpenAI();
+const scenario = `nativefiles${Date.now()}`;
+const persistTo = mkdtempSync(join(tmpdir(), "handoff-bench-files-native-"));
+const links = { FILES_SENT_AS: "url", PUBLIC_URL: "https://chat.example", SESSION_SECRET: "bench-session-secret-0123456789" };
+const vars = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "100000", TITLE_MODEL: "off" };
+const dev = await startWranglerDev({ persistTo, vars: { ...vars, ...(values.url ? links : {}) } });
+try {
+  if (values.step) await laterStep();
+  else await parts();
 } finally {
   await dev.stop();
   await fake.close();
