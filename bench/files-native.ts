@@ -195,7 +195,8 @@ async function laterStep(): Promise<void> {
       "| round | image, 2 / 5 | text, 2 / 5 | a step, image | a step, text | image − text | image ÷ text |\n" +
       "|---|---:|---:|---:|---:|---:|---:|",
   );
-  const [ratios, differences]: number[][] = [[], []];
+  const ratios: number[] = [];
+  const differences: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const [i2, i5, t2, t5] = await stepRound(round);
     const [image, text] = [(i5 - i2) / 3, (t5 - t2) / 3];
@@ -208,7 +209,7 @@ async function laterStep(): Promise<void> {
   const range = (values: number[], unit: string, digits: number) =>
     `${median(values).toFixed(digits)}${unit} (rounds from ${Math.min(...values).toFixed(digits)}${unit}` +
     ` to ${Math.max(...values).toFixed(digits)}${unit})`;
-  console.log(`\nA later step, the rounds' medians: image − text ${range(differences!, " ms", 1)}; image ÷ text ${range(ratios!, "×", 2)}`);
+  console.log(`\nA later step, the rounds' medians: image − text ${range(differences, " ms", 1)}; image ÷ text ${range(ratios, "×", 2)}`);
 }
 
 const batchId = (round: number, batch: (typeof BATCHES)[number], n: number) =>
