@@ -11,10 +11,11 @@
  * (the functions the samples were in) whose time the image grows most, instead of the parts. With `--isolate`, not perf
  * but workerd's inspector: the isolate's own time (JavaScript, the built-ins it calls, V8's collector), what Cloudflare
  * counts as a Worker's CPU, by part of the bundle (with `--leaves`, by function). With `--step`, a later step's own
- * isolate time, image against text, in `--rounds` rounds (see `laterStep`).
+ * isolate time, image against text, in `--rounds` rounds (see `laterStep`); `--isolate --rounds R`, a first turn's.
  *
  *   npm run bench:files-native [-- --turns 8] [-- --url] [-- --later [-- --steps 5]] [-- --leaves 30] [-- --isolate]
  *   npm run bench:files-native -- --step [-- --turns 24] [-- --rounds 8] [-- --url]
+ *   npm run bench:files-native -- --isolate --rounds 8 [-- --turns 24] [-- --url]
  * (perf needs Debian's linux-perf; --url: FILES_SENT_AS=url)
  */
 import { spawn } from "node:child_process";
@@ -206,9 +207,6 @@ async function laterStep(): Promise<void> {
     const row = [`${f(i2)} / ${f(i5)}`, `${f(t2)} / ${f(t5)}`, f(image), f(text), f(image - text), `${(image / text).toFixed(2)}×`];
     console.log(`| ${round + 1} | ${row.join(" | ")} |`);
   }
-  const range = (values: number[], unit: string, digits: number) =>
-    `${median(values).toFixed(digits)}${unit} (rounds from ${Math.min(...values).toFixed(digits)}${unit}` +
-    ` to ${Math.max(...values).toFixed(digits)}${unit})`;
   console.log(`\nA later step, the rounds' medians: image − text ${range(differences, " ms", 1)}; image ÷ text ${range(ratios, "×", 2)}`);
 }
 
@@ -228,6 +226,45 @@ async function stepRound(round: number): Promise<[number, number, number, number
   return [ms.get("true-2")!, ms.get("true-5")!, ms.get("false-2")!, ms.get("false-5")!];
 }
 
+/**
+ * `--isolate --rounds R`: a first turn's isolate time, image against text, in rounds of two batches of `TURNS` first
+ * turns (which goes first turned round every other round); the figures are the rounds' medians.
+ */
+async function firstTurnRounds(): Promise<void> {
+  const dataUrl = image();
+  const answers = Array.from({ length: 4 + ROUNDS * 2 * TURNS }, () => ({ text: "Thanks, I see it." }));
+  await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id: scenario, answers, keepRequests: false }) });
+  for (const n of ["warm-a", "warm-b"]) for (const url of [dataUrl, null]) await firstTurn(dev, scenario, `${n}-${!!url}`, url);
+  console.log(
+    `A first turn in the isolate's time (workerd's inspector), ${values.url ? "FILES_SENT_AS=url" : "inline"}: ${ROUNDS} rounds` +
+      ` of ${TURNS} first turns a batch; ms per turn\n\n| round | image | text | image − text | image ÷ text |\n|---|---:|---:|---:|---:|`,
+  );
+  const ratios: number[] = [];
+  const differences: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const ms = new Map<boolean, number>();
+    for (const withImage of round % 2 ? [false, true] : [true, false]) {
+      const cpu = await profile(dev, async () => {
+        for (let n = 0; n < TURNS; n++) await firstTurn(dev, scenario, `first-${round}-${withImage}-${n}`, withImage ? dataUrl : null);
+      });
+      ms.set(withImage, cpu.groups.reduce((sum, part) => sum + part.ms, 0) / TURNS);
+    }
+    const [image, text] = [ms.get(true)!, ms.get(false)!];
+    ratios.push(image / text);
+    differences.push(image - text);
+    console.log(
+      `| ${round + 1} | ${image.toFixed(1)} | ${text.toFixed(1)} | ${(image - text).toFixed(1)} | ${(image / text).toFixed(2)}× |`,
+    );
+  }
+  console.log(`\nA first turn, the rounds' medians: image − text ${range(differences, " ms", 1)}; image ÷ text ${range(ratios, "×", 2)}`);
+}
+
+/** The rounds' median, and the least and most of them. */
+function range(values: number[], unit: string, digits: number): string {
+  const [low, high] = [Math.min(...values), Math.max(...values)];
+  return `${median(values).toFixed(digits)}${unit} (rounds from ${low.toFixed(digits)}${unit} to ${high.toFixed(digits)}${unit})`;
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length / 2;
@@ -242,6 +279,7 @@ const vars = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TU
 const dev = await startWranglerDev({ persistTo, vars: { ...vars, ...(values.url ? links : {}) } });
 try {
   if (values.step) await laterStep();
+  else if (values.isolate && values.rounds) await firstTurnRounds();
   else await parts();
 } finally {
   await dev.stop();
