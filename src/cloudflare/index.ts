@@ -60,6 +60,7 @@ export type { PartRows } from "../conversation/storage/protocol-rows.ts";
 export type { Activity, ActivityKind } from "../conversation/storage/activity-log.ts";
 export type { ForkSnapshot } from "../conversation/storage/forks.ts";
 export type { IncomingFile } from "../conversation/files/file-checks.ts";
+export type { SentFile } from "../conversation/files/sent-files.ts";
 export type { HistoryPage } from "../conversation/storage/history-page.ts";
 export type { ScheduledView, ScheduleEntry } from "../conversation/storage/schedule.ts";
 export type {

@@ -49,7 +49,7 @@ import type { Memory } from "../runtime/ports/memory-port.ts";
 import type { ConversationMemory } from "./conversation-memory.ts";
 import { type ConversationFiles, sentFileIds } from "./files/conversation-files.ts";
 import { MessageSchema, readRow } from "./storage/row-schemas.ts";
-import type { IncomingFile } from "./files/file-checks.ts";
+import { receivedFiles, type SentFile } from "./files/sent-files.ts";
 
 export type { Requester, ConversationSetup, ConversationView, DecisionOutcome, EventsOutcome, PageQuery } from "./conversation-api.ts";
 
@@ -223,13 +223,15 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * nothing stored on a refusal. The first upload creates the conversation, as a first message would. An upload no
    * message sends within the hour is swept.
    */
-  async uploadFiles(requester: Requester, files: IncomingFile[], options: MessageOptions = {}): Promise<ConversationResult<FileRef[]>> {
+  async uploadFiles(requester: Requester, files: SentFile[], options: MessageOptions = {}): Promise<ConversationResult<FileRef[]>> {
+    // Read whole before anything is decided: no await between the admission and the conversation it may create.
+    const incoming = await receivedFiles(files);
     const admitted = this.#admission.access(requester, { orNew: true, userMayCreate: options.createOwned === true });
     if (!admitted.ok) return admitted;
     const unavailable = this.#files.unavailable();
     if (unavailable) return unavailable;
     if (!admitted.value) this.#store.create(requester.conversationId, this.#network.entry.name, newGrant(), requester.user);
-    const stored = await this.#files.store(files);
+    const stored = await this.#files.store(incoming);
     if (stored.ok) this.#store.schedule.planSweep(Date.now() + this.#files.keptMs);
     await this.#settled();
     return stored;

@@ -6,6 +6,7 @@
  */
 import type { ConversationResult } from "../conversation/results.ts";
 import type { IncomingFile } from "../conversation/files/file-checks.ts";
+import { sentFile } from "../conversation/files/sent-files.ts";
 import type { ConversationClient } from "./conversation-client.ts";
 import { HttpError } from "./errors.ts";
 import { expectOk } from "./request.ts";
@@ -50,7 +51,7 @@ export async function withFiles<T>(
 ): Promise<T> {
   if (!files.length) return expectOk(send(undefined));
   const inline = files.flatMap((file) => ("url" in file ? [fromDataUrl(file.url, file.name, file.mediaType)] : []));
-  const uploaded = inline.length ? await expectOk(client.uploadFiles(inline, { createOwned })) : [];
+  const uploaded = inline.length ? await expectOk(client.uploadFiles(inline.map(sentFile), { createOwned })) : [];
   let next = 0;
   const ids = files.map((file) => ("fileId" in file ? file.fileId : uploaded[next++]!.id));
   const sent = await send(ids);

@@ -21,10 +21,10 @@ export function registerFileRoutes(app: Hono<ConversationEnv>): void {
         "unsupported_media_type",
         `Send the file's bytes as the body and its type as Content-Type (${FILE_TYPES.join(", ")}).`,
       );
-    const bytes = new Uint8Array(await c.req.arrayBuffer());
     const name = c.req.query("name");
-    const incoming = { bytes, ...(name ? { name } : {}), ...(mediaType ? { mediaType } : {}) };
-    const [file] = await expectOk(c.var.client.uploadFiles([incoming]));
+    // The body goes to the conversation's object as the stream it is: the Worker never holds the file.
+    const sent = { body: c.req.raw.body, ...(name ? { name } : {}), mediaType };
+    const [file] = await expectOk(c.var.client.uploadFiles([sent]));
     return c.json({ file }, 201);
   });
 

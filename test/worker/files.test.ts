@@ -212,6 +212,32 @@ function upload(conversationId: string, body: BodyInit, type: string, name = "fi
 
 const errorCode = async (res: Response) => [res.status, ((await res.json()) as { error: { code: string } }).error.code];
 
+describe("an upload's body", () => {
+  it("arrives byte for byte when it is sent as a stream with no length, and an empty one is refused", async () => {
+    const s = await scenario([]);
+    const bytes = png(300_000);
+    // Three pieces, no Content-Length: the body limit reads it, then it goes to the conversation's object as a stream.
+    const pieces = [bytes.subarray(0, 1000), bytes.subarray(1000, 200_000), bytes.subarray(200_000)];
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const next = pieces.shift();
+        if (next) controller.enqueue(next);
+        else controller.close();
+      },
+    });
+    const res = await upload(s.conversationId, body, "image/png", "streamed.png");
+    const { file } = (await res.json()) as { file: { id: string; size: number } };
+    expect([res.status, file.size]).toEqual([201, 300_000]);
+    const back = await call(`/v1/conversations/${s.conversationId}/files/${file.id}`);
+    expect(new Uint8Array(await back.arrayBuffer())).toEqual(bytes);
+    const empty = await upload(s.conversationId, new Uint8Array(0), "image/png", "empty.png");
+    expect([empty.status, await empty.json()]).toEqual([
+      400,
+      { error: { code: "invalid_file", message: "File 1 ('empty.png') is empty." } },
+    ]);
+  });
+});
+
 describe("what a file is, by its bytes", () => {
   it("refuses bytes that begin like one format but are another: a RIFF that is not WebP, a cut signature", async () => {
     const s = await scenario([]);
