@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { MemoryFiles } from "../../src/testing/memory-files.ts";
 import { providerModel, step } from "../support/model-step.ts";
 import { scenario } from "../support/scenario.ts";
 
@@ -17,6 +18,22 @@ describe("provider faults", () => {
     const r = await step(providerModel({ maxRetries: 2 }), s.tag("x"));
     expect(r.text).toBe("ok");
     expect((await s.sent()).requests).toHaveLength(2);
+  });
+
+  it("retries a 429 on a request that carries an image, which the retry sends whole again", async () => {
+    const s = await scenario([{ status: 429, error: { message: "slow down" }, headers: { "retry-after-ms": "20" } }, { text: "ok" }]);
+    const files = new MemoryFiles();
+    const bytes = Uint8Array.from({ length: 5000 }, (_, i) => (i * 7) & 0xff);
+    bytes.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    const photo = await files.add({ bytes, mediaType: "image/png", name: "box.png" });
+    const r = await step(providerModel({ maxRetries: 2 }), s.tag("x"), {
+      messages: [{ role: "user", content: s.tag("look"), files: [photo] }],
+      files,
+    });
+    expect(r.text).toBe("ok");
+    const { requests } = await s.sent();
+    const url = `data:image/png;base64,${btoa(String.fromCharCode(...bytes))}`;
+    expect(requests.map((request) => JSON.stringify(request.messages).includes(JSON.stringify(url)))).toEqual([true, true]);
   });
 
   it("gives up on 5xx after the bounded number of attempts with model_unavailable and the status", async () => {

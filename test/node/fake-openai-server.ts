@@ -188,7 +188,10 @@ async function handle(scenarios: Map<string, Scenario>, req: IncomingMessage, re
   const request = JSON.parse(body) as { model: string };
   // When each piece of text left (epoch ms, and the text's length so far): a client's arrival times set against it give delivery delay.
   const textSent: Array<[chars: number, at: number]> = [];
-  if (scenario.keepRequests) scenario.requests.push({ api, ...request, authorization: req.headers.authorization ?? null, textSent });
+  // How the body was framed: its Content-Length (null when it came chunked) and the bytes that came.
+  const framing = { contentLength: req.headers["content-length"] ?? null, bodyBytes: Buffer.byteLength(body) };
+  if (scenario.keepRequests)
+    scenario.requests.push({ api, ...request, authorization: req.headers.authorization ?? null, textSent, ...framing });
   const answer = scenario.answers.shift();
   if (!answer) return json(res, 500, { error: { message: "fake server: the scenario has no answer left for this request" } });
   const key = (req.headers.authorization ?? "").replace(/^Bearer /, "");

@@ -64,6 +64,9 @@ describe("a message with files", () => {
       { type: "text", text: s.tag("here is a photo") },
       { type: "image_url", image_url: { url: dataUrl("image/png", image) } },
     ]);
+    // The body (a Blob of the JSON and the picture's bytes) goes with its length, never chunked.
+    const framing = requests[0] as unknown as { contentLength: string | null; bodyBytes: number };
+    expect(framing.contentLength).toBe(String(framing.bodyBytes));
     const view = (await (await call(`/v1/conversations/${s.conversationId}`)).json()) as {
       messages: Array<{ role: string; files?: unknown[] }>;
       files: Array<{ id: string; name: string; mediaType: string; size: number; sha256: string }>;
