@@ -25,7 +25,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startFakeOpenAI } from "../test/node/fake-openai-server.ts";
 import { startWranglerDev, type WranglerDev } from "../test/e2e/wrangler-dev.ts";
-import { laterTurnAnswers } from "./files.ts";
+import { image, laterTurnAnswers } from "./files.ts";
+import { median } from "./loop-overhead.ts";
 import { partOf, stacks } from "./perf-parts.ts";
 import { profile } from "./profile.ts";
 import { workerdRoles } from "./workerd-processes.ts";
@@ -55,12 +56,6 @@ const TURNS = Number(values.turns) || 8;
 const STEPS = Number(values.steps) || 1;
 /** `--step`'s rounds. */
 const ROUNDS = Number(values.rounds) || 6;
-
-function image(): string {
-  const bytes = Buffer.alloc(1024 * 1024, 7);
-  bytes.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  return `data:image/png;base64,${bytes.toString("base64")}`;
-}
 
 /** A first turn of a new conversation, with the image or not, read to its end. */
 async function firstTurn(dev: WranglerDev, scenario: string, n: string, dataUrl: string | null): Promise<void> {
@@ -124,6 +119,17 @@ async function isolateTime(dev: WranglerDev, turn: (n: number) => Promise<void>)
   return new Map(rows.map(({ name, ms }) => [values.leaves ? `\`${name}\`` : name, ms / TURNS]));
 }
 
+/** The provider's answers for the requests that name `id` (not kept: the bench sends megabytes). */
+async function script(id: string, answers: object[]): Promise<void> {
+  await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id, answers, keepRequests: false }) });
+}
+
+/** Two first turns with the image and two without, before anything is measured. */
+async function warmUp(dataUrl: string): Promise<void> {
+  for (const n of ["warm-a", "warm-b"])
+    for (const url of [dataUrl, null]) await firstTurn(dev, scenario, `${n}-${url ? "image" : "text"}`, url);
+}
+
 /** Each part's time per turn, image against text: perf's, or the isolate's (`--isolate`). */
 async function parts(): Promise<void> {
   // Warm-ups and first turns answer in one step; with --later, the turns recorded answer in STEPS.
@@ -131,12 +137,9 @@ async function parts(): Promise<void> {
   const answers = values.later
     ? [...first(4 + 2 * TURNS), ...Array.from({ length: 2 * TURNS }, () => laterTurnAnswers(STEPS)).flat()]
     : first(4 + 2 * TURNS);
-  await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id: scenario, answers, keepRequests: false }) });
+  await script(scenario, answers);
   const dataUrl = image();
-  for (const n of ["warm-a", "warm-b"]) {
-    await firstTurn(dev, scenario, `${n}-image`, dataUrl);
-    await firstTurn(dev, scenario, `${n}-text`, null);
-  }
+  await warmUp(dataUrl);
   if (values.later) {
     for (let n = 0; n < TURNS; n++) {
       await firstTurn(dev, scenario, `image-${n}`, dataUrl);
@@ -184,9 +187,8 @@ async function laterStep(): Promise<void> {
     [`${scenario}-s2`, later(2)],
     [`${scenario}-s5`, later(5)],
   ] as const;
-  for (const [id, answers] of scripts)
-    await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id, answers, keepRequests: false }) });
-  for (const n of ["warm-a", "warm-b"]) for (const url of [dataUrl, null]) await firstTurn(dev, scenario, `${n}-${!!url}`, url);
+  for (const [id, answers] of scripts) await script(id, answers);
+  await warmUp(dataUrl);
   for (let round = 0; round < ROUNDS; round++)
     for (const batch of BATCHES)
       for (let n = 0; n < TURNS; n++) await firstTurn(dev, scenario, batchId(round, batch, n), batch.image ? dataUrl : null);
@@ -233,8 +235,8 @@ async function stepRound(round: number): Promise<[number, number, number, number
 async function firstTurnRounds(): Promise<void> {
   const dataUrl = image();
   const answers = Array.from({ length: 4 + ROUNDS * 2 * TURNS }, () => ({ text: "Thanks, I see it." }));
-  await fetch(`${fake.url}/__scenarios`, { method: "POST", body: JSON.stringify({ id: scenario, answers, keepRequests: false }) });
-  for (const n of ["warm-a", "warm-b"]) for (const url of [dataUrl, null]) await firstTurn(dev, scenario, `${n}-${!!url}`, url);
+  await script(scenario, answers);
+  await warmUp(dataUrl);
   console.log(
     `A first turn in the isolate's time (workerd's inspector), ${values.url ? "FILES_SENT_AS=url" : "inline"}: ${ROUNDS} rounds` +
       ` of ${TURNS} first turns a batch; ms per turn\n\n| round | image | text | image − text | image ÷ text |\n|---|---:|---:|---:|---:|`,
@@ -263,12 +265,6 @@ async function firstTurnRounds(): Promise<void> {
 function range(values: number[], unit: string, digits: number): string {
   const [low, high] = [Math.min(...values), Math.max(...values)];
   return `${median(values).toFixed(digits)}${unit} (rounds from ${low.toFixed(digits)}${unit} to ${high.toFixed(digits)}${unit})`;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length / 2;
-  return sorted.length % 2 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 const fake = await startFakeOpenAI();

@@ -27,7 +27,7 @@ import { turnCpuMs } from "./workerd-processes.ts";
 const IMAGE_BYTES = 1024 * 1024;
 
 /** A PNG's signature and a megabyte after it: the Worker takes it by its signature. */
-function image(): string {
+export function image(): string {
   const bytes = Buffer.alloc(IMAGE_BYTES, 7);
   bytes.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   return `data:image/png;base64,${bytes.toString("base64")}`;
