@@ -11,11 +11,13 @@
  * (the functions the samples were in) whose time the image grows most, instead of the parts. With `--isolate`, not perf
  * but workerd's inspector: the isolate's own time (JavaScript, the built-ins it calls, V8's collector), what Cloudflare
  * counts as a Worker's CPU, by part of the bundle (with `--leaves`, by function). With `--step`, a later step's own
- * isolate time, image against text, in `--rounds` rounds (see `laterStep`); `--isolate --rounds R`, a first turn's.
+ * isolate time, image against text, in `--rounds` rounds (see `laterStep`); `--isolate --rounds R`, a first turn's. With
+ * `--floor`, either also profiles, in each round, a Worker with nothing of the project in it doing the same with the
+ * megabyte (bench/peers/send-floor): what any Worker pays for it.
  *
  *   npm run bench:files-native [-- --turns 8] [-- --url] [-- --later [-- --steps 5]] [-- --leaves 30] [-- --isolate]
- *   npm run bench:files-native -- --step [-- --turns 24] [-- --rounds 8] [-- --url]
- *   npm run bench:files-native -- --isolate --rounds 8 [-- --turns 24] [-- --url]
+ *   npm run bench:files-native -- --step [-- --turns 24] [-- --rounds 8] [-- --url] [-- --floor]
+ *   npm run bench:files-native -- --isolate --rounds 8 [-- --turns 24] [-- --url] [-- --floor]
  * (perf needs Debian's linux-perf; --url: FILES_SENT_AS=url)
  */
 import { spawn } from "node:child_process";
@@ -49,6 +51,7 @@ const { values } = parseArgs({
     isolate: { type: "boolean" },
     step: { type: "boolean" },
     rounds: { type: "string" },
+    floor: { type: "boolean" },
   },
 });
 const TURNS = Number(values.turns) || 8;
@@ -164,6 +167,52 @@ async function parts(): Promise<void> {
   console.log(`| every part | ${ms(total(withImage))} | ${ms(total(without))} | ${ms(total(withImage) - total(without))} |`);
 }
 
+/**
+ * `--floor`: the same megabyte through a Worker with nothing of the project in it (bench/peers/send-floor), profiled in
+ * each round beside the project's batches: a model request sent with the picture and without (what a later step's image
+ * cannot cost less than), a message taken in with it as a data URL and without (a first turn's, with links), the bytes
+ * stored by the Worker or, as this project does, by a Durable Object.
+ */
+async function startFloor(dataUrl: string): Promise<WranglerDev> {
+  const floorDev = await startWranglerDev({
+    persistTo: join(persistTo, "floor"),
+    config: "bench/peers/send-floor/wrangler.toml",
+    ready: "/",
+  });
+  const res = await fetch(`${floorDev.url}/image`, { method: "POST", body: dataUrl });
+  if (!res.ok) throw new Error(`the floor did not take the picture: ${res.status}`);
+  return floorDev;
+}
+
+/** A model request; a message taken in, its bytes stored by the Worker; the same, stored by a Durable Object. */
+type FloorKind = "step" | "take" | "take-object";
+
+/** The floor's isolate time per request of `kind`, ms, over `TURNS` of them. */
+async function floorBatch(kind: FloorKind, withImage: boolean, dataUrl: string): Promise<number> {
+  const cpu = await profile(floor!, async () => {
+    for (let n = 0; n < TURNS; n++) await floorSend(kind, withImage, dataUrl, n);
+  });
+  return cpu.groups.reduce((sum, part) => sum + part.ms, 0) / TURNS;
+}
+
+async function floorSend(kind: FloorKind, withImage: boolean, dataUrl: string, n: number): Promise<void> {
+  const files = withImage ? { files: [{ url: dataUrl, name: "box.png" }] } : {};
+  const step = `${floor!.url}/step?scenario=${scenario}-floor${withImage ? "&image" : ""}`;
+  const res =
+    kind === "step"
+      ? await fetch(step, { method: "POST", headers: { "x-provider": `${fake.url}/v1` } })
+      : await fetch(`${floor!.url}/${kind}`, { method: "POST", body: JSON.stringify({ message: `a photo ${n}`, ...files }) });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`the floor's ${kind} failed: ${res.status} ${text}`);
+}
+
+/** The floor's image − text for `kind` in one round, its two batches in the order the round's `turned` says. */
+async function floorRound(kind: FloorKind, turned: boolean, dataUrl: string): Promise<number> {
+  const ms = new Map<boolean, number>();
+  for (const withImage of turned ? [false, true] : [true, false]) ms.set(withImage, await floorBatch(kind, withImage, dataUrl));
+  return ms.get(true)! - ms.get(false)!;
+}
+
 /** A round's four batches, in the order they run (turned round every other round). */
 const BATCHES = [
   { image: true, steps: 2 },
@@ -188,6 +237,7 @@ async function laterStep(): Promise<void> {
     [`${scenario}-s5`, later(5)],
   ] as const;
   for (const [id, answers] of scripts) await script(id, answers);
+  await scriptFloor(dataUrl);
   await warmUp(dataUrl);
   for (let round = 0; round < ROUNDS; round++)
     for (const batch of BATCHES)
@@ -195,11 +245,12 @@ async function laterStep(): Promise<void> {
   console.log(
     `A later step in the isolate's time (workerd's inspector), ${values.url ? "FILES_SENT_AS=url" : "inline"}: ${ROUNDS} rounds` +
       ` of ${TURNS} later turns a batch; ms per turn of 2 and of 5 steps, a step a third of the difference\n\n` +
-      "| round | image, 2 / 5 | text, 2 / 5 | a step, image | a step, text | image − text | image ÷ text |\n" +
-      "|---|---:|---:|---:|---:|---:|---:|",
+      `| round | image, 2 / 5 | text, 2 / 5 | a step, image | a step, text | image − text | image ÷ text |${floorHeader}\n` +
+      `|---|---:|---:|---:|---:|---:|---:|${floorRule}`,
   );
   const ratios: number[] = [];
   const differences: number[] = [];
+  const floors: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const [i2, i5, t2, t5] = await stepRound(round);
     const [image, text] = [(i5 - i2) / 3, (t5 - t2) / 3];
@@ -207,9 +258,29 @@ async function laterStep(): Promise<void> {
     differences.push(image - text);
     const f = (value: number) => value.toFixed(1);
     const row = [`${f(i2)} / ${f(i5)}`, `${f(t2)} / ${f(t5)}`, f(image), f(text), f(image - text), `${(image / text).toFixed(2)}×`];
-    console.log(`| ${round + 1} | ${row.join(" | ")} |`);
+    // A model request with the picture against one without: what a step's picture costs any Worker that sends it.
+    if (floor) floors.push(await floorRound("step", round % 2 === 1, dataUrl));
+    console.log(`| ${round + 1} | ${[...row, ...floors.slice(round).map(f)].join(" | ")} |`);
   }
   console.log(`\nA later step, the rounds' medians: image − text ${range(differences, " ms", 1)}; image ÷ text ${range(ratios, "×", 2)}`);
+  if (floor) console.log(`The floor's model request, image − text: ${range(floors, " ms", 1)}`);
+}
+
+const floorHeader = values.floor ? " floor: image − text |" : "";
+const floorRule = values.floor ? "---:|" : "";
+
+/**
+ * The floor's model requests have a scenario of their own (a longer id than the project's, so theirs wins); two of each
+ * kind warm the floor up, as `warmUp` does the project.
+ */
+async function scriptFloor(dataUrl: string): Promise<void> {
+  if (!floor) return;
+  await script(
+    `${scenario}-floor`,
+    Array.from({ length: 4 + ROUNDS * 2 * TURNS }, () => ({ text: "ok" })),
+  );
+  for (const kind of ["step", "take", "take-object"] as const)
+    for (const withImage of [true, false]) await floorSend(kind, withImage, dataUrl, 0);
 }
 
 const batchId = (round: number, batch: (typeof BATCHES)[number], n: number) =>
@@ -236,13 +307,16 @@ async function firstTurnRounds(): Promise<void> {
   const dataUrl = image();
   const answers = Array.from({ length: 4 + ROUNDS * 2 * TURNS }, () => ({ text: "Thanks, I see it." }));
   await script(scenario, answers);
+  await scriptFloor(dataUrl);
   await warmUp(dataUrl);
   console.log(
     `A first turn in the isolate's time (workerd's inspector), ${values.url ? "FILES_SENT_AS=url" : "inline"}: ${ROUNDS} rounds` +
-      ` of ${TURNS} first turns a batch; ms per turn\n\n| round | image | text | image − text | image ÷ text |\n|---|---:|---:|---:|---:|`,
+      ` of ${TURNS} first turns a batch; ms per turn\n\n| round | image | text | image − text | image ÷ text |` +
+      `${values.floor ? " floor: image − text | the floor through an object |" : ""}\n|---|---:|---:|---:|---:|${floorRule.repeat(2)}`,
   );
   const ratios: number[] = [];
   const differences: number[] = [];
+  const floors: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const ms = new Map<boolean, number>();
     for (const withImage of round % 2 ? [false, true] : [true, false]) {
@@ -254,11 +328,29 @@ async function firstTurnRounds(): Promise<void> {
     const [image, text] = [ms.get(true)!, ms.get(false)!];
     ratios.push(image / text);
     differences.push(image - text);
+    // The megabyte taken in (and, inline, sent to the model once): what a first turn's picture costs any Worker.
+    const turned = round % 2 === 1;
+    if (floor) {
+      const sent = values.url ? 0 : await floorRound("step", turned, dataUrl);
+      floors.push((await floorRound("take", turned, dataUrl)) + sent, (await floorRound("take-object", turned, dataUrl)) + sent);
+    }
+    const row = [image, text, image - text].map((ms) => ms.toFixed(1));
     console.log(
-      `| ${round + 1} | ${image.toFixed(1)} | ${text.toFixed(1)} | ${(image - text).toFixed(1)} | ${(image / text).toFixed(2)}× |`,
+      `| ${round + 1} | ${[...row, `${(image / text).toFixed(2)}×`, ...floors.slice(2 * round).map((ms) => ms.toFixed(1))].join(" | ")} |`,
     );
   }
   console.log(`\nA first turn, the rounds' medians: image − text ${range(differences, " ms", 1)}; image ÷ text ${range(ratios, "×", 2)}`);
+  if (floor) {
+    const [direct, object] = [0, 1].map((k) =>
+      range(
+        floors.filter((_, i) => i % 2 === k),
+        " ms",
+        1,
+      ),
+    );
+    const what = `The floor's message taken in${values.url ? "" : " and model request"}, image − text`;
+    console.log(`${what}: ${direct}; its bytes stored through a Durable Object: ${object}`);
+  }
 }
 
 /** The rounds' median, and the least and most of them. */
@@ -273,12 +365,14 @@ const persistTo = mkdtempSync(join(tmpdir(), "handoff-bench-files-native-"));
 const links = { FILES_SENT_AS: "url", PUBLIC_URL: "https://chat.example", SESSION_SECRET: "bench-session-secret-0123456789" };
 const vars = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", TURNS_PER_MINUTE: "100000", TITLE_MODEL: "off" };
 const dev = await startWranglerDev({ persistTo, vars: { ...vars, ...(values.url ? links : {}) } });
+const floor = values.floor ? await startFloor(image()) : undefined;
 try {
   if (values.step) await laterStep();
   else if (values.isolate && values.rounds) await firstTurnRounds();
   else await parts();
 } finally {
   await dev.stop();
+  await floor?.stop();
   await fake.close();
   rmSync(persistTo, { recursive: true, force: true });
 }
