@@ -14,6 +14,7 @@ import type { Network } from "../runtime/network.ts";
 import type { McpClient } from "../mcp/tool-lists.ts";
 import type { ApprovalRequest, UserRequest } from "../runtime/wait/requests.ts";
 import type { UsageTotals } from "../runtime/usage.ts";
+import type { SentFile } from "./files/sent-files.ts";
 import type { HistoryPage } from "./storage/history-page.ts";
 import type { BackgroundStatus } from "./storage/run-ledger.ts";
 import type { StoredHandoff, StoredTurnStatus } from "./storage/turn-log.ts";
@@ -85,8 +86,11 @@ export type EventsOutcome = ({ kind: "stream" } & TurnStream) | { kind: "idle" }
 export interface MessageOptions {
   /** A conversation of this id that does not exist yet is created, owned by the signed-in requester (AG-UI names its threads). */
   createOwned?: boolean;
-  /** The ids of files uploaded to this conversation (`uploadFiles`) that the message carries. */
-  files?: string[];
+  /**
+   * The files the message carries, in order: each the id of one uploaded to this conversation before (`uploadFiles`), or
+   * one sent with the message, stored first as `uploadFiles` stores it and let go of should the message be refused.
+   */
+  files?: Array<string | SentFile>;
 }
 
 /** How decisions are taken. */

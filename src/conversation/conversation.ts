@@ -190,17 +190,42 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
    * signed-in requester (AG-UI's threads are named by the client).
    */
   async sendMessage(requester: Requester, message: string, options: MessageOptions = {}): Promise<ConversationResult<TurnStream>> {
-    return this.#message(requester, message, options, (input) => this.#driver.start(requester, input), true);
+    const start = (input: TurnInput) => this.#driver.start(requester, input);
+    return this.#withSentFiles(requester, options, (files) => this.#message(requester, message, { ...options, files }, start, true));
+  }
+
+  /**
+   * `options.files` as ids, those sent with the message stored first (as `uploadFiles` stores them): a message and its
+   * files are one call from the Worker, and should `send` be refused, what it stored is let go of, here.
+   */
+  async #withSentFiles<T>(
+    requester: Requester,
+    options: MessageOptions,
+    send: (ids: string[] | undefined) => Promise<ConversationResult<T>>,
+  ): Promise<ConversationResult<T>> {
+    const files = options.files ?? [];
+    const sent = files.filter((file) => typeof file !== "string");
+    if (!sent.length) return send(files.length ? (files as string[]) : undefined);
+    const uploaded = await this.uploadFiles(requester, sent, options);
+    if (!uploaded.ok) return uploaded;
+    let next = 0;
+    const result = await send(files.map((file) => (typeof file === "string" ? file : uploaded.value[next++]!.id)));
+    if (!result.ok)
+      await this.discardFiles(
+        requester,
+        uploaded.value.map((file) => file.id),
+      );
+    return result;
   }
 
   /**
    * A message's turn, admitted and begun, its leg started by `start` (with a stream for a request, without one for a
-   * socket); `options.files`: the ids of files uploaded to this conversation, which the message carries.
+   * socket); `options.files`: the ids of files stored in this conversation, which the message carries.
    */
   async #message<T>(
     requester: Requester,
     message: string,
-    options: MessageOptions,
+    options: { createOwned?: boolean | undefined; files?: string[] | undefined },
     start: (input: TurnInput) => T,
     opensStream: boolean,
   ): Promise<ConversationResult<T>> {

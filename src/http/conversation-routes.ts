@@ -21,7 +21,7 @@ import { requesterOf, conversationObject, originOf } from "./conversation-client
 import { registerFork, registerTokenIssue } from "./token-routes.ts";
 import { decisionReply } from "./turn-replies.ts";
 import { registerUIChatRoutes } from "./ui-chat-routes.ts";
-import { withFiles } from "./file-inputs.ts";
+import { messageFiles } from "./file-inputs.ts";
 import { registerFileRoutes } from "./file-routes.ts";
 
 /** Everything under /v1/conversations/:id: one middleware validates the id for all of it. */
@@ -31,9 +31,7 @@ export function conversationRoutes(): Hono<ConversationEnv> {
 
   app.post("/messages", async (c) => {
     const { message, files } = await readJson(c, MessageBody);
-    return streamResponse(
-      await withFiles(c.var.client, files ?? [], (ids) => c.var.client.sendMessage(message, ids ? { files: ids } : {})),
-    );
+    return streamResponse(await expectOk(c.var.client.sendMessage(message, messageFiles(files ?? []))));
   });
 
   // Runs the last turn again from its user message, or from `message` when the user edited it.

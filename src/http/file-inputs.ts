@@ -1,15 +1,13 @@
 /**
  * Files as every way in sends them, mapped onto one shape at the edge (`FileInput`): a data URL
- * with its bytes, or the id of a file uploaded before (`POST …/files`). Inline bytes are uploaded
- * to the conversation first; should the message then be refused, they are let go of, so nothing of
- * a refusal is kept.
+ * with its bytes, or the id of a file uploaded before (`POST …/files`). A data URL's bytes go with
+ * the message to the conversation's object, which stores them before the message and lets go of
+ * them should the message be refused, so nothing of a refusal is kept.
  */
-import type { ConversationResult } from "../conversation/results.ts";
+import type { MessageOptions } from "../conversation/conversation-api.ts";
 import type { IncomingFile } from "../conversation/files/file-checks.ts";
 import { sentFile } from "../conversation/files/sent-files.ts";
-import type { ConversationClient } from "./conversation-client.ts";
 import { HttpError } from "./errors.ts";
-import { expectOk } from "./request.ts";
 import type { FileInput } from "./schemas.ts";
 
 /** The bytes and declared type of a base64 data URL, or the 400 that says what is wrong with it. */
@@ -39,22 +37,8 @@ function fromBase64(text: string): Uint8Array {
   return bytes;
 }
 
-/**
- * Sends a message with its files: inline ones are uploaded first, then `send` gets every file's id in order; when it is
- * refused, the inline uploads are let go of and its refusal is thrown.
- */
-export async function withFiles<T>(
-  client: ConversationClient,
-  files: readonly FileInput[],
-  send: (ids: string[] | undefined) => Promise<ConversationResult<T>>,
-  createOwned = false,
-): Promise<T> {
-  if (!files.length) return expectOk(send(undefined));
-  const inline = files.flatMap((file) => ("url" in file ? [fromDataUrl(file.url, file.name, file.mediaType)] : []));
-  const uploaded = inline.length ? await expectOk(client.uploadFiles(inline.map(sentFile), { createOwned })) : [];
-  let next = 0;
-  const ids = files.map((file) => ("fileId" in file ? file.fileId : uploaded[next++]!.id));
-  const sent = await send(ids);
-  if (!sent.ok && uploaded.length) await client.discardFiles(uploaded.map((file) => file.id));
-  return expectOk(Promise.resolve(sent));
+/** The message's files as the conversation's object takes them (`MessageOptions.files`): ids, and data URLs' bytes. */
+export function messageFiles(files: readonly FileInput[]): Pick<MessageOptions, "files"> {
+  if (!files.length) return {};
+  return { files: files.map((file) => ("fileId" in file ? file.fileId : sentFile(fromDataUrl(file.url, file.name, file.mediaType)))) };
 }

@@ -4,7 +4,7 @@ import type { ConversationEnv } from "./app-env.ts";
 import { HttpError } from "./errors.ts";
 import { expectOk, readJson, readQuery, streamResponse } from "./request.ts";
 import { type FileInput, PageParams, UIChatBody } from "./schemas.ts";
-import { withFiles } from "./file-inputs.ts";
+import { messageFiles } from "./file-inputs.ts";
 import { decisionReply } from "./turn-replies.ts";
 import { conversationFileUrl, toUIMessages } from "../wire/index.ts";
 
@@ -31,9 +31,7 @@ export function registerUIChatRoutes(app: Hono<ConversationEnv>): void {
     // rewinds the last turn and runs it again from this text, as the SDK has dropped what followed it.
     const edited = body.messageId !== undefined && last.role === "user" && last.id === body.messageId;
     const rerun = body.trigger === "regenerate-message" || edited;
-    const started = rerun
-      ? await expectOk(c.var.client.retry(text))
-      : await withFiles(c.var.client, files, (ids) => c.var.client.sendMessage(text, ids ? { files: ids } : {}));
+    const started = rerun ? await expectOk(c.var.client.retry(text)) : await expectOk(c.var.client.sendMessage(text, messageFiles(files)));
     return streamResponse(started, "ui", c.var.conversationId);
   });
 

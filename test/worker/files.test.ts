@@ -9,7 +9,8 @@ import { env, exports } from "cloudflare:workers";
 import { type BaseEvent, HttpAgent } from "@ag-ui/client";
 import { createExecutionContext, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { createSupportNetwork } from "../../src/agents/index.ts";
-import { a2a, agUi } from "../../src/cloudflare/index.ts";
+import { a2a, agUi, type ConversationObject } from "../../src/cloudflare/index.ts";
+import { sentFile } from "../../src/conversation/files/sent-files.ts";
 import { createApp } from "../../src/http/app.ts";
 import { describe, expect, it } from "vitest";
 import { TestChat } from "../support/ai-chat.ts";
@@ -90,6 +91,37 @@ describe("a message with files", () => {
       "x-content-type-options": "nosniff",
       "content-security-policy": "default-src 'none'; sandbox",
     });
+  });
+
+  it("takes a message and the files it sends in one call to the conversation's object, in the order sent", async () => {
+    const s = await scenario([{ text: "I see both photos and the invoice." }]);
+    const pdf = new TextEncoder().encode("%PDF-1.4\n%%EOF\n");
+    const upload = await call(`/v1/conversations/${s.conversationId}/files?name=invoice.pdf`, {
+      method: "POST",
+      headers: { "content-type": "application/pdf" },
+      body: pdf,
+    });
+    const uploaded = ((await upload.json()) as { file: { id: string } }).file;
+    // The Worker's own call: a data URL's bytes as a stream beside an upload's id, over RPC.
+    const object = env.CONVERSATIONS.getByName(s.conversationId) as unknown as Pick<ConversationObject, "sendMessage">;
+    const [first, second] = [png(100), png(200)];
+    const requester = { conversationId: s.conversationId };
+    const files = [sentFile({ bytes: first, name: "first.png" }), uploaded.id, sentFile({ bytes: second, name: "second.png" })];
+    const result = await object.sendMessage(requester, s.tag("two photos and the invoice"), { files });
+    if (!result.ok) throw new Error(result.error.message);
+    expect(parseSse(await new Response(result.value.events).text()).at(-1)).toMatchObject({ type: "done", status: "completed" });
+    const user = (await s.sent()).requests[0]!.messages.find((m) => m.role === "user") as unknown as { content: Part[] };
+    expect(user.content.slice(1)).toEqual([
+      { type: "image_url", image_url: { url: dataUrl("image/png", first) } },
+      { type: "file", file: { filename: "invoice.pdf", file_data: dataUrl("application/pdf", pdf) } },
+      { type: "image_url", image_url: { url: dataUrl("image/png", second) } },
+    ]);
+    const kept = await keptFiles(s.conversationId);
+    expect(kept.rows).toBe(3);
+    // Refused in the same call (an id this conversation never stored): the bytes it stored first are let go of.
+    const refused = await object.sendMessage(requester, s.tag("and this"), { files: [sentFile({ bytes: png() }), "no-such-file"] });
+    expect(refused).toMatchObject({ ok: false, error: { code: "file_not_found" } });
+    expect(await keptFiles(s.conversationId)).toEqual(kept);
   });
 
   it("sends an uploaded file by its id; a PDF goes as a file part and plain text as text; a handoff carries them on", async () => {

@@ -20,7 +20,7 @@ import { errorResponse, HTTP_ERROR_STATUS, HttpError } from "../../http/errors.t
 import { A2A_RPC_ERROR } from "./rpc-errors.ts";
 import { describeProblems, expectOk } from "../../http/request.ts";
 import type { ConversationClient } from "../../http/conversation-client.ts";
-import { withFiles } from "../../http/file-inputs.ts";
+import { messageFiles } from "../../http/file-inputs.ts";
 import type { FileInput } from "../../http/schemas.ts";
 import { SSE_HEADERS, type StoredEvent, turnEvents } from "../../wire/index.ts";
 import { agentCard } from "./agent-card.ts";
@@ -302,17 +302,17 @@ async function startTurn(c: Context<AppEnv>, params: Record<string, unknown>): P
   const files = message.parts.flatMap(fileInputOf);
   if (!text && !files.length)
     throw new RpcFailure("invalidParams", "A message that starts a task carries text or files: a part with `text`, `raw` or `url`.");
+  // A data URL that is not one is refused before anything is made for the task (its conversation, a push config).
+  const options = messageFiles(files);
   const conversationId = message.contextId ?? (await newConversation(c));
   const client = clientOf(c, conversationId);
   const push = configuration?.taskPushNotificationConfig;
   const ahead = push ? await pushConfigAhead(c, conversationId, push) : undefined;
-  const turn = await withFiles(client, files, (ids) => client.sendMessage(text, ids ? { files: ids } : {})).catch(
-    async (error: unknown) => {
-      // Refused: the config set ahead for the turn that did not start goes.
-      if (ahead) await configsCall(c, conversationId, { kind: "delete", turn: ahead.turn, id: ahead.id, upcoming: true });
-      throw error;
-    },
-  );
+  const turn = await expectOk(client.sendMessage(text, options)).catch(async (error: unknown) => {
+    // Refused: the config set ahead for the turn that did not start goes.
+    if (ahead) await configsCall(c, conversationId, { kind: "delete", turn: ahead.turn, id: ahead.id, upcoming: true });
+    throw error;
+  });
   return { stream: turn.events, read: async () => taskOf(conversationId, await expectOk(client.turnView()), historyLength), immediately };
 }
 

@@ -19,7 +19,7 @@ import { HttpError } from "../errors.ts";
 import { expectOk, readJson } from "../request.ts";
 import { ConversationId } from "../schemas.ts";
 import { agUiFiles } from "./ag-ui-files.ts";
-import { withFiles } from "../file-inputs.ts";
+import { messageFiles } from "../file-inputs.ts";
 import type { Protocol } from "../protocols.ts";
 import { AG_UI_OFFER, AG_UI_PATH } from "./offer.ts";
 import { ERROR_RESPONSE } from "../openapi.ts";
@@ -123,12 +123,7 @@ function registerAgUi(app: Hono<AppEnv>, networkFor: (env: Env) => Network): voi
     }
     const files = agUiFiles(input.messages.findLast((m) => m.role === "user")?.content);
     const text = userText(input, files.length > 0);
-    const turn = await withFiles(
-      client,
-      files,
-      (ids) => client.sendMessage(text, { createOwned: true, ...(ids ? { files: ids } : {}) }),
-      true,
-    );
+    const turn = await expectOk(client.sendMessage(text, { createOwned: true, ...messageFiles(files) }));
     return agUiResponse(encodeTurn(turn.events, encoder));
   });
 }
