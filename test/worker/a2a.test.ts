@@ -771,6 +771,17 @@ describe("JSON-RPC", () => {
       configuration: { taskPushNotificationConfig: { url, id: "ahead" } },
     });
     expect(refused.error).toMatchObject({ code: -32600, data: { code: "request_pending" } });
+    // Nor does a file that is not base64: it is refused before the config is set.
+    const badFile = await rpc("SendMessage", {
+      message: {
+        messageId: crypto.randomUUID(),
+        role: "ROLE_USER",
+        contextId: task.contextId,
+        parts: [{ raw: "@@@", mediaType: "image/png" }],
+      },
+      configuration: { taskPushNotificationConfig: { url, id: "bad-file" } },
+    });
+    expect(badFile.error).toMatchObject({ data: { code: "invalid_file" } });
     await rpc("SendMessage", userMessage("deny", { taskId: waiting.id }));
     const after = (await rpc("SendMessage", userMessage("one more", { contextId: task.contextId }))).result.task;
     expect(after.id).toBe(`${task.contextId}:${Number(waiting.id.split(":").at(-1)) + 1}`);
