@@ -204,17 +204,16 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
     send: (ids: string[] | undefined) => Promise<ConversationResult<T>>,
   ): Promise<ConversationResult<T>> {
     const files = options.files ?? [];
+    const ids = files.filter((file) => typeof file === "string");
+    if (ids.length === files.length) return send(ids.length ? ids : undefined);
     const sent = files.filter((file) => typeof file !== "string");
-    if (!sent.length) return send(files.length ? (files as string[]) : undefined);
     const uploaded = await this.uploadFiles(requester, sent, options);
     if (!uploaded.ok) return uploaded;
     let next = 0;
     const result = await send(files.map((file) => (typeof file === "string" ? file : uploaded.value[next++]!.id)));
-    if (!result.ok)
-      await this.discardFiles(
-        requester,
-        uploaded.value.map((file) => file.id),
-      );
+    if (result.ok) return result;
+    const stored = uploaded.value.map((file) => file.id);
+    await this.discardFiles(requester, stored);
     return result;
   }
 
