@@ -187,12 +187,19 @@ async function startFloor(dataUrl: string): Promise<WranglerDev> {
 /** A model request; a message taken in, its bytes stored by the Worker; the same, stored by a Durable Object. */
 type FloorKind = "step" | "take" | "take-object";
 
-/** The floor's isolate time per request of `kind`, ms, over `TURNS` of them. */
-async function floorBatch(kind: FloorKind, withImage: boolean, dataUrl: string): Promise<number> {
-  const cpu = await profile(floor!, async () => {
-    for (let n = 0; n < TURNS; n++) await floorSend(kind, withImage, dataUrl, n);
+/** The isolate time of `target`'s workerd per turn, ms, over `TURNS` turns of `turn`. */
+async function perTurn(target: WranglerDev, turn: (n: number) => Promise<void>): Promise<number> {
+  const cpu = await profile(target, async () => {
+    for (let n = 0; n < TURNS; n++) await turn(n);
   });
   return cpu.groups.reduce((sum, part) => sum + part.ms, 0) / TURNS;
+}
+
+/** A batch with the image and one without, in the order the round's `turned` says: each one's ms per turn. */
+async function pair(turned: boolean, batch: (withImage: boolean) => Promise<number>): Promise<{ image: number; text: number }> {
+  const ms = new Map<boolean, number>();
+  for (const withImage of turned ? [false, true] : [true, false]) ms.set(withImage, await batch(withImage));
+  return { image: ms.get(true)!, text: ms.get(false)! };
 }
 
 async function floorSend(kind: FloorKind, withImage: boolean, dataUrl: string, n: number): Promise<void> {
@@ -206,11 +213,10 @@ async function floorSend(kind: FloorKind, withImage: boolean, dataUrl: string, n
   if (!res.ok) throw new Error(`the floor's ${kind} failed: ${res.status} ${text}`);
 }
 
-/** The floor's image − text for `kind` in one round, its two batches in the order the round's `turned` says. */
+/** The floor's image − text for `kind` in one round. */
 async function floorRound(kind: FloorKind, turned: boolean, dataUrl: string): Promise<number> {
-  const ms = new Map<boolean, number>();
-  for (const withImage of turned ? [false, true] : [true, false]) ms.set(withImage, await floorBatch(kind, withImage, dataUrl));
-  return ms.get(true)! - ms.get(false)!;
+  const { image, text } = await pair(turned, (withImage) => perTurn(floor!, (n) => floorSend(kind, withImage, dataUrl, n)));
+  return image - text;
 }
 
 /** A round's four batches, in the order they run (turned round every other round). */
@@ -259,8 +265,11 @@ async function laterStep(): Promise<void> {
     const f = (value: number) => value.toFixed(1);
     const row = [`${f(i2)} / ${f(i5)}`, `${f(t2)} / ${f(t5)}`, f(image), f(text), f(image - text), `${(image / text).toFixed(2)}×`];
     // A model request with the picture against one without: what a step's picture costs any Worker that sends it.
-    if (floor) floors.push(await floorRound("step", round % 2 === 1, dataUrl));
-    console.log(`| ${round + 1} | ${[...row, ...floors.slice(round).map(f)].join(" | ")} |`);
+    if (floor) {
+      floors.push(await floorRound("step", round % 2 === 1, dataUrl));
+      row.push(f(floors[round]!));
+    }
+    console.log(`| ${round + 1} | ${row.join(" | ")} |`);
   }
   console.log(`\nA later step, the rounds' medians: image − text ${range(differences, " ms", 1)}; image ÷ text ${range(ratios, "×", 2)}`);
   if (floor) console.log(`The floor's model request, image − text: ${range(floors, " ms", 1)}`);
@@ -291,10 +300,8 @@ async function stepRound(round: number): Promise<[number, number, number, number
   const ms = new Map<string, number>();
   for (const batch of round % 2 ? [...BATCHES].reverse() : BATCHES) {
     const tag = `${scenario}-s${batch.steps}`;
-    const cpu = await profile(dev, async () => {
-      for (let n = 0; n < TURNS; n++) await message(dev, batchId(round, batch, n), { message: `and now? [${tag}]` });
-    });
-    ms.set(`${batch.image}-${batch.steps}`, cpu.groups.reduce((sum, part) => sum + part.ms, 0) / TURNS);
+    const turn = (n: number) => message(dev, batchId(round, batch, n), { message: `and now? [${tag}]` });
+    ms.set(`${batch.image}-${batch.steps}`, await perTurn(dev, turn));
   }
   return [ms.get("true-2")!, ms.get("true-5")!, ms.get("false-2")!, ms.get("false-5")!];
 }
@@ -316,40 +323,28 @@ async function firstTurnRounds(): Promise<void> {
   );
   const ratios: number[] = [];
   const differences: number[] = [];
-  const floors: number[] = [];
+  const floors = { direct: [] as number[], object: [] as number[] };
   for (let round = 0; round < ROUNDS; round++) {
-    const ms = new Map<boolean, number>();
-    for (const withImage of round % 2 ? [false, true] : [true, false]) {
-      const cpu = await profile(dev, async () => {
-        for (let n = 0; n < TURNS; n++) await firstTurn(dev, scenario, `first-${round}-${withImage}-${n}`, withImage ? dataUrl : null);
-      });
-      ms.set(withImage, cpu.groups.reduce((sum, part) => sum + part.ms, 0) / TURNS);
-    }
-    const [image, text] = [ms.get(true)!, ms.get(false)!];
+    const turned = round % 2 === 1;
+    const { image, text } = await pair(turned, (withImage) =>
+      perTurn(dev, (n) => firstTurn(dev, scenario, `first-${round}-${withImage}-${n}`, withImage ? dataUrl : null)),
+    );
     ratios.push(image / text);
     differences.push(image - text);
+    const row = [image, text, image - text].map((ms) => ms.toFixed(1)).concat(`${(image / text).toFixed(2)}×`);
     // The megabyte taken in (and, inline, sent to the model once): what a first turn's picture costs any Worker.
-    const turned = round % 2 === 1;
     if (floor) {
       const sent = values.url ? 0 : await floorRound("step", turned, dataUrl);
-      floors.push((await floorRound("take", turned, dataUrl)) + sent, (await floorRound("take-object", turned, dataUrl)) + sent);
+      floors.direct.push((await floorRound("take", turned, dataUrl)) + sent);
+      floors.object.push((await floorRound("take-object", turned, dataUrl)) + sent);
+      row.push(floors.direct[round]!.toFixed(1), floors.object[round]!.toFixed(1));
     }
-    const row = [image, text, image - text].map((ms) => ms.toFixed(1));
-    console.log(
-      `| ${round + 1} | ${[...row, `${(image / text).toFixed(2)}×`, ...floors.slice(2 * round).map((ms) => ms.toFixed(1))].join(" | ")} |`,
-    );
+    console.log(`| ${round + 1} | ${row.join(" | ")} |`);
   }
   console.log(`\nA first turn, the rounds' medians: image − text ${range(differences, " ms", 1)}; image ÷ text ${range(ratios, "×", 2)}`);
   if (floor) {
-    const [direct, object] = [0, 1].map((k) =>
-      range(
-        floors.filter((_, i) => i % 2 === k),
-        " ms",
-        1,
-      ),
-    );
     const what = `The floor's message taken in${values.url ? "" : " and model request"}, image − text`;
-    console.log(`${what}: ${direct}; its bytes stored through a Durable Object: ${object}`);
+    console.log(`${what}: ${range(floors.direct, " ms", 1)}; through a Durable Object: ${range(floors.object, " ms", 1)}`);
   }
 }
 

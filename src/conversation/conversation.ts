@@ -224,7 +224,7 @@ export abstract class Conversation extends DurableObject<WorkerVars> {
   async #message<T>(
     requester: Requester,
     message: string,
-    options: { createOwned?: boolean | undefined; files?: string[] | undefined },
+    options: Omit<MessageOptions, "files"> & { files?: string[] | undefined },
     start: (input: TurnInput) => T,
     opensStream: boolean,
   ): Promise<ConversationResult<T>> {

@@ -4,8 +4,8 @@
  * - `POST /step[?image]`: one model request to the provider (`x-provider`), read to its end: a short history as JSON,
  *   with `?image` a message with the picture's base64 joined in as bytes, the body a Blob (as src/models/spliced-json.ts).
  * - `POST /take`: a message as JSON; a data URL in its `files` is decoded, its SHA-256 taken and its bytes put in R2.
- * - `POST /take-object`: the same, but the bytes handed to a Durable Object as a stream (as src/conversation/files/
- *   sent-files.ts does), which reads them whole, takes their SHA-256 and puts them in R2.
+ * - `POST /take-object`: the same, but the message goes to a Durable Object in one call, its files' bytes as streams (as
+ *   src/conversation/files/sent-files.ts does), which it reads whole, takes their SHA-256 of and puts in R2.
  * Each's image − text is what the megabyte costs any Worker: sent once more (a later step), or taken in (a first turn).
  */
 import { DurableObject } from "cloudflare:workers";
@@ -57,17 +57,16 @@ async function store(bucket: R2Bucket, bytes: Uint8Array): Promise<void> {
 
 async function take(request: Request, env: Env, viaObject: boolean): Promise<Response> {
   const body: Message = await request.json();
-  const holder = env.HOLDER.get(env.HOLDER.idFromName(body.message));
-  for (const file of body.files ?? []) {
-    if (viaObject) await holder.take(new Response(decoded(file.url)).body);
-    else await store(env.FILES, decoded(file.url));
-  }
+  const bytes = (body.files ?? []).map((file) => decoded(file.url));
+  // Through the object, a message makes one call with or without files (as this project's does): only the bytes differ.
+  if (viaObject) await env.HOLDER.get(env.HOLDER.idFromName(body.message)).take(bytes.map((b) => new Response(b).body));
+  else for (const file of bytes) await store(env.FILES, file);
   return new Response(String(body.message.length));
 }
 
 export class Holder extends DurableObject<Env> {
-  async take(body: ReadableStream<Uint8Array> | null): Promise<void> {
-    await store(this.env.FILES, new Uint8Array(await new Response(body).arrayBuffer()));
+  async take(bodies: Array<ReadableStream<Uint8Array> | null>): Promise<void> {
+    for (const body of bodies) await store(this.env.FILES, new Uint8Array(await new Response(body).arrayBuffer()));
   }
 }
 
